@@ -1,0 +1,125 @@
+package structs
+
+// Deployment statuses.
+const (
+	DeploymentStatusRunning    = "running"
+	DeploymentStatusPaused     = "paused"
+	DeploymentStatusFailed     = "failed"
+	DeploymentStatusSuccessful = "successful"
+	DeploymentStatusCancelled  = "cancelled"
+	DeploymentStatusPending    = "pending"
+	DeploymentStatusBlocked    = "blocked"
+)
+
+// Deployment tracks the rollout of one job version.
+type Deployment struct {
+	ID                 string
+	Namespace          string
+	JobID              string
+	JobVersion         uint64
+	JobModifyIndex     uint64
+	JobSpecModifyIndex uint64
+	JobCreateIndex     uint64
+	IsMultiregion      bool
+	TaskGroups         map[string]*DeploymentState
+	Status             string
+	StatusDescription  string
+	EvalPriority       int
+	CreateIndex        uint64
+	ModifyIndex        uint64
+	CreateTime         int64
+	ModifyTime         int64
+}
+
+// DeploymentState is one group's progress in a deployment.
+type DeploymentState struct {
+	AutoRevert        bool
+	AutoPromote       bool
+	ProgressDeadline  int64
+	RequireProgressBy int64
+	Promoted          bool
+	PlacedCanaries    []string
+	DesiredCanaries   int
+	DesiredTotal      int
+	PlacedAllocs      int
+	HealthyAllocs     int
+	UnhealthyAllocs   int
+}
+
+// Active reports whether the deployment is still in progress.
+func (d *Deployment) Active() bool {
+	switch d.Status {
+	case DeploymentStatusRunning, DeploymentStatusPaused, DeploymentStatusPending, DeploymentStatusBlocked:
+		return true
+	}
+	return false
+}
+
+// Copy returns a deep copy.
+func (d *Deployment) Copy() *Deployment {
+	if d == nil {
+		return nil
+	}
+	c := *d
+	if d.TaskGroups != nil {
+		c.TaskGroups = make(map[string]*DeploymentState, len(d.TaskGroups))
+		for k, s := range d.TaskGroups {
+			sc := *s
+			sc.PlacedCanaries = copyStrings(s.PlacedCanaries)
+			c.TaskGroups[k] = &sc
+		}
+	}
+	return &c
+}
+
+// DeploymentStatusUpdate changes a deployment's status.
+type DeploymentStatusUpdate struct {
+	DeploymentID      string
+	Status            string
+	StatusDescription string
+}
+
+// SchedulerConfiguration is the cluster-wide scheduler setting, changed
+// through raft.
+type SchedulerConfiguration struct {
+	SchedulerAlgorithm            string
+	PreemptionConfig              PreemptionConfig
+	MemoryOversubscriptionEnabled bool
+	RejectJobRegistration         bool
+	PauseEvalBroker               bool
+	CreateIndex                   uint64
+	ModifyIndex                   uint64
+}
+
+// Scheduler algorithms.
+const (
+	SchedulerAlgorithmBinpack = "binpack"
+	SchedulerAlgorithmSpread  = "spread"
+)
+
+// PreemptionConfig says which schedulers may preempt.
+type PreemptionConfig struct {
+	SystemSchedulerEnabled   bool
+	SysBatchSchedulerEnabled bool
+	BatchSchedulerEnabled    bool
+	ServiceSchedulerEnabled  bool
+}
+
+// EffectiveAlgorithm returns the algorithm, defaulting to binpack.
+func (s *SchedulerConfiguration) EffectiveAlgorithm() string {
+	if s == nil || s.SchedulerAlgorithm == "" {
+		return SchedulerAlgorithmBinpack
+	}
+	return s.SchedulerAlgorithm
+}
+
+// Validate checks a configuration a user submits.
+func (s *SchedulerConfiguration) Validate() error {
+	p := newProblems()
+	switch s.SchedulerAlgorithm {
+	case "", SchedulerAlgorithmBinpack, SchedulerAlgorithmSpread:
+	default:
+		p.add("scheduler algorithm %q must be binpack or spread", s.SchedulerAlgorithm)
+	}
+	return p.err()
+}

@@ -1,0 +1,91 @@
+package structs
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Sentinel errors that callers across packages branch on. RPC errors cross
+// the wire as strings, so each sentinel's text is unique and stable: use
+// IsErr to test an error that came back from a remote call.
+var (
+	ErrNotLeader         = errors.New("no cluster leader")
+	ErrNoLeader          = errors.New("no cluster leader")
+	ErrNotFound          = errors.New("not found")
+	ErrNodeNotReady      = errors.New("node is not ready")
+	ErrNodeSecretDenied  = errors.New("node secret ID does not match")
+	ErrIndexConflict     = errors.New("enforcing job modify index")
+	ErrInvalidTransition = errors.New("invalid allocation transition")
+	ErrTokenMismatch     = errors.New("evaluation token does not match")
+	ErrPermissionDenied  = errors.New("permission denied")
+)
+
+// IsErr reports whether err is, or carries the text of, the sentinel target.
+// Errors returned by net/rpc lose their identity and keep only their text.
+func IsErr(err, target error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, target) {
+		return true
+	}
+	return strings.Contains(err.Error(), target.Error())
+}
+
+// ValidationError collects every problem found in a user-supplied value, each
+// with the path of the field it concerns, so a user fixes them all at once.
+type ValidationError struct {
+	Problems []string
+}
+
+// Error lists the problems, one per line.
+func (v *ValidationError) Error() string {
+	if len(v.Problems) == 1 {
+		return v.Problems[0]
+	}
+	return fmt.Sprintf("%d problems:\n  * %s", len(v.Problems), strings.Join(v.Problems, "\n  * "))
+}
+
+// problems accumulates validation messages under a path prefix.
+type problems struct {
+	prefix string
+	list   *[]string
+}
+
+func newProblems() problems { return problems{list: new([]string)} }
+
+// at returns a collector that prefixes its messages with a path element.
+func (p problems) at(path string) problems {
+	if p.prefix != "" {
+		path = p.prefix + " " + path
+	}
+	return problems{prefix: path, list: p.list}
+}
+
+func (p problems) add(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if p.prefix != "" {
+		msg = p.prefix + ": " + msg
+	}
+	*p.list = append(*p.list, msg)
+}
+
+func (p problems) err() error {
+	if len(*p.list) == 0 {
+		return nil
+	}
+	out := append([]string(nil), *p.list...)
+	return &ValidationError{Problems: out}
+}
+
+// sortedKeys returns a map's keys in order, for deterministic messages.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,141 @@
+package structs
+
+import "time"
+
+// QueryOptions are common to every read RPC. MinQueryIndex and MaxQueryTime
+// make it a blocking query: the server answers once its state passes the
+// index, or when the wait runs out.
+type QueryOptions struct {
+	Region        string
+	Namespace     string
+	MinQueryIndex uint64
+	MaxQueryTime  time.Duration
+	AllowStale    bool
+	Prefix        string
+	AuthToken     string
+	PerPage       int32
+	NextToken     string
+	Forwarded     bool
+}
+
+// RequestRegion returns the region, for forwarding.
+func (q *QueryOptions) RequestRegion() string { return q.Region }
+
+// IsRead reports that this is a read; reads may be served by followers when
+// AllowStale is set.
+func (q *QueryOptions) IsRead() bool { return true }
+
+// AllowStaleRead reports whether a follower may answer.
+func (q *QueryOptions) AllowStaleRead() bool { return q.AllowStale }
+
+// IsForwarded reports whether a server already forwarded this request.
+func (q *QueryOptions) IsForwarded() bool { return q.Forwarded }
+
+// SetForwarded marks the request as forwarded, to stop forwarding loops.
+func (q *QueryOptions) SetForwarded() { q.Forwarded = true }
+
+// QueryMeta is returned with every read: the index the answer reflects,
+// whether the server knew a leader, and how long since it heard from it.
+type QueryMeta struct {
+	Index       uint64
+	LastContact time.Duration
+	KnownLeader bool
+	NextToken   string
+}
+
+// WriteRequest is common to every write RPC.
+type WriteRequest struct {
+	Region    string
+	Namespace string
+	AuthToken string
+	Forwarded bool
+}
+
+// RequestRegion returns the region.
+func (w *WriteRequest) RequestRegion() string { return w.Region }
+
+// IsRead reports that writes are not reads.
+func (w *WriteRequest) IsRead() bool { return false }
+
+// AllowStaleRead is false for writes.
+func (w *WriteRequest) AllowStaleRead() bool { return false }
+
+// IsForwarded reports whether a server already forwarded this request.
+func (w *WriteRequest) IsForwarded() bool { return w.Forwarded }
+
+// SetForwarded marks the request as forwarded.
+func (w *WriteRequest) SetForwarded() { w.Forwarded = true }
+
+// WriteMeta is returned with every write: the raft index it committed at.
+type WriteMeta struct {
+	Index uint64
+}
+
+// RPCInfo is implemented by every request so the server can decide where
+// it is answered.
+type RPCInfo interface {
+	RequestRegion() string
+	IsRead() bool
+	AllowStaleRead() bool
+	IsForwarded() bool
+	SetForwarded()
+}
+
+// GenericRequest is a request with no arguments.
+type GenericRequest struct {
+	QueryOptions
+}
+
+// GenericResponse is a response with only an index.
+type GenericResponse struct {
+	WriteMeta
+}
+
+// GenericWriteRequest is a raw key/value write used to exercise the cluster
+// in tests and by operators checking replication.
+type GenericWriteRequest struct {
+	Key   string
+	Value string
+	WriteRequest
+}
+
+// GenericReadRequest reads a key written by GenericWriteRequest.
+type GenericReadRequest struct {
+	Key string
+	QueryOptions
+}
+
+// GenericReadResponse answers GenericReadRequest.
+type GenericReadResponse struct {
+	Value string
+	Found bool
+	QueryMeta
+}
+
+// PeersResponse lists the raft peers.
+type PeersResponse struct {
+	Peers []string
+}
+
+// RaftServer is one member of the raft configuration.
+type RaftServer struct {
+	ID           string
+	Node         string
+	Address      string
+	Leader       bool
+	Voter        bool
+	RaftProtocol string
+}
+
+// RaftConfigurationResponse is the raft configuration.
+type RaftConfigurationResponse struct {
+	Servers []*RaftServer
+	Index   uint64
+}
+
+// RaftPeerAddRequest asks the leader to add a server as a voter.
+type RaftPeerAddRequest struct {
+	ID      string
+	Address string
+	WriteRequest
+}

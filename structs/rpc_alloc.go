@@ -1,0 +1,69 @@
+package structs
+
+// AllocUpdateRequest carries client status updates (Node.UpdateAlloc) in one
+// raft entry, with the evaluations they trigger (made by the leader).
+type AllocUpdateRequest struct {
+	Alloc     []*Allocation
+	Evals     []*Evaluation
+	UpdatedAt int64
+	WriteRequest
+}
+
+// AllocUpdateDesiredTransitionRequest sets desired transitions (drain,
+// forced reschedule) on allocations.
+type AllocUpdateDesiredTransitionRequest struct {
+	Allocs map[string]*DesiredTransition
+	Evals  []*Evaluation
+	WriteRequest
+}
+
+// AllocStopRequest stops one allocation (`alloc stop`): the alloc is marked
+// for migration and an eval replaces it.
+type AllocStopRequest struct {
+	AllocID         string
+	NoShutdownDelay bool
+	Eval            *Evaluation
+	WriteRequest
+}
+
+// AllocStopResponse answers AllocStopRequest.
+type AllocStopResponse struct {
+	EvalID string
+	Index  uint64
+}
+
+// AllocSpecificRequest names one allocation.
+type AllocSpecificRequest struct {
+	AllocID string
+	QueryOptions
+}
+
+// AllocsGetRequest fetches several allocations by ID (clients use it for
+// the ones whose index changed).
+type AllocsGetRequest struct {
+	AllocIDs []string
+	QueryOptions
+}
+
+// AllocsGetResponse answers AllocsGetRequest.
+type AllocsGetResponse struct {
+	Allocs []*Allocation
+	QueryMeta
+}
+
+// AllocListRequest lists allocations.
+type AllocListRequest struct {
+	QueryOptions
+}
+
+// AllocListResponse answers AllocListRequest.
+type AllocListResponse struct {
+	Allocations []*AllocListStub
+	QueryMeta
+}
+
+// SingleAllocResponse answers a lookup of one allocation.
+type SingleAllocResponse struct {
+	Alloc *Allocation
+	QueryMeta
+}

@@ -1,0 +1,130 @@
+package structs
+
+import "time"
+
+// NodeRegisterRequest registers a node or updates its fingerprint.
+type NodeRegisterRequest struct {
+	Node      *Node
+	NodeEvent *NodeEvent
+	WriteRequest
+}
+
+// NodeUpdateResponse answers node writes. HeartbeatTTL tells the client how
+// soon it must heartbeat again; Servers lists servers it may use.
+type NodeUpdateResponse struct {
+	HeartbeatTTL    time.Duration
+	EvalIDs         []string
+	EvalCreateIndex uint64
+	NodeModifyIndex uint64
+	LeaderRPCAddr   string
+	NumNodes        int32
+	Servers         []*NodeServerInfo
+	Index           uint64
+	QueryMeta
+}
+
+// NodeServerInfo is a server a client may talk to.
+type NodeServerInfo struct {
+	RPCAdvertiseAddr string
+	Datacenter       string
+}
+
+// NodeUpdateStatusRequest is a heartbeat (Status ready) or a server-side
+// status change (down, disconnected). UpdatedAt is stamped by the leader;
+// Evals are the node-update evaluations created with the change.
+type NodeUpdateStatusRequest struct {
+	NodeID    string
+	SecretID  string
+	Status    string
+	NodeEvent *NodeEvent
+	UpdatedAt int64
+	Evals     []*Evaluation
+	WriteRequest
+}
+
+// NodeDeregisterRequest removes a node.
+type NodeDeregisterRequest struct {
+	NodeID string
+	WriteRequest
+}
+
+// NodeBatchDeregisterRequest removes several nodes (GC).
+type NodeBatchDeregisterRequest struct {
+	NodeIDs []string
+	WriteRequest
+}
+
+// NodeUpdateDrainRequest starts or stops a drain.
+type NodeUpdateDrainRequest struct {
+	NodeID        string
+	DrainStrategy *DrainStrategy
+	MarkEligible  bool
+	NodeEvent     *NodeEvent
+	UpdatedAt     int64
+	Meta          map[string]string
+	WriteRequest
+}
+
+// NodeDrainUpdateResponse answers a drain request.
+type NodeDrainUpdateResponse struct {
+	NodeModifyIndex uint64
+	EvalIDs         []string
+	EvalCreateIndex uint64
+	WriteMeta
+}
+
+// NodeUpdateEligibilityRequest changes scheduling eligibility.
+type NodeUpdateEligibilityRequest struct {
+	NodeID      string
+	Eligibility string
+	NodeEvent   *NodeEvent
+	UpdatedAt   int64
+	Evals       []*Evaluation
+	WriteRequest
+}
+
+// NodeEligibilityUpdateResponse answers an eligibility change.
+type NodeEligibilityUpdateResponse struct {
+	NodeModifyIndex uint64
+	EvalIDs         []string
+	EvalCreateIndex uint64
+	WriteMeta
+}
+
+// NodeSpecificRequest names one node; SecretID authenticates a client.
+type NodeSpecificRequest struct {
+	NodeID   string
+	SecretID string
+	QueryOptions
+}
+
+// NodeListRequest lists nodes.
+type NodeListRequest struct {
+	QueryOptions
+}
+
+// NodeListResponse answers NodeListRequest.
+type NodeListResponse struct {
+	Nodes []*NodeListStub
+	QueryMeta
+}
+
+// SingleNodeResponse answers a lookup of one node.
+type SingleNodeResponse struct {
+	Node *Node
+	QueryMeta
+}
+
+// NodeAllocsResponse lists a node's allocations.
+type NodeAllocsResponse struct {
+	Allocs []*Allocation
+	QueryMeta
+}
+
+// NodeClientAllocsResponse is a client's assignment: every alloc on its node
+// with the AllocModifyIndex of its last server-side change. The client
+// fetches only the allocs whose index moved.
+type NodeClientAllocsResponse struct {
+	Allocs map[string]uint64
+	QueryMeta
+}

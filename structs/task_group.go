@@ -1,0 +1,482 @@
+package structs
+
+import (
+	"fmt"
+	"time"
+)
+
+// TaskGroup is a set of tasks placed together on one node. Count copies of it
+// run, each an allocation named job.group[index].
+type TaskGroup struct {
+	Name                      string
+	Count                     int
+	Update                    *UpdateStrategy
+	Migrate                   *MigrateStrategy
+	Constraints               []*Constraint
+	RestartPolicy             *RestartPolicy
+	Tasks                     []*Task
+	EphemeralDisk             *EphemeralDisk
+	Meta                      map[string]string
+	ReschedulePolicy          *ReschedulePolicy
+	Affinities                []*Affinity
+	Spreads                   []*Spread
+	Networks                  Networks
+	Services                  []*Service
+	Volumes                   map[string]*VolumeRequest
+	ShutdownDelay             *time.Duration
+	StopAfterClientDisconnect *time.Duration
+	MaxClientDisconnect       *time.Duration
+	PreventRescheduleOnLost   bool
+	Disconnect                *DisconnectStrategy
+}
+
+// Canonicalize fills defaults from the job type, and folds the legacy
+// max_client_disconnect / stop_after_client_disconnect fields into the
+// disconnect block so the rest of Drover reads one place.
+func (tg *TaskGroup) Canonicalize(job *Job) {
+	if tg.RestartPolicy == nil {
+		tg.RestartPolicy = DefaultRestartPolicy(job.Type)
+	}
+	if tg.ReschedulePolicy == nil {
+		tg.ReschedulePolicy = DefaultReschedulePolicy(job.Type)
+	} else if tg.ReschedulePolicy.DelayFunction == "" {
+		tg.ReschedulePolicy.DelayFunction = DelayFunctionConstant
+	}
+	if tg.EphemeralDisk == nil {
+		tg.EphemeralDisk = DefaultEphemeralDisk()
+	}
+	if tg.Migrate == nil && job.Type == JobTypeService {
+		tg.Migrate = DefaultMigrateStrategy()
+	}
+	if job.Type == JobTypeService && tg.Update == nil && job.Update.MaxParallel > 0 {
+		u := job.Update
+		tg.Update = &u
+	}
+	if tg.MaxClientDisconnect != nil || tg.StopAfterClientDisconnect != nil {
+		if tg.Disconnect == nil {
+			tg.Disconnect = &DisconnectStrategy{}
+		}
+		if tg.MaxClientDisconnect != nil && tg.Disconnect.LostAfter == 0 {
+			tg.Disconnect.LostAfter = *tg.MaxClientDisconnect
+		}
+		if tg.StopAfterClientDisconnect != nil && tg.Disconnect.StopOnClientAfter == nil {
+			v := *tg.StopAfterClientDisconnect
+			tg.Disconnect.StopOnClientAfter = &v
+		}
+	}
+	if tg.Disconnect != nil {
+		tg.Disconnect.Canonicalize()
+	}
+	for _, c := range tg.Constraints {
+		c.Canonicalize()
+	}
+	for _, n := range tg.Networks {
+		n.Canonicalize()
+	}
+	for _, t := range tg.Tasks {
+		t.Canonicalize(job, tg)
+	}
+}
+
+func (tg *TaskGroup) validate(job *Job, p problems) {
+	if tg.Name == "" {
+		p.add("group name is missing")
+	}
+	if tg.Count < 0 {
+		p.add("count must be >= 0, got %d", tg.Count)
+	}
+	if (job.Type == JobTypeSystem || job.Type == JobTypeSysBatch) && tg.Count > 1 {
+		p.add("%s jobs run one allocation per node; count must be 0 or 1, got %d", job.Type, tg.Count)
+	}
+	if len(tg.Tasks) == 0 {
+		p.add("group has no tasks (add a task block)")
+	}
+	if tg.RestartPolicy != nil {
+		tg.RestartPolicy.validate(p)
+	} else {
+		p.add("restart policy is missing")
+	}
+	if tg.ReschedulePolicy != nil {
+		if job.Type == JobTypeSystem || job.Type == JobTypeSysBatch {
+			if tg.ReschedulePolicy.Enabled() {
+				p.add("%s jobs may not have a reschedule block", job.Type)
+			}
+		} else {
+			tg.ReschedulePolicy.validate(p)
+		}
+	}
+	if tg.Disconnect != nil {
+		tg.Disconnect.validate(p)
+	}
+	if tg.Update != nil {
+		tg.Update.validate(p)
+	}
+	if tg.EphemeralDisk != nil && tg.EphemeralDisk.SizeMB <= 0 {
+		p.add("ephemeral_disk.size must be > 0 (MB), got %d", tg.EphemeralDisk.SizeMB)
+	}
+	for i, c := range tg.Constraints {
+		c.validate(p.at("constraint[" + itoa(i) + "]"))
+	}
+	for i, a := range tg.Affinities {
+		a.validate(p.at("affinity[" + itoa(i) + "]"))
+	}
+	for i, s := range tg.Spreads {
+		s.validate(p.at("spread[" + itoa(i) + "]"))
+	}
+	if len(tg.Networks) > 1 {
+		p.add("only one network block is allowed per group, got %d", len(tg.Networks))
+	}
+	labels := map[string]bool{}
+	for i, n := range tg.Networks {
+		n.validate(p.at("network[" + itoa(i) + "]"))
+		for _, port := range append(append([]Port(nil), n.ReservedPorts...), n.DynamicPorts...) {
+			labels[port.Label] = true
+		}
+	}
+	seen := map[string]bool{}
+	leaders := 0
+	for _, t := range tg.Tasks {
+		if seen[t.Name] && t.Name != "" {
+			p.add("task %q is defined twice", t.Name)
+		}
+		seen[t.Name] = true
+		if t.Leader {
+			leaders++
+		}
+		t.validate(job, tg, p.at(`task "`+t.Name+`"`))
+	}
+	if leaders > 1 {
+		p.add("only one task may be the leader, %d are", leaders)
+	}
+	for i, s := range tg.Services {
+		if s.PortLabel != "" && len(tg.Networks) > 0 && !labels[s.PortLabel] && !isNumeric(s.PortLabel) {
+			p.add("service[%d] %q: port %q is not a port label of the group network", i, s.Name, s.PortLabel)
+		}
+	}
+}
+
+// Copy returns a deep copy.
+func (tg *TaskGroup) Copy() *TaskGroup {
+	if tg == nil {
+		return nil
+	}
+	c := *tg
+	c.Update = tg.Update.Copy()
+	c.Migrate = tg.Migrate.Copy()
+	c.Constraints = copyConstraints(tg.Constraints)
+	c.RestartPolicy = tg.RestartPolicy.Copy()
+	c.Tasks = make([]*Task, len(tg.Tasks))
+	for i, t := range tg.Tasks {
+		c.Tasks[i] = t.Copy()
+	}
+	if tg.EphemeralDisk != nil {
+		e := *tg.EphemeralDisk
+		c.EphemeralDisk = &e
+	}
+	c.Meta = copyStringMap(tg.Meta)
+	c.ReschedulePolicy = tg.ReschedulePolicy.Copy()
+	c.Affinities = copyAffinities(tg.Affinities)
+	c.Spreads = copySpreads(tg.Spreads)
+	c.Networks = tg.Networks.Copy()
+	c.Services = copyServices(tg.Services)
+	if tg.Volumes != nil {
+		c.Volumes = make(map[string]*VolumeRequest, len(tg.Volumes))
+		for k, v := range tg.Volumes {
+			vc := *v
+			c.Volumes[k] = &vc
+		}
+	}
+	c.Disconnect = tg.Disconnect.Copy()
+	return &c
+}
+
+// LookupTask returns the named task or nil.
+func (tg *TaskGroup) LookupTask(name string) *Task {
+	for _, t := range tg.Tasks {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Task is one process (or container) in a group, run by a driver.
+type Task struct {
+	Name          string
+	Driver        string
+	User          string
+	Config        map[string]any
+	Env           map[string]string
+	Services      []*Service
+	Constraints   []*Constraint
+	Affinities    []*Affinity
+	Resources     *Resources
+	RestartPolicy *RestartPolicy
+	Meta          map[string]string
+	KillTimeout   time.Duration
+	LogConfig     *LogConfig
+	Artifacts     []*TaskArtifact
+	Templates     []*Template
+	Leader        bool
+	ShutdownDelay time.Duration
+	KillSignal    string
+	Lifecycle     *TaskLifecycleConfig
+}
+
+// DefaultKillTimeout is how long a task gets between its kill signal and
+// SIGKILL when kill_timeout is unset.
+const DefaultKillTimeout = 5 * time.Second
+
+// Canonicalize fills task defaults; the task inherits the group's restart
+// policy unless it has its own.
+func (t *Task) Canonicalize(job *Job, tg *TaskGroup) {
+	if t.Resources == nil {
+		t.Resources = &Resources{}
+	}
+	t.Resources.Canonicalize()
+	if t.KillTimeout == 0 {
+		t.KillTimeout = DefaultKillTimeout
+	}
+	if t.LogConfig == nil {
+		t.LogConfig = DefaultLogConfig()
+	}
+	if t.RestartPolicy == nil && tg.RestartPolicy != nil {
+		t.RestartPolicy = tg.RestartPolicy.Copy()
+	}
+	for _, c := range t.Constraints {
+		c.Canonicalize()
+	}
+}
+
+func (t *Task) validate(job *Job, tg *TaskGroup, p problems) {
+	if t.Name == "" {
+		p.add("task name is missing")
+	}
+	if t.Driver == "" {
+		p.add("driver is missing (e.g. driver = \"raw_exec\")")
+	}
+	if t.KillTimeout < 0 {
+		p.add("kill_timeout must be >= 0")
+	}
+	if t.Resources == nil {
+		p.add("resources are missing")
+	} else {
+		t.Resources.validate(p)
+	}
+	if t.LogConfig != nil && t.LogConfig.MaxFiles < 0 {
+		p.add("logs.max_files must be >= 0")
+	}
+	if t.LogConfig != nil && t.LogConfig.MaxFileSizeMB < 0 {
+		p.add("logs.max_file_size must be >= 0")
+	}
+	if t.RestartPolicy != nil && t.RestartPolicy != tg.RestartPolicy {
+		t.RestartPolicy.validate(p)
+	}
+	for i, c := range t.Constraints {
+		c.validate(p.at("constraint[" + itoa(i) + "]"))
+	}
+	for i, a := range t.Affinities {
+		a.validate(p.at("affinity[" + itoa(i) + "]"))
+	}
+	if t.Lifecycle != nil {
+		switch t.Lifecycle.Hook {
+		case "prestart", "poststart", "poststop":
+		default:
+			p.add("lifecycle.hook %q must be prestart, poststart or poststop", t.Lifecycle.Hook)
+		}
+	}
+}
+
+// Copy returns a deep copy. Driver config is copied deeply because drivers
+// interpolate into it.
+func (t *Task) Copy() *Task {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Config = CopyMapAny(t.Config)
+	c.Env = copyStringMap(t.Env)
+	c.Services = copyServices(t.Services)
+	c.Constraints = copyConstraints(t.Constraints)
+	c.Affinities = copyAffinities(t.Affinities)
+	c.Resources = t.Resources.Copy()
+	c.RestartPolicy = t.RestartPolicy.Copy()
+	c.Meta = copyStringMap(t.Meta)
+	if t.LogConfig != nil {
+		l := *t.LogConfig
+		c.LogConfig = &l
+	}
+	if t.Artifacts != nil {
+		c.Artifacts = make([]*TaskArtifact, len(t.Artifacts))
+		for i, a := range t.Artifacts {
+			ac := *a
+			ac.GetterOptions = copyStringMap(a.GetterOptions)
+			c.Artifacts[i] = &ac
+		}
+	}
+	if t.Templates != nil {
+		c.Templates = make([]*Template, len(t.Templates))
+		for i, tm := range t.Templates {
+			tc := *tm
+			c.Templates[i] = &tc
+		}
+	}
+	if t.Lifecycle != nil {
+		l := *t.Lifecycle
+		c.Lifecycle = &l
+	}
+	return &c
+}
+
+// Service is a `service` block. Drover keeps services as part of the job so
+// that job files written for Nomad run unchanged; it does not register them
+// in a catalog.
+type Service struct {
+	Name      string
+	TaskName  string
+	PortLabel string
+	Provider  string
+	Tags      []string
+	Meta      map[string]string
+	Checks    []*ServiceCheck
+}
+
+// ServiceCheck is a `check` block inside a service.
+type ServiceCheck struct {
+	Name      string
+	Type      string
+	Command   string
+	Args      []string
+	Path      string
+	Protocol  string
+	PortLabel string
+	Interval  time.Duration
+	Timeout   time.Duration
+	Method    string
+}
+
+func copyServices(in []*Service) []*Service {
+	if in == nil {
+		return nil
+	}
+	out := make([]*Service, len(in))
+	for i, s := range in {
+		sc := *s
+		sc.Tags = copyStrings(s.Tags)
+		sc.Meta = copyStringMap(s.Meta)
+		sc.Checks = make([]*ServiceCheck, len(s.Checks))
+		for j, ch := range s.Checks {
+			cc := *ch
+			cc.Args = copyStrings(ch.Args)
+			sc.Checks[j] = &cc
+		}
+		out[i] = &sc
+	}
+	return out
+}
+
+// TaskArtifact is an `artifact` block (kept as data).
+type TaskArtifact struct {
+	GetterSource  string
+	GetterOptions map[string]string
+	GetterMode    string
+	RelativeDest  string
+}
+
+// Template is a `template` block (kept as data; rendered when Drover grows a
+// template runner).
+type Template struct {
+	SourcePath   string
+	DestPath     string
+	EmbeddedTmpl string
+	ChangeMode   string
+	ChangeSignal string
+	Perms        string
+	Envvars      bool
+}
+
+// TaskLifecycleConfig is a `lifecycle` block.
+type TaskLifecycleConfig struct {
+	Hook    string
+	Sidecar bool
+}
+
+// VolumeRequest is a group `volume` block (kept as data).
+type VolumeRequest struct {
+	Name     string
+	Type     string
+	Source   string
+	ReadOnly bool
+}
+
+func isNumeric(s string) bool {
+	_, err := fmt.Sscanf(s, "%d", new(int))
+	return err == nil
+}
+
+func copyConstraints(in []*Constraint) []*Constraint {
+	if in == nil {
+		return nil
+	}
+	out := make([]*Constraint, len(in))
+	for i, c := range in {
+		out[i] = c.Copy()
+	}
+	return out
+}
+
+func copyAffinities(in []*Affinity) []*Affinity {
+	if in == nil {
+		return nil
+	}
+	out := make([]*Affinity, len(in))
+	for i, a := range in {
+		out[i] = a.Copy()
+	}
+	return out
+}
+
+func copySpreads(in []*Spread) []*Spread {
+	if in == nil {
+		return nil
+	}
+	out := make([]*Spread, len(in))
+	for i, s := range in {
+		out[i] = s.Copy()
+	}
+	return out
+}
+
+// CopyMapAny deep-copies a driver config map.
+func CopyMapAny(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = copyAny(v)
+	}
+	return out
+}
+
+func copyAny(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return CopyMapAny(x)
+	case []any:
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = copyAny(e)
+		}
+		return c
+	case []map[string]any:
+		c := make([]map[string]any, len(x))
+		for i, e := range x {
+			c[i] = CopyMapAny(e)
+		}
+		return c
+	case []string:
+		return copyStrings(x)
+	}
+	return v
+}
