@@ -1,0 +1,349 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/drover-sched/drover/structs"
+	memdb "github.com/hashicorp/go-memdb"
+)
+
+// UpsertAllocs writes allocations decided by a server (plan results, and
+// tests building a state). New allocs get CreateIndex = ModifyIndex =
+// AllocModifyIndex = index and start pending if no client status is given.
+//
+// For an existing alloc the servers own only their fields: the client's
+// ClientStatus, ClientDescription, TaskStates, NetworkStatus and deployment
+// health are kept from the stored record, because the server's copy came
+// from a snapshot the client may have reported past since. The one
+// exception is a server marking the alloc lost or unknown (node down or
+// disconnected). Every change is checked with structs.ValidateServerUpdate;
+// one bad alloc rejects the whole batch. AllocModifyIndex moves to index:
+// it is what clients watch to learn that the servers changed their allocs.
+//
+// An alloc without a Job gets the stored one (its own previous job, or the
+// job's current version for a new alloc).
+func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error {
+	return s.writeTxn(func(txn *memdb.Txn) error {
+		js := jobSet{}
+		for _, a := range allocs {
+			if err := upsertAllocServerTxn(txn, index, a, nil, 0, js); err != nil {
+				return err
+			}
+		}
+		if err := setIndex(txn, TableAllocs, index); err != nil {
+			return err
+		}
+		return setJobStatuses(txn, index, js, false)
+	})
+}
+
+// upsertAllocServerTxn is UpsertAllocs for one alloc inside a larger
+// write. defaultJob is attached to allocs that carry no job; updatedAt, if
+// not zero, stamps ModifyTime (and CreateTime of a new alloc).
+func upsertAllocServerTxn(txn *memdb.Txn, index uint64, alloc *structs.Allocation, defaultJob *structs.Job, updatedAt int64, js jobSet) error {
+	if alloc == nil {
+		return nil
+	}
+	a := alloc.Copy()
+	if a.Namespace == "" {
+		a.Namespace = structs.DefaultNamespace
+	}
+	existing, err := allocByIDTxn(txn, nil, a.ID)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		if err := prepareNewAlloc(txn, a, defaultJob); err != nil {
+			return err
+		}
+		a.CreateIndex = index
+		if updatedAt != 0 && a.CreateTime == 0 {
+			a.CreateTime = updatedAt
+		}
+	} else {
+		if err := mergeServerUpdate(existing, a); err != nil {
+			return err
+		}
+		if a.Job == nil {
+			a.Job = defaultJob
+		}
+		if a.Job == nil {
+			a.Job = existing.Job
+		}
+		a.CreateIndex = existing.CreateIndex
+		a.CreateTime = existing.CreateTime
+	}
+	a.ModifyIndex = index
+	a.AllocModifyIndex = index
+	if updatedAt != 0 {
+		a.ModifyTime = updatedAt
+	}
+	return insertAlloc(txn, index, a, existing, js)
+}
+
+// prepareNewAlloc checks and completes an alloc about to be created.
+func prepareNewAlloc(txn *memdb.Txn, a *structs.Allocation, defaultJob *structs.Job) error {
+	if a.ID == "" {
+		return fmt.Errorf("state: alloc for job %s has no ID", a.JobID)
+	}
+	if a.ClientStatus == "" {
+		a.ClientStatus = structs.AllocClientStatusPending
+	}
+	if !structs.ValidClientStatus(a.ClientStatus) {
+		return fmt.Errorf("alloc %s: %w: client status %q is not valid", structs.ShortID(a.ID), structs.ErrInvalidTransition, a.ClientStatus)
+	}
+	if a.DesiredStatus != "" {
+		if err := structs.ValidateDesiredTransition("", a.DesiredStatus); err != nil {
+			return fmt.Errorf("alloc %s: %w", structs.ShortID(a.ID), err)
+		}
+	}
+	if a.Job == nil {
+		a.Job = defaultJob
+	}
+	if a.Job == nil {
+		job, err := jobByIDTxn(txn, nil, a.Namespace, a.JobID)
+		if err != nil {
+			return err
+		}
+		if job == nil {
+			return fmt.Errorf("alloc %s: job %s/%s: %w", structs.ShortID(a.ID), a.Namespace, a.JobID, structs.ErrNotFound)
+		}
+		a.Job = job
+	}
+	return nil
+}
+
+// mergeServerUpdate turns a, a server's version of existing, into the
+// record to store: client-owned fields come from existing unless the
+// server is marking the alloc lost or unknown. A lost or unknown mark on an
+// alloc the client already reported terminal is dropped rather than
+// refused: the scheduler decided on an older snapshot, the client's final
+// word is the better record, and failing would throw away the rest of the
+// plan for a change that cannot matter.
+func mergeServerUpdate(existing, a *structs.Allocation) error {
+	serverMark := (a.ClientStatus == structs.AllocClientStatusLost || a.ClientStatus == structs.AllocClientStatusUnknown) &&
+		a.ClientStatus != existing.ClientStatus && !existing.ClientTerminalStatus()
+	if !serverMark {
+		a.ClientStatus = existing.ClientStatus
+		a.ClientDescription = existing.ClientDescription
+	}
+	if err := structs.ValidateServerUpdate(existing, a); err != nil {
+		return err
+	}
+	a.TaskStates = existing.TaskStates
+	a.NetworkStatus = existing.NetworkStatus
+	if existing.DeploymentStatus != nil {
+		ds := *existing.DeploymentStatus
+		if a.DeploymentStatus != nil {
+			ds.Canary = a.DeploymentStatus.Canary
+		}
+		a.DeploymentStatus = &ds
+	}
+	return nil
+}
+
+// UpdateAllocsFromClient applies a client's status reports. Only the
+// client-owned fields are taken (existing.ApplyClientUpdate), after
+// checking each transition; one invalid transition rejects the whole
+// batch. AllocModifyIndex is left alone so a client is not woken by its own
+// report; ModifyIndex moves. Reports for allocs that were garbage collected
+// are skipped.
+func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
+	return s.writeTxn(func(txn *memdb.Txn) error {
+		js := jobSet{}
+		for _, update := range allocs {
+			if update == nil {
+				continue
+			}
+			existing, err := allocByIDTxn(txn, nil, update.ID)
+			if err != nil {
+				return err
+			}
+			if existing == nil {
+				continue
+			}
+			merged, err := existing.ApplyClientUpdate(update)
+			if err != nil {
+				return err
+			}
+			merged.ModifyIndex = index
+			if update.ModifyTime != 0 {
+				merged.ModifyTime = update.ModifyTime
+			}
+			if update.DeploymentStatus != nil {
+				// The deployment watcher watches this to notice new health.
+				merged.DeploymentStatus.ModifyIndex = index
+			}
+			if err := insertAlloc(txn, index, merged, existing, js); err != nil {
+				return err
+			}
+		}
+		if err := setIndex(txn, TableAllocs, index); err != nil {
+			return err
+		}
+		return setJobStatuses(txn, index, js, false)
+	})
+}
+
+// UpdateAllocsDesiredTransitions merges desired transitions (migrate off a
+// draining node, forced reschedule) into allocs and creates the evals that
+// act on them, in one write. Unknown alloc IDs are skipped. Clients and the
+// scheduler need to see the change, so AllocModifyIndex moves.
+func (s *StateStore) UpdateAllocsDesiredTransitions(index uint64, allocs map[string]*structs.DesiredTransition, evals []*structs.Evaluation) error {
+	return s.writeTxn(func(txn *memdb.Txn) error {
+		js := jobSet{}
+		for _, id := range sortedKeys(allocs) {
+			t := allocs[id]
+			existing, err := allocByIDTxn(txn, nil, id)
+			if err != nil {
+				return err
+			}
+			if existing == nil || t == nil {
+				continue
+			}
+			a := existing.Copy()
+			a.DesiredTransition.Merge(t)
+			a.ModifyIndex = index
+			a.AllocModifyIndex = index
+			if err := insertAlloc(txn, index, a, existing, js); err != nil {
+				return err
+			}
+		}
+		if err := setIndex(txn, TableAllocs, index); err != nil {
+			return err
+		}
+		if err := upsertEvalsTxn(txn, index, evals, js); err != nil {
+			return err
+		}
+		return setJobStatuses(txn, index, js, false)
+	})
+}
+
+// insertAlloc stores a (whose previous version is existing, or nil) and
+// keeps the job summary and the deployment counts in step.
+func insertAlloc(txn *memdb.Txn, index uint64, a, existing *structs.Allocation, js jobSet) error {
+	if err := updateSummaryWithAlloc(txn, index, a, existing); err != nil {
+		return err
+	}
+	if err := updateDeploymentWithAlloc(txn, index, a, existing); err != nil {
+		return err
+	}
+	if err := txn.Insert(TableAllocs, a); err != nil {
+		return fmt.Errorf("state: inserting alloc %s: %w", a.ID, err)
+	}
+	js.add(a.Namespace, a.JobID)
+	return nil
+}
+
+// AllocByID returns the alloc, or nil.
+func (s *StateStore) AllocByID(ws memdb.WatchSet, id string) (*structs.Allocation, error) {
+	return allocByIDTxn(s.readTxn(), ws, id)
+}
+
+func allocByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Allocation, error) {
+	ch, raw, err := txn.FirstWatch(TableAllocs, "id", id)
+	if err != nil {
+		return nil, fmt.Errorf("state: alloc lookup: %w", err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.Allocation), nil
+}
+
+// AllocsByIDPrefix iterates over the allocs whose ID starts with prefix, in
+// namespace (or every namespace if namespace is "" or "*").
+func (s *StateStore) AllocsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) (memdb.ResultIterator, error) {
+	iter, err := getWatch(s.readTxn(), ws, TableAllocs, "id_prefix", prefix)
+	if err != nil {
+		return nil, err
+	}
+	return filterNamespace(iter, namespace, func(raw any) string { return raw.(*structs.Allocation).Namespace }), nil
+}
+
+// AllocsByNode returns every alloc on a node, terminal or not.
+func (s *StateStore) AllocsByNode(ws memdb.WatchSet, node string) ([]*structs.Allocation, error) {
+	txn := s.readTxn()
+	live, err := allocsByNodeTerminalTxn(txn, ws, node, false)
+	if err != nil {
+		return nil, err
+	}
+	done, err := allocsByNodeTerminalTxn(txn, ws, node, true)
+	if err != nil {
+		return nil, err
+	}
+	return append(live, done...), nil
+}
+
+// AllocsByNodeTerminal returns the allocs on a node that are (or are not)
+// terminal in the sense of Allocation.TerminalStatus.
+func (s *StateStore) AllocsByNodeTerminal(ws memdb.WatchSet, node string, terminal bool) ([]*structs.Allocation, error) {
+	return allocsByNodeTerminalTxn(s.readTxn(), ws, node, terminal)
+}
+
+func allocsByNodeTerminalTxn(txn *memdb.Txn, ws memdb.WatchSet, node string, terminal bool) ([]*structs.Allocation, error) {
+	iter, err := getWatch(txn, ws, TableAllocs, "node", node, terminal)
+	if err != nil {
+		return nil, err
+	}
+	return collectAllocs(iter), nil
+}
+
+// AllocsByJob returns a job's allocs. Unless anyCreateIndex, only allocs
+// made for the job's current incarnation are returned, so a job purged and
+// registered again does not see the old job's allocs.
+func (s *StateStore) AllocsByJob(ws memdb.WatchSet, namespace, jobID string, anyCreateIndex bool) ([]*structs.Allocation, error) {
+	txn := s.readTxn()
+	var job *structs.Job
+	if !anyCreateIndex {
+		var err error
+		if job, err = jobByIDTxn(txn, ws, namespace, jobID); err != nil {
+			return nil, err
+		}
+	}
+	iter, err := getWatch(txn, ws, TableAllocs, "job", namespace, jobID)
+	if err != nil {
+		return nil, err
+	}
+	var out []*structs.Allocation
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		a := raw.(*structs.Allocation)
+		if job != nil && a.Job != nil && a.Job.CreateIndex != job.CreateIndex {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// AllocsByEval returns the allocs an eval placed.
+func (s *StateStore) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.Allocation, error) {
+	iter, err := getWatch(s.readTxn(), ws, TableAllocs, "eval", evalID)
+	if err != nil {
+		return nil, err
+	}
+	return collectAllocs(iter), nil
+}
+
+// AllocsByDeployment returns the allocs of a deployment.
+func (s *StateStore) AllocsByDeployment(ws memdb.WatchSet, deploymentID string) ([]*structs.Allocation, error) {
+	iter, err := getWatch(s.readTxn(), ws, TableAllocs, "deployment", deploymentID)
+	if err != nil {
+		return nil, err
+	}
+	return collectAllocs(iter), nil
+}
+
+// Allocs iterates over every alloc.
+func (s *StateStore) Allocs(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.readTxn(), ws, TableAllocs, "id")
+}
+
+func collectAllocs(iter memdb.ResultIterator) []*structs.Allocation {
+	var out []*structs.Allocation
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		out = append(out, raw.(*structs.Allocation))
+	}
+	return out
+}

@@ -1,0 +1,232 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/drover-sched/drover/structs"
+	memdb "github.com/hashicorp/go-memdb"
+)
+
+// UpsertDeployment creates or replaces a deployment. CreateIndex is kept
+// on update.
+func (s *StateStore) UpsertDeployment(index uint64, d *structs.Deployment) error {
+	return s.writeTxn(func(txn *memdb.Txn) error { return upsertDeploymentTxn(txn, index, d) })
+}
+
+func upsertDeploymentTxn(txn *memdb.Txn, index uint64, deployment *structs.Deployment) error {
+	if deployment == nil {
+		return nil
+	}
+	d := deployment.Copy()
+	if d.Namespace == "" {
+		d.Namespace = structs.DefaultNamespace
+	}
+	existing, err := deploymentByIDTxn(txn, nil, d.ID)
+	if err != nil {
+		return err
+	}
+	if existing != nil {
+		d.CreateIndex = existing.CreateIndex
+	} else {
+		d.CreateIndex = index
+	}
+	d.ModifyIndex = index
+	if err := txn.Insert(TableDeployments, d); err != nil {
+		return fmt.Errorf("state: inserting deployment %s: %w", d.ID, err)
+	}
+	return setIndex(txn, TableDeployments, index)
+}
+
+// DeleteDeployment removes deployments (GC). Unknown IDs are skipped.
+func (s *StateStore) DeleteDeployment(index uint64, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.writeTxn(func(txn *memdb.Txn) error {
+		for _, id := range ids {
+			d, err := deploymentByIDTxn(txn, nil, id)
+			if err != nil {
+				return err
+			}
+			if d == nil {
+				continue
+			}
+			if err := txn.Delete(TableDeployments, d); err != nil {
+				return fmt.Errorf("state: deleting deployment %s: %w", id, err)
+			}
+		}
+		return setIndex(txn, TableDeployments, index)
+	})
+}
+
+// UpdateDeploymentStatus changes a deployment's status and, in the same
+// write, registers the job version (auto-revert) and the eval that come
+// with it.
+func (s *StateStore) UpdateDeploymentStatus(index uint64, req *structs.DeploymentStatusUpdateRequest) error {
+	return s.writeTxn(func(txn *memdb.Txn) error {
+		if req.DeploymentUpdate != nil {
+			if err := updateDeploymentStatusTxn(txn, index, req.DeploymentUpdate); err != nil {
+				return err
+			}
+		}
+		js := jobSet{}
+		if req.Job != nil {
+			if err := s.upsertJobTxn(txn, index, req.Job); err != nil {
+				return err
+			}
+		}
+		if req.Eval != nil {
+			if err := upsertEvalsTxn(txn, index, []*structs.Evaluation{req.Eval}, js); err != nil {
+				return err
+			}
+		}
+		return setJobStatuses(txn, index, js, false)
+	})
+}
+
+func updateDeploymentStatusTxn(txn *memdb.Txn, index uint64, u *structs.DeploymentStatusUpdate) error {
+	existing, err := deploymentByIDTxn(txn, nil, u.DeploymentID)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		return fmt.Errorf("deployment %s: %w", structs.ShortID(u.DeploymentID), structs.ErrNotFound)
+	}
+	d := existing.Copy()
+	d.Status = u.Status
+	d.StatusDescription = u.StatusDescription
+	d.ModifyIndex = index
+	if err := txn.Insert(TableDeployments, d); err != nil {
+		return fmt.Errorf("state: updating deployment %s: %w", d.ID, err)
+	}
+	return setIndex(txn, TableDeployments, index)
+}
+
+// updateDeploymentWithAlloc keeps a deployment's per-group counts in step
+// with its allocs: a new alloc counts as placed (and as a canary if it is
+// one); a client's health report moves it to healthy or unhealthy. A
+// healthy alloc pushes the group's progress deadline out, measured from the
+// client's health timestamp so every server computes the same value.
+func updateDeploymentWithAlloc(txn *memdb.Txn, index uint64, a, existing *structs.Allocation) error {
+	if a.DeploymentID == "" {
+		return nil
+	}
+	d, err := deploymentByIDTxn(txn, nil, a.DeploymentID)
+	if err != nil || d == nil {
+		return err
+	}
+	if st := d.TaskGroups[a.TaskGroup]; st == nil {
+		return nil
+	}
+	sameDeployment := existing != nil && existing.DeploymentID == a.DeploymentID
+	placed := !sameDeployment
+	canary := placed && a.DeploymentStatus != nil && a.DeploymentStatus.Canary
+	var before, after *bool
+	if sameDeployment && existing.DeploymentStatus != nil {
+		before = existing.DeploymentStatus.Healthy
+	}
+	if a.DeploymentStatus != nil {
+		after = a.DeploymentStatus.Healthy
+	}
+	healthChanged := after != nil && (before == nil || *before != *after)
+	if !placed && !healthChanged {
+		return nil
+	}
+	c := d.Copy()
+	st := c.TaskGroups[a.TaskGroup]
+	if placed {
+		st.PlacedAllocs++
+	}
+	if canary {
+		st.PlacedCanaries = append(st.PlacedCanaries, a.ID)
+	}
+	if healthChanged {
+		if before != nil {
+			if *before {
+				st.HealthyAllocs--
+			} else {
+				st.UnhealthyAllocs--
+			}
+		}
+		if *after {
+			st.HealthyAllocs++
+			if ts := a.DeploymentStatus.Timestamp; st.ProgressDeadline > 0 && !ts.IsZero() {
+				st.RequireProgressBy = ts.UnixNano() + st.ProgressDeadline
+			}
+		} else {
+			st.UnhealthyAllocs++
+		}
+	}
+	c.ModifyIndex = index
+	if err := txn.Insert(TableDeployments, c); err != nil {
+		return fmt.Errorf("state: updating deployment %s: %w", c.ID, err)
+	}
+	return setIndex(txn, TableDeployments, index)
+}
+
+// DeploymentByID returns the deployment, or nil.
+func (s *StateStore) DeploymentByID(ws memdb.WatchSet, id string) (*structs.Deployment, error) {
+	return deploymentByIDTxn(s.readTxn(), ws, id)
+}
+
+func deploymentByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Deployment, error) {
+	ch, raw, err := txn.FirstWatch(TableDeployments, "id", id)
+	if err != nil {
+		return nil, fmt.Errorf("state: deployment lookup: %w", err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.Deployment), nil
+}
+
+// DeploymentsByJobID returns a job's deployments. Unless all, only those of
+// the job's current incarnation (same JobCreateIndex) are returned.
+func (s *StateStore) DeploymentsByJobID(ws memdb.WatchSet, namespace, jobID string, all bool) ([]*structs.Deployment, error) {
+	return deploymentsByJobTxn(s.readTxn(), ws, namespace, jobID, all)
+}
+
+func deploymentsByJobTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, jobID string, all bool) ([]*structs.Deployment, error) {
+	var job *structs.Job
+	if !all {
+		var err error
+		if job, err = jobByIDTxn(txn, ws, namespace, jobID); err != nil {
+			return nil, err
+		}
+	}
+	iter, err := getWatch(txn, ws, TableDeployments, "job", namespace, jobID)
+	if err != nil {
+		return nil, err
+	}
+	var out []*structs.Deployment
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		d := raw.(*structs.Deployment)
+		if job != nil && d.JobCreateIndex != job.CreateIndex {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// LatestDeploymentByJobID returns the job's newest deployment (highest
+// CreateIndex) of its current incarnation, or nil.
+func (s *StateStore) LatestDeploymentByJobID(ws memdb.WatchSet, namespace, jobID string) (*structs.Deployment, error) {
+	ds, err := deploymentsByJobTxn(s.readTxn(), ws, namespace, jobID, false)
+	if err != nil {
+		return nil, err
+	}
+	var latest *structs.Deployment
+	for _, d := range ds {
+		if latest == nil || d.CreateIndex > latest.CreateIndex {
+			latest = d
+		}
+	}
+	return latest, nil
+}
+
+// Deployments iterates over every deployment.
+func (s *StateStore) Deployments(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.readTxn(), ws, TableDeployments, "id")
+}

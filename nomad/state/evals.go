@@ -1,0 +1,169 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/drover-sched/drover/structs"
+	memdb "github.com/hashicorp/go-memdb"
+)
+
+// UpsertEvals creates or updates evaluations. CreateIndex is kept on update
+// and ModifyIndex set to index. An eval reporting QueuedAllocations sets the
+// Queued counts of its job's summary, and the job's status is recomputed
+// (a job whose only activity is a pending eval is pending).
+//
+// Cancelling older blocked evals of the same job is BlockedEvals' job, not
+// the store's: the store records what it is told.
+func (s *StateStore) UpsertEvals(index uint64, evals []*structs.Evaluation) error {
+	return s.writeTxn(func(txn *memdb.Txn) error {
+		js := jobSet{}
+		if err := upsertEvalsTxn(txn, index, evals, js); err != nil {
+			return err
+		}
+		return setJobStatuses(txn, index, js, false)
+	})
+}
+
+// upsertEvalsTxn does the work of UpsertEvals inside a larger write and
+// records the jobs whose status must be recomputed in js.
+func upsertEvalsTxn(txn *memdb.Txn, index uint64, evals []*structs.Evaluation, js jobSet) error {
+	if len(evals) == 0 {
+		return nil
+	}
+	for _, eval := range evals {
+		if eval == nil {
+			continue
+		}
+		e := eval.Copy()
+		if e.Namespace == "" {
+			e.Namespace = structs.DefaultNamespace
+		}
+		existing, err := evalByIDTxn(txn, nil, e.ID)
+		if err != nil {
+			return err
+		}
+		if existing != nil {
+			e.CreateIndex = existing.CreateIndex
+		} else {
+			e.CreateIndex = index
+		}
+		e.ModifyIndex = index
+		if err := updateSummaryWithEval(txn, index, e); err != nil {
+			return err
+		}
+		if err := txn.Insert(TableEvals, e); err != nil {
+			return fmt.Errorf("state: inserting eval %s: %w", e.ID, err)
+		}
+		js.add(e.Namespace, e.JobID)
+	}
+	return setIndex(txn, TableEvals, index)
+}
+
+// DeleteEvals removes evaluations and allocations (the core scheduler's
+// garbage collection). IDs that are already gone are skipped: GC batches
+// may overlap. The status of the jobs they belonged to is recomputed with
+// the knowledge that their history was collected, so a finished job stays
+// dead instead of going back to pending.
+func (s *StateStore) DeleteEvals(index uint64, evalIDs, allocIDs []string) error {
+	return s.writeTxn(func(txn *memdb.Txn) error {
+		js := jobSet{}
+		for _, id := range evalIDs {
+			e, err := evalByIDTxn(txn, nil, id)
+			if err != nil {
+				return err
+			}
+			if e == nil {
+				continue
+			}
+			if err := txn.Delete(TableEvals, e); err != nil {
+				return fmt.Errorf("state: deleting eval %s: %w", id, err)
+			}
+			js.add(e.Namespace, e.JobID)
+		}
+		for _, id := range allocIDs {
+			a, err := allocByIDTxn(txn, nil, id)
+			if err != nil {
+				return err
+			}
+			if a == nil {
+				continue
+			}
+			if err := txn.Delete(TableAllocs, a); err != nil {
+				return fmt.Errorf("state: deleting alloc %s: %w", id, err)
+			}
+			js.add(a.Namespace, a.JobID)
+		}
+		if err := setIndexes(txn, index, TableEvals, TableAllocs); err != nil {
+			return err
+		}
+		return setJobStatuses(txn, index, js, true)
+	})
+}
+
+// EvalByID returns the eval, or nil.
+func (s *StateStore) EvalByID(ws memdb.WatchSet, id string) (*structs.Evaluation, error) {
+	return evalByIDTxn(s.readTxn(), ws, id)
+}
+
+func evalByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Evaluation, error) {
+	ch, raw, err := txn.FirstWatch(TableEvals, "id", id)
+	if err != nil {
+		return nil, fmt.Errorf("state: eval lookup: %w", err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.Evaluation), nil
+}
+
+// EvalsByIDPrefix iterates over the evals whose ID starts with prefix, in
+// namespace (or every namespace if namespace is "" or "*").
+func (s *StateStore) EvalsByIDPrefix(ws memdb.WatchSet, namespace, prefix string) (memdb.ResultIterator, error) {
+	iter, err := getWatch(s.readTxn(), ws, TableEvals, "id_prefix", prefix)
+	if err != nil {
+		return nil, err
+	}
+	return filterNamespace(iter, namespace, func(raw any) string { return raw.(*structs.Evaluation).Namespace }), nil
+}
+
+// EvalsByJob returns every eval of a job.
+func (s *StateStore) EvalsByJob(ws memdb.WatchSet, namespace, jobID string) ([]*structs.Evaluation, error) {
+	// The trailing "" is an empty status prefix: all statuses of exactly
+	// this job, and not of jobs whose ID merely starts with jobID.
+	iter, err := getWatch(s.readTxn(), ws, TableEvals, "job_prefix", namespace, jobID, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []*structs.Evaluation
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		out = append(out, raw.(*structs.Evaluation))
+	}
+	return out, nil
+}
+
+// EvalsByJobAndStatus returns the evals of a job in one status.
+func (s *StateStore) EvalsByJobAndStatus(ws memdb.WatchSet, namespace, jobID, status string) ([]*structs.Evaluation, error) {
+	iter, err := getWatch(s.readTxn(), ws, TableEvals, "job", namespace, jobID, status)
+	if err != nil {
+		return nil, err
+	}
+	var out []*structs.Evaluation
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		out = append(out, raw.(*structs.Evaluation))
+	}
+	return out, nil
+}
+
+// Evals iterates over every eval.
+func (s *StateStore) Evals(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.readTxn(), ws, TableEvals, "id")
+}
+
+// filterNamespace keeps only the objects of namespace; "" and "*" keep all.
+func filterNamespace(iter memdb.ResultIterator, namespace string, nsOf func(any) string) memdb.ResultIterator {
+	if namespace == "" || namespace == "*" {
+		return iter
+	}
+	return memdb.NewFilterIterator(iter, func(raw any) bool { return nsOf(raw) != namespace })
+}

@@ -1,0 +1,223 @@
+package state
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/drover-sched/drover/structs"
+	memdb "github.com/hashicorp/go-memdb"
+)
+
+// Drain statuses recorded in a node's LastDrain.
+const (
+	DrainStatusDraining = "draining"
+	DrainStatusComplete = "complete"
+)
+
+// UpsertNode registers a node or updates its fingerprint. A client
+// re-registering does not know what the servers decided about its node,
+// so the server-owned fields of an existing record (DrainStrategy,
+// SchedulingEligibility, Events, LastDrain, CreateIndex) are kept.
+func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
+	return s.writeTxn(func(txn *memdb.Txn) error {
+		existing, err := nodeByIDTxn(txn, nil, node.ID)
+		if err != nil {
+			return err
+		}
+		n := node.Copy()
+		if existing != nil {
+			kept := existing.Copy()
+			n.CreateIndex = kept.CreateIndex
+			n.DrainStrategy = kept.DrainStrategy
+			n.SchedulingEligibility = kept.SchedulingEligibility
+			n.Events = kept.Events
+			n.LastDrain = kept.LastDrain
+		} else {
+			n.CreateIndex = index
+			if n.SchedulingEligibility == "" {
+				n.SchedulingEligibility = structs.NodeSchedulingEligible
+				if n.DrainStrategy != nil {
+					n.SchedulingEligibility = structs.NodeSchedulingIneligible
+				}
+			}
+		}
+		n.Drain = n.DrainStrategy != nil
+		n.ModifyIndex = index
+		return insertNode(txn, index, n)
+	})
+}
+
+// UpdateNodeStatus records a heartbeat or a server-side status change
+// (down, disconnected). updatedAt is chosen by the leader.
+func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64, event *structs.NodeEvent) error {
+	if !structs.ValidNodeStatus(status) {
+		return fmt.Errorf("node %s: status %q is not one of initializing, ready, down, disconnected", structs.ShortID(nodeID), status)
+	}
+	return s.updateNode(index, nodeID, event, func(n *structs.Node) error {
+		n.Status = status
+		n.StatusUpdatedAt = updatedAt
+		return nil
+	})
+}
+
+// UpdateNodeDrain starts (drain != nil) or ends (drain == nil) a drain. A
+// draining node is always ineligible; ending a drain makes it eligible
+// again only if markEligible, so an operator can finish a drain and keep
+// the node out of scheduling.
+func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, updatedAt int64, event *structs.NodeEvent) error {
+	return s.updateNode(index, nodeID, event, func(n *structs.Node) error {
+		at := time.Unix(0, updatedAt).UTC()
+		wasDraining := n.DrainStrategy != nil
+		if drain != nil {
+			d := *drain
+			n.DrainStrategy = &d
+			n.SchedulingEligibility = structs.NodeSchedulingIneligible
+			if !wasDraining {
+				n.LastDrain = &structs.DrainMetadata{StartedAt: at, UpdatedAt: at, Status: DrainStatusDraining}
+			} else if n.LastDrain != nil {
+				n.LastDrain.UpdatedAt = at
+			}
+		} else {
+			n.DrainStrategy = nil
+			if markEligible {
+				n.SchedulingEligibility = structs.NodeSchedulingEligible
+			}
+			if wasDraining && n.LastDrain != nil {
+				n.LastDrain.UpdatedAt = at
+				n.LastDrain.Status = DrainStatusComplete
+			}
+		}
+		n.Drain = n.DrainStrategy != nil
+		n.StatusUpdatedAt = updatedAt
+		return nil
+	})
+}
+
+// UpdateNodeEligibility changes whether new work may be placed on the
+// node. A draining node cannot be made eligible: the drain would place
+// nothing there anyway, and the operator must end the drain instead.
+func (s *StateStore) UpdateNodeEligibility(index uint64, nodeID, eligibility string, updatedAt int64, event *structs.NodeEvent) error {
+	switch eligibility {
+	case structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible:
+	default:
+		return fmt.Errorf("node %s: eligibility %q is not one of eligible, ineligible", structs.ShortID(nodeID), eligibility)
+	}
+	return s.updateNode(index, nodeID, event, func(n *structs.Node) error {
+		if eligibility == structs.NodeSchedulingEligible && n.DrainStrategy != nil {
+			return fmt.Errorf("node %s is draining: end the drain before marking it eligible", structs.ShortID(nodeID))
+		}
+		n.SchedulingEligibility = eligibility
+		n.StatusUpdatedAt = updatedAt
+		return nil
+	})
+}
+
+// updateNode copies the node, lets change modify the copy, appends event
+// and stores it.
+func (s *StateStore) updateNode(index uint64, nodeID string, event *structs.NodeEvent, change func(*structs.Node) error) error {
+	return s.writeTxn(func(txn *memdb.Txn) error {
+		existing, err := nodeByIDTxn(txn, nil, nodeID)
+		if err != nil {
+			return err
+		}
+		if existing == nil {
+			return fmt.Errorf("node %s: %w", structs.ShortID(nodeID), structs.ErrNotFound)
+		}
+		n := existing.Copy()
+		if err := change(n); err != nil {
+			return err
+		}
+		if event != nil {
+			e := event.Copy()
+			e.CreateIndex = index
+			n.AddEvent(e)
+		}
+		n.ModifyIndex = index
+		return insertNode(txn, index, n)
+	})
+}
+
+// DeleteNode removes nodes. Every ID must exist, otherwise nothing is
+// deleted: a GC batch naming an unknown node is a bug worth seeing.
+func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error {
+	if len(nodeIDs) == 0 {
+		return nil
+	}
+	return s.writeTxn(func(txn *memdb.Txn) error {
+		for _, id := range nodeIDs {
+			existing, err := nodeByIDTxn(txn, nil, id)
+			if err != nil {
+				return err
+			}
+			if existing == nil {
+				return fmt.Errorf("node %s: %w", structs.ShortID(id), structs.ErrNotFound)
+			}
+			if err := txn.Delete(TableNodes, existing); err != nil {
+				return fmt.Errorf("state: deleting node %s: %w", id, err)
+			}
+		}
+		return setIndex(txn, TableNodes, index)
+	})
+}
+
+func insertNode(txn *memdb.Txn, index uint64, n *structs.Node) error {
+	if err := txn.Insert(TableNodes, n); err != nil {
+		return fmt.Errorf("state: inserting node %s: %w", n.ID, err)
+	}
+	return setIndex(txn, TableNodes, index)
+}
+
+// NodeByID returns the node, or nil if there is none.
+func (s *StateStore) NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error) {
+	return nodeByIDTxn(s.readTxn(), ws, id)
+}
+
+func nodeByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Node, error) {
+	ch, raw, err := txn.FirstWatch(TableNodes, "id", id)
+	if err != nil {
+		return nil, fmt.Errorf("state: node lookup: %w", err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.Node), nil
+}
+
+// NodeBySecretID returns the node holding secretID, or nil.
+func (s *StateStore) NodeBySecretID(ws memdb.WatchSet, secretID string) (*structs.Node, error) {
+	ch, raw, err := s.readTxn().FirstWatch(TableNodes, "secret_id", secretID)
+	if err != nil {
+		return nil, fmt.Errorf("state: node lookup by secret: %w", err)
+	}
+	ws.Add(ch)
+	if raw == nil {
+		return nil, nil
+	}
+	return raw.(*structs.Node), nil
+}
+
+// NodesByIDPrefix iterates over the nodes whose ID starts with prefix.
+func (s *StateStore) NodesByIDPrefix(ws memdb.WatchSet, prefix string) (memdb.ResultIterator, error) {
+	return getWatch(s.readTxn(), ws, TableNodes, "id_prefix", prefix)
+}
+
+// NodesByNodePool iterates over the nodes of one pool.
+func (s *StateStore) NodesByNodePool(ws memdb.WatchSet, pool string) (memdb.ResultIterator, error) {
+	return getWatch(s.readTxn(), ws, TableNodes, "node_pool", pool)
+}
+
+// Nodes iterates over every node.
+func (s *StateStore) Nodes(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.readTxn(), ws, TableNodes, "id")
+}
+
+// getWatch is txn.Get that also watches the result.
+func getWatch(txn *memdb.Txn, ws memdb.WatchSet, table, index string, args ...any) (memdb.ResultIterator, error) {
+	iter, err := txn.Get(table, index, args...)
+	if err != nil {
+		return nil, fmt.Errorf("state: reading %s by %s: %w", table, index, err)
+	}
+	ws.Add(iter.WatchCh())
+	return iter, nil
+}
