@@ -1,0 +1,46 @@
+// Package command is Drover's command-line interface: one file per verb,
+// dispatched by Run. The agent itself lives in command/agent.
+package command
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Version is Drover's version, reported by `drover version` and in node
+// attributes.
+const Version = "0.1.0-dev"
+
+// Run executes the CLI with args (without the program name) and returns the
+// process exit code.
+func Run(args []string) int {
+	return run(args, os.Stdout, os.Stderr)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 1
+	}
+	switch args[0] {
+	case "version", "-version", "--version", "-v":
+		fmt.Fprintf(stdout, "Drover v%s\n", Version)
+		return 0
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "Unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 1
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `Usage: drover <command> [args]
+
+Commands:
+    agent      Run a Drover agent (server and/or client)
+    version    Print the Drover version
+`)
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const modulePath = "github.com/drover-sched/drover"
+
+// importRules says which of Drover's own packages each package tree may
+// import (DESIGN.md, "Layout"). A tree not listed may import anything. Test
+// files are exempt: a scheduler test may use the real state store.
+var importRules = []struct {
+	tree    string
+	allowed []string
+}{
+	{"structs", nil},
+	{"helper", []string{"helper", "structs"}},
+	{"scheduler", []string{"structs", "scheduler"}},
+	{"nomad", []string{"structs", "scheduler", "nomad", "helper"}},
+	{"client", []string{"structs", "client", "helper"}},
+	{"api", []string{"api"}},
+	{"jobspec", []string{"api", "jobspec"}},
+}
+
+func TestPackageImportRules(t *testing.T) {
+	fset := token.NewFileSet()
+	checked := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, rule := range importRules {
+			if dir != rule.tree && !strings.HasPrefix(dir, rule.tree+"/") {
+				continue
+			}
+			checked++
+			for _, imp := range f.Imports {
+				p := strings.Trim(imp.Path.Value, `"`)
+				if !strings.HasPrefix(p, modulePath+"/") {
+					continue
+				}
+				target := strings.TrimPrefix(p, modulePath+"/")
+				if !allowedImport(target, rule.allowed) {
+					t.Errorf("%s imports %s, but %s/ may only import %v", path, target, rule.tree, rule.allowed)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no files were checked; the walk is broken")
+	}
+}
+
+func allowedImport(target string, allowed []string) bool {
+	for _, a := range allowed {
+		if target == a || strings.HasPrefix(target, a+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func TestAllowedImport(t *testing.T) {
+	if allowedImport("nomad/state", []string{"structs", "scheduler"}) {
+		t.Fatal("scheduler must not be allowed to import nomad/state")
+	}
+	if !allowedImport("scheduler/feasible", []string{"scheduler"}) {
+		t.Fatal("a sub-package of an allowed tree must be allowed")
+	}
+	if allowedImport("structsx", []string{"structs"}) {
+		t.Fatal("a prefix that is not a path element must not match")
+	}
+}
