@@ -1,0 +1,94 @@
+package feasible
+
+import (
+	"strings"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// Exhaustion dimensions that are not resource names.
+const (
+	dimDynamicPorts = "dynamic port selection failed"
+	dimNetworkAsk   = "network: invalid ask"
+	dimStateError   = "reading node allocations failed"
+)
+
+// fitResult is the outcome of fitting one allocation of a group on a node.
+type fitResult struct {
+	proposed  []*structs.Allocation
+	resources *structs.AllocatedResources
+	// util is what the node would have in use with the new allocation.
+	util structs.ComparableResources
+	// exhausted names the dimension that did not fit, "" if it fits.
+	exhausted string
+}
+
+// fitGroup decides whether one more allocation of g fits on node next to
+// the allocations the plan would leave there (ProposedAllocs, which applies
+// promise 1), choosing its ports. The final word is structs.AllocsFit, the
+// function the plan applier uses too.
+func fitGroup(ctx *EvalContext, g *groupInfo, node *structs.Node) fitResult {
+	proposed, err := ctx.ProposedAllocs(node.ID)
+	if err != nil {
+		ctx.logger.Warn("cannot fit on node", "node_id", node.ID, "error", err)
+		return fitResult{exhausted: dimStateError}
+	}
+	r := fitResult{proposed: proposed}
+
+	// Sum first: the cheap check names cpu/memory/disk before any port
+	// question, in the same order AllocsFit would.
+	for _, a := range proposed {
+		if a.HoldsResources() {
+			r.util.Add(a.AllocatedResources.Comparable())
+		}
+	}
+	r.util.Add(g.ask)
+	if ok, dim := node.Comparable().Superset(r.util); !ok {
+		r.exhausted = dim
+		return r
+	}
+
+	var ports structs.AllocatedPorts
+	if g.netErr != nil {
+		r.exhausted = dimNetworkAsk
+		return r
+	}
+	if g.netAsk != nil && len(g.netAsk.ReservedPorts)+len(g.netAsk.DynamicPorts) > 0 {
+		idx, err := structs.NewNetworkIndex(node)
+		if err != nil {
+			r.exhausted = "network: " + err.Error()
+			return r
+		}
+		if collide, reason := idx.AddAllocs(proposed); collide {
+			r.exhausted = "network: " + reason
+			return r
+		}
+		ports, err = idx.AssignPorts(g.netAsk, "", ctx.rng)
+		if err != nil {
+			if strings.HasPrefix(err.Error(), dimDynamicPorts) {
+				r.exhausted = dimDynamicPorts
+			} else {
+				r.exhausted = "network: " + err.Error()
+			}
+			return r
+		}
+	}
+	r.resources = structs.AllocatedResourcesFor(g.tg, ports)
+
+	candidate := &structs.Allocation{
+		ID:                 "proposed-placement",
+		AllocatedResources: r.resources,
+		DesiredStatus:      structs.AllocDesiredStatusRun,
+		ClientStatus:       structs.AllocClientStatusPending,
+	}
+	all := make([]*structs.Allocation, len(proposed), len(proposed)+1)
+	copy(all, proposed)
+	fits, dim, _, err := structs.AllocsFit(node, append(all, candidate), nil)
+	switch {
+	case err != nil:
+		r.exhausted = "network: " + err.Error()
+	case !fits:
+		r.exhausted = dim
+	}
+	return r
+}

@@ -1,0 +1,105 @@
+package feasible
+
+import (
+	"sort"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// groupInfo is everything about one task group of the current job that does
+// not change from one Select to the next: its feasibility chain, what it
+// asks for, and its affinities and spreads. The stack builds it on the
+// group's first Select after SetJob.
+type groupInfo struct {
+	tg       *structs.TaskGroup
+	checkers []checker
+
+	ask    structs.ComparableResources
+	netAsk *structs.NetworkResource
+	netErr error
+
+	affinities []*structs.Affinity
+	spreads    []*structs.Spread
+
+	// candidates is the bucketed node source for groups with spreads or
+	// affinities, built lazily per SetNodes (source.go).
+	candidates *bucketSource
+}
+
+// newGroupInfo gathers the job's, the group's and its tasks' constraints
+// into a checker chain ordered cheapest first: node status, drivers,
+// class-cached constraints, per-node constraints, then the checks that
+// consult the job's allocations.
+func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *groupInfo {
+	g := &groupInfo{tg: tg, ask: structs.TaskGroupAsk(tg)}
+	g.netAsk, g.netErr = structs.GroupNetworkAsk(tg)
+
+	var classWide, perNode []*structs.Constraint
+	var distinct []checker
+	add := func(cs []*structs.Constraint, group string) {
+		for _, c := range cs {
+			switch c.Operand {
+			case structs.ConstraintDistinctHosts:
+				if distinctHostsEnabled(c) {
+					distinct = append(distinct, distinctHostsChecker{ctx: ctx, job: job, group: group})
+				}
+			case structs.ConstraintDistinctProperty:
+				distinct = append(distinct, newDistinctPropertyChecker(ctx, job, group, c))
+			default:
+				if targetIsUnique(c.LTarget) || targetIsUnique(c.RTarget) {
+					perNode = append(perNode, c)
+				} else {
+					classWide = append(classWide, c)
+				}
+			}
+		}
+	}
+	add(job.Constraints, "")
+	add(tg.Constraints, tg.Name)
+	drivers := map[string]struct{}{}
+	for _, t := range tg.Tasks {
+		add(t.Constraints, tg.Name)
+		if t.Driver != "" {
+			drivers[t.Driver] = struct{}{}
+		}
+		g.affinities = append(g.affinities, t.Affinities...)
+	}
+	names := make([]string, 0, len(drivers))
+	for d := range drivers {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+
+	g.checkers = append(g.checkers, readyChecker{job: job}, driverChecker{drivers: names})
+	if len(classWide) > 0 {
+		g.checkers = append(g.checkers, classChecker{ctx: ctx, group: tg.Name, inner: constraintChecker{ctx: ctx, constraints: classWide}})
+	}
+	if len(perNode) > 0 {
+		ctx.classes.escaped = true
+		g.checkers = append(g.checkers, constraintChecker{ctx: ctx, constraints: perNode})
+	}
+	g.checkers = append(g.checkers, distinct...)
+
+	g.affinities = append(append(append([]*structs.Affinity(nil), job.Affinities...), tg.Affinities...), g.affinities...)
+	g.spreads = append(append([]*structs.Spread(nil), job.Spreads...), tg.Spreads...)
+	return g
+}
+
+// feasible runs the chain and records the first refusal in the metrics.
+func (g *groupInfo) feasible(ctx *EvalContext, node *structs.Node) bool {
+	for _, c := range g.checkers {
+		if reason := c.check(node); reason != "" {
+			ctx.metrics.FilterNode(node.ComputedClass, reason)
+			return false
+		}
+	}
+	return true
+}
+
+// desiredCount is the group's count, at least one, for ratios.
+func (g *groupInfo) desiredCount() int {
+	if g.tg.Count < 1 {
+		return 1
+	}
+	return g.tg.Count
+}

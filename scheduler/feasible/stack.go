@@ -1,0 +1,276 @@
+package feasible
+
+import (
+	"math"
+	"sort"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// SelectOptions tune one Select.
+type SelectOptions struct {
+	// PenaltyNodeIDs are nodes a rescheduled allocation is moving away
+	// from; they score -1 on "node-reschedule-penalty".
+	PenaltyNodeIDs map[string]struct{}
+	// PreferredNodes are tried first (sticky disk, in-place); the whole
+	// node set is tried only if none of them fits.
+	PreferredNodes []*structs.Node
+	// AllocName is the allocation being placed, for logs.
+	AllocName string
+}
+
+// RankedNode is a node chosen (or considered) for a placement.
+type RankedNode struct {
+	Node       *structs.Node
+	FinalScore float64
+	// Scores are the applicable scores averaged into FinalScore.
+	Scores []float64
+	// Resources is the grant, with ports chosen.
+	Resources *structs.AllocatedResources
+	// Proposed are the allocations that hold resources on the node before
+	// this placement (EvalContext.ProposedAllocs).
+	Proposed []*structs.Allocation
+
+	scoreNames []string
+}
+
+// Stack chooses nodes for placements of one job.
+type Stack interface {
+	// SetNodes sets the candidate nodes (already ready and in the job's
+	// datacenters and pool); the stack shuffles them with the context's
+	// rand.
+	SetNodes(nodes []*structs.Node)
+	// SetJob sets the job whose groups are placed.
+	SetJob(job *structs.Job)
+	// Select returns the best node for one allocation of tg, or nil when
+	// nothing fits; the context's Metrics say why.
+	Select(tg *structs.TaskGroup, opts *SelectOptions) *RankedNode
+}
+
+// Sampling limits: a service placement scores about log2(n) feasible nodes,
+// a batch placement two ("power of two choices"): enough to find a good
+// node without scoring the whole cluster.
+const (
+	batchCandidateLimit = 2
+	minCandidateLimit   = 2
+	// maxNegativeSkips is how many candidates with a negative score (a
+	// collision with the job, the node being moved away from) may be
+	// looked past without counting toward the limit, so a few bad nodes
+	// in a row do not crowd out the good ones.
+	maxNegativeSkips = 3
+	// scoreMetaKept is how many top candidates are kept in the metrics.
+	scoreMetaKept = 5
+)
+
+// GenericStack places service and batch allocations.
+type GenericStack struct {
+	batch bool
+	ctx   *EvalContext
+	job   *structs.Job
+
+	nodes  []*structs.Node
+	ring   *ringSource
+	groups map[string]*groupInfo
+}
+
+// NewGenericStack returns a stack for service (batch false) or batch jobs.
+func NewGenericStack(batch bool, ctx *EvalContext) Stack {
+	return &GenericStack{batch: batch, ctx: ctx, ring: &ringSource{}, groups: map[string]*groupInfo{}}
+}
+
+// SetNodes shuffles the nodes with the context's rand and makes them the
+// candidates. Bucketed sources are rebuilt on the next Select that needs
+// them.
+func (s *GenericStack) SetNodes(nodes []*structs.Node) {
+	shuffled := append([]*structs.Node(nil), nodes...)
+	s.ctx.rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	s.nodes = shuffled
+	s.ring = &ringSource{nodes: shuffled}
+	s.ctx.rememberNodes(shuffled)
+	for _, g := range s.groups {
+		g.candidates = nil
+	}
+}
+
+// SetJob sets the job; per-group data and class verdicts start over.
+func (s *GenericStack) SetJob(job *structs.Job) {
+	if s.job != job {
+		s.ctx.classes.reset()
+	}
+	s.job = job
+	s.groups = map[string]*groupInfo{}
+}
+
+// Select picks the best node for one allocation of tg.
+func (s *GenericStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *RankedNode {
+	s.ctx.Reset()
+	if s.job == nil || tg == nil {
+		return nil
+	}
+	if opts == nil {
+		opts = &SelectOptions{}
+	}
+	s.ctx.metrics.NodesInPool = len(s.nodes)
+	g := s.group(tg)
+	tracker := s.ctx.jobTracker(s.job)
+	tracker.sync(s.ctx.plan)
+
+	sel := newSelection(s.ctx, s.job, g, opts, tracker)
+	if len(opts.PreferredNodes) > 0 {
+		pref := &ringSource{nodes: opts.PreferredNodes}
+		pref.each(len(opts.PreferredNodes), sel.try)
+		if best := sel.finish(); best != nil {
+			return best
+		}
+		sel = newSelection(s.ctx, s.job, g, opts, tracker)
+	}
+	sel.run(s.source(g, tracker), s.limit())
+	return sel.finish()
+}
+
+func (s *GenericStack) group(tg *structs.TaskGroup) *groupInfo {
+	g := s.groups[tg.Name]
+	if g == nil || g.tg != tg {
+		g = newGroupInfo(s.ctx, s.job, tg)
+		s.groups[tg.Name] = g
+	}
+	return g
+}
+
+// source returns the ring of shuffled nodes, or for groups with spreads or
+// affinities the bucketed source, scored for this Select.
+func (s *GenericStack) source(g *groupInfo, t *jobTracker) candidateSource {
+	if len(g.spreads) == 0 && len(g.affinities) == 0 {
+		return s.ring
+	}
+	if g.candidates == nil {
+		g.candidates = newBucketSource(s.ctx, g, s.nodes)
+	}
+	g.candidates.prepare(t)
+	return g.candidates
+}
+
+func (s *GenericStack) limit() int {
+	if s.batch {
+		return batchCandidateLimit
+	}
+	l := minCandidateLimit
+	if n := len(s.nodes); n > 0 {
+		l = max(l, int(math.Ceil(math.Log2(float64(n)))))
+	}
+	return l
+}
+
+// selection is the state of one Select: the candidates scored so far.
+type selection struct {
+	ctx       *EvalContext
+	job       *structs.Job
+	g         *groupInfo
+	opts      *SelectOptions
+	tracker   *jobTracker
+	algorithm string
+
+	best    *RankedNode
+	top     []*RankedNode
+	skipped int
+}
+
+func newSelection(ctx *EvalContext, job *structs.Job, g *groupInfo, opts *SelectOptions, t *jobTracker) *selection {
+	return &selection{
+		ctx: ctx, job: job, g: g, opts: opts, tracker: t,
+		algorithm: ctx.SchedulerConfig().EffectiveAlgorithm(),
+	}
+}
+
+func (sel *selection) run(src candidateSource, limit int) {
+	src.each(limit, sel.try)
+}
+
+// try evaluates one node; it reports whether the node counts toward the
+// candidate limit.
+func (sel *selection) try(node *structs.Node, b *bucket) bool {
+	option := sel.rank(node, b)
+	if option == nil {
+		return false
+	}
+	sel.keep(option)
+	if option.FinalScore < 0 && sel.skipped < maxNegativeSkips {
+		sel.skipped++
+		return false
+	}
+	return true
+}
+
+// rank runs the feasibility chain, the fit and the scores for one node;
+// nil means filtered or exhausted (recorded in the metrics).
+func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
+	ctx := sel.ctx
+	ctx.metrics.EvaluateNode()
+	if !sel.g.feasible(ctx, node) {
+		return nil
+	}
+	fit := fitGroup(ctx, sel.g, node)
+	if fit.exhausted != "" {
+		ctx.metrics.ExhaustedNode(node.ComputedClass, fit.exhausted)
+		return nil
+	}
+	var sheet scoreSheet
+	sheet.add(scoreNameBinPack, fitnessScore(sel.algorithm, node, fit.util))
+	if s, ok := antiAffinityScore(sel.tracker.onNode(node.ID, sel.g.tg.Name), sel.g.desiredCount()); ok {
+		sheet.add(scoreNameAntiAffinity, s)
+	}
+	if _, ok := sel.opts.PenaltyNodeIDs[node.ID]; ok {
+		sheet.add(scoreNamePenalty, -1)
+	}
+	var aff, spread float64
+	if b != nil {
+		aff, spread = b.affinity, b.spread
+	} else if len(sel.g.affinities) > 0 {
+		// Preferred nodes come without a bucket.
+		aff = affinityScore(ctx, sel.g.affinities, node)
+	}
+	if aff != 0 {
+		sheet.add(scoreNameAffinity, aff)
+	}
+	if spread != 0 {
+		sheet.add(scoreNameSpread, spread)
+	}
+	return &RankedNode{
+		Node:       node,
+		FinalScore: sheet.mean(),
+		Scores:     sheet.values,
+		Resources:  fit.resources,
+		Proposed:   fit.proposed,
+		scoreNames: sheet.names,
+	}
+}
+
+// keep remembers the best option (first wins ties, so the shuffled order
+// decides) and the top few for the metrics.
+func (sel *selection) keep(o *RankedNode) {
+	if sel.best == nil || o.FinalScore > sel.best.FinalScore {
+		sel.best = o
+	}
+	i := sort.Search(len(sel.top), func(i int) bool { return sel.top[i].FinalScore < o.FinalScore })
+	if i < scoreMetaKept {
+		sel.top = append(sel.top, nil)
+		copy(sel.top[i+1:], sel.top[i:])
+		sel.top[i] = o
+		if len(sel.top) > scoreMetaKept {
+			sel.top = sel.top[:scoreMetaKept]
+		}
+	}
+}
+
+// finish records the top candidates' scores and returns the best.
+func (sel *selection) finish() *RankedNode {
+	m := sel.ctx.metrics
+	for _, o := range sel.top {
+		meta := &structs.NodeScoreMeta{NodeID: o.Node.ID, Scores: make(map[string]float64, len(o.Scores)), NormScore: o.FinalScore}
+		for i, name := range o.scoreNames {
+			meta.Scores[name] = o.Scores[i]
+		}
+		m.ScoreMetaData = append(m.ScoreMetaData, meta)
+	}
+	return sel.best
+}
