@@ -1,0 +1,35 @@
+// Package executor runs tasks as plain processes for the raw_exec and exec
+// drivers: start in a new process group, wait for exit through a pidfd,
+// signal the whole group, re-attach to a process a previous client started.
+//
+// # Why a process group
+//
+// A task is usually a shell or a supervisor that forks. Killing only the
+// pid would leave its children running, holding ports and files. Each task
+// is its own process group (Setpgid), and every signal goes to the group.
+//
+// # Waiting without being the parent
+//
+// A restarted client is not the parent of the tasks it re-attaches to, so
+// it cannot wait(2) for them. It verifies a stored pid still names the same
+// process (the start time in /proc/<pid>/stat must match the stored one),
+// opens a pidfd, and polls it: the pidfd becomes readable when the process
+// exits, with no polling loop and no race with pid reuse. The exit code of
+// a process that is not our child is unknown, and is reported as such. On
+// kernels without pidfd_open the waiter checks /proc on an interval of the
+// injected clock instead.
+//
+// # Logs survive a client restart
+//
+// A task's stdout and stderr are FIFOs the task runner reads. If the only
+// reader (the client) went away, the task's next write would kill it with
+// SIGPIPE. So the task also inherits a read end of each FIFO as fd 3 and 4,
+// which it never reads: while the client is down, writes block once the
+// pipe buffer is full instead of killing the task, and the restarted client
+// re-opens the FIFOs and drains them.
+//
+// # Goroutines
+//
+// The Driver owns one waiter goroutine per task. Shutdown stops them all
+// (the processes keep running) and waits for them.
+package executor
