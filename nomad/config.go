@@ -1,0 +1,123 @@
+package nomad
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+)
+
+// Config is everything a server needs to start. The agent builds it from
+// its HCL configuration and flags; tests build it directly.
+type Config struct {
+	// NodeName names this server; NodeID is its raft ID (persisted in the
+	// data dir so a restarted server keeps its identity).
+	NodeName   string
+	NodeID     string
+	Region     string
+	Datacenter string
+
+	// DataDir holds raft's log, stable store and snapshots. DevMode keeps
+	// everything in memory instead.
+	DataDir string
+	DevMode bool
+
+	// RPCAddr is the address to listen on for RPC and raft (one port);
+	// RPCAdvertise is the address other servers and clients dial. Port 0
+	// picks a free port (tests).
+	RPCAddr      string
+	RPCAdvertise string
+
+	// BootstrapExpect is how many servers to wait for before bootstrapping
+	// raft. 1 bootstraps alone.
+	BootstrapExpect int
+	// ServerJoin lists RPC addresses of other servers to join.
+	ServerJoin []string
+	// RetryJoinInterval is how often joining is retried.
+	RetryJoinInterval time.Duration
+
+	// NumSchedulers is how many scheduler workers run on this server.
+	NumSchedulers     int
+	EnabledSchedulers []string
+
+	// Heartbeat tuning (see heartbeat.go).
+	MinHeartbeatTTL        time.Duration
+	MaxHeartbeatsPerSecond float64
+	HeartbeatGrace         time.Duration
+	FailoverHeartbeatTTL   time.Duration
+	// MaxNodeDownPerSecond bounds how fast nodes are marked down when many
+	// miss their TTL at once (a network split on the server side), so it
+	// does not become an eviction storm.
+	MaxNodeDownPerSecond float64
+
+	// Eval broker tuning.
+	EvalNackTimeout             time.Duration
+	EvalDeliveryLimit           int
+	EvalNackInitialReenqueue    time.Duration
+	EvalNackSubsequentReenqueue time.Duration
+	EvalFailedFollowupDelay     time.Duration
+
+	// Garbage collection thresholds (used by core GC).
+	EvalGCThreshold       time.Duration
+	JobGCThreshold        time.Duration
+	NodeGCThreshold       time.Duration
+	DeploymentGCThreshold time.Duration
+
+	// RaftConfig overrides raft's timing (tests use short timeouts).
+	RaftConfig *raft.Config
+	// RaftSnapshotThreshold and interval tune snapshotting.
+	RaftSnapshotThreshold uint64
+
+	Logger hclog.Logger
+	Clock  Clock
+}
+
+// DefaultConfig returns a configuration for a single in-memory dev server.
+func DefaultConfig() *Config {
+	return &Config{
+		NodeName:                    "drover-server",
+		Region:                      "global",
+		Datacenter:                  "dc1",
+		RPCAddr:                     "127.0.0.1:4647",
+		BootstrapExpect:             1,
+		RetryJoinInterval:           2 * time.Second,
+		NumSchedulers:               runtime.NumCPU(),
+		EnabledSchedulers:           []string{"service", "batch", "system", "sysbatch", "_core"},
+		MinHeartbeatTTL:             10 * time.Second,
+		MaxHeartbeatsPerSecond:      50,
+		HeartbeatGrace:              10 * time.Second,
+		FailoverHeartbeatTTL:        300 * time.Second,
+		MaxNodeDownPerSecond:        20,
+		EvalNackTimeout:             60 * time.Second,
+		EvalDeliveryLimit:           3,
+		EvalNackInitialReenqueue:    1 * time.Second,
+		EvalNackSubsequentReenqueue: 20 * time.Second,
+		EvalFailedFollowupDelay:     1 * time.Minute,
+		EvalGCThreshold:             1 * time.Hour,
+		JobGCThreshold:              4 * time.Hour,
+		NodeGCThreshold:             24 * time.Hour,
+		DeploymentGCThreshold:       1 * time.Hour,
+		RaftSnapshotThreshold:       8192,
+	}
+}
+
+// Validate reports configuration problems by field.
+func (c *Config) Validate() error {
+	switch {
+	case !c.DevMode && c.DataDir == "":
+		return fmt.Errorf("server: data_dir is required unless running in dev mode")
+	case c.BootstrapExpect < 0:
+		return fmt.Errorf("server: bootstrap_expect must be >= 0, got %d", c.BootstrapExpect)
+	case c.BootstrapExpect > 1 && c.DevMode:
+		return fmt.Errorf("server: bootstrap_expect > 1 needs a data_dir (dev mode is single-server)")
+	case c.NumSchedulers < 0:
+		return fmt.Errorf("server: num_schedulers must be >= 0, got %d", c.NumSchedulers)
+	case c.MinHeartbeatTTL <= 0:
+		return fmt.Errorf("server: min_heartbeat_ttl must be > 0")
+	case c.MaxHeartbeatsPerSecond <= 0:
+		return fmt.Errorf("server: max_heartbeats_per_second must be > 0")
+	}
+	return nil
+}

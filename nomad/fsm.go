@@ -1,0 +1,167 @@
+package nomad
+
+import (
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/structs"
+)
+
+// FSM applies committed raft entries to the state store. Every entry is one
+// message-type byte followed by a msgpack-encoded request. Apply is
+// deterministic: handlers use only the raft index and values in the entry
+// (IDs, times) — never the clock or a random source — so every server ends
+// with the same state.
+//
+// On the leader, applying some entries also has side effects outside the
+// state store (enqueueing evals, unblocking capacity). Those go through
+// fsmHooks, which are no-ops on followers.
+type FSM struct {
+	logger hclog.Logger
+	hooks  fsmHooks
+
+	mu    sync.RWMutex
+	state *state.StateStore
+
+	handlers map[structs.MessageType]applyFn
+}
+
+// applyFn applies one decoded entry at a raft index. The returned value is
+// the raft future's Response: nil or an error.
+type applyFn func(buf []byte, index uint64) any
+
+// fsmHooks are the leader-only consequences of applying an entry. The server
+// wires them to the eval broker and blocked evals; both ignore calls while
+// disabled (on followers).
+type fsmHooks interface {
+	// EvalsUpserted is told of evals written by an entry: pending ones go to
+	// the broker, blocked ones to BlockedEvals.
+	EvalsUpserted(evals []*structs.Evaluation)
+	// CapacityChanged is told that nodes of a class may have room now.
+	CapacityChanged(nodeID, computedClass string, index uint64)
+	// JobStopped is told a job was stopped or purged.
+	JobStopped(namespace, jobID string)
+}
+
+type noopHooks struct{}
+
+func (noopHooks) EvalsUpserted([]*structs.Evaluation)    {}
+func (noopHooks) CapacityChanged(string, string, uint64) {}
+func (noopHooks) JobStopped(string, string)              {}
+
+// NewFSM returns an FSM over a fresh state store.
+func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
+	st, err := state.NewStateStore(&state.StateStoreConfig{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	if hooks == nil {
+		hooks = noopHooks{}
+	}
+	f := &FSM{logger: logger.Named("fsm"), hooks: hooks, state: st}
+	f.handlers = map[structs.MessageType]applyFn{
+		structs.NodeRegisterRequestType:                 f.applyNodeRegister,
+		structs.NodeDeregisterRequestType:               f.applyNodeDeregister,
+		structs.NodeUpdateStatusRequestType:             f.applyNodeUpdateStatus,
+		structs.NodeUpdateDrainRequestType:              f.applyNodeUpdateDrain,
+		structs.NodeUpdateEligibilityRequestType:        f.applyNodeUpdateEligibility,
+		structs.NodeBatchDeregisterRequestType:          f.applyNodeBatchDeregister,
+		structs.JobRegisterRequestType:                  f.applyJobRegister,
+		structs.JobDeregisterRequestType:                f.applyJobDeregister,
+		structs.JobBatchDeregisterRequestType:           f.applyJobBatchDeregister,
+		structs.JobStabilityRequestType:                 f.applyJobStability,
+		structs.EvalUpdateRequestType:                   f.applyEvalUpdate,
+		structs.EvalDeleteRequestType:                   f.applyEvalDelete,
+		structs.AllocClientUpdateRequestType:            f.applyAllocClientUpdate,
+		structs.ApplyPlanResultsRequestType:             f.applyPlanResults,
+		structs.AllocUpdateDesiredTransitionRequestType: f.applyAllocDesiredTransition,
+		structs.AllocStopRequestType:                    f.applyAllocStop,
+		structs.DeploymentStatusUpdateRequestType:       f.applyDeploymentStatusUpdate,
+		structs.DeploymentDeleteRequestType:             f.applyDeploymentDelete,
+		structs.SchedulerConfigRequestType:              f.applySchedulerConfig,
+		structs.GenericWriteRequestType:                 f.applyGenericWrite,
+	}
+	return f, nil
+}
+
+// State returns the current state store. It changes when a snapshot is
+// restored, so callers must not keep it across a restore.
+func (f *FSM) State() *state.StateStore {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.state
+}
+
+// Apply implements raft.FSM.
+func (f *FSM) Apply(log *raft.Log) any {
+	if log.Type != raft.LogCommand || len(log.Data) == 0 {
+		return nil
+	}
+	msgType := structs.MessageType(log.Data[0])
+	ignoreUnknown := msgType&structs.IgnoreUnknownTypeFlag != 0
+	msgType &^= structs.IgnoreUnknownTypeFlag
+	h, ok := f.handlers[msgType]
+	if !ok {
+		if ignoreUnknown {
+			f.logger.Warn("ignoring unknown message type", "type", uint8(msgType), "index", log.Index)
+			return nil
+		}
+		// A server that does not understand the log cannot keep a correct
+		// state; stopping is safer than diverging.
+		panic(fmt.Sprintf("drover: unknown raft message type %d at index %d", msgType, log.Index))
+	}
+	return h(log.Data[1:], log.Index)
+}
+
+// encodeMsg builds a raft entry: the type byte then the msgpack body.
+func encodeMsg(t structs.MessageType, msg any) ([]byte, error) {
+	body, err := rpcx.Encode(msg)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", t, err)
+	}
+	buf := make([]byte, 0, len(body)+1)
+	buf = append(buf, byte(t))
+	return append(buf, body...), nil
+}
+
+// decode unpacks an entry body, panicking on corruption: a log entry that
+// cannot be decoded means the log is broken, and continuing would diverge.
+func decode(buf []byte, out any, t structs.MessageType) {
+	if err := rpcx.Decode(buf, out); err != nil {
+		panic(fmt.Sprintf("drover: failed to decode %s entry: %v", t, err))
+	}
+}
+
+// Snapshot implements raft.FSM: a point-in-time copy streamed by Persist.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	snap, err := f.State().Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &fsmSnapshot{snap: snap}, nil
+}
+
+// Restore implements raft.FSM: it builds a new state store from the stream
+// and swaps it in, abandoning the old one so blocking queries on it re-run.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	newState, err := state.NewStateStore(&state.StateStoreConfig{Logger: f.logger})
+	if err != nil {
+		return err
+	}
+	if err := restoreSnapshot(rc, newState); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	old := f.state
+	f.state = newState
+	f.mu.Unlock()
+	old.Abandon()
+	return nil
+}

@@ -1,0 +1,60 @@
+package nomad
+
+import (
+	"github.com/drover-sched/drover/structs"
+)
+
+func (f *FSM) applyEvalUpdate(buf []byte, index uint64) any {
+	var req structs.EvalUpdateRequest
+	decode(buf, &req, structs.EvalUpdateRequestType)
+	if err := f.State().UpsertEvals(index, req.Evals); err != nil {
+		f.logger.Error("UpsertEvals failed", "error", err)
+		return err
+	}
+	f.hooks.EvalsUpserted(req.Evals)
+	return nil
+}
+
+func (f *FSM) applyEvalDelete(buf []byte, index uint64) any {
+	var req structs.EvalDeleteRequest
+	decode(buf, &req, structs.EvalDeleteRequestType)
+	return errOrNil(f.State().DeleteEvals(index, req.Evals, req.Allocs))
+}
+
+func (f *FSM) applyDeploymentStatusUpdate(buf []byte, index uint64) any {
+	var req structs.DeploymentStatusUpdateRequest
+	decode(buf, &req, structs.DeploymentStatusUpdateRequestType)
+	if err := f.State().UpdateDeploymentStatus(index, &req); err != nil {
+		return err
+	}
+	if req.Eval != nil {
+		f.hooks.EvalsUpserted([]*structs.Evaluation{req.Eval})
+	}
+	return nil
+}
+
+func (f *FSM) applyDeploymentDelete(buf []byte, index uint64) any {
+	var req structs.DeploymentDeleteRequest
+	decode(buf, &req, structs.DeploymentDeleteRequestType)
+	return errOrNil(f.State().DeleteDeployment(index, req.Deployments))
+}
+
+func (f *FSM) applySchedulerConfig(buf []byte, index uint64) any {
+	var req structs.SchedulerSetConfigRequest
+	decode(buf, &req, structs.SchedulerConfigRequestType)
+	st := f.State()
+	if req.CAS {
+		ok, err := st.SchedulerCASConfig(index, req.Config.ModifyIndex, &req.Config)
+		if err != nil {
+			return err
+		}
+		return ok
+	}
+	return errOrNil(st.SchedulerSetConfig(index, &req.Config))
+}
+
+func (f *FSM) applyGenericWrite(buf []byte, index uint64) any {
+	var req structs.GenericWriteRequest
+	decode(buf, &req, structs.GenericWriteRequestType)
+	return errOrNil(f.State().KVSet(index, req.Key, req.Value))
+}

@@ -1,0 +1,111 @@
+package nomad
+
+import (
+	"fmt"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
+	var req structs.JobRegisterRequest
+	decode(buf, &req, structs.JobRegisterRequestType)
+	st := f.State()
+	if err := st.UpsertJob(index, req.Job); err != nil {
+		f.logger.Error("UpsertJob failed", "error", err)
+		return err
+	}
+	if req.Eval != nil {
+		// The eval names the job version it was created for. The version's
+		// modify index is only known now, and is the same on every server.
+		job, err := st.JobByID(nil, req.Job.Namespace, req.Job.ID)
+		if err != nil {
+			return err
+		}
+		eval := req.Eval.Copy()
+		if job != nil {
+			eval.JobModifyIndex = job.JobModifyIndex
+		}
+		if err := st.UpsertEvals(index, []*structs.Evaluation{eval}); err != nil {
+			return err
+		}
+		f.hooks.EvalsUpserted([]*structs.Evaluation{eval})
+	}
+	return nil
+}
+
+func (f *FSM) applyJobDeregister(buf []byte, index uint64) any {
+	var req structs.JobDeregisterRequest
+	decode(buf, &req, structs.JobDeregisterRequestType)
+	if err := f.deregisterJob(index, req.Namespace, req.JobID, req.Purge, req.SubmitTime); err != nil {
+		return err
+	}
+	if req.Eval != nil {
+		if err := f.State().UpsertEvals(index, []*structs.Evaluation{req.Eval}); err != nil {
+			return err
+		}
+		f.hooks.EvalsUpserted([]*structs.Evaluation{req.Eval})
+	}
+	return nil
+}
+
+// deregisterJob stops a job, or deletes it when purging. Allocations are
+// never deleted here (promise 2): the scheduler stops them and garbage
+// collection removes them once their clients confirm.
+func (f *FSM) deregisterJob(index uint64, namespace, jobID string, purge bool, submitTime int64) error {
+	st := f.State()
+	job, err := st.JobByID(nil, namespace, jobID)
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		return nil
+	}
+	if purge {
+		if err := st.DeleteJob(index, namespace, jobID); err != nil {
+			return fmt.Errorf("deleting job %s: %w", jobID, err)
+		}
+	} else if !job.Stop {
+		stopped := job.Copy()
+		stopped.Stop = true
+		if submitTime != 0 {
+			stopped.SubmitTime = submitTime
+		}
+		if err := st.UpsertJob(index, stopped); err != nil {
+			return fmt.Errorf("stopping job %s: %w", jobID, err)
+		}
+	}
+	f.hooks.JobStopped(namespace, jobID)
+	return nil
+}
+
+func (f *FSM) applyJobBatchDeregister(buf []byte, index uint64) any {
+	var req structs.JobBatchDeregisterRequest
+	decode(buf, &req, structs.JobBatchDeregisterRequestType)
+	for id, opts := range req.Jobs {
+		if err := f.deregisterJob(index, id.Namespace, id.ID, opts.Purge, 0); err != nil {
+			return err
+		}
+	}
+	if len(req.Evals) > 0 {
+		if err := f.State().UpsertEvals(index, req.Evals); err != nil {
+			return err
+		}
+		f.hooks.EvalsUpserted(req.Evals)
+	}
+	return nil
+}
+
+func (f *FSM) applyJobStability(buf []byte, index uint64) any {
+	var req structs.JobStabilityRequest
+	decode(buf, &req, structs.JobStabilityRequestType)
+	return errOrNil(f.State().UpdateJobStability(index, req.Namespace, req.JobID, req.JobVersion, req.Stable))
+}
+
+// errOrNil keeps a typed-nil error from becoming a non-nil interface in a
+// raft response.
+func errOrNil(err error) any {
+	if err == nil {
+		return nil
+	}
+	return err
+}

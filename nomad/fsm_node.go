@@ -1,0 +1,95 @@
+package nomad
+
+import (
+	"github.com/drover-sched/drover/structs"
+)
+
+func (f *FSM) applyNodeRegister(buf []byte, index uint64) any {
+	var req structs.NodeRegisterRequest
+	decode(buf, &req, structs.NodeRegisterRequestType)
+	st := f.State()
+	if err := st.UpsertNode(index, req.Node); err != nil {
+		f.logger.Error("UpsertNode failed", "error", err)
+		return err
+	}
+	if req.Node.Status == structs.NodeStatusReady {
+		f.hooks.CapacityChanged(req.Node.ID, req.Node.ComputedClass, index)
+	}
+	return nil
+}
+
+func (f *FSM) applyNodeDeregister(buf []byte, index uint64) any {
+	var req structs.NodeDeregisterRequest
+	decode(buf, &req, structs.NodeDeregisterRequestType)
+	if err := f.State().DeleteNode(index, []string{req.NodeID}); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (f *FSM) applyNodeBatchDeregister(buf []byte, index uint64) any {
+	var req structs.NodeBatchDeregisterRequest
+	decode(buf, &req, structs.NodeBatchDeregisterRequestType)
+	if err := f.State().DeleteNode(index, req.NodeIDs); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (f *FSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
+	var req structs.NodeUpdateStatusRequest
+	decode(buf, &req, structs.NodeUpdateStatusRequestType)
+	st := f.State()
+	if err := st.UpdateNodeStatus(index, req.NodeID, req.Status, req.UpdatedAt, req.NodeEvent); err != nil {
+		f.logger.Error("UpdateNodeStatus failed", "error", err)
+		return err
+	}
+	if len(req.Evals) > 0 {
+		if err := st.UpsertEvals(index, req.Evals); err != nil {
+			return err
+		}
+		f.hooks.EvalsUpserted(req.Evals)
+	}
+	if req.Status == structs.NodeStatusReady {
+		if node, err := st.NodeByID(nil, req.NodeID); err == nil && node != nil {
+			f.hooks.CapacityChanged(node.ID, node.ComputedClass, index)
+		}
+	}
+	return nil
+}
+
+func (f *FSM) applyNodeUpdateDrain(buf []byte, index uint64) any {
+	var req structs.NodeUpdateDrainRequest
+	decode(buf, &req, structs.NodeUpdateDrainRequestType)
+	st := f.State()
+	if err := st.UpdateNodeDrain(index, req.NodeID, req.DrainStrategy, req.MarkEligible, req.UpdatedAt, req.NodeEvent); err != nil {
+		return err
+	}
+	if req.DrainStrategy == nil && req.MarkEligible {
+		if node, err := st.NodeByID(nil, req.NodeID); err == nil && node != nil {
+			f.hooks.CapacityChanged(node.ID, node.ComputedClass, index)
+		}
+	}
+	return nil
+}
+
+func (f *FSM) applyNodeUpdateEligibility(buf []byte, index uint64) any {
+	var req structs.NodeUpdateEligibilityRequest
+	decode(buf, &req, structs.NodeUpdateEligibilityRequestType)
+	st := f.State()
+	if err := st.UpdateNodeEligibility(index, req.NodeID, req.Eligibility, req.UpdatedAt, req.NodeEvent); err != nil {
+		return err
+	}
+	if len(req.Evals) > 0 {
+		if err := st.UpsertEvals(index, req.Evals); err != nil {
+			return err
+		}
+		f.hooks.EvalsUpserted(req.Evals)
+	}
+	if req.Eligibility == structs.NodeSchedulingEligible {
+		if node, err := st.NodeByID(nil, req.NodeID); err == nil && node != nil {
+			f.hooks.CapacityChanged(node.ID, node.ComputedClass, index)
+		}
+	}
+	return nil
+}
