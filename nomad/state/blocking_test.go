@@ -1,0 +1,169 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	memdb "github.com/hashicorp/go-memdb"
+)
+
+// kvQuery is a blocking query on one key that signals each run on ran.
+func kvQuery(key string, ran chan<- struct{}) QueryFn {
+	return func(ws memdb.WatchSet, s *StateStore) (interface{}, uint64, error) {
+		v, _, err := s.KVGet(ws, key)
+		if err != nil {
+			return nil, 0, err
+		}
+		idx, err := s.Index(TableKV)
+		select {
+		case ran <- struct{}{}:
+		default:
+		}
+		return v, idx, err
+	}
+}
+
+func TestBlockingQueryWakesOnAWriteToTheWatchedTable(t *testing.T) {
+	s := TestStateStore(t)
+	mustNoErr(t, s.KVSet(5, "k", "old"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	ran := make(chan struct{}, 1)
+	type result struct {
+		v   interface{}
+		idx uint64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, idx, err := s.BlockingQuery(ctx, 5, kvQuery("k", ran))
+		done <- result{v, idx, err}
+	}()
+	<-ran // the first run saw index 5 and is (about to be) waiting
+	select {
+	case r := <-done:
+		t.Fatalf("returned before any write: %+v", r)
+	default:
+	}
+	mustNoErr(t, s.KVSet(6, "k", "new"))
+	r := <-done
+	if r.err != nil || r.v != "new" || r.idx != 6 {
+		t.Fatalf("got %+v, want new at 6", r)
+	}
+}
+
+func TestBlockingQueryTimesOutWithTheCurrentAnswer(t *testing.T) {
+	s := TestStateStore(t)
+	mustNoErr(t, s.KVSet(5, "k", "v"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	v, idx, err := s.BlockingQuery(ctx, 5, kvQuery("k", nil))
+	if err != nil || v != "v" || idx != 5 {
+		t.Fatalf("got %v %d %v, want v 5 nil", v, idx, err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("returned before the deadline without a write")
+	}
+}
+
+func TestBlockingQueryWithoutMinIndexDoesNotBlock(t *testing.T) {
+	s := TestStateStore(t)
+	v, idx, err := s.BlockingQuery(context.Background(), 0, kvQuery("k", nil))
+	if err != nil || v != "" || idx != 0 {
+		t.Fatalf("got %v %d %v", v, idx, err)
+	}
+}
+
+func TestBlockingQueryReturnsWhenTheStoreIsAbandoned(t *testing.T) {
+	s := TestStateStore(t)
+	mustNoErr(t, s.KVSet(5, "k", "v"))
+	ran := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := s.BlockingQuery(context.Background(), 5, kvQuery("k", ran))
+		done <- err
+	}()
+	<-ran
+	s.Abandon()
+	s.Abandon() // idempotent
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSnapshotMinIndexWaitsForALaterWrite(t *testing.T) {
+	s := TestStateStore(t)
+	mustNoErr(t, s.KVSet(5, "k", "v5"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	type result struct {
+		snap *StateSnapshot
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		snap, err := s.SnapshotMinIndex(ctx, 7)
+		done <- result{snap, err}
+	}()
+	mustNoErr(t, s.KVSet(6, "k", "v6"))
+	select {
+	case r := <-done:
+		t.Fatalf("returned at index 6 while waiting for 7: %+v", r)
+	default:
+	}
+	mustNoErr(t, s.KVSet(7, "k", "v7"))
+	r := <-done
+	mustNoErr(t, r.err)
+	if v, _, _ := r.snap.KVGet(nil, "k"); v != "v7" {
+		t.Fatalf("snapshot sees %q, want v7", v)
+	}
+
+	short, cancelShort := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancelShort()
+	if _, err := s.SnapshotMinIndex(short, 100); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("waiting for an index that never comes: %v", err)
+	}
+	if snap, err := s.SnapshotMinIndex(context.Background(), 3); err != nil || snap == nil {
+		t.Fatalf("an index already reached must not wait: %v", err)
+	}
+}
+
+func TestSnapshotMinIndexFailsWhenTheStoreIsAbandoned(t *testing.T) {
+	s := TestStateStore(t)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.SnapshotMinIndex(context.Background(), 10)
+		done <- err
+	}()
+	s.Abandon()
+	if err := <-done; !errors.Is(err, ErrAbandoned) {
+		t.Fatalf("err = %v, want ErrAbandoned", err)
+	}
+}
+
+func TestSnapshotIsolation(t *testing.T) {
+	s := TestStateStore(t)
+	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
+	snap, err := s.Snapshot()
+	mustNoErr(t, err)
+	mustNoErr(t, s.UpsertNode(2, testNode("n2")))
+	mustNoErr(t, s.UpdateNodeStatus(3, "n1", "down", 1, nil))
+
+	if n, _ := snap.NodeByID(nil, "n2"); n != nil {
+		t.Fatal("a node written after the snapshot is visible in it")
+	}
+	if n, _ := snap.NodeByID(nil, "n1"); n.Status != "ready" {
+		t.Fatalf("snapshot sees status %q", n.Status)
+	}
+	if idx, _ := snap.LatestIndex(); idx != 1 {
+		t.Fatalf("snapshot latest index = %d, want 1", idx)
+	}
+	mustNoErr(t, snap.UpsertNode(4, testNode("only-in-snapshot")))
+	if n, _ := s.NodeByID(nil, "only-in-snapshot"); n != nil {
+		t.Fatal("a write to a snapshot reached the store")
+	}
+}
