@@ -93,3 +93,74 @@ func sleepCtx(ctx context.Context, clock Clock, d time.Duration) bool {
 		return false
 	}
 }
+
+const (
+	// cancelBatch bounds one raft entry of canceled evals.
+	cancelBatch = 256
+	// cancelPollInterval is how often the broker's superseded evals are
+	// collected; BlockedEvals' duplicates wake the loop at once.
+	cancelPollInterval = 5 * time.Second
+)
+
+// reapCancelableEvals is a leader loop that marks canceled the evals the
+// broker (superseded pending evals of a job) and BlockedEvals (replaced or
+// untracked blocked evals) no longer run, so they do not stay pending or
+// blocked in the state store and come back at the next leader election.
+// Evals whose write failed are retried after a backoff. It returns when ctx
+// is done.
+func reapCancelableEvals(ctx context.Context, broker *EvalBroker, blocked *BlockedEvals, writer evalWriter) {
+	clock := broker.cfg.Clock
+	var carry []*structs.Evaluation
+	backoff := reaperMinBackoff
+	for {
+		dups, wake := blocked.takeDuplicates()
+		evals := append(carry, dups...)
+		evals = append(evals, broker.Cancelable(cancelBatch)...)
+		carry = nil
+		if len(evals) == 0 {
+			t := clock.NewTimer(cancelPollInterval)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-wake:
+			case <-t.C():
+			}
+			t.Stop()
+			continue
+		}
+		now := clock.Now()
+		for start := 0; start < len(evals); start += cancelBatch {
+			chunk := evals[start:min(start+cancelBatch, len(evals))]
+			canceled := make([]*structs.Evaluation, len(chunk))
+			for i, e := range chunk {
+				c := e.Copy()
+				c.Status = structs.EvalStatusCancelled
+				c.StatusDescription = "canceled: superseded by a newer evaluation of the job"
+				c.ModifyTime = now.UnixNano()
+				canceled[i] = c
+			}
+			if err := writer.UpsertEvals(canceled); err != nil {
+				broker.cfg.Logger.Error("failed to cancel superseded evals, will retry", "count", len(evals)-start, "error", err)
+				carry = evals[start:]
+				break
+			}
+		}
+		if carry == nil {
+			backoff = reaperMinBackoff
+			continue
+		}
+		if !sleepCtx(ctx, clock, backoff) {
+			return
+		}
+		backoff = min(2*backoff, reaperMaxBackoff)
+	}
+}
+
+// periodicUnblockFailed is a leader loop that retries, every interval, the
+// evals parked after running out of plan attempts.
+func periodicUnblockFailed(ctx context.Context, blocked *BlockedEvals, clock Clock, interval time.Duration) {
+	for sleepCtx(ctx, clock, interval) {
+		blocked.UnblockFailed()
+	}
+}

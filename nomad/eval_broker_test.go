@@ -33,7 +33,6 @@ func newTestBroker(t *testing.T) (*EvalBroker, *FakeClock) {
 	return b, clock
 }
 
-
 func testEval(jobID string, priority int, index uint64) *structs.Evaluation {
 	return &structs.Evaluation{
 		ID:          structs.GenerateUUID(),
