@@ -17,6 +17,9 @@ func upsertDeploymentTxn(txn *memdb.Txn, index uint64, deployment *structs.Deplo
 	if deployment == nil {
 		return nil
 	}
+	if deployment.ID == "" {
+		return fmt.Errorf("state: deployment for job %s has no ID", deployment.JobID)
+	}
 	d := deployment.Copy()
 	if d.Namespace == "" {
 		d.Namespace = structs.DefaultNamespace

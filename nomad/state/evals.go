@@ -34,6 +34,9 @@ func upsertEvalsTxn(txn *memdb.Txn, index uint64, evals []*structs.Evaluation, j
 		if eval == nil {
 			continue
 		}
+		if eval.ID == "" {
+			return fmt.Errorf("state: eval for job %s has no ID", eval.JobID)
+		}
 		e := eval.Copy()
 		if e.Namespace == "" {
 			e.Namespace = structs.DefaultNamespace

@@ -17,9 +17,39 @@ func (s *StateStore) UpsertJob(index uint64, job *structs.Job) error {
 	return s.writeTxn(func(txn *memdb.Txn) error { return s.upsertJobTxn(txn, index, job) })
 }
 
+// UpsertJobWithEval registers a job and the evaluation that schedules it
+// in one transaction, so no reader ever sees the new version without its
+// eval. The eval's JobModifyIndex is set to the stored job's, which only
+// the store knows (an unchanged re-register keeps the old one).
+func (s *StateStore) UpsertJobWithEval(index uint64, job *structs.Job, eval *structs.Evaluation) error {
+	return s.writeTxn(func(txn *memdb.Txn) error {
+		if err := s.upsertJobTxn(txn, index, job); err != nil {
+			return err
+		}
+		if eval == nil {
+			return nil
+		}
+		ns := job.Namespace
+		if ns == "" {
+			ns = structs.DefaultNamespace
+		}
+		stored, err := jobByIDTxn(txn, nil, ns, job.ID)
+		if err != nil {
+			return err
+		}
+		e := eval.Copy()
+		e.JobModifyIndex = stored.JobModifyIndex
+		js := jobSet{}
+		if err := upsertEvalsTxn(txn, index, []*structs.Evaluation{e}, js); err != nil {
+			return err
+		}
+		return setJobStatuses(txn, index, js, false)
+	})
+}
+
 func (s *StateStore) upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job) error {
-	if job == nil {
-		return fmt.Errorf("state: upsert of a nil job")
+	if job == nil || job.ID == "" {
+		return fmt.Errorf("state: a job to upsert must have an ID")
 	}
 	j := job.Copy()
 	if j.Namespace == "" {

@@ -228,3 +228,30 @@ func TestStoredJobIsACopy(t *testing.T) {
 		t.Fatal("UpsertJob wrote into the caller's job")
 	}
 }
+
+func TestUpsertJobWithEvalIsOneWrite(t *testing.T) {
+	s := TestStateStore(t)
+	job := testJob("web")
+	mustNoErr(t, s.UpsertJobWithEval(5, job, testEval("e1", job)))
+	e, _ := s.EvalByID(nil, "e1")
+	if e == nil || e.JobModifyIndex != 5 || e.CreateIndex != 5 {
+		t.Fatalf("eval = %+v", e)
+	}
+	if j, _ := s.JobByID(nil, "default", "web"); j.Status != structs.JobStatusPending {
+		t.Fatalf("status = %q", j.Status)
+	}
+	// An unchanged re-register keeps JobModifyIndex, and so does its eval.
+	mustNoErr(t, s.UpsertJobWithEval(6, job, testEval("e2", job)))
+	if e, _ := s.EvalByID(nil, "e2"); e.JobModifyIndex != 5 {
+		t.Fatalf("eval of unchanged re-register has JobModifyIndex %d, want 5", e.JobModifyIndex)
+	}
+	bad := testEval("", job)
+	changed := testJob("web")
+	changed.Priority = 99
+	if err := s.UpsertJobWithEval(7, changed, bad); err == nil {
+		t.Fatal("an eval without ID was accepted")
+	}
+	if j, _ := s.JobByID(nil, "default", "web"); j.Version != 0 {
+		t.Fatal("the job of a refused write was applied")
+	}
+}

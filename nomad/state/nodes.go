@@ -19,6 +19,16 @@ const (
 // so the server-owned fields of an existing record (DrainStrategy,
 // SchedulingEligibility, Events, LastDrain, CreateIndex) are kept.
 func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
+	return s.UpsertNodeWithEvent(index, node, nil)
+}
+
+// UpsertNodeWithEvent is UpsertNode that also appends event ("Node
+// registered", "Node re-registered") to the node's history, in the same
+// write. The event's CreateIndex is set to index.
+func (s *StateStore) UpsertNodeWithEvent(index uint64, node *structs.Node, event *structs.NodeEvent) error {
+	if node == nil || node.ID == "" {
+		return fmt.Errorf("state: a node to upsert must have an ID")
+	}
 	return s.writeTxn(func(txn *memdb.Txn) error {
 		existing, err := nodeByIDTxn(txn, nil, node.ID)
 		if err != nil {
@@ -42,6 +52,11 @@ func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 			}
 		}
 		n.Drain = n.DrainStrategy != nil
+		if event != nil {
+			e := event.Copy()
+			e.CreateIndex = index
+			n.AddEvent(e)
+		}
 		n.ModifyIndex = index
 		return insertNode(txn, index, n)
 	})

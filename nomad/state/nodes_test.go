@@ -68,7 +68,8 @@ func TestReRegisteringNodeKeepsServerOwnedFields(t *testing.T) {
 
 	again := testNode("n1")
 	again.Attributes = map[string]string{"kernel.name": "linux"}
-	mustNoErr(t, s.UpsertNode(3, again))
+	again.Events = []*structs.NodeEvent{{Message: "a client cannot rewrite history"}}
+	mustNoErr(t, s.UpsertNodeWithEvent(3, again, &structs.NodeEvent{Message: "Node re-registered"}))
 
 	got, _ := s.NodeByID(nil, "n1")
 	if got.CreateIndex != 1 || got.ModifyIndex != 3 {
@@ -77,7 +78,7 @@ func TestReRegisteringNodeKeepsServerOwnedFields(t *testing.T) {
 	if got.DrainStrategy == nil || !got.Drain || got.SchedulingEligibility != structs.NodeSchedulingIneligible {
 		t.Fatalf("drain not preserved: %+v", got)
 	}
-	if len(got.Events) != 1 || got.Events[0].CreateIndex != 2 {
+	if len(got.Events) != 2 || got.Events[0].CreateIndex != 2 || got.Events[1].Message != "Node re-registered" || got.Events[1].CreateIndex != 3 {
 		t.Fatalf("events = %+v", got.Events)
 	}
 	if got.Attributes["kernel.name"] != "linux" {
