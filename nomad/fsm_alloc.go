@@ -24,6 +24,10 @@ func (f *FSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 			freed[existing.NodeID] = struct{}{}
 		}
 	}
+	// The report's time comes from the entry, never the FSM's clock.
+	for _, u := range req.Alloc {
+		u.ModifyTime = req.UpdatedAt
+	}
 	if err := st.UpdateAllocsFromClient(index, req.Alloc); err != nil {
 		f.logger.Error("UpdateAllocsFromClient failed", "error", err)
 		return err

@@ -10,24 +10,21 @@ func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
 	var req structs.JobRegisterRequest
 	decode(buf, &req, structs.JobRegisterRequestType)
 	st := f.State()
-	if err := st.UpsertJob(index, req.Job); err != nil {
-		f.logger.Error("UpsertJob failed", "error", err)
+	if req.Eval == nil {
+		if err := st.UpsertJob(index, req.Job); err != nil {
+			f.logger.Error("UpsertJob failed", "error", err)
+			return err
+		}
+		return nil
+	}
+	// The job and its eval are one transaction, so no reader ever sees a
+	// job change without the eval that schedules it. The store stamps the
+	// eval with the stored JobModifyIndex, known only now.
+	if err := st.UpsertJobWithEval(index, req.Job, req.Eval); err != nil {
+		f.logger.Error("UpsertJobWithEval failed", "error", err)
 		return err
 	}
-	if req.Eval != nil {
-		// The eval names the job version it was created for. The version's
-		// modify index is only known now, and is the same on every server.
-		job, err := st.JobByID(nil, req.Job.Namespace, req.Job.ID)
-		if err != nil {
-			return err
-		}
-		eval := req.Eval.Copy()
-		if job != nil {
-			eval.JobModifyIndex = job.JobModifyIndex
-		}
-		if err := st.UpsertEvals(index, []*structs.Evaluation{eval}); err != nil {
-			return err
-		}
+	if eval, err := st.EvalByID(nil, req.Eval.ID); err == nil && eval != nil {
 		f.hooks.EvalsUpserted([]*structs.Evaluation{eval})
 	}
 	return nil

@@ -201,7 +201,10 @@ func ValidateServerUpdate(existing, proposed *Allocation) error {
 	if err := ValidateDesiredTransition(existing.DesiredStatus, proposed.DesiredStatus); err != nil {
 		return fmt.Errorf("alloc %s: %w", ShortID(existing.ID), err)
 	}
-	if proposed.ClientStatus != "" && proposed.ClientStatus != existing.ClientStatus {
+	// Plans carry the client status of the scheduler's snapshot, which may
+	// be stale; only a server's own marks (lost, unknown) are checked.
+	marks := proposed.ClientStatus == AllocClientStatusLost || proposed.ClientStatus == AllocClientStatusUnknown
+	if marks && proposed.ClientStatus != existing.ClientStatus {
 		if err := ValidateClientTransition(ActorServer, existing.ClientStatus, proposed.ClientStatus); err != nil {
 			return fmt.Errorf("alloc %s: %w", ShortID(existing.ID), err)
 		}

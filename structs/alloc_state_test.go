@@ -142,7 +142,11 @@ func TestValidateServerUpdate(t *testing.T) {
 	if err := ValidateServerUpdate(existing, &Allocation{DesiredStatus: AllocDesiredStatusStop, ClientStatus: AllocClientStatusLost}); err != nil {
 		t.Fatalf("marking lost must be allowed: %v", err)
 	}
-	if err := ValidateServerUpdate(existing, &Allocation{DesiredStatus: AllocDesiredStatusStop, ClientStatus: AllocClientStatusComplete}); err == nil {
-		t.Fatal("a server must not report a client status of complete")
+	if err := ValidateServerUpdate(existing, &Allocation{DesiredStatus: AllocDesiredStatusStop, ClientStatus: AllocClientStatusPending}); err != nil {
+		t.Fatalf("a stale client status carried by a plan is not a server change: %v", err)
+	}
+	done := &Allocation{ID: "b", DesiredStatus: AllocDesiredStatusStop, ClientStatus: AllocClientStatusComplete}
+	if err := ValidateServerUpdate(done, &Allocation{DesiredStatus: AllocDesiredStatusStop, ClientStatus: AllocClientStatusLost}); err == nil {
+		t.Fatal("a server must not mark a complete alloc lost")
 	}
 }

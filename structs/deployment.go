@@ -1,5 +1,7 @@
 package structs
 
+import "time"
+
 // Deployment statuses.
 const (
 	DeploymentStatusRunning    = "running"
@@ -33,10 +35,12 @@ type Deployment struct {
 
 // DeploymentState is one group's progress in a deployment.
 type DeploymentState struct {
-	AutoRevert        bool
-	AutoPromote       bool
-	ProgressDeadline  int64
-	RequireProgressBy int64
+	AutoRevert       bool
+	AutoPromote      bool
+	ProgressDeadline time.Duration
+	// RequireProgressBy is when the group must next make progress
+	// (ProgressDeadline after the last healthy placement).
+	RequireProgressBy time.Time
 	Promoted          bool
 	PlacedCanaries    []string
 	DesiredCanaries   int

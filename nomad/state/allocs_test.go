@@ -254,7 +254,7 @@ func TestClientHealthReportsCountInTheDeployment(t *testing.T) {
 	job := mustJob(t, s, 1, testJob("web"))
 	d := &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobCreateIndex: 1,
 		Status:     structs.DeploymentStatusRunning,
-		TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: 2, ProgressDeadline: int64(time.Minute)}}}
+		TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: 2, ProgressDeadline: time.Minute}}}
 	mustNoErr(t, s.UpsertDeployment(2, d))
 	a := testAlloc("a1", job, "n1")
 	a.DeploymentID = "d1"
@@ -272,7 +272,7 @@ func TestClientHealthReportsCountInTheDeployment(t *testing.T) {
 	mustNoErr(t, s.UpdateAllocsFromClient(4, []*structs.Allocation{report}))
 	got, _ = s.DeploymentByID(nil, "d1")
 	st := got.TaskGroups["web"]
-	if st.HealthyAllocs != 1 || st.UnhealthyAllocs != 0 || st.RequireProgressBy != at.UnixNano()+int64(time.Minute) || got.ModifyIndex != 4 {
+	if st.HealthyAllocs != 1 || st.UnhealthyAllocs != 0 || !st.RequireProgressBy.Equal(at.Add(time.Minute)) || got.ModifyIndex != 4 {
 		t.Fatalf("after healthy report: %+v (modify %d)", st, got.ModifyIndex)
 	}
 	alloc, _ := s.AllocByID(nil, "a1")

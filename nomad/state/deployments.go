@@ -154,7 +154,7 @@ func updateDeploymentWithAlloc(txn *memdb.Txn, index uint64, a, existing *struct
 		if *after {
 			st.HealthyAllocs++
 			if ts := a.DeploymentStatus.Timestamp; st.ProgressDeadline > 0 && !ts.IsZero() {
-				st.RequireProgressBy = ts.UnixNano() + st.ProgressDeadline
+				st.RequireProgressBy = ts.Add(st.ProgressDeadline)
 			}
 		} else {
 			st.UnhealthyAllocs++
