@@ -1,6 +1,8 @@
 package feasible
 
 import (
+	"strings"
+
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -62,6 +64,10 @@ func (c driverChecker) check(node *structs.Node) string {
 	return ""
 }
 
+// constraintReason names a constraint in metrics: its string without the
+// trailing space an operator without a value (is_set) leaves.
+func constraintReason(c *structs.Constraint) string { return strings.TrimSpace(c.String()) }
+
 // constraintChecker tests plain constraints (not distinct_*) node by node.
 type constraintChecker struct {
 	ctx         *EvalContext
@@ -71,7 +77,7 @@ type constraintChecker struct {
 func (c constraintChecker) check(node *structs.Node) string {
 	for _, con := range c.constraints {
 		if !meetsConstraint(c.ctx, con, node) {
-			return con.String()
+			return constraintReason(con)
 		}
 	}
 	return ""

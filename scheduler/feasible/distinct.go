@@ -39,7 +39,7 @@ type distinctPropertyChecker struct {
 func newDistinctPropertyChecker(ctx *EvalContext, job *structs.Job, group string, c *structs.Constraint) distinctPropertyChecker {
 	return distinctPropertyChecker{
 		ctx: ctx, job: job, group: group, constraint: c,
-		reason: strings.TrimSpace(c.String()),
+		reason: constraintReason(c),
 	}
 }
 

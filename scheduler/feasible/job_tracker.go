@@ -23,7 +23,10 @@ type jobTracker struct {
 	existing  map[string]*structs.Allocation
 	planAlloc map[string]*structs.Allocation
 	planStop  map[string]*structs.Allocation
-	marks     map[markKey]planMark
+	// stopMarks and allocMarks remember, per node, how much of the plan's
+	// NodeUpdate and NodeAllocation lists was folded in.
+	stopMarks  map[string]planMark
+	allocMarks map[string]planMark
 
 	live    map[string]placement
 	perNode map[string]map[string]int // node -> group -> count; "" is the whole job
@@ -36,14 +39,9 @@ type placement struct{ nodeID, group string }
 // whole job (group "") or one group.
 type propKey struct{ target, group string }
 
-// markKey and planMark remember how much of one plan list was folded in,
-// and its last entry, so that a list that shrank or was rewritten is
-// noticed and triggers a rebuild.
-type markKey struct {
-	stop bool
-	node string
-}
-
+// planMark remembers how much of one plan list was folded in, and its last
+// entry, so that a list that shrank or was rewritten is noticed and
+// triggers a rebuild.
 type planMark struct {
 	n    int
 	last *structs.Allocation
@@ -75,7 +73,8 @@ func (c *EvalContext) jobTracker(job *structs.Job) *jobTracker {
 func (t *jobTracker) rebuild() {
 	t.planAlloc = map[string]*structs.Allocation{}
 	t.planStop = map[string]*structs.Allocation{}
-	t.marks = map[markKey]planMark{}
+	t.stopMarks = map[string]planMark{}
+	t.allocMarks = map[string]planMark{}
 	t.live = map[string]placement{}
 	t.perNode = map[string]map[string]int{}
 	for k := range t.props {
@@ -95,28 +94,28 @@ func (t *jobTracker) sync(plan *structs.Plan) {
 	if plan == nil {
 		return
 	}
-	if !t.absorbAll(plan.NodeUpdate, true) || !t.absorbAll(plan.NodeAllocation, false) {
+	if !t.absorbAll(plan.NodeUpdate, t.stopMarks, true) || !t.absorbAll(plan.NodeAllocation, t.allocMarks, false) {
 		t.rebuild()
 	}
 }
 
-func (t *jobTracker) absorbAll(lists map[string][]*structs.Allocation, stop bool) bool {
-	matched, marked := 0, 0
-	for k := range t.marks {
-		if k.stop == stop {
-			marked++
-		}
-	}
+// absorbAll folds in the new tail of every list. Its cost is one map
+// lookup per node in the plan, which stays small next to ranking a
+// placement even for thousands of placements.
+func (t *jobTracker) absorbAll(lists map[string][]*structs.Allocation, marks map[string]planMark, stop bool) bool {
+	marked, matched := len(marks), 0
 	for node, allocs := range lists {
-		key := markKey{stop: stop, node: node}
-		m, ok := t.marks[key]
+		m, ok := marks[node]
 		if ok {
 			matched++
+			if len(allocs) == m.n && allocs[m.n-1] == m.last {
+				continue
+			}
 		}
 		if len(allocs) < m.n || (m.n > 0 && allocs[m.n-1] != m.last) {
 			return false
 		}
-		if len(allocs) == m.n {
+		if len(allocs) == 0 {
 			continue
 		}
 		for _, a := range allocs[m.n:] {
@@ -130,7 +129,7 @@ func (t *jobTracker) absorbAll(lists map[string][]*structs.Allocation, stop bool
 			}
 			t.refresh(a.ID)
 		}
-		t.marks[key] = planMark{n: len(allocs), last: allocs[len(allocs)-1]}
+		marks[node] = planMark{n: len(allocs), last: allocs[len(allocs)-1]}
 	}
 	// A node list that disappeared from the plan leaves a mark nobody
 	// matched.

@@ -28,17 +28,16 @@ func fitnessScore(algorithm string, node *structs.Node, util structs.ComparableR
 
 // antiAffinityScore penalises a node that already runs allocations of the
 // same job and group, more for each one, relative to the group's count:
-// -(collisions+1)/count. Zero collisions is not a score (returns false), so
-// it does not dilute the average.
-func antiAffinityScore(collisions, desired int) (float64, bool) {
+// -(collisions+1)/count, and 0 without collisions.
+func antiAffinityScore(collisions, desired int) float64 {
 	if collisions <= 0 {
-		return 0, false
+		return 0
 	}
 	s := -float64(collisions+1) / float64(desired)
 	if s < -1 {
 		s = -1
 	}
-	return s, true
+	return s
 }
 
 // affinityScore is the weighted share of the affinities the node matches,

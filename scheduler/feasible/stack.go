@@ -115,6 +115,7 @@ func (s *GenericStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranke
 	tracker := s.ctx.jobTracker(s.job)
 	tracker.sync(s.ctx.plan)
 
+	src := s.source(g, tracker)
 	sel := newSelection(s.ctx, s.job, g, opts, tracker)
 	if len(opts.PreferredNodes) > 0 {
 		pref := &ringSource{nodes: opts.PreferredNodes}
@@ -124,7 +125,7 @@ func (s *GenericStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranke
 		}
 		sel = newSelection(s.ctx, s.job, g, opts, tracker)
 	}
-	sel.run(s.source(g, tracker), s.limit())
+	sel.run(src, s.limit())
 	return sel.finish()
 }
 
@@ -214,25 +215,37 @@ func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
 		ctx.metrics.ExhaustedNode(node.ComputedClass, fit.exhausted)
 		return nil
 	}
+	// Every score that applies to this placement is on every node's sheet
+	// (0 where it does not bite), so nodes are compared over the same
+	// terms: a node that misses an affinity scores 0 on it rather than
+	// skipping it and being averaged over fewer terms.
 	var sheet scoreSheet
 	sheet.add(scoreNameBinPack, fitnessScore(sel.algorithm, node, fit.util))
-	if s, ok := antiAffinityScore(sel.tracker.onNode(node.ID, sel.g.tg.Name), sel.g.desiredCount()); ok {
-		sheet.add(scoreNameAntiAffinity, s)
+	sheet.add(scoreNameAntiAffinity, antiAffinityScore(sel.tracker.onNode(node.ID, sel.g.tg.Name), sel.g.desiredCount()))
+	if len(sel.opts.PenaltyNodeIDs) > 0 {
+		penalty := 0.0
+		if _, ok := sel.opts.PenaltyNodeIDs[node.ID]; ok {
+			penalty = -1
+		}
+		sheet.add(scoreNamePenalty, penalty)
 	}
-	if _, ok := sel.opts.PenaltyNodeIDs[node.ID]; ok {
-		sheet.add(scoreNamePenalty, -1)
-	}
-	var aff, spread float64
-	if b != nil {
-		aff, spread = b.affinity, b.spread
-	} else if len(sel.g.affinities) > 0 {
-		// Preferred nodes come without a bucket.
-		aff = affinityScore(ctx, sel.g.affinities, node)
-	}
-	if aff != 0 {
+	if len(sel.g.affinities) > 0 {
+		aff := 0.0
+		if b != nil {
+			aff = b.affinity
+		} else {
+			// Preferred nodes come without a bucket.
+			aff = affinityScore(ctx, sel.g.affinities, node)
+		}
 		sheet.add(scoreNameAffinity, aff)
 	}
-	if spread != 0 {
+	if len(sel.g.spreads) > 0 {
+		spread := 0.0
+		if b != nil {
+			spread = b.spread
+		} else {
+			spread = sel.spreadFor(node)
+		}
 		sheet.add(scoreNameSpread, spread)
 	}
 	return &RankedNode{
@@ -243,6 +256,21 @@ func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
 		Proposed:   fit.proposed,
 		scoreNames: sheet.names,
 	}
+}
+
+// spreadFor scores a node that is not in a bucket (a preferred node) on
+// the group's spread blocks.
+func (sel *selection) spreadFor(node *structs.Node) float64 {
+	src := sel.g.candidates
+	if src == nil {
+		return 0
+	}
+	values := make([]string, len(sel.g.spreads))
+	found := make([]bool, len(sel.g.spreads))
+	for i, sp := range sel.g.spreads {
+		values[i], found[i] = resolveTarget(sp.Attribute, node)
+	}
+	return src.spread.score(values, found, sel.g.desiredCount())
 }
 
 // keep remembers the best option (first wins ties, so the shuffled order
