@@ -1,0 +1,201 @@
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/structs"
+)
+
+var (
+	allocsBucket = []byte("allocs")
+	tasksBucket  = []byte("tasks")
+	allocKey     = []byte("alloc")
+	stateKey     = []byte("state")
+	handleKey    = []byte("handle")
+)
+
+// BoltDB is the on-disk DB.
+type BoltDB struct {
+	db *bolt.DB
+}
+
+// Open opens (creating if needed) the database at path. A second client on
+// the same data dir fails here after a second instead of corrupting it.
+func Open(path string) (*BoltDB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open client state %s (is another client using this data dir?): %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(allocsBucket)
+		return err
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &BoltDB{db: db}, nil
+}
+
+// Close closes the database.
+func (b *BoltDB) Close() error { return b.db.Close() }
+
+func put(bk *bolt.Bucket, key []byte, v any) error {
+	buf, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return bk.Put(key, buf)
+}
+
+// taskBucket returns allocs/<id>/tasks/<task>, creating it when create.
+func taskBucket(tx *bolt.Tx, allocID, task string, create bool) (*bolt.Bucket, error) {
+	allocs := tx.Bucket(allocsBucket)
+	if !create {
+		a := allocs.Bucket([]byte(allocID))
+		if a == nil {
+			return nil, nil
+		}
+		ts := a.Bucket(tasksBucket)
+		if ts == nil {
+			return nil, nil
+		}
+		return ts.Bucket([]byte(task)), nil
+	}
+	a, err := allocs.CreateBucketIfNotExists([]byte(allocID))
+	if err != nil {
+		return nil, err
+	}
+	ts, err := a.CreateBucketIfNotExists(tasksBucket)
+	if err != nil {
+		return nil, err
+	}
+	return ts.CreateBucketIfNotExists([]byte(task))
+}
+
+// PutAlloc stores the allocation.
+func (b *BoltDB) PutAlloc(a *structs.Allocation) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		bk, err := tx.Bucket(allocsBucket).CreateBucketIfNotExists([]byte(a.ID))
+		if err != nil {
+			return err
+		}
+		return put(bk, allocKey, a)
+	})
+}
+
+// GetAllocs returns every allocation; one that cannot be decoded is
+// skipped with the error joined into the result, so one bad record does not
+// lose the others.
+func (b *BoltDB) GetAllocs() ([]*structs.Allocation, error) {
+	var out []*structs.Allocation
+	var errs []error
+	err := b.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(allocsBucket).ForEachBucket(func(k []byte) error {
+			v := tx.Bucket(allocsBucket).Bucket(k).Get(allocKey)
+			if v == nil {
+				return nil
+			}
+			var a structs.Allocation
+			if err := json.Unmarshal(v, &a); err != nil {
+				errs = append(errs, fmt.Errorf("alloc %s: %w", k, err))
+				return nil
+			}
+			out = append(out, &a)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, errors.Join(errs...)
+}
+
+// DeleteAlloc removes the allocation and its tasks.
+func (b *BoltDB) DeleteAlloc(allocID string) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		err := tx.Bucket(allocsBucket).DeleteBucket([]byte(allocID))
+		if errors.Is(err, bolt.ErrBucketNotFound) {
+			return nil
+		}
+		return err
+	})
+}
+
+// PutTaskState stores a task's state.
+func (b *BoltDB) PutTaskState(allocID, task string, s *structs.TaskState) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		bk, err := taskBucket(tx, allocID, task, true)
+		if err != nil {
+			return err
+		}
+		return put(bk, stateKey, s)
+	})
+}
+
+// GetTaskState returns a task's state.
+func (b *BoltDB) GetTaskState(allocID, task string) (*structs.TaskState, error) {
+	var out *structs.TaskState
+	err := b.db.View(func(tx *bolt.Tx) error {
+		bk, _ := taskBucket(tx, allocID, task, false)
+		if bk == nil {
+			return nil
+		}
+		if v := bk.Get(stateKey); v != nil {
+			out = &structs.TaskState{}
+			return json.Unmarshal(v, out)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// PutTaskHandle stores a task's driver handle.
+func (b *BoltDB) PutTaskHandle(allocID, task string, h *drivers.TaskHandle) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		bk, err := taskBucket(tx, allocID, task, true)
+		if err != nil {
+			return err
+		}
+		return put(bk, handleKey, h)
+	})
+}
+
+// GetTaskHandle returns a task's driver handle.
+func (b *BoltDB) GetTaskHandle(allocID, task string) (*drivers.TaskHandle, error) {
+	var out *drivers.TaskHandle
+	err := b.db.View(func(tx *bolt.Tx) error {
+		bk, _ := taskBucket(tx, allocID, task, false)
+		if bk == nil {
+			return nil
+		}
+		if v := bk.Get(handleKey); v != nil {
+			out = &drivers.TaskHandle{}
+			return json.Unmarshal(v, out)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteTaskHandle forgets a task's handle (the task exited).
+func (b *BoltDB) DeleteTaskHandle(allocID, task string) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		bk, _ := taskBucket(tx, allocID, task, false)
+		if bk == nil {
+			return nil
+		}
+		return bk.Delete(handleKey)
+	})
+}

@@ -1,0 +1,234 @@
+package taskrunner
+
+import (
+	"context"
+	"time"
+
+	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/client/logmon"
+	"github.com/drover-sched/drover/client/taskenv"
+	"github.com/drover-sched/drover/structs"
+)
+
+// logDrainWait bounds how long an exited attempt's output is drained. It is
+// real time on purpose: it waits for I/O, not for anything a test drives,
+// and a process that escaped the group must not hold the runner forever.
+const logDrainWait = 5 * time.Second
+
+// Run is the task's goroutine. It returns when the task is dead, or on
+// Shutdown with the task left as it is.
+func (tr *TaskRunner) Run() {
+	defer close(tr.doneCh)
+	var (
+		attached *drivers.TaskHandle
+		exit     *drivers.ExitResult
+	)
+	if tr.cfg.Restore {
+		attached, exit = tr.restore()
+		if tr.TaskState().State == structs.TaskStateDead {
+			return // finished before the client restarted
+		}
+	} else {
+		tr.update(receivedEvent(tr.clock.Now()), nil)
+	}
+
+	logs, err := tr.openLogs()
+	if err != nil {
+		tr.markDead(driverFailureEvent(tr.clock.Now(), err), true)
+		return
+	}
+	tr.logs = logs
+	defer logs.Close()
+	if !tr.cfg.Restore {
+		tr.update(setupEvent(tr.clock.Now()), nil)
+	}
+
+	for {
+		var startErr error
+		if exit == nil {
+			h := attached
+			if h == nil {
+				// Wait until the servers confirm the alloc should run.
+				select {
+				case <-tr.cfg.StartGate:
+				case <-tr.killCh:
+					tr.markDead(killedEvent(tr.clock.Now(), nil), false)
+					return
+				case <-tr.shutdownCh:
+					return
+				}
+				h, startErr = tr.start()
+			}
+			attached = nil
+			if startErr == nil {
+				var stop bool
+				exit, stop = tr.wait(h)
+				if stop {
+					return
+				}
+			}
+		} else {
+			tr.update(terminatedEvent(tr.clock.Now(), exit), nil)
+		}
+
+		decision, delay, reason := tr.tracker.next(tr.clock.Now(), exit, startErr)
+		exit = nil
+		switch decision {
+		case decisionDone:
+			tr.markDead(nil, false)
+			return
+		case decisionFail:
+			tr.markDead(notRestartingEvent(tr.clock.Now(), reason), true)
+			return
+		}
+		now := tr.clock.Now()
+		tr.update(restartingEvent(now, delay, reason), func(s *structs.TaskState) {
+			s.State = structs.TaskStatePending
+			s.Restarts++
+			s.LastRestart = now
+		})
+		select {
+		case <-tr.clock.After(delay):
+		case <-tr.killCh:
+			tr.markDead(killedEvent(tr.clock.Now(), nil), false)
+			return
+		case <-tr.shutdownCh:
+			return
+		}
+	}
+}
+
+func (tr *TaskRunner) openLogs() (*logmon.TaskLogger, error) {
+	lc := tr.cfg.Task.LogConfig
+	if lc == nil {
+		lc = structs.DefaultLogConfig()
+	}
+	return logmon.Open(tr.cfg.AllocDir.LogDir, tr.cfg.Task.Name, int64(lc.MaxFileSizeMB)<<20, lc.MaxFiles)
+}
+
+// start starts one attempt. A failure is recorded as a Driver Failure event
+// and returned for the restart policy to judge.
+func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
+	tr.mu.Lock()
+	alloc := tr.alloc
+	tr.mu.Unlock()
+	task := tr.cfg.Task
+	if tg := alloc.LookupTaskGroup(); alloc.Job != nil && tg != nil {
+		if t := tg.LookupTask(task.Name); t != nil {
+			task = t
+		}
+	}
+	td := tr.cfg.AllocDir.Task(task.Name)
+	env := taskenv.Build(tr.cfg.Node, alloc, task, tr.cfg.Region,
+		taskenv.Dirs{AllocDir: tr.cfg.AllocDir.SharedDir, TaskDir: td.LocalDir, SecretsDir: td.SecretsDir}, tr.cfg.HostEnv)
+	cfg := &drivers.TaskConfig{
+		ID:         alloc.ID + "/" + task.Name + "/" + structs.GenerateUUID()[:8],
+		AllocID:    alloc.ID,
+		TaskName:   task.Name,
+		GroupName:  alloc.TaskGroup,
+		User:       task.User,
+		Config:     env.ParseConfig(task.Config),
+		Env:        env.Map(),
+		AllocDir:   tr.cfg.AllocDir.Root,
+		TaskDir:    td.Dir,
+		Dir:        td.Dir,
+		StdoutPath: tr.logs.StdoutPath(),
+		StderrPath: tr.logs.StderrPath(),
+		Resources:  taskResources(alloc, task),
+	}
+	if alloc.Job != nil {
+		cfg.JobName = alloc.Job.Name
+	}
+	h, err := tr.cfg.Driver.StartTask(cfg)
+	if err != nil {
+		tr.logger.Warn("failed to start task", "error", err)
+		tr.update(driverFailureEvent(tr.clock.Now(), err), nil)
+		return nil, err
+	}
+	tr.setHandle(h)
+	now := tr.clock.Now()
+	tr.update(startedEvent(now), func(s *structs.TaskState) {
+		s.State = structs.TaskStateRunning
+		if s.StartedAt.IsZero() {
+			s.StartedAt = now
+		}
+	})
+	return h, nil
+}
+
+func taskResources(alloc *structs.Allocation, task *structs.Task) drivers.TaskResources {
+	var r drivers.TaskResources
+	if task.Resources != nil {
+		r = drivers.TaskResources{CPUShares: int64(task.Resources.CPU), MemoryMB: int64(task.Resources.MemoryMB), MemoryMaxMB: int64(task.Resources.MemoryMaxMB)}
+	}
+	if alloc.AllocatedResources != nil {
+		if t := alloc.AllocatedResources.Tasks[task.Name]; t != nil {
+			r = drivers.TaskResources{CPUShares: t.Cpu.CpuShares, MemoryMB: t.Memory.MemoryMB, MemoryMaxMB: t.Memory.MemoryMaxMB}
+		}
+	}
+	return r
+}
+
+// wait waits for the attempt to end. It returns the exit, or stop=true when
+// Run must return (the task was killed and is dead, or the client is
+// shutting down and leaves it running).
+func (tr *TaskRunner) wait(h *drivers.TaskHandle) (*drivers.ExitResult, bool) {
+	tr.logs.Start()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waitCh, err := tr.cfg.Driver.WaitTask(ctx, h.TaskID)
+	if err != nil {
+		tr.setHandle(nil)
+		return &drivers.ExitResult{ExitUnknown: true, Err: err}, false
+	}
+	select {
+	case res := <-waitCh:
+		if res == nil {
+			res = &drivers.ExitResult{ExitUnknown: true}
+		}
+		tr.finishAttempt(h)
+		tr.update(terminatedEvent(tr.clock.Now(), res), nil)
+		return res, false
+	case <-tr.killCh:
+		tr.kill(h, waitCh)
+		return nil, true
+	case <-tr.shutdownCh:
+		return nil, true
+	}
+}
+
+// finishAttempt releases the driver's resources of an exited attempt and
+// lets its log copiers drain.
+func (tr *TaskRunner) finishAttempt(h *drivers.TaskHandle) {
+	if err := tr.cfg.Driver.DestroyTask(h.TaskID, true); err != nil {
+		tr.logger.Debug("destroy task", "error", err)
+	}
+	tr.setHandle(nil)
+	drained := make(chan struct{})
+	go func() { tr.logs.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(logDrainWait):
+	}
+}
+
+// kill stops the task with its kill signal, escalating after kill_timeout.
+func (tr *TaskRunner) kill(h *drivers.TaskHandle, waitCh <-chan *drivers.ExitResult) {
+	timeout := tr.cfg.Task.KillTimeout
+	if timeout <= 0 {
+		timeout = structs.DefaultKillTimeout
+	}
+	if tr.cfg.MaxKillTimeout > 0 && timeout > tr.cfg.MaxKillTimeout {
+		timeout = tr.cfg.MaxKillTimeout
+	}
+	tr.mu.Lock()
+	reason := tr.killReason
+	tr.mu.Unlock()
+	tr.update(killingEvent(tr.clock.Now(), timeout, reason), nil)
+	err := tr.cfg.Driver.StopTask(h.TaskID, timeout, tr.cfg.Task.KillSignal)
+	if err == nil {
+		<-waitCh
+	}
+	tr.finishAttempt(h)
+	tr.markDead(killedEvent(tr.clock.Now(), err), false)
+}

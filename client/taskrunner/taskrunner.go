@@ -1,0 +1,236 @@
+package taskrunner
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/drover-sched/drover/client/allocdir"
+	"github.com/drover-sched/drover/client/clock"
+	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/client/logmon"
+	"github.com/drover-sched/drover/client/state"
+	"github.com/drover-sched/drover/structs"
+)
+
+// Config is what a TaskRunner needs.
+type Config struct {
+	Alloc    *structs.Allocation
+	Task     *structs.Task
+	Node     *structs.Node
+	Region   string
+	AllocDir *allocdir.AllocDir
+	Driver   drivers.Driver
+	StateDB  state.DB
+	Clock    clock.Clock
+	Logger   hclog.Logger
+	// HostEnv is the base of the task's environment.
+	HostEnv map[string]string
+	// MaxKillTimeout caps the task's kill_timeout.
+	MaxKillTimeout time.Duration
+	// StartGate must be closed before the task is started or restarted.
+	StartGate <-chan struct{}
+	// OnUpdate is called from Run after every state change.
+	OnUpdate func()
+	// Restore makes the runner pick up its state and handle from StateDB.
+	Restore bool
+}
+
+// TaskRunner runs one task. See the package doc for ownership.
+type TaskRunner struct {
+	cfg     Config
+	logger  hclog.Logger
+	clock   clock.Clock
+	tracker *restartTracker
+
+	mu     sync.Mutex
+	alloc  *structs.Allocation
+	state  *structs.TaskState
+	handle *drivers.TaskHandle
+
+	killOnce   sync.Once
+	killCh     chan struct{}
+	killReason string
+	shutOnce   sync.Once
+	shutdownCh chan struct{}
+	doneCh     chan struct{}
+
+	logs *logmon.TaskLogger
+}
+
+// New returns a runner; call Run in a goroutine.
+func New(cfg Config) *TaskRunner {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.StartGate == nil {
+		open := make(chan struct{})
+		close(open)
+		cfg.StartGate = open
+	}
+	if cfg.OnUpdate == nil {
+		cfg.OnUpdate = func() {}
+	}
+	jobType := structs.JobTypeService
+	if cfg.Alloc.Job != nil {
+		jobType = cfg.Alloc.Job.Type
+	}
+	h := fnv.New64a()
+	h.Write([]byte(cfg.Alloc.ID + "/" + cfg.Task.Name))
+	return &TaskRunner{
+		cfg:        cfg,
+		logger:     cfg.Logger.Named("task_runner").With("alloc_id", cfg.Alloc.ID, "task", cfg.Task.Name),
+		clock:      clock.OrReal(cfg.Clock),
+		tracker:    newRestartTracker(cfg.Task.RestartPolicy, jobType, int64(h.Sum64())),
+		alloc:      cfg.Alloc,
+		state:      &structs.TaskState{State: structs.TaskStatePending},
+		killCh:     make(chan struct{}),
+		shutdownCh: make(chan struct{}),
+		doneCh:     make(chan struct{}),
+	}
+}
+
+// Name returns the task name.
+func (tr *TaskRunner) Name() string { return tr.cfg.Task.Name }
+
+// IsLeader reports whether the task is its group's leader.
+func (tr *TaskRunner) IsLeader() bool { return tr.cfg.Task.Leader }
+
+// TaskState returns a copy of the task's state.
+func (tr *TaskRunner) TaskState() *structs.TaskState {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.state.Copy()
+}
+
+// Done is closed when Run has returned.
+func (tr *TaskRunner) Done() <-chan struct{} { return tr.doneCh }
+
+// UpdateAlloc records a newer version of the alloc; the next start uses it.
+func (tr *TaskRunner) UpdateAlloc(a *structs.Allocation) {
+	tr.mu.Lock()
+	tr.alloc = a
+	tr.mu.Unlock()
+}
+
+// Kill asks Run to stop the task for good (never restarting it). It does
+// not wait; use Done.
+func (tr *TaskRunner) Kill(reason string) {
+	tr.killOnce.Do(func() {
+		tr.mu.Lock()
+		tr.killReason = reason
+		tr.mu.Unlock()
+		close(tr.killCh)
+	})
+}
+
+// Shutdown makes Run return without stopping the task, so a later client
+// can re-attach to it. It does not wait; use Done.
+func (tr *TaskRunner) Shutdown() { tr.shutOnce.Do(func() { close(tr.shutdownCh) }) }
+
+// Stats samples the running task's resource usage.
+func (tr *TaskRunner) Stats() (*drivers.TaskResourceUsage, error) {
+	tr.mu.Lock()
+	h := tr.handle
+	tr.mu.Unlock()
+	if h == nil {
+		return nil, fmt.Errorf("task %q is not running", tr.cfg.Task.Name)
+	}
+	return tr.cfg.Driver.TaskStats(h.TaskID)
+}
+
+// update changes the state under the lock, appends an event, persists, and
+// notifies the alloc runner.
+func (tr *TaskRunner) update(ev *structs.TaskEvent, change func(s *structs.TaskState)) {
+	tr.mu.Lock()
+	if change != nil {
+		change(tr.state)
+	}
+	if ev != nil {
+		tr.state.Events = append(tr.state.Events, ev)
+		if n := len(tr.state.Events); n > maxEvents {
+			tr.state.Events = tr.state.Events[n-maxEvents:]
+		}
+	}
+	snap := tr.state.Copy()
+	tr.mu.Unlock()
+	if tr.cfg.StateDB != nil {
+		if err := tr.cfg.StateDB.PutTaskState(tr.cfg.Alloc.ID, tr.cfg.Task.Name, snap); err != nil {
+			tr.logger.Error("failed to persist task state", "error", err)
+		}
+	}
+	tr.cfg.OnUpdate()
+}
+
+func (tr *TaskRunner) setHandle(h *drivers.TaskHandle) {
+	tr.mu.Lock()
+	tr.handle = h
+	tr.mu.Unlock()
+	if tr.cfg.StateDB == nil {
+		return
+	}
+	var err error
+	if h == nil {
+		err = tr.cfg.StateDB.DeleteTaskHandle(tr.cfg.Alloc.ID, tr.cfg.Task.Name)
+	} else {
+		err = tr.cfg.StateDB.PutTaskHandle(tr.cfg.Alloc.ID, tr.cfg.Task.Name, h)
+	}
+	if err != nil {
+		tr.logger.Error("failed to persist task handle", "error", err)
+	}
+}
+
+func (tr *TaskRunner) markDead(ev *structs.TaskEvent, failed bool) {
+	now := tr.clock.Now()
+	tr.update(ev, func(s *structs.TaskState) {
+		s.State = structs.TaskStateDead
+		s.Failed = s.Failed || failed
+		s.FinishedAt = now
+	})
+}
+
+// restore loads the persisted state. It returns the handle to re-attach
+// to, or an exit result for a task that died while the client was down.
+func (tr *TaskRunner) restore() (*drivers.TaskHandle, *drivers.ExitResult) {
+	db := tr.cfg.StateDB
+	if db == nil {
+		return nil, nil
+	}
+	ts, err := db.GetTaskState(tr.cfg.Alloc.ID, tr.cfg.Task.Name)
+	if err != nil {
+		tr.logger.Error("failed to read task state", "error", err)
+	}
+	if ts != nil {
+		tr.mu.Lock()
+		tr.state = ts
+		tr.mu.Unlock()
+	}
+	h, err := db.GetTaskHandle(tr.cfg.Alloc.ID, tr.cfg.Task.Name)
+	if err != nil {
+		tr.logger.Error("failed to read task handle", "error", err)
+	}
+	if ts == nil || ts.State != structs.TaskStateRunning {
+		return nil, nil
+	}
+	if h == nil {
+		// Running without a handle: the client died between starting the
+		// task and recording it. The process cannot be found again.
+		return nil, &drivers.ExitResult{ExitUnknown: true}
+	}
+	if err := tr.cfg.Driver.RecoverTask(h); err != nil {
+		if !errors.Is(err, drivers.ErrTaskNotFound) {
+			tr.logger.Warn("could not re-attach to task", "error", err)
+		}
+		tr.setHandle(nil)
+		return nil, &drivers.ExitResult{ExitUnknown: true}
+	}
+	tr.mu.Lock()
+	tr.handle = h
+	tr.mu.Unlock()
+	tr.logger.Info("re-attached to running task", "task_id", h.TaskID)
+	return h, nil
+}
