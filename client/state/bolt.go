@@ -9,6 +9,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/structs"
@@ -126,7 +127,7 @@ func (b *BoltDB) GetAllocs() ([]*structs.Allocation, error) {
 func (b *BoltDB) DeleteAlloc(allocID string) error {
 	return b.db.Update(func(tx *bolt.Tx) error {
 		err := tx.Bucket(allocsBucket).DeleteBucket([]byte(allocID))
-		if errors.Is(err, bolt.ErrBucketNotFound) {
+		if errors.Is(err, berrors.ErrBucketNotFound) {
 			return nil
 		}
 		return err
