@@ -26,12 +26,22 @@ type fitResult struct {
 // fitGroup decides whether one more allocation of g fits on node next to
 // the allocations the plan would leave there (ProposedAllocs, which applies
 // promise 1), choosing its ports. The final word is structs.AllocsFit, the
-// function the plan applier uses too.
-func fitGroup(ctx *EvalContext, g *groupInfo, node *structs.Node) fitResult {
+// function the plan applier uses too. replacing, if set, is an allocation
+// the placement updates in place, left out of the proposed allocations.
+func fitGroup(ctx *EvalContext, g *groupInfo, node *structs.Node, replacing string) fitResult {
 	proposed, err := ctx.ProposedAllocs(node.ID)
 	if err != nil {
 		ctx.logger.Warn("cannot fit on node", "node_id", node.ID, "error", err)
 		return fitResult{exhausted: dimStateError}
+	}
+	if replacing != "" {
+		kept := proposed[:0:0]
+		for _, a := range proposed {
+			if a.ID != replacing {
+				kept = append(kept, a)
+			}
+		}
+		proposed = kept
 	}
 	r := fitResult{proposed: proposed}
 

@@ -20,13 +20,18 @@ type jobTracker struct {
 	namespace string
 	jobID     string
 
-	existing  map[string]*structs.Allocation
-	planAlloc map[string]*structs.Allocation
-	planStop  map[string]*structs.Allocation
-	// stopMarks and allocMarks remember, per node, how much of the plan's
-	// NodeUpdate and NodeAllocation lists was folded in.
-	stopMarks  map[string]planMark
-	allocMarks map[string]planMark
+	existing map[string]*structs.Allocation
+	// planAlloc and planStop hold every version of an allocation the plan
+	// has, in plan order; the last one is current. An alloc may be stopped
+	// twice (lost, then stopped) and one of the two popped again.
+	planAlloc map[string][]*structs.Allocation
+	planStop  map[string][]*structs.Allocation
+	// stopMarks and allocMarks hold, per node, a copy of the plan's
+	// NodeUpdate and NodeAllocation entries already folded in.
+	stopMarks  map[string][]*structs.Allocation
+	allocMarks map[string][]*structs.Allocation
+	// excluded is an allocation being updated in place, not counted.
+	excluded string
 
 	live    map[string]placement
 	perNode map[string]map[string]int // node -> group -> count; "" is the whole job
@@ -38,14 +43,6 @@ type placement struct{ nodeID, group string }
 // propKey names a property count: a target such as ${meta.rack} over the
 // whole job (group "") or one group.
 type propKey struct{ target, group string }
-
-// planMark remembers how much of one plan list was folded in, and its last
-// entry, so that a list that shrank or was rewritten is noticed and
-// triggers a rebuild.
-type planMark struct {
-	n    int
-	last *structs.Allocation
-}
 
 // jobTracker returns the tracker for job on the current snapshot, reading
 // the job's allocations the first time.
@@ -64,19 +61,20 @@ func (c *EvalContext) jobTracker(job *structs.Job) *jobTracker {
 		}
 	}
 	t.props = map[propKey]map[string]int{}
-	t.rebuild()
+	t.countAll()
 	c.tracker = t
 	return t
 }
 
-// rebuild recounts everything from the snapshot and the whole plan.
-func (t *jobTracker) rebuild() {
-	t.planAlloc = map[string]*structs.Allocation{}
-	t.planStop = map[string]*structs.Allocation{}
-	t.stopMarks = map[string]planMark{}
-	t.allocMarks = map[string]planMark{}
+// countAll counts everything from the snapshot and the whole plan.
+func (t *jobTracker) countAll() {
+	t.planAlloc = map[string][]*structs.Allocation{}
+	t.planStop = map[string][]*structs.Allocation{}
+	t.stopMarks = map[string][]*structs.Allocation{}
+	t.allocMarks = map[string][]*structs.Allocation{}
 	t.live = map[string]placement{}
 	t.perNode = map[string]map[string]int{}
+	t.excluded = ""
 	for k := range t.props {
 		t.props[k] = map[string]int{}
 	}
@@ -86,69 +84,127 @@ func (t *jobTracker) rebuild() {
 	t.sync(t.ctx.plan)
 }
 
-// sync folds in plan entries appended since the last sync. The plan is only
-// ever appended to in the common case; anything else (PopUpdate, a rebuilt
-// list) is detected by a shorter list or a different last entry and costs a
-// full rebuild.
+// sync folds in what changed in the plan since the last sync. The usual
+// change is an append, found by comparing each list's length and last
+// entry with what was folded in; a list that shrank or was rewritten (a
+// PopUpdate after an in-place check) is compared entry by entry, and only
+// the entries that differ are undone and redone.
 func (t *jobTracker) sync(plan *structs.Plan) {
 	if plan == nil {
 		return
 	}
-	if !t.absorbAll(plan.NodeUpdate, t.stopMarks, true) || !t.absorbAll(plan.NodeAllocation, t.allocMarks, false) {
-		t.rebuild()
+	t.syncLists(plan.NodeUpdate, t.stopMarks, true)
+	t.syncLists(plan.NodeAllocation, t.allocMarks, false)
+}
+
+// syncLists costs one map lookup per node in the plan, which stays small
+// next to ranking a placement even for thousands of placements.
+func (t *jobTracker) syncLists(lists map[string][]*structs.Allocation, marks map[string][]*structs.Allocation, stop bool) {
+	matched := 0
+	for node, allocs := range lists {
+		seen, ok := marks[node]
+		if ok {
+			matched++
+			if len(allocs) == len(seen) && allocs[len(allocs)-1] == seen[len(seen)-1] {
+				continue
+			}
+		}
+		t.syncList(node, allocs, marks, stop)
+	}
+	if matched < len(marks) {
+		// A node's list disappeared from the plan (PopUpdate removed its
+		// last entry).
+		for node := range marks {
+			if _, ok := lists[node]; !ok {
+				t.syncList(node, nil, marks, stop)
+			}
+		}
 	}
 }
 
-// absorbAll folds in the new tail of every list. Its cost is one map
-// lookup per node in the plan, which stays small next to ranking a
-// placement even for thousands of placements.
-func (t *jobTracker) absorbAll(lists map[string][]*structs.Allocation, marks map[string]planMark, stop bool) bool {
-	marked, matched := len(marks), 0
-	for node, allocs := range lists {
-		m, ok := marks[node]
-		if ok {
-			matched++
-			if len(allocs) == m.n && allocs[m.n-1] == m.last {
-				continue
-			}
-		}
-		if len(allocs) < m.n || (m.n > 0 && allocs[m.n-1] != m.last) {
-			return false
-		}
-		if len(allocs) == 0 {
-			continue
-		}
-		for _, a := range allocs[m.n:] {
-			if a.JobID != t.jobID || a.Namespace != t.namespace {
-				continue
-			}
-			if stop {
-				t.planStop[a.ID] = a
-			} else {
-				t.planAlloc[a.ID] = a
-			}
-			t.refresh(a.ID)
-		}
-		marks[node] = planMark{n: len(allocs), last: allocs[len(allocs)-1]}
+func (t *jobTracker) syncList(node string, allocs []*structs.Allocation, marks map[string][]*structs.Allocation, stop bool) {
+	seen := marks[node]
+	p := 0
+	for p < len(seen) && p < len(allocs) && seen[p] == allocs[p] {
+		p++
 	}
-	// A node list that disappeared from the plan leaves a mark nobody
-	// matched.
-	return matched == marked
+	for _, a := range seen[p:] {
+		t.forget(a, stop)
+	}
+	for _, a := range allocs[p:] {
+		t.learn(a, stop)
+	}
+	if len(allocs) == 0 {
+		delete(marks, node)
+		return
+	}
+	// seen is the tracker's own copy: the plan's slices may be resliced
+	// and overwritten in place.
+	marks[node] = append(seen[:p], allocs[p:]...)
+}
+
+func (t *jobTracker) learn(a *structs.Allocation, stop bool) {
+	if a.JobID != t.jobID || a.Namespace != t.namespace {
+		return
+	}
+	if stop {
+		t.planStop[a.ID] = append(t.planStop[a.ID], a)
+	} else {
+		t.planAlloc[a.ID] = append(t.planAlloc[a.ID], a)
+	}
+	t.refresh(a.ID)
+}
+
+func (t *jobTracker) forget(a *structs.Allocation, stop bool) {
+	if a.JobID != t.jobID || a.Namespace != t.namespace {
+		return
+	}
+	m := t.planAlloc
+	if stop {
+		m = t.planStop
+	}
+	versions := m[a.ID]
+	for i := len(versions) - 1; i >= 0; i-- {
+		if versions[i] == a {
+			versions = append(versions[:i:i], versions[i+1:]...)
+			break
+		}
+	}
+	if len(versions) == 0 {
+		delete(m, a.ID)
+	} else {
+		m[a.ID] = versions
+	}
+	t.refresh(a.ID)
+}
+
+// exclude makes alloc id not count anywhere until exclude is called again
+// (with "" to count everything): an allocation being updated in place is
+// replaced by the placement being checked, on the same node.
+func (t *jobTracker) exclude(id string) {
+	prev := t.excluded
+	t.excluded = id
+	if prev != "" {
+		t.refresh(prev)
+	}
+	if id != "" {
+		t.refresh(id)
+	}
 }
 
 // refresh recomputes where alloc id counts, from its newest version: a
 // stop in the plan wins over a placement or in-place update in the plan,
 // which wins over the snapshot.
 func (t *jobTracker) refresh(id string) {
-	v := t.planStop[id]
-	if v == nil {
-		v = t.planAlloc[id]
+	v := t.existing[id]
+	if vs := t.planAlloc[id]; len(vs) > 0 {
+		v = vs[len(vs)-1]
 	}
-	if v == nil {
-		v = t.existing[id]
+	if vs := t.planStop[id]; len(vs) > 0 {
+		v = vs[len(vs)-1]
 	}
 	old, had := t.live[id]
-	isLive := v != nil && !v.TerminalStatus()
+	isLive := v != nil && !v.TerminalStatus() && id != t.excluded
 	var now placement
 	if isLive {
 		now = placement{nodeID: v.NodeID, group: v.TaskGroup}

@@ -17,6 +17,14 @@ type SelectOptions struct {
 	PreferredNodes []*structs.Node
 	// AllocName is the allocation being placed, for logs.
 	AllocName string
+	// InPlaceAllocID, when set, is an allocation this placement replaces
+	// in place (same node, same ID): it is left out of the fit and of every
+	// count of where the job is, because the placement is its new version.
+	// Without it, an in-place check done the Nomad way (append a stop,
+	// Select, PopUpdate) still counts the old version's resources, because
+	// a stopped but running allocation holds them (promise 1), and a full
+	// node refuses the update.
+	InPlaceAllocID string
 }
 
 // RankedNode is a node chosen (or considered) for a placement.
@@ -114,6 +122,10 @@ func (s *GenericStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranke
 	g := s.group(tg)
 	tracker := s.ctx.jobTracker(s.job)
 	tracker.sync(s.ctx.plan)
+	if opts.InPlaceAllocID != "" {
+		tracker.exclude(opts.InPlaceAllocID)
+		defer tracker.exclude("")
+	}
 
 	src := s.source(g, tracker)
 	sel := newSelection(s.ctx, s.job, g, opts, tracker)
@@ -210,7 +222,7 @@ func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
 	if !sel.g.feasible(ctx, node) {
 		return nil
 	}
-	fit := fitGroup(ctx, sel.g, node)
+	fit := fitGroup(ctx, sel.g, node, sel.opts.InPlaceAllocID)
 	if fit.exhausted != "" {
 		ctx.metrics.ExhaustedNode(node.ComputedClass, fit.exhausted)
 		return nil

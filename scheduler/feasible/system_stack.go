@@ -56,6 +56,10 @@ func (s *SystemStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranked
 	}
 	tracker := s.ctx.jobTracker(s.job)
 	tracker.sync(s.ctx.plan)
+	if opts.InPlaceAllocID != "" {
+		tracker.exclude(opts.InPlaceAllocID)
+		defer tracker.exclude("")
+	}
 	sel := newSelection(s.ctx, s.job, g, opts, tracker)
 	for _, node := range s.nodes {
 		if option := sel.rank(node, nil); option != nil {
