@@ -1,0 +1,185 @@
+package allocrunner
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/client/clock"
+	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/client/drivers/mock"
+	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/client/state"
+	"github.com/drover-sched/drover/structs"
+)
+
+type recorder struct {
+	mu      sync.Mutex
+	updates []*structs.Allocation
+}
+
+func (r *recorder) add(a *structs.Allocation) {
+	r.mu.Lock()
+	r.updates = append(r.updates, a)
+	r.mu.Unlock()
+}
+
+func (r *recorder) last() *structs.Allocation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.updates) == 0 {
+		return &structs.Allocation{}
+	}
+	return r.updates[len(r.updates)-1]
+}
+
+func (r *recorder) statuses() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, u := range r.updates {
+		if len(out) == 0 || out[len(out)-1] != u.ClientStatus {
+			out = append(out, u.ClientStatus)
+		}
+	}
+	return out
+}
+
+func mockAlloc(jobType string, tasks ...*structs.Task) *structs.Allocation {
+	for _, t := range tasks {
+		t.Driver = "mock"
+		if t.RestartPolicy == nil {
+			t.RestartPolicy = &structs.RestartPolicy{Mode: structs.RestartPolicyModeFail, Interval: time.Hour}
+		}
+	}
+	job := &structs.Job{ID: "job", Name: "job", Type: jobType, TaskGroups: []*structs.TaskGroup{{Name: "g", Tasks: tasks}}}
+	return &structs.Allocation{ID: structs.GenerateUUID(), Name: "job.g[0]", JobID: "job", Job: job, TaskGroup: "g",
+		DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending, AllocModifyIndex: 10}
+}
+
+func newRunner(t *testing.T, alloc *structs.Allocation, drv drivers.Driver, clk clock.Clock, db state.DB, base string, restore bool) (*AllocRunner, *recorder) {
+	rec := &recorder{}
+	ar := New(Config{Alloc: alloc, Node: &structs.Node{ID: "n1"}, AllocDirBase: base, StateDB: db, Clock: clk,
+		Driver:   func(name string) drivers.Driver { return drv },
+		OnUpdate: rec.add, Restore: restore})
+	return ar, rec
+}
+
+func TestFailedTaskStopsSiblingsAndFailsAlloc(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	drv := mock.New("", clk)
+	defer drv.Shutdown()
+	alloc := mockAlloc(structs.JobTypeService,
+		&structs.Task{Name: "web", Config: map[string]any{}},
+		&structs.Task{Name: "bad", Config: map[string]any{"run_for": "2s", "exit_code": 1}})
+	ar, rec := newRunner(t, alloc, drv, clk, state.NewMemDB(), t.TempDir(), false)
+	go ar.Run()
+	testutil.WaitForWhile(t, "alloc to finish", ar.IsTerminal, func() { clk.Advance(time.Second) })
+	last := rec.last()
+	if last.ClientStatus != structs.AllocClientStatusFailed {
+		t.Fatalf("status %s", last.ClientStatus)
+	}
+	if s := last.TaskStates["web"]; s.State != structs.TaskStateDead || s.Failed {
+		t.Fatalf("sibling %+v", s)
+	}
+	if got := rec.statuses(); got[len(got)-2] != structs.AllocClientStatusRunning {
+		t.Fatalf("statuses %v", got)
+	}
+}
+
+func TestDesiredStopStopsTasksAndCompletes(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	drv := mock.New("", clk)
+	defer drv.Shutdown()
+	alloc := mockAlloc(structs.JobTypeService, &structs.Task{Name: "web", Config: map[string]any{}})
+	ar, rec := newRunner(t, alloc, drv, clk, state.NewMemDB(), t.TempDir(), false)
+	go ar.Run()
+	testutil.WaitFor(t, "running", func() bool { return rec.last().ClientStatus == structs.AllocClientStatusRunning })
+
+	stale := alloc.Copy()
+	stale.AllocModifyIndex = 5
+	stale.DesiredStatus = structs.AllocDesiredStatusStop
+	ar.Update(stale)
+	if rec.last().ClientStatus != structs.AllocClientStatusRunning {
+		t.Fatal("an older alloc version must be ignored")
+	}
+
+	stop := alloc.Copy()
+	stop.AllocModifyIndex = 20
+	stop.DesiredStatus = structs.AllocDesiredStatusStop
+	ar.Update(stop)
+	testutil.WaitForWhile(t, "stopped", ar.IsTerminal, func() { clk.Advance(time.Second) })
+	if got := rec.last().ClientStatus; got != structs.AllocClientStatusComplete {
+		t.Fatalf("status %s", got)
+	}
+	if err := ar.Destroy(); err != nil || ar.AllocDir().Exists() {
+		t.Fatalf("destroy: %v", err)
+	}
+}
+
+func TestRestoredRunnerWaitsForServerBeforeRestarting(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	db := state.NewMemDB()
+	base := t.TempDir()
+	drv := mock.New("", clk)
+	alloc := mockAlloc(structs.JobTypeService, &structs.Task{Name: "web", Config: map[string]any{"run_for": "1h"},
+		RestartPolicy: &structs.RestartPolicy{Attempts: 3, Interval: time.Hour, Mode: structs.RestartPolicyModeFail}})
+	ar, rec := newRunner(t, alloc, drv, clk, db, base, false)
+	go ar.Run()
+	testutil.WaitFor(t, "running", func() bool { return rec.last().ClientStatus == structs.AllocClientStatusRunning })
+	ar.Shutdown()
+	drv.Shutdown()
+
+	// The client is down for two hours: the task's run_for passes.
+	clk.Advance(2 * time.Hour)
+	drv2 := mock.New("", clk)
+	defer drv2.Shutdown()
+	stored, _ := db.GetAllocs()
+	ar2, rec2 := newRunner(t, stored[0], drv2, clk, db, base, true)
+	go ar2.Run()
+	testutil.WaitFor(t, "the dead task to be noticed", func() bool {
+		s := ar2.TaskState("web")
+		return s != nil && s.Restarts == 1
+	})
+	// Restart delay passes; the gate is still shut.
+	clk.Advance(time.Minute)
+	if drv2.Starts() != 0 {
+		t.Fatal("a restored task was restarted before the servers confirmed the alloc")
+	}
+	stop := stored[0].Copy()
+	stop.AllocModifyIndex = 30
+	stop.DesiredStatus = structs.AllocDesiredStatusStop
+	ar2.Update(stop)
+	testutil.WaitFor(t, "stopped", ar2.IsTerminal)
+	if drv2.Starts() != 0 {
+		t.Fatal("a task whose alloc the servers stopped was restarted")
+	}
+	if got := rec2.last().ClientStatus; got != structs.AllocClientStatusComplete {
+		t.Fatalf("status %s", got)
+	}
+}
+
+func TestConfirmedRestoredRunnerRestartsDeadTask(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	db := state.NewMemDB()
+	base := t.TempDir()
+	drv := mock.New("", clk)
+	alloc := mockAlloc(structs.JobTypeService, &structs.Task{Name: "web", Config: map[string]any{"run_for": "1h"},
+		RestartPolicy: &structs.RestartPolicy{Attempts: 3, Interval: time.Hour, Mode: structs.RestartPolicyModeFail}})
+	ar, rec := newRunner(t, alloc, drv, clk, db, base, false)
+	go ar.Run()
+	testutil.WaitFor(t, "running", func() bool { return rec.last().ClientStatus == structs.AllocClientStatusRunning })
+	ar.Shutdown()
+	drv.Shutdown()
+	clk.Advance(2 * time.Hour)
+
+	drv2 := mock.New("", clk)
+	defer drv2.Shutdown()
+	stored, _ := db.GetAllocs()
+	ar2, _ := newRunner(t, stored[0], drv2, clk, db, base, true)
+	go ar2.Run()
+	ar2.Confirm()
+	testutil.WaitForWhile(t, "the restart", func() bool { return drv2.Starts() == 1 }, func() { clk.Advance(time.Second) })
+	ar2.Kill("done")
+	<-ar2.Done()
+}
