@@ -21,12 +21,37 @@
 //     ports) with structs.AllocsFit over EvalContext.ProposedAllocs, the same
 //     arithmetic the plan applier uses, so the two never disagree; a node
 //     that does not fit is "exhausted" on a dimension, not "filtered";
-//  4. scores the node: binpack or spread fit, job anti-affinity, the
-//     reschedule penalty, affinities and spread blocks, averaged;
+//  4. scores the node: binpack or spread fit (0..1), job anti-affinity
+//     (-(collisions+1)/count), and when they apply to the placement the
+//     reschedule penalty (-1 on PenaltyNodeIDs), affinities and spread
+//     blocks (-1..1); the final score is their average. A score that
+//     applies is on every node's sheet, 0 where it does not bite, so all
+//     nodes are averaged over the same terms;
 //  5. stops after a limited number of scored candidates (log2 of the node
-//     count for services, two for batch) and returns the best.
+//     count for services, two for batch; up to three candidates with a
+//     negative score do not count) and returns the best, recording the top
+//     five in AllocMetric.ScoreMetaData.
+//
+// SelectOptions.PreferredNodes are tried, all of them, before the sampled
+// nodes. SelectOptions.InPlaceAllocID names an allocation the placement
+// updates in place, so its old version neither holds resources nor counts
+// as the job being on its node. The system stack considers exactly the
+// nodes it is given, in order, without sampling.
+//
+// Besides the stacks, the package offers ReadyNodesInDCsAndPool (candidate
+// nodes), ComputeClass (for whoever fills Node.ComputedClass on
+// registration), EvalContext.ClassEligibility and EscapedComputedClass (for
+// blocked evaluations), and test builders in mock.go.
 //
 // # Why spread is cheap here
+//
+// Nomad scores every feasible node when a group has spread or affinity
+// blocks, and recounts the job's allocations per node, which takes tens of
+// seconds for a thousand placements on thousands of nodes. Here nodes are
+// grouped in buckets that spread and affinity cannot tell apart (same
+// attribute values, same affinity score); each Select scores the buckets
+// (tens of them), then samples about log2(n) nodes from the best buckets
+// first. Fitness and anti-affinity still pick among those nodes.
 //
 // A spread score depends on how many of the group's allocations (existing
 // plus proposed in the plan) sit on each attribute value. The EvalContext

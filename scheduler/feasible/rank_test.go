@@ -324,3 +324,18 @@ func TestSameSeedSameChoices(t *testing.T) {
 		}
 	}
 }
+
+func TestSpreadOverTenDatacentersOnALargeClusterIsExact(t *testing.T) {
+	// The benchmark's shape, smaller: sampling looks at about log2(n)
+	// nodes per placement, yet every datacenter gets its share.
+	nodes := bigNodes(1000, func(i int) string { return fmt.Sprintf("dc%d", i%10) })
+	f := newFixture(3, nodes)
+	job := simpleJob(200)
+	job.TaskGroups[0].Spreads = []*structs.Spread{{Attribute: "${node.datacenter}", Weight: 100}}
+	got := spreadCounts(t, f, job, 200)
+	for dc := 0; dc < 10; dc++ {
+		if n := got[fmt.Sprintf("dc%d", dc)]; n != 20 {
+			t.Fatalf("dc%d got %d, want 20 (all %v)", dc, n, got)
+		}
+	}
+}
