@@ -1,0 +1,35 @@
+package reconciler
+
+import (
+	"sort"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// freeIndexes returns the n lowest name indexes not in used: a scale up
+// reuses the names a scale down or a failure left free, so a group of count
+// N is always named [0, N) when it is healthy.
+func freeIndexes(used map[int]bool, n int) []int {
+	out := make([]int, 0, max(n, 0))
+	for i := 0; len(out) < n; i++ {
+		if !used[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// allocName names index i of the group.
+func allocName(job *structs.Job, group string, i int) string {
+	return structs.AllocName(job.ID, group, i)
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
