@@ -1,0 +1,124 @@
+// Package servers keeps the client's list of server addresses and sends
+// each RPC to the first one that answers.
+//
+// Any server can answer a client: followers forward writes to the leader
+// and serve reads themselves. So the manager only needs a server that is
+// reachable. It tries them in order; one that fails (a transport error, or
+// a server that knows no leader) moves to the end of the list, so the next
+// call starts with one that worked. When none answers, the caller (the
+// heartbeat or alloc watcher loop) backs off with jitter and tries again.
+//
+// Concurrency: the list is guarded by a mutex; RPC may be called from any
+// goroutine and several calls may be in flight.
+package servers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/structs"
+)
+
+// Transport sends one call to one address; *rpcx.ConnPool is one.
+type Transport interface {
+	RPC(ctx context.Context, addr, method string, args, reply any) error
+}
+
+// ErrNoServers means the list is empty.
+var ErrNoServers = errors.New("no servers configured")
+
+// Manager is an RPCer over a list of servers.
+type Manager struct {
+	transport Transport
+
+	mu         sync.Mutex
+	servers    []string
+	configured []string
+}
+
+// New returns a manager trying servers in the given order.
+func New(t Transport, servers []string) *Manager {
+	return &Manager{transport: t, servers: append([]string(nil), servers...), configured: append([]string(nil), servers...)}
+}
+
+// Servers returns the current order.
+func (m *Manager) Servers() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.servers...)
+}
+
+// SetServers adopts the servers a heartbeat named, keeping the configured
+// ones at the end as a way back in should all the named ones go away.
+func (m *Manager) SetServers(addrs []string) {
+	if len(addrs) == 0 {
+		return
+	}
+	seen := map[string]bool{}
+	var list []string
+	for _, a := range append(append([]string(nil), addrs...), m.configured...) {
+		if a != "" && !seen[a] {
+			seen[a] = true
+			list = append(list, a)
+		}
+	}
+	m.mu.Lock()
+	// Keep the server that currently answers first.
+	if len(m.servers) > 0 && seen[m.servers[0]] {
+		first := m.servers[0]
+		for i, a := range list {
+			if a == first {
+				list[0], list[i] = list[i], list[0]
+				break
+			}
+		}
+	}
+	m.servers = list
+	m.mu.Unlock()
+}
+
+func (m *Manager) demote(addr string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, a := range m.servers {
+		if a == addr {
+			m.servers = append(append(m.servers[:i:i], m.servers[i+1:]...), addr)
+			return
+		}
+	}
+}
+
+// retryElsewhere reports whether another server might do better: a
+// transport failure, or a server that has lost touch with the leader.
+func retryElsewhere(err error) bool {
+	if !rpcx.IsRemoteError(err) {
+		return true
+	}
+	return structs.IsErr(err, structs.ErrNoLeader)
+}
+
+// RPC sends the call to the servers in order until one answers. A handler
+// error from a server (other than "no leader") is returned as is: the call
+// reached the cluster.
+func (m *Manager) RPC(ctx context.Context, method string, args, reply any) error {
+	list := m.Servers()
+	if len(list) == 0 {
+		return ErrNoServers
+	}
+	var last error
+	for _, addr := range list {
+		err := m.transport.RPC(ctx, addr, method, args, reply)
+		if err == nil || !retryElsewhere(err) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		m.demote(addr)
+		last = err
+	}
+	return fmt.Errorf("no server answered %s (tried %d): %w", method, len(list), last)
+}

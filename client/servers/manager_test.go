@@ -1,0 +1,65 @@
+package servers
+
+import (
+	"context"
+	"errors"
+	"net/rpc"
+	"testing"
+)
+
+type fakeTransport struct {
+	down  map[string]bool
+	calls []string
+}
+
+func (f *fakeTransport) RPC(ctx context.Context, addr, method string, args, reply any) error {
+	f.calls = append(f.calls, addr)
+	if f.down[addr] {
+		return errors.New("connection refused")
+	}
+	if addr == "remote-err" {
+		return rpc.ServerError("node secret ID does not match")
+	}
+	return nil
+}
+
+func TestFailoverRotatesFailedServersToTheEnd(t *testing.T) {
+	ft := &fakeTransport{down: map[string]bool{"a": true}}
+	m := New(ft, []string{"a", "b", "c"})
+	if err := m.RPC(context.Background(), "Node.UpdateStatus", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Servers(); got[0] != "b" || got[2] != "a" {
+		t.Fatalf("order %v", got)
+	}
+	ft.calls = nil
+	m.RPC(context.Background(), "x", nil, nil)
+	if len(ft.calls) != 1 || ft.calls[0] != "b" {
+		t.Fatalf("the next call should go straight to b, went to %v", ft.calls)
+	}
+	ft.down = map[string]bool{"a": true, "b": true, "c": true}
+	if err := m.RPC(context.Background(), "x", nil, nil); err == nil {
+		t.Fatal("want an error when no server answers")
+	}
+}
+
+func TestRemoteErrorIsNotRetriedElsewhere(t *testing.T) {
+	ft := &fakeTransport{}
+	m := New(ft, []string{"remote-err", "b"})
+	if err := m.RPC(context.Background(), "x", nil, nil); err == nil || len(ft.calls) != 1 {
+		t.Fatalf("err %v calls %v", err, ft.calls)
+	}
+}
+
+func TestSetServersKeepsConfiguredOnesAndCurrentFirst(t *testing.T) {
+	m := New(&fakeTransport{}, []string{"seed"})
+	m.SetServers([]string{"s1", "s2"})
+	if got := m.Servers(); len(got) != 3 || got[2] != "seed" {
+		t.Fatalf("%v", got)
+	}
+	m.demote("s1")
+	m.SetServers([]string{"s1", "s2"})
+	if got := m.Servers(); got[0] != "s2" {
+		t.Fatalf("the answering server should stay first: %v", got)
+	}
+}
