@@ -80,7 +80,12 @@ func TestCPUFallbackWithoutFrequency(t *testing.T) {
 }
 
 func TestPickAddress(t *testing.T) {
-	ipn := func(s string) *net.IPNet { _, n, _ := net.ParseCIDR(s); ip, _, _ := net.ParseCIDR(s); n.IP = ip; return n }
+	ipn := func(s string) *net.IPNet {
+		_, n, _ := net.ParseCIDR(s)
+		ip, _, _ := net.ParseCIDR(s)
+		n.IP = ip
+		return n
+	}
 	ifs := []iface{
 		{Name: "lo", Up: true, Loopback: true, Addrs: []*net.IPNet{ipn("127.0.0.1/8")}},
 		{Name: "down0", Up: false, Addrs: []*net.IPNet{ipn("10.9.9.9/24")}},

@@ -54,12 +54,13 @@ func TestRemoteErrorIsNotRetriedElsewhere(t *testing.T) {
 func TestSetServersKeepsConfiguredOnesAndCurrentFirst(t *testing.T) {
 	m := New(&fakeTransport{}, []string{"seed"})
 	m.SetServers([]string{"s1", "s2"})
-	if got := m.Servers(); len(got) != 3 || got[2] != "seed" {
-		t.Fatalf("%v", got)
+	if got := m.Servers(); len(got) != 3 || got[0] != "seed" {
+		t.Fatalf("the configured server answered last and should stay first: %v", got)
 	}
+	m.demote("seed")
 	m.demote("s1")
 	m.SetServers([]string{"s1", "s2"})
-	if got := m.Servers(); got[0] != "s2" {
+	if got := m.Servers(); got[0] != "s2" || len(got) != 3 {
 		t.Fatalf("the answering server should stay first: %v", got)
 	}
 }
