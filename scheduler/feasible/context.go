@@ -182,10 +182,3 @@ func (c *EvalContext) node(id string) *structs.Node {
 	c.nodes[id] = n
 	return n
 }
-
-// rememberNodes seeds the node cache with nodes the caller already holds.
-func (c *EvalContext) rememberNodes(nodes []*structs.Node) {
-	for _, n := range nodes {
-		c.nodes[n.ID] = n
-	}
-}

@@ -3,7 +3,6 @@ package feasible
 import (
 	"container/heap"
 	"strconv"
-	"strings"
 
 	"github.com/drover-sched/drover/structs"
 )
@@ -72,29 +71,40 @@ func newBucketSource(ctx *EvalContext, g *groupInfo, nodes []*structs.Node) *buc
 		seen[i] = map[string]struct{}{}
 	}
 	byKey := map[string]*bucket{}
-	var key strings.Builder
+	values := make([]string, len(g.spreads))
+	found := make([]bool, len(g.spreads))
+	var key []byte
 	for _, node := range nodes {
-		values := make([]string, len(g.spreads))
-		found := make([]bool, len(g.spreads))
-		key.Reset()
+		key = key[:0]
 		for i, sp := range g.spreads {
 			values[i], found[i] = resolveTarget(sp.Attribute, node)
 			if found[i] {
-				seen[i][values[i]] = struct{}{}
-				key.WriteString(strconv.Quote(values[i]))
+				// Length-prefixed, so no value can imitate two.
+				key = strconv.AppendInt(key, int64(len(values[i])), 10)
+				key = append(key, ':')
+				key = append(key, values[i]...)
+			} else {
+				key = append(key, '-')
 			}
-			key.WriteByte(0)
 		}
 		aff := 0.0
 		if len(g.affinities) > 0 {
 			aff = affinityScore(ctx, g.affinities, node)
-			key.WriteString(strconv.FormatFloat(aff, 'g', -1, 64))
+			key = strconv.AppendFloat(append(key, '|'), aff, 'g', -1, 64)
 		}
-		b := byKey[key.String()]
+		b := byKey[string(key)]
 		if b == nil {
-			b = &bucket{values: values, found: found, affinity: aff, order: len(s.buckets)}
-			byKey[key.String()] = b
+			b = &bucket{
+				values: append([]string(nil), values...), found: append([]bool(nil), found...),
+				affinity: aff, order: len(s.buckets),
+			}
+			byKey[string(key)] = b
 			s.buckets = append(s.buckets, b)
+			for i := range values {
+				if found[i] {
+					seen[i][values[i]] = struct{}{}
+				}
+			}
 		}
 		b.nodes = append(b.nodes, node)
 	}

@@ -94,7 +94,6 @@ func (s *GenericStack) SetNodes(nodes []*structs.Node) {
 	s.ctx.rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 	s.nodes = shuffled
 	s.ring = &ringSource{nodes: shuffled}
-	s.ctx.rememberNodes(shuffled)
 	for _, g := range s.groups {
 		g.candidates = nil
 	}

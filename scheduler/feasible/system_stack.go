@@ -26,7 +26,6 @@ func NewSystemStack(sysbatch bool, ctx *EvalContext) Stack {
 // SetNodes sets the nodes to consider, in order.
 func (s *SystemStack) SetNodes(nodes []*structs.Node) {
 	s.nodes = nodes
-	s.ctx.rememberNodes(nodes)
 }
 
 // SetJob sets the job.
