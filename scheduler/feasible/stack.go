@@ -51,7 +51,9 @@ type Stack interface {
 	// SetJob sets the job whose groups are placed.
 	SetJob(job *structs.Job)
 	// Select returns the best node for one allocation of tg, or nil when
-	// nothing fits; the context's Metrics say why.
+	// nothing fits; the context's Metrics say why. Select starts fresh
+	// metrics itself (EvalContext.Reset), so fields the caller adds, such
+	// as NodesAvailable, belong after it.
 	Select(tg *structs.TaskGroup, opts *SelectOptions) *RankedNode
 }
 
