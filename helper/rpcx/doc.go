@@ -1,0 +1,53 @@
+// Package rpcx is the RPC transport shared by Drover servers and clients.
+//
+// # One port, first byte decides
+//
+// A server listens on a single TCP port for everything: client agents'
+// RPCs, other servers' forwarded RPCs, and raft replication. One port means
+// one address to advertise, one firewall rule, and one place to add TLS
+// later. The first byte a dialer writes on a new connection says what
+// follows (see ConnType):
+//
+//	0x01 RPCStandard   one net/rpc connection
+//	0x02 RPCRaft       hashicorp/raft's protocol, handed to a RaftLayer
+//	0x03 RPCMultiplex  a yamux session; each stream is one net/rpc connection
+//
+// A connection that sends nothing within the handshake timeout, or sends an
+// unknown byte, is closed.
+//
+// # Why yamux
+//
+// Plain net/rpc can carry concurrent calls on one connection, but they share
+// one byte stream: a large request or response holds up every call behind
+// it, and a single call cannot be abandoned without closing the connection
+// and failing all the others. yamux gives each call its own stream, with
+// its own flow control, over one TCP connection. A client agent with dozens
+// of calls in flight (several of them blocking queries that wait minutes)
+// uses one connection per server, a slow call never delays the others, and
+// a caller whose context ends closes just its stream. The ConnPool keeps
+// that one session per server address, plus a few idle streams per session
+// for reuse, which about halves the cost of a small call.
+//
+// # Messages
+//
+// Each call is a request message answered by a response message. A message
+// is two msgpack values back to back: the net/rpc header (rpc.Request or
+// rpc.Response, encoded as a map of their exported fields) and the body.
+// This is the framing of github.com/hashicorp/net-rpc-msgpackrpc, whose
+// CallWithCodec the pool uses, and MsgpackHandle is the encoding.
+//
+// The codec reads a message as bytes first and decodes second (see
+// frameScanner): every length prefix is checked against a per-message size
+// limit before anything is allocated, and nesting depth is bounded. A peer
+// that sends an oversized or malformed message gets its connection or stream
+// closed; one that sends a well-formed body of the wrong type, or calls an
+// unknown method, gets an error reply and its connection keeps working.
+//
+// # Goroutines
+//
+// Server: each Serve call owns its listener's accept loop, one goroutine per
+// connection, one per yamux stream, and net/rpc's one per call in progress;
+// it waits for all of them before returning. ConnPool: owns an idle reaper
+// and one goroutine per dial in progress; Shutdown waits for them. Calls run
+// on the caller's goroutine.
+package rpcx

@@ -1,0 +1,226 @@
+package rpcx
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// EchoArgs and EchoReply are the test service's message types.
+type EchoArgs struct {
+	Msg  string
+	Data []byte
+	N    int
+}
+
+type EchoReply struct {
+	Msg  string
+	Data []byte
+	N    int
+}
+
+var errDeliberate = errors.New("test service: deliberate failure")
+
+// testService is registered as "Test" on every test server.
+type testService struct {
+	// Block signals started, then waits for release.
+	started chan struct{}
+	release chan struct{}
+	// Busy records the most calls it ever saw in progress at once.
+	inFlight, maxInFlight atomic.Int64
+}
+
+func newTestService() *testService {
+	return &testService{started: make(chan struct{}, 16), release: make(chan struct{})}
+}
+
+func (s *testService) Echo(args *EchoArgs, reply *EchoReply) error {
+	*reply = EchoReply(*args)
+	return nil
+}
+
+func (s *testService) Fail(args *EchoArgs, reply *EchoReply) error {
+	return errDeliberate
+}
+
+func (s *testService) Block(args *EchoArgs, reply *EchoReply) error {
+	s.started <- struct{}{}
+	<-s.release
+	reply.Msg = "released"
+	return nil
+}
+
+// Busy yields a few times while counted as in progress, so calls that may
+// overlap do.
+func (s *testService) Busy(args *EchoArgs, reply *EchoReply) error {
+	n := s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	for {
+		top := s.maxInFlight.Load()
+		if n <= top || s.maxInFlight.CompareAndSwap(top, n) {
+			break
+		}
+	}
+	for range 100 {
+		runtime.Gosched()
+	}
+	return nil
+}
+
+// Big replies with N bytes of data.
+func (s *testService) Big(args *EchoArgs, reply *EchoReply) error {
+	reply.Data = make([]byte, args.N)
+	return nil
+}
+
+// testServer is a Server listening on 127.0.0.1 with the test service.
+type testServer struct {
+	*Server
+	addr    string
+	svc     *testService
+	logs    *syncBuffer
+	served  chan error
+	stopped bool
+}
+
+// startServer starts a server listening on addr ("" picks a free port). It
+// is shut down when the test ends.
+func startServer(t testing.TB, addr string, opts ...ServerOption) *testServer {
+	t.Helper()
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	return startServerOn(t, ln, opts...)
+}
+
+// startServerOn starts a server on ln.
+func startServerOn(t testing.TB, ln net.Listener, opts ...ServerOption) *testServer {
+	t.Helper()
+	logs := &syncBuffer{}
+	logger := hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug})
+	ts := &testServer{
+		Server: NewServer(logger, opts...),
+		addr:   ln.Addr().String(),
+		svc:    newTestService(),
+		logs:   logs,
+		served: make(chan error, 1),
+	}
+	if err := ts.Register("Test", ts.svc); err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	go func() { ts.served <- ts.Serve(context.Background(), ln) }()
+	t.Cleanup(func() {
+		if err := ts.stop(); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ts
+}
+
+// stop shuts the server down and returns what Serve returned.
+func (ts *testServer) stop() error {
+	if ts.stopped {
+		return nil
+	}
+	ts.stopped = true
+	ts.Shutdown()
+	return <-ts.served
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger and the test to share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor polls cond until it holds, failing the test after 10 seconds.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		<-tick.C
+	}
+}
+
+// waitClosed fails the test unless the peer closes conn within 10 seconds.
+// Anything the server sends first is discarded.
+func waitClosed(t testing.TB, conn net.Conn) {
+	t.Helper()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 4096)
+	for {
+		_, err := conn.Read(buf)
+		if err == nil {
+			continue
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("server did not close the connection")
+		}
+		return
+	}
+}
+
+// newTestPool returns a pool that is shut down when the test ends.
+func newTestPool(t testing.TB, cfg PoolConfig) *ConnPool {
+	p := NewConnPool(cfg)
+	t.Cleanup(p.Shutdown)
+	return p
+}
+
+// fakeClock is a settable clock for PoolConfig.Now.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,330 @@
+package rpcx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/yamux"
+)
+
+// Pool defaults; see PoolConfig.
+const (
+	DefaultIdleTimeout    = 2 * time.Minute
+	DefaultMaxIdleStreams = 4
+)
+
+// PoolConfig configures a ConnPool. The zero value is ready to use.
+type PoolConfig struct {
+	// Logger receives yamux and pool logs. Nil discards them.
+	Logger hclog.Logger
+
+	// IdleTimeout closes a session that has had no call in progress for
+	// this long, so a client that talked to a server once does not keep a
+	// TCP connection (and a server goroutine) forever. Zero means
+	// DefaultIdleTimeout; negative means never.
+	IdleTimeout time.Duration
+
+	// DialTimeout bounds connecting to a server. Zero means
+	// DefaultDialTimeout.
+	DialTimeout time.Duration
+
+	// MaxMessageSize bounds one request or response. Zero means
+	// DefaultMaxMessageSize. It should match the servers' setting.
+	MaxMessageSize int
+
+	// MaxIdleStreams is how many finished streams each session keeps open
+	// for later calls to reuse, saving the stream open and close exchanges
+	// and a server goroutine start per call. Zero means
+	// DefaultMaxIdleStreams; negative means a fresh stream for every call.
+	MaxIdleStreams int
+
+	// Now is the clock for idle accounting. Nil means time.Now; tests
+	// substitute a fake.
+	Now func() time.Time
+}
+
+// ConnPool is the client side of the transport: it keeps one multiplexed
+// session per server address and runs each call on its own yamux stream, so
+// any number of concurrent calls share one TCP connection without waiting
+// for each other.
+//
+// Ownership: the pool owns its sessions and two kinds of goroutines, the
+// idle reaper and one per dial in progress; Shutdown stops and waits for
+// them. Each call's stream belongs to the calling goroutine until the call
+// ends, then returns to its session's idle list or is closed.
+type ConnPool struct {
+	cfg    PoolConfig
+	logger hclog.Logger
+	yamux  *yamux.Config
+
+	// ctx is cancelled by Shutdown; it stops the reaper and aborts dials.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	shutdown bool
+	sessions map[string]*poolSession
+	dials    map[string]*pendingDial
+}
+
+// pendingDial lets every caller that wants a session to one address wait for
+// a single dial instead of each opening its own connection.
+type pendingDial struct {
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+// NewConnPool returns a pool and starts its idle reaper.
+func NewConnPool(cfg PoolConfig) *ConnPool {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.MaxMessageSize <= 0 {
+		cfg.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if cfg.MaxIdleStreams == 0 {
+		cfg.MaxIdleStreams = DefaultMaxIdleStreams
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	logger := cfg.Logger.Named("rpc_pool")
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &ConnPool{
+		cfg:      cfg,
+		logger:   logger,
+		yamux:    yamuxConfig(logger),
+		ctx:      ctx,
+		cancel:   cancel,
+		sessions: make(map[string]*poolSession),
+		dials:    make(map[string]*pendingDial),
+	}
+	if cfg.IdleTimeout > 0 {
+		p.wg.Add(1)
+		go p.reapLoop(max(cfg.IdleTimeout/2, time.Second))
+	}
+	return p
+}
+
+// RPC calls method on the server at addr and decodes the result into reply.
+//
+// An error returned by the remote handler comes back as an rpc.ServerError,
+// unwrapped, so callers can compare its text (see IsErr, IsRemoteError).
+// Other errors are transport failures wrapped with the method and address:
+// the call may or may not have run. If ctx ends first, the call's stream is
+// abandoned and the error wraps ctx.Err(); the server's handler is not
+// interrupted.
+func (p *ConnPool) RPC(ctx context.Context, addr, method string, args, reply any) error {
+	err := p.rpc(ctx, addr, method, args, reply)
+	if err == nil || IsRemoteError(err) {
+		return err
+	}
+	if p.isShutdown() && !errors.Is(err, ErrShutdown) {
+		err = fmt.Errorf("%w: %w", ErrShutdown, err)
+	}
+	return fmt.Errorf("rpcx: %s to %s: %w", method, addr, err)
+}
+
+func (p *ConnPool) rpc(ctx context.Context, addr, method string, args, reply any) error {
+	// A session can die (server restart, network) before the pool notices.
+	// If opening a stream shows it dead, nothing was sent, so it is safe to
+	// redial and try once more.
+	for attempt := 0; ; attempt++ {
+		s, err := p.acquire(ctx, addr)
+		if err != nil {
+			return err
+		}
+		cs, err := s.getStream(p.cfg.MaxMessageSize)
+		if err != nil {
+			p.release(s)
+			p.dropIfClosed(s)
+			if errors.Is(err, yamux.ErrSessionShutdown) && attempt == 0 {
+				continue
+			}
+			return err
+		}
+		err = cs.call(ctx, method, args, reply)
+		s.putStream(cs, p.cfg.MaxIdleStreams)
+		p.release(s)
+		if err != nil {
+			p.dropIfClosed(s)
+		}
+		return err
+	}
+}
+
+// acquire returns a live session to addr, dialing if there is none, and
+// counts the caller as active on it until release.
+func (p *ConnPool) acquire(ctx context.Context, addr string) (*poolSession, error) {
+	// Two dials: one to replace a session found dead, one more in case the
+	// new one died at once. Past that, report the failure.
+	for dials := 0; ; {
+		p.mu.Lock()
+		if p.shutdown {
+			p.mu.Unlock()
+			return nil, ErrShutdown
+		}
+		if s, ok := p.sessions[addr]; ok {
+			if !s.sess.IsClosed() {
+				s.active++
+				p.mu.Unlock()
+				return s, nil
+			}
+			delete(p.sessions, addr)
+		}
+		if dials == 2 {
+			p.mu.Unlock()
+			return nil, fmt.Errorf("session to %s closed as soon as it was opened", addr)
+		}
+		d, ok := p.dials[addr]
+		if !ok {
+			d = &pendingDial{done: make(chan struct{})}
+			p.dials[addr] = d
+			p.wg.Add(1)
+			go p.dial(addr, d)
+		}
+		p.mu.Unlock()
+		dials++
+
+		select {
+		case <-d.done:
+			if d.err != nil {
+				return nil, d.err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (p *ConnPool) release(s *poolSession) {
+	now := p.cfg.Now()
+	p.mu.Lock()
+	s.active--
+	s.lastUsed = now
+	p.mu.Unlock()
+}
+
+// dropIfClosed forgets s if its session has died, so the next call redials.
+func (p *ConnPool) dropIfClosed(s *poolSession) {
+	if !s.sess.IsClosed() {
+		return
+	}
+	p.mu.Lock()
+	if p.sessions[s.addr] == s {
+		delete(p.sessions, s.addr)
+	}
+	p.mu.Unlock()
+}
+
+// dial runs in its own goroutine so that a caller whose context ends stops
+// waiting without aborting the dial for other callers. It is bounded by
+// DialTimeout and by Shutdown.
+func (p *ConnPool) dial(addr string, d *pendingDial) {
+	defer p.wg.Done()
+	sess, err := p.connect(addr)
+	p.mu.Lock()
+	delete(p.dials, addr)
+	if err == nil {
+		if p.shutdown {
+			sess.Close()
+			err = ErrShutdown
+		} else {
+			p.sessions[addr] = &poolSession{addr: addr, sess: sess, lastUsed: p.cfg.Now()}
+		}
+	}
+	d.err = err
+	p.mu.Unlock()
+	close(d.done)
+}
+
+func (p *ConnPool) connect(addr string) (*yamux.Session, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
+	defer cancel()
+	var dialer net.Dialer
+	conn, err := dialer.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeConnType(conn, RPCMultiplex, p.cfg.DialTimeout); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	sess, err := yamux.Client(conn, p.yamux)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return sess, nil
+}
+
+func (p *ConnPool) reapLoop(interval time.Duration) {
+	defer p.wg.Done()
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-ticker.C:
+			p.reapIdle()
+		}
+	}
+}
+
+// reapIdle closes sessions that are dead, or idle for IdleTimeout by the
+// pool's clock.
+func (p *ConnPool) reapIdle() {
+	now := p.cfg.Now()
+	var doomed []*poolSession
+	p.mu.Lock()
+	for addr, s := range p.sessions {
+		idle := s.active == 0 && p.cfg.IdleTimeout > 0 && now.Sub(s.lastUsed) >= p.cfg.IdleTimeout
+		if idle || s.sess.IsClosed() {
+			delete(p.sessions, addr)
+			doomed = append(doomed, s)
+		}
+	}
+	p.mu.Unlock()
+	for _, s := range doomed {
+		s.sess.Close()
+	}
+}
+
+func (p *ConnPool) isShutdown() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.shutdown
+}
+
+// Shutdown closes every session, failing calls in progress, and waits for
+// the pool's goroutines. Later calls return ErrShutdown.
+func (p *ConnPool) Shutdown() {
+	p.mu.Lock()
+	if p.shutdown {
+		p.mu.Unlock()
+		return
+	}
+	p.shutdown = true
+	sessions := p.sessions
+	p.sessions = make(map[string]*poolSession)
+	p.mu.Unlock()
+
+	p.cancel()
+	for _, s := range sessions {
+		s.sess.Close()
+	}
+	p.wg.Wait()
+}

@@ -1,0 +1,191 @@
+package rpcx
+
+import (
+	"fmt"
+	"io"
+	"net/rpc"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-msgpack/v2/codec"
+)
+
+// msgCodec is the net/rpc codec for both ends of a connection or stream.
+// Each message is a msgpack header value (rpc.Request or rpc.Response)
+// followed by a msgpack body value: the same bytes as
+// github.com/hashicorp/net-rpc-msgpackrpc produces, so either side can talk
+// to that package's codec. It differs from that codec in how it reads and
+// writes, not in what:
+//
+//   - Reads go through a frameScanner, which bounds a message's size and
+//     never lets a length prefix drive an allocation (see frameScanner).
+//   - Writes encode the whole message into memory first. A message that is
+//     too large or fails to encode is then never half-written, so the
+//     stream stays usable; on the server the caller gets an error response
+//     instead of waiting for a reply that never comes.
+//
+// Reads are not locked: net/rpc reads from one goroutine. Writes are, because
+// net/rpc's server writes responses from one goroutine per call.
+type msgCodec struct {
+	rwc   io.ReadWriteCloser
+	frame *frameScanner
+	dec   *codec.Decoder
+	limit int
+
+	wmu  sync.Mutex
+	wbuf []byte
+	enc  *codec.Encoder
+
+	// broken is set once a read or write failed in a way that leaves the
+	// stream's position unknown. A pooled client stream is then discarded.
+	broken    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func newMsgCodec(rwc io.ReadWriteCloser, maxMessageSize int) *msgCodec {
+	if maxMessageSize <= 0 {
+		maxMessageSize = DefaultMaxMessageSize
+	}
+	c := &msgCodec{
+		rwc:   rwc,
+		frame: newFrameScanner(rwc, maxMessageSize),
+		dec:   codec.NewDecoderBytes(nil, MsgpackHandle),
+		limit: maxMessageSize,
+	}
+	c.enc = codec.NewEncoderBytes(&c.wbuf, MsgpackHandle)
+	return c
+}
+
+// NewServerCodec returns a net/rpc server codec over rwc, for callers that
+// serve a connection themselves. maxMessageSize <= 0 means
+// DefaultMaxMessageSize.
+func NewServerCodec(rwc io.ReadWriteCloser, maxMessageSize int) rpc.ServerCodec {
+	return newMsgCodec(rwc, maxMessageSize)
+}
+
+// NewClientCodec returns a net/rpc client codec over rwc, for example to use
+// rpc.NewClientWithCodec on a connection from Dial(addr, RPCStandard).
+// maxMessageSize <= 0 means DefaultMaxMessageSize.
+func NewClientCodec(rwc io.ReadWriteCloser, maxMessageSize int) rpc.ClientCodec {
+	return newMsgCodec(rwc, maxMessageSize)
+}
+
+// ReadRequestHeader implements rpc.ServerCodec.
+func (c *msgCodec) ReadRequestHeader(r *rpc.Request) error {
+	c.frame.startMessage()
+	return c.read(r, true)
+}
+
+// ReadRequestBody implements rpc.ServerCodec.
+func (c *msgCodec) ReadRequestBody(body any) error {
+	return c.read(body, false)
+}
+
+// WriteResponse implements rpc.ServerCodec. If the response cannot be
+// encoded within the size limit, the caller is sent an error in its place.
+func (c *msgCodec) WriteResponse(r *rpc.Response, body any) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	msg, err := c.encode(r, body)
+	if err != nil {
+		failed := rpc.Response{
+			ServiceMethod: r.ServiceMethod,
+			Seq:           r.Seq,
+			Error:         fmt.Sprintf("rpcx: server could not send the response: %v", err),
+		}
+		if msg, err = c.encode(&failed, nil); err != nil {
+			return err
+		}
+	}
+	return c.write(msg)
+}
+
+// WriteRequest implements rpc.ClientCodec. A request that cannot be encoded
+// within the size limit is refused before anything is written.
+func (c *msgCodec) WriteRequest(r *rpc.Request, body any) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	msg, err := c.encode(r, body)
+	if err != nil {
+		return err
+	}
+	return c.write(msg)
+}
+
+// ReadResponseHeader implements rpc.ClientCodec.
+func (c *msgCodec) ReadResponseHeader(r *rpc.Response) error {
+	c.frame.startMessage()
+	return c.read(r, true)
+}
+
+// ReadResponseBody implements rpc.ClientCodec.
+func (c *msgCodec) ReadResponseBody(body any) error {
+	return c.read(body, false)
+}
+
+// Close closes the underlying connection or stream. It is safe to call more
+// than once and concurrently with reads and writes.
+func (c *msgCodec) Close() error {
+	c.closeOnce.Do(func() {
+		c.broken.Store(true)
+		c.closeErr = c.rwc.Close()
+	})
+	return c.closeErr
+}
+
+// read decodes the next value into out; a nil out discards it (net/rpc does
+// that for the body of a request it cannot serve).
+func (c *msgCodec) read(out any, header bool) error {
+	b, err := c.frame.next()
+	if err != nil {
+		c.broken.Store(true)
+		if !header && err == io.EOF {
+			return io.ErrUnexpectedEOF
+		}
+		// net/rpc compares against io.EOF and io.ErrUnexpectedEOF with ==.
+		return err
+	}
+	if out == nil {
+		return nil
+	}
+	c.dec.ResetBytes(b)
+	if err := decodeInto(c.dec, out); err != nil {
+		// The value was consumed whole, so a body that does not fit its Go
+		// type leaves the stream in step. A header that does not decode
+		// means the peer does not speak this protocol.
+		if header {
+			c.broken.Store(true)
+		}
+		return fmt.Errorf("rpcx: decode %T: %w", out, err)
+	}
+	return nil
+}
+
+// encode renders header and body into the codec's write buffer. The result
+// is valid until the next call. The lock must be held.
+func (c *msgCodec) encode(header, body any) ([]byte, error) {
+	if cap(c.wbuf) > keepBufCap {
+		c.wbuf = nil
+	}
+	c.wbuf = c.wbuf[:0]
+	c.enc.ResetBytes(&c.wbuf)
+	if err := c.enc.Encode(header); err != nil {
+		return nil, fmt.Errorf("rpcx: encode %T: %w", header, err)
+	}
+	if err := c.enc.Encode(body); err != nil {
+		return nil, fmt.Errorf("rpcx: encode %T: %w", body, err)
+	}
+	if len(c.wbuf) > c.limit {
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrMessageTooLarge, len(c.wbuf), c.limit)
+	}
+	return c.wbuf, nil
+}
+
+func (c *msgCodec) write(msg []byte) error {
+	if _, err := c.rwc.Write(msg); err != nil {
+		c.broken.Store(true)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,311 @@
+package rpcx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/rpc"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/yamux"
+)
+
+// DefaultHandshakeTimeout is how long a new connection may take to send its
+// connection-type byte before the server gives up on it, so a silent peer
+// cannot hold a goroutine and a file descriptor forever.
+const DefaultHandshakeTimeout = 10 * time.Second
+
+// DefaultMaxStreamsPerSession bounds how many streams one multiplexed
+// session may have open and being served at once, so one client cannot start
+// unbounded goroutines. A stream carries one call at a time, and a ConnPool
+// keeps up to PoolConfig.MaxIdleStreams finished streams open, so this must
+// stay well above that. Past the limit the server stops accepting streams on
+// that session until one closes; new streams wait in yamux's accept backlog
+// and are refused once it fills.
+const DefaultMaxStreamsPerSession = 1024
+
+// Server serves net/rpc endpoints, and hands raft connections to a
+// RaftLayer, on one listening port. See the package documentation for the
+// wire format.
+//
+// Ownership: each Serve call owns its listener, the connections it accepted,
+// and the goroutines serving them (one per connection, one per yamux stream,
+// and net/rpc's one per call in progress). When Serve's context ends or
+// Shutdown is called, it closes the listener and every connection, then waits
+// for those goroutines. A handler that blocks forever therefore blocks
+// shutdown: net/rpc cannot tell a handler its caller has gone, so long waits
+// (blocking queries) must also watch a context that the owner of the Server
+// cancels before shutting it down.
+type Server struct {
+	rpc    *rpc.Server
+	logger hclog.Logger
+	cfg    serverConfig
+	yamux  *yamux.Config
+
+	// ctx is cancelled by Shutdown and stops every Serve.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	shutdown bool
+	serving  sync.WaitGroup
+}
+
+type serverConfig struct {
+	maxMessageSize   int
+	handshakeTimeout time.Duration
+	maxStreams       int
+	raft             *RaftLayer
+}
+
+// ServerOption changes a Server's configuration.
+type ServerOption func(*serverConfig)
+
+// WithMaxMessageSize bounds the size of one request (header plus body) a
+// peer may send, and of one response the server will send. A peer that
+// exceeds it gets an error and its connection or stream closed.
+func WithMaxMessageSize(n int) ServerOption {
+	return func(c *serverConfig) { c.maxMessageSize = n }
+}
+
+// WithHandshakeTimeout sets how long a connection may take to send its
+// connection-type byte.
+func WithHandshakeTimeout(d time.Duration) ServerOption {
+	return func(c *serverConfig) { c.handshakeTimeout = d }
+}
+
+// WithMaxStreamsPerSession bounds the streams open and being served on one
+// multiplexed session; see DefaultMaxStreamsPerSession.
+func WithMaxStreamsPerSession(n int) ServerOption {
+	return func(c *serverConfig) { c.maxStreams = n }
+}
+
+// WithRaftLayer routes RPCRaft connections to l. Without it they are closed.
+func WithRaftLayer(l *RaftLayer) ServerOption {
+	return func(c *serverConfig) { c.raft = l }
+}
+
+// NewServer returns a Server with no endpoints registered. A nil logger
+// discards logs.
+func NewServer(logger hclog.Logger, opts ...ServerOption) *Server {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	cfg := serverConfig{
+		maxMessageSize:   DefaultMaxMessageSize,
+		handshakeTimeout: DefaultHandshakeTimeout,
+		maxStreams:       DefaultMaxStreamsPerSession,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.maxMessageSize <= 0 {
+		cfg.maxMessageSize = DefaultMaxMessageSize
+	}
+	if cfg.handshakeTimeout <= 0 {
+		cfg.handshakeTimeout = DefaultHandshakeTimeout
+	}
+	if cfg.maxStreams <= 0 {
+		cfg.maxStreams = DefaultMaxStreamsPerSession
+	}
+	logger = logger.Named("rpc")
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		rpc:    rpc.NewServer(),
+		logger: logger,
+		cfg:    cfg,
+		yamux:  yamuxConfig(logger),
+		ctx:    ctx,
+		cancel: cancel,
+	}
+}
+
+// Register publishes rcvr's suitable methods (see net/rpc) as "name.Method".
+func (s *Server) Register(name string, rcvr any) error {
+	if err := s.rpc.RegisterName(name, rcvr); err != nil {
+		return fmt.Errorf("rpcx: register %q: %w", name, err)
+	}
+	return nil
+}
+
+// Serve accepts connections on ln until ctx ends or Shutdown is called, then
+// closes ln and every connection it accepted and returns once all their
+// goroutines have exited. It returns nil after such an orderly stop,
+// ErrShutdown if the server was already shut down, or the error that made
+// accepting impossible. It may be called for several listeners at once.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrShutdown
+	}
+	s.serving.Add(1)
+	s.mu.Unlock()
+	defer s.serving.Done()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopLink := context.AfterFunc(s.ctx, cancel)
+	defer stopLink()
+
+	t := newTracker()
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		<-ctx.Done()
+		ln.Close()
+		t.closeAll()
+	}()
+
+	err := s.acceptLoop(ctx, ln, t)
+	cancel()
+	<-closed
+	t.wait()
+	return err
+}
+
+// Shutdown stops every Serve call and waits for them to finish. Later Serve
+// calls return ErrShutdown.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	s.shutdown = true
+	s.mu.Unlock()
+	s.cancel()
+	s.serving.Wait()
+}
+
+func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, t *tracker) error {
+	const minDelay, maxDelay = 5 * time.Millisecond, time.Second
+	var delay time.Duration
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("rpcx: accept: %w", err)
+			}
+			// Most likely out of file descriptors: back off and retry
+			// rather than spin.
+			delay = min(max(2*delay, minDelay), maxDelay)
+			s.logger.Error("failed to accept connection", "error", err, "retry_in", delay)
+			timer := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return nil
+			case <-timer.C:
+			}
+			continue
+		}
+		delay = 0
+		if !t.add(conn) {
+			conn.Close()
+			return nil
+		}
+		if !t.goTracked(func() { s.handleConn(ctx, conn, t) }) {
+			t.remove(conn)
+			conn.Close()
+			return nil
+		}
+	}
+}
+
+// handleConn reads the connection-type byte and dispatches. conn is
+// registered with t on entry; each branch decides who closes it.
+func (s *Server) handleConn(ctx context.Context, conn net.Conn, t *tracker) {
+	typ, err := s.readConnType(conn)
+	if err != nil {
+		s.logger.Debug("connection closed before sending its type", "remote", conn.RemoteAddr(), "error", err)
+		t.remove(conn)
+		conn.Close()
+		return
+	}
+	switch typ {
+	case RPCStandard:
+		s.serveCodec(conn) // closes conn when done
+		t.remove(conn)
+	case RPCMultiplex:
+		s.serveSession(conn, t)
+	case RPCRaft:
+		t.remove(conn)
+		if s.cfg.raft == nil {
+			s.logger.Warn("closing raft connection: this server has no raft layer", "remote", conn.RemoteAddr())
+			conn.Close()
+			return
+		}
+		s.cfg.raft.handoff(ctx, conn)
+	default:
+		s.logger.Warn("closing connection of unknown type", "remote", conn.RemoteAddr(), "type", typ)
+		t.remove(conn)
+		conn.Close()
+	}
+}
+
+func (s *Server) readConnType(conn net.Conn) (ConnType, error) {
+	if err := conn.SetReadDeadline(time.Now().Add(s.cfg.handshakeTimeout)); err != nil {
+		return 0, err
+	}
+	var b [1]byte
+	if _, err := io.ReadFull(conn, b[:]); err != nil {
+		return 0, err
+	}
+	if err := conn.SetReadDeadline(time.Time{}); err != nil {
+		return 0, err
+	}
+	return ConnType(b[0]), nil
+}
+
+// serveCodec serves net/rpc calls on rwc until it fails or closes, then
+// closes it. It returns only after every call it started has replied.
+func (s *Server) serveCodec(rwc io.ReadWriteCloser) {
+	s.rpc.ServeCodec(newMsgCodec(rwc, s.cfg.maxMessageSize))
+}
+
+// serveSession runs a yamux session over conn and serves each stream the
+// client opens as its own net/rpc connection.
+func (s *Server) serveSession(conn net.Conn, t *tracker) {
+	defer t.remove(conn)
+	sess, err := yamux.Server(conn, s.yamux)
+	if err != nil {
+		s.logger.Error("failed to start multiplexed session", "remote", conn.RemoteAddr(), "error", err)
+		conn.Close()
+		return
+	}
+	defer sess.Close()
+	if !t.add(sess) {
+		return
+	}
+	defer t.remove(sess)
+
+	slots := make(chan struct{}, s.cfg.maxStreams)
+	for {
+		stream, err := sess.AcceptStream()
+		if err != nil {
+			if !sess.IsClosed() {
+				s.logger.Debug("multiplexed session ended", "remote", conn.RemoteAddr(), "error", err)
+			}
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-sess.CloseChan():
+			stream.Close()
+			return
+		}
+		started := t.goTracked(func() {
+			defer func() { <-slots }()
+			s.serveCodec(stream)
+		})
+		if !started {
+			stream.Close()
+			return
+		}
+	}
+}
