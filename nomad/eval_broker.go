@@ -41,7 +41,11 @@ type EvalBrokerConfig struct {
 	// DeliveryLimit is how many times an eval is delivered before it goes
 	// to the failed queue.
 	DeliveryLimit int
-	Logger        hclog.Logger
+	// FailedFollowUpDelay is the least time reapFailedEvals waits before
+	// the follow-up of a failed eval runs (1 minute if zero); each
+	// follow-up waits up to five times that, spread per eval.
+	FailedFollowUpDelay time.Duration
+	Logger              hclog.Logger
 }
 
 // EvalBroker is the leader's queue of evaluations waiting for a worker. It
@@ -120,6 +124,9 @@ func NewEvalBroker(cfg EvalBrokerConfig) (*EvalBroker, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.FailedFollowUpDelay <= 0 {
+		cfg.FailedFollowUpDelay = failedFollowUpBaseWait
 	}
 	b := &EvalBroker{cfg: cfg, notify: make(chan struct{})}
 	b.resetLocked()
@@ -448,6 +455,20 @@ func (b *EvalBroker) Outstanding(evalID string) (string, bool) {
 		return "", false
 	}
 	return u.token, true
+}
+
+// OutstandingToken returns the eval that token holds. Endpoints use it to
+// check a worker's writes about evals other than the one it holds (the
+// follow-ups it creates, the outdated evals it cancels).
+func (b *EvalBroker) OutstandingToken(token string) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id, u := range b.unack {
+		if u.token == token {
+			return id, true
+		}
+	}
+	return "", false
 }
 
 // OutstandingReset restarts the eval's nack timeout: the worker showed it

@@ -17,12 +17,13 @@ type evalWriter interface {
 }
 
 const (
-	// failedFollowUpBaseWait and failedFollowUpSpread set when the
+	// failedFollowUpBaseWait is the default least wait before the
 	// follow-up of a failed eval runs: late enough that whatever made the
-	// eval fail repeatedly (a bug, a overloaded leader) may have passed,
-	// and spread per eval so a burst of failures does not retry as one.
+	// eval fail repeatedly (a bug, an overloaded leader) may have passed.
+	// Follow-ups are spread over four more such waits so that a burst of
+	// failures does not retry as one.
 	failedFollowUpBaseWait = time.Minute
-	failedFollowUpSpread   = 4 * time.Minute
+	failedFollowUpSpread   = 4
 
 	reaperMinBackoff = 250 * time.Millisecond
 	reaperMaxBackoff = 30 * time.Second
@@ -52,7 +53,7 @@ func reapFailedEvals(ctx context.Context, broker *EvalBroker, writer evalWriter)
 		failed := eval.Copy()
 		failed.Status = structs.EvalStatusFailed
 		failed.StatusDescription = fmt.Sprintf("evaluation reached delivery limit (%d)", broker.cfg.DeliveryLimit)
-		followUp := eval.CreateFailedFollowUpEval(structs.GenerateUUID(), failedFollowUpWait(eval.ID), now)
+		followUp := eval.CreateFailedFollowUpEval(structs.GenerateUUID(), failedFollowUpWait(eval.ID, broker.cfg.FailedFollowUpDelay), now)
 		failed.NextEval = followUp.ID
 		failed.ModifyTime = now.UnixNano()
 		if err := writer.UpsertEvals([]*structs.Evaluation{failed, followUp}); err != nil {
@@ -76,10 +77,10 @@ func reapFailedEvals(ctx context.Context, broker *EvalBroker, writer evalWriter)
 
 // failedFollowUpWait spreads follow-ups by a hash of the eval ID, so the
 // delay is reproducible for a given eval without a random source.
-func failedFollowUpWait(evalID string) time.Duration {
+func failedFollowUpWait(evalID string, base time.Duration) time.Duration {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(evalID))
-	return failedFollowUpBaseWait + time.Duration(h.Sum64()%uint64(failedFollowUpSpread))
+	return base + time.Duration(h.Sum64()%uint64(failedFollowUpSpread*base))
 }
 
 // sleepCtx waits d on clock and reports whether ctx is still live.

@@ -180,6 +180,12 @@ func TestBroker_AckAndNackNeedTheDeliveryToken(t *testing.T) {
 	if got, ok := b.Outstanding(e.ID); !ok || got != tok {
 		t.Fatalf("outstanding = %q,%v", got, ok)
 	}
+	if id, ok := b.OutstandingToken(tok); !ok || id != e.ID {
+		t.Fatalf("outstanding token = %q,%v", id, ok)
+	}
+	if _, ok := b.OutstandingToken("wrong"); ok {
+		t.Fatal("unknown token is outstanding")
+	}
 	if err := b.Ack(e.ID, tok); err != nil {
 		t.Fatal(err)
 	}
