@@ -257,13 +257,19 @@ func planGroup(in groupInput) *groupPlan {
 	}
 
 	gp.planUpdates(in, keep)
+	replacing := map[string]bool{}
+	for _, p := range gp.places {
+		if p.Previous != nil {
+			replacing[p.Previous.ID] = true
+		}
+	}
 	for _, h := range keep {
-		if h.kind != holdReplace && !d.stopped(h.alloc) && !gp.replacing(h.alloc) {
+		if h.kind != holdReplace && !d.stopped(h.alloc) && !replacing[h.alloc.ID] {
 			gp.kept = append(gp.kept, h.alloc)
 		}
 	}
 	for _, h := range keep {
-		if h.kind == holdFailed && !h.dueAt.IsZero() && !d.stopped(h.alloc) && !gp.replacing(h.alloc) {
+		if h.kind == holdFailed && !h.dueAt.IsZero() && !d.stopped(h.alloc) && !replacing[h.alloc.ID] {
 			gp.delayed = append(gp.delayed, due{allocID: h.alloc.ID, at: h.dueAt})
 		}
 	}
@@ -283,16 +289,6 @@ func planGroup(in groupInput) *groupPlan {
 	return gp
 }
 
-// replacing reports whether a placement of gp replaces a.
-func (gp *groupPlan) replacing(a *structs.Allocation) bool {
-	for _, p := range gp.places {
-		if p.Previous != nil && p.Previous.ID == a.ID {
-			return true
-		}
-	}
-	return false
-}
-
 // planUpdates moves the kept allocs of older job versions to the current
 // one: in place when only in-place fields changed, else by a destructive
 // replacement, at most update.max_parallel of those in flight at a time.
@@ -300,12 +296,13 @@ func (gp *groupPlan) planUpdates(in groupInput, keep []*holder) {
 	d := gp.decisions
 	var candidates []*holder
 	inflight := 0
+	compare := comparer(in.job, in.tg.Name)
 	for _, h := range keep {
 		if h.kind != holdRunning && h.kind != holdFailed {
 			continue
 		}
 		a := d.current(h.alloc)
-		switch ch, _ := compareVersions(a.Job, in.job, in.tg.Name); ch {
+		switch compare(a.Job) {
 		case unchanged:
 			if a.ClientStatus == structs.AllocClientStatusPending && a.PreviousAllocation != "" {
 				inflight++

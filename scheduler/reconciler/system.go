@@ -180,12 +180,13 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 func (gp *groupPlan) planSystemUpdates(in SystemInput, tg *structs.TaskGroup, running []*structs.Allocation, sysbatch bool) {
 	d := gp.decisions
 	var candidates []*structs.Allocation
+	compare := comparer(in.Job, tg.Name)
 	for _, a := range running {
 		if d.stopped(a) {
 			continue
 		}
 		a = d.current(a)
-		switch ch, _ := compareVersions(a.Job, in.Job, tg.Name); ch {
+		switch compare(a.Job) {
 		case inPlace:
 			d.rewrite(a, UpdateInPlace, func(x *structs.Allocation) { x.Job = in.Job })
 		case destructive:

@@ -78,6 +78,21 @@ func compareVersions(oldJob, newJob *structs.Job, group string) (change, string)
 	return inPlace, ""
 }
 
+// comparer returns compareVersions against newJob's group, remembering the
+// answer per old version: allocs of one version share its *Job, so a
+// thousand allocs cost one comparison.
+func comparer(newJob *structs.Job, group string) func(old *structs.Job) change {
+	seen := map[*structs.Job]change{}
+	return func(old *structs.Job) change {
+		ch, ok := seen[old]
+		if !ok {
+			ch, _ = compareVersions(old, newJob, group)
+			seen[old] = ch
+		}
+		return ch
+	}
+}
+
 // firstDiff returns the first of the named fields that differs between two
 // structs of the same type (pointers allowed), or "".
 func firstDiff(a, b any, fields []string) string {
