@@ -1,0 +1,116 @@
+package nomad
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/structs"
+)
+
+// Alloc reads allocations and stops them.
+type Alloc struct {
+	srv *Server
+}
+
+// GetAllocs fetches allocations by ID. Clients call it for the allocs whose
+// index moved; with MinQueryIndex set, the answer reflects at least that
+// index, so a lagging server never hands a client an older assignment.
+func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsGetResponse) error {
+	if done, err := a.srv.forward("Alloc.GetAllocs", args, args, reply); done {
+		return err
+	}
+	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		out := make([]*structs.Allocation, 0, len(args.AllocIDs))
+		var max uint64
+		for _, id := range args.AllocIDs {
+			alloc, err := st.AllocByID(ws, id)
+			if err != nil {
+				return 0, err
+			}
+			if alloc == nil {
+				continue
+			}
+			out = append(out, alloc)
+			if alloc.AllocModifyIndex > max {
+				max = alloc.AllocModifyIndex
+			}
+		}
+		reply.Allocs = out
+		if latest := maxIndex(st, state.TableAllocs); latest > max {
+			max = latest
+		}
+		return max, nil
+	})
+}
+
+// GetAlloc returns one allocation.
+func (a *Alloc) GetAlloc(args *structs.AllocSpecificRequest, reply *structs.SingleAllocResponse) error {
+	if done, err := a.srv.forward("Alloc.GetAlloc", args, args, reply); done {
+		return err
+	}
+	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		alloc, err := st.AllocByID(ws, args.AllocID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Alloc = alloc
+		if alloc != nil {
+			return alloc.ModifyIndex, nil
+		}
+		return maxIndex(st, state.TableAllocs), nil
+	})
+}
+
+// List returns allocation stubs filtered by ID prefix and namespace.
+func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListResponse) error {
+	if done, err := a.srv.forward("Alloc.List", args, args, reply); done {
+		return err
+	}
+	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		it, err := st.Allocs(ws)
+		if err != nil {
+			return 0, err
+		}
+		var list []*structs.Allocation
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			alloc := raw.(*structs.Allocation)
+			if namespaceMatch(args.Namespace, alloc.Namespace) && strings.HasPrefix(alloc.ID, args.Prefix) {
+				list = append(list, alloc)
+			}
+		}
+		reply.Allocations = stubs(list)
+		return maxIndex(st, state.TableAllocs), nil
+	})
+}
+
+// Stop asks for one allocation to be stopped and replaced (`alloc stop`).
+func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopResponse) error {
+	if done, err := a.srv.forward("Alloc.Stop", args, args, reply); done {
+		return err
+	}
+	alloc, err := a.srv.State().AllocByID(nil, args.AllocID)
+	if err != nil {
+		return err
+	}
+	if alloc == nil {
+		return fmt.Errorf("allocation %q: %w", args.AllocID, structs.ErrNotFound)
+	}
+	now := a.srv.Now()
+	job := alloc.Job
+	eval := &structs.Evaluation{
+		ID: structs.GenerateUUID(), Namespace: alloc.Namespace, Priority: job.Priority, Type: job.Type,
+		TriggeredBy: structs.EvalTriggerAllocStop, JobID: alloc.JobID, JobModifyIndex: job.JobModifyIndex,
+		Status: structs.EvalStatusPending, CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
+	}
+	req := &structs.AllocStopRequest{AllocID: alloc.ID, NoShutdownDelay: args.NoShutdownDelay, Eval: eval, WriteRequest: args.WriteRequest}
+	idx, _, err := a.srv.raftApply(structs.AllocStopRequestType, req)
+	if err != nil {
+		return err
+	}
+	reply.EvalID = eval.ID
+	reply.Index = idx
+	return nil
+}

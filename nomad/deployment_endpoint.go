@@ -1,0 +1,66 @@
+package nomad
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/structs"
+)
+
+// Deployment reads deployments.
+type Deployment struct {
+	srv *Server
+}
+
+// DeploymentListResponse lists deployments.
+type DeploymentListResponse struct {
+	Deployments []*structs.Deployment
+	structs.QueryMeta
+}
+
+// DeploymentSpecificRequest names a deployment.
+type DeploymentSpecificRequest struct {
+	DeploymentID string
+	structs.QueryOptions
+}
+
+// List returns deployments, newest first, filtered by ID prefix.
+func (d *Deployment) List(args *structs.GenericRequest, reply *DeploymentListResponse) error {
+	if done, err := d.srv.forward("Deployment.List", args, args, reply); done {
+		return err
+	}
+	return d.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		it, err := st.Deployments(ws)
+		if err != nil {
+			return 0, err
+		}
+		out := []*structs.Deployment{}
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			dep := raw.(*structs.Deployment)
+			if namespaceMatch(args.Namespace, dep.Namespace) && strings.HasPrefix(dep.ID, args.Prefix) {
+				out = append(out, dep)
+			}
+		}
+		sort.Slice(out, func(a, b int) bool { return out[a].CreateIndex > out[b].CreateIndex })
+		reply.Deployments = out
+		return maxIndex(st, state.TableDeployments), nil
+	})
+}
+
+// GetDeployment returns one deployment.
+func (d *Deployment) GetDeployment(args *DeploymentSpecificRequest, reply *structs.SingleDeploymentResponse) error {
+	if done, err := d.srv.forward("Deployment.GetDeployment", args, args, reply); done {
+		return err
+	}
+	return d.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		dep, err := st.DeploymentByID(ws, args.DeploymentID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Deployment = dep
+		return maxIndex(st, state.TableDeployments), nil
+	})
+}

@@ -1,0 +1,247 @@
+package nomad
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/structs"
+)
+
+// Eval serves workers (dequeue, ack, nack, update) and readers of evals.
+// Worker calls always run on the leader, where the broker lives.
+type Eval struct {
+	srv *Server
+}
+
+const maxDequeueTimeout = 10 * time.Second
+
+// Dequeue hands the caller the next ready eval for its schedulers, waiting
+// up to Timeout. WaitIndex is the state index the worker must reach first.
+func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequeueResponse) error {
+	if done, err := e.srv.forward("Eval.Dequeue", args, args, reply); done {
+		return err
+	}
+	if len(args.Schedulers) == 0 {
+		return errBadRequest("dequeue needs at least one scheduler type")
+	}
+	timeout := args.Timeout
+	if timeout <= 0 || timeout > maxDequeueTimeout {
+		timeout = maxDequeueTimeout
+	}
+	ctx, cancel := context.WithTimeout(e.srv.ctx, timeout)
+	defer cancel()
+	eval, token, err := e.srv.evalBroker.Dequeue(ctx, args.Schedulers)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // timed out: no work
+		}
+		return err
+	}
+	if eval == nil {
+		return nil
+	}
+	reply.Eval, reply.Token = eval, token
+	// The eval's own index, or the job's if newer: a worker must see the
+	// job version the eval was made for.
+	reply.WaitIndex = eval.ModifyIndex
+	if latest, err := e.srv.State().LatestIndex(); err == nil && latest > reply.WaitIndex {
+		reply.WaitIndex = latest
+	}
+	e.srv.setQueryMeta(&reply.QueryMeta)
+	return nil
+}
+
+// Ack marks an eval done.
+func (e *Eval) Ack(args *structs.EvalAckRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Eval.Ack", args, args, reply); done {
+		return err
+	}
+	return e.srv.evalBroker.Ack(args.EvalID, args.Token)
+}
+
+// Nack returns an eval to the broker for redelivery.
+func (e *Eval) Nack(args *structs.EvalAckRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Eval.Nack", args, args, reply); done {
+		return err
+	}
+	return e.srv.evalBroker.Nack(args.EvalID, args.Token)
+}
+
+// checkToken verifies the caller still owns the eval it writes.
+func (e *Eval) checkToken(evalID, token string) error {
+	current, ok := e.srv.evalBroker.Outstanding(evalID)
+	if !ok {
+		return fmt.Errorf("evaluation %s is not outstanding", evalID)
+	}
+	if current != token {
+		return structs.ErrTokenMismatch
+	}
+	return nil
+}
+
+// Update writes the worker's final version of its eval.
+func (e *Eval) Update(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Eval.Update", args, args, reply); done {
+		return err
+	}
+	if len(args.Evals) != 1 {
+		return errBadRequest("update takes exactly one evaluation, got %d", len(args.Evals))
+	}
+	if err := e.checkToken(args.Evals[0].ID, args.EvalToken); err != nil {
+		return err
+	}
+	return e.applyEvals(args, reply)
+}
+
+// Create writes follow-up evals a scheduler made (delayed reschedules,
+// disconnect timeouts, blocked evals). The creating eval's token is checked.
+func (e *Eval) Create(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Eval.Create", args, args, reply); done {
+		return err
+	}
+	if len(args.Evals) != 1 {
+		return errBadRequest("create takes exactly one evaluation, got %d", len(args.Evals))
+	}
+	eval := args.Evals[0]
+	if err := e.checkToken(eval.PreviousEval, args.EvalToken); err != nil {
+		return err
+	}
+	if existing, err := e.srv.State().EvalByID(nil, eval.ID); err != nil {
+		return err
+	} else if existing != nil {
+		return fmt.Errorf("evaluation %s already exists", eval.ID)
+	}
+	return e.applyEvals(args, reply)
+}
+
+// Reblock puts a blocked eval that still cannot place back into
+// BlockedEvals, keeping its ID.
+func (e *Eval) Reblock(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if done, err := e.srv.forward("Eval.Reblock", args, args, reply); done {
+		return err
+	}
+	if len(args.Evals) != 1 {
+		return errBadRequest("reblock takes exactly one evaluation, got %d", len(args.Evals))
+	}
+	eval := args.Evals[0]
+	if err := e.checkToken(eval.ID, args.EvalToken); err != nil {
+		return err
+	}
+	if eval.Status != structs.EvalStatusBlocked {
+		return errBadRequest("reblock needs a blocked evaluation, got status %q", eval.Status)
+	}
+	// Written with a status the FSM hook does not re-block: the broker
+	// still owns the eval until it is acked, so we block it here.
+	idx, _, err := e.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: args.Evals})
+	if err != nil {
+		return err
+	}
+	e.srv.blockedEvals.Reblock(eval, args.EvalToken)
+	reply.Index = idx
+	return nil
+}
+
+func (e *Eval) applyEvals(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	now := e.srv.Now().UnixNano()
+	for _, ev := range args.Evals {
+		if ev.CreateTime == 0 {
+			ev.CreateTime = now
+		}
+		ev.ModifyTime = now
+	}
+	idx, _, err := e.srv.raftApply(structs.EvalUpdateRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = idx
+	return nil
+}
+
+// GetEval returns one eval by ID (or unique prefix).
+func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleEvalResponse) error {
+	if done, err := e.srv.forward("Eval.GetEval", args, args, reply); done {
+		return err
+	}
+	return e.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		eval, err := st.EvalByID(ws, args.EvalID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Eval = eval
+		if eval != nil {
+			return eval.ModifyIndex, nil
+		}
+		return maxIndex(st, state.TableEvals), nil
+	})
+}
+
+// List returns evals, newest first, filtered by ID prefix, job and status.
+func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListResponse) error {
+	if done, err := e.srv.forward("Eval.List", args, args, reply); done {
+		return err
+	}
+	return e.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		it, err := st.Evals(ws)
+		if err != nil {
+			return 0, err
+		}
+		out := []*structs.Evaluation{}
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			ev := raw.(*structs.Evaluation)
+			if !namespaceMatch(args.Namespace, ev.Namespace) || !strings.HasPrefix(ev.ID, args.Prefix) {
+				continue
+			}
+			if args.FilterJobID != "" && ev.JobID != args.FilterJobID {
+				continue
+			}
+			if args.FilterEvalStatus != "" && ev.Status != args.FilterEvalStatus {
+				continue
+			}
+			out = append(out, ev)
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].CreateIndex > out[j].CreateIndex })
+		reply.Evaluations = out
+		return maxIndex(st, state.TableEvals), nil
+	})
+}
+
+// Allocations lists the allocations an eval created.
+func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.EvalAllocationsResponse) error {
+	if done, err := e.srv.forward("Eval.Allocations", args, args, reply); done {
+		return err
+	}
+	return e.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		allocs, err := st.AllocsByEval(ws, args.EvalID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Allocations = stubs(allocs)
+		return maxIndex(st, state.TableAllocs), nil
+	})
+}
+
+// namespaceMatch treats "" as the default namespace and "*" as all.
+func namespaceMatch(want, have string) bool {
+	switch want {
+	case "*":
+		return true
+	case "":
+		return have == structs.DefaultNamespace
+	}
+	return want == have
+}
+
+func stubs(allocs []*structs.Allocation) []*structs.AllocListStub {
+	out := make([]*structs.AllocListStub, 0, len(allocs))
+	for _, a := range allocs {
+		out = append(out, a.Stub())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreateIndex > out[j].CreateIndex })
+	return out
+}

@@ -1,0 +1,320 @@
+package nomad
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/structs"
+)
+
+// Job registers, stops and reads jobs.
+type Job struct {
+	srv *Server
+}
+
+// Register validates a job, then writes it and its evaluation in one raft
+// entry. With EnforceIndex the write only happens if the job's current
+// JobModifyIndex is JobModifyIndex (0: the job must not exist).
+func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) error {
+	if done, err := j.srv.forward("Job.Register", args, args, reply); done {
+		return err
+	}
+	if args.Job == nil {
+		return errBadRequest("job is missing from the request")
+	}
+	job := args.Job.Copy()
+	job.Canonicalize()
+	if err := job.Validate(); err != nil {
+		return errBadRequest("%v", err)
+	}
+	if args.Namespace != "" && args.Namespace != job.Namespace && job.Namespace == structs.DefaultNamespace {
+		job.Namespace = args.Namespace
+	}
+	st := j.srv.State()
+	existing, err := st.JobByID(nil, job.Namespace, job.ID)
+	if err != nil {
+		return err
+	}
+	if args.EnforceIndex {
+		var current uint64
+		if existing != nil {
+			current = existing.JobModifyIndex
+		}
+		if current != args.JobModifyIndex {
+			if existing == nil {
+				return fmt.Errorf("%w %d: job not found", structs.ErrIndexConflict, args.JobModifyIndex)
+			}
+			return fmt.Errorf("%w %d: job exists with conflicting job modify index: %d", structs.ErrIndexConflict, args.JobModifyIndex, current)
+		}
+	}
+	if existing != nil && existing.Type != job.Type {
+		return errBadRequest("job %q is a %s job; its type cannot change to %s (stop and purge it first)", job.ID, existing.Type, job.Type)
+	}
+	if args.PreserveCounts && existing != nil {
+		for _, tg := range job.TaskGroups {
+			if old := existing.LookupTaskGroup(tg.Name); old != nil {
+				tg.Count = old.Count
+			}
+		}
+	}
+	now := j.srv.Now()
+	job.SubmitTime = now.UnixNano()
+	req := &structs.JobRegisterRequest{Job: job, WriteRequest: args.WriteRequest}
+	if !job.IsPeriodic() && !job.IsParameterized() {
+		req.Eval = &structs.Evaluation{
+			ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
+			TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending,
+			CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
+		}
+	}
+	idx, _, err := j.srv.raftApply(structs.JobRegisterRequestType, req)
+	if err != nil {
+		return err
+	}
+	stored, err := j.srv.State().JobByID(nil, job.Namespace, job.ID)
+	if err != nil {
+		return err
+	}
+	if stored != nil {
+		reply.JobModifyIndex = stored.JobModifyIndex
+	}
+	if req.Eval != nil {
+		reply.EvalID = req.Eval.ID
+		reply.EvalCreateIndex = idx
+	}
+	reply.Index = idx
+	return nil
+}
+
+// Deregister stops a job (its allocations are stopped by the evaluation it
+// creates) or, with Purge, deletes it.
+func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobDeregisterResponse) error {
+	if done, err := j.srv.forward("Job.Deregister", args, args, reply); done {
+		return err
+	}
+	if args.JobID == "" {
+		return errBadRequest("job ID is missing")
+	}
+	ns := args.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		return fmt.Errorf("job %q: %w", args.JobID, structs.ErrNotFound)
+	}
+	now := j.srv.Now()
+	req := &structs.JobDeregisterRequest{JobID: job.ID, Purge: args.Purge, SubmitTime: now.UnixNano(), WriteRequest: args.WriteRequest}
+	req.Namespace = ns
+	if !job.IsPeriodic() && !job.IsParameterized() {
+		req.Eval = &structs.Evaluation{
+			ID: structs.GenerateUUID(), Namespace: ns, Priority: job.Priority, Type: job.Type,
+			TriggeredBy: structs.EvalTriggerJobDeregister, JobID: job.ID, JobModifyIndex: job.JobModifyIndex,
+			Status: structs.EvalStatusPending, CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
+		}
+	}
+	idx, _, err := j.srv.raftApply(structs.JobDeregisterRequestType, req)
+	if err != nil {
+		return err
+	}
+	if req.Eval != nil {
+		reply.EvalID = req.Eval.ID
+		reply.EvalCreateIndex = idx
+	}
+	reply.JobModifyIndex = idx
+	reply.Index = idx
+	return nil
+}
+
+// Evaluate creates a new evaluation for a job (`job eval`).
+func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegisterResponse) error {
+	if done, err := j.srv.forward("Job.Evaluate", args, args, reply); done {
+		return err
+	}
+	ns := nsOrDefault(args.Namespace)
+	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		return fmt.Errorf("job %q: %w", args.JobID, structs.ErrNotFound)
+	}
+	if job.IsPeriodic() || job.IsParameterized() {
+		return errBadRequest("job %q is periodic or parameterized and cannot be evaluated directly", job.ID)
+	}
+	now := j.srv.Now()
+	eval := &structs.Evaluation{
+		ID: structs.GenerateUUID(), Namespace: ns, Priority: job.Priority, Type: job.Type,
+		TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, JobModifyIndex: job.JobModifyIndex,
+		Status: structs.EvalStatusPending, CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
+	}
+	idx, _, err := j.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: []*structs.Evaluation{eval}})
+	if err != nil {
+		return err
+	}
+	reply.EvalID, reply.EvalCreateIndex, reply.JobModifyIndex, reply.Index = eval.ID, idx, job.JobModifyIndex, idx
+	return nil
+}
+
+func nsOrDefault(ns string) string {
+	if ns == "" {
+		return structs.DefaultNamespace
+	}
+	return ns
+}
+
+// GetJob returns one job.
+func (j *Job) GetJob(args *structs.JobSpecificRequest, reply *structs.SingleJobResponse) error {
+	if done, err := j.srv.forward("Job.GetJob", args, args, reply); done {
+		return err
+	}
+	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		job, err := st.JobByID(ws, nsOrDefault(args.Namespace), args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Job = job
+		if job != nil {
+			return job.ModifyIndex, nil
+		}
+		return maxIndex(st, state.TableJobs), nil
+	})
+}
+
+// List returns job stubs with their summaries, filtered by ID prefix.
+func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse) error {
+	if done, err := j.srv.forward("Job.List", args, args, reply); done {
+		return err
+	}
+	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		it, err := st.Jobs(ws)
+		if err != nil {
+			return 0, err
+		}
+		out := []*structs.JobListStub{}
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			job := raw.(*structs.Job)
+			if !namespaceMatch(args.Namespace, job.Namespace) || !strings.HasPrefix(job.ID, args.Prefix) {
+				continue
+			}
+			summary, err := st.JobSummaryByID(ws, job.Namespace, job.ID)
+			if err != nil {
+				return 0, err
+			}
+			out = append(out, job.Stub(summary))
+		}
+		sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
+		reply.Jobs = out
+		return maxIndex(st, state.TableJobs, state.TableJobSummary), nil
+	})
+}
+
+// Summary returns a job's allocation counts by group.
+func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummaryResponse) error {
+	if done, err := j.srv.forward("Job.Summary", args, args, reply); done {
+		return err
+	}
+	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		s, err := st.JobSummaryByID(ws, nsOrDefault(args.Namespace), args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		reply.JobSummary = s
+		if s != nil {
+			return s.ModifyIndex, nil
+		}
+		return maxIndex(st, state.TableJobSummary), nil
+	})
+}
+
+// Allocations lists a job's allocations.
+func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAllocationsResponse) error {
+	if done, err := j.srv.forward("Job.Allocations", args, args, reply); done {
+		return err
+	}
+	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		allocs, err := st.AllocsByJob(ws, nsOrDefault(args.Namespace), args.JobID, args.All)
+		if err != nil {
+			return 0, err
+		}
+		reply.Allocations = stubs(allocs)
+		return maxIndex(st, state.TableAllocs), nil
+	})
+}
+
+// Evaluations lists a job's evaluations.
+func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEvaluationsResponse) error {
+	if done, err := j.srv.forward("Job.Evaluations", args, args, reply); done {
+		return err
+	}
+	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		evals, err := st.EvalsByJob(ws, nsOrDefault(args.Namespace), args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		sort.Slice(evals, func(a, b int) bool { return evals[a].CreateIndex > evals[b].CreateIndex })
+		if evals == nil {
+			evals = []*structs.Evaluation{}
+		}
+		reply.Evaluations = evals
+		return maxIndex(st, state.TableEvals), nil
+	})
+}
+
+// GetJobVersions lists a job's stored versions, newest first.
+func (j *Job) GetJobVersions(args *structs.JobVersionsRequest, reply *structs.JobVersionsResponse) error {
+	if done, err := j.srv.forward("Job.GetJobVersions", args, args, reply); done {
+		return err
+	}
+	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		versions, err := st.JobVersionsByID(ws, nsOrDefault(args.Namespace), args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Versions = versions
+		if len(versions) > 0 {
+			return versions[0].ModifyIndex, nil
+		}
+		return maxIndex(st, state.TableJobVersion), nil
+	})
+}
+
+// Deployments lists a job's deployments.
+func (j *Job) Deployments(args *structs.JobSpecificRequest, reply *structs.JobDeploymentsResponse) error {
+	if done, err := j.srv.forward("Job.Deployments", args, args, reply); done {
+		return err
+	}
+	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		ds, err := st.DeploymentsByJobID(ws, nsOrDefault(args.Namespace), args.JobID, true)
+		if err != nil {
+			return 0, err
+		}
+		if ds == nil {
+			ds = []*structs.Deployment{}
+		}
+		reply.Deployments = ds
+		return maxIndex(st, state.TableDeployments), nil
+	})
+}
+
+// LatestDeployment returns a job's newest deployment, or nil.
+func (j *Job) LatestDeployment(args *structs.JobSpecificRequest, reply *structs.SingleDeploymentResponse) error {
+	if done, err := j.srv.forward("Job.LatestDeployment", args, args, reply); done {
+		return err
+	}
+	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		d, err := st.LatestDeploymentByJobID(ws, nsOrDefault(args.Namespace), args.JobID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Deployment = d
+		return maxIndex(st, state.TableDeployments), nil
+	})
+}

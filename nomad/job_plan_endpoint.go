@@ -1,0 +1,161 @@
+package nomad
+
+import (
+	"fmt"
+
+	"github.com/drover-sched/drover/scheduler"
+	"github.com/drover-sched/drover/structs"
+)
+
+// Plan is a dry run of a job change: the scheduler runs against a private
+// copy of the state with the proposed job written into it, and the plan it
+// would submit is reported instead of committed. Nothing is written.
+func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse) error {
+	if done, err := j.srv.forward("Job.Plan", args, args, reply); done {
+		return err
+	}
+	if args.Job == nil {
+		return errBadRequest("job is missing from the request")
+	}
+	job := args.Job.Copy()
+	job.Canonicalize()
+	if err := job.Validate(); err != nil {
+		return errBadRequest("%v", err)
+	}
+	snap, err := j.srv.State().Snapshot()
+	if err != nil {
+		return err
+	}
+	existing, err := snap.JobByID(nil, job.Namespace, job.ID)
+	if err != nil {
+		return err
+	}
+	if existing != nil {
+		reply.JobModifyIndex = existing.JobModifyIndex
+	}
+	if args.Diff {
+		d, err := existing.Diff(job, true)
+		if err != nil {
+			return err
+		}
+		reply.Diff = d
+	}
+	if job.IsPeriodic() || job.IsParameterized() {
+		reply.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: map[string]*structs.DesiredUpdates{}}
+		return nil
+	}
+	latest, err := snap.LatestIndex()
+	if err != nil {
+		return err
+	}
+	now := j.srv.Now()
+	index := latest + 1
+	if err := snap.UpsertJob(index, job); err != nil {
+		return err
+	}
+	planned, err := snap.JobByID(nil, job.Namespace, job.ID)
+	if err != nil {
+		return err
+	}
+	eval := &structs.Evaluation{
+		ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
+		TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, JobModifyIndex: planned.JobModifyIndex,
+		Status: structs.EvalStatusPending, AnnotatePlan: true, CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
+	}
+	if err := snap.UpsertEvals(index, []*structs.Evaluation{eval}); err != nil {
+		return err
+	}
+	planner := &dryRunPlanner{}
+	sched, err := scheduler.NewScheduler(job.Type, scheduler.Config{
+		Logger: j.srv.logger.Named("plan"), State: snap, Planner: planner, Now: now,
+	})
+	if err != nil {
+		return err
+	}
+	if err := sched.Process(eval); err != nil {
+		return fmt.Errorf("planning job %q: %w", job.ID, err)
+	}
+	reply.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: map[string]*structs.DesiredUpdates{}}
+	if planner.plan != nil && planner.plan.Annotations != nil {
+		reply.Annotations = planner.plan.Annotations
+	}
+	if planner.eval != nil {
+		reply.FailedTGAllocs = planner.eval.FailedTGAllocs
+	}
+	reply.CreatedEvals = planner.created
+	reply.Index = latest
+	return nil
+}
+
+// dryRunPlanner records what a scheduler would do and commits nothing. It
+// answers every plan as fully committed so the scheduler finishes its pass.
+type dryRunPlanner struct {
+	plan    *structs.Plan
+	eval    *structs.Evaluation
+	created []*structs.Evaluation
+}
+
+func (p *dryRunPlanner) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.State, error) {
+	p.plan = plan
+	return &structs.PlanResult{NodeUpdate: plan.NodeUpdate, NodeAllocation: plan.NodeAllocation, Deployment: plan.Deployment, DeploymentUpdates: plan.DeploymentUpdates}, nil, nil
+}
+
+func (p *dryRunPlanner) UpdateEval(e *structs.Evaluation) error { p.eval = e; return nil }
+func (p *dryRunPlanner) CreateEval(e *structs.Evaluation) error {
+	p.created = append(p.created, e)
+	return nil
+}
+func (p *dryRunPlanner) ReblockEval(e *structs.Evaluation) error { return nil }
+
+// Revert registers an earlier version of a job as its newest version.
+func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterResponse) error {
+	if done, err := j.srv.forward("Job.Revert", args, args, reply); done {
+		return err
+	}
+	ns := nsOrDefault(args.Namespace)
+	st := j.srv.State()
+	cur, err := st.JobByID(nil, ns, args.JobID)
+	if err != nil {
+		return err
+	}
+	if cur == nil {
+		return fmt.Errorf("job %q: %w", args.JobID, structs.ErrNotFound)
+	}
+	if args.EnforcePriorVersion != nil && *args.EnforcePriorVersion != cur.Version {
+		return errBadRequest("current job version is %d, not %d", cur.Version, *args.EnforcePriorVersion)
+	}
+	if args.JobVersion == cur.Version {
+		return errBadRequest("cannot revert to the current version %d", cur.Version)
+	}
+	old, err := st.JobByIDAndVersion(nil, ns, args.JobID, args.JobVersion)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		return fmt.Errorf("job %q version %d: %w", args.JobID, args.JobVersion, structs.ErrNotFound)
+	}
+	reg := &structs.JobRegisterRequest{Job: old.Copy(), WriteRequest: args.WriteRequest}
+	reg.Job.Stop = false
+	return j.Register(reg, reply)
+}
+
+// Stable marks a job version stable (or not).
+func (j *Job) Stable(args *structs.JobStabilityRequest, reply *structs.GenericResponse) error {
+	if done, err := j.srv.forward("Job.Stable", args, args, reply); done {
+		return err
+	}
+	args.Namespace = nsOrDefault(args.Namespace)
+	v, err := j.srv.State().JobByIDAndVersion(nil, args.Namespace, args.JobID, args.JobVersion)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return fmt.Errorf("job %q version %d: %w", args.JobID, args.JobVersion, structs.ErrNotFound)
+	}
+	idx, _, err := j.srv.raftApply(structs.JobStabilityRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = idx
+	return nil
+}

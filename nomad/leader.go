@@ -1,0 +1,139 @@
+package nomad
+
+import (
+	"context"
+	"time"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// monitorLeadership starts the leader loops when this server becomes the
+// raft leader and stops them when it stops being it. It is the only
+// goroutine that calls establishLeadership and revokeLeadership.
+func (s *Server) monitorLeadership() {
+	leaderCh := s.raft.LeaderCh()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case isLeader := <-leaderCh:
+			if isLeader {
+				if err := s.establishLeadership(); err != nil {
+					s.logger.Error("failed to establish leadership; stepping down", "error", err)
+					s.revokeLeadership()
+					if f := s.raft.LeadershipTransfer(); f.Error() != nil {
+						s.logger.Warn("leadership transfer failed", "error", f.Error())
+					}
+				}
+			} else {
+				s.revokeLeadership()
+			}
+		}
+	}
+}
+
+// establishLeadership makes this server's state current (a barrier waits
+// until every entry of earlier terms is applied), then enables the broker,
+// blocked evals and plan queue, refills them from state, and starts the
+// leader-only loops under a fresh leader context.
+func (s *Server) establishLeadership() error {
+	if err := s.raft.Barrier(time.Minute).Error(); err != nil {
+		return err
+	}
+	s.leaderMu.Lock()
+	defer s.leaderMu.Unlock()
+	if s.leaderCancel != nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.leaderCancel = cancel
+
+	s.planQueue.SetEnabled(true)
+	s.evalBroker.SetEnabled(true)
+	s.blockedEvals.SetEnabled(true)
+	if err := s.restoreEvals(); err != nil {
+		return err
+	}
+
+	applier := newPlanApplier(s, s.planQueue, s.logger.Named("plan_apply"), PlanApplierOptions{})
+	s.goLeader(ctx, applier.run)
+	s.goLeader(ctx, func(ctx context.Context) { reapFailedEvals(ctx, s.evalBroker, s.evalWriter()) })
+	s.goLeader(ctx, func(ctx context.Context) { reapCancelableEvals(ctx, s.evalBroker, s.blockedEvals, s.evalWriter()) })
+	s.goLeader(ctx, func(ctx context.Context) { periodicUnblockFailed(ctx, s.blockedEvals, s.clock, time.Minute) })
+	s.heartbeats = newHeartbeater(s)
+	s.goLeader(ctx, s.heartbeats.run)
+	s.leaderReady.Store(true)
+	s.logger.Info("cluster leadership acquired")
+	return nil
+}
+
+// goLeader runs a leader loop owned by the leader context.
+func (s *Server) goLeader(ctx context.Context, f func(context.Context)) {
+	s.leaderWG.Add(1)
+	go func() {
+		defer s.leaderWG.Done()
+		f(ctx)
+	}()
+}
+
+// revokeLeadership stops the leader loops and empties the leader-only
+// queues. Safe to call when not leading.
+func (s *Server) revokeLeadership() {
+	s.leaderMu.Lock()
+	cancel := s.leaderCancel
+	s.leaderCancel = nil
+	s.leaderReady.Store(false)
+	s.leaderMu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	s.leaderWG.Wait()
+	s.evalBroker.SetEnabled(false)
+	s.blockedEvals.SetEnabled(false)
+	s.planQueue.SetEnabled(false)
+	s.logger.Info("cluster leadership lost")
+}
+
+// restoreEvals re-enqueues every non-terminal eval from state: the broker
+// and blocked evals lived only in the previous leader's memory.
+func (s *Server) restoreEvals() error {
+	it, err := s.State().Evals(nil)
+	if err != nil {
+		return err
+	}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		eval := raw.(*structs.Evaluation)
+		switch {
+		case eval.ShouldEnqueue():
+			s.evalBroker.Enqueue(eval)
+		case eval.ShouldBlock():
+			s.blockedEvals.Block(eval)
+		}
+	}
+	return nil
+}
+
+// serverHooks connects FSM side effects to the leader's queues. On a
+// follower the queues are disabled and ignore the calls.
+type serverHooks struct{ s *Server }
+
+func (h *serverHooks) EvalsUpserted(evals []*structs.Evaluation) {
+	for _, e := range evals {
+		switch {
+		case e.ShouldEnqueue():
+			h.s.evalBroker.Enqueue(e)
+		case e.ShouldBlock():
+			h.s.blockedEvals.Block(e)
+		}
+	}
+}
+
+func (h *serverHooks) CapacityChanged(nodeID, class string, index uint64) {
+	h.s.blockedEvals.Unblock(class, index)
+	h.s.blockedEvals.UnblockNode(nodeID, index)
+}
+
+func (h *serverHooks) JobStopped(namespace, jobID string) {
+	h.s.blockedEvals.Untrack(namespace, jobID)
+}

@@ -1,0 +1,35 @@
+package nomad
+
+import (
+	"github.com/drover-sched/drover/structs"
+)
+
+// setupLeaderComponents creates the leader-only queues. They start
+// disabled; establishLeadership enables them.
+func (s *Server) setupLeaderComponents() error {
+	broker, err := NewEvalBroker(EvalBrokerConfig{
+		Clock:               s.clock,
+		NackTimeout:         s.config.EvalNackTimeout,
+		InitialNackDelay:    s.config.EvalNackInitialReenqueue,
+		SubsequentNackDelay: s.config.EvalNackSubsequentReenqueue,
+		DeliveryLimit:       s.config.EvalDeliveryLimit,
+		Logger:              s.logger.Named("broker"),
+	})
+	if err != nil {
+		return err
+	}
+	s.evalBroker = broker
+	s.blockedEvals = NewBlockedEvals(broker, BlockedEvalsConfig{Clock: s.clock, Logger: s.logger.Named("blocked_evals")})
+	s.planQueue = NewPlanQueue()
+	return nil
+}
+
+// serverEvalWriter writes evals through raft, for leader loops.
+type serverEvalWriter struct{ s *Server }
+
+func (w serverEvalWriter) UpsertEvals(evals []*structs.Evaluation) error {
+	_, _, err := w.s.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: evals})
+	return err
+}
+
+func (s *Server) evalWriter() evalWriter { return serverEvalWriter{s} }

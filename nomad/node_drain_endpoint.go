@@ -1,0 +1,116 @@
+package nomad
+
+import (
+	"fmt"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// UpdateDrain starts or stops draining a node. A draining node is
+// ineligible for new work; stopping a drain can mark it eligible again.
+func (n *Node) UpdateDrain(args *structs.NodeUpdateDrainRequest, reply *structs.NodeDrainUpdateResponse) error {
+	if done, err := n.srv.forward("Node.UpdateDrain", args, args, reply); done {
+		return err
+	}
+	st := n.srv.State()
+	node, err := n.authNode(st, args.NodeID, "")
+	if err != nil {
+		return err
+	}
+	now := n.srv.Now()
+	req := &structs.NodeUpdateDrainRequest{
+		NodeID: node.ID, MarkEligible: args.MarkEligible, UpdatedAt: now.Unix(), Meta: args.Meta,
+		WriteRequest: args.WriteRequest,
+	}
+	if args.DrainStrategy != nil {
+		if args.DrainStrategy.Deadline < -1 {
+			return errBadRequest("drain deadline must be >= 0 (or -1 to force), got %s", args.DrainStrategy.Deadline)
+		}
+		d := *args.DrainStrategy
+		d.StartedAt = now
+		if d.Deadline > 0 {
+			d.ForceDeadline = now.Add(d.Deadline)
+		}
+		req.DrainStrategy = &d
+		req.NodeEvent = &structs.NodeEvent{Message: "Node drain strategy set", Subsystem: structs.NodeEventSubsystemDrain, Timestamp: now}
+	} else {
+		req.NodeEvent = &structs.NodeEvent{Message: "Node drain strategy cleared", Subsystem: structs.NodeEventSubsystemDrain, Timestamp: now}
+	}
+	idx, _, err := n.srv.raftApply(structs.NodeUpdateDrainRequestType, req)
+	if err != nil {
+		return err
+	}
+	reply.NodeModifyIndex = idx
+	reply.Index = idx
+	return nil
+}
+
+// UpdateEligibility marks a node eligible or ineligible for new work. A
+// draining node cannot be made eligible.
+func (n *Node) UpdateEligibility(args *structs.NodeUpdateEligibilityRequest, reply *structs.NodeEligibilityUpdateResponse) error {
+	if done, err := n.srv.forward("Node.UpdateEligibility", args, args, reply); done {
+		return err
+	}
+	switch args.Eligibility {
+	case structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible:
+	default:
+		return errBadRequest("eligibility %q must be %q or %q", args.Eligibility, structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible)
+	}
+	st := n.srv.State()
+	node, err := n.authNode(st, args.NodeID, "")
+	if err != nil {
+		return err
+	}
+	if node.DrainStrategy != nil && args.Eligibility == structs.NodeSchedulingEligible {
+		return errBadRequest("node %s is draining; stop the drain before marking it eligible", node.ID)
+	}
+	if node.SchedulingEligibility == args.Eligibility {
+		reply.NodeModifyIndex = node.ModifyIndex
+		reply.Index = node.ModifyIndex
+		return nil
+	}
+	now := n.srv.Now()
+	req := &structs.NodeUpdateEligibilityRequest{
+		NodeID: node.ID, Eligibility: args.Eligibility, UpdatedAt: now.Unix(),
+		NodeEvent:    &structs.NodeEvent{Message: fmt.Sprintf("Node marked as %s for scheduling", args.Eligibility), Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now},
+		WriteRequest: args.WriteRequest,
+	}
+	idx, _, err := n.srv.raftApply(structs.NodeUpdateEligibilityRequestType, req)
+	if err != nil {
+		return err
+	}
+	reply.NodeModifyIndex = idx
+	reply.Index = idx
+	return nil
+}
+
+// Deregister removes a node. Its allocations are marked lost by the evals
+// this creates.
+func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.NodeUpdateResponse) error {
+	if done, err := n.srv.forward("Node.Deregister", args, args, reply); done {
+		return err
+	}
+	st := n.srv.State()
+	node, err := n.authNode(st, args.NodeID, "")
+	if err != nil {
+		return err
+	}
+	allocs, err := st.AllocsByNode(nil, node.ID)
+	if err != nil {
+		return err
+	}
+	now := n.srv.Now()
+	down := &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: structs.NodeStatusDown, UpdatedAt: now.UnixNano(), Evals: nodeEvals(node, allocs, now)}
+	if _, _, err := n.srv.raftApply(structs.NodeUpdateStatusRequestType, down); err != nil {
+		return err
+	}
+	idx, _, err := n.srv.raftApply(structs.NodeDeregisterRequestType, &structs.NodeDeregisterRequest{NodeID: node.ID})
+	if err != nil {
+		return err
+	}
+	if n.srv.heartbeats != nil {
+		n.srv.heartbeats.clear(node.ID)
+	}
+	reply.Index = idx
+	return nil
+}

@@ -1,0 +1,380 @@
+package nomad
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/scheduler/feasible"
+	"github.com/drover-sched/drover/structs"
+)
+
+// Node is the endpoint clients talk to (register, heartbeat, read their
+// assignment, report allocation status) and operators read nodes through.
+type Node struct {
+	srv *Server
+}
+
+// Register creates or updates a node. A node that re-registers must present
+// the secret it registered with.
+func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	if done, err := n.srv.forward("Node.Register", args, args, reply); done {
+		return err
+	}
+	if args.Node == nil {
+		return errBadRequest("node is missing")
+	}
+	node := args.Node.Copy()
+	if node.Status == "" {
+		node.Status = structs.NodeStatusInit
+	}
+	node.Canonicalize()
+	if err := node.Validate(); err != nil {
+		return errBadRequest("%v", err)
+	}
+	class, err := feasible.ComputeClass(node)
+	if err != nil {
+		return err
+	}
+	node.ComputedClass = class
+
+	st := n.srv.State()
+	existing, err := st.NodeByID(nil, node.ID)
+	if err != nil {
+		return err
+	}
+	now := n.srv.Now()
+	if existing != nil && existing.SecretID != node.SecretID {
+		return fmt.Errorf("node %s: %w", node.ID, structs.ErrNodeSecretDenied)
+	}
+	node.StatusUpdatedAt = now.Unix()
+	msg := "Node registered"
+	if existing != nil {
+		msg = "Node re-registered"
+	}
+	node.AddEvent(&structs.NodeEvent{Message: msg, Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now})
+
+	idx, _, err := n.srv.raftApply(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node, WriteRequest: args.WriteRequest})
+	if err != nil {
+		return err
+	}
+	reply.NodeModifyIndex = idx
+	// A node that is (again) ready may be able to run system jobs, and its
+	// old allocs may need a decision.
+	if node.Status == structs.NodeStatusReady && (existing == nil || existing.Status != structs.NodeStatusReady) {
+		if err := n.createNodeEvals(node, now, reply); err != nil {
+			return err
+		}
+	}
+	return n.heartbeatReply(node.ID, reply)
+}
+
+// heartbeatReply arms the node's timer and fills the TTL and server list.
+func (n *Node) heartbeatReply(nodeID string, reply *structs.NodeUpdateResponse) error {
+	numNodes := 0
+	if it, err := n.srv.State().Nodes(nil); err == nil {
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			numNodes++
+		}
+	}
+	if n.srv.heartbeats != nil {
+		reply.HeartbeatTTL = n.srv.heartbeats.resetTTL(nodeID, numNodes)
+	}
+	reply.NumNodes = int32(numNodes)
+	reply.LeaderRPCAddr, _ = n.srv.Leader()
+	if cfg, _, err := n.srv.raftConfiguration(); err == nil {
+		for _, s := range cfg.Servers {
+			reply.Servers = append(reply.Servers, &structs.NodeServerInfo{RPCAdvertiseAddr: string(s.Address), Datacenter: n.srv.config.Datacenter})
+		}
+	}
+	if reply.Index == 0 {
+		reply.Index, _ = n.srv.State().LatestIndex()
+	}
+	n.srv.setQueryMeta(&reply.QueryMeta)
+	return nil
+}
+
+// createNodeEvals writes evals for the jobs with allocs on the node and for
+// every system and sysbatch job.
+func (n *Node) createNodeEvals(node *structs.Node, now time.Time, reply *structs.NodeUpdateResponse) error {
+	st := n.srv.State()
+	allocs, err := st.AllocsByNode(nil, node.ID)
+	if err != nil {
+		return err
+	}
+	evals := nodeEvals(node, allocs, now)
+	seen := map[structs.NamespacedID]bool{}
+	for _, e := range evals {
+		seen[e.NamespacedJobID()] = true
+	}
+	it, err := st.Jobs(nil)
+	if err != nil {
+		return err
+	}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		job := raw.(*structs.Job)
+		if job.Stop || (job.Type != structs.JobTypeSystem && job.Type != structs.JobTypeSysBatch) || seen[job.NamespacedID()] {
+			continue
+		}
+		evals = append(evals, &structs.Evaluation{
+			ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
+			TriggeredBy: structs.EvalTriggerNodeUpdate, JobID: job.ID, NodeID: node.ID,
+			Status: structs.EvalStatusPending, CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
+		})
+	}
+	if len(evals) == 0 {
+		return nil
+	}
+	idx, _, err := n.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: evals})
+	if err != nil {
+		return err
+	}
+	for _, e := range evals {
+		reply.EvalIDs = append(reply.EvalIDs, e.ID)
+	}
+	reply.EvalCreateIndex = idx
+	reply.Index = idx
+	return nil
+}
+
+// authNode checks a client's node ID and secret.
+func (n *Node) authNode(st *state.StateStore, nodeID, secretID string) (*structs.Node, error) {
+	if nodeID == "" {
+		return nil, errBadRequest("node ID is missing")
+	}
+	node, err := st.NodeByID(nil, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	if node == nil {
+		return nil, fmt.Errorf("node %s: %w", nodeID, structs.ErrNotFound)
+	}
+	if secretID != "" && node.SecretID != secretID {
+		return nil, fmt.Errorf("node %s: %w", nodeID, structs.ErrNodeSecretDenied)
+	}
+	return node, nil
+}
+
+// UpdateStatus is the heartbeat (status ready from a client) and the way a
+// node is marked otherwise by an operator. A heartbeat that does not change
+// the status writes nothing to raft: it only re-arms the node's timer.
+func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	if done, err := n.srv.forward("Node.UpdateStatus", args, args, reply); done {
+		return err
+	}
+	if !structs.ValidNodeStatus(args.Status) {
+		return errBadRequest("status %q is not one of initializing, ready, down, disconnected", args.Status)
+	}
+	st := n.srv.State()
+	node, err := n.authNode(st, args.NodeID, args.SecretID)
+	if err != nil {
+		return err
+	}
+	now := n.srv.Now()
+	if node.Status != args.Status {
+		req := &structs.NodeUpdateStatusRequest{
+			NodeID: node.ID, Status: args.Status, UpdatedAt: now.UnixNano(),
+			NodeEvent: &structs.NodeEvent{Message: fmt.Sprintf("Node status %s -> %s", node.Status, args.Status), Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now},
+		}
+		idx, _, err := n.srv.raftApply(structs.NodeUpdateStatusRequestType, req)
+		if err != nil {
+			return err
+		}
+		reply.NodeModifyIndex = idx
+		reply.Index = idx
+		if args.Status == structs.NodeStatusReady {
+			updated := node.Copy()
+			updated.Status = args.Status
+			if err := n.createNodeEvals(updated, now, reply); err != nil {
+				return err
+			}
+		}
+	}
+	if args.Status == structs.NodeStatusDown || args.Status == structs.NodeStatusDisconnected {
+		if n.srv.heartbeats != nil {
+			n.srv.heartbeats.clear(node.ID)
+		}
+		return nil
+	}
+	return n.heartbeatReply(node.ID, reply)
+}
+
+// GetClientAllocs is a client's assignment: a blocking query over the
+// allocs of its node that answers with each alloc's AllocModifyIndex. It
+// only wakes when this node's allocs change, so a busy cluster does not wake
+// every client for every placement.
+func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
+	if done, err := n.srv.forward("Node.GetClientAllocs", args, args, reply); done {
+		return err
+	}
+	if _, err := n.authNode(n.srv.State(), args.NodeID, args.SecretID); err != nil {
+		return err
+	}
+	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		allocs, err := st.AllocsByNode(ws, args.NodeID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Allocs = make(map[string]uint64, len(allocs))
+		var max uint64
+		for _, a := range allocs {
+			reply.Allocs[a.ID] = a.AllocModifyIndex
+			if a.AllocModifyIndex > max {
+				max = a.AllocModifyIndex
+			}
+		}
+		return max, nil
+	})
+}
+
+// UpdateAlloc takes a client's batch of allocation status reports. It is
+// refused unless the node is ready, so a client coming back from a
+// disconnect heartbeats first (the node is ready again) and only then
+// reports: the order the reconnect logic depends on. Only client-owned
+// fields are taken, transitions are checked, and the batch is one raft
+// entry with the evals it triggers: reschedule evals for failed allocs and
+// a reconnect eval for allocs reported after being unknown.
+func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	if done, err := n.srv.forward("Node.UpdateAlloc", args, args, reply); done {
+		return err
+	}
+	if len(args.Alloc) == 0 {
+		return errBadRequest("no allocations to update")
+	}
+	st := n.srv.State()
+	var node *structs.Node
+	now := n.srv.Now()
+	evals := map[structs.NamespacedID]*structs.Evaluation{}
+	updates := make([]*structs.Allocation, 0, len(args.Alloc))
+	for _, upd := range args.Alloc {
+		existing, err := st.AllocByID(nil, upd.ID)
+		if err != nil {
+			return err
+		}
+		if existing == nil {
+			continue // garbage collected meanwhile
+		}
+		if node == nil {
+			if node, err = st.NodeByID(nil, existing.NodeID); err != nil {
+				return err
+			}
+			if node == nil {
+				return fmt.Errorf("node %s: %w", existing.NodeID, structs.ErrNotFound)
+			}
+			if node.Status != structs.NodeStatusReady {
+				return fmt.Errorf("node %s is %s, heartbeat first: %w", node.ID, node.Status, structs.ErrNodeNotReady)
+			}
+		} else if existing.NodeID != node.ID {
+			return errBadRequest("alloc %s is on node %s, not %s: a batch must come from one node", upd.ID, existing.NodeID, node.ID)
+		}
+		if upd.NodeID != "" && upd.NodeID != existing.NodeID {
+			return errBadRequest("alloc %s belongs to node %s, not %s", upd.ID, existing.NodeID, upd.NodeID)
+		}
+		if err := structs.ValidateClientTransition(structs.ActorClient, existing.ClientStatus, upd.ClientStatus); err != nil {
+			if existing.ClientTerminalStatus() {
+				continue // a late report about a finished alloc changes nothing
+			}
+			return errBadRequest("alloc %s: %v", upd.ID, err)
+		}
+		u := &structs.Allocation{
+			ID: upd.ID, NodeID: existing.NodeID, ClientStatus: upd.ClientStatus, ClientDescription: upd.ClientDescription,
+			TaskStates: upd.TaskStates, DeploymentStatus: upd.DeploymentStatus, NetworkStatus: upd.NetworkStatus,
+		}
+		updates = append(updates, u)
+		trigger := ""
+		switch {
+		case existing.NeedsToReconnect() && upd.ClientStatus != structs.AllocClientStatusUnknown:
+			trigger = structs.EvalTriggerReconnect
+		case upd.ClientStatus == structs.AllocClientStatusFailed && existing.ClientStatus != structs.AllocClientStatusFailed && !existing.ServerTerminalStatus():
+			trigger = structs.EvalTriggerRetryFailedAlloc
+		}
+		if trigger != "" && existing.Job != nil {
+			key := existing.NamespacedJobID()
+			if _, ok := evals[key]; !ok {
+				job, _ := st.JobByID(nil, existing.Namespace, existing.JobID)
+				if job == nil {
+					job = existing.Job
+				}
+				evals[key] = &structs.Evaluation{
+					ID: structs.GenerateUUID(), Namespace: existing.Namespace, Priority: job.Priority, Type: job.Type,
+					TriggeredBy: trigger, JobID: existing.JobID, NodeID: existing.NodeID,
+					Status: structs.EvalStatusPending, CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
+				}
+			}
+		}
+	}
+	if len(updates) == 0 {
+		reply.Index, _ = st.LatestIndex()
+		return nil
+	}
+	req := &structs.AllocUpdateRequest{Alloc: updates, UpdatedAt: now.UnixNano(), WriteRequest: args.WriteRequest}
+	for _, e := range evals {
+		req.Evals = append(req.Evals, e)
+	}
+	sort.Slice(req.Evals, func(i, j int) bool { return req.Evals[i].JobID < req.Evals[j].JobID })
+	idx, _, err := n.srv.raftApply(structs.AllocClientUpdateRequestType, req)
+	if err != nil {
+		return err
+	}
+	reply.Index = idx
+	return nil
+}
+
+// List returns node stubs, filtered by ID prefix.
+func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListResponse) error {
+	if done, err := n.srv.forward("Node.List", args, args, reply); done {
+		return err
+	}
+	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		it, err := st.Nodes(ws)
+		if err != nil {
+			return 0, err
+		}
+		out := []*structs.NodeListStub{}
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			node := raw.(*structs.Node)
+			if strings.HasPrefix(node.ID, args.Prefix) {
+				out = append(out, node.Stub())
+			}
+		}
+		reply.Nodes = out
+		return maxIndex(st, state.TableNodes), nil
+	})
+}
+
+// GetNode returns one node (with its secret removed by JSON encoding).
+func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
+	if done, err := n.srv.forward("Node.GetNode", args, args, reply); done {
+		return err
+	}
+	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		node, err := st.NodeByID(ws, args.NodeID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Node = node
+		if node != nil {
+			return node.ModifyIndex, nil
+		}
+		return maxIndex(st, state.TableNodes), nil
+	})
+}
+
+// GetAllocs returns every allocation on a node.
+func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
+	if done, err := n.srv.forward("Node.GetAllocs", args, args, reply); done {
+		return err
+	}
+	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		allocs, err := st.AllocsByNode(ws, args.NodeID)
+		if err != nil {
+			return 0, err
+		}
+		reply.Allocs = allocs
+		return maxIndex(st, state.TableAllocs), nil
+	})
+}

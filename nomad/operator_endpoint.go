@@ -1,0 +1,66 @@
+package nomad
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// Operator holds cluster administration endpoints.
+type Operator struct {
+	srv *Server
+}
+
+// RaftGetConfiguration lists the raft servers and which one leads.
+func (o *Operator) RaftGetConfiguration(args *structs.GenericRequest, reply *structs.RaftConfigurationResponse) error {
+	if done, err := o.srv.forward("Operator.RaftGetConfiguration", args, args, reply); done {
+		return err
+	}
+	cfg, idx, err := o.srv.raftConfiguration()
+	if err != nil {
+		return err
+	}
+	_, leaderID := o.srv.Leader()
+	reply.Index = idx
+	reply.Servers = nil
+	for _, s := range cfg.Servers {
+		reply.Servers = append(reply.Servers, &structs.RaftServer{
+			ID: string(s.ID), Node: string(s.ID), Address: string(s.Address),
+			Leader: string(s.ID) == leaderID, Voter: s.Suffrage == raft.Voter, RaftProtocol: "3",
+		})
+	}
+	return nil
+}
+
+// RaftAddPeer adds a server as a voter. Only the leader can; others forward.
+func (o *Operator) RaftAddPeer(args *structs.RaftPeerAddRequest, reply *structs.GenericResponse) error {
+	if done, err := o.srv.forward("Operator.RaftAddPeer", args, args, reply); done {
+		return err
+	}
+	if args.ID == "" || args.Address == "" {
+		return errBadRequest("raft peer needs both ID and Address")
+	}
+	f := o.srv.raft.AddVoter(raft.ServerID(args.ID), raft.ServerAddress(args.Address), 0, 30*time.Second)
+	if err := f.Error(); err != nil {
+		return fmt.Errorf("adding raft peer %s at %s: %w", args.ID, args.Address, err)
+	}
+	reply.Index = f.Index()
+	o.srv.logger.Info("added raft peer", "id", args.ID, "address", args.Address)
+	return nil
+}
+
+// RaftRemovePeerByAddress removes a server from the raft configuration.
+func (o *Operator) RaftRemovePeer(args *structs.RaftPeerAddRequest, reply *structs.GenericResponse) error {
+	if done, err := o.srv.forward("Operator.RaftRemovePeer", args, args, reply); done {
+		return err
+	}
+	f := o.srv.raft.RemoveServer(raft.ServerID(args.ID), 0, 30*time.Second)
+	if err := f.Error(); err != nil {
+		return err
+	}
+	reply.Index = f.Index()
+	return nil
+}

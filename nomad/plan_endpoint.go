@@ -1,0 +1,47 @@
+package nomad
+
+import (
+	"github.com/drover-sched/drover/structs"
+)
+
+// Plan receives plans from workers and hands them to the leader's single
+// plan applier, answering with what was committed.
+type Plan struct {
+	srv *Server
+}
+
+// Submit enqueues a plan and waits for its result. The submitting worker
+// must still own the plan's eval: a worker whose eval was redelivered to
+// another worker (nack timeout) must not commit a stale plan.
+func (p *Plan) Submit(args *structs.PlanRequest, reply *structs.PlanResponse) error {
+	if done, err := p.srv.forward("Plan.Submit", args, args, reply); done {
+		return err
+	}
+	plan := args.Plan
+	if plan == nil {
+		return errBadRequest("plan is missing")
+	}
+	token, ok := p.srv.evalBroker.Outstanding(plan.EvalID)
+	if !ok {
+		return structs.ErrTokenMismatch
+	}
+	if token != plan.EvalToken {
+		return structs.ErrTokenMismatch
+	}
+	// Applying a large plan can take a while; don't let the eval time out
+	// meanwhile.
+	if err := p.srv.evalBroker.PauseNackTimeout(plan.EvalID, plan.EvalToken); err == nil {
+		defer p.srv.evalBroker.ResumeNackTimeout(plan.EvalID, plan.EvalToken)
+	}
+	future, err := p.srv.planQueue.Enqueue(plan)
+	if err != nil {
+		return err
+	}
+	result, err := future.Wait()
+	if err != nil {
+		return err
+	}
+	reply.Result = result
+	reply.Index = result.AllocIndex
+	return nil
+}

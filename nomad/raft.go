@@ -1,0 +1,137 @@
+package nomad
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+const (
+	raftApplyTimeout     = 30 * time.Second
+	raftRetainSnapshots  = 2
+	raftTransportPool    = 3
+	raftTransportTimeout = 10 * time.Second
+)
+
+// setupRaft creates raft over the shared RPC port. Stores are raft-boltdb
+// (log and stable) and file snapshots under data_dir/raft, or memory in dev
+// mode. A single server with bootstrap_expect = 1 bootstraps itself;
+// clusters bootstrap in the join loop once enough servers are known.
+func (s *Server) setupRaft() error {
+	conf := raft.DefaultConfig()
+	if s.config.RaftConfig != nil {
+		c := *s.config.RaftConfig
+		conf = &c
+	}
+	conf.LocalID = raft.ServerID(s.config.NodeID)
+	conf.Logger = s.logger.Named("raft")
+	if s.config.RaftSnapshotThreshold > 0 {
+		conf.SnapshotThreshold = s.config.RaftSnapshotThreshold
+	}
+	s.raftTransport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  s.raftLayer,
+		MaxPool: raftTransportPool,
+		Timeout: raftTransportTimeout,
+		Logger:  s.logger.Named("raft-net"),
+	})
+
+	var (
+		logs   raft.LogStore
+		stable raft.StableStore
+		snaps  raft.SnapshotStore
+	)
+	if s.config.DevMode {
+		store := raft.NewInmemStore()
+		logs, stable, snaps = store, store, raft.NewInmemSnapshotStore()
+	} else {
+		dir := filepath.Join(s.config.DataDir, "raft")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("raft: creating %s: %w", dir, err)
+		}
+		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+		if err != nil {
+			return fmt.Errorf("raft: opening log store: %w", err)
+		}
+		s.raftClosers = append(s.raftClosers, bolt.Close)
+		cache, err := raft.NewLogCache(512, bolt)
+		if err != nil {
+			return err
+		}
+		logs, stable = cache, bolt
+		fss, err := raft.NewFileSnapshotStoreWithLogger(dir, raftRetainSnapshots, s.logger.Named("snapshot"))
+		if err != nil {
+			return fmt.Errorf("raft: snapshot store: %w", err)
+		}
+		snaps = fss
+	}
+
+	hasState, err := raft.HasExistingState(logs, stable, snaps)
+	if err != nil {
+		return err
+	}
+	r, err := raft.NewRaft(conf, s.fsm, logs, stable, snaps, s.raftTransport)
+	if err != nil {
+		return fmt.Errorf("raft: %w", err)
+	}
+	s.raft = r
+	if !hasState && s.config.BootstrapExpect == 1 && len(s.config.ServerJoin) == 0 {
+		cfg := raft.Configuration{Servers: []raft.Server{{
+			ID: conf.LocalID, Address: raft.ServerAddress(s.advertise), Suffrage: raft.Voter,
+		}}}
+		if err := r.BootstrapCluster(cfg).Error(); err != nil && !errors.Is(err, raft.ErrCantBootstrap) {
+			return fmt.Errorf("raft: bootstrap: %w", err)
+		}
+	}
+	return nil
+}
+
+// raftApply commits one entry through raft and returns its index and the
+// FSM's response. An error the FSM returned is returned as the error.
+func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, any, error) {
+	f, err := s.raftApplyFuture(t, msg)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := f.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+			return 0, nil, fmt.Errorf("%w: %v", structs.ErrNotLeader, err)
+		}
+		return 0, nil, err
+	}
+	resp := f.Response()
+	if rerr, ok := resp.(error); ok && rerr != nil {
+		return f.Index(), nil, rerr
+	}
+	return f.Index(), resp, nil
+}
+
+// raftApplyFuture submits an entry without waiting, for pipelining.
+func (s *Server) raftApplyFuture(t structs.MessageType, msg any) (raft.ApplyFuture, error) {
+	buf, err := encodeMsg(t, msg)
+	if err != nil {
+		return nil, err
+	}
+	return s.raft.Apply(buf, raftApplyTimeout), nil
+}
+
+// RaftApplyPlan submits a committed plan's raft entry (used by the plan
+// applier, which waits on the future itself so it can pipeline).
+func (s *Server) RaftApplyPlan(req *structs.ApplyPlanResultsRequest) (raftFuture, error) {
+	return s.raftApplyFuture(structs.ApplyPlanResultsRequestType, req)
+}
+
+// raftConfiguration returns the current raft configuration.
+func (s *Server) raftConfiguration() (raft.Configuration, uint64, error) {
+	f := s.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return raft.Configuration{}, 0, err
+	}
+	return f.Configuration(), f.Index(), nil
+}

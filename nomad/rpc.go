@@ -1,0 +1,165 @@
+package nomad
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/structs"
+)
+
+const (
+	// leaderWaitTimeout is how long a request waits for an election before
+	// failing with "no cluster leader".
+	leaderWaitTimeout = 5 * time.Second
+	// defaultQueryTime and maxQueryTime bound blocking queries.
+	defaultQueryTime = 5 * time.Minute
+	maxQueryTime     = 10 * time.Minute
+)
+
+// setupEndpoints registers every RPC endpoint. Each lives in its own file.
+func (s *Server) setupEndpoints() error {
+	endpoints := map[string]any{
+		"Status":     &Status{srv: s},
+		"KV":         &KV{srv: s},
+		"Operator":   &Operator{srv: s},
+		"Job":        &Job{srv: s},
+		"Node":       &Node{srv: s},
+		"Alloc":      &Alloc{srv: s},
+		"Eval":       &Eval{srv: s},
+		"Plan":       &Plan{srv: s},
+		"Deployment": &Deployment{srv: s},
+		"System":     &System{srv: s},
+	}
+	for name, e := range endpoints {
+		if err := s.rpcServer.Register(name, e); err != nil {
+			return fmt.Errorf("registering %s endpoint: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// forward sends a request to the leader when this server must not answer
+// it: writes always go to the leader, reads too unless they allow stale
+// answers. It reports whether it forwarded (and the reply is filled).
+func (s *Server) forward(method string, info structs.RPCInfo, args, reply any) (bool, error) {
+	if info.IsRead() && info.AllowStaleRead() {
+		return false, nil
+	}
+	if s.IsLeader() {
+		return false, nil
+	}
+	leader, err := s.waitForLeader()
+	if err != nil {
+		return true, err
+	}
+	if leader == s.advertise {
+		// We were just elected and are catching up; waitForLeader waited
+		// until we are ready, so answer here.
+		return false, nil
+	}
+	info.SetForwarded()
+	ctx, cancel := context.WithTimeout(s.ctx, maxQueryTime+time.Minute)
+	defer cancel()
+	return true, s.connPool.RPC(ctx, leader, method, args, reply)
+}
+
+// forwardTo sends a request to a specific server.
+func (s *Server) forwardTo(addr, method string, args, reply any) error {
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	defer cancel()
+	return s.connPool.RPC(ctx, addr, method, args, reply)
+}
+
+// waitForLeader returns the leader's address, waiting out an election.
+func (s *Server) waitForLeader() (string, error) {
+	deadline := time.NewTimer(leaderWaitTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		addr, _ := s.Leader()
+		if addr != "" && (addr != s.advertise || s.IsLeader()) {
+			return addr, nil
+		}
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return "", structs.ErrNoLeader
+		case <-s.ctx.Done():
+			return "", structs.ErrNoLeader
+		}
+	}
+}
+
+// setQueryMeta fills what every read reports about its freshness.
+func (s *Server) setQueryMeta(m *structs.QueryMeta) {
+	if s.IsLeader() {
+		m.LastContact = 0
+		m.KnownLeader = true
+		return
+	}
+	m.LastContact = time.Since(s.raft.LastContact())
+	addr, _ := s.Leader()
+	m.KnownLeader = addr != ""
+}
+
+// queryFn runs one read against a state store, adding what it watched to
+// ws, and returns the index the answer reflects.
+type queryFn func(ws memdb.WatchSet, st *state.StateStore) (uint64, error)
+
+// blockingQuery answers a read, blocking while the answer's index is not
+// newer than opts.MinQueryIndex (up to MaxQueryTime, default 5 minutes).
+// A restore of the state store wakes it too, so it re-runs on the new one.
+func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFn) error {
+	wait := opts.MaxQueryTime
+	if wait <= 0 {
+		wait = defaultQueryTime
+	}
+	if wait > maxQueryTime {
+		wait = maxQueryTime
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, wait)
+	defer cancel()
+	for {
+		st := s.State()
+		ws := memdb.NewWatchSet()
+		ws.Add(st.AbandonCh())
+		idx, err := fn(ws, st)
+		if idx == 0 {
+			// Never report index 0: clients treat it as "no blocking".
+			idx = 1
+		}
+		meta.Index = idx
+		s.setQueryMeta(meta)
+		if err != nil || opts.MinQueryIndex == 0 || idx > opts.MinQueryIndex {
+			return err
+		}
+		if ws.WatchCtx(ctx) != nil {
+			return nil
+		}
+	}
+}
+
+// maxIndex returns the highest index of the named tables.
+func maxIndex(st *state.StateStore, tables ...string) uint64 {
+	var max uint64
+	for _, t := range tables {
+		if i, err := st.Index(t); err == nil && i > max {
+			max = i
+		}
+	}
+	return max
+}
+
+// RPC calls an endpoint of this server from inside the process (the HTTP
+// API, a co-located client). It goes through the same codec and endpoint
+// code as a remote call, including forwarding to the leader.
+func (s *Server) RPC(method string, args, reply any) error {
+	ctx, cancel := context.WithTimeout(s.ctx, maxQueryTime+time.Minute)
+	defer cancel()
+	return s.connPool.RPC(ctx, s.advertise, method, args, reply)
+}

@@ -1,0 +1,243 @@
+package nomad
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/structs"
+)
+
+// Server is one Drover server: a raft member holding the replicated state,
+// the RPC endpoints, and, while it is the leader, the leader-only loops.
+//
+// Ownership: NewServer starts the RPC accept loop, the leadership monitor
+// and the join loop, each owned by the server's context and waited for in
+// Shutdown. The leadership monitor owns the leader loops (leader.go): it
+// starts them with a leader context when this server gains leadership and
+// cancels and waits for them when it loses it.
+type Server struct {
+	config *Config
+	logger hclog.Logger
+	clock  Clock
+
+	fsm           *FSM
+	raft          *raft.Raft
+	raftLayer     *rpcx.RaftLayer
+	raftTransport *raft.NetworkTransport
+	raftClosers   []func() error
+
+	rpcServer *rpcx.Server
+	listener  net.Listener
+	advertise string
+	connPool  *rpcx.ConnPool
+
+	evalBroker   *EvalBroker
+	blockedEvals *BlockedEvals
+	planQueue    *PlanQueue
+	heartbeats   *heartbeater
+	workers      []*Worker
+
+	leaderMu     sync.Mutex
+	leaderCancel context.CancelFunc
+	// leaderReady is set once this server's FSM has applied every entry of
+	// earlier terms (the leadership barrier). Until then it does not act as
+	// leader: its state could still miss acknowledged writes.
+	leaderReady atomic.Bool
+	leaderWG    sync.WaitGroup
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	shutdownOnce sync.Once
+}
+
+// NewServer starts a server: it listens, sets up raft from the data dir (or
+// memory), registers the endpoints, and starts the background loops.
+func NewServer(cfg *Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = hclog.New(&hclog.LoggerOptions{Name: "drover", Level: hclog.Info})
+	}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = RealClock()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel}
+	if err := s.setup(); err != nil {
+		s.Shutdown()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) setup() error {
+	if err := s.setupIdentity(); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.config.RPCAddr)
+	if err != nil {
+		return fmt.Errorf("server: listening on %s: %w", s.config.RPCAddr, err)
+	}
+	s.listener = ln
+	s.advertise = s.config.RPCAdvertise
+	if s.advertise == "" || strings.HasSuffix(s.advertise, ":0") {
+		s.advertise = ln.Addr().String()
+	}
+	advAddr, err := net.ResolveTCPAddr("tcp", s.advertise)
+	if err != nil {
+		return fmt.Errorf("server: advertise address %q: %w", s.advertise, err)
+	}
+	s.raftLayer = rpcx.NewRaftLayer(advAddr)
+	s.rpcServer = rpcx.NewServer(s.logger.Named("rpc"), rpcx.WithRaftLayer(s.raftLayer))
+	s.connPool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: s.logger.Named("pool")})
+
+	if err := s.setupLeaderComponents(); err != nil {
+		return err
+	}
+	if s.fsm, err = NewFSM(s.logger, &serverHooks{s}); err != nil {
+		return err
+	}
+	if err := s.setupEndpoints(); err != nil {
+		return err
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.rpcServer.Serve(s.ctx, ln); err != nil && !errors.Is(err, rpcx.ErrShutdown) {
+			s.logger.Error("RPC server stopped", "error", err)
+		}
+	}()
+	if err := s.setupRaft(); err != nil {
+		return err
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.monitorLeadership()
+	}()
+	if len(s.config.ServerJoin) > 0 || s.config.BootstrapExpect > 1 {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.joinLoop()
+		}()
+	}
+	s.startWorkers()
+	s.logger.Info("server started", "name", s.config.NodeName, "id", s.config.NodeID, "rpc", s.advertise)
+	return nil
+}
+
+// setupIdentity gives the server a stable raft ID: read from the data dir,
+// or made once and written there.
+func (s *Server) setupIdentity() error {
+	if s.config.NodeID != "" {
+		return nil
+	}
+	if s.config.DevMode || s.config.DataDir == "" {
+		s.config.NodeID = structs.GenerateUUID()
+		return nil
+	}
+	if err := os.MkdirAll(s.config.DataDir, 0o700); err != nil {
+		return fmt.Errorf("server: creating data_dir: %w", err)
+	}
+	path := filepath.Join(s.config.DataDir, "node-id")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		s.config.NodeID = strings.TrimSpace(string(b))
+		return nil
+	}
+	s.config.NodeID = structs.GenerateUUID()
+	if err := os.WriteFile(path, []byte(s.config.NodeID), 0o600); err != nil {
+		return fmt.Errorf("server: writing node-id: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops every loop, raft and the RPC server, and waits for them.
+func (s *Server) Shutdown() error {
+	var err error
+	s.shutdownOnce.Do(func() {
+		s.logger.Info("shutting down server")
+		s.stopWorkers()
+		s.cancel()
+		s.revokeLeadership()
+		if s.raft != nil {
+			if f := s.raft.Shutdown(); f.Error() != nil {
+				err = f.Error()
+			}
+		}
+		if s.raftTransport != nil {
+			s.raftTransport.Close()
+		}
+		if s.raftLayer != nil {
+			s.raftLayer.Close()
+		}
+		if s.rpcServer != nil {
+			s.rpcServer.Shutdown()
+		}
+		if s.listener != nil {
+			s.listener.Close()
+		}
+		s.wg.Wait()
+		if s.connPool != nil {
+			s.connPool.Shutdown()
+		}
+		for _, c := range s.raftClosers {
+			c()
+		}
+	})
+	return err
+}
+
+// State returns the current state store.
+func (s *Server) State() *state.StateStore { return s.fsm.State() }
+
+// RPCAddr returns the address clients and servers dial.
+func (s *Server) RPCAddr() string { return s.advertise }
+
+// NodeID returns the server's raft ID.
+func (s *Server) NodeID() string { return s.config.NodeID }
+
+// Config returns the configuration the server runs with.
+func (s *Server) Config() *Config { return s.config }
+
+// Logger returns the server's logger.
+func (s *Server) Logger() hclog.Logger { return s.logger }
+
+// Now returns the server clock's time.
+func (s *Server) Now() time.Time { return s.clock.Now() }
+
+// IsLeader reports whether this server is the raft leader and has caught
+// up with every entry committed before its term.
+func (s *Server) IsLeader() bool {
+	return s.raft != nil && s.raft.State() == raft.Leader && s.leaderReady.Load()
+}
+
+// Leader returns the leader's RPC address and ID, empty if unknown.
+func (s *Server) Leader() (string, string) {
+	if s.raft == nil {
+		return "", ""
+	}
+	addr, id := s.raft.LeaderWithID()
+	return string(addr), string(id)
+}
+
+// Raft exposes the raft instance (tests, operator endpoints).
+func (s *Server) Raft() *raft.Raft { return s.raft }

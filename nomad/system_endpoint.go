@@ -1,0 +1,27 @@
+package nomad
+
+import (
+	"github.com/drover-sched/drover/structs"
+)
+
+// System holds cluster-wide maintenance endpoints.
+type System struct {
+	srv *Server
+}
+
+// GarbageCollect runs a forced garbage collection now: every terminal
+// object is collected regardless of age. Like every collection it removes
+// only what is terminal (promise 2): evals that are finished and whose
+// allocations are all terminal on both sides, stopped jobs with nothing
+// left running, and down nodes with nothing left running.
+func (s *System) GarbageCollect(args *structs.GenericRequest, reply *structs.GenericResponse) error {
+	if done, err := s.srv.forward("System.GarbageCollect", args, args, reply); done {
+		return err
+	}
+	idx, err := s.srv.collectGarbage(gcThresholds{force: true})
+	if err != nil {
+		return err
+	}
+	reply.Index = idx
+	return nil
+}

@@ -1,0 +1,100 @@
+package nomad
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+)
+
+// TestConfig returns a server configuration for tests: loopback on a free
+// port, raft timings short enough that elections take well under a second,
+// and logs only on failure-level noise.
+func TestConfig(t testing.TB) *Config {
+	cfg := DefaultConfig()
+	cfg.NodeName = t.Name()
+	cfg.RPCAddr = "127.0.0.1:0"
+	cfg.DataDir = t.TempDir()
+	cfg.NumSchedulers = 1
+	cfg.RetryJoinInterval = 100 * time.Millisecond
+	cfg.FailoverHeartbeatTTL = 30 * time.Second
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn})
+	rc := raft.DefaultConfig()
+	rc.HeartbeatTimeout = 200 * time.Millisecond
+	rc.ElectionTimeout = 200 * time.Millisecond
+	rc.LeaderLeaseTimeout = 100 * time.Millisecond
+	rc.CommitTimeout = 5 * time.Millisecond
+	cfg.RaftConfig = rc
+	return cfg
+}
+
+// TestServer starts a server for a test and shuts it down when the test
+// ends. cb may change the configuration first.
+func TestServer(t testing.TB, cb func(*Config)) *Server {
+	t.Helper()
+	cfg := TestConfig(t)
+	if cb != nil {
+		cb(cfg)
+	}
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatalf("starting test server: %v", err)
+	}
+	t.Cleanup(func() { s.Shutdown() })
+	return s
+}
+
+// WaitForLeader waits until one of servers leads and every one of them
+// knows it, and returns the leader.
+func WaitForLeader(t testing.TB, timeout time.Duration, servers ...*Server) *Server {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(timeout)
+	for {
+		var leader *Server
+		agreed := true
+		for _, s := range servers {
+			if s.IsLeader() {
+				leader = s
+			}
+		}
+		if leader != nil {
+			for _, s := range servers {
+				if addr, _ := s.Leader(); addr != leader.RPCAddr() {
+					agreed = false
+				}
+			}
+			if agreed {
+				return leader
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("no agreed leader among %d servers after %s", len(servers), timeout)
+			return nil
+		}
+	}
+}
+
+// WaitFor polls cond until it holds or timeout passes, then fails the test
+// with the last reason cond gave.
+func WaitFor(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(timeout)
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("condition not met after %s: %s", timeout, why)
+		}
+	}
+}
