@@ -27,9 +27,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "version", "-version", "--version", "-v":
 		fmt.Fprintf(stdout, "Drover v%s\n", Version)
 		return 0
+	case "agent":
+		return agentCommand(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return 0
+	}
+	if code, ok := runVerb(args, stdout, stderr); ok {
+		return code
 	}
 	fmt.Fprintf(stderr, "Unknown command %q\n\n", args[0])
 	usage(stderr)
@@ -43,4 +48,5 @@ Commands:
     agent      Run a Drover agent (server and/or client)
     version    Print the Drover version
 `)
+	writeVerbUsage(w)
 }

@@ -1,0 +1,274 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// httpShutdownGrace is how long open HTTP requests get to finish on
+// shutdown before their connections are closed.
+const httpShutdownGrace = 5 * time.Second
+
+// Agent is one running `drover agent`: a server, a client, or both, and the
+// HTTP API in front of them.
+//
+// Ownership: the agent owns the server, the client, the remote RPC pool of
+// a client-only agent, and the HTTP serve goroutine. Shutdown stops them in
+// the reverse of the start order (HTTP, client, server) and waits for each.
+type Agent struct {
+	logger hclog.Logger
+
+	mu     sync.Mutex
+	config *Config
+
+	dataDir    string
+	removeData bool // a dev agent's temporary data dir
+
+	server serverHandle
+	client clientHandle
+	remote *remoteRPC
+	rpc    rpcer
+
+	httpLn     net.Listener
+	httpSrv    *http.Server
+	httpCancel context.CancelFunc
+	httpDone   chan struct{}
+	httpAddr   string // advertised
+	rpcAddr    string // advertised, "" without a server
+	servers    []string
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// NewAgent starts an agent: the server (if enabled), then the client (if
+// enabled; it registers with the local server when there is one), then the
+// HTTP API. The HTTP port is bound first, so the client can register the
+// address other agents use to reach it, but it serves only once the rest
+// is up. On error, whatever was started is stopped again.
+func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	a := &Agent{config: cfg.Copy(), logger: logger}
+	if err := a.start(); err != nil {
+		a.Shutdown()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *Agent) start() error {
+	cfg := a.config
+	if err := a.setupDataDir(); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.httpBind())
+	if err != nil {
+		return fmt.Errorf("agent: HTTP listener: %w", err)
+	}
+	a.httpLn = ln
+	if a.httpAddr, err = advertiseAddr(cfg.Advertise.HTTP, ln.Addr(), cfg.Client.NetworkInterface); err != nil {
+		return fmt.Errorf("agent: advertise HTTP address: %w", err)
+	}
+
+	if cfg.Server.Enabled {
+		scfg := cfg.serverConfig(a.dataDir, a.logger.Named("server"))
+		if cfg.ServerHook != nil {
+			cfg.ServerHook(scfg)
+		}
+		if a.server, err = startServer(scfg); err != nil {
+			return fmt.Errorf("agent: starting server: %w", err)
+		}
+		a.rpc = a.server
+		a.rpcAddr = a.server.RPCAddr()
+	}
+
+	if cfg.Client.Enabled {
+		if a.server != nil {
+			a.servers = []string{a.rpcAddr}
+		} else {
+			a.servers = append(append([]string(nil), cfg.Client.Servers...), cfg.Client.ServerJoin.RetryJoin...)
+			a.remote = newRemoteRPC(a.servers, a.logger.Named("rpc"))
+			a.rpc = a.remote
+		}
+		if cfg.Client.MemoryTotalMB != 0 {
+			a.logger.Warn("client.memory_total_mb is not applied yet: the client fingerprints memory itself")
+		}
+		ccfg := cfg.clientConfig(a.dataDir, a.servers, a.httpAddr, a.logger.Named("client"))
+		if cfg.ClientHook != nil {
+			cfg.ClientHook(ccfg)
+		}
+		if a.client, err = startClient(ccfg); err != nil {
+			return fmt.Errorf("agent: starting client: %w", err)
+		}
+	}
+
+	a.serveHTTP()
+	return nil
+}
+
+// setupDataDir creates the data dir; a dev agent without one gets a
+// temporary directory, removed on shutdown.
+func (a *Agent) setupDataDir() error {
+	dir := a.config.DataDir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "drover-dev-")
+		if err != nil {
+			return fmt.Errorf("agent: creating dev data dir: %w", err)
+		}
+		a.dataDir, a.removeData = tmp, true
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("agent: data_dir %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return fmt.Errorf("agent: data_dir: %w", err)
+	}
+	a.dataDir = abs
+	return nil
+}
+
+func (a *Agent) serveHTTP() {
+	api := &httpAPI{
+		rpc:     a.rpc,
+		client:  a.client,
+		server:  a.server,
+		info:    a.info,
+		logger:  a.logger.Named("http"),
+		forward: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
+	}
+	// Handlers see the base context end when the agent shuts down, so a
+	// followed log stream ends instead of holding shutdown up.
+	ctx, cancel := context.WithCancel(context.Background())
+	a.httpCancel = cancel
+	a.httpSrv = &http.Server{
+		Handler:           api.handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          a.logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	a.httpDone = make(chan struct{})
+	go func() {
+		defer close(a.httpDone)
+		if err := a.httpSrv.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.logger.Error("HTTP server stopped", "error", err)
+		}
+	}()
+}
+
+func (a *Agent) info() agentInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return agentInfo{Config: a.config, HTTPAddr: a.httpAddr, RPCAddr: a.rpcAddr, Servers: append([]string(nil), a.servers...)}
+}
+
+// HTTPAddr is the advertised address of the HTTP API ("host:port").
+func (a *Agent) HTTPAddr() string { return a.httpAddr }
+
+// RPCAddr is the advertised RPC address of the agent's server, "" when it
+// has none.
+func (a *Agent) RPCAddr() string { return a.rpcAddr }
+
+// Config returns the configuration the agent runs with.
+func (a *Agent) Config() *Config {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.config.Copy()
+}
+
+// NodeID is the client's node ID, "" without a client.
+func (a *Agent) NodeID() string {
+	if a.client == nil {
+		return ""
+	}
+	return a.client.NodeID()
+}
+
+// RPC makes an RPC call through the agent's server, or through the servers
+// a client-only agent knows.
+func (a *Agent) RPC(method string, args, reply any) error {
+	if a.rpc == nil {
+		return errNoServers
+	}
+	return a.rpc.RPC(method, args, reply)
+}
+
+// Reload applies what can change without a restart: the log level (and the
+// configuration /v1/agent/self reports). Everything else needs a restart;
+// the changes that were not applied are logged.
+func (a *Agent) Reload(newCfg *Config) error {
+	if err := newCfg.Validate(); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	old := a.config
+	next := newCfg.Copy()
+	// Hooks and identity are runtime settings, not file contents.
+	next.ServerHook, next.ClientHook, next.Version = old.ServerHook, old.ClientHook, old.Version
+	a.config = next
+	a.mu.Unlock()
+
+	if old.LogLevel != next.LogLevel {
+		a.logger.SetLevel(hclog.LevelFromString(next.LogLevel))
+		a.logger.Info("log level changed", "from", old.LogLevel, "to", next.LogLevel)
+	}
+	if old.Server.Enabled != next.Server.Enabled || old.Client.Enabled != next.Client.Enabled ||
+		old.DataDir != next.DataDir || old.Ports != next.Ports || old.BindAddr != next.BindAddr {
+		a.logger.Warn("configuration reloaded; server/client roles, data_dir, ports and addresses change only on restart")
+	}
+	return nil
+}
+
+// Shutdown stops the HTTP API, then the client, then the server, and
+// waits for each. It is safe to call more than once.
+func (a *Agent) Shutdown() error {
+	a.shutdownOnce.Do(func() {
+		var errs []error
+		if a.httpSrv != nil {
+			a.httpCancel()
+			ctx, cancel := context.WithTimeout(context.Background(), httpShutdownGrace)
+			if err := a.httpSrv.Shutdown(ctx); err != nil {
+				a.httpSrv.Close()
+			}
+			cancel()
+			<-a.httpDone
+		} else if a.httpLn != nil {
+			a.httpLn.Close()
+		}
+		if a.client != nil {
+			if err := a.client.Shutdown(); err != nil {
+				errs = append(errs, fmt.Errorf("client shutdown: %w", err))
+			}
+		}
+		if a.remote != nil {
+			a.remote.Shutdown()
+		}
+		if a.server != nil {
+			if err := a.server.Shutdown(); err != nil {
+				errs = append(errs, fmt.Errorf("server shutdown: %w", err))
+			}
+		}
+		if a.removeData {
+			if err := os.RemoveAll(a.dataDir); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		a.shutdownErr = errors.Join(errs...)
+	})
+	return a.shutdownErr
+}

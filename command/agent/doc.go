@@ -1,0 +1,47 @@
+// Package agent is the `drover agent` process: its configuration, the
+// server and client it starts, and the HTTP API in front of them.
+//
+// # Configuration
+//
+// Agent files use Nomad's agent configuration syntax (HCL, or HCL's JSON
+// form), so an operator's Nomad agent file works unchanged for the keys
+// Drover has (config.go lists them). Files are decoded by walking the HCL
+// body with a schema per block (config_decode.go) rather than with gohcl,
+// because agent files are shared with Nomad: a key Drover does not know,
+// or knows and ignores (consul, vault, telemetry, the serf port, ...), is a
+// warning with its file and line, never a failure. A malformed value is an
+// error with file:line:col naming the key and what was expected, and all of
+// them are reported at once. The HCL1 map-block spelling Nomad's docs use
+// (`options { "driver.raw_exec.enable" = "1" }`) is accepted too
+// (hcl1QuotedKeys). Several files merge in order, later wins, then flags
+// win over files (config_merge.go, config_flags.go).
+//
+// # Startup and shutdown
+//
+// NewAgent starts the server, then the client (registered with the local
+// server when there is one), then the HTTP API, and Shutdown stops them in
+// the reverse order. The HTTP port is bound before the client starts so the
+// client can record the address other agents reach it at (Node.HTTPAddr);
+// it serves only once everything is up. Run is the command: banner,
+// signals, SIGHUP reload (log level; other changes need a restart).
+//
+// # HTTP API
+//
+// The API follows Nomad's v1 shapes: paths, PascalCase JSON of the structs
+// types encoded directly, X-Nomad-Index / KnownLeader / LastContact
+// headers, blocking queries with ?index= and ?wait=. Handlers hold no
+// state; each is one RPC through the rpcer interface, which is the local
+// server or, on a client-only agent, the configured servers over the rpcx
+// pool. Errors are plain text; errorStatus maps them to 400 (the caller's
+// mistake), 404, 409, 501 (endpoint not on this server yet) or 500. Jobs
+// arrive in the api package's form and are converted by
+// ApiJobToStructJob. Log and stats requests for an allocation on another
+// node are proxied to that node's agent.
+//
+// Goroutines: the agent owns the HTTP serve loop (waited on in Shutdown);
+// a followed log stream owns one watcher that closes the log reader when
+// the request ends, and waits for it before returning.
+//
+// NewTestAgent starts a real in-process dev agent on free ports for tests
+// in any package.
+package agent

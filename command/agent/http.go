@@ -1,0 +1,156 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// httpAPI serves Nomad's v1 HTTP API. Every handler turns a request into
+// one RPC (or a local client call) and the answer into Nomad's JSON; all
+// the state lives on the servers. Handlers are grouped one resource per
+// file (http_jobs.go, http_nodes.go, ...).
+type httpAPI struct {
+	rpc    rpcer
+	client clientHandle // nil on an agent without a client
+	server serverHandle // nil on an agent without a server
+	// info describes the agent as it is now (the configuration changes on
+	// reload), for /v1/agent/self and defaults such as the region.
+	info   func() agentInfo
+	logger hclog.Logger
+	// forward carries client requests (logs, stats) to the agent that
+	// runs the allocation.
+	forward *http.Client
+}
+
+// agentInfo is what the HTTP API knows about its own agent.
+type agentInfo struct {
+	Config *Config
+	// HTTPAddr and RPCAddr are the advertised addresses; RPCAddr is empty
+	// on an agent without a server.
+	HTTPAddr string
+	RPCAddr  string
+	// Servers are the RPC addresses the agent's client talks to.
+	Servers []string
+}
+
+func (s *httpAPI) config() *Config { return s.info().Config }
+
+// apiFunc handles one request. It returns the value to encode as JSON (an
+// untyped nil writes no body; a typed nil pointer writes `null`, which is
+// what Nomad sends for "no such object" on some reads) or an error, which
+// errorStatus maps to a status code.
+type apiFunc func(w http.ResponseWriter, r *http.Request) (any, error)
+
+func (s *httpAPI) handler() http.Handler {
+	mux := http.NewServeMux()
+	s.routeJobs(mux)
+	s.routeNodes(mux)
+	s.routeAllocs(mux)
+	s.routeEvals(mux)
+	s.routeDeployments(mux)
+	s.routeStatus(mux)
+	s.routeAgent(mux)
+	s.routeOperator(mux)
+	s.routeClient(mux)
+	return mux
+}
+
+// handle registers f for each method on pattern.
+func (s *httpAPI) handle(mux *http.ServeMux, pattern string, f apiFunc, methods ...string) {
+	h := s.wrap(f)
+	for _, m := range methods {
+		mux.HandleFunc(m+" "+pattern, h)
+	}
+}
+
+// Method sets used by routes: Nomad's client writes with PUT, curl users
+// with POST, and Nomad accepts both.
+var (
+	read  = []string{http.MethodGet}
+	write = []string{http.MethodPut, http.MethodPost}
+)
+
+func (s *httpAPI) wrap(f apiFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		obj, err := f(w, r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if obj == nil {
+			return
+		}
+		s.writeJSON(w, r, obj)
+	}
+}
+
+func (s *httpAPI) writeJSON(w http.ResponseWriter, r *http.Request, obj any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	if _, pretty := r.URL.Query()["pretty"]; pretty {
+		enc.SetIndent("", "    ")
+	}
+	if err := enc.Encode(obj); err != nil {
+		s.logger.Error("encoding HTTP response failed", "path", r.URL.Path, "error", err)
+	}
+}
+
+// writeError writes err as plain text with the status it maps to. Server
+// errors are logged; caller errors are the caller's business.
+func (s *httpAPI) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := errorStatus(err)
+	msg := err.Error()
+	if code == http.StatusNotImplemented && isMissingMethod(err) {
+		msg = fmt.Sprintf("%s is not implemented by this server yet (%v)", r.URL.Path, err)
+	}
+	if code >= 500 {
+		s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
+	} else {
+		s.logger.Debug("request rejected", "method", r.Method, "path", r.URL.Path, "error", err, "code", code)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	io.WriteString(w, msg)
+}
+
+// decodeBody reads a JSON request body into out. Unknown fields are
+// ignored, as Nomad does, so newer clients keep working; a malformed body
+// is a 400 that says where it went wrong.
+func decodeBody(r *http.Request, out any) error {
+	if r.Body == nil {
+		return badRequest("request body is empty (expected JSON)")
+	}
+	err := json.NewDecoder(r.Body).Decode(out)
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.EOF):
+		return badRequest("request body is empty (expected JSON)")
+	case errors.As(err, &syn):
+		return badRequest("request body is not valid JSON at byte %d: %v", syn.Offset, syn)
+	case errors.As(err, &typ):
+		return badRequest("request body: field %q: cannot use a JSON %s as %s", typ.Field, typ.Value, typ.Type)
+	}
+	return badRequest("request body: %v", err)
+}
+
+// optionalBody decodes a body when there is one: several write endpoints
+// take an optional body whose fields also come from the path.
+func optionalBody(r *http.Request, out any) error {
+	if r.ContentLength == 0 {
+		return nil
+	}
+	err := decodeBody(r, out)
+	if err != nil && strings.Contains(err.Error(), "request body is empty") {
+		return nil
+	}
+	return err
+}

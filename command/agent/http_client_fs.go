@@ -1,0 +1,248 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// Requests only the agent running an allocation can answer: its task logs
+// and its resource usage. Any agent accepts them; one that does not run
+// the allocation forwards the request over HTTP to the agent that does,
+// found through the node's HTTPAddr (which every client registers).
+
+// forwardedHeader marks a forwarded request, so a request is forwarded at
+// most once even if the servers' view of the allocation's node is stale.
+const forwardedHeader = "X-Drover-Forwarded"
+
+func (s *httpAPI) routeClient(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/client/fs/logs/{alloc}", s.clientLogs)
+	mux.HandleFunc("GET /v1/client/allocation/{alloc}/stats", s.clientAllocStats)
+}
+
+// logParams are the query parameters of /v1/client/fs/logs/:alloc.
+type logParams struct {
+	task, logType, origin string
+	offset                int64
+	follow, plain         bool
+}
+
+func parseLogParams(r *http.Request) (logParams, error) {
+	q := r.URL.Query()
+	p := logParams{task: q.Get("task"), logType: q.Get("type"), origin: q.Get("origin")}
+	if p.task == "" {
+		return p, badRequest("task is required (?task=<name>)")
+	}
+	if p.logType != "stdout" && p.logType != "stderr" {
+		return p, badRequest("type %q must be stdout or stderr", p.logType)
+	}
+	switch p.origin {
+	case "":
+		p.origin = "start"
+	case "start", "end":
+	default:
+		return p, badRequest("origin %q must be start or end", p.origin)
+	}
+	if off := q.Get("offset"); off != "" {
+		n, err := strconv.ParseInt(off, 10, 64)
+		if err != nil || n < 0 {
+			return p, badRequest("offset %q must be a non-negative integer", off)
+		}
+		p.offset = n
+	}
+	var err error
+	if p.follow, err = boolParam(r, "follow"); err != nil {
+		return p, err
+	}
+	p.plain, err = boolParam(r, "plain")
+	return p, err
+}
+
+func (s *httpAPI) clientLogs(w http.ResponseWriter, r *http.Request) {
+	p, err := parseLogParams(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	alloc, local, err := s.locateAlloc(w, r)
+	if err != nil || !local {
+		if err != nil {
+			s.writeError(w, r, err)
+		}
+		return
+	}
+	rc, err := s.client.AllocLogs(alloc.ID, p.task, p.logType, p.origin, p.offset, p.follow)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	closer := &onceCloser{rc: rc}
+	defer closer.Close()
+
+	// A followed log blocks in Read until more output comes; closing the
+	// reader when the caller goes away is what ends the request.
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-r.Context().Done():
+			closer.Close()
+		case <-done:
+		}
+	}()
+	defer wg.Wait()
+	defer close(done)
+
+	file := fmt.Sprintf("alloc/logs/%s.%s", p.task, p.logType)
+	if p.plain {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(http.StatusOK)
+	streamLogs(w, closer, p, file)
+}
+
+// streamFrame is one frame of Nomad's framed log stream: a chunk of the
+// file (base64 in JSON) and the offset just after it.
+type streamFrame struct {
+	Offset    int64
+	Data      []byte `json:",omitempty"`
+	File      string `json:",omitempty"`
+	FileEvent string `json:",omitempty"`
+}
+
+// streamLogs copies the log to w, raw when plain, else as a sequence of
+// JSON frames, flushing each chunk so a follower sees output at once.
+func streamLogs(w http.ResponseWriter, rc io.Reader, p logParams, file string) {
+	flusher, _ := w.(http.Flusher)
+	enc := json.NewEncoder(w)
+	offset := p.offset
+	if p.origin == "end" {
+		offset = 0
+	}
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := rc.Read(buf)
+		if n > 0 {
+			offset += int64(n)
+			var werr error
+			if p.plain {
+				_, werr = w.Write(buf[:n])
+			} else {
+				werr = enc.Encode(streamFrame{Offset: offset, Data: buf[:n], File: file})
+			}
+			if werr != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *httpAPI) clientAllocStats(w http.ResponseWriter, r *http.Request) {
+	alloc, local, err := s.locateAlloc(w, r)
+	if err != nil || !local {
+		if err != nil {
+			s.writeError(w, r, err)
+		}
+		return
+	}
+	stats, err := s.client.AllocStats(alloc.ID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, r, stats)
+}
+
+// locateAlloc finds the allocation named in the path. It reports local
+// when this agent's client runs it; otherwise it has already forwarded
+// the request (and written the answer) or returns why it could not.
+func (s *httpAPI) locateAlloc(w http.ResponseWriter, r *http.Request) (*structs.Allocation, bool, error) {
+	alloc, err := s.getAlloc(nil, r, r.PathValue("alloc"))
+	if err != nil {
+		return nil, false, err
+	}
+	if s.client != nil && alloc.NodeID == s.client.NodeID() {
+		return alloc, true, nil
+	}
+	if r.Header.Get(forwardedHeader) != "" {
+		return nil, false, notFound("allocation %s is not running on this agent's node", alloc.ID)
+	}
+	return alloc, false, s.forwardToNode(w, r, alloc.NodeID)
+}
+
+// forwardToNode proxies the request to the HTTP API of the agent on node,
+// streaming the answer back as it comes.
+func (s *httpAPI) forwardToNode(w http.ResponseWriter, r *http.Request, nodeID string) error {
+	args := structs.NodeSpecificRequest{NodeID: nodeID}
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return err
+	}
+	args.MinQueryIndex, args.MaxQueryTime = 0, 0
+	var out structs.SingleNodeResponse
+	if err := s.rpc.RPC("Node.GetNode", &args, &out); err != nil {
+		return err
+	}
+	if out.Node == nil {
+		return notFound("node %s of the allocation not found", nodeID)
+	}
+	addr := out.Node.HTTPAddr
+	if addr == "" {
+		return fmt.Errorf("node %s has no HTTP address; cannot reach its client", nodeID)
+	}
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	target, err := url.Parse(addr)
+	if err != nil {
+		return fmt.Errorf("node %s has a bad HTTP address %q: %w", nodeID, out.Node.HTTPAddr, err)
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Header.Set(forwardedHeader, "1")
+		},
+		Transport:     s.forward.Transport,
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			s.writeError(w, r, fmt.Errorf("forwarding to node %s at %s: %w", nodeID, out.Node.HTTPAddr, err))
+		},
+	}
+	proxy.ServeHTTP(w, r)
+	return nil
+}
+
+// onceCloser lets the request and its watcher both close the log reader.
+type onceCloser struct {
+	rc   io.ReadCloser
+	once sync.Once
+	err  error
+}
+
+func (c *onceCloser) Read(p []byte) (int, error) { return c.rc.Read(p) }
+
+func (c *onceCloser) Close() error {
+	c.once.Do(func() { c.err = c.rc.Close() })
+	if errors.Is(c.err, io.EOF) {
+		return nil
+	}
+	return c.err
+}

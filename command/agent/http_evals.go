@@ -1,0 +1,63 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+func (s *httpAPI) routeEvals(mux *http.ServeMux) {
+	s.handle(mux, "/v1/evaluations", s.evalsList, read...)
+	s.handle(mux, "/v1/evaluation/{id}", s.evalGet, read...)
+	s.handle(mux, "/v1/evaluation/{id}/allocations", s.evalAllocations, read...)
+}
+
+// evalsList takes Nomad's filters ?job= and ?status=.
+func (s *httpAPI) evalsList(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.EvalListRequest{
+		FilterJobID:      r.URL.Query().Get("job"),
+		FilterEvalStatus: r.URL.Query().Get("status"),
+	}
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.EvalListResponse
+	if err := s.rpc.RPC("Eval.List", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	return nonNil(out.Evaluations), nil
+}
+
+func (s *httpAPI) evalGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id")}
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var err error
+	if args.IncludeRelated, err = boolParam(r, "related"); err != nil {
+		return nil, err
+	}
+	var out structs.SingleEvalResponse
+	if err := s.rpc.RPC("Eval.GetEval", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	if out.Eval == nil {
+		return nil, notFound("evaluation %q not found", args.EvalID)
+	}
+	return out.Eval, nil
+}
+
+func (s *httpAPI) evalAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.EvalSpecificRequest{EvalID: r.PathValue("id")}
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.EvalAllocationsResponse
+	if err := s.rpc.RPC("Eval.Allocations", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	return nonNil(out.Allocations), nil
+}

@@ -1,0 +1,294 @@
+package agent
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/jobspec"
+	"github.com/drover-sched/drover/structs"
+)
+
+func (s *httpAPI) routeJobs(mux *http.ServeMux) {
+	s.handle(mux, "/v1/jobs", s.jobsList, read...)
+	s.handle(mux, "/v1/jobs", s.jobRegister, write...)
+	s.handle(mux, "/v1/jobs/parse", s.jobsParse, write...)
+	s.handle(mux, "/v1/job/{id}", s.jobGet, read...)
+	s.handle(mux, "/v1/job/{id}", s.jobRegister, write...)
+	s.handle(mux, "/v1/job/{id}", s.jobDeregister, http.MethodDelete)
+	s.handle(mux, "/v1/job/{id}/allocations", s.jobAllocations, read...)
+	s.handle(mux, "/v1/job/{id}/evaluations", s.jobEvaluations, read...)
+	s.handle(mux, "/v1/job/{id}/summary", s.jobSummary, read...)
+	s.handle(mux, "/v1/job/{id}/versions", s.jobVersions, read...)
+	s.handle(mux, "/v1/job/{id}/deployments", s.jobDeployments, read...)
+	s.handle(mux, "/v1/job/{id}/deployment", s.jobLatestDeployment, read...)
+	s.handle(mux, "/v1/job/{id}/evaluate", s.jobEvaluate, write...)
+	s.handle(mux, "/v1/job/{id}/plan", s.jobPlan, write...)
+	s.handle(mux, "/v1/job/{id}/revert", s.jobRevert, write...)
+	s.handle(mux, "/v1/job/{id}/stable", s.jobStable, write...)
+}
+
+func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.JobListRequest
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.JobListResponse
+	if err := s.rpc.RPC("Job.List", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	return nonNil(out.Jobs), nil
+}
+
+// jobRegister serves PUT /v1/jobs and PUT /v1/job/:id: the body is Nomad's
+// JobRegisterRequest with an api.Job, which is canonicalized, converted
+// and validated here so a bad job is a 400 naming its fields before any
+// RPC is made.
+func (s *httpAPI) jobRegister(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.JobRegisterRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if body.Job == nil {
+		return nil, badRequest("request body has no Job (expected {\"Job\": {...}})")
+	}
+	if id := r.PathValue("id"); id != "" && (body.Job.ID == nil || *body.Job.ID != id) {
+		return nil, badRequest("job ID in the body (%s) does not match the ID in the path (%q)", strPtr(body.Job.ID), id)
+	}
+	args := structs.JobRegisterRequest{
+		EnforceIndex:   body.EnforceIndex,
+		JobModifyIndex: body.JobModifyIndex,
+		PreserveCounts: body.PreserveCounts,
+		PolicyOverride: body.PolicyOverride,
+	}
+	s.parseWrite(r, &args.WriteRequest)
+	job, err := s.structJob(r, body.Job, body.WriteRequest)
+	if err != nil {
+		return nil, err
+	}
+	args.Job = job
+	args.Namespace = job.Namespace
+	var out structs.JobRegisterResponse
+	if err := s.rpc.RPC("Job.Register", &args, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, out.Index)
+	return &out, nil
+}
+
+// structJob turns a submitted api.Job into the server's form. The job's
+// namespace and region default to the request's, as in Nomad.
+func (s *httpAPI) structJob(r *http.Request, j *api.Job, wr api.WriteRequest) (*structs.Job, error) {
+	if j.Namespace == nil || *j.Namespace == "" {
+		ns := wr.Namespace
+		if ns == "" {
+			ns = s.namespace(r)
+		}
+		j.Namespace = &ns
+	}
+	if j.Region == nil || *j.Region == "" {
+		reg := wr.Region
+		if reg == "" {
+			reg = s.region(r)
+		}
+		j.Region = &reg
+	}
+	j.Canonicalize()
+	job := ApiJobToStructJob(j)
+	job.Canonicalize()
+	if err := job.Validate(); err != nil {
+		return nil, badRequest("invalid job: %v", err)
+	}
+	return job, nil
+}
+
+// jobsParse serves POST /v1/jobs/parse: a job file in, its api.Job out.
+func (s *httpAPI) jobsParse(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.JobsParseRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(body.JobHCL) == "" {
+		return nil, badRequest("JobHCL is empty")
+	}
+	cfg := &jobspec.ParseConfig{Path: "input.hcl", Body: []byte(body.JobHCL)}
+	if body.Variables != "" {
+		// The parser reads variable files by path; the request carries the
+		// content, so it goes through a private temporary file.
+		dir, err := os.MkdirTemp("", "drover-parse-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		name := "variables.hcl"
+		if strings.HasPrefix(strings.TrimSpace(body.Variables), "{") {
+			name = "variables.json"
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body.Variables), 0o600); err != nil {
+			return nil, err
+		}
+		cfg.VarFiles = []string{path}
+	}
+	job, err := jobspec.ParseWithConfig(cfg)
+	if err != nil {
+		return nil, badRequest("%v", err)
+	}
+	if body.Canonicalize {
+		job.Canonicalize()
+	}
+	return job, nil
+}
+
+func (s *httpAPI) jobSpecific(r *http.Request) (structs.JobSpecificRequest, error) {
+	args := structs.JobSpecificRequest{JobID: r.PathValue("id")}
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return args, err
+	}
+	all, err := boolParam(r, "all")
+	args.All = all
+	return args, err
+}
+
+func (s *httpAPI) jobGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	args, err := s.jobSpecific(r)
+	if err != nil {
+		return nil, err
+	}
+	var out structs.SingleJobResponse
+	if err := s.rpc.RPC("Job.GetJob", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	if out.Job == nil {
+		return nil, notFound("job %q not found", args.JobID)
+	}
+	return out.Job, nil
+}
+
+func (s *httpAPI) jobDeregister(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobDeregisterRequest{JobID: r.PathValue("id")}
+	s.parseWrite(r, &args.WriteRequest)
+	var err error
+	if args.Purge, err = boolParam(r, "purge"); err != nil {
+		return nil, err
+	}
+	if args.Global, err = boolParam(r, "global"); err != nil {
+		return nil, err
+	}
+	var out structs.JobDeregisterResponse
+	if err := s.rpc.RPC("Job.Deregister", &args, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, out.Index)
+	return &out, nil
+}
+
+func (s *httpAPI) jobAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
+	args, err := s.jobSpecific(r)
+	if err != nil {
+		return nil, err
+	}
+	var out structs.JobAllocationsResponse
+	if err := s.rpc.RPC("Job.Allocations", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	return nonNil(out.Allocations), nil
+}
+
+func (s *httpAPI) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, error) {
+	args, err := s.jobSpecific(r)
+	if err != nil {
+		return nil, err
+	}
+	var out structs.JobEvaluationsResponse
+	if err := s.rpc.RPC("Job.Evaluations", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	return nonNil(out.Evaluations), nil
+}
+
+func (s *httpAPI) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
+	args, err := s.jobSpecific(r)
+	if err != nil {
+		return nil, err
+	}
+	var out structs.JobSummaryResponse
+	if err := s.rpc.RPC("Job.Summary", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	if out.JobSummary == nil {
+		return nil, notFound("job %q not found", args.JobID)
+	}
+	return out.JobSummary, nil
+}
+
+func (s *httpAPI) jobVersions(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.JobVersionsRequest{JobID: r.PathValue("id")}
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var err error
+	if args.Diffs, err = boolParam(r, "diffs"); err != nil {
+		return nil, err
+	}
+	var out structs.JobVersionsResponse
+	if err := s.rpc.RPC("Job.GetJobVersions", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	if len(out.Versions) == 0 {
+		return nil, notFound("job %q not found", args.JobID)
+	}
+	return &out, nil
+}
+
+func (s *httpAPI) jobDeployments(w http.ResponseWriter, r *http.Request) (any, error) {
+	args, err := s.jobSpecific(r)
+	if err != nil {
+		return nil, err
+	}
+	var out structs.JobDeploymentsResponse
+	if err := s.rpc.RPC("Job.Deployments", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	return nonNil(out.Deployments), nil
+}
+
+// jobLatestDeployment answers `null` when the job has no deployment, as
+// Nomad does.
+func (s *httpAPI) jobLatestDeployment(w http.ResponseWriter, r *http.Request) (any, error) {
+	args, err := s.jobSpecific(r)
+	if err != nil {
+		return nil, err
+	}
+	var out structs.SingleDeploymentResponse
+	if err := s.rpc.RPC("Job.LatestDeployment", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	return out.Deployment, nil
+}
+
+// nonNil makes a nil list encode as [] rather than null: Nomad never sends
+// null for a list, and its CLI ranges over what it gets.
+func nonNil[T any](list []T) []T {
+	if list == nil {
+		return []T{}
+	}
+	return list
+}
+
+func strPtr(s *string) string {
+	if s == nil {
+		return "missing"
+	}
+	return "\"" + *s + "\""
+}

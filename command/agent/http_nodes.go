@@ -1,0 +1,219 @@
+package agent
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+func (s *httpAPI) routeNodes(mux *http.ServeMux) {
+	s.handle(mux, "/v1/nodes", s.nodesList, read...)
+	s.handle(mux, "/v1/node/{id}", s.nodeGet, read...)
+	s.handle(mux, "/v1/node/{id}", s.nodePurge, http.MethodDelete)
+	s.handle(mux, "/v1/node/{id}/purge", s.nodePurge, write...)
+	s.handle(mux, "/v1/node/{id}/allocations", s.nodeAllocations, read...)
+	s.handle(mux, "/v1/node/{id}/drain", s.nodeDrain, write...)
+	s.handle(mux, "/v1/node/{id}/eligibility", s.nodeEligibility, write...)
+	s.handle(mux, "/v1/node/{id}/evaluate", s.nodeEvaluate, write...)
+}
+
+func (s *httpAPI) nodesList(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.NodeListRequest
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.NodeListResponse
+	if err := s.rpc.RPC("Node.List", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	for _, n := range out.Nodes {
+		fillNodeStub(n)
+	}
+	return nonNil(out.Nodes), nil
+}
+
+// fillNodeStub sets the fields Nomad's CLI dereferences without a nil
+// check (node status prints resources for every node).
+func fillNodeStub(n *structs.NodeListStub) {
+	if n.NodeResources == nil {
+		n.NodeResources = &structs.NodeResources{}
+	}
+	if n.ReservedResources == nil {
+		n.ReservedResources = &structs.NodeReservedResources{}
+	}
+	if n.Attributes == nil {
+		n.Attributes = map[string]string{}
+	}
+	if n.Drivers == nil {
+		n.Drivers = map[string]*structs.DriverInfo{}
+	}
+}
+
+func fillNode(n *structs.Node) {
+	if n.NodeResources == nil {
+		n.NodeResources = &structs.NodeResources{}
+	}
+	if n.ReservedResources == nil {
+		n.ReservedResources = &structs.NodeReservedResources{}
+	}
+	if n.Events == nil {
+		n.Events = []*structs.NodeEvent{}
+	}
+}
+
+// fullIDLen is the length of a UUID; anything shorter is a prefix.
+const fullIDLen = 36
+
+// resolveNodeID turns a node ID prefix into the one node ID it names, the
+// way the CLI lets people type the first few characters of an ID.
+func (s *httpAPI) resolveNodeID(r *http.Request, id string) (string, error) {
+	if len(id) >= fullIDLen {
+		return id, nil
+	}
+	args := structs.NodeListRequest{}
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return "", err
+	}
+	args.MinQueryIndex, args.MaxQueryTime = 0, 0
+	args.Prefix = id
+	var out structs.NodeListResponse
+	if err := s.rpc.RPC("Node.List", &args, &out); err != nil {
+		return "", err
+	}
+	return uniqueMatch("node", id, len(out.Nodes), func(i int) string { return out.Nodes[i].ID })
+}
+
+// uniqueMatch returns the single ID a prefix matched, or says why not.
+func uniqueMatch(kind, prefix string, n int, idAt func(int) string) (string, error) {
+	switch n {
+	case 0:
+		return "", notFound("%s %q not found", kind, prefix)
+	case 1:
+		return idAt(0), nil
+	}
+	ids := make([]string, 0, n)
+	for i := 0; i < n && i < 10; i++ {
+		ids = append(ids, idAt(i))
+	}
+	return "", badRequest("%s prefix %q is ambiguous: it matches %d %ss (%s); give more characters", kind, prefix, n, kind, strings.Join(ids, ", "))
+}
+
+func (s *httpAPI) nodeGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	id, err := s.resolveNodeID(r, r.PathValue("id"))
+	if err != nil {
+		return nil, err
+	}
+	args := structs.NodeSpecificRequest{NodeID: id}
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.SingleNodeResponse
+	if err := s.rpc.RPC("Node.GetNode", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	if out.Node == nil {
+		return nil, notFound("node %q not found", id)
+	}
+	fillNode(out.Node)
+	return out.Node, nil
+}
+
+func (s *httpAPI) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodeSpecificRequest{NodeID: r.PathValue("id")}
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.NodeAllocsResponse
+	if err := s.rpc.RPC("Node.GetAllocs", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	return nonNil(out.Allocs), nil
+}
+
+// nodeDrainBody is Nomad's drain request: a nil DrainSpec ends a drain.
+type nodeDrainBody struct {
+	NodeID       string
+	DrainSpec    *structs.DrainSpec
+	MarkEligible bool
+	Meta         map[string]string
+}
+
+func (s *httpAPI) nodeDrain(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body nodeDrainBody
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if err := checkBodyNodeID(r, &body.NodeID); err != nil {
+		return nil, err
+	}
+	args := structs.NodeUpdateDrainRequest{NodeID: body.NodeID, MarkEligible: body.MarkEligible, Meta: body.Meta}
+	if body.DrainSpec != nil {
+		args.DrainStrategy = &structs.DrainStrategy{DrainSpec: *body.DrainSpec}
+	}
+	s.parseWrite(r, &args.WriteRequest)
+	var out structs.NodeDrainUpdateResponse
+	if err := s.rpc.RPC("Node.UpdateDrain", &args, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, out.Index)
+	out.EvalIDs = nonNil(out.EvalIDs)
+	return &out, nil
+}
+
+func (s *httpAPI) nodeEligibility(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body struct {
+		NodeID      string
+		Eligibility string
+	}
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
+	}
+	if err := checkBodyNodeID(r, &body.NodeID); err != nil {
+		return nil, err
+	}
+	switch body.Eligibility {
+	case structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible:
+	default:
+		return nil, badRequest("Eligibility %q must be %q or %q", body.Eligibility, structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible)
+	}
+	args := structs.NodeUpdateEligibilityRequest{NodeID: body.NodeID, Eligibility: body.Eligibility}
+	s.parseWrite(r, &args.WriteRequest)
+	var out structs.NodeEligibilityUpdateResponse
+	if err := s.rpc.RPC("Node.UpdateEligibility", &args, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, out.Index)
+	out.EvalIDs = nonNil(out.EvalIDs)
+	return &out, nil
+}
+
+// nodeEvaluate needs a request type the servers do not define yet.
+func (s *httpAPI) nodeEvaluate(w http.ResponseWriter, r *http.Request) (any, error) {
+	return nil, &codedError{code: http.StatusNotImplemented,
+		msg: "node evaluate is not implemented yet (needs structs.NodeEvaluateRequest and the Node.Evaluate RPC)"}
+}
+
+func (s *httpAPI) nodePurge(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.NodeDeregisterRequest{NodeID: r.PathValue("id")}
+	s.parseWrite(r, &args.WriteRequest)
+	var out structs.NodeUpdateResponse
+	if err := s.rpc.RPC("Node.Deregister", &args, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, max(out.Index, out.NodeModifyIndex))
+	out.EvalIDs = nonNil(out.EvalIDs)
+	return &out, nil
+}
+
+func checkBodyNodeID(r *http.Request, bodyID *string) error {
+	id := r.PathValue("id")
+	if *bodyID != "" && *bodyID != id {
+		return badRequest("NodeID %q in the body does not match %q in the path", *bodyID, id)
+	}
+	*bodyID = id
+	return nil
+}

@@ -1,0 +1,118 @@
+package agent
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// maxQueryTime caps ?wait=, so a client cannot hold a request (and a
+// server goroutine) forever; Nomad caps it the same way.
+const maxQueryTime = 10 * time.Minute
+
+// parseQuery fills the read options every GET takes: ?index= and ?wait=
+// make it a blocking query, ?stale lets a follower answer, ?prefix=,
+// ?namespace= ("default" when absent, "*" for all) and ?region= route it,
+// ?per_page= and ?next_token= page it.
+func (s *httpAPI) parseQuery(r *http.Request, q *structs.QueryOptions) error {
+	v := r.URL.Query()
+	if idx := v.Get("index"); idx != "" {
+		n, err := strconv.ParseUint(idx, 10, 64)
+		if err != nil {
+			return badRequest("invalid index %q: must be a non-negative integer", idx)
+		}
+		q.MinQueryIndex = n
+	}
+	if wait := v.Get("wait"); wait != "" {
+		d, err := time.ParseDuration(wait)
+		if err != nil || d < 0 {
+			return badRequest("invalid wait %q: must be a duration such as \"5s\" or \"1m\"", wait)
+		}
+		q.MaxQueryTime = min(d, maxQueryTime)
+	}
+	if stale, ok := v["stale"]; ok {
+		q.AllowStale = len(stale) == 0 || stale[0] == "" || stale[0] == "true"
+	}
+	q.Prefix = v.Get("prefix")
+	q.Namespace = s.namespace(r)
+	q.Region = s.region(r)
+	q.AuthToken = authToken(r)
+	if pp := v.Get("per_page"); pp != "" {
+		n, err := strconv.ParseInt(pp, 10, 32)
+		if err != nil || n < 0 {
+			return badRequest("invalid per_page %q: must be a non-negative integer", pp)
+		}
+		q.PerPage = int32(n)
+	}
+	q.NextToken = v.Get("next_token")
+	return nil
+}
+
+// parseWrite fills the routing fields every write takes.
+func (s *httpAPI) parseWrite(r *http.Request, w *structs.WriteRequest) {
+	w.Namespace = s.namespace(r)
+	w.Region = s.region(r)
+	w.AuthToken = authToken(r)
+}
+
+func (s *httpAPI) namespace(r *http.Request) string {
+	if ns := r.URL.Query().Get("namespace"); ns != "" {
+		return ns
+	}
+	return structs.DefaultNamespace
+}
+
+func (s *httpAPI) region(r *http.Request) string {
+	if reg := r.URL.Query().Get("region"); reg != "" {
+		return reg
+	}
+	if c := s.config(); c != nil && c.Region != "" {
+		return c.Region
+	}
+	return structs.DefaultRegion
+}
+
+func authToken(r *http.Request) string {
+	if t := r.Header.Get("X-Nomad-Token"); t != "" {
+		return t
+	}
+	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+}
+
+// setMeta writes the headers of a read: the index the answer reflects (so
+// the caller can block on the next change), whether the server knew a
+// leader, and how stale a follower's answer may be (in milliseconds).
+func setMeta(w http.ResponseWriter, m *structs.QueryMeta) {
+	setIndex(w, m.Index)
+	w.Header().Set("X-Nomad-KnownLeader", strconv.FormatBool(m.KnownLeader))
+	w.Header().Set("X-Nomad-LastContact", strconv.FormatInt(m.LastContact.Milliseconds(), 10))
+	if m.NextToken != "" {
+		w.Header().Set("X-Nomad-NextToken", m.NextToken)
+	}
+}
+
+// setIndex writes X-Nomad-Index. An index of 0 is sent as 1: a client
+// blocking on index 0 would return at once, forever, in a busy loop.
+func setIndex(w http.ResponseWriter, index uint64) {
+	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(index, 1), 10))
+}
+
+// boolParam reads a boolean query parameter; present without a value
+// means true (?purge).
+func boolParam(r *http.Request, name string) (bool, error) {
+	v, ok := r.URL.Query()[name]
+	if !ok {
+		return false, nil
+	}
+	if len(v) == 0 || v[0] == "" {
+		return true, nil
+	}
+	b, err := strconv.ParseBool(v[0])
+	if err != nil {
+		return false, badRequest("invalid %s %q: must be true or false", name, v[0])
+	}
+	return b, nil
+}

@@ -1,0 +1,86 @@
+package agent
+
+import (
+	"net/http"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// Cluster metadata: the raft leader and peers, and the regions and
+// namespaces Drover has (one region per cluster, one namespace).
+
+func (s *httpAPI) routeStatus(mux *http.ServeMux) {
+	s.handle(mux, "/v1/status/leader", s.statusLeader, read...)
+	s.handle(mux, "/v1/status/peers", s.statusPeers, read...)
+	s.handle(mux, "/v1/regions", s.regions, read...)
+	s.handle(mux, "/v1/namespaces", s.namespaces, read...)
+	s.handle(mux, "/v1/namespace/{name}", s.namespaceGet, read...)
+}
+
+// statusLeader answers the leader's RPC address as a JSON string, "" when
+// there is none.
+func (s *httpAPI) statusLeader(w http.ResponseWriter, r *http.Request) (any, error) {
+	leader, err := s.leader(r)
+	if err != nil {
+		return nil, err
+	}
+	return leader, nil
+}
+
+func (s *httpAPI) leader(r *http.Request) (string, error) {
+	var args structs.GenericRequest
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return "", err
+	}
+	var leader string
+	err := s.rpc.RPC("Status.Leader", &args, &leader)
+	return leader, err
+}
+
+func (s *httpAPI) statusPeers(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.GenericRequest
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.PeersResponse
+	if err := s.rpc.RPC("Status.Peers", &args, &out); err != nil {
+		return nil, err
+	}
+	return nonNil(out.Peers), nil
+}
+
+func (s *httpAPI) regions(w http.ResponseWriter, r *http.Request) (any, error) {
+	return []string{s.config().Region}, nil
+}
+
+// namespace is the shape of Nomad's namespace objects.
+type namespace struct {
+	Name        string
+	Description string
+	Quota       string
+	Meta        map[string]string
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+var defaultNamespace = namespace{
+	Name:        structs.DefaultNamespace,
+	Description: "Default shared namespace",
+	Meta:        map[string]string{},
+	CreateIndex: 1,
+	ModifyIndex: 1,
+}
+
+func (s *httpAPI) namespaces(w http.ResponseWriter, r *http.Request) (any, error) {
+	setMeta(w, &structs.QueryMeta{Index: 1, KnownLeader: true})
+	return []namespace{defaultNamespace}, nil
+}
+
+func (s *httpAPI) namespaceGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	if name := r.PathValue("name"); name != structs.DefaultNamespace {
+		return nil, notFound("namespace %q not found (Drover has only %q)", name, structs.DefaultNamespace)
+	}
+	setMeta(w, &structs.QueryMeta{Index: 1, KnownLeader: true})
+	ns := defaultNamespace
+	return &ns, nil
+}

@@ -1,0 +1,354 @@
+package agent
+
+import (
+	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/structs"
+)
+
+// ApiJobToStructJob converts a submitted job into the servers' form. It
+// expects a canonicalized job (api.Job.Canonicalize has run), so pointers
+// that defaults fill are set; any that are still nil become zero values.
+//
+// Every field the two types share is copied. Fields only the api type has
+// are Nomad features Drover keeps as data in the api form but does not
+// schedule on (devices, volume mounts, dispatch payload files, template
+// scripts and delimiters, check details); the job-level reschedule and
+// migrate blocks have already been merged into the groups by Canonicalize.
+// The legacy group field prevent_reschedule_on_lost is folded into the
+// disconnect block (replace = false), the one place the scheduler reads.
+func ApiJobToStructJob(j *api.Job) *structs.Job {
+	if j == nil {
+		return nil
+	}
+	out := &structs.Job{
+		Stop:              val(j.Stop),
+		Region:            val(j.Region),
+		Namespace:         val(j.Namespace),
+		ID:                val(j.ID),
+		ParentID:          val(j.ParentID),
+		Name:              val(j.Name),
+		Type:              val(j.Type),
+		Priority:          val(j.Priority),
+		AllAtOnce:         val(j.AllAtOnce),
+		Datacenters:       cloneStrings(j.Datacenters),
+		NodePool:          val(j.NodePool),
+		Constraints:       convertConstraints(j.Constraints),
+		Affinities:        convertAffinities(j.Affinities),
+		Spreads:           convertSpreads(j.Spreads),
+		Dispatched:        j.Dispatched,
+		Payload:           append([]byte(nil), j.Payload...),
+		Meta:              cloneMap(j.Meta),
+		Status:            val(j.Status),
+		StatusDescription: val(j.StatusDescription),
+		Stable:            val(j.Stable),
+		Version:           val(j.Version),
+		SubmitTime:        val(j.SubmitTime),
+		CreateIndex:       val(j.CreateIndex),
+		ModifyIndex:       val(j.ModifyIndex),
+		JobModifyIndex:    val(j.JobModifyIndex),
+	}
+	if len(j.Payload) == 0 {
+		out.Payload = nil
+	}
+	if u := convertUpdate(j.Update); u != nil {
+		out.Update = *u
+	}
+	if p := j.Periodic; p != nil {
+		out.Periodic = &structs.PeriodicConfig{
+			Enabled:         val(p.Enabled),
+			Spec:            val(p.Spec),
+			Specs:           cloneStrings(p.Specs),
+			SpecType:        val(p.SpecType),
+			ProhibitOverlap: val(p.ProhibitOverlap),
+			TimeZone:        val(p.TimeZone),
+		}
+	}
+	if p := j.ParameterizedJob; p != nil {
+		out.ParameterizedJob = &structs.ParameterizedJobConfig{
+			Payload:      p.Payload,
+			MetaRequired: cloneStrings(p.MetaRequired),
+			MetaOptional: cloneStrings(p.MetaOptional),
+		}
+	}
+	for _, tg := range j.TaskGroups {
+		out.TaskGroups = append(out.TaskGroups, convertTaskGroup(tg))
+	}
+	return out
+}
+
+func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
+	out := &structs.TaskGroup{
+		Name:                      val(g.Name),
+		Count:                     val(g.Count),
+		Update:                    convertUpdate(g.Update),
+		Constraints:               convertConstraints(g.Constraints),
+		Affinities:                convertAffinities(g.Affinities),
+		Spreads:                   convertSpreads(g.Spreads),
+		Meta:                      cloneMap(g.Meta),
+		Networks:                  convertNetworks(g.Networks),
+		Services:                  convertServices(g.Services),
+		ShutdownDelay:             clonePtr(g.ShutdownDelay),
+		StopAfterClientDisconnect: clonePtr(g.StopAfterClientDisconnect),
+		MaxClientDisconnect:       clonePtr(g.MaxClientDisconnect),
+		PreventRescheduleOnLost:   val(g.PreventRescheduleOnLost),
+		RestartPolicy:             convertRestart(g.RestartPolicy),
+	}
+	if m := g.Migrate; m != nil {
+		out.Migrate = &structs.MigrateStrategy{
+			MaxParallel:     val(m.MaxParallel),
+			HealthCheck:     val(m.HealthCheck),
+			MinHealthyTime:  val(m.MinHealthyTime),
+			HealthyDeadline: val(m.HealthyDeadline),
+		}
+	}
+	if e := g.EphemeralDisk; e != nil {
+		out.EphemeralDisk = &structs.EphemeralDisk{Sticky: val(e.Sticky), SizeMB: val(e.SizeMB), Migrate: val(e.Migrate)}
+	}
+	if r := g.ReschedulePolicy; r != nil {
+		out.ReschedulePolicy = &structs.ReschedulePolicy{
+			Attempts:      val(r.Attempts),
+			Interval:      val(r.Interval),
+			Delay:         val(r.Delay),
+			DelayFunction: val(r.DelayFunction),
+			MaxDelay:      val(r.MaxDelay),
+			Unlimited:     val(r.Unlimited),
+		}
+	}
+	if len(g.Volumes) > 0 {
+		out.Volumes = make(map[string]*structs.VolumeRequest, len(g.Volumes))
+		for k, v := range g.Volumes {
+			out.Volumes[k] = &structs.VolumeRequest{Name: v.Name, Type: v.Type, Source: v.Source, ReadOnly: v.ReadOnly}
+		}
+	}
+	if d := g.Disconnect; d != nil {
+		out.Disconnect = &structs.DisconnectStrategy{
+			LostAfter:         val(d.LostAfter),
+			Replace:           clonePtr(d.Replace),
+			Reconcile:         val(d.Reconcile),
+			StopOnClientAfter: clonePtr(d.StopOnClientAfter),
+		}
+	}
+	if out.PreventRescheduleOnLost {
+		if out.Disconnect == nil {
+			out.Disconnect = &structs.DisconnectStrategy{}
+		}
+		if out.Disconnect.Replace == nil {
+			out.Disconnect.Replace = structs.BoolPtr(false)
+		}
+	}
+	for _, t := range g.Tasks {
+		out.Tasks = append(out.Tasks, convertTask(t))
+	}
+	return out
+}
+
+func convertTask(t *api.Task) *structs.Task {
+	out := &structs.Task{
+		Name:          t.Name,
+		Driver:        t.Driver,
+		User:          t.User,
+		Config:        structs.CopyMapAny(t.Config),
+		Env:           cloneMap(t.Env),
+		Services:      convertServices(t.Services),
+		Constraints:   convertConstraints(t.Constraints),
+		Affinities:    convertAffinities(t.Affinities),
+		RestartPolicy: convertRestart(t.RestartPolicy),
+		Meta:          cloneMap(t.Meta),
+		KillTimeout:   val(t.KillTimeout),
+		Leader:        t.Leader,
+		ShutdownDelay: t.ShutdownDelay,
+		KillSignal:    t.KillSignal,
+	}
+	if r := t.Resources; r != nil {
+		out.Resources = &structs.Resources{
+			CPU:         val(r.CPU),
+			Cores:       val(r.Cores),
+			MemoryMB:    val(r.MemoryMB),
+			MemoryMaxMB: val(r.MemoryMaxMB),
+			DiskMB:      val(r.DiskMB),
+			Networks:    convertNetworks(r.Networks),
+		}
+	}
+	if l := t.LogConfig; l != nil {
+		out.LogConfig = &structs.LogConfig{
+			MaxFiles:      val(l.MaxFiles),
+			MaxFileSizeMB: val(l.MaxFileSizeMB),
+			Disabled:      val(l.Disabled),
+		}
+		// Enabled = false is the old spelling of Disabled = true.
+		if l.Disabled == nil && l.Enabled != nil {
+			out.LogConfig.Disabled = !*l.Enabled
+		}
+	}
+	for _, a := range t.Artifacts {
+		out.Artifacts = append(out.Artifacts, &structs.TaskArtifact{
+			GetterSource:  val(a.GetterSource),
+			GetterOptions: cloneMap(a.GetterOptions),
+			GetterMode:    val(a.GetterMode),
+			RelativeDest:  val(a.RelativeDest),
+		})
+	}
+	for _, tm := range t.Templates {
+		out.Templates = append(out.Templates, &structs.Template{
+			SourcePath:   val(tm.SourcePath),
+			DestPath:     val(tm.DestPath),
+			EmbeddedTmpl: val(tm.EmbeddedTmpl),
+			ChangeMode:   val(tm.ChangeMode),
+			ChangeSignal: val(tm.ChangeSignal),
+			Perms:        val(tm.Perms),
+			Envvars:      val(tm.Envvars),
+		})
+	}
+	if l := t.Lifecycle; l != nil {
+		out.Lifecycle = &structs.TaskLifecycleConfig{Hook: l.Hook, Sidecar: l.Sidecar}
+	}
+	return out
+}
+
+func convertUpdate(u *api.UpdateStrategy) *structs.UpdateStrategy {
+	if u == nil {
+		return nil
+	}
+	return &structs.UpdateStrategy{
+		Stagger:          val(u.Stagger),
+		MaxParallel:      val(u.MaxParallel),
+		HealthCheck:      val(u.HealthCheck),
+		MinHealthyTime:   val(u.MinHealthyTime),
+		HealthyDeadline:  val(u.HealthyDeadline),
+		ProgressDeadline: val(u.ProgressDeadline),
+		AutoRevert:       val(u.AutoRevert),
+		AutoPromote:      val(u.AutoPromote),
+		Canary:           val(u.Canary),
+	}
+}
+
+func convertRestart(r *api.RestartPolicy) *structs.RestartPolicy {
+	if r == nil {
+		return nil
+	}
+	return &structs.RestartPolicy{
+		Attempts:        val(r.Attempts),
+		Interval:        val(r.Interval),
+		Delay:           val(r.Delay),
+		Mode:            val(r.Mode),
+		RenderTemplates: val(r.RenderTemplates),
+	}
+}
+
+func convertConstraints(in []*api.Constraint) []*structs.Constraint {
+	var out []*structs.Constraint
+	for _, c := range in {
+		out = append(out, &structs.Constraint{LTarget: c.LTarget, RTarget: c.RTarget, Operand: c.Operand})
+	}
+	return out
+}
+
+func convertAffinities(in []*api.Affinity) []*structs.Affinity {
+	var out []*structs.Affinity
+	for _, a := range in {
+		out = append(out, &structs.Affinity{LTarget: a.LTarget, RTarget: a.RTarget, Operand: a.Operand, Weight: val(a.Weight)})
+	}
+	return out
+}
+
+func convertSpreads(in []*api.Spread) []*structs.Spread {
+	var out []*structs.Spread
+	for _, s := range in {
+		sp := &structs.Spread{Attribute: s.Attribute, Weight: val(s.Weight)}
+		for _, t := range s.SpreadTarget {
+			sp.SpreadTarget = append(sp.SpreadTarget, &structs.SpreadTarget{Value: t.Value, Percent: t.Percent})
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+func convertNetworks(in []*api.NetworkResource) structs.Networks {
+	var out structs.Networks
+	for _, n := range in {
+		nr := &structs.NetworkResource{
+			Mode:          n.Mode,
+			Device:        n.Device,
+			CIDR:          n.CIDR,
+			IP:            n.IP,
+			Hostname:      n.Hostname,
+			MBits:         val(n.MBits),
+			ReservedPorts: convertPorts(n.ReservedPorts),
+			DynamicPorts:  convertPorts(n.DynamicPorts),
+		}
+		if d := n.DNS; d != nil {
+			nr.DNS = &structs.DNSConfig{Servers: cloneStrings(d.Servers), Searches: cloneStrings(d.Searches), Options: cloneStrings(d.Options)}
+		}
+		out = append(out, nr)
+	}
+	return out
+}
+
+func convertPorts(in []api.Port) []structs.Port {
+	var out []structs.Port
+	for _, p := range in {
+		out = append(out, structs.Port{Label: p.Label, Value: p.Value, To: p.To, HostNetwork: p.HostNetwork})
+	}
+	return out
+}
+
+func convertServices(in []*api.Service) []*structs.Service {
+	var out []*structs.Service
+	for _, s := range in {
+		svc := &structs.Service{
+			Name:      s.Name,
+			TaskName:  s.TaskName,
+			PortLabel: s.PortLabel,
+			Provider:  s.Provider,
+			Tags:      cloneStrings(s.Tags),
+			Meta:      cloneMap(s.Meta),
+		}
+		for _, c := range s.Checks {
+			svc.Checks = append(svc.Checks, &structs.ServiceCheck{
+				Name:      c.Name,
+				Type:      c.Type,
+				Command:   c.Command,
+				Args:      cloneStrings(c.Args),
+				Path:      c.Path,
+				Protocol:  c.Protocol,
+				PortLabel: c.PortLabel,
+				Interval:  c.Interval,
+				Timeout:   c.Timeout,
+				Method:    c.Method,
+			})
+		}
+		out = append(out, svc)
+	}
+	return out
+}
+
+// val dereferences an optional field, nil meaning the zero value.
+func val[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func cloneStrings(s []string) []string {
+	if s == nil {
+		return nil
+	}
+	return append([]string(nil), s...)
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	return copyMap(m)
+}

@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/drover-sched/drover/helper/rpcx"
+)
+
+// rpcer is how the HTTP API reaches the servers. On an agent with a server
+// it is the server itself (in-process calls, forwarded to the leader by the
+// server as needed); on a client-only agent it is remoteRPC.
+type rpcer interface {
+	RPC(method string, args, reply any) error
+}
+
+// errNoServers is returned by a client-only agent that has no server to
+// ask.
+var errNoServers = errors.New("no servers known to this agent")
+
+// remoteRPC sends calls to the configured servers over the rpcx pool. It
+// sticks to the server that answered last and moves on to the next only
+// when a call fails in transport (a handler error is an answer).
+type remoteRPC struct {
+	pool *rpcx.ConnPool
+
+	mu      sync.Mutex
+	servers []string
+	next    int
+}
+
+func newRemoteRPC(servers []string, logger hclog.Logger) *remoteRPC {
+	return &remoteRPC{
+		pool:    rpcx.NewConnPool(rpcx.PoolConfig{Logger: logger}),
+		servers: append([]string(nil), servers...),
+	}
+}
+
+// RPC implements rpcer.
+func (r *remoteRPC) RPC(method string, args, reply any) error {
+	r.mu.Lock()
+	servers := append([]string(nil), r.servers...)
+	start := r.next
+	r.mu.Unlock()
+	if len(servers) == 0 {
+		return errNoServers
+	}
+	var errs []error
+	for i := range servers {
+		idx := (start + i) % len(servers)
+		err := r.pool.RPC(context.Background(), servers[idx], method, args, reply)
+		if err == nil || rpcx.IsRemoteError(err) {
+			r.mu.Lock()
+			r.next = idx
+			r.mu.Unlock()
+			return err
+		}
+		errs = append(errs, err)
+	}
+	return fmt.Errorf("no server answered %s: %w", method, errors.Join(errs...))
+}
+
+// Servers returns the server list, for /v1/agent/servers.
+func (r *remoteRPC) Servers() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.servers...)
+}
+
+// Shutdown closes the pool's sessions and waits for its goroutines.
+func (r *remoteRPC) Shutdown() { r.pool.Shutdown() }
