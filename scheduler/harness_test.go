@@ -3,7 +3,6 @@ package scheduler
 import (
 	"fmt"
 	"sort"
-	"testing"
 	"time"
 
 	"github.com/drover-sched/drover/nomad/state"
@@ -16,7 +15,7 @@ import (
 // entry would be (state.UpsertPlanResults), and every plan and eval the
 // scheduler hands over is recorded for the test to inspect.
 type Harness struct {
-	t     testing.TB
+	t     testT
 	State *state.StateStore
 	// Now is the clock the schedulers are given.
 	Now time.Time
@@ -35,9 +34,22 @@ type Harness struct {
 	Refuse func(plan *structs.Plan) []string
 }
 
+// testT is what the harness needs of a test: *testing.T, *testing.B and
+// *rapid.T all have it.
+type testT interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
+
 // NewHarness returns a harness over an empty store.
-func NewHarness(t testing.TB) *Harness {
-	return &Harness{t: t, State: state.TestStateStore(t), Now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), index: 1000}
+func NewHarness(t testT) *Harness {
+	st, err := state.NewStateStore(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Harness{t: t, State: st, Now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), index: 1000}
 }
 
 func (h *Harness) next() uint64 { h.index++; return h.index }
@@ -343,7 +355,11 @@ func countBy(allocs []*structs.Allocation, key func(a *structs.Allocation) strin
 func names(allocs []*structs.Allocation) string {
 	var out []string
 	for _, a := range allocs {
-		out = append(out, fmt.Sprintf("%s@%s:%s/%s", a.Name, structs.ShortID(a.NodeID), a.DesiredStatus, a.ClientStatus))
+		node := a.NodeID
+		if len(node) > 6 {
+			node = node[len(node)-6:] // mock IDs differ at the end
+		}
+		out = append(out, fmt.Sprintf("%s@%s:%s/%s", a.Name, node, a.DesiredStatus, a.ClientStatus))
 	}
 	return fmt.Sprint(out)
 }

@@ -189,11 +189,7 @@ func (r *run) submit(out *attemptResult) (*attemptResult, error) {
 // the eval's status.
 func (r *run) finish(out *attemptResult) error {
 	p := r.cfg.Planner
-	for _, c := range out.res.Cancel {
-		if err := p.UpdateEval(c); err != nil {
-			return fmt.Errorf("scheduler: canceling eval %s: %w", structs.ShortID(c.ID), err)
-		}
-	}
+	r.cancel(out.res.Cancel)
 	now := r.cfg.Now.UnixNano()
 	if len(out.failed) > 0 && r.eval.Status == structs.EvalStatusBlocked {
 		// A blocked eval that still cannot place goes back to waiting
@@ -253,9 +249,7 @@ func (r *run) blockedEval(out *attemptResult) (string, error) {
 		c := old.Copy()
 		c.Status, c.StatusDescription = structs.EvalStatusCancelled, "superseded by a blocked eval for a newer job version"
 		c.ModifyTime = r.cfg.Now.UnixNano()
-		if err := p.UpdateEval(c); err != nil {
-			return "", fmt.Errorf("scheduler: canceling outdated blocked eval: %w", err)
-		}
+		r.cancel([]*structs.Evaluation{c})
 	}
 	b := r.eval.CreateBlockedEval(r.ids.next(), out.classEligibility, out.escaped, r.cfg.Now)
 	b.JobModifyIndex = jobIndex
@@ -265,6 +259,17 @@ func (r *run) blockedEval(out *attemptResult) (string, error) {
 		return "", fmt.Errorf("scheduler: creating blocked eval: %w", err)
 	}
 	return b.ID, nil
+}
+
+// cancel records evals of the job that are no longer needed as canceled.
+// It is best effort: an eval left pending only runs as a no-op later, so a
+// refused cancel is logged rather than failing this eval.
+func (r *run) cancel(evals []*structs.Evaluation) {
+	for _, c := range evals {
+		if err := r.cfg.Planner.UpdateEval(c); err != nil {
+			r.logger.Warn("could not cancel an eval that is no longer needed", "canceled_eval_id", c.ID, "error", err)
+		}
+	}
 }
 
 // failAfterAttempts fails the eval after its plans were refused limit
