@@ -44,6 +44,8 @@ const maxInitLen = DefaultMaxMessageSize
 //     regardless, which cannot read this form; Decode and the RPC codec
 //     route that case through decodeInto. Times inside structs, slices and
 //     maps are unaffected.)
+//   - TypeInfos: only `codec` tags are read, so `json:"-"` on a field
+//     hides it from HTTP responses but not from RPC or raft.
 //   - MaxInitLen, MaxDepth: see maxInitLen and maxNesting.
 var MsgpackHandle = newMsgpackHandle()
 
@@ -53,6 +55,11 @@ func newMsgpackHandle() *codec.MsgpackHandle {
 	h.WriteExt = true
 	h.MapType = reflect.TypeOf(map[string]any(nil))
 	h.TimeNotBuiltin = true
+	// Only `codec` struct tags shape the wire format. Without this the
+	// codec honours `json` tags too, and a field hidden from HTTP
+	// responses with json:"-" (a node's secret) would vanish from RPC
+	// and raft entries as well.
+	h.TypeInfos = codec.NewTypeInfos([]string{"codec"})
 	h.MaxInitLen = maxInitLen
 	h.MaxDepth = maxNesting
 	return h

@@ -207,3 +207,21 @@ func totalAlloc() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.TotalAlloc
 }
+
+func TestJSONHiddenFieldsStillCrossTheWire(t *testing.T) {
+	type node struct {
+		ID       string
+		SecretID string `json:"-"`
+	}
+	b, err := Encode(&node{ID: "n", SecretID: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out node
+	if err := Decode(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.SecretID != "s" {
+		t.Fatal(`a json:"-" field must still be encoded in msgpack`)
+	}
+}
