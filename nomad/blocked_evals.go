@@ -153,7 +153,12 @@ func (b *BlockedEvals) block(eval *structs.Evaluation, token string) {
 		b.mu.Unlock()
 		return
 	}
-	if _, ok := b.evals[eval.ID]; ok {
+	if w, ok := b.evals[eval.ID]; ok {
+		// Parked already (the FSM's Block ran before the endpoint's
+		// Reblock): keep the token, so a wake-up waits for the worker.
+		if token != "" {
+			w.token = token
+		}
 		b.mu.Unlock()
 		return
 	}

@@ -218,6 +218,35 @@ func TestBlocked_ReblockedEvalWokenBeforeAckIsDeliveredAfterAck(t *testing.T) {
 	mustDequeue(t, broker, e)
 }
 
+func TestBlocked_ReblockAfterBlockOfTheSameEvalKeepsTheToken(t *testing.T) {
+	blocked, broker := newTestBlocked(t)
+	e := blockedEvalFor("web", 10, 10, map[string]bool{"c": true})
+	broker.Enqueue(e)
+	tok := mustDequeue(t, broker, e)
+	blocked.Block(e) // the FSM hook, on the raft write of the reblocked eval
+	blocked.Reblock(e, tok)
+	blocked.Unblock("c", 11)
+	expectNotWoken(t, blocked, broker, 20)
+	if err := broker.Ack(e.ID, tok); err != nil {
+		t.Fatal(err)
+	}
+	mustDequeue(t, broker, e)
+}
+
+func TestBlocked_WakeOfAnEvalAWorkerHoldsWaitsForItsAck(t *testing.T) {
+	blocked, broker := newTestBlocked(t)
+	e := blockedEvalFor("web", 10, 10, map[string]bool{"c": true})
+	broker.Enqueue(e)
+	tok := mustDequeue(t, broker, e)
+	blocked.Block(e) // parked without the token
+	blocked.Unblock("c", 11)
+	expectNotWoken(t, blocked, broker, 20)
+	if err := broker.Ack(e.ID, tok); err != nil {
+		t.Fatal(err)
+	}
+	mustDequeue(t, broker, e) // not dropped as already tracked
+}
+
 func TestBlocked_UntrackMakesParkedEvalADuplicate(t *testing.T) {
 	blocked, _ := newTestBlocked(t)
 	e := blockedEvalFor("web", 10, 10, nil)

@@ -187,11 +187,13 @@ func (b *EvalBroker) Enqueue(eval *structs.Evaluation) {
 	b.enqueueLocked(eval)
 }
 
-// EnqueueAll adds evals, each with the token of the worker that holds it
-// or "". An eval still held by that worker (BlockedEvals unblocked it while
-// the worker was reblocking it) is enqueued only once the worker acks, so
-// it is never delivered twice at the same time; a nack drops it, since the
-// nack redelivers the eval anyway.
+// EnqueueAll adds evals woken by BlockedEvals, each with the token of the
+// worker that reblocked it, or "". An eval a worker still holds (it was
+// woken while that worker was reblocking it) is enqueued only once the
+// worker acks, so it is never delivered twice at the same time, and never
+// dropped as a duplicate either; a nack drops it, since the nack redelivers
+// the eval anyway. The token only documents who held it: the current
+// holder's ack releases it.
 func (b *EvalBroker) EnqueueAll(evals map[*structs.Evaluation]string) {
 	ordered := make([]*structs.Evaluation, 0, len(evals))
 	for e := range evals {
@@ -206,11 +208,9 @@ func (b *EvalBroker) EnqueueAll(evals map[*structs.Evaluation]string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, e := range ordered {
-		if token := evals[e]; token != "" {
-			if u, ok := b.unack[e.ID]; ok && u.token == token {
-				b.requeue[token] = e
-				continue
-			}
+		if u, ok := b.unack[e.ID]; ok {
+			b.requeue[u.token] = e
+			continue
 		}
 		b.enqueueLocked(e)
 	}
