@@ -73,14 +73,18 @@ func (e *Eval) Nack(args *structs.EvalAckRequest, reply *structs.GenericResponse
 	return e.srv.evalBroker.Nack(args.EvalID, args.Token)
 }
 
-// checkToken verifies the caller still owns the eval it writes.
-func (e *Eval) checkToken(evalID, token string) error {
-	current, ok := e.srv.evalBroker.Outstanding(evalID)
+// checkToken verifies the caller is a worker that still holds an eval (the
+// one its token was issued for), and restarts that eval's nack timer: the
+// worker is making progress. Writes a worker makes under its token may
+// concern other evals of the same job (canceling an outdated blocked eval,
+// creating follow-ups), so the token, not the written eval, is checked.
+func (e *Eval) checkToken(token string) error {
+	evalID, ok := e.srv.evalBroker.OutstandingToken(token)
 	if !ok {
-		return fmt.Errorf("evaluation %s is not outstanding", evalID)
+		return fmt.Errorf("%w: no outstanding evaluation holds this token", structs.ErrTokenMismatch)
 	}
-	if current != token {
-		return structs.ErrTokenMismatch
+	if err := e.srv.evalBroker.OutstandingReset(evalID, token); err != nil {
+		e.srv.logger.Debug("resetting nack timer", "eval", evalID, "error", err)
 	}
 	return nil
 }
@@ -93,7 +97,7 @@ func (e *Eval) Update(args *structs.EvalUpdateRequest, reply *structs.GenericRes
 	if len(args.Evals) != 1 {
 		return errBadRequest("update takes exactly one evaluation, got %d", len(args.Evals))
 	}
-	if err := e.checkToken(args.Evals[0].ID, args.EvalToken); err != nil {
+	if err := e.checkToken(args.EvalToken); err != nil {
 		return err
 	}
 	return e.applyEvals(args, reply)
@@ -109,7 +113,7 @@ func (e *Eval) Create(args *structs.EvalUpdateRequest, reply *structs.GenericRes
 		return errBadRequest("create takes exactly one evaluation, got %d", len(args.Evals))
 	}
 	eval := args.Evals[0]
-	if err := e.checkToken(eval.PreviousEval, args.EvalToken); err != nil {
+	if err := e.checkToken(args.EvalToken); err != nil {
 		return err
 	}
 	if existing, err := e.srv.State().EvalByID(nil, eval.ID); err != nil {
@@ -130,7 +134,7 @@ func (e *Eval) Reblock(args *structs.EvalUpdateRequest, reply *structs.GenericRe
 		return errBadRequest("reblock takes exactly one evaluation, got %d", len(args.Evals))
 	}
 	eval := args.Evals[0]
-	if err := e.checkToken(eval.ID, args.EvalToken); err != nil {
+	if err := e.checkToken(args.EvalToken); err != nil {
 		return err
 	}
 	if eval.Status != structs.EvalStatusBlocked {

@@ -55,7 +55,7 @@ func (s *Server) establishLeadership() error {
 		return err
 	}
 
-	applier := newPlanApplier(s, s.planQueue, s.logger.Named("plan_apply"), PlanApplierOptions{})
+	applier := newPlanApplier(s, s.planQueue, s.logger.Named("plan_apply"), PlanApplierOptions{Workers: 2, GroupCommit: true})
 	s.goLeader(ctx, applier.run)
 	s.goLeader(ctx, func(ctx context.Context) { reapFailedEvals(ctx, s.evalBroker, s.evalWriter()) })
 	s.goLeader(ctx, func(ctx context.Context) { reapCancelableEvals(ctx, s.evalBroker, s.blockedEvals, s.evalWriter()) })
@@ -125,6 +125,9 @@ func (h *serverHooks) EvalsUpserted(evals []*structs.Evaluation) {
 			h.s.evalBroker.Enqueue(e)
 		case e.ShouldBlock():
 			h.s.blockedEvals.Block(e)
+		case e.Status == structs.EvalStatusComplete && len(e.FailedTGAllocs) == 0:
+			// Everything placed: a blocked eval of the job is obsolete.
+			h.s.blockedEvals.Untrack(e.Namespace, e.JobID)
 		}
 	}
 }

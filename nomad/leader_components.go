@@ -13,6 +13,7 @@ func (s *Server) setupLeaderComponents() error {
 		InitialNackDelay:    s.config.EvalNackInitialReenqueue,
 		SubsequentNackDelay: s.config.EvalNackSubsequentReenqueue,
 		DeliveryLimit:       s.config.EvalDeliveryLimit,
+		FailedFollowUpDelay: s.config.EvalFailedFollowupDelay,
 		Logger:              s.logger.Named("broker"),
 	})
 	if err != nil {

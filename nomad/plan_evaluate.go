@@ -277,8 +277,9 @@ func planNodeIDs(plan *structs.Plan) []string {
 //   - Stops, preemptions and lost or unknown marks of existing allocs are
 //     always allowed (they are how work leaves a down or disconnected
 //     node), provided they are valid server updates of the stored alloc.
-//   - New placements and in-place updates need a node that exists and is
-//     ready, not draining and eligible.
+//   - New placements and in-place updates that change an alloc's grant
+//     need a node that exists and is ready, not draining and eligible;
+//     updates that leave the grant as it is (bookkeeping) do not.
 //   - Then everything that will hold resources on the node must fit
 //     (structs.AllocsFit): an alloc stays counted until its client reports
 //     it terminal, even if this plan or an earlier one stops it, unless it
@@ -317,8 +318,13 @@ func evaluateNodePlan(view planView, plan *structs.Plan, nodeID string) (bool, s
 		if err := structs.ValidateServerUpdate(ex, m); err != nil {
 			return false, err.Error(), nil
 		}
-		if a.ClientStatus != structs.AllocClientStatusLost && a.ClientStatus != structs.AllocClientStatusUnknown {
-			newWork = true // an in-place update, which may change resources
+		// An update that changes the grant is new work and needs a node
+		// that takes work. Bookkeeping (a reconnect record, a follow-up
+		// link, a new job version with the same resources) is not, and
+		// must also land on nodes that are draining or ineligible.
+		marks := a.ClientStatus == structs.AllocClientStatusLost || a.ClientStatus == structs.AllocClientStatusUnknown
+		if !marks && !structs.DeepEqual(ex.AllocatedResources, m.AllocatedResources) {
+			newWork = true
 		}
 		next[a.ID] = m
 	}

@@ -122,9 +122,27 @@ func (s *Server) raftApplyFuture(t structs.MessageType, msg any) (raft.ApplyFutu
 }
 
 // RaftApplyPlan submits a committed plan's raft entry (used by the plan
-// applier, which waits on the future itself so it can pipeline).
+// applier, which waits on the future itself so it can pipeline). The
+// future's Error includes an error the FSM returned for the entry.
 func (s *Server) RaftApplyPlan(req *structs.ApplyPlanResultsRequest) (raftFuture, error) {
-	return s.raftApplyFuture(structs.ApplyPlanResultsRequestType, req)
+	f, err := s.raftApplyFuture(structs.ApplyPlanResultsRequestType, req)
+	if err != nil {
+		return nil, err
+	}
+	return fsmErrorFuture{f}, nil
+}
+
+// fsmErrorFuture reports the FSM's response error as the future's error.
+type fsmErrorFuture struct{ raft.ApplyFuture }
+
+func (f fsmErrorFuture) Error() error {
+	if err := f.ApplyFuture.Error(); err != nil {
+		return err
+	}
+	if err, ok := f.Response().(error); ok && err != nil {
+		return err
+	}
+	return nil
 }
 
 // raftConfiguration returns the current raft configuration.

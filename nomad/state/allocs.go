@@ -60,6 +60,9 @@ func upsertAllocServerTxn(txn *memdb.Txn, index uint64, alloc *structs.Allocatio
 		if updatedAt != 0 && a.CreateTime == 0 {
 			a.CreateTime = updatedAt
 		}
+		if err := linkPreviousAllocTxn(txn, index, a); err != nil {
+			return err
+		}
 	} else {
 		if err := mergeServerUpdate(existing, a); err != nil {
 			return err
@@ -346,4 +349,20 @@ func collectAllocs(iter memdb.ResultIterator) []*structs.Allocation {
 		out = append(out, raw.(*structs.Allocation))
 	}
 	return out
+}
+
+// linkPreviousAllocTxn points a replaced alloc at its new replacement, so
+// the chain can be followed both ways whatever the plan carried.
+func linkPreviousAllocTxn(txn *memdb.Txn, index uint64, a *structs.Allocation) error {
+	if a.PreviousAllocation == "" {
+		return nil
+	}
+	prev, err := allocByIDTxn(txn, nil, a.PreviousAllocation)
+	if err != nil || prev == nil || prev.NextAllocation == a.ID {
+		return err
+	}
+	c := prev.Copy()
+	c.NextAllocation = a.ID
+	c.ModifyIndex = index
+	return txn.Insert(TableAllocs, c)
 }

@@ -46,7 +46,7 @@ func (s *StateStore) UpsertPlanResults(index uint64, req *structs.ApplyPlanResul
 // applyAllocStopTxn merges a plan's stop onto the stored alloc. The plan's
 // copy may be trimmed or stale, so only what a stop decides is taken:
 // DesiredStatus (stop, or evict for a preemption), DesiredDescription, a
-// lost mark, FollowupEvalID, PreemptedByAllocation and the AllocStates
+// lost mark, FollowupEvalID, NextAllocation, PreemptedByAllocation and the AllocStates
 // history the scheduler appended to. A stop for an alloc that was garbage
 // collected meanwhile is skipped.
 func applyAllocStopTxn(txn *memdb.Txn, index uint64, stop *structs.Allocation, updatedAt int64, js jobSet) error {
@@ -74,6 +74,9 @@ func applyAllocStopTxn(txn *memdb.Txn, index uint64, stop *structs.Allocation, u
 	}
 	if stop.FollowupEvalID != "" {
 		a.FollowupEvalID = stop.FollowupEvalID
+	}
+	if stop.NextAllocation != "" {
+		a.NextAllocation = stop.NextAllocation
 	}
 	if stop.PreemptedByAllocation != "" {
 		a.PreemptedByAllocation = stop.PreemptedByAllocation
