@@ -1,0 +1,115 @@
+package command
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// verb is one CLI command, such as "job run" or "operator raft list-peers".
+type verb struct {
+	name     string
+	synopsis string
+	run      func(m *Meta, args []string) int
+}
+
+// verbs is the dispatch table that command.go's run consults. Names are one
+// to three words; the longest name matching the arguments wins.
+var verbs = []verb{
+	{"job run", "Submit a job and monitor its placement", jobRun},
+	{"job plan", "Dry-run a job update and show what would change", jobPlan},
+	{"job status", "List jobs, or show one job's status and allocations", jobStatus},
+	{"job stop", "Stop a running job", jobStop},
+	{"job history", "List a job's versions", jobHistory},
+	{"job revert", "Revert a job to an earlier version", jobRevert},
+	{"job inspect", "Print a job's definition as JSON", jobInspect},
+	{"job validate", "Check a job file for errors", jobValidate},
+	{"node status", "List nodes, or show one node", nodeStatus},
+	{"node drain", "Start or stop draining a node", nodeDrain},
+	{"node eligibility", "Mark a node eligible or ineligible for new work", nodeEligibility},
+	{"alloc status", "Show an allocation's status and task events", allocStatus},
+	{"alloc logs", "Print or follow a task's logs", allocLogs},
+	{"alloc stop", "Stop an allocation and have it replaced", allocStop},
+	{"eval status", "Show an evaluation and its placement failures", evalStatus},
+	{"eval list", "List evaluations", evalList},
+	{"deployment status", "Show a deployment's progress", deploymentStatus},
+	{"server members", "List the servers of the cluster", serverMembers},
+	{"operator raft list-peers", "List the raft peers and which one leads", operatorRaftListPeers},
+	{"system gc", "Run garbage collection now", systemGC},
+	{"status", "List jobs, or show the status of any object by ID", status},
+}
+
+// runVerb runs the verb args name, if any. ok is false when args name no
+// verb and no verb group, so the caller can report an unknown command.
+func runVerb(args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	return runVerbMeta(newMeta(stdout, stderr), args)
+}
+
+func runVerbMeta(m *Meta, args []string) (int, bool) {
+	for n := min(3, len(args)); n >= 1; n-- {
+		name := strings.Join(args[:n], " ")
+		for _, v := range verbs {
+			if v.name == name {
+				return v.run(m, args[n:]), true
+			}
+		}
+	}
+	// A group without (or with an unknown) subcommand: list the group.
+	if sub := groupVerbs(args[0]); len(sub) > 0 {
+		if len(args) > 1 && !isHelpFlag(args[1]) {
+			fmt.Fprintf(m.stderr, "Unknown command %q\n\n", strings.Join(args[:2], " "))
+			writeVerbs(m.stderr, args[0], sub)
+			return 1, true
+		}
+		if len(args) > 1 {
+			writeVerbs(m.stdout, args[0], sub)
+			return 0, true
+		}
+		writeVerbs(m.stderr, args[0], sub)
+		return 1, true
+	}
+	return 0, false
+}
+
+func isHelpFlag(s string) bool {
+	switch s {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}
+
+// groupVerbs returns the verbs whose name starts with group.
+func groupVerbs(group string) []verb {
+	var out []verb
+	for _, v := range verbs {
+		if strings.HasPrefix(v.name, group+" ") {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func writeVerbs(w io.Writer, group string, vs []verb) {
+	fmt.Fprintf(w, "Usage: drover %s <subcommand> [options] [args]\n\nSubcommands:\n", group)
+	writeVerbTable(w, vs)
+}
+
+func writeVerbTable(w io.Writer, vs []verb) {
+	sorted := append([]verb(nil), vs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].name < sorted[j].name })
+	width := 0
+	for _, v := range sorted {
+		width = max(width, len(v.name))
+	}
+	for _, v := range sorted {
+		fmt.Fprintf(w, "    %-*s  %s\n", width, v.name, v.synopsis)
+	}
+}
+
+// writeVerbUsage lists the verbs for the top-level usage text.
+func writeVerbUsage(w io.Writer) {
+	fmt.Fprint(w, "\nCluster commands:\n")
+	writeVerbTable(w, verbs)
+}

@@ -1,0 +1,111 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/drover-sched/drover/api"
+)
+
+const evalStatusHelp = `
+Usage: drover eval status [options] <evaluation>
+
+  Show an evaluation: what triggered it, how it ended, the allocations it
+  placed, and, if it could not place everything, why. The evaluation may be
+  given by an ID prefix.
+
+Status Options:
+
+  -json      Print the evaluation as JSON.
+  -verbose   Show full IDs, absolute times and node scores.
+`
+
+func evalStatus(m *Meta, args []string) int {
+	fs := m.flagSet("eval status", evalStatusHelp)
+	asJSON := fs.Bool("json", false, "")
+	verbose := fs.Bool("verbose", false, "")
+	if code, ok := m.parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return m.usageError(fs, "This command takes one argument: <evaluation>")
+	}
+	client, err := m.client()
+	if err != nil {
+		return m.errorf("%v", err)
+	}
+	evalID, code, ok := m.resolveEval(client, fs.Arg(0), *verbose)
+	if !ok {
+		return code
+	}
+	eval, _, err := client.Evaluations().Info(evalID, nil)
+	if err != nil {
+		return m.errorf("Error querying evaluation: %v", err)
+	}
+	if *asJSON {
+		return m.printJSON(eval)
+	}
+	allocs, _, err := client.Evaluations().Allocations(evalID, nil)
+	if err != nil && !api.IsNotFound(err) {
+		return m.errorf("Error querying evaluation allocations: %v", err)
+	}
+
+	var b strings.Builder
+	b.WriteString(keyValues(evalHeader(eval, m, *verbose)))
+	if len(eval.RelatedEvals) > 0 {
+		rows := []string{"ID|Priority|Triggered By|Node ID|Status|Description"}
+		for _, r := range eval.RelatedEvals {
+			rows = append(rows, fmt.Sprintf("%s|%d|%s|%s|%s|%s", shortID(r.ID, *verbose), r.Priority, r.TriggeredBy,
+				orNone(shortID(r.NodeID, *verbose)), r.Status, r.StatusDescription))
+		}
+		section(&b, "Related Evaluations", columns(rows))
+	}
+	if len(allocs) > 0 {
+		section(&b, "Placed Allocations", allocTable(allocs, m.now(), *verbose))
+	}
+	if len(eval.FailedTGAllocs) > 0 {
+		section(&b, "Failed Placements", formatFailedPlacements(eval.FailedTGAllocs, "", *verbose))
+		if eval.BlockedEval != "" {
+			fmt.Fprintf(&b, "\nEvaluation %q waiting for additional capacity to place remainder\n", shortID(eval.BlockedEval, *verbose))
+		}
+	}
+	fmt.Fprint(m.stdout, b.String())
+	return 0
+}
+
+func evalHeader(e *api.Evaluation, m *Meta, verbose bool) []string {
+	created, modified := relUnixNano(e.CreateTime, m.now()), relUnixNano(e.ModifyTime, m.now())
+	if verbose {
+		created, modified = formatUnixNano(e.CreateTime), formatUnixNano(e.ModifyTime)
+	}
+	rows := []string{
+		"ID|" + shortID(e.ID, verbose),
+		"Create Time|" + created,
+		"Modify Time|" + modified,
+		"Status|" + e.Status,
+		"Status Description|" + orNone(e.StatusDescription),
+		"Type|" + e.Type,
+		"TriggeredBy|" + e.TriggeredBy,
+	}
+	if e.JobID != "" {
+		rows = append(rows, "Job ID|"+e.JobID)
+	}
+	if e.NodeID != "" {
+		rows = append(rows, "Node ID|"+shortID(e.NodeID, verbose))
+	}
+	if e.DeploymentID != "" {
+		rows = append(rows, "Deployment ID|"+shortID(e.DeploymentID, verbose))
+	}
+	rows = append(rows,
+		"Namespace|"+e.Namespace,
+		fmt.Sprintf("Priority|%d", e.Priority),
+		fmt.Sprintf("Placement Failures|%t", len(e.FailedTGAllocs) > 0),
+	)
+	if !e.WaitUntil.IsZero() {
+		rows = append(rows, "Wait Until|"+formatTime(e.WaitUntil)+" ("+relTime(e.WaitUntil, m.now())+")")
+	}
+	for _, r := range []struct{ name, id string }{{"Previous Eval", e.PreviousEval}, {"Next Eval", e.NextEval}, {"Blocked Eval", e.BlockedEval}} {
+		rows = append(rows, r.name+"|"+orNone(shortID(r.id, verbose)))
+	}
+	return rows
+}

@@ -1,0 +1,103 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/drover-sched/drover/api"
+)
+
+const jobHistoryHelp = `
+Usage: drover job history [options] <job>
+
+  List a job's versions, newest first. With -p, show what each version
+  changed; with -version, show only that version.
+
+History Options:
+
+  -p             Show the diff of each version against the one before.
+  -full          Show each version's full definition as JSON.
+  -version=<n>   Show only version n.
+  -json          Print the versions as JSON.
+`
+
+func jobHistory(m *Meta, args []string) int {
+	fs := m.flagSet("job history", jobHistoryHelp)
+	diffs := fs.Bool("p", false, "")
+	full := fs.Bool("full", false, "")
+	onlyVersion := fs.Uint64("version", 0, "")
+	asJSON := fs.Bool("json", false, "")
+	if code, ok := m.parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return m.usageError(fs, "This command takes one argument: <job>")
+	}
+	if *diffs && *full {
+		return m.usageError(fs, "-p and -full cannot be used together")
+	}
+	client, err := m.client()
+	if err != nil {
+		return m.errorf("%v", err)
+	}
+	jobID, code, ok := m.resolveJob(client, fs.Arg(0), 1)
+	if !ok {
+		return code
+	}
+	versions, jobDiffs, _, err := client.Jobs().Versions(jobID, *diffs, nil)
+	if err != nil {
+		return m.errorf("Error retrieving job versions: %v", err)
+	}
+	if flagWasSet(fs, "version") {
+		for i, v := range versions {
+			if ptrUint64(v.Version) == *onlyVersion {
+				versions = versions[i : i+1]
+				if i < len(jobDiffs) {
+					jobDiffs = jobDiffs[i : i+1]
+				} else {
+					jobDiffs = nil
+				}
+				break
+			}
+			if i == len(versions)-1 {
+				return m.errorf("Job %q has no version %d", jobID, *onlyVersion)
+			}
+		}
+	}
+	if *asJSON {
+		return m.printJSON(versions)
+	}
+	var blocks []string
+	for i, v := range versions {
+		var d *api.JobDiff
+		if *diffs && i < len(jobDiffs) && i < len(versions)-1 {
+			d = jobDiffs[i]
+		}
+		blocks = append(blocks, formatVersion(m, v, d, *full))
+	}
+	m.out("%s", strings.Join(blocks, "\n"))
+	return 0
+}
+
+func formatVersion(m *Meta, v *api.Job, d *api.JobDiff, full bool) string {
+	rows := []string{
+		fmt.Sprintf("Version|%d", ptrUint64(v.Version)),
+		fmt.Sprintf("Stable|%t", ptrBool(v.Stable)),
+	}
+	if v.SubmitTime != nil {
+		rows = append(rows, "Submit Date|"+formatUnixNano(*v.SubmitTime))
+	}
+	out := keyValues(rows)
+	if d != nil {
+		out += "Diff =\n" + formatJobDiff(d, false)
+	}
+	if full {
+		var b strings.Builder
+		saved := m.stdout
+		m.stdout = &b
+		m.printJSON(v)
+		m.stdout = saved
+		out += b.String()
+	}
+	return out
+}

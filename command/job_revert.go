@@ -1,0 +1,52 @@
+package command
+
+import "strconv"
+
+const jobRevertHelp = `
+Usage: drover job revert [options] <job> <version>
+
+  Register an earlier version of a job again, as a new version, and
+  monitor its evaluation like "job run".
+
+Revert Options:
+
+  -detach    Return once the revert is submitted, printing the evaluation ID.
+  -verbose   Show full IDs.
+`
+
+func jobRevert(m *Meta, args []string) int {
+	fs := m.flagSet("job revert", jobRevertHelp)
+	detach := fs.Bool("detach", false, "")
+	verbose := fs.Bool("verbose", false, "")
+	if code, ok := m.parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 2 {
+		return m.usageError(fs, "This command takes two arguments: <job> <version>")
+	}
+	version, err := strconv.ParseUint(fs.Arg(1), 10, 64)
+	if err != nil {
+		return m.errorf("The version must be a non-negative integer, not %q", fs.Arg(1))
+	}
+	client, err := m.client()
+	if err != nil {
+		return m.errorf("%v", err)
+	}
+	jobID, code, ok := m.resolveJob(client, fs.Arg(0), 1)
+	if !ok {
+		return code
+	}
+	resp, _, err := client.Jobs().Revert(jobID, version, nil, nil)
+	if err != nil {
+		return m.errorf("Error reverting job: %v", err)
+	}
+	if resp.EvalID == "" {
+		// Periodic and parameterized jobs create no evaluation.
+		return 0
+	}
+	if *detach {
+		m.out("Evaluation ID: %s", resp.EvalID)
+		return 0
+	}
+	return m.withInterrupt(func() int { return newMonitor(m, client, *verbose).monitorEval(resp.EvalID) })
+}

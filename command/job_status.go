@@ -1,0 +1,192 @@
+package command
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/drover-sched/drover/api"
+)
+
+const jobStatusHelp = `
+Usage: drover job status [options] [job]
+
+  Without a job, list all jobs. With a job ID or prefix, show the job, its
+  allocation counts per task group, placement failures, its latest
+  deployment and its allocations.
+
+Status Options:
+
+  -all-allocs   Include allocations of earlier jobs with the same ID.
+  -json         Print the result as JSON.
+  -verbose      Show full IDs and absolute times.
+`
+
+func jobStatus(m *Meta, args []string) int {
+	fs := m.flagSet("job status", jobStatusHelp)
+	allAllocs := fs.Bool("all-allocs", false, "")
+	asJSON := fs.Bool("json", false, "")
+	verbose := fs.Bool("verbose", false, "")
+	if code, ok := m.parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 1 {
+		return m.usageError(fs, "This command takes at most one argument: [job]")
+	}
+	client, err := m.client()
+	if err != nil {
+		return m.errorf("%v", err)
+	}
+	if fs.NArg() == 0 {
+		return listJobs(m, client, *asJSON)
+	}
+	jobID, code, ok := m.resolveJob(client, fs.Arg(0), 0)
+	if !ok {
+		return code
+	}
+	return showJob(m, client, jobID, *allAllocs, *asJSON, *verbose)
+}
+
+func listJobs(m *Meta, client *api.Client, asJSON bool) int {
+	jobs, _, err := client.Jobs().List(nil)
+	if err != nil {
+		return m.errorf("Error querying jobs: %v", err)
+	}
+	if asJSON {
+		return m.printJSON(jobs)
+	}
+	if len(jobs) == 0 {
+		m.out("No running jobs")
+		return 0
+	}
+	fmt.Fprint(m.stdout, jobTable(jobs))
+	return 0
+}
+
+// jobStatusJSON is what `job status -json <job>` prints.
+type jobStatusJSON struct {
+	Job              *api.Job
+	Summary          *api.JobSummary
+	Allocations      []*api.AllocationListStub
+	LatestDeployment *api.Deployment
+}
+
+func showJob(m *Meta, client *api.Client, jobID string, allAllocs, asJSON, verbose bool) int {
+	job, _, err := client.Jobs().Info(jobID, nil)
+	if err != nil {
+		return m.errorf("Error querying job %q: %v", jobID, err)
+	}
+	summary, _, err := client.Jobs().Summary(jobID, nil)
+	if err != nil && !api.IsNotFound(err) {
+		return m.errorf("Error querying job summary: %v", err)
+	}
+	allocs, _, err := client.Jobs().Allocations(jobID, allAllocs, nil)
+	if err != nil {
+		return m.errorf("Error querying job allocations: %v", err)
+	}
+	var deployment *api.Deployment
+	if ptrStr(job.Type) == api.JobTypeService {
+		if deployment, _, err = client.Jobs().LatestDeployment(jobID, nil); err != nil && !api.IsNotFound(err) {
+			return m.errorf("Error querying latest deployment: %v", err)
+		}
+	}
+	if asJSON {
+		return m.printJSON(jobStatusJSON{Job: job, Summary: summary, Allocations: allocs, LatestDeployment: deployment})
+	}
+	evals, _, err := client.Jobs().Evaluations(jobID, nil)
+	if err != nil && !api.IsNotFound(err) {
+		return m.errorf("Error querying job evaluations: %v", err)
+	}
+
+	var b strings.Builder
+	b.WriteString(keyValues(jobHeader(job)))
+	if summary != nil {
+		section(&b, "Summary", summaryTable(summary))
+	}
+	if blocked := latestBlockedEval(evals); blocked != nil {
+		section(&b, "Placement Failure", formatFailedPlacements(blocked.FailedTGAllocs, "", verbose))
+	}
+	if deployment != nil {
+		section(&b, "Latest Deployment", formatDeployment(deployment, m.now(), verbose))
+	}
+	if len(allocs) == 0 {
+		b.WriteString("\nAllocations\nNo allocations placed\n")
+	} else {
+		section(&b, "Allocations", allocTable(allocs, m.now(), verbose))
+	}
+	fmt.Fprint(m.stdout, b.String())
+	return 0
+}
+
+func jobHeader(j *api.Job) []string {
+	dcs := strings.Join(j.Datacenters, ",")
+	if dcs == "" {
+		dcs = "*"
+	}
+	var submit string
+	if j.SubmitTime != nil {
+		submit = formatUnixNano(*j.SubmitTime)
+	}
+	return []string{
+		"ID|" + ptrStr(j.ID),
+		"Name|" + ptrStr(j.Name),
+		"Submit Date|" + orNone(submit),
+		"Type|" + ptrStr(j.Type),
+		fmt.Sprintf("Priority|%d", ptrInt(j.Priority)),
+		"Datacenters|" + dcs,
+		"Namespace|" + orNone(ptrStr(j.Namespace)),
+		"Node Pool|" + orNone(ptrStr(j.NodePool)),
+		"Status|" + jobStatusText(j),
+		fmt.Sprintf("Periodic|%t", j.IsPeriodic()),
+		fmt.Sprintf("Parameterized|%t", j.IsParameterized()),
+	}
+}
+
+func jobStatusText(j *api.Job) string {
+	s := ptrStr(j.Status)
+	if ptrBool(j.Stop) && s != api.JobStatusDead {
+		return s + " (stopped)"
+	}
+	return s
+}
+
+// summaryTable has one row per task group with the count in each client
+// state. Lost and Unknown are always shown: they are how disconnected
+// nodes show up.
+func summaryTable(s *api.JobSummary) string {
+	rows := []string{"Task Group|Queued|Starting|Running|Failed|Complete|Lost|Unknown"}
+	for _, tg := range sortedKeys(s.Summary) {
+		c := s.Summary[tg]
+		rows = append(rows, fmt.Sprintf("%s|%d|%d|%d|%d|%d|%d|%d", tg, c.Queued, c.Starting, c.Running, c.Failed, c.Complete, c.Lost, c.Unknown))
+	}
+	if c := s.Children; c != nil && c.Pending+c.Running+c.Dead > 0 {
+		return columns(rows) + "\nChildren Job Summary\n" +
+			columns([]string{"Pending|Running|Dead", fmt.Sprintf("%d|%d|%d", c.Pending, c.Running, c.Dead)})
+	}
+	return columns(rows)
+}
+
+// latestBlockedEval returns the newest evaluation still waiting for
+// capacity with placement failures: the reason the job's Queued count is
+// not zero.
+func latestBlockedEval(evals []*api.Evaluation) *api.Evaluation {
+	sorted := append([]*api.Evaluation(nil), evals...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].CreateIndex > sorted[j].CreateIndex })
+	for _, e := range sorted {
+		if e.Status == api.EvalStatusBlocked && len(e.FailedTGAllocs) > 0 {
+			return e
+		}
+	}
+	// A blocked eval carries no metrics in some servers; the eval that
+	// created it does.
+	for _, e := range sorted {
+		if e.BlockedEval != "" && len(e.FailedTGAllocs) > 0 {
+			for _, b := range sorted {
+				if b.ID == e.BlockedEval && b.Status == api.EvalStatusBlocked {
+					return e
+				}
+			}
+		}
+	}
+	return nil
+}

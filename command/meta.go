@@ -1,0 +1,172 @@
+package command
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/drover-sched/drover/api"
+)
+
+// Meta is what every CLI verb shares: where its output goes, the flags that
+// say which agent to talk to, and the clock. Verbs take it instead of
+// reaching for os.Stdout or time.Now, so tests can capture output and fix
+// the time.
+type Meta struct {
+	stdout  io.Writer
+	stderr  io.Writer
+	stdin   io.Reader
+	getenv  func(string) string
+	environ func() []string
+	now     func() time.Time
+
+	// ctx is cancelled on interrupt, so a monitor stops cleanly on Ctrl-C.
+	ctx context.Context
+
+	// help is the running verb's help text.
+	help string
+
+	address   string
+	namespace string
+	region    string
+	token     string
+}
+
+// newMeta returns a Meta wired to the process: real environment and clock.
+func newMeta(stdout, stderr io.Writer) *Meta {
+	return &Meta{stdout: stdout, stderr: stderr, stdin: os.Stdin, getenv: os.Getenv, environ: os.Environ, now: time.Now, ctx: context.Background()}
+}
+
+// withInterrupt runs f with m.ctx cancelled on SIGINT, so that long waits
+// (monitors, followed logs) end with a message instead of a killed process.
+func (m *Meta) withInterrupt(f func() int) int {
+	ctx, stop := signal.NotifyContext(m.ctx, os.Interrupt)
+	defer stop()
+	saved := m.ctx
+	m.ctx = ctx
+	defer func() { m.ctx = saved }()
+	return f()
+}
+
+// clientFlags are registered on every verb that talks to an agent.
+const clientFlagsHelp = `
+General Options:
+
+  -address=<addr>
+    The address of the agent. Overrides DROVER_ADDR, then NOMAD_ADDR.
+    Default: http://127.0.0.1:4646
+
+  -namespace=<namespace>
+    The namespace to use. Overrides DROVER_NAMESPACE and NOMAD_NAMESPACE.
+
+  -region=<region>
+    The region to forward requests to. Overrides DROVER_REGION.
+
+  -token=<secret>
+    The ACL token. Overrides DROVER_TOKEN and NOMAD_TOKEN.
+`
+
+// flagSet returns a FlagSet for a verb, with the client flags registered
+// and help printing the verb's help text. Flags must precede arguments, as
+// with Go's flag package and Nomad's CLI.
+func (m *Meta) flagSet(name, help string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&m.address, "address", "", "")
+	fs.StringVar(&m.namespace, "namespace", "", "")
+	fs.StringVar(&m.region, "region", "", "")
+	fs.StringVar(&m.token, "token", "", "")
+	m.help = strings.TrimSpace(help) + "\n" + clientFlagsHelp
+	fs.Usage = func() { fmt.Fprint(m.stderr, m.help) }
+	return fs
+}
+
+// parse parses args and reports the exit code to return early with: 0 for
+// -help, 1 for a bad flag (after printing the problem and the help).
+func (m *Meta) parse(fs *flag.FlagSet, args []string) (int, bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(m.stdout, m.help)
+		return 0, false
+	default:
+		fmt.Fprintf(m.stderr, "Error parsing arguments: %v\n\n", err)
+		fs.Usage()
+		return 1, false
+	}
+}
+
+// client builds an API client from the flags, then the environment.
+func (m *Meta) client() (*api.Client, error) {
+	cfg := api.ConfigFromEnv(m.getenv)
+	cfg.Getenv = m.getenv
+	if m.address != "" {
+		cfg.Address = m.address
+	}
+	if m.namespace != "" {
+		cfg.Namespace = m.namespace
+	}
+	if m.region != "" {
+		cfg.Region = m.region
+	}
+	if m.token != "" {
+		cfg.SecretID = m.token
+	}
+	c, err := api.NewClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("error initializing client: %w", err)
+	}
+	return c, nil
+}
+
+// out prints a line to stdout.
+func (m *Meta) out(format string, args ...any) {
+	fmt.Fprintf(m.stdout, format+"\n", args...)
+}
+
+// errorf prints a line to stderr and returns 1, the exit code for errors.
+func (m *Meta) errorf(format string, args ...any) int {
+	fmt.Fprintf(m.stderr, format+"\n", args...)
+	return 1
+}
+
+// usageError reports wrong arguments the way Nomad does: the problem, then
+// the verb's help, exit 1.
+func (m *Meta) usageError(fs *flag.FlagSet, msg string) int {
+	fmt.Fprintf(m.stderr, "%s\n\n", msg)
+	fs.Usage()
+	return 1
+}
+
+// printJSON writes v as indented JSON, the form -json and `job inspect`
+// print.
+func (m *Meta) printJSON(v any) int {
+	buf, err := json.MarshalIndent(v, "", "    ")
+	if err != nil {
+		return m.errorf("Error formatting JSON: %v", err)
+	}
+	m.out("%s", buf)
+	return 0
+}
+
+// confirm asks a yes/no question on stdin; only "y" or "yes" is yes, and
+// anything else, including no input at all, is no.
+func (m *Meta) confirm(question string) bool {
+	fmt.Fprintf(m.stdout, "%s [y/N]: ", question)
+	line, _ := bufio.NewReader(m.stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,171 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/drover-sched/drover/api"
+)
+
+// drainMonitor follows a node drain: the node (its drain strategy goes
+// away when every allocation has been told to migrate) and its allocations
+// (each moves from run to stop, then its client reports it stopped). Both
+// are watched with blocking queries, one goroutine each, feeding one loop
+// that owns all printing state. The goroutines are started and waited for
+// by run.
+type drainMonitor struct {
+	m       *Meta
+	client  *api.Client
+	nodeID  string
+	verbose bool
+	mon     *monitor
+
+	// seen is the last state reported per allocation.
+	seen map[string]allocSeen
+}
+
+type allocSeen struct {
+	desired, client string
+	migrate         bool
+}
+
+type drainUpdate struct {
+	node       *api.Node
+	allocs     []*api.Allocation
+	fromAllocs bool
+	err        error
+}
+
+func newDrainMonitor(m *Meta, client *api.Client, nodeID string, verbose bool) *drainMonitor {
+	return &drainMonitor{m: m, client: client, nodeID: nodeID, verbose: verbose,
+		mon: newMonitor(m, client, verbose), seen: map[string]allocSeen{}}
+}
+
+func (d *drainMonitor) run() int {
+	ctx, cancel := context.WithCancel(d.m.ctx)
+	updates := make(chan drainUpdate)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	watch := func(read func(q *api.QueryOptions) (drainUpdate, *api.QueryMeta)) {
+		defer wg.Done()
+		var index uint64
+		for ctx.Err() == nil {
+			u, qm := read((&api.QueryOptions{WaitIndex: index, WaitTime: monitorWait}).WithContext(ctx))
+			select {
+			case updates <- u:
+			case <-ctx.Done():
+				return
+			}
+			if u.err != nil {
+				return
+			}
+			index, _ = d.mon.nextIndex(index, qm)
+		}
+	}
+	wg.Add(2)
+	go watch(func(q *api.QueryOptions) (drainUpdate, *api.QueryMeta) {
+		n, qm, err := d.client.Nodes().Info(d.nodeID, q)
+		return drainUpdate{node: n, err: err}, qm
+	})
+	go watch(func(q *api.QueryOptions) (drainUpdate, *api.QueryMeta) {
+		a, qm, err := d.client.Nodes().Allocations(d.nodeID, q)
+		return drainUpdate{allocs: a, fromAllocs: true, err: err}, qm
+	})
+
+	d.mon.info("Monitoring node %q: Ctrl-C to detach monitoring", shortID(d.nodeID, d.verbose))
+	var (
+		node         *api.Node
+		allocs       []*api.Allocation
+		haveAllocs   bool
+		drainDoneMsg bool
+	)
+	for {
+		var u drainUpdate
+		select {
+		case u = <-updates:
+		case <-ctx.Done():
+			d.m.out("")
+			d.mon.info("Monitoring interrupted; the drain continues. Check on it with `drover node status %s`.", d.nodeID)
+			return exitError
+		}
+		if u.err != nil {
+			return d.m.errorf("Error monitoring node drain: %v", u.err)
+		}
+		if u.node != nil {
+			node = u.node
+		}
+		if u.fromAllocs {
+			allocs, haveAllocs = u.allocs, true
+			d.reportAllocs(allocs)
+		}
+		if node == nil || !haveAllocs {
+			continue
+		}
+		if node.DrainStrategy == nil && !drainDoneMsg {
+			drainDoneMsg = true
+			status := "complete"
+			if node.LastDrain != nil && node.LastDrain.Status != "" {
+				status = node.LastDrain.Status
+			}
+			d.mon.info("Node %q drain %s", shortID(d.nodeID, d.verbose), status)
+		}
+		if drainDoneMsg && allStopped(allocs) {
+			d.mon.info("All allocations on node %q have stopped", shortID(d.nodeID, d.verbose))
+			return exitOK
+		}
+		d.mon.progress("Still draining node %q: %s", shortID(d.nodeID, d.verbose), drainProgress(allocs))
+	}
+}
+
+// reportAllocs prints what changed for each allocation since last seen.
+func (d *drainMonitor) reportAllocs(allocs []*api.Allocation) {
+	for _, a := range allocs {
+		now := allocSeen{desired: a.DesiredStatus, client: a.ClientStatus, migrate: ptrBool(a.DesiredTransition.Migrate)}
+		prev, known := d.seen[a.ID]
+		d.seen[a.ID] = now
+		id := shortID(a.ID, d.verbose)
+		if !known {
+			// Allocations already finished when monitoring began are
+			// history, not part of this drain.
+			if !a.ClientTerminalStatus() && now.migrate {
+				d.mon.info("Alloc %q marked for migration", id)
+			}
+			continue
+		}
+		if now.migrate && !prev.migrate {
+			d.mon.info("Alloc %q marked for migration", id)
+		}
+		if now.desired != prev.desired && now.desired != api.AllocDesiredStatusRun {
+			d.mon.info("Alloc %q draining", id)
+		}
+		if now.client != prev.client {
+			d.mon.info("Alloc %q status %s -> %s", id, prev.client, now.client)
+		}
+	}
+}
+
+// allStopped reports whether every allocation the drain moves has been
+// reported stopped by its client. Allocations still wanted on the node
+// (system jobs under -ignore-system) do not hold the drain up.
+func allStopped(allocs []*api.Allocation) bool {
+	for _, a := range allocs {
+		if a.DesiredStatus != api.AllocDesiredStatusRun && !a.ClientTerminalStatus() {
+			return false
+		}
+	}
+	return true
+}
+
+func drainProgress(allocs []*api.Allocation) string {
+	var moving int
+	for _, a := range allocs {
+		if !a.ClientTerminalStatus() {
+			moving++
+		}
+	}
+	return fmt.Sprintf("%s still running", plural(moving, "allocation"))
+}

@@ -1,0 +1,128 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/drover-sched/drover/api"
+)
+
+const statusHelp = `
+Usage: drover status [options] [id]
+
+  Without an ID, list all jobs (as "job status" does). With an ID or
+  prefix, find what it names (a job, node, allocation, evaluation or
+  deployment) and show that object's status.
+
+Status Options:
+
+  -verbose   Show full IDs.
+`
+
+// statusKind is one kind of object `status` can find by ID prefix.
+type statusKind struct {
+	name string
+	find func(c *api.Client, prefix string) ([]string, error)
+	show func(m *Meta, args []string) int
+}
+
+var statusKinds = []statusKind{
+	{"job", func(c *api.Client, p string) ([]string, error) {
+		l, _, err := c.Jobs().PrefixList(p)
+		return collectIDs(len(l), func(i int) string { return l[i].ID }), err
+	}, jobStatus},
+	{"node", func(c *api.Client, p string) ([]string, error) {
+		l, _, err := c.Nodes().PrefixList(p)
+		return collectIDs(len(l), func(i int) string { return l[i].ID }), err
+	}, nodeStatus},
+	{"allocation", func(c *api.Client, p string) ([]string, error) {
+		l, _, err := c.Allocations().PrefixList(p)
+		return collectIDs(len(l), func(i int) string { return l[i].ID }), err
+	}, allocStatus},
+	{"evaluation", func(c *api.Client, p string) ([]string, error) {
+		l, _, err := c.Evaluations().PrefixList(p)
+		return collectIDs(len(l), func(i int) string { return l[i].ID }), err
+	}, evalStatus},
+	{"deployment", func(c *api.Client, p string) ([]string, error) {
+		l, _, err := c.Deployments().PrefixList(p)
+		return collectIDs(len(l), func(i int) string { return l[i].ID }), err
+	}, deploymentStatus},
+}
+
+func collectIDs(n int, id func(int) string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = id(i)
+	}
+	return out
+}
+
+func status(m *Meta, args []string) int {
+	fs := m.flagSet("status", statusHelp)
+	verbose := fs.Bool("verbose", false, "")
+	if code, ok := m.parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 1 {
+		return m.usageError(fs, "This command takes at most one argument: [id]")
+	}
+	client, err := m.client()
+	if err != nil {
+		return m.errorf("%v", err)
+	}
+	if fs.NArg() == 0 {
+		return listJobs(m, client, false)
+	}
+	prefix := fs.Arg(0)
+
+	type match struct {
+		kind statusKind
+		ids  []string
+	}
+	var matches []match
+	for _, k := range statusKinds {
+		ids, err := k.find(client, prefix)
+		if err != nil {
+			return m.errorf("Error looking up %ss: %v", k.name, err)
+		}
+		if len(ids) > 0 {
+			matches = append(matches, match{k, ids})
+		}
+	}
+	// Job IDs are chosen by people, so "web" names the job even if some
+	// UUID happened to start with the same letters.
+	for _, mt := range matches {
+		if pick(prefix, mt.ids) == prefix {
+			return mt.kind.show(m, forward(m, prefix, *verbose))
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return m.errorf("No job, node, allocation, evaluation or deployment with prefix or ID %q found", prefix)
+	case 1:
+		return matches[0].kind.show(m, forward(m, prefix, *verbose))
+	}
+	var kinds []string
+	for _, mt := range matches {
+		kinds = append(kinds, fmt.Sprintf("%s (%d)", mt.kind.name, len(mt.ids)))
+	}
+	return m.errorf("Prefix %q matches more than one kind of object: %s\nUse a longer prefix, or the kind's own status command.",
+		prefix, strings.Join(kinds, ", "))
+}
+
+// forward rebuilds the arguments for the kind's status command, carrying
+// over the client flags already parsed.
+func forward(m *Meta, id string, verbose bool) []string {
+	var args []string
+	for _, f := range []struct{ name, value string }{
+		{"address", m.address}, {"namespace", m.namespace}, {"region", m.region}, {"token", m.token},
+	} {
+		if f.value != "" {
+			args = append(args, "-"+f.name+"="+f.value)
+		}
+	}
+	if verbose {
+		args = append(args, "-verbose")
+	}
+	return append(args, id)
+}
