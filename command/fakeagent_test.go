@@ -120,7 +120,6 @@ func itoa(n uint64) string {
 // written relative to it, so relative times ("1m5s ago") are exact.
 var testNow = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
-
 // result is one command run.
 type result struct {
 	code           int

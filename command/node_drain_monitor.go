@@ -34,6 +34,7 @@ type drainUpdate struct {
 	node       *api.Node
 	allocs     []*api.Allocation
 	fromAllocs bool
+	index      uint64
 	err        error
 }
 
@@ -55,6 +56,9 @@ func (d *drainMonitor) run() int {
 		var index uint64
 		for ctx.Err() == nil {
 			u, qm := read((&api.QueryOptions{WaitIndex: index, WaitTime: monitorWait}).WithContext(ctx))
+			if qm != nil {
+				u.index = qm.LastIndex
+			}
 			select {
 			case updates <- u:
 			case <-ctx.Done():
@@ -82,6 +86,12 @@ func (d *drainMonitor) run() int {
 		allocs       []*api.Allocation
 		haveAllocs   bool
 		drainDoneMsg bool
+
+		// The two watchers see the state at different raft indexes. The
+		// drain is over only once the allocations have been read at an
+		// index no older than the node's whose drain strategy was
+		// cleared: an older read may predate the migrations.
+		allocIndex, drainDoneIndex uint64
 	)
 	for {
 		var u drainUpdate
@@ -97,9 +107,12 @@ func (d *drainMonitor) run() int {
 		}
 		if u.node != nil {
 			node = u.node
+			if node.DrainStrategy == nil && !drainDoneMsg {
+				drainDoneIndex = u.index
+			}
 		}
 		if u.fromAllocs {
-			allocs, haveAllocs = u.allocs, true
+			allocs, haveAllocs, allocIndex = u.allocs, true, u.index
 			d.reportAllocs(allocs)
 		}
 		if node == nil || !haveAllocs {
@@ -113,7 +126,7 @@ func (d *drainMonitor) run() int {
 			}
 			d.mon.info("Node %q drain %s", shortID(d.nodeID, d.verbose), status)
 		}
-		if drainDoneMsg && allStopped(allocs) {
+		if drainDoneMsg && allocIndex >= drainDoneIndex && allStopped(allocs) {
 			d.mon.info("All allocations on node %q have stopped", shortID(d.nodeID, d.verbose))
 			return exitOK
 		}
