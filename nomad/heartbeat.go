@@ -184,7 +184,7 @@ func (h *heartbeater) invalidate(nodeID string) {
 	req := &structs.NodeUpdateStatusRequest{
 		NodeID:    nodeID,
 		Status:    status,
-		UpdatedAt: now.UnixNano(),
+		UpdatedAt: now.Unix(),
 		NodeEvent: &structs.NodeEvent{Message: "Node heartbeat missed", Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now},
 		Evals:     nodeEvals(node, allocs, now),
 	}

@@ -100,7 +100,7 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 		return err
 	}
 	now := n.srv.Now()
-	down := &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: structs.NodeStatusDown, UpdatedAt: now.UnixNano(), Evals: nodeEvals(node, allocs, now)}
+	down := &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: structs.NodeStatusDown, UpdatedAt: now.Unix(), Evals: nodeEvals(node, allocs, now)}
 	if _, _, err := n.srv.raftApply(structs.NodeUpdateStatusRequestType, down); err != nil {
 		return err
 	}

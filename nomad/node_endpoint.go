@@ -177,7 +177,7 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	now := n.srv.Now()
 	if node.Status != args.Status {
 		req := &structs.NodeUpdateStatusRequest{
-			NodeID: node.ID, Status: args.Status, UpdatedAt: now.UnixNano(),
+			NodeID: node.ID, Status: args.Status, UpdatedAt: now.Unix(),
 			NodeEvent: &structs.NodeEvent{Message: fmt.Sprintf("Node status %s -> %s", node.Status, args.Status), Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now},
 		}
 		idx, _, err := n.srv.raftApply(structs.NodeUpdateStatusRequestType, req)

@@ -30,7 +30,8 @@ type NodeServerInfo struct {
 }
 
 // NodeUpdateStatusRequest is a heartbeat (Status ready) or a server-side
-// status change (down, disconnected). UpdatedAt is stamped by the leader;
+// status change (down, disconnected). UpdatedAt (Unix seconds, like
+// Node.StatusUpdatedAt) is stamped by the leader;
 // Evals are the node-update evaluations created with the change.
 type NodeUpdateStatusRequest struct {
 	NodeID    string

@@ -1,0 +1,133 @@
+package nomad
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+func countStatus(s *Server, status string) int {
+	it, err := s.State().Nodes(nil)
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		if raw.(*structs.Node).Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+// When many nodes go silent at once, the leader marks them down at most
+// MaxNodeDownPerSecond per second, and a node that heartbeats while queued
+// is never marked.
+func TestSimultaneousExpiriesAreRateLimited(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	s := TestServer(t, func(c *Config) {
+		c.Clock = clock
+		c.MaxNodeDownPerSecond = 1
+		c.MinHeartbeatTTL = 10 * time.Second
+		c.HeartbeatGrace = 5 * time.Second
+	})
+	WaitForLeader(t, 5*time.Second, s)
+	var nodes []*structs.Node
+	for i := 0; i < 5; i++ {
+		n := itNode(fmt.Sprintf("n%d", i))
+		registerNode(t, s, n)
+		nodes = append(nodes, n)
+	}
+	// Every TTL is at most 2*10s + 5s grace: after 26s all have expired.
+	clock.Advance(26 * time.Second)
+	WaitFor(t, 5*time.Second, func() (bool, string) {
+		return countStatus(s, structs.NodeStatusDown) == 1, fmt.Sprintf("%d down", countStatus(s, structs.NodeStatusDown))
+	})
+	// The rest wait in the queue; one of them heartbeats meanwhile.
+	var survivor *structs.Node
+	for _, n := range nodes {
+		if nodeStatus(s, n.ID) == structs.NodeStatusReady {
+			survivor = n
+			break
+		}
+	}
+	heartbeat(t, s, survivor)
+	if got := countStatus(s, structs.NodeStatusDown); got != 1 {
+		t.Fatalf("without time passing only one node may be marked, got %d", got)
+	}
+	// Let fake time pass in small steps until the other three are down.
+	for i := 0; i < 200 && countStatus(s, structs.NodeStatusDown) < 4; i++ {
+		before := countStatus(s, structs.NodeStatusDown)
+		clock.Advance(250 * time.Millisecond)
+		// Give the heartbeater a moment to act on the new time; whether it
+		// does within this step or a later one does not change the result.
+		eventually(100*time.Millisecond, func() bool { return countStatus(s, structs.NodeStatusDown) > before })
+	}
+	WaitFor(t, 5*time.Second, func() (bool, string) {
+		return countStatus(s, structs.NodeStatusDown) == 4, fmt.Sprintf("%d down", countStatus(s, structs.NodeStatusDown))
+	})
+	if st := nodeStatus(s, survivor.ID); st != structs.NodeStatusReady {
+		t.Fatalf("a node that heartbeated while queued was marked %s", st)
+	}
+	// The marks are spaced by at least 1/MaxNodeDownPerSecond of (fake) time.
+	var marked []time.Time
+	for _, n := range nodes {
+		node, _ := s.State().NodeByID(nil, n.ID)
+		if node.Status != structs.NodeStatusDown {
+			continue
+		}
+		ev := node.Events[len(node.Events)-1]
+		if ev.Message != "Node heartbeat missed" {
+			t.Fatalf("last event of %s is %q", n.ID, ev.Message)
+		}
+		marked = append(marked, ev.Timestamp)
+	}
+	sort.Slice(marked, func(i, j int) bool { return marked[i].Before(marked[j]) })
+	for i := 1; i < len(marked); i++ {
+		if gap := marked[i].Sub(marked[i-1]); gap < time.Second {
+			t.Fatalf("nodes marked down %s apart, want at least 1s (rate 1/s): %v", gap, marked)
+		}
+	}
+}
+
+func TestHeartbeatTTLScalesWithTheFleet(t *testing.T) {
+	s := TestServer(t, func(c *Config) {
+		c.MinHeartbeatTTL = time.Second
+		c.MaxHeartbeatsPerSecond = 10
+	})
+	WaitForLeader(t, 5*time.Second, s)
+	h := s.heartbeats
+	for _, tc := range []struct {
+		nodes    int
+		min, max time.Duration
+	}{
+		{1, time.Second, 2 * time.Second},
+		{100, 10 * time.Second, 20 * time.Second},
+		{1000, 100 * time.Second, 200 * time.Second},
+	} {
+		for i := 0; i < 20; i++ {
+			ttl := h.resetTTL("x", tc.nodes)
+			if ttl < tc.min || ttl >= tc.max {
+				t.Fatalf("%d nodes: ttl %s outside [%s, %s)", tc.nodes, ttl, tc.min, tc.max)
+			}
+		}
+	}
+}
+
+// eventually polls cond for up to d and reports whether it held.
+func eventually(d time.Duration, cond func() bool) bool {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(d)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return false
+		}
+	}
+	return true
+}
