@@ -75,7 +75,7 @@ func jobHistory(m *Meta, args []string) int {
 		}
 		blocks = append(blocks, formatVersion(m, v, d, *full))
 	}
-	m.out("%s", strings.Join(blocks, "\n"))
+	fmt.Fprint(m.stdout, strings.Join(blocks, "\n"))
 	return 0
 }
 
@@ -99,5 +99,5 @@ func formatVersion(m *Meta, v *api.Job, d *api.JobDiff, full bool) string {
 		m.stdout = saved
 		out += b.String()
 	}
-	return out
+	return strings.TrimRight(out, "\n") + "\n"
 }

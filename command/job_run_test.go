@@ -1,11 +1,13 @@
 package command
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const (
@@ -225,4 +227,27 @@ func TestJobRunReadsStandardInput(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stdout, `"ID": "web"`) {
 		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
+}
+
+func TestJobRunSaysItIsStillWaitingDuringLongWaits(t *testing.T) {
+	f := registered(newFakeAgent(t))
+	f.on("GET /v1/evaluation/"+evalID,
+		reply{body: evalJSON("pending", ""), index: 10},
+		reply{body: evalJSON("pending", ""), index: 10},
+		reply{body: evalJSON("complete", ""), index: 12})
+	f.json("GET /v1/evaluation/"+evalID+"/allocations", `[]`)
+	f.json("GET /v1/job/web/deployment", `null`)
+
+	// Each read of the clock moves it on, as a blocking query that
+	// returned empty-handed would have.
+	var out, errb bytes.Buffer
+	m := newMeta(&out, &errb)
+	m.getenv = func(string) string { return "" }
+	now := testNow
+	m.now = func() time.Time { now = now.Add(20 * time.Second); return now }
+	code := jobRun(m, []string{"-address=" + f.srv.URL, writeJob(t, webJob)})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	wantLines(t, out.String(), `Still waiting for evaluation "e1a2b3c4" (status "pending")`, `finished with status "complete"`)
 }
