@@ -17,3 +17,15 @@
 // Files are split by concept: job.go holds Job, task_group.go TaskGroup,
 // task.go Task, and each policy or resource block has its own file.
 package api
+
+// # Client
+//
+// NewClient returns a Client for one agent's HTTP API; each endpoint family
+// hangs off it (Jobs, Nodes, Allocations, Evaluations, Deployments, Status,
+// Agent, Operator, System), as in Nomad's client. Reads take QueryOptions
+// and return a QueryMeta filled from the X-Nomad-* headers; setting
+// WaitIndex (and WaitTime) makes a read a blocking query, which is how the
+// CLI watches an evaluation or a drain without polling. Any non-2xx answer
+// is an *UnexpectedResponseError carrying the status code and the agent's
+// message. The read types (Allocation, Node, Evaluation, ...) are plain
+// values rather than pointers, since responses are never partial.
