@@ -50,6 +50,7 @@ type AllocRunner struct {
 	tasks        map[string]*taskrunner.TaskRunner
 	order        []string
 	killing      bool
+	shuttingDown bool
 	destroyed    bool
 
 	gate      chan struct{}
@@ -151,13 +152,19 @@ func (ar *AllocRunner) Run() {
 	for _, name := range ar.order {
 		runners = append(runners, ar.tasks[name])
 	}
-	killed := ar.killing
+	killed, shutdown := ar.killing, ar.shuttingDown
 	ar.mu.Unlock()
 	for _, tr := range runners {
 		go tr.Run()
 	}
 	if killed {
 		ar.killTasks("alloc stopped before it started")
+	}
+	if shutdown {
+		// Shutdown came before the task runners existed.
+		for _, tr := range runners {
+			tr.Shutdown()
+		}
 	}
 	allDone := make(chan struct{})
 	go func() {
@@ -259,7 +266,14 @@ func (ar *AllocRunner) Update(a *structs.Allocation) {
 	}
 	ar.alloc = a
 	runners := ar.runners()
+	// The servers' view of the client status differs from what was
+	// reported (they marked it unknown during a disconnect, or missed a
+	// report): report again.
+	differs := a.ClientStatus != ar.status && ar.status != ""
 	ar.mu.Unlock()
+	if differs {
+		ar.taskUpdated()
+	}
 	if ar.cfg.StateDB != nil {
 		if err := ar.cfg.StateDB.PutAlloc(a); err != nil {
 			ar.logger.Error("failed to persist alloc", "error", err)
@@ -326,6 +340,7 @@ func (ar *AllocRunner) IsTerminal() bool {
 func (ar *AllocRunner) Shutdown() {
 	ar.shutOnce.Do(func() { close(ar.shutdown) })
 	ar.mu.Lock()
+	ar.shuttingDown = true
 	runners := ar.runners()
 	ar.mu.Unlock()
 	for _, tr := range runners {

@@ -232,5 +232,8 @@ func (tr *TaskRunner) restore() (*drivers.TaskHandle, *drivers.ExitResult) {
 	tr.handle = h
 	tr.mu.Unlock()
 	tr.logger.Info("re-attached to running task", "task_id", h.TaskID)
+	// Report the restored state: after a reconnect the servers may think
+	// the alloc unknown until the client says otherwise.
+	tr.cfg.OnUpdate()
 	return h, nil
 }

@@ -1,0 +1,290 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/drover-sched/drover/client/allocrunner"
+	"github.com/drover-sched/drover/client/clock"
+	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/client/fingerprint"
+	"github.com/drover-sched/drover/client/gc"
+	"github.com/drover-sched/drover/client/servers"
+	"github.com/drover-sched/drover/client/state"
+	"github.com/drover-sched/drover/client/taskenv"
+	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/structs"
+)
+
+// Client is a running client agent. See the package doc for its goroutines.
+type Client struct {
+	cfg    *config.Config
+	logger hclog.Logger
+	clock  clock.Clock
+	rpc    config.RPCer
+	pool   *rpcx.ConnPool
+	srv    *servers.Manager
+	db     state.DB
+	jit    *jitter
+
+	drivers   map[string]drivers.Driver
+	shutdowns []func()
+	hostEnv   map[string]string
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu              sync.Mutex
+	node            *structs.Node
+	lastHeartbeatOK time.Time
+	heartbeatTTL    time.Duration
+	heartbeatCh     chan struct{} // closed and replaced on each successful heartbeat
+	registeredCh    chan struct{}
+	registerOnce    sync.Once
+	fenced          map[string]bool
+
+	allocMu sync.RWMutex
+	allocs  map[string]*allocrunner.AllocRunner
+
+	updates *updater
+	gc      *gc.Collector
+
+	shutdownOnce sync.Once
+}
+
+// NewClient builds a client from cfg and starts it: restore local state,
+// register, heartbeat, watch allocs, report, collect garbage.
+func NewClient(cfg *config.Config) (*Client, error) {
+	cfg.Canonicalize()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Client{
+		cfg:          cfg,
+		logger:       cfg.Logger.Named("client"),
+		clock:        cfg.Clock,
+		hostEnv:      taskenv.HostEnv(cfg.ReadList("env.denylist")),
+		heartbeatCh:  make(chan struct{}),
+		registeredCh: make(chan struct{}),
+		fenced:       map[string]bool{},
+		allocs:       map[string]*allocrunner.AllocRunner{},
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.lastHeartbeatOK = c.clock.Now()
+
+	if cfg.DisableStateDB {
+		c.db = state.NewMemDB()
+	} else {
+		db, err := state.Open(filepath.Join(cfg.StateDir(), "state.db"))
+		if err != nil {
+			return nil, err
+		}
+		c.db = db
+	}
+	c.setupDrivers()
+	infos := map[string]*structs.DriverInfo{}
+	for name, d := range c.drivers {
+		infos[name] = d.Fingerprint()
+	}
+	node, err := fingerprint.Fingerprint(cfg, infos)
+	if err != nil {
+		c.closeResources()
+		return nil, fmt.Errorf("fingerprint: %w", err)
+	}
+	c.node = node
+	h := fnv.New64a()
+	h.Write([]byte(node.ID))
+	c.jit = newJitter(int64(h.Sum64()))
+
+	if cfg.RPC != nil {
+		c.rpc = cfg.RPC
+	} else {
+		c.pool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: c.logger})
+		c.srv = servers.New(c.pool, cfg.Servers)
+		c.rpc = c.srv
+	}
+	c.updates = newUpdater(c)
+	c.gc = gc.New(gc.Config{
+		Interval: cfg.GCInterval, MaxAllocs: cfg.GCMaxAllocs, DiskUsageThreshold: cfg.GCDiskUsageThreshold,
+		InodeUsageThreshold: cfg.GCInodeUsageThreshold, AllocDirTTL: cfg.GCAllocDirTTL, Clock: c.clock,
+		Logger: c.logger, Seed: int64(h.Sum64()), LiveAllocs: c.liveAllocs,
+		DiskUsage: func() (float64, float64, error) {
+			u, err := fingerprint.Disk(cfg.DataDir)
+			return u.UsedPercent, u.InodesUsedPercent, err
+		},
+	})
+
+	c.restore()
+	c.goLoop(c.heartbeatLoop)
+	c.goLoop(c.watchAllocs)
+	c.goLoop(c.updates.run)
+	c.goLoop(c.fenceLoop)
+	c.goLoop(func() { c.gc.Run(c.ctx) })
+	c.logger.Info("client started", "node_id", node.ID, "data_dir", cfg.DataDir)
+	return c, nil
+}
+
+func (c *Client) goLoop(f func()) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		f()
+	}()
+}
+
+// NodeID returns the node's ID.
+func (c *Client) NodeID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.node.ID
+}
+
+// Node returns a copy of the node as registered.
+func (c *Client) Node() *structs.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.node.Copy()
+}
+
+// Driver returns a loaded driver, or nil.
+func (c *Client) Driver(name string) drivers.Driver { return c.drivers[name] }
+
+// LastHeartbeat returns when the servers last acknowledged a heartbeat (or
+// registration); until then, when the client started.
+func (c *Client) LastHeartbeat() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastHeartbeatOK
+}
+
+// Allocs returns the client's view of every alloc it runs or keeps.
+func (c *Client) Allocs() []*structs.Allocation {
+	c.allocMu.RLock()
+	defer c.allocMu.RUnlock()
+	out := make([]*structs.Allocation, 0, len(c.allocs))
+	for _, ar := range c.allocs {
+		out = append(out, ar.Alloc())
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+func (c *Client) runner(id string) *allocrunner.AllocRunner {
+	c.allocMu.RLock()
+	defer c.allocMu.RUnlock()
+	return c.allocs[id]
+}
+
+// liveAllocs counts runners that are not yet garbage (for the GC's count
+// limit, which covers live and terminal allocs together).
+func (c *Client) liveAllocs() int {
+	c.allocMu.RLock()
+	defer c.allocMu.RUnlock()
+	n := 0
+	for _, ar := range c.allocs {
+		if !ar.IsTerminal() {
+			n++
+		}
+	}
+	return n
+}
+
+// newRunner creates, registers and starts an alloc runner.
+func (c *Client) newRunner(a *structs.Allocation, restore bool) *allocrunner.AllocRunner {
+	ar := allocrunner.New(allocrunner.Config{
+		Alloc: a, Node: c.Node(), Region: c.cfg.Region, AllocDirBase: c.cfg.AllocDir(),
+		Driver: c.Driver, StateDB: c.db, Clock: c.clock, Logger: c.logger, HostEnv: c.hostEnv,
+		MaxKillTimeout: c.cfg.MaxKillTimeout, OnUpdate: c.updates.add, Restore: restore,
+	})
+	c.allocMu.Lock()
+	c.allocs[a.ID] = ar
+	c.allocMu.Unlock()
+	go ar.Run()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		select {
+		case <-ar.Done():
+		case <-c.ctx.Done():
+			return
+		}
+		if ar.IsTerminal() {
+			c.gc.Mark(a.ID, c.clock.Now(), func() error { return c.destroyRunner(ar) })
+		}
+	}()
+	return ar
+}
+
+// destroyRunner removes a terminal alloc's directory and forgets it.
+func (c *Client) destroyRunner(ar *allocrunner.AllocRunner) error {
+	err := ar.Destroy()
+	c.allocMu.Lock()
+	if c.allocs[ar.ID()] == ar {
+		delete(c.allocs, ar.ID())
+	}
+	c.allocMu.Unlock()
+	return err
+}
+
+// restore re-creates runners for the allocs in the state DB. Their tasks
+// re-attach; nothing starts until the assignment confirms it.
+func (c *Client) restore() {
+	allocs, err := c.db.GetAllocs()
+	if err != nil {
+		c.logger.Error("some allocs could not be restored", "error", err)
+	}
+	for _, a := range allocs {
+		c.logger.Info("restoring alloc", "alloc_id", a.ID)
+		c.newRunner(a, true)
+	}
+}
+
+// Shutdown stops the client's loops and runners and waits for them. Tasks
+// keep running (to be re-attached by the next client) unless the config's
+// StopTasksOnShutdown says otherwise.
+func (c *Client) Shutdown() {
+	c.shutdownOnce.Do(func() {
+		c.allocMu.RLock()
+		runners := make([]*allocrunner.AllocRunner, 0, len(c.allocs))
+		for _, ar := range c.allocs {
+			runners = append(runners, ar)
+		}
+		c.allocMu.RUnlock()
+		if c.cfg.StopTasksOnShutdown {
+			for _, ar := range runners {
+				ar.Kill("client shutting down")
+			}
+			for _, ar := range runners {
+				<-ar.Done()
+			}
+		}
+		c.cancel()
+		for _, ar := range runners {
+			ar.Shutdown()
+		}
+		c.wg.Wait()
+		c.closeResources()
+		c.logger.Info("client stopped")
+	})
+}
+
+func (c *Client) closeResources() {
+	for _, f := range c.shutdowns {
+		f()
+	}
+	if c.pool != nil {
+		c.pool.Shutdown()
+	}
+	if c.db != nil {
+		c.db.Close()
+	}
+}

@@ -1,0 +1,39 @@
+// Package client is the Drover client agent: it fingerprints the machine,
+// registers it as a node, keeps it alive with heartbeats, runs the
+// allocations the servers assign through alloc and task runners, reports
+// their status, and cleans up after them.
+//
+// # Goroutines and what they own
+//
+// NewClient starts these, each with the Client's context; Shutdown cancels
+// it and waits for all of them:
+//
+//   - heartbeatLoop owns registration and the heartbeat schedule. It is the
+//     only writer of lastHeartbeatOK and the heartbeat signal that releases
+//     held alloc updates.
+//   - watchAllocs owns the assignment: the index of the last applied
+//     Node.GetClientAllocs answer and the per-alloc AllocModifyIndex already
+//     applied. It is the only goroutine that creates alloc runners (besides
+//     restore, before it starts) and removes them from the assignment.
+//   - the updater owns the batch of pending status updates.
+//   - fenceLoop stops allocs whose group says stop_on_client_after once the
+//     servers have been unreachable that long.
+//   - the GC collector destroys terminal alloc dirs.
+//   - one small goroutine per alloc runner waits for it to end and hands a
+//     terminal one to the GC.
+//
+// The map of alloc runners is guarded by allocMu; every other shared field
+// by mu. Alloc and task runners have their own goroutines (see their
+// packages); Shutdown stops them without stopping the tasks, unless the
+// config asks for that (dev mode), so a restarted client re-attaches.
+//
+// # The assignment is the truth
+//
+// What the servers list in Node.GetClientAllocs is what this node should
+// run. The client stops anything it runs that is not listed, or listed with
+// desired status stop or evict, and a restored alloc starts nothing until
+// the assignment confirms it (DESIGN.md promises 3 and the disconnect
+// rules). Every answer carries the raft index it reflects; an answer older
+// than the last applied one is ignored, and an alloc created after an
+// answer's index is never removed because that answer lacks it.
+package client

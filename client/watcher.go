@@ -1,0 +1,170 @@
+package client
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// watchAllocs keeps the node's assignment: a blocking Node.GetClientAllocs
+// says which allocs the node has and each one's AllocModifyIndex; those
+// whose index moved are fetched with Alloc.GetAllocs and applied.
+//
+// State owned by this goroutine: index (of the last applied answer) and
+// known (the AllocModifyIndex applied per alloc ID, including allocs the
+// client does not run because they were already terminal).
+func (c *Client) watchAllocs() {
+	select {
+	case <-c.registeredCh:
+	case <-c.ctx.Done():
+		return
+	}
+	var index uint64
+	known := map[string]uint64{}
+	c.allocMu.RLock()
+	for id, ar := range c.allocs {
+		known[id] = ar.Alloc().AllocModifyIndex
+	}
+	c.allocMu.RUnlock()
+	first := true
+	failures := 0
+	for {
+		assigned, respIndex, err := c.getAssignment(index)
+		if err == nil && respIndex < index {
+			err = fmt.Errorf("stale answer: index %d is older than applied index %d", respIndex, index)
+		}
+		var fetched []*structs.Allocation
+		if err == nil && (respIndex > index || first) {
+			fetched, err = c.fetchChanged(assigned, respIndex, known)
+			if err == nil {
+				c.applyAssignment(assigned, respIndex, fetched, known)
+				index, first = respIndex, false
+			}
+		}
+		if err != nil {
+			if c.ctx.Err() != nil {
+				return
+			}
+			wait := c.jit.backoff(failures, backoffBase, c.cfg.MaxBackoff)
+			failures++
+			c.logger.Warn("failed to read allocs", "error", err, "retry_in", wait)
+			select {
+			case <-c.ctx.Done():
+				return
+			case <-c.clock.After(wait):
+			}
+			continue
+		}
+		failures = 0
+		if c.ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+func (c *Client) getAssignment(minIndex uint64) (map[string]uint64, uint64, error) {
+	c.mu.Lock()
+	req := &structs.NodeSpecificRequest{NodeID: c.node.ID, SecretID: c.node.SecretID, QueryOptions: structs.QueryOptions{
+		Region: c.cfg.Region, MinQueryIndex: minIndex, MaxQueryTime: c.cfg.BlockingQueryWait, AllowStale: true}}
+	c.mu.Unlock()
+	var resp structs.NodeClientAllocsResponse
+	if err := c.rpc.RPC(c.ctx, "Node.GetClientAllocs", req, &resp); err != nil {
+		return nil, 0, err
+	}
+	if resp.Allocs == nil {
+		resp.Allocs = map[string]uint64{}
+	}
+	return resp.Allocs, resp.Index, nil
+}
+
+// fetchChanged reads the allocs whose AllocModifyIndex moved past what was
+// applied. The read asks for state at least as new as the assignment
+// (MinQueryIndex = index-1: a blocking query answers once the server's
+// index exceeds it), so a follower that lags cannot hand back older
+// versions; a version older than the assignment names is refused anyway.
+func (c *Client) fetchChanged(assigned map[string]uint64, index uint64, known map[string]uint64) ([]*structs.Allocation, error) {
+	var pull []string
+	for id, mi := range assigned {
+		if k, ok := known[id]; !ok || mi > k {
+			pull = append(pull, id)
+		}
+	}
+	if len(pull) == 0 {
+		return nil, nil
+	}
+	sort.Strings(pull)
+	min := index
+	if min > 0 {
+		min--
+	}
+	req := &structs.AllocsGetRequest{AllocIDs: pull, QueryOptions: structs.QueryOptions{
+		Region: c.cfg.Region, MinQueryIndex: min, MaxQueryTime: c.cfg.BlockingQueryWait, AllowStale: true}}
+	var resp structs.AllocsGetResponse
+	if err := c.rpc.RPC(c.ctx, "Alloc.GetAllocs", req, &resp); err != nil {
+		return nil, err
+	}
+	if resp.Index < index {
+		return nil, fmt.Errorf("stale alloc read: index %d is older than assignment index %d", resp.Index, index)
+	}
+	for _, a := range resp.Allocs {
+		if a.AllocModifyIndex < assigned[a.ID] {
+			return nil, fmt.Errorf("stale alloc %s: version %d is older than assigned %d", structs.ShortID(a.ID), a.AllocModifyIndex, assigned[a.ID])
+		}
+	}
+	return resp.Allocs, nil
+}
+
+// applyAssignment makes the client's runners match the assignment at index.
+func (c *Client) applyAssignment(assigned map[string]uint64, index uint64, fetched []*structs.Allocation, known map[string]uint64) {
+	byID := make(map[string]*structs.Allocation, len(fetched))
+	for _, a := range fetched {
+		byID[a.ID] = a
+	}
+	c.allocMu.RLock()
+	runners := make(map[string]bool, len(c.allocs))
+	for id, ar := range c.allocs {
+		runners[id] = true
+		if _, ok := assigned[id]; ok {
+			if _, changed := byID[id]; !changed {
+				// Listed, unchanged since what the runner has: the servers
+				// still want what it runs (a restored runner may start).
+				ar.Confirm()
+			}
+			continue
+		}
+		// Not assigned. Only an answer that reflects the alloc's creation
+		// can say it was removed; a stale one simply does not know it yet.
+		if a := ar.Alloc(); a.CreateIndex > index {
+			continue
+		}
+		c.logger.Info("stopping alloc no longer assigned to this node", "alloc_id", id)
+		ar.Kill("alloc is no longer assigned to this node")
+	}
+	c.allocMu.RUnlock()
+
+	for id := range known {
+		if _, ok := assigned[id]; !ok && !runners[id] {
+			delete(known, id)
+		}
+	}
+	added := false
+	for _, a := range fetched {
+		known[a.ID] = a.AllocModifyIndex
+		if ar := c.runner(a.ID); ar != nil {
+			ar.Update(a)
+			continue
+		}
+		if a.ServerTerminalStatus() || a.ClientTerminalStatus() {
+			// Nothing to run: stopped before it reached us, or finished
+			// in an earlier life of this client whose state is gone.
+			continue
+		}
+		c.logger.Info("starting alloc", "alloc_id", a.ID, "job", a.JobID, "group", a.TaskGroup)
+		c.newRunner(a, false)
+		added = true
+	}
+	if added {
+		c.gc.Trigger()
+	}
+}
