@@ -117,6 +117,20 @@ func TestRefusedUpdatesAreKeptAndResentAfterHeartbeat(t *testing.T) {
 	}
 }
 
+func TestAnUpdateRefusedOnItsMeritsDoesNotHoldOthers(t *testing.T) {
+	e := newEnv(t, 10*time.Second)
+	c := e.start(nil)
+	bad := allocFor(c.NodeID(), job(structs.JobTypeService, mockTask(map[string]any{})))
+	e.fs.RejectUpdatesFor(bad.ID)
+	e.fs.UpsertAlloc(bad)
+	good := e.fs.UpsertAlloc(allocFor(c.NodeID(), job(structs.JobTypeService, mockTask(map[string]any{}))))
+	e.waitServerStatus(good.ID, structs.AllocClientStatusRunning)
+	e.waitFor("the refused update to be dropped", func() bool { return c.updates.Pending() == 0 })
+	if got := e.serverStatus(bad.ID); got != structs.AllocClientStatusPending {
+		t.Fatalf("the rejected alloc is %s on the server", got)
+	}
+}
+
 func TestAllocLogsAfterCompletion(t *testing.T) {
 	e := newEnv(t, 10*time.Second)
 	c := e.start(nil)

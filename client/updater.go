@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -110,13 +111,52 @@ func (u *updater) send(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	req := &structs.AllocUpdateRequest{Alloc: batch, WriteRequest: structs.WriteRequest{Region: u.c.cfg.Region}}
-	var resp structs.GenericResponse
-	if err := u.c.rpc.RPC(ctx, "Node.UpdateAlloc", req, &resp); err != nil {
+	err := u.call(ctx, batch)
+	if err == nil {
+		return nil
+	}
+	if !refusedOnMerit(err) {
 		u.putBack(batch)
 		return err
 	}
+	// The servers judged the batch and refused it (an update they find
+	// invalid). Resending it as is would be refused forever and hold every
+	// other alloc's report hostage, so send each alone and give up only on
+	// those refused on their own merits.
+	var held []*structs.Allocation
+	var last error
+	for _, a := range batch {
+		err := u.call(ctx, []*structs.Allocation{a})
+		switch {
+		case err == nil:
+		case refusedOnMerit(err):
+			u.c.logger.Error("servers refused an alloc update; dropping it", "alloc_id", a.ID, "client_status", a.ClientStatus, "error", err)
+		default:
+			held = append(held, a)
+			last = err
+		}
+	}
+	if len(held) > 0 {
+		u.putBack(held)
+		return last
+	}
 	return nil
+}
+
+func (u *updater) call(ctx context.Context, batch []*structs.Allocation) error {
+	req := &structs.AllocUpdateRequest{Alloc: batch, WriteRequest: structs.WriteRequest{Region: u.c.cfg.Region}}
+	var resp structs.GenericResponse
+	return u.c.rpc.RPC(ctx, "Node.UpdateAlloc", req, &resp)
+}
+
+// refusedOnMerit reports a remote error about the update itself, as opposed
+// to the node's state (not ready until it heartbeats), the cluster's (no
+// leader) or the network's: only those are worth holding and resending.
+func refusedOnMerit(err error) bool {
+	if !rpcx.IsRemoteError(err) {
+		return false
+	}
+	return !structs.IsErr(err, structs.ErrNodeNotReady) && !structs.IsErr(err, structs.ErrNoLeader) && !structs.IsErr(err, structs.ErrNotLeader)
 }
 
 // flush makes one last attempt at shutdown, briefly.

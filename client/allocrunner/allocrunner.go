@@ -230,7 +230,13 @@ func (ar *AllocRunner) snapshot() *structs.Allocation {
 	}
 	status, desc := ar.status, ar.desc
 	if len(states) > 0 {
-		status, desc = clientStatus(states, ar.status)
+		prev := ar.status
+		if ar.alloc.ClientStatus == structs.AllocClientStatusRunning && !structs.ClientTerminalStatus(prev) {
+			// The servers already have it running (perhaps from a report
+			// of an earlier client process): never report pending again.
+			prev = structs.AllocClientStatusRunning
+		}
+		status, desc = clientStatus(states, prev)
 	}
 	return &structs.Allocation{
 		ID: ar.alloc.ID, NodeID: ar.alloc.NodeID, ClientStatus: status, ClientDescription: desc,

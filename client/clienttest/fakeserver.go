@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/rpc"
 	"sync"
 	"time"
 
@@ -39,6 +40,7 @@ type FakeServer struct {
 	down     bool
 	notReady bool
 	canned   []*structs.NodeClientAllocsResponse
+	reject   map[string]bool
 	changed  chan struct{}
 }
 
@@ -48,7 +50,7 @@ func NewFakeServer(ttl time.Duration) *FakeServer {
 		ttl = 10 * time.Second
 	}
 	return &FakeServer{index: 1, ttl: ttl, nodes: map[string]*structs.Node{}, allocs: map[string]*structs.Allocation{},
-		calls: map[string]int{}, changed: make(chan struct{})}
+		calls: map[string]int{}, reject: map[string]bool{}, changed: make(chan struct{})}
 }
 
 func (f *FakeServer) bumpLocked() uint64 {
@@ -178,6 +180,16 @@ func (f *FakeServer) RPC(ctx context.Context, method string, args, reply any) er
 	if down {
 		return ErrNetwork
 	}
+	err := f.dispatch(ctx, method, args, reply)
+	if err == nil || errors.Is(err, ErrNetwork) || ctx.Err() != nil {
+		return err
+	}
+	// A handler's error reaches a real client as an rpc.ServerError
+	// carrying only its text; so does the fake's.
+	return rpc.ServerError(err.Error())
+}
+
+func (f *FakeServer) dispatch(ctx context.Context, method string, args, reply any) error {
 	switch method {
 	case "Node.Register":
 		return f.register(args.(*structs.NodeRegisterRequest), reply.(*structs.NodeUpdateResponse))
@@ -191,6 +203,14 @@ func (f *FakeServer) RPC(ctx context.Context, method string, args, reply any) er
 		return f.updateAlloc(args.(*structs.AllocUpdateRequest), reply.(*structs.GenericResponse))
 	}
 	return fmt.Errorf("rpc: can't find method %s", method)
+}
+
+// RejectUpdatesFor makes Node.UpdateAlloc refuse any batch that contains
+// the alloc, as the real server refuses a batch with an invalid update.
+func (f *FakeServer) RejectUpdatesFor(id string) {
+	f.mu.Lock()
+	f.reject[id] = true
+	f.mu.Unlock()
 }
 
 func (f *FakeServer) register(req *structs.NodeRegisterRequest, resp *structs.NodeUpdateResponse) error {
@@ -298,6 +318,11 @@ func (f *FakeServer) updateAlloc(req *structs.AllocUpdateRequest, resp *structs.
 	defer f.mu.Unlock()
 	if f.notReady {
 		return fmt.Errorf("node update rejected: %w", structs.ErrNodeNotReady)
+	}
+	for _, u := range req.Alloc {
+		if f.reject[u.ID] {
+			return fmt.Errorf("bad request: alloc %s: rejected by the test", u.ID)
+		}
 	}
 	for _, u := range req.Alloc {
 		f.updates = append(f.updates, u.Copy())
