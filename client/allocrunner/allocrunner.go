@@ -42,6 +42,7 @@ type Config struct {
 type AllocRunner struct {
 	cfg    Config
 	logger hclog.Logger
+	clock  clock.Clock
 	dir    *allocdir.AllocDir
 
 	mu           sync.Mutex
@@ -51,6 +52,15 @@ type AllocRunner struct {
 	order        []string
 	killing      bool
 	shuttingDown bool
+
+	// Deployment health (see health.go).
+	health       *structs.AllocDeploymentStatus
+	healthFor    string
+	healthCancel chan struct{}
+	healthStop   chan struct{} // closed when Run ends; nil before Run
+	healthNotify chan struct{}
+	healthWG     sync.WaitGroup
+	healthEnded  bool
 	destroyed    bool
 
 	gate      chan struct{}
@@ -71,15 +81,17 @@ func New(cfg Config) *AllocRunner {
 		cfg.OnUpdate = func(*structs.Allocation) {}
 	}
 	ar := &AllocRunner{
-		cfg:      cfg,
-		logger:   cfg.Logger.Named("alloc_runner").With("alloc_id", cfg.Alloc.ID),
-		dir:      allocdir.New(cfg.AllocDirBase, cfg.Alloc.ID),
-		alloc:    cfg.Alloc,
-		tasks:    map[string]*taskrunner.TaskRunner{},
-		gate:     make(chan struct{}),
-		notify:   make(chan struct{}, 1),
-		shutdown: make(chan struct{}),
-		doneCh:   make(chan struct{}),
+		cfg:          cfg,
+		logger:       cfg.Logger.Named("alloc_runner").With("alloc_id", cfg.Alloc.ID),
+		clock:        clock.OrReal(cfg.Clock),
+		dir:          allocdir.New(cfg.AllocDirBase, cfg.Alloc.ID),
+		alloc:        cfg.Alloc,
+		tasks:        map[string]*taskrunner.TaskRunner{},
+		gate:         make(chan struct{}),
+		notify:       make(chan struct{}, 1),
+		healthNotify: make(chan struct{}, 1),
+		shutdown:     make(chan struct{}),
+		doneCh:       make(chan struct{}),
 	}
 	if cfg.Restore {
 		ar.status = cfg.Alloc.ClientStatus
@@ -108,6 +120,9 @@ func (ar *AllocRunner) Alloc() *structs.Allocation {
 	ar.mu.Unlock()
 	u := ar.snapshot()
 	a.ClientStatus, a.ClientDescription, a.TaskStates = u.ClientStatus, u.ClientDescription, u.TaskStates
+	if u.DeploymentStatus != nil {
+		a.DeploymentStatus = u.DeploymentStatus
+	}
 	return a
 }
 
@@ -166,6 +181,17 @@ func (ar *AllocRunner) Run() {
 			tr.Shutdown()
 		}
 	}
+	ar.mu.Lock()
+	ar.healthStop = make(chan struct{})
+	ar.mu.Unlock()
+	ar.maybeWatchHealth()
+	defer func() {
+		ar.mu.Lock()
+		close(ar.healthStop)
+		ar.healthEnded = true
+		ar.mu.Unlock()
+		ar.healthWG.Wait()
+	}()
 	allDone := make(chan struct{})
 	go func() {
 		for _, tr := range runners {
@@ -192,6 +218,10 @@ func (ar *AllocRunner) Run() {
 func (ar *AllocRunner) taskUpdated() {
 	select {
 	case ar.notify <- struct{}{}:
+	default:
+	}
+	select {
+	case ar.healthNotify <- struct{}{}:
 	default:
 	}
 }
@@ -238,9 +268,14 @@ func (ar *AllocRunner) snapshot() *structs.Allocation {
 		}
 		status, desc = clientStatus(states, prev)
 	}
+	var health *structs.AllocDeploymentStatus
+	if ar.health != nil {
+		h := *ar.health
+		health = &h
+	}
 	return &structs.Allocation{
 		ID: ar.alloc.ID, NodeID: ar.alloc.NodeID, ClientStatus: status, ClientDescription: desc,
-		TaskStates: states, AllocModifyIndex: ar.alloc.AllocModifyIndex,
+		TaskStates: states, DeploymentStatus: health, AllocModifyIndex: ar.alloc.AllocModifyIndex,
 	}
 }
 
@@ -293,6 +328,7 @@ func (ar *AllocRunner) Update(a *structs.Allocation) {
 		return
 	}
 	ar.Confirm()
+	ar.maybeWatchHealth()
 }
 
 // Confirm tells a restored runner that the servers still want the alloc to

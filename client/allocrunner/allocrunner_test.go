@@ -183,3 +183,45 @@ func TestConfirmedRestoredRunnerRestartsDeadTask(t *testing.T) {
 	ar2.Kill("done")
 	<-ar2.Done()
 }
+
+func deploymentAlloc(task *structs.Task) *structs.Allocation {
+	a := mockAlloc(structs.JobTypeService, task)
+	a.DeploymentID = "d1"
+	a.Job.TaskGroups[0].Update = &structs.UpdateStrategy{MaxParallel: 1, HealthCheck: structs.UpdateHealthCheckChecks,
+		MinHealthyTime: 10 * time.Second, HealthyDeadline: 5 * time.Minute}
+	return a
+}
+
+func TestDeploymentHealthReportedAfterMinHealthyTime(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	drv := mock.New("", clk)
+	defer drv.Shutdown()
+	ar, rec := newRunner(t, deploymentAlloc(&structs.Task{Name: "web", Config: map[string]any{}}), drv, clk, state.NewMemDB(), t.TempDir(), false)
+	go ar.Run()
+	defer func() { ar.Kill("done"); <-ar.Done() }()
+	testutil.WaitFor(t, "running", func() bool { return rec.last().ClientStatus == structs.AllocClientStatusRunning })
+	clk.Advance(9 * time.Second)
+	if rec.last().DeploymentStatus != nil {
+		t.Fatal("healthy before min_healthy_time")
+	}
+	testutil.WaitForWhile(t, "health", func() bool { return rec.last().DeploymentStatus != nil }, func() { clk.Advance(time.Second) })
+	ds := rec.last().DeploymentStatus
+	if ds.Healthy == nil || !*ds.Healthy || ds.Timestamp.IsZero() {
+		t.Fatalf("deployment status %+v", ds)
+	}
+}
+
+func TestDeploymentUnhealthyWhenTaskRestarts(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	drv := mock.New("", clk)
+	defer drv.Shutdown()
+	task := &structs.Task{Name: "web", Config: map[string]any{"run_for": "2s", "exit_code": 1},
+		RestartPolicy: &structs.RestartPolicy{Attempts: 5, Interval: time.Hour, Delay: time.Second, Mode: structs.RestartPolicyModeFail}}
+	ar, rec := newRunner(t, deploymentAlloc(task), drv, clk, state.NewMemDB(), t.TempDir(), false)
+	go ar.Run()
+	defer func() { ar.Kill("done"); <-ar.Done() }()
+	testutil.WaitForWhile(t, "health verdict", func() bool { return rec.last().DeploymentStatus != nil }, func() { clk.Advance(time.Second) })
+	if ds := rec.last().DeploymentStatus; *ds.Healthy {
+		t.Fatal("a restarting task must make the alloc unhealthy")
+	}
+}
