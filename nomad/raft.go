@@ -147,6 +147,9 @@ func (f fsmErrorFuture) Error() error {
 
 // raftConfiguration returns the current raft configuration.
 func (s *Server) raftConfiguration() (raft.Configuration, uint64, error) {
+	if s.raft == nil {
+		return raft.Configuration{}, 0, structs.ErrNoLeader
+	}
 	f := s.raft.GetConfiguration()
 	if err := f.Error(); err != nil {
 		return raft.Configuration{}, 0, err

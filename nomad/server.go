@@ -118,6 +118,12 @@ func (s *Server) setup() error {
 	if err := s.setupEndpoints(); err != nil {
 		return err
 	}
+	// Raft exists before the port answers anything: an early call from a
+	// peer (a joining server asking who we are) must find it. Raft's own
+	// connections wait in the listen backlog until Serve starts.
+	if err := s.setupRaft(); err != nil {
+		return err
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -125,9 +131,6 @@ func (s *Server) setup() error {
 			s.logger.Error("RPC server stopped", "error", err)
 		}
 	}()
-	if err := s.setupRaft(); err != nil {
-		return err
-	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

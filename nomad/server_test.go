@@ -226,3 +226,20 @@ func BenchmarkRaftWrite(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "writes/s")
 	})
 }
+
+func TestServerAnswersPeersWhileRaftStartsUp(t *testing.T) {
+	// A joining server may call us as soon as the port accepts; every
+	// endpoint that reads raft must cope, not crash.
+	s := TestServer(t, func(c *Config) { c.BootstrapExpect = 3 })
+	var m ServerMember
+	if err := s.RPC("Status.Member", &structs.GenericRequest{}, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.ID != s.NodeID() || m.HasState {
+		t.Fatalf("an unbootstrapped server must describe itself without state: %+v", m)
+	}
+	var peers []string
+	if err := s.RPC("Status.Peers", &structs.GenericRequest{}, &peers); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,5 +1,7 @@
 package structs
 
+import "time"
+
 // JobRegisterRequest registers or updates a job. With EnforceIndex the write
 // only happens if the job's current JobModifyIndex equals JobModifyIndex
 // (0 meaning the job must not exist): check-and-set for `job run -check-index`.
@@ -120,7 +122,7 @@ type JobPlanResponse struct {
 	JobModifyIndex     uint64
 	CreatedEvals       []*Evaluation
 	Diff               *JobDiff
-	NextPeriodicLaunch int64
+	NextPeriodicLaunch time.Time
 	Warnings           string
 	WriteMeta
 }

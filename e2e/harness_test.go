@@ -1,0 +1,182 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/api"
+)
+
+// binary returns the drover binary under test.
+func binary(t *testing.T) string {
+	t.Helper()
+	if b := os.Getenv("DROVER_BINARY"); b != "" {
+		return b
+	}
+	_, file, _, _ := runtime.Caller(0)
+	b := filepath.Join(filepath.Dir(file), "..", "bin", "drover")
+	if _, err := os.Stat(b); err != nil {
+		t.Fatalf("no drover binary at %s: run `make e2e` (or set DROVER_BINARY)", b)
+	}
+	return b
+}
+
+// freePort returns a port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// agent is one running `drover agent` process.
+type agent struct {
+	t        *testing.T
+	name     string
+	dir      string
+	config   string
+	httpPort int
+	rpcPort  int
+	cmd      *exec.Cmd
+	log      *bytes.Buffer
+	done     chan error
+}
+
+// agentSpec describes an agent's configuration file body (without ports
+// and data_dir, which the harness fills).
+type agentSpec struct {
+	name  string
+	extra string
+}
+
+func newAgent(t *testing.T, spec agentSpec) *agent {
+	t.Helper()
+	a := &agent{t: t, name: spec.name, dir: t.TempDir(), httpPort: freePort(t), rpcPort: freePort(t)}
+	writeConfig(t, a, spec.extra)
+	a.start()
+	t.Cleanup(a.stop)
+	return a
+}
+
+// writeConfig writes the agent's HCL file: ports, data dir, and extra.
+func writeConfig(t *testing.T, a *agent, extra string) {
+	t.Helper()
+	a.config = filepath.Join(a.dir, "agent.hcl")
+	body := fmt.Sprintf(`
+name      = %q
+data_dir  = %q
+bind_addr = "127.0.0.1"
+log_level = "DEBUG"
+ports {
+  http = %d
+  rpc  = %d
+}
+%s
+`, a.name, filepath.Join(a.dir, "data"), a.httpPort, a.rpcPort, extra)
+	if err := os.WriteFile(a.config, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (a *agent) start() {
+	a.t.Helper()
+	a.log = &bytes.Buffer{}
+	a.cmd = exec.Command(binary(a.t), "agent", "-config", a.config)
+	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
+	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := a.cmd.Start(); err != nil {
+		a.t.Fatalf("starting agent %s: %v", a.name, err)
+	}
+	a.done = make(chan error, 1)
+	go func(cmd *exec.Cmd, done chan error) { done <- cmd.Wait() }(a.cmd, a.done)
+}
+
+// kill stops the agent abruptly, like a crashed machine.
+func (a *agent) kill() {
+	if a.cmd == nil {
+		return
+	}
+	syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+	<-a.done
+	a.cmd = nil
+}
+
+// stop interrupts the agent and waits for it (a graceful shutdown).
+func (a *agent) stop() {
+	if a.cmd == nil {
+		return
+	}
+	a.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-a.done:
+	case <-time.After(20 * time.Second):
+		syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+		<-a.done
+	}
+	a.cmd = nil
+	if a.t.Failed() {
+		a.t.Logf("agent %s log:\n%s", a.name, a.log.String())
+	}
+}
+
+func (a *agent) httpAddr() string { return fmt.Sprintf("http://127.0.0.1:%d", a.httpPort) }
+func (a *agent) rpcAddr() string  { return fmt.Sprintf("127.0.0.1:%d", a.rpcPort) }
+
+func (a *agent) api() *api.Client {
+	a.t.Helper()
+	c, err := api.NewClient(&api.Config{Address: a.httpAddr()})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return c
+}
+
+// cli runs a drover CLI command against the agent.
+func (a *agent) cli(args ...string) (string, int) {
+	a.t.Helper()
+	cmd := exec.Command(binary(a.t), args...)
+	cmd.Env = append(os.Environ(), "DROVER_ADDR="+a.httpAddr(), "NOMAD_ADDR="+a.httpAddr())
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			a.t.Fatalf("running drover %s: %v", strings.Join(args, " "), err)
+		}
+		code = ee.ExitCode()
+	}
+	return string(out), code
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(timeout)
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("condition not met after %s: %s", timeout, why)
+		}
+	}
+}
