@@ -30,6 +30,14 @@ func (s *Server) setupRaft() error {
 		c := *s.config.RaftConfig
 		conf = &c
 	}
+	if s.config.DevMode && s.config.RaftConfig == nil {
+		// A lone in-memory dev server has no peers to wait for: elect at
+		// once instead of after raft's production heartbeat timeout.
+		conf.HeartbeatTimeout = 100 * time.Millisecond
+		conf.ElectionTimeout = 100 * time.Millisecond
+		conf.LeaderLeaseTimeout = 50 * time.Millisecond
+		conf.CommitTimeout = 5 * time.Millisecond
+	}
 	conf.LocalID = raft.ServerID(s.config.NodeID)
 	conf.Logger = s.logger.Named("raft")
 	if s.config.RaftSnapshotThreshold > 0 {

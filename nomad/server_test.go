@@ -243,3 +243,11 @@ func TestServerAnswersPeersWhileRaftStartsUp(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestDevModeServerElectsItselfQuickly(t *testing.T) {
+	start := time.Now()
+	s := TestServer(t, func(c *Config) { c.DevMode, c.DataDir, c.RaftConfig = true, "", nil })
+	WaitForLeader(t, 5*time.Second, s)
+	t.Logf("dev server led after %s", time.Since(start))
+	kvWrite(t, s, "dev", "ok")
+}
