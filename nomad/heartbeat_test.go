@@ -131,3 +131,56 @@ func eventually(d time.Duration, cond func() bool) bool {
 	}
 	return true
 }
+
+// After a leader change every node first gets the failover TTL, so an
+// election does not mark the fleet down before clients find the new
+// leader; a node silent past that TTL still goes down.
+func TestNewLeaderGivesNodesTheFailoverTTL(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	var servers []*Server
+	for i := 0; i < 3; i++ {
+		i := i
+		servers = append(servers, TestServer(t, func(c *Config) {
+			c.BootstrapExpect = 3
+			c.NodeName = fmt.Sprintf("s%d", i)
+			c.Clock = clock
+			c.MinHeartbeatTTL = 10 * time.Second
+			c.HeartbeatGrace = 5 * time.Second
+			c.FailoverHeartbeatTTL = 2 * time.Minute
+		}))
+	}
+	for _, s := range servers {
+		for _, o := range servers {
+			if o != s {
+				s.Join(o.RPCAddr())
+			}
+		}
+	}
+	leader := WaitForLeader(t, 10*time.Second, servers...)
+	node := itNode("n1")
+	registerNode(t, leader, node)
+
+	var rest []*Server
+	for _, s := range servers {
+		if s != leader {
+			rest = append(rest, s)
+		}
+	}
+	leader.Shutdown()
+	newLeader := WaitForLeader(t, 10*time.Second, rest...)
+	WaitFor(t, 5*time.Second, func() (bool, string) {
+		return newLeader.heartbeats != nil && newLeader.heartbeats.armed(node.ID), "new leader has no timer for the node"
+	})
+
+	// Well past the node's normal TTL (at most 2*10s + 5s), but within
+	// the failover TTL: the node stays ready.
+	clock.Advance(60 * time.Second)
+	if eventually(300*time.Millisecond, func() bool { return nodeStatus(newLeader, node.ID) != structs.NodeStatusReady }) {
+		t.Fatalf("node marked %s within the failover TTL", nodeStatus(newLeader, node.ID))
+	}
+	clock.Advance(61 * time.Second)
+	WaitFor(t, 5*time.Second, func() (bool, string) {
+		st := nodeStatus(newLeader, node.ID)
+		return st == structs.NodeStatusDown, "node still " + st
+	})
+}
