@@ -138,3 +138,23 @@ func TestReconnectingClientNeverRestartsAllocStoppedMeanwhile(t *testing.T) {
 		t.Fatal("a new task process ran")
 	}
 }
+
+func TestAllocStatsSamplesRunningTask(t *testing.T) {
+	e := newEnv(t, 10*time.Second)
+	c := e.start(nil)
+	a := e.fs.UpsertAlloc(allocFor(c.NodeID(), job(structs.JobTypeService, pidTask())))
+	e.waitServerStatus(a.ID, structs.AllocClientStatusRunning)
+	readPid(t, c, a.ID)
+	st, err := c.AllocStats(a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ResourceUsage.Pids < 1 || st.ResourceUsage.MemoryRSS == 0 || st.Tasks["web"] == nil {
+		t.Fatalf("stats %+v", st)
+	}
+	if _, err := c.AllocStats("nope"); err == nil {
+		t.Fatal("want an error for an unknown alloc")
+	}
+	e.fs.StopAlloc(a.ID)
+	e.waitServerStatus(a.ID, structs.AllocClientStatusComplete)
+}

@@ -1,16 +1,3 @@
-// Package clienttest has an in-process fake of the five server RPCs a client
-// uses, so the client can be tested end to end without a real server:
-// Node.Register, Node.UpdateStatus, Node.GetClientAllocs (a blocking query),
-// Alloc.GetAllocs and Node.UpdateAlloc.
-//
-// The fake keeps one raft-like index that every change bumps, applies
-// client updates through structs' state machine (so an invalid transition
-// fails the test), and can be told to fail: all calls (network down), only
-// UpdateAlloc with "node is not ready", or heartbeats with "not found".
-// It can also queue canned responses, to play a stale follower.
-//
-// All state is guarded by one mutex; blocking queries wait on a channel
-// that is closed and replaced on every change.
 package clienttest
 
 import (
