@@ -243,9 +243,12 @@ func TestRestoreReattachesOrReportsDeadTask(t *testing.T) {
 	before := len(h.tr.TaskState().Events)
 	tr2 := New(cfg)
 	go tr2.Run()
-	testutil.WaitFor(t, "re-attach", func() bool { return tr2.TaskState().State == structs.TaskStateRunning })
-	if st, err := drv2.InspectTask(handle.TaskID); err != nil || st.State != drivers.TaskStateRunning {
-		t.Fatalf("driver does not know the task: %v", err)
+	testutil.WaitFor(t, "re-attach", func() bool {
+		st, err := drv2.InspectTask(handle.TaskID)
+		return err == nil && st.State == drivers.TaskStateRunning
+	})
+	if s := tr2.TaskState(); s.State != structs.TaskStateRunning {
+		t.Fatalf("re-attached task is %s", s.State)
 	}
 	if n := len(tr2.TaskState().Events); n != before {
 		t.Fatalf("re-attaching added %d events", n-before)

@@ -48,6 +48,7 @@ type taskConfig struct {
 type task struct {
 	cfg       *drivers.TaskConfig
 	tc        taskConfig
+	stdout    *os.File // nil when there is nothing to write
 	startedAt time.Time
 	stop      chan syscall.Signal // StopTask's signal
 	force     chan struct{}       // closed to kill at once
@@ -119,8 +120,17 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 		}
 		return nil, err
 	}
+	// Open stdout now, not in the task's goroutine: the task runner starts
+	// reading once StartTask returns, and a FIFO with no writer yet reads
+	// as end of file.
+	var stdout *os.File
+	if tc.StdoutString != "" && cfg.StdoutPath != "" {
+		if fd, err := unix.Open(cfg.StdoutPath, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+			stdout = os.NewFile(uintptr(fd), cfg.StdoutPath)
+		}
+	}
 	now := d.clock.Now()
-	d.launch(cfg, tc, now)
+	d.launch(cfg, tc, now, stdout)
 	d.mu.Lock()
 	d.starts++
 	d.mu.Unlock()
@@ -128,8 +138,8 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	return &drivers.TaskHandle{Version: 1, Driver: d.name, TaskID: cfg.ID, Config: cfg, StartedAt: now, DriverState: state}, nil
 }
 
-func (d *Driver) launch(cfg *drivers.TaskConfig, tc taskConfig, startedAt time.Time) {
-	t := &task{cfg: cfg, tc: tc, startedAt: startedAt, stop: make(chan syscall.Signal, 1),
+func (d *Driver) launch(cfg *drivers.TaskConfig, tc taskConfig, startedAt time.Time, stdout *os.File) {
+	t := &task{cfg: cfg, tc: tc, startedAt: startedAt, stdout: stdout, stop: make(chan syscall.Signal, 1),
 		force: make(chan struct{}), shutdown: make(chan struct{}), done: make(chan struct{})}
 	d.mu.Lock()
 	d.tasks[cfg.ID] = t
@@ -147,7 +157,7 @@ func (d *Driver) launch(cfg *drivers.TaskConfig, tc taskConfig, startedAt time.T
 
 // run is the simulated process. It returns nil only on Shutdown.
 func (d *Driver) run(t *task) *drivers.ExitResult {
-	if t.tc.StdoutString != "" {
+	if t.stdout != nil {
 		d.writeStdout(t)
 	}
 	var exit <-chan time.Time
@@ -176,25 +186,18 @@ func (d *Driver) run(t *task) *drivers.ExitResult {
 }
 
 // writeStdout writes stdout_string once, or stdout_repeat times spaced by
-// stdout_repeat_duration, to the task's stdout FIFO.
+// stdout_repeat_duration, to the task's stdout, then closes it.
 func (d *Driver) writeStdout(t *task) {
-	if t.cfg.StdoutPath == "" {
-		return
-	}
-	fd, err := unix.Open(t.cfg.StdoutPath, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return // nobody is reading: the output is lost, as with a real pipe
-	}
-	f := os.NewFile(uintptr(fd), t.cfg.StdoutPath)
+	f := t.stdout
 	defer f.Close()
 	n := max(t.tc.StdoutRepeat, 1)
 	for i := int64(0); i < n; i++ {
 		if i > 0 && t.tc.StdoutRepeatDuration > 0 {
 			select {
 			case <-d.clock.After(t.tc.StdoutRepeatDuration):
-			case <-t.stop:
+			case sig := <-t.stop:
 				// Put the signal back for run to see.
-				t.stop <- syscall.SIGINT
+				t.stop <- sig
 				return
 			case <-t.shutdown:
 				return
@@ -298,8 +301,7 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 	if tc.RunFor > 0 && !d.clock.Now().Before(h.StartedAt.Add(tc.RunFor)) {
 		return fmt.Errorf("%w: the task's run_for has passed", drivers.ErrTaskNotFound)
 	}
-	tc.StdoutString = ""
-	d.launch(h.Config, tc, h.StartedAt)
+	d.launch(h.Config, tc, h.StartedAt, nil)
 	return nil
 }
 
