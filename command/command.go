@@ -1,5 +1,3 @@
-// Package command is Drover's command-line interface: one file per verb,
-// dispatched by Run. The agent itself lives in command/agent.
 package command
 
 import (

@@ -1,0 +1,33 @@
+// Package nomad is the Drover server: a raft member holding the replicated
+// state, the RPC endpoints clients and the CLI reach, and the leader-only
+// machinery that turns evaluations into committed plans.
+//
+// # Data flow
+//
+// A write (Job.Register, Node.UpdateAlloc, ...) is validated by its endpoint
+// on the leader (followers forward it), which makes every ID and timestamp
+// the entry needs and commits one raft entry. The FSM (fsm*.go) applies the
+// entry to the state store deterministically and, on the leader only, hands
+// new evaluations to the EvalBroker or BlockedEvals. Workers (every server
+// runs num_schedulers of them) dequeue evaluations from the leader, run the
+// scheduler on a state snapshot at least as new as the eval, and submit
+// plans; the single plan applier re-checks each plan against the newest
+// state (an allocation holds its resources until its client reports it
+// terminal) and commits what fits.
+//
+// # Who owns what
+//
+//   - Server.ctx owns the RPC accept loop, the leadership monitor, the join
+//     loop and the workers; Shutdown cancels it and waits for them.
+//   - monitorLeadership is the only caller of establishLeadership and
+//     revokeLeadership. The leader context it creates owns the plan
+//     applier, the heartbeat timers, the failed-eval and cancel reapers and
+//     the unblock-failed loop; revokeLeadership cancels and waits for them,
+//     then disables the broker, blocked evals and plan queue.
+//   - The FSM owns the state store pointer (it changes on snapshot
+//     restore); everyone else reads it through Server.State().
+//   - heartbeater.run owns the queue of expired nodes; timers only feed it.
+//
+// Time comes from an injected Clock everywhere outside raft and the FSM, so
+// tests drive heartbeats, nack timeouts and delays with a FakeClock.
+package nomad
