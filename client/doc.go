@@ -23,7 +23,8 @@
 //     terminal one to the GC.
 //
 // The map of alloc runners is guarded by allocMu; every other shared field
-// by mu. Alloc and task runners have their own goroutines (see their
+// by mu. Lock order: allocMu before mu (checkFence holds both); an alloc
+// runner's own mutex is never held while calling back into the Client. Alloc and task runners have their own goroutines (see their
 // packages); Shutdown stops them without stopping the tasks, unless the
 // config asks for that (dev mode), so a restarted client re-attaches.
 //
