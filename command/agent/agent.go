@@ -85,7 +85,10 @@ func (a *Agent) start() error {
 	}
 
 	if cfg.Server.Enabled {
-		scfg := cfg.serverConfig(a.dataDir, a.logger.Named("server"))
+		scfg, err := cfg.serverConfig(a.dataDir, a.logger.Named("server"))
+		if err != nil {
+			return err
+		}
 		if cfg.ServerHook != nil {
 			cfg.ServerHook(scfg)
 		}

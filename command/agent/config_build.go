@@ -112,7 +112,7 @@ func hostIP(iface string) (string, error) {
 
 // serverConfig builds the server's configuration. dataDir is the agent's
 // (already created) data directory.
-func (c *Config) serverConfig(dataDir string, logger hclog.Logger) *nomad.Config {
+func (c *Config) serverConfig(dataDir string, logger hclog.Logger) (*nomad.Config, error) {
 	s := nomad.DefaultConfig()
 	s.NodeName = c.Name
 	s.Region = c.Region
@@ -120,12 +120,22 @@ func (c *Config) serverConfig(dataDir string, logger hclog.Logger) *nomad.Config
 	s.DevMode = c.DevMode
 	s.DataDir = filepath.Join(dataDir, "server")
 	s.RPCAddr = c.rpcBind()
-	if c.Advertise.RPC != "" {
+	bindHost := orStr(c.Addresses.RPC, c.BindAddr)
+	switch {
+	case c.Advertise.RPC != "":
 		if _, _, err := net.SplitHostPort(c.Advertise.RPC); err == nil {
 			s.RPCAdvertise = c.Advertise.RPC
 		} else {
 			s.RPCAdvertise = net.JoinHostPort(c.Advertise.RPC, strconv.Itoa(c.Ports.RPC))
 		}
+	case net.ParseIP(bindHost) != nil && net.ParseIP(bindHost).IsUnspecified() && c.Ports.RPC != 0:
+		// Raft and clients must be given an address they can dial, not
+		// the wildcard the listener binds.
+		ip, err := hostIP(c.Client.NetworkInterface)
+		if err != nil {
+			return nil, fmt.Errorf("agent: choosing the RPC advertise address: %w (set advertise.rpc)", err)
+		}
+		s.RPCAdvertise = net.JoinHostPort(ip, strconv.Itoa(c.Ports.RPC))
 	}
 	s.BootstrapExpect = c.Server.BootstrapExpect
 	if c.DevMode && s.BootstrapExpect == 0 {
@@ -150,7 +160,7 @@ func (c *Config) serverConfig(dataDir string, logger hclog.Logger) *nomad.Config
 	setDur(&s.NodeGCThreshold, c.Server.NodeGCThreshold)
 	setDur(&s.DeploymentGCThreshold, c.Server.DeploymentGCThreshold)
 	s.Logger = logger
-	return s
+	return s, nil
 }
 
 // withCore makes sure the garbage collector's scheduler runs: Nomad adds

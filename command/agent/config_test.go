@@ -66,8 +66,8 @@ func TestNomadAgentFileParsesEveryKey(t *testing.T) {
 			Servers:    []string{"10.0.0.6:5647"},
 			ServerJoin: ServerJoin{RetryJoin: []string{"10.0.0.8:5647"}},
 			NodeClass:  "compute", NodePool: "batch-pool",
-			Meta:     map[string]string{"rack": "r12", "zone": "z1"},
-			Reserved: Reserved{CPU: 500, MemoryMB: 512, DiskMB: 1024, ReservedPorts: "22,80,8000-8010"},
+			Meta:            map[string]string{"rack": "r12", "zone": "z1"},
+			Reserved:        Reserved{CPU: 500, MemoryMB: 512, DiskMB: 1024, ReservedPorts: "22,80,8000-8010"},
 			CPUTotalCompute: 8000, MemoryTotalMB: 16384, NetworkInterface: "eth0",
 			GCInterval: 2 * time.Minute, GCMaxAllocs: 40,
 			GCDiskUsageThreshold: 85, GCInodeUsageThreshold: 75.5,
@@ -325,7 +325,10 @@ func TestValidateNamesWhatIsMissing(t *testing.T) {
 func TestServerConfigFromAgentConfig(t *testing.T) {
 	c, _ := parseFile(t, "testdata/nomad-agent.hcl")
 	full := DefaultConfig().Merge(c)
-	s := full.serverConfig("/data", nil)
+	s, err := full.serverConfig("/data", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if s.NodeName != "node-a" || s.Region != "europe" || s.Datacenter != "dc2" || s.DataDir != "/data/server" ||
 		s.RPCAddr != "10.0.0.5:5647" || s.RPCAdvertise != "10.0.0.5:5647" || s.BootstrapExpect != 3 ||
 		s.NumSchedulers != 2 || s.HeartbeatGrace != 20*time.Second || s.MinHeartbeatTTL != 12*time.Second ||

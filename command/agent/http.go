@@ -134,6 +134,8 @@ func decodeBody(r *http.Request, out any) error {
 		return nil
 	case errors.Is(err, io.EOF):
 		return badRequest("request body is empty (expected JSON)")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("request body is not valid JSON: it ends before the value is complete")
 	case errors.As(err, &syn):
 		return badRequest("request body is not valid JSON at byte %d: %v", syn.Offset, syn)
 	case errors.As(err, &typ):

@@ -111,6 +111,11 @@ func (s *httpAPI) clientLogs(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 	}
 	w.WriteHeader(http.StatusOK)
+	// Send the headers now: a follower waiting for output must not wait
+	// for the response to begin too.
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
 	streamLogs(w, closer, p, file)
 }
 

@@ -2,19 +2,58 @@ package agent
 
 import (
 	"net/http"
+
+	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/structs"
 )
 
 func (s *httpAPI) routeDeployments(mux *http.ServeMux) {
-	s.handle(mux, "/v1/deployments", s.deploymentsPending, read...)
-	s.handle(mux, "/v1/deployment/{id}", s.deploymentsPending, read...)
+	s.handle(mux, "/v1/deployments", s.deploymentsList, read...)
+	s.handle(mux, "/v1/deployment/{id}", s.deploymentGet, read...)
 }
 
-// deploymentsPending answers 501 until the servers define the deployment
-// RPCs' request and response types (structs.DeploymentListRequest,
-// DeploymentListResponse, DeploymentSpecificRequest): sending a guessed
-// type to an in-process endpoint is not safe. A job's deployments are
-// available at /v1/job/:id/deployments.
-func (s *httpAPI) deploymentsPending(w http.ResponseWriter, r *http.Request) (any, error) {
-	return nil, &codedError{code: http.StatusNotImplemented,
-		msg: r.URL.Path + " is not implemented yet (the Deployment RPCs are not defined); use /v1/job/<id>/deployments"}
+func (s *httpAPI) deploymentsList(w http.ResponseWriter, r *http.Request) (any, error) {
+	var args structs.GenericRequest
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out nomad.DeploymentListResponse
+	if err := s.rpc.RPC("Deployment.List", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	return nonNil(out.Deployments), nil
+}
+
+// deploymentGet accepts an ID prefix, as the CLI lets people type one.
+func (s *httpAPI) deploymentGet(w http.ResponseWriter, r *http.Request) (any, error) {
+	id := r.PathValue("id")
+	if len(id) < fullIDLen {
+		var list structs.GenericRequest
+		if err := s.parseQuery(r, &list.QueryOptions); err != nil {
+			return nil, err
+		}
+		list.MinQueryIndex, list.MaxQueryTime, list.Prefix = 0, 0, id
+		var out nomad.DeploymentListResponse
+		if err := s.rpc.RPC("Deployment.List", &list, &out); err != nil {
+			return nil, err
+		}
+		var err error
+		if id, err = uniqueMatch("deployment", id, len(out.Deployments), func(i int) string { return out.Deployments[i].ID }); err != nil {
+			return nil, err
+		}
+	}
+	args := nomad.DeploymentSpecificRequest{DeploymentID: id}
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.SingleDeploymentResponse
+	if err := s.rpc.RPC("Deployment.GetDeployment", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	if out.Deployment == nil {
+		return nil, notFound("deployment %q not found", id)
+	}
+	return out.Deployment, nil
 }

@@ -42,11 +42,11 @@ func (s *httpAPI) statusPeers(w http.ResponseWriter, r *http.Request) (any, erro
 	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}
-	var out structs.PeersResponse
-	if err := s.rpc.RPC("Status.Peers", &args, &out); err != nil {
+	var peers []string
+	if err := s.rpc.RPC("Status.Peers", &args, &peers); err != nil {
 		return nil, err
 	}
-	return nonNil(out.Peers), nil
+	return nonNil(peers), nil
 }
 
 func (s *httpAPI) regions(w http.ResponseWriter, r *http.Request) (any, error) {

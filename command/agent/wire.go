@@ -7,10 +7,22 @@ import (
 	"github.com/drover-sched/drover/nomad"
 )
 
-// newServer creates the server. TODO(agent): call nomad.NewServer once the
-// server lands; until then an agent can only run against a fake.
+// newServer creates the server.
 func newServer(cfg *nomad.Config) (serverHandle, error) {
-	return nil, fmt.Errorf("server: %w (nomad.NewServer is not committed yet)", errNotBuilt)
+	s, err := nomad.NewServer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return nomadServer{s}, nil
+}
+
+// nomadServer adapts *nomad.Server to serverHandle.
+type nomadServer struct{ *nomad.Server }
+
+// Leader returns the leader's RPC address.
+func (s nomadServer) Leader() string {
+	addr, _ := s.Server.Leader()
+	return addr
 }
 
 // newClient creates the client. TODO(agent): call client.NewClient once
