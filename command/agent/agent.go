@@ -110,7 +110,8 @@ func (a *Agent) start() error {
 		if cfg.Client.MemoryTotalMB != 0 {
 			a.logger.Warn("client.memory_total_mb is not applied yet: the client fingerprints memory itself")
 		}
-		ccfg := cfg.clientConfig(a.dataDir, a.servers, a.httpAddr, a.logger.Named("client"))
+		// The client names its own logger.
+		ccfg := cfg.clientConfig(a.dataDir, a.servers, a.httpAddr, a.logger)
 		if cfg.ClientHook != nil {
 			cfg.ClientHook(ccfg)
 		}

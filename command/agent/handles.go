@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"errors"
 	"io"
 
 	clientconfig "github.com/drover-sched/drover/client/config"
@@ -30,10 +29,6 @@ type clientHandle interface {
 	AllocStats(allocID string) (any, error)
 	Shutdown() error
 }
-
-// errNotBuilt is returned while a piece this package wires is missing from
-// the build; see wire.go.
-var errNotBuilt = errors.New("not available in this build")
 
 // startServer and startClient create the real server and client. They are
 // variables only so that wire.go is the one place naming the concrete

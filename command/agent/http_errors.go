@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/drover-sched/drover/client"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
 )
@@ -41,6 +42,8 @@ func errorStatus(err error) int {
 		return ce.code
 	case errors.As(err, &ve), errors.Is(err, nomad.ErrBadRequest):
 		return http.StatusBadRequest
+	case errors.Is(err, client.ErrUnknownAlloc), errors.Is(err, client.ErrUnknownTask):
+		return http.StatusNotFound
 	}
 	msg := err.Error()
 	switch {

@@ -137,3 +137,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		<-tick.C
 	}
 }
+
+func decodeJSON(resp *http.Response, out any) error {
+	return json.NewDecoder(resp.Body).Decode(out)
+}

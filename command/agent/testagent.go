@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,10 +116,14 @@ func testServerDefaults(sc *nomad.Config) {
 	sc.RaftConfig = rc
 }
 
+// testAgents numbers test agents, so agents of one test have distinct
+// node names.
+var testAgents atomic.Int64
+
 func testNodeName(t testing.TB) string {
 	name := strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
 	if len(name) > 40 {
 		name = name[:40]
 	}
-	return "test-" + name
+	return fmt.Sprintf("test-%s-%d", name, testAgents.Add(1))
 }

@@ -1,11 +1,13 @@
 package agent
 
 import (
-	"fmt"
-
+	"github.com/drover-sched/drover/client"
 	clientconfig "github.com/drover-sched/drover/client/config"
 	"github.com/drover-sched/drover/nomad"
 )
+
+// wire.go is the one place naming the concrete server and client; the rest
+// of the package works with serverHandle and clientHandle.
 
 // newServer creates the server.
 func newServer(cfg *nomad.Config) (serverHandle, error) {
@@ -25,8 +27,29 @@ func (s nomadServer) Leader() string {
 	return addr
 }
 
-// newClient creates the client. TODO(agent): call client.NewClient once
-// the client lands.
+// newClient creates the client.
 func newClient(cfg *clientconfig.Config) (clientHandle, error) {
-	return nil, fmt.Errorf("client: %w (client.NewClient is not committed yet)", errNotBuilt)
+	c, err := client.NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return droverClient{c}, nil
+}
+
+// droverClient adapts *client.Client to clientHandle.
+type droverClient struct{ *client.Client }
+
+// AllocStats returns the alloc's usage as a JSON-encodable value.
+func (c droverClient) AllocStats(allocID string) (any, error) {
+	u, err := c.Client.AllocStats(allocID)
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// Shutdown stops the client and waits for it.
+func (c droverClient) Shutdown() error {
+	c.Client.Shutdown()
+	return nil
 }
