@@ -351,3 +351,18 @@ func TestServerConfigFromAgentConfig(t *testing.T) {
 		t.Fatalf("client config: %+v", cc)
 	}
 }
+
+func TestJSONMalformedValuesHavePositionsToo(t *testing.T) {
+	_, _, err := ParseConfig("agent.json", []byte("{\n  \"ports\": {\"http\": \"web\"},\n  \"plugin\": {\"raw_exec\": {\"config\": {\"enabled\": \"yes\"}}}\n}\n"))
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	for _, want := range []string{
+		`agent.json:2:21: ports.http: expected a whole number, got string "web"`,
+		`agent.json:3:49: plugin.raw_exec.config.enabled: expected true or false, got string "yes"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q\nshould contain %q", err, want)
+		}
+	}
+}

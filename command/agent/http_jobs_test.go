@@ -100,9 +100,9 @@ func TestJobsEndpoints(t *testing.T) {
 
 	t.Run("check-and-set register conflicts", func(t *testing.T) {
 		resp, body := call(t, "PUT", a.URL+"/v1/jobs", api.JobRegisterRequest{Job: mockJob("web", 1), EnforceIndex: true, JobModifyIndex: 1})
-		if resp.StatusCode != http.StatusConflict && resp.StatusCode != http.StatusBadRequest {
-			t.Fatalf("want 409 or 400, got %d: %s", resp.StatusCode, body)
-		}
+		requireStatus(t, resp, body, http.StatusConflict, "enforcing job modify index")
+		resp, body = call(t, "PUT", a.URL+"/v1/jobs", api.JobRegisterRequest{Job: mockJob("new", 1), EnforceIndex: true, JobModifyIndex: 3})
+		requireStatus(t, resp, body, http.StatusConflict, "job not found")
 	})
 
 	t.Run("stop and purge", func(t *testing.T) {

@@ -18,7 +18,7 @@ func TestNomadClientAgainstDevAgent(t *testing.T) {
 	}
 
 	job := nomad.NewServiceJob("compat", "compat", "global", 60).AddDatacenter("dc1")
-	task := nomad.NewTask("app", "mock_driver").SetConfig("run_for", "1h")
+	task := nomad.NewTask("app", "mock_driver").SetConfig("run_for", "1h").SetConfig("stdout_string", "compat output\n")
 	task.Require(&nomad.Resources{CPU: ptr(100), MemoryMB: ptr(64)})
 	job.AddTaskGroup(nomad.NewTaskGroup("web", 1).AddTask(task))
 
@@ -55,6 +55,24 @@ func TestNomadClientAgainstDevAgent(t *testing.T) {
 	if err != nil || alloc.ID != allocs[0].ID || alloc.Job == nil || alloc.TaskStates["app"] == nil {
 		t.Fatalf("alloc info: %v %+v", err, alloc)
 	}
+	var logs string
+	waitUntil(t, "the task's output through AllocFS().Logs", func() bool {
+		cancel := make(chan struct{})
+		defer close(cancel)
+		frames, errs := c.AllocFS().Logs(alloc, false, "app", "stdout", "start", 0, cancel, nil)
+		logs = ""
+		for {
+			select {
+			case f, ok := <-frames:
+				if !ok {
+					return logs == "compat output\n"
+				}
+				logs += string(f.Data)
+			case err := <-errs:
+				t.Fatalf("logs: %v", err)
+			}
+		}
+	})
 	evals, _, err := c.Jobs().Evaluations("compat", nil)
 	if err != nil || len(evals) == 0 {
 		t.Fatalf("evaluations: %v %+v", err, evals)
