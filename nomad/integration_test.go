@@ -218,3 +218,40 @@ func TestUpdateAllocIsRefusedForAnUnknownTransition(t *testing.T) {
 		t.Fatalf("a complete alloc came back to %s", got.ClientStatus)
 	}
 }
+
+func TestJobPlanIsADryRunWithAnnotatedDiff(t *testing.T) {
+	s := TestServer(t, nil)
+	WaitForLeader(t, 5*time.Second, s)
+	registerNode(t, s, itNode("n1"))
+	registerJob(t, s, itJob("web", 1))
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		return len(desiredRunning(jobAllocs(t, s, "web"))) == 1, "not placed"
+	})
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		evals, _ := s.State().EvalsByJob(nil, structs.DefaultNamespace, "web")
+		return len(evals) == 1 && evals[0].Status == structs.EvalStatusComplete, "eval not complete"
+	})
+	before, _ := s.State().LatestIndex()
+	var resp structs.JobPlanResponse
+	if err := s.RPC("Job.Plan", &structs.JobPlanRequest{Job: itJob("web", 3), Diff: true}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := s.State().LatestIndex(); after != before {
+		t.Fatal("a plan must not write anything")
+	}
+	if len(desiredRunning(jobAllocs(t, s, "web"))) != 1 {
+		t.Fatal("a plan must not place allocations")
+	}
+	u := resp.Annotations.DesiredTGUpdates["web"]
+	// A count change is a new job version: the running alloc moves to it
+	// in place, as in Nomad ("2 create, 1 in-place update").
+	if u == nil || u.Place != 2 || u.InPlaceUpdate != 1 || u.Stop != 0 {
+		t.Fatalf("want 2 placements and 1 in-place update, got %+v", u)
+	}
+	if resp.Diff == nil || resp.Diff.Type != structs.DiffTypeEdited || resp.Diff.TaskGroups[0].Updates["create"] != 2 {
+		t.Fatalf("diff not annotated: %+v", resp.Diff)
+	}
+	if resp.JobModifyIndex == 0 {
+		t.Fatal("the plan must report the job modify index for -check-index")
+	}
+}

@@ -84,7 +84,34 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	}
 	reply.CreatedEvals = planner.created
 	reply.Index = latest
+	annotateDiff(reply.Diff, reply.Annotations)
 	return nil
+}
+
+// annotateDiff copies the dry run's per-group counts into the diff, in the
+// words `job plan` prints: (2 create, 1 in-place update).
+func annotateDiff(d *structs.JobDiff, a *structs.PlanAnnotations) {
+	if d == nil || a == nil {
+		return
+	}
+	for _, tg := range d.TaskGroups {
+		u := a.DesiredTGUpdates[tg.Name]
+		if u == nil {
+			continue
+		}
+		counts := map[string]uint64{
+			"create": u.Place, "destroy": u.Stop, "migrate": u.Migrate, "ignore": u.Ignore,
+			"in-place update": u.InPlaceUpdate, "create/destroy update": u.DestructiveUpdate,
+			"canary": u.Canary, "reconnect": u.Reconnect, "disconnect": u.Disconnect,
+			"reschedule now": u.RescheduleNow, "reschedule later": u.RescheduleLater,
+		}
+		tg.Updates = map[string]uint64{}
+		for k, v := range counts {
+			if v > 0 {
+				tg.Updates[k] = v
+			}
+		}
+	}
 }
 
 // dryRunPlanner records what a scheduler would do and commits nothing. It
