@@ -15,20 +15,8 @@ type Deployment struct {
 	srv *Server
 }
 
-// DeploymentListResponse lists deployments.
-type DeploymentListResponse struct {
-	Deployments []*structs.Deployment
-	structs.QueryMeta
-}
-
-// DeploymentSpecificRequest names a deployment.
-type DeploymentSpecificRequest struct {
-	DeploymentID string
-	structs.QueryOptions
-}
-
 // List returns deployments, newest first, filtered by ID prefix.
-func (d *Deployment) List(args *structs.GenericRequest, reply *DeploymentListResponse) error {
+func (d *Deployment) List(args *structs.GenericRequest, reply *structs.DeploymentListResponse) error {
 	if done, err := d.srv.forward("Deployment.List", args, args, reply); done {
 		return err
 	}
@@ -51,7 +39,7 @@ func (d *Deployment) List(args *structs.GenericRequest, reply *DeploymentListRes
 }
 
 // GetDeployment returns one deployment.
-func (d *Deployment) GetDeployment(args *DeploymentSpecificRequest, reply *structs.SingleDeploymentResponse) error {
+func (d *Deployment) GetDeployment(args *structs.DeploymentSpecificRequest, reply *structs.SingleDeploymentResponse) error {
 	if done, err := d.srv.forward("Deployment.GetDeployment", args, args, reply); done {
 		return err
 	}

@@ -255,3 +255,27 @@ func TestJobPlanIsADryRunWithAnnotatedDiff(t *testing.T) {
 		t.Fatal("the plan must report the job modify index for -check-index")
 	}
 }
+
+func TestNodeEvaluateCreatesEvalsForTheNodesJobs(t *testing.T) {
+	s := TestServer(t, nil)
+	WaitForLeader(t, 5*time.Second, s)
+	registerNode(t, s, itNode("n1"))
+	registerJob(t, s, itJob("web", 1))
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		return len(desiredRunning(jobAllocs(t, s, "web"))) == 1, "not placed"
+	})
+	var resp structs.NodeUpdateResponse
+	if err := s.RPC("Node.Evaluate", &structs.NodeEvaluateRequest{NodeID: "n1"}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.EvalIDs) != 1 {
+		t.Fatalf("want one eval for the node's one job, got %v", resp.EvalIDs)
+	}
+	e, _ := s.State().EvalByID(nil, resp.EvalIDs[0])
+	if e == nil || e.JobID != "web" || e.NodeID != "n1" || e.TriggeredBy != structs.EvalTriggerNodeUpdate {
+		t.Fatalf("eval wrong: %+v", e)
+	}
+	if err := s.RPC("Node.Evaluate", &structs.NodeEvaluateRequest{NodeID: "nope"}, &resp); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("an unknown node must be not found, got %v", err)
+	}
+}

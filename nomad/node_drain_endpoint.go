@@ -114,3 +114,20 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 	reply.Index = idx
 	return nil
 }
+
+// Evaluate creates evals for every job with allocations on the node and
+// every system job, so the scheduler looks at the node afresh.
+func (n *Node) Evaluate(args *structs.NodeEvaluateRequest, reply *structs.NodeUpdateResponse) error {
+	if done, err := n.srv.forward("Node.Evaluate", args, args, reply); done {
+		return err
+	}
+	node, err := n.authNode(n.srv.State(), args.NodeID, "")
+	if err != nil {
+		return err
+	}
+	if err := n.createNodeEvals(node, n.srv.Now(), reply); err != nil {
+		return err
+	}
+	reply.EvalIDs = append([]string{}, reply.EvalIDs...)
+	return nil
+}

@@ -154,3 +154,15 @@ type SchedulerConfigurationResponse struct {
 	SchedulerConfig *SchedulerConfiguration
 	QueryMeta
 }
+
+// DeploymentListResponse lists deployments.
+type DeploymentListResponse struct {
+	Deployments []*Deployment
+	QueryMeta
+}
+
+// DeploymentSpecificRequest names a deployment.
+type DeploymentSpecificRequest struct {
+	DeploymentID string
+	QueryOptions
+}

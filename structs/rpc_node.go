@@ -129,3 +129,10 @@ type NodeClientAllocsResponse struct {
 	Allocs map[string]uint64
 	QueryMeta
 }
+
+// NodeEvaluateRequest asks for evaluations of every job with allocations on
+// a node (and every system job), as `node eval` does.
+type NodeEvaluateRequest struct {
+	NodeID string
+	WriteRequest
+}

@@ -3,7 +3,6 @@ package agent
 import (
 	"net/http"
 
-	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -17,7 +16,7 @@ func (s *httpAPI) deploymentsList(w http.ResponseWriter, r *http.Request) (any, 
 	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}
-	var out nomad.DeploymentListResponse
+	var out structs.DeploymentListResponse
 	if err := s.rpc.RPC("Deployment.List", &args, &out); err != nil {
 		return nil, err
 	}
@@ -34,7 +33,7 @@ func (s *httpAPI) deploymentGet(w http.ResponseWriter, r *http.Request) (any, er
 			return nil, err
 		}
 		list.MinQueryIndex, list.MaxQueryTime, list.Prefix = 0, 0, id
-		var out nomad.DeploymentListResponse
+		var out structs.DeploymentListResponse
 		if err := s.rpc.RPC("Deployment.List", &list, &out); err != nil {
 			return nil, err
 		}
@@ -43,7 +42,7 @@ func (s *httpAPI) deploymentGet(w http.ResponseWriter, r *http.Request) (any, er
 			return nil, err
 		}
 	}
-	args := nomad.DeploymentSpecificRequest{DeploymentID: id}
+	args := structs.DeploymentSpecificRequest{DeploymentID: id}
 	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}

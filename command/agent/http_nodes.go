@@ -191,10 +191,17 @@ func (s *httpAPI) nodeEligibility(w http.ResponseWriter, r *http.Request) (any, 
 	return &out, nil
 }
 
-// nodeEvaluate needs a request type the servers do not define yet.
+// nodeEvaluate creates evaluations for the node's jobs (`node eval`).
 func (s *httpAPI) nodeEvaluate(w http.ResponseWriter, r *http.Request) (any, error) {
-	return nil, &codedError{code: http.StatusNotImplemented,
-		msg: "node evaluate is not implemented yet (needs structs.NodeEvaluateRequest and the Node.Evaluate RPC)"}
+	args := structs.NodeEvaluateRequest{NodeID: r.PathValue("id")}
+	s.parseWrite(r, &args.WriteRequest)
+	var out structs.NodeUpdateResponse
+	if err := s.rpc.RPC("Node.Evaluate", &args, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, max(out.Index, out.EvalCreateIndex))
+	out.EvalIDs = nonNil(out.EvalIDs)
+	return &out, nil
 }
 
 func (s *httpAPI) nodePurge(w http.ResponseWriter, r *http.Request) (any, error) {
