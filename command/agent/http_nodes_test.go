@@ -94,9 +94,11 @@ func TestNodesEndpoints(t *testing.T) {
 		}
 	})
 
-	t.Run("node evaluate is not implemented yet", func(t *testing.T) {
+	t.Run("node evaluate creates an eval for the node's job", func(t *testing.T) {
 		resp, body := call(t, "POST", a.URL+"/v1/node/"+n1.ID+"/evaluate", nil)
-		requireStatus(t, resp, body, http.StatusNotImplemented, "not implemented")
+		requireStatus(t, resp, body, http.StatusOK, `"EvalIDs":["`)
+		resp, body = call(t, "POST", a.URL+"/v1/node/no-such-node/evaluate", nil)
+		requireStatus(t, resp, body, http.StatusNotFound, "not found")
 	})
 }
 
