@@ -27,6 +27,11 @@
 //   - The FSM owns the state store pointer (it changes on snapshot
 //     restore); everyone else reads it through Server.State().
 //   - heartbeater.run owns the queue of expired nodes; timers only feed it.
+//   - The periodic dispatcher (periodic*.go) owns its tracked jobs and its
+//     launch loop. establishLeadership enables it and rebuilds it from
+//     state (catching up a missed launch once); revokeLeadership disables
+//     it, which stops and waits for the loop. FSM hooks keep it in step
+//     with job registers and stops.
 //
 // Time comes from an injected Clock everywhere outside raft and the FSM, so
 // tests drive heartbeats, nack timeouts and delays with a FakeClock.

@@ -47,6 +47,9 @@ type fsmHooks interface {
 	CapacityChanged(nodeID, computedClass string, index uint64)
 	// JobStopped is told a job was stopped or purged.
 	JobStopped(namespace, jobID string)
+	// JobUpserted is told of a job as stored by a register, so the
+	// periodic dispatcher tracks, re-schedules or drops it.
+	JobUpserted(job *structs.Job)
 }
 
 type noopHooks struct{}
@@ -54,6 +57,7 @@ type noopHooks struct{}
 func (noopHooks) EvalsUpserted([]*structs.Evaluation)    {}
 func (noopHooks) CapacityChanged(string, string, uint64) {}
 func (noopHooks) JobStopped(string, string)              {}
+func (noopHooks) JobUpserted(*structs.Job)               {}
 
 // NewFSM returns an FSM over a fresh state store.
 func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {

@@ -15,6 +15,7 @@ func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
 			f.logger.Error("UpsertJob failed", "error", err)
 			return err
 		}
+		f.jobUpserted(req.Job)
 		return nil
 	}
 	// The job and its eval are one transaction, so no reader ever sees a
@@ -24,10 +25,19 @@ func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
 		f.logger.Error("UpsertJobWithEval failed", "error", err)
 		return err
 	}
+	f.jobUpserted(req.Job)
 	if eval, err := st.EvalByID(nil, req.Eval.ID); err == nil && eval != nil {
 		f.hooks.EvalsUpserted([]*structs.Evaluation{eval})
 	}
 	return nil
+}
+
+// jobUpserted hands the hooks the job as stored (with its indexes and
+// status), not as it arrived in the entry.
+func (f *FSM) jobUpserted(job *structs.Job) {
+	if stored, err := f.State().JobByID(nil, nsOrDefault(job.Namespace), job.ID); err == nil && stored != nil {
+		f.hooks.JobUpserted(stored)
+	}
 }
 
 func (f *FSM) applyJobDeregister(buf []byte, index uint64) any {

@@ -42,6 +42,11 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	}
 	if job.IsPeriodic() || job.IsParameterized() {
 		reply.Annotations = &structs.PlanAnnotations{DesiredTGUpdates: map[string]*structs.DesiredUpdates{}}
+		next, err := nextPeriodicLaunch(job, j.srv.Now())
+		if err != nil {
+			return errBadRequest("%v", err)
+		}
+		reply.NextPeriodicLaunch = next
 		return nil
 	}
 	latest, err := snap.LatestIndex()

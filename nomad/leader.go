@@ -54,6 +54,10 @@ func (s *Server) establishLeadership() error {
 	if err := s.restoreEvals(); err != nil {
 		return err
 	}
+	s.periodicDispatcher.SetEnabled(true)
+	if err := s.periodicDispatcher.Restore(s.State()); err != nil {
+		return err
+	}
 
 	applier := newPlanApplier(s, s.planQueue, s.logger.Named("plan_apply"), PlanApplierOptions{Workers: 2, GroupCommit: true})
 	s.goLeader(ctx, applier.run)
@@ -89,6 +93,7 @@ func (s *Server) revokeLeadership() {
 	}
 	cancel()
 	s.leaderWG.Wait()
+	s.periodicDispatcher.SetEnabled(false)
 	s.evalBroker.SetEnabled(false)
 	s.blockedEvals.SetEnabled(false)
 	s.planQueue.SetEnabled(false)
@@ -139,4 +144,11 @@ func (h *serverHooks) CapacityChanged(nodeID, class string, index uint64) {
 
 func (h *serverHooks) JobStopped(namespace, jobID string) {
 	h.s.blockedEvals.Untrack(namespace, jobID)
+	h.s.periodicDispatcher.Remove(namespace, jobID)
+}
+
+func (h *serverHooks) JobUpserted(job *structs.Job) {
+	if err := h.s.periodicDispatcher.Add(job); err != nil {
+		h.s.logger.Error("periodic dispatcher refused a job", "error", err)
+	}
 }

@@ -22,6 +22,16 @@ func (s *Server) setupLeaderComponents() error {
 	s.evalBroker = broker
 	s.blockedEvals = NewBlockedEvals(broker, BlockedEvalsConfig{Clock: s.clock, Logger: s.logger.Named("blocked_evals")})
 	s.planQueue = NewPlanQueue()
+	s.periodicDispatcher = NewPeriodicDispatch(PeriodicDispatchConfig{
+		Clock:         s.clock,
+		Logger:        s.logger.Named("periodic"),
+		State:         s.State,
+		CatchUpWindow: s.config.JobGCThreshold,
+		Register: func(req *structs.JobRegisterRequest) (uint64, error) {
+			idx, _, err := s.raftApply(structs.JobRegisterRequestType, req)
+			return idx, err
+		},
+	})
 	return nil
 }
 

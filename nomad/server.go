@@ -49,6 +49,8 @@ type Server struct {
 	planQueue    *PlanQueue
 	heartbeats   *heartbeater
 	workers      []*Worker
+	// periodicDispatcher launches periodic jobs' children while leading.
+	periodicDispatcher *PeriodicDispatch
 
 	leaderMu     sync.Mutex
 	leaderCancel context.CancelFunc
