@@ -279,3 +279,20 @@ func TestNodeEvaluateCreatesEvalsForTheNodesJobs(t *testing.T) {
 		t.Fatalf("an unknown node must be not found, got %v", err)
 	}
 }
+
+func TestPeriodicJobWithABadSpecIsRefused(t *testing.T) {
+	s := TestServer(t, nil)
+	WaitForLeader(t, 5*time.Second, s)
+	j := itJob("cron", 1)
+	j.Type = structs.JobTypeBatch
+	j.Periodic = &structs.PeriodicConfig{Enabled: true, Spec: "not a cron", SpecType: "cron"}
+	before, _ := s.State().LatestIndex()
+	var resp structs.JobRegisterResponse
+	err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: j}, &resp)
+	if err == nil || !strings.Contains(err.Error(), "bad request") {
+		t.Fatalf("want a bad request for an invalid cron spec, got %v", err)
+	}
+	if after, _ := s.State().LatestIndex(); after != before {
+		t.Fatal("a refused periodic job changed the state")
+	}
+}

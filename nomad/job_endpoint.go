@@ -31,6 +31,11 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if err := job.Validate(); err != nil {
 		return errBadRequest("%v", err)
 	}
+	if job.IsPeriodic() {
+		if err := ValidatePeriodic(job); err != nil {
+			return errBadRequest("%v", err)
+		}
+	}
 	if args.Namespace != "" && args.Namespace != job.Namespace && job.Namespace == structs.DefaultNamespace {
 		job.Namespace = args.Namespace
 	}
