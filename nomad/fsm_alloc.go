@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"fmt"
+
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -9,41 +11,76 @@ func (f *FSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 	decode(buf, &req, structs.AllocClientUpdateRequestType)
 	st := f.State()
 
-	// Note which allocs become client-terminal with this entry: their
-	// resources are released now (promise 1), so blocked evals may fit.
+	// The endpoint checked the node and the transitions on a read; state
+	// may have moved on before this entry applied (the node was marked
+	// disconnected, the alloc lost or unknown), so the checks that keep
+	// the reconnect order are made again here.
+	updates := make([]*structs.Allocation, 0, len(req.Alloc))
+	evals := append([]*structs.Evaluation(nil), req.Evals...)
+	hasEval := map[structs.NamespacedID]bool{}
+	for _, e := range evals {
+		hasEval[e.NamespacedJobID()] = true
+	}
 	freed := map[string]struct{}{}
+	nodes := map[string]*structs.Node{}
 	for _, update := range req.Alloc {
-		if !structs.ClientTerminalStatus(update.ClientStatus) {
-			continue
-		}
 		existing, err := st.AllocByID(nil, update.ID)
 		if err != nil {
 			return err
 		}
-		if existing != nil && !existing.ClientTerminalStatus() {
+		if existing == nil || existing.ClientTerminalStatus() {
+			continue // collected, or a late report about finished work
+		}
+		node, ok := nodes[existing.NodeID]
+		if !ok {
+			if node, err = st.NodeByID(nil, existing.NodeID); err != nil {
+				return err
+			}
+			nodes[existing.NodeID] = node
+		}
+		if node == nil || node.Status != structs.NodeStatusReady {
+			status := "gone"
+			if node != nil {
+				status = node.Status
+			}
+			return fmt.Errorf("node %s is %s, heartbeat first: %w", existing.NodeID, status, structs.ErrNodeNotReady)
+		}
+		// The report's time comes from the entry, never the FSM's clock.
+		u := update.Copy()
+		u.ModifyTime = req.UpdatedAt
+		updates = append(updates, u)
+		if structs.ClientTerminalStatus(u.ClientStatus) {
 			freed[existing.NodeID] = struct{}{}
 		}
+		key := existing.NamespacedJobID()
+		if existing.NeedsToReconnect() && u.ClientStatus != structs.AllocClientStatusUnknown && !hasEval[key] && existing.Job != nil {
+			// The endpoint read the alloc before it was marked unknown;
+			// the reconnect still needs its evaluation.
+			evals = append(evals, &structs.Evaluation{
+				ID: deterministicID("reconnect", fmt.Sprint(index), existing.ID), Namespace: existing.Namespace,
+				Priority: existing.Job.Priority, Type: existing.Job.Type, TriggeredBy: structs.EvalTriggerReconnect,
+				JobID: existing.JobID, NodeID: existing.NodeID, Status: structs.EvalStatusPending,
+				CreateTime: req.UpdatedAt, ModifyTime: req.UpdatedAt,
+			})
+			hasEval[key] = true
+		}
 	}
-	// The report's time comes from the entry, never the FSM's clock.
-	for _, u := range req.Alloc {
-		u.ModifyTime = req.UpdatedAt
-	}
-	if err := st.UpdateAllocsFromClient(index, req.Alloc); err != nil {
-		f.logger.Error("UpdateAllocsFromClient failed", "error", err)
-		return err
-	}
-	if len(req.Evals) > 0 {
-		if err := st.UpsertEvals(index, req.Evals); err != nil {
+	if len(updates) > 0 {
+		if err := st.UpdateAllocsFromClient(index, updates); err != nil {
+			f.logger.Error("UpdateAllocsFromClient failed", "error", err)
 			return err
 		}
-		f.hooks.EvalsUpserted(req.Evals)
+	}
+	if len(evals) > 0 {
+		if err := st.UpsertEvals(index, evals); err != nil {
+			return err
+		}
+		f.notifyEvals(st, evals)
 	}
 	for nodeID := range freed {
-		node, err := st.NodeByID(nil, nodeID)
-		if err != nil || node == nil {
-			continue
+		if node := nodes[nodeID]; node != nil {
+			f.hooks.CapacityChanged(node.ID, node.ComputedClass, index)
 		}
-		f.hooks.CapacityChanged(node.ID, node.ComputedClass, index)
 	}
 	return nil
 }
@@ -56,9 +93,7 @@ func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
 		f.logger.Error("UpsertPlanResults failed", "error", err)
 		return err
 	}
-	if len(req.PreemptionEvals) > 0 {
-		f.hooks.EvalsUpserted(req.PreemptionEvals)
-	}
+	f.notifyEvals(st, req.PreemptionEvals)
 	// A plan that marks allocs lost frees their resources.
 	freed := map[string]struct{}{}
 	for _, a := range req.AllocsStopped {
@@ -77,10 +112,11 @@ func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
 func (f *FSM) applyAllocDesiredTransition(buf []byte, index uint64) any {
 	var req structs.AllocUpdateDesiredTransitionRequest
 	decode(buf, &req, structs.AllocUpdateDesiredTransitionRequestType)
-	if err := f.State().UpdateAllocsDesiredTransitions(index, req.Allocs, req.Evals); err != nil {
+	st := f.State()
+	if err := st.UpdateAllocsDesiredTransitions(index, req.Allocs, req.Evals); err != nil {
 		return err
 	}
-	f.hooks.EvalsUpserted(req.Evals)
+	f.notifyEvals(st, req.Evals)
 	return nil
 }
 
@@ -95,9 +131,10 @@ func (f *FSM) applyAllocStop(buf []byte, index uint64) any {
 	if req.Eval != nil {
 		evals = append(evals, req.Eval)
 	}
-	if err := f.State().UpdateAllocsDesiredTransitions(index, map[string]*structs.DesiredTransition{req.AllocID: t}, evals); err != nil {
+	st := f.State()
+	if err := st.UpdateAllocsDesiredTransitions(index, map[string]*structs.DesiredTransition{req.AllocID: t}, evals); err != nil {
 		return err
 	}
-	f.hooks.EvalsUpserted(evals)
+	f.notifyEvals(st, evals)
 	return nil
 }

@@ -7,11 +7,12 @@ import (
 func (f *FSM) applyEvalUpdate(buf []byte, index uint64) any {
 	var req structs.EvalUpdateRequest
 	decode(buf, &req, structs.EvalUpdateRequestType)
-	if err := f.State().UpsertEvals(index, req.Evals); err != nil {
+	st := f.State()
+	if err := st.UpsertEvals(index, req.Evals); err != nil {
 		f.logger.Error("UpsertEvals failed", "error", err)
 		return err
 	}
-	f.hooks.EvalsUpserted(req.Evals)
+	f.notifyEvals(st, req.Evals)
 	return nil
 }
 
@@ -24,11 +25,12 @@ func (f *FSM) applyEvalDelete(buf []byte, index uint64) any {
 func (f *FSM) applyDeploymentStatusUpdate(buf []byte, index uint64) any {
 	var req structs.DeploymentStatusUpdateRequest
 	decode(buf, &req, structs.DeploymentStatusUpdateRequestType)
-	if err := f.State().UpdateDeploymentStatus(index, &req); err != nil {
+	st := f.State()
+	if err := st.UpdateDeploymentStatus(index, &req); err != nil {
 		return err
 	}
 	if req.Eval != nil {
-		f.hooks.EvalsUpserted([]*structs.Evaluation{req.Eval})
+		f.notifyEvals(st, []*structs.Evaluation{req.Eval})
 	}
 	return nil
 }

@@ -10,6 +10,21 @@ func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
 	var req structs.JobRegisterRequest
 	decode(buf, &req, structs.JobRegisterRequestType)
 	st := f.State()
+	if req.EnforceIndex {
+		// Raft applies entries one at a time, so this check and the write
+		// below are atomic with respect to every other registration.
+		existing, err := st.JobByID(nil, req.Job.Namespace, req.Job.ID)
+		if err != nil {
+			return err
+		}
+		var current uint64
+		if existing != nil {
+			current = existing.JobModifyIndex
+		}
+		if current != req.JobModifyIndex {
+			return fmt.Errorf("%w %d: job exists with conflicting job modify index: %d", structs.ErrIndexConflict, req.JobModifyIndex, current)
+		}
+	}
 	if req.Eval == nil {
 		if err := st.UpsertJob(index, req.Job); err != nil {
 			f.logger.Error("UpsertJob failed", "error", err)
@@ -47,10 +62,11 @@ func (f *FSM) applyJobDeregister(buf []byte, index uint64) any {
 		return err
 	}
 	if req.Eval != nil {
-		if err := f.State().UpsertEvals(index, []*structs.Evaluation{req.Eval}); err != nil {
+		st := f.State()
+		if err := st.UpsertEvals(index, []*structs.Evaluation{req.Eval}); err != nil {
 			return err
 		}
-		f.hooks.EvalsUpserted([]*structs.Evaluation{req.Eval})
+		f.notifyEvals(st, []*structs.Evaluation{req.Eval})
 	}
 	return nil
 }

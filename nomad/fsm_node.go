@@ -48,7 +48,7 @@ func (f *FSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 		if err := st.UpsertEvals(index, req.Evals); err != nil {
 			return err
 		}
-		f.hooks.EvalsUpserted(req.Evals)
+		f.notifyEvals(st, req.Evals)
 	}
 	if req.Status == structs.NodeStatusReady {
 		if node, err := st.NodeByID(nil, req.NodeID); err == nil && node != nil {
@@ -84,7 +84,7 @@ func (f *FSM) applyNodeUpdateEligibility(buf []byte, index uint64) any {
 		if err := st.UpsertEvals(index, req.Evals); err != nil {
 			return err
 		}
-		f.hooks.EvalsUpserted(req.Evals)
+		f.notifyEvals(st, req.Evals)
 	}
 	if req.Eligibility == structs.NodeSchedulingEligible {
 		if node, err := st.NodeByID(nil, req.NodeID); err == nil && node != nil {

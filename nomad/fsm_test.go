@@ -3,6 +3,7 @@ package nomad
 import (
 	"bytes"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -294,5 +295,78 @@ func TestFSMSnapshotRestoreRoundTrip(t *testing.T) {
 
 	if err := restored.Restore(io.NopCloser(bytes.NewReader([]byte{0xc1, 0x00}))); err == nil {
 		t.Fatal("a corrupt snapshot must be refused")
+	}
+}
+
+// The endpoint checks a client's report on a read; the FSM checks again at
+// apply time, because the node may have been marked disconnected and the
+// alloc unknown in between.
+func TestFSMClientReportChecksTheNodeAtApplyTime(t *testing.T) {
+	build := func() (*fsmLog, *structs.Allocation) {
+		l := &fsmLog{t: t}
+		job := fsmTestJob("web")
+		l.add(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: fsmTestNode("n1")})
+		l.add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: evalFor("e1", job, structs.EvalStatusPending)})
+		a := fsmTestAlloc("a1", "n1", job, "e1")
+		l.add(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{a}, Job: job, UpdatedAt: 1})
+		l.add(structs.AllocClientUpdateRequestType, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusRunning}}, UpdatedAt: 2})
+		return l, a
+	}
+	l, a := build()
+	f := testFSM(t)
+	l.applyTo(t, f)
+
+	// The node is marked disconnected and the alloc unknown...
+	unknown := a.Copy()
+	unknown.ClientStatus = structs.AllocClientStatusUnknown
+	unknown.AppendState(structs.AllocStateFieldClientStatus, structs.AllocClientStatusUnknown, time.Unix(100, 0))
+	more := &fsmLog{t: t, entries: nil}
+	more.add(structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: "n1", Status: structs.NodeStatusDisconnected, UpdatedAt: 100})
+	more.add(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{unknown}, UpdatedAt: 100})
+	// ...then a report the endpoint accepted earlier applies: refused.
+	more.add(structs.AllocClientUpdateRequestType, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusRunning}}, UpdatedAt: 101})
+	for i, e := range more.entries {
+		e.Index = uint64(100 + i)
+	}
+	f.Apply(more.entries[0])
+	f.Apply(more.entries[1])
+	resp := f.Apply(more.entries[2])
+	if err, ok := resp.(error); !ok || !strings.Contains(err.Error(), structs.ErrNodeNotReady.Error()) {
+		t.Fatalf("a report applied while the node is disconnected must be refused as not ready, got %v", resp)
+	}
+	if got, _ := f.State().AllocByID(nil, "a1"); got.ClientStatus != structs.AllocClientStatusUnknown {
+		t.Fatalf("a refused report changed the alloc to %s", got.ClientStatus)
+	}
+
+	// The node heartbeats; the report arrives without an eval (the
+	// endpoint read the alloc before it was unknown): the FSM adds the
+	// reconnect eval, with an ID every server derives the same way.
+	reconnect := func(f *FSM) *structs.Evaluation {
+		tail := &fsmLog{t: t}
+		tail.add(structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: "n1", Status: structs.NodeStatusReady, UpdatedAt: 200})
+		tail.add(structs.AllocClientUpdateRequestType, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusRunning}}, UpdatedAt: 201})
+		for i, e := range tail.entries {
+			e.Index = uint64(200 + i)
+			if resp := f.Apply(e); resp != nil {
+				t.Fatalf("entry %d: %v", i, resp)
+			}
+		}
+		evals, _ := f.State().EvalsByJob(nil, "default", "web")
+		for _, e := range evals {
+			if e.TriggeredBy == structs.EvalTriggerReconnect {
+				return e
+			}
+		}
+		t.Fatal("no reconnect eval was created")
+		return nil
+	}
+	e1 := reconnect(f)
+	other := testFSM(t)
+	l.applyTo(t, other)
+	other.Apply(more.entries[0])
+	other.Apply(more.entries[1])
+	other.Apply(more.entries[2])
+	if e2 := reconnect(other); e1.ID != e2.ID || e1.CreateTime != e2.CreateTime {
+		t.Fatalf("servers derived different reconnect evals: %s vs %s", e1.ID, e2.ID)
 	}
 }

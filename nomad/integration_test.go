@@ -296,3 +296,31 @@ func TestPeriodicJobWithABadSpecIsRefused(t *testing.T) {
 		t.Fatal("a refused periodic job changed the state")
 	}
 }
+
+func TestConcurrentCheckAndSetRegistrationsHaveOneWinner(t *testing.T) {
+	s := TestServer(t, nil)
+	WaitForLeader(t, 5*time.Second, s)
+	first := registerJob(t, s, itJob("cas", 1))
+	const writers = 8
+	errs := make(chan error, writers)
+	for i := 0; i < writers; i++ {
+		i := i
+		go func() {
+			var resp structs.JobRegisterResponse
+			errs <- s.RPC("Job.Register", &structs.JobRegisterRequest{Job: itJob("cas", 2+i), EnforceIndex: true, JobModifyIndex: first.JobModifyIndex}, &resp)
+		}()
+	}
+	wins := 0
+	for i := 0; i < writers; i++ {
+		err := <-errs
+		switch {
+		case err == nil:
+			wins++
+		case !strings.Contains(err.Error(), "conflicting job modify index"):
+			t.Fatalf("unexpected error: %v", err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d check-and-set registrations against the same index succeeded, want exactly 1", wins)
+	}
+}

@@ -68,7 +68,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	}
 	now := j.srv.Now()
 	job.SubmitTime = now.UnixNano()
-	req := &structs.JobRegisterRequest{Job: job, WriteRequest: args.WriteRequest}
+	// The check-and-set expectation travels in the entry: the FSM decides,
+	// so two racing registrations cannot both win.
+	req := &structs.JobRegisterRequest{Job: job, EnforceIndex: args.EnforceIndex, JobModifyIndex: args.JobModifyIndex, WriteRequest: args.WriteRequest}
 	if !job.IsPeriodic() && !job.IsParameterized() {
 		req.Eval = &structs.Evaluation{
 			ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
