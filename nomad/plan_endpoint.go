@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"fmt"
+
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -21,18 +23,14 @@ func (p *Plan) Submit(args *structs.PlanRequest, reply *structs.PlanResponse) er
 	if plan == nil {
 		return errBadRequest("plan is missing")
 	}
-	token, ok := p.srv.evalBroker.Outstanding(plan.EvalID)
-	if !ok {
-		return structs.ErrTokenMismatch
+	// Pausing the eval's nack timer is also the ownership check: it fails
+	// unless this token still holds the eval, so a worker whose eval timed
+	// out and went to another worker cannot commit a stale plan. Applying a
+	// large plan can take a while; the eval must not time out meanwhile.
+	if err := p.srv.evalBroker.PauseNackTimeout(plan.EvalID, plan.EvalToken); err != nil {
+		return fmt.Errorf("%w: plan for eval %s: %v", structs.ErrTokenMismatch, plan.EvalID, err)
 	}
-	if token != plan.EvalToken {
-		return structs.ErrTokenMismatch
-	}
-	// Applying a large plan can take a while; don't let the eval time out
-	// meanwhile.
-	if err := p.srv.evalBroker.PauseNackTimeout(plan.EvalID, plan.EvalToken); err == nil {
-		defer p.srv.evalBroker.ResumeNackTimeout(plan.EvalID, plan.EvalToken)
-	}
+	defer p.srv.evalBroker.ResumeNackTimeout(plan.EvalID, plan.EvalToken)
 	future, err := p.srv.planQueue.Enqueue(plan)
 	if err != nil {
 		return err

@@ -61,6 +61,13 @@ func (s *Server) forward(method string, info structs.RPCInfo, args, reply any) (
 		// until we are ready, so answer here.
 		return false, nil
 	}
+	if info.IsForwarded() {
+		// Another server sent this here believing we lead, and we know of
+		// a different leader: sending it on could bounce it between
+		// servers with stale views. The caller retries once the election
+		// settles.
+		return true, structs.ErrNoLeader
+	}
 	info.SetForwarded()
 	ctx, cancel := context.WithTimeout(s.ctx, maxQueryTime+time.Minute)
 	defer cancel()

@@ -81,7 +81,7 @@ func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updat
 // the node out of scheduling.
 func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, updatedAt int64, event *structs.NodeEvent) error {
 	return s.updateNode(index, nodeID, event, func(n *structs.Node) error {
-		at := time.Unix(0, updatedAt).UTC()
+		at := time.Unix(updatedAt, 0).UTC() // updatedAt is Unix seconds, like StatusUpdatedAt
 		wasDraining := n.DrainStrategy != nil
 		if drain != nil {
 			d := *drain
