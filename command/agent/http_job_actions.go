@@ -115,3 +115,17 @@ func (s *httpAPI) jobStable(w http.ResponseWriter, r *http.Request) (any, error)
 	setIndex(w, out.Index)
 	return &out, nil
 }
+
+// jobPeriodicForce serves PUT /v1/job/:id/periodic/force: it launches a
+// periodic job's child now and answers the child's evaluation, as
+// {"EvalID": ..., "EvalCreateIndex": ..., "Index": ...}.
+func (s *httpAPI) jobPeriodicForce(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.PeriodicForceRequest{JobID: r.PathValue("id")}
+	s.parseWrite(r, &args.WriteRequest)
+	var out structs.PeriodicForceResponse
+	if err := s.rpc.RPC("Job.PeriodicForce", &args, &out); err != nil {
+		return nil, err
+	}
+	setIndex(w, out.Index)
+	return &out, nil
+}

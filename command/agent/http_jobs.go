@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/jobspec"
+	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -15,6 +18,7 @@ func (s *httpAPI) routeJobs(mux *http.ServeMux) {
 	s.handle(mux, "/v1/jobs", s.jobsList, read...)
 	s.handle(mux, "/v1/jobs", s.jobRegister, write...)
 	s.handle(mux, "/v1/jobs/parse", s.jobsParse, write...)
+	s.handle(mux, "/v1/validate/job", s.jobValidate, write...)
 	s.handle(mux, "/v1/job/{id}", s.jobGet, read...)
 	s.handle(mux, "/v1/job/{id}", s.jobRegister, write...)
 	s.handle(mux, "/v1/job/{id}", s.jobDeregister, http.MethodDelete)
@@ -28,6 +32,7 @@ func (s *httpAPI) routeJobs(mux *http.ServeMux) {
 	s.handle(mux, "/v1/job/{id}/plan", s.jobPlan, write...)
 	s.handle(mux, "/v1/job/{id}/revert", s.jobRevert, write...)
 	s.handle(mux, "/v1/job/{id}/stable", s.jobStable, write...)
+	s.handle(mux, "/v1/job/{id}/periodic/force", s.jobPeriodicForce, write...)
 }
 
 func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -82,6 +87,16 @@ func (s *httpAPI) jobRegister(w http.ResponseWriter, r *http.Request) (any, erro
 // structJob turns a submitted api.Job into the server's form. The job's
 // namespace and region default to the request's, as in Nomad.
 func (s *httpAPI) structJob(r *http.Request, j *api.Job, wr api.WriteRequest) (*structs.Job, error) {
+	job := s.convertJob(r, j, wr)
+	if err := job.Validate(); err != nil {
+		return nil, badRequest("invalid job: %v", err)
+	}
+	return job, nil
+}
+
+// convertJob fills the job's namespace and region from the request,
+// canonicalizes it and converts it, without validating.
+func (s *httpAPI) convertJob(r *http.Request, j *api.Job, wr api.WriteRequest) *structs.Job {
 	if j.Namespace == nil || *j.Namespace == "" {
 		ns := wr.Namespace
 		if ns == "" {
@@ -99,10 +114,38 @@ func (s *httpAPI) structJob(r *http.Request, j *api.Job, wr api.WriteRequest) (*
 	j.Canonicalize()
 	job := ApiJobToStructJob(j)
 	job.Canonicalize()
-	if err := job.Validate(); err != nil {
-		return nil, badRequest("invalid job: %v", err)
+	return job
+}
+
+// jobValidate serves PUT /v1/validate/job: it checks a job as a register
+// would, without registering it. Like Nomad it answers 200 for an invalid
+// job, listing the problems; only a body without a job is a 400.
+// DriverConfigValidated is true as in Nomad, whose servers do not run
+// drivers either: task configs are checked when a client starts the task.
+func (s *httpAPI) jobValidate(w http.ResponseWriter, r *http.Request) (any, error) {
+	var body api.JobValidateRequest
+	if err := decodeBody(r, &body); err != nil {
+		return nil, err
 	}
-	return job, nil
+	if body.Job == nil {
+		return nil, badRequest("request body has no Job (expected {\"Job\": {...}})")
+	}
+	job := s.convertJob(r, body.Job, body.WriteRequest)
+	out := &api.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}}
+	err := job.Validate()
+	if err == nil {
+		err = nomad.ValidatePeriodic(job)
+	}
+	if err != nil {
+		var ve *structs.ValidationError
+		if errors.As(err, &ve) {
+			out.ValidationErrors = append(out.ValidationErrors, ve.Problems...)
+		} else {
+			out.ValidationErrors = append(out.ValidationErrors, err.Error())
+		}
+		out.Error = err.Error()
+	}
+	return out, nil
 }
 
 // jobsParse serves POST /v1/jobs/parse: a job file in, its api.Job out.
@@ -246,7 +289,29 @@ func (s *httpAPI) jobVersions(w http.ResponseWriter, r *http.Request) (any, erro
 	if len(out.Versions) == 0 {
 		return nil, notFound("job %q not found", args.JobID)
 	}
+	if args.Diffs && len(out.Diffs) == 0 {
+		diffs, err := versionDiffs(out.Versions)
+		if err != nil {
+			return nil, err
+		}
+		out.Diffs = diffs
+	}
 	return &out, nil
+}
+
+// versionDiffs computes what Nomad answers for ?diffs=true when the server
+// has not: for versions newest first, Diffs[i] is the change from
+// versions[i+1] to versions[i], with unchanged fields for context.
+func versionDiffs(versions []*structs.Job) ([]*structs.JobDiff, error) {
+	var diffs []*structs.JobDiff
+	for i := 0; i+1 < len(versions); i++ {
+		d, err := versions[i+1].Diff(versions[i], true)
+		if err != nil {
+			return nil, fmt.Errorf("diffing job versions %d and %d: %w", versions[i+1].Version, versions[i].Version, err)
+		}
+		diffs = append(diffs, d)
+	}
+	return diffs, nil
 }
 
 func (s *httpAPI) jobDeployments(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -201,7 +201,18 @@ func (s *httpAPI) nodeEvaluate(w http.ResponseWriter, r *http.Request) (any, err
 	}
 	setIndex(w, max(out.Index, out.EvalCreateIndex))
 	out.EvalIDs = nonNil(out.EvalIDs)
-	return &out, nil
+	resp := &nodeEvaluateResponse{NodeUpdateResponse: out}
+	if len(out.EvalIDs) > 0 {
+		resp.EvalID = out.EvalIDs[0]
+	}
+	return resp, nil
+}
+
+// nodeEvaluateResponse adds EvalID, the first of EvalIDs, which is what
+// Nomad's Go client reads (Nodes().ForceEvaluate).
+type nodeEvaluateResponse struct {
+	structs.NodeUpdateResponse
+	EvalID string
 }
 
 func (s *httpAPI) nodePurge(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -33,23 +33,31 @@ func newClient(cfg *clientconfig.Config) (clientHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return droverClient{c}, nil
+	return &droverClient{Client: c}, nil
 }
 
 // droverClient adapts *client.Client to clientHandle.
-type droverClient struct{ *client.Client }
+type droverClient struct {
+	*client.Client
+	usage usageConverter
+}
 
-// AllocStats returns the alloc's usage as a JSON-encodable value.
-func (c droverClient) AllocStats(allocID string) (any, error) {
+// AllocStats returns the alloc's usage in Nomad's AllocResourceUsage
+// shape (see alloc_stats.go).
+func (c *droverClient) AllocStats(allocID string) (any, error) {
 	u, err := c.Client.AllocStats(allocID)
 	if err != nil {
 		return nil, err
 	}
-	return u, nil
+	var mhz float64
+	if n := c.Client.Node(); n != nil {
+		mhz = mhzPerCore(n.Attributes)
+	}
+	return c.usage.convert(allocID, u, mhz), nil
 }
 
 // Shutdown stops the client and waits for it.
-func (c droverClient) Shutdown() error {
+func (c *droverClient) Shutdown() error {
 	c.Client.Shutdown()
 	return nil
 }

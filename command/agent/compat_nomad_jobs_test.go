@@ -1,0 +1,353 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	nomadapi "github.com/hashicorp/nomad/api"
+)
+
+// nomadClient returns Nomad's own API client pointed at a test agent.
+func nomadClient(t *testing.T, a *TestAgent) *nomadapi.Client {
+	t.Helper()
+	c, err := nomadapi.NewClient(&nomadapi.Config{Address: a.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// richNomadJob is a service job built with Nomad's api types using most of
+// the blocks a real job file has: networks with dynamic and static ports,
+// constraints, affinities, spreads, restart/reschedule/update/migrate/
+// disconnect blocks, meta, env, services with checks, ephemeral disk and
+// logs. Its one task runs on the mock driver and prints out.
+func richNomadJob(id, out string) *nomadapi.Job {
+	job := nomadapi.NewServiceJob(id, id, "global", 55).AddDatacenter("dc1")
+	job.Constrain(nomadapi.NewConstraint("${attr.kernel.name}", "is_set", ""))
+	job.AddAffinity(nomadapi.NewAffinity("${node.datacenter}", "=", "dc1", 50))
+	job.AddSpread(nomadapi.NewSpread("${node.datacenter}", 50, []*nomadapi.SpreadTarget{nomadapi.NewSpreadTarget("dc1", 100)}))
+	job.SetMeta("owner", "compat")
+	job.Update = &nomadapi.UpdateStrategy{
+		Stagger:          ptr(15 * time.Second),
+		MaxParallel:      ptr(1),
+		HealthCheck:      ptr("task_states"),
+		MinHealthyTime:   ptr(time.Second),
+		HealthyDeadline:  ptr(time.Minute),
+		ProgressDeadline: ptr(10 * time.Minute),
+		AutoRevert:       ptr(false),
+		Canary:           ptr(0),
+	}
+
+	task := nomadapi.NewTask("app", "mock_driver").
+		SetConfig("run_for", "1h").
+		SetConfig("stdout_string", out)
+	task.Require(&nomadapi.Resources{CPU: ptr(100), MemoryMB: ptr(64)})
+	task.Env = map[string]string{"GREETING": "hello"}
+	task.SetMeta("task_meta", "t")
+	task.SetLogConfig(&nomadapi.LogConfig{MaxFiles: ptr(3), MaxFileSizeMB: ptr(5)})
+	task.KillTimeout = ptr(3 * time.Second)
+	task.Constrain(nomadapi.NewConstraint("${attr.kernel.name}", "is_set", ""))
+
+	tg := nomadapi.NewTaskGroup("web", 1)
+	tg.Constrain(nomadapi.NewConstraint("${node.datacenter}", "=", "dc1"))
+	tg.AddAffinity(nomadapi.NewAffinity("${node.class}", "!=", "gpu", -20))
+	tg.SetMeta("group_meta", "g")
+	tg.Networks = []*nomadapi.NetworkResource{{
+		Mode:          "host",
+		DynamicPorts:  []nomadapi.Port{{Label: "http", To: 8080}},
+		ReservedPorts: []nomadapi.Port{{Label: "admin", Value: 23456}},
+	}}
+	tg.RestartPolicy = &nomadapi.RestartPolicy{
+		Attempts: ptr(2), Interval: ptr(30 * time.Minute), Delay: ptr(15 * time.Second), Mode: ptr("fail"),
+	}
+	tg.ReschedulePolicy = &nomadapi.ReschedulePolicy{
+		Attempts: ptr(0), Interval: ptr(time.Duration(0)), Delay: ptr(30 * time.Second),
+		DelayFunction: ptr("exponential"), MaxDelay: ptr(time.Hour), Unlimited: ptr(true),
+	}
+	tg.Migrate = &nomadapi.MigrateStrategy{
+		MaxParallel: ptr(1), HealthCheck: ptr("checks"), MinHealthyTime: ptr(10 * time.Second), HealthyDeadline: ptr(5 * time.Minute),
+	}
+	tg.Disconnect = &nomadapi.DisconnectStrategy{LostAfter: ptr(5 * time.Minute), Reconcile: ptr("best_score")}
+	tg.EphemeralDisk = &nomadapi.EphemeralDisk{SizeMB: ptr(150), Sticky: ptr(true)}
+	tg.Services = []*nomadapi.Service{{
+		Name:      "web",
+		PortLabel: "http",
+		Provider:  "nomad",
+		Tags:      []string{"v1"},
+		Checks: []nomadapi.ServiceCheck{{
+			Name: "alive", Type: "http", Path: "/health", Interval: 10 * time.Second, Timeout: 2 * time.Second,
+		}},
+	}}
+	tg.AddTask(task)
+	job.AddTaskGroup(tg)
+	return job
+}
+
+// TestNomadClientJobs drives the job endpoints with Nomad's client: every
+// call succeeds and answers what Drover holds.
+func TestNomadClientJobs(t *testing.T) {
+	a := NewTestAgent(t, nil)
+	c := nomadClient(t, a)
+	jobs := c.Jobs()
+
+	job := richNomadJob("rich", "rich output\n")
+	reg, wm, err := jobs.Register(job, nil)
+	if err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	if reg.EvalID == "" || reg.EvalCreateIndex == 0 || reg.JobModifyIndex == 0 || wm.LastIndex == 0 {
+		t.Fatalf("register response: %+v %+v", reg, wm)
+	}
+
+	// Info: everything submitted comes back.
+	got, qm, err := jobs.Info("rich", nil)
+	if err != nil {
+		t.Fatalf("info: %v", err)
+	}
+	if qm.LastIndex == 0 || !qm.KnownLeader {
+		t.Fatalf("info query meta: %+v", qm)
+	}
+	checkRichJob(t, got)
+
+	// List and PrefixList.
+	other := nomadapi.NewBatchJob("other", "other", "global", 50).AddDatacenter("dc1")
+	other.AddTaskGroup(nomadapi.NewTaskGroup("g", 1).AddTask(
+		nomadapi.NewTask("t", "mock_driver").SetConfig("run_for", "10ms").Require(&nomadapi.Resources{CPU: ptr(50), MemoryMB: ptr(32)})))
+	if _, _, err := jobs.Register(other, nil); err != nil {
+		t.Fatalf("register other: %v", err)
+	}
+	stubs, _, err := jobs.List(nil)
+	if err != nil || len(stubs) != 2 || stubs[0].ID != "other" || stubs[1].ID != "rich" {
+		t.Fatalf("list: %v %+v", err, stubs)
+	}
+	if s := stubs[1]; s.Type != "service" || s.Priority != 55 || s.Name != "rich" || s.JobSummary == nil ||
+		len(s.Datacenters) != 1 || s.Namespace != "default" || s.SubmitTime == 0 {
+		t.Fatalf("list stub: %+v", s)
+	}
+	stubs, _, err = jobs.PrefixList("ri")
+	if err != nil || len(stubs) != 1 || stubs[0].ID != "rich" {
+		t.Fatalf("prefix list: %v %+v", err, stubs)
+	}
+
+	// Allocations, Summary once running.
+	var allocs []*nomadapi.AllocationListStub
+	waitUntil(t, "the rich job's alloc to run", func() bool {
+		allocs, _, err = jobs.Allocations("rich", true, nil)
+		if err != nil {
+			t.Fatalf("allocations: %v", err)
+		}
+		return len(allocs) == 1 && allocs[0].ClientStatus == "running"
+	})
+	if s := allocs[0]; s.JobID != "rich" || s.TaskGroup != "web" || s.NodeID != a.NodeID() || s.JobVersion != 0 ||
+		s.TaskStates["app"] == nil || s.TaskStates["app"].State != "running" || s.CreateTime == 0 || s.Namespace != "default" {
+		t.Fatalf("alloc stub: %+v", s)
+	}
+	sum, _, err := jobs.Summary("rich", nil)
+	if err != nil || sum.JobID != "rich" || sum.Namespace != "default" || sum.Summary["web"].Running != 1 || sum.CreateIndex == 0 {
+		t.Fatalf("summary: %v %+v", err, sum)
+	}
+
+	// Evaluations.
+	evals, _, err := jobs.Evaluations("rich", nil)
+	if err != nil || len(evals) == 0 {
+		t.Fatalf("evaluations: %v %+v", err, evals)
+	}
+	found := false
+	for _, e := range evals {
+		if e.ID == reg.EvalID {
+			found = true
+			if e.JobID != "rich" || e.TriggeredBy != "job-register" || e.Type != "service" || e.Status != "complete" {
+				t.Fatalf("register eval: %+v", e)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("register eval %s missing from %+v", reg.EvalID, evals)
+	}
+
+	// Deployments: a service job with an update block gets one.
+	deps, _, err := jobs.Deployments("rich", false, nil)
+	if err != nil {
+		t.Fatalf("deployments: %v", err)
+	}
+	latest, _, err := jobs.LatestDeployment("rich", nil)
+	if err != nil {
+		t.Fatalf("latest deployment: %v", err)
+	}
+	if latest != nil {
+		if latest.JobID != "rich" || len(deps) == 0 || deps[0].ID != latest.ID || latest.TaskGroups["web"] == nil {
+			t.Fatalf("deployments %+v, latest %+v", deps, latest)
+		}
+	}
+
+	// Plan with diff: a changed count is an edited job.
+	changed := richNomadJob("rich", "rich output\n")
+	changed.TaskGroups[0].Count = ptr(2)
+	// Two allocs on the one node cannot share the static port.
+	changed.TaskGroups[0].Networks[0].ReservedPorts = nil
+	plan, _, err := jobs.Plan(changed, true, nil)
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	if plan.Diff == nil || plan.Diff.Type != "Edited" || plan.Diff.ID != "rich" || plan.Annotations == nil ||
+		plan.Annotations.DesiredTGUpdates["web"] == nil || plan.Annotations.DesiredTGUpdates["web"].Place == 0 || plan.JobModifyIndex == 0 {
+		t.Fatalf("plan: %+v diff %+v annotations %+v", plan, plan.Diff, plan.Annotations)
+	}
+	if len(plan.Diff.TaskGroups) != 1 || plan.Diff.TaskGroups[0].Name != "web" || plan.Diff.TaskGroups[0].Type != "Edited" {
+		t.Fatalf("plan group diffs: %+v", plan.Diff.TaskGroups)
+	}
+
+	// RegisterOpts with EnforceIndex: a stale index is refused, the current
+	// one accepted.
+	_, _, err = jobs.RegisterOpts(changed, &nomadapi.RegisterOptions{EnforceIndex: true, ModifyIndex: 1}, nil)
+	if err == nil || !strings.Contains(err.Error(), "modify index") {
+		t.Fatalf("register with a stale index: want an error, got %v", err)
+	}
+	reg2, _, err := jobs.RegisterOpts(changed, &nomadapi.RegisterOptions{EnforceIndex: true, ModifyIndex: *got.JobModifyIndex}, nil)
+	if err != nil || reg2.EvalID == "" {
+		t.Fatalf("register with the current index: %v %+v", err, reg2)
+	}
+
+	// Versions, with and without diffs.
+	versions, diffs, _, err := jobs.Versions("rich", false, nil)
+	if err != nil || len(versions) != 2 || *versions[0].Version != 1 || *versions[1].Version != 0 || diffs != nil {
+		t.Fatalf("versions: %v %d %+v", err, len(versions), diffs)
+	}
+	if *versions[0].TaskGroups[0].Count != 2 || *versions[1].TaskGroups[0].Count != 1 {
+		t.Fatalf("version counts: %d %d", *versions[0].TaskGroups[0].Count, *versions[1].TaskGroups[0].Count)
+	}
+	versions, diffs, _, err = jobs.Versions("rich", true, nil)
+	if err != nil || len(versions) != 2 || len(diffs) != 1 || diffs[0].Type != "Edited" {
+		t.Fatalf("versions with diffs: %v %d %+v", err, len(versions), diffs)
+	}
+	waitUntil(t, "two allocs running", func() bool {
+		sum, _, err = jobs.Summary("rich", nil)
+		return err == nil && sum.Summary["web"].Running == 2
+	})
+
+	// Stable, then Revert to version 0.
+	st, wm, err := jobs.Stable("rich", 1, true, nil)
+	if err != nil || st == nil || wm.LastIndex == 0 {
+		t.Fatalf("stable: %v %+v %+v", err, st, wm)
+	}
+	got, _, err = jobs.Info("rich", nil)
+	if err != nil || !*got.Stable || *got.Version != 1 {
+		t.Fatalf("stable job: %v %+v", err, got)
+	}
+	rev, _, err := jobs.Revert("rich", 0, ptr(uint64(1)), nil, "", "")
+	if err != nil || rev.EvalID == "" {
+		t.Fatalf("revert: %v %+v", err, rev)
+	}
+	got, _, err = jobs.Info("rich", nil)
+	if err != nil || *got.Version != 2 || *got.TaskGroups[0].Count != 1 {
+		t.Fatalf("reverted job: %v %+v", err, got)
+	}
+	if _, _, err := jobs.Revert("rich", 0, ptr(uint64(1)), nil, "", ""); err == nil {
+		t.Fatal("revert with a wrong prior version: want an error")
+	}
+
+	// ForceEvaluate.
+	evalID, _, err := jobs.ForceEvaluate("rich", nil)
+	if err != nil || evalID == "" {
+		t.Fatalf("force evaluate: %v %q", err, evalID)
+	}
+
+	// Deregister without purge keeps the job, stopped; with purge drops it.
+	evalID, wm, err = jobs.Deregister("rich", false, nil)
+	if err != nil || evalID == "" || wm.LastIndex == 0 {
+		t.Fatalf("deregister: %v %q %+v", err, evalID, wm)
+	}
+	got, _, err = jobs.Info("rich", nil)
+	if err != nil || !*got.Stop {
+		t.Fatalf("stopped job: %v %+v", err, got)
+	}
+	if _, _, err := jobs.Deregister("rich", true, nil); err != nil {
+		t.Fatalf("purge: %v", err)
+	}
+	if _, _, err := jobs.Info("rich", nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("purged job: want a 404, got %v", err)
+	}
+	if _, _, err := jobs.DeregisterOpts("other", &nomadapi.DeregisterOptions{Purge: true, NoShutdownDelay: true}, nil); err != nil {
+		t.Fatalf("deregister opts: %v", err)
+	}
+	stubs, _, err = jobs.List(nil)
+	if err != nil || len(stubs) != 0 {
+		t.Fatalf("list after purges: %v %+v", err, stubs)
+	}
+}
+
+// checkRichJob checks that what Nomad's client decodes from Drover is the
+// job richNomadJob built.
+func checkRichJob(t *testing.T, got *nomadapi.Job) {
+	t.Helper()
+	fail := func(what string, v any) { t.Helper(); t.Fatalf("job info: %s: %+v", what, v) }
+	if *got.ID != "rich" || *got.Type != "service" || *got.Priority != 55 || *got.Region != "global" ||
+		*got.Namespace != "default" || *got.Status == "" || got.SubmitTime == nil || *got.SubmitTime == 0 ||
+		*got.Version != 0 || *got.CreateIndex == 0 || *got.JobModifyIndex == 0 {
+		fail("header", got)
+	}
+	if len(got.Constraints) != 1 || got.Constraints[0].LTarget != "${attr.kernel.name}" || got.Constraints[0].Operand != "is_set" {
+		fail("constraints", got.Constraints)
+	}
+	if len(got.Affinities) != 1 || got.Affinities[0].RTarget != "dc1" || *got.Affinities[0].Weight != 50 {
+		fail("affinities", got.Affinities)
+	}
+	if len(got.Spreads) != 1 || *got.Spreads[0].Weight != 50 || len(got.Spreads[0].SpreadTarget) != 1 || got.Spreads[0].SpreadTarget[0].Percent != 100 {
+		fail("spreads", got.Spreads)
+	}
+	if got.Meta["owner"] != "compat" {
+		fail("meta", got.Meta)
+	}
+	if u := got.Update; u == nil || *u.MaxParallel != 1 || *u.Stagger != 15*time.Second || *u.HealthCheck != "task_states" {
+		fail("update", got.Update)
+	}
+	if len(got.TaskGroups) != 1 {
+		fail("groups", got.TaskGroups)
+	}
+	tg := got.TaskGroups[0]
+	if *tg.Name != "web" || *tg.Count != 1 || len(tg.Constraints) != 1 || len(tg.Affinities) != 1 || *tg.Affinities[0].Weight != -20 || tg.Meta["group_meta"] != "g" {
+		fail("group", tg)
+	}
+	if len(tg.Networks) != 1 || len(tg.Networks[0].DynamicPorts) != 1 || tg.Networks[0].DynamicPorts[0].Label != "http" ||
+		tg.Networks[0].DynamicPorts[0].To != 8080 || len(tg.Networks[0].ReservedPorts) != 1 || tg.Networks[0].ReservedPorts[0].Value != 23456 {
+		fail("networks", tg.Networks)
+	}
+	if r := tg.RestartPolicy; r == nil || *r.Attempts != 2 || *r.Interval != 30*time.Minute || *r.Delay != 15*time.Second || *r.Mode != "fail" {
+		fail("restart", tg.RestartPolicy)
+	}
+	if r := tg.ReschedulePolicy; r == nil || *r.DelayFunction != "exponential" || !*r.Unlimited || *r.MaxDelay != time.Hour {
+		fail("reschedule", tg.ReschedulePolicy)
+	}
+	if m := tg.Migrate; m == nil || *m.HealthCheck != "checks" || *m.MinHealthyTime != 10*time.Second {
+		fail("migrate", tg.Migrate)
+	}
+	if d := tg.Disconnect; d == nil || d.LostAfter == nil || *d.LostAfter != 5*time.Minute || *d.Reconcile != "best_score" {
+		fail("disconnect", tg.Disconnect)
+	}
+	if e := tg.EphemeralDisk; e == nil || *e.SizeMB != 150 || !*e.Sticky {
+		fail("ephemeral disk", tg.EphemeralDisk)
+	}
+	if len(tg.Services) != 1 || tg.Services[0].Name != "web" || tg.Services[0].PortLabel != "http" || tg.Services[0].Provider != "nomad" ||
+		len(tg.Services[0].Checks) != 1 || tg.Services[0].Checks[0].Path != "/health" || tg.Services[0].Checks[0].Interval != 10*time.Second {
+		fail("services", tg.Services)
+	}
+	if u := tg.Update; u == nil || *u.MaxParallel != 1 {
+		fail("group update", tg.Update)
+	}
+	if len(tg.Tasks) != 1 {
+		fail("tasks", tg.Tasks)
+	}
+	task := tg.Tasks[0]
+	if task.Name != "app" || task.Driver != "mock_driver" || task.Config["run_for"] != "1h" || task.Env["GREETING"] != "hello" ||
+		task.Meta["task_meta"] != "t" || *task.KillTimeout != 3*time.Second || len(task.Constraints) != 1 {
+		fail("task", task)
+	}
+	if r := task.Resources; r == nil || *r.CPU != 100 || *r.MemoryMB != 64 {
+		fail("resources", task.Resources)
+	}
+	if l := task.LogConfig; l == nil || *l.MaxFiles != 3 || *l.MaxFileSizeMB != 5 {
+		fail("logs", task.LogConfig)
+	}
+}
