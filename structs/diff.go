@@ -334,7 +334,55 @@ func anyString(v reflect.Value) (string, bool) {
 	if v.Kind() == reflect.Slice || v.Kind() == reflect.Map {
 		return strings.TrimSpace(fmt.Sprintf("%v", v.Interface())), true
 	}
+	if v.Kind() == reflect.Struct {
+		return structString(v), true
+	}
 	return fmt.Sprint(v.Interface()), true
+}
+
+// structString prints a struct as %v does, except that pointers are
+// followed: %v prints a nested pointer as its address, which differs
+// between two equal values (a map of volumes whose requests have mount
+// options would always diff as edited).
+func structString(v reflect.Value) string {
+	var b strings.Builder
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if v.IsNil() {
+				b.WriteString("<nil>")
+				return
+			}
+			walk(v.Elem())
+		case reflect.Struct:
+			b.WriteString("{")
+			for i := 0; i < v.NumField(); i++ {
+				if i > 0 {
+					b.WriteString(" ")
+				}
+				walk(v.Field(i))
+			}
+			b.WriteString("}")
+		case reflect.Slice, reflect.Array:
+			b.WriteString("[")
+			for i := 0; i < v.Len(); i++ {
+				if i > 0 {
+					b.WriteString(" ")
+				}
+				walk(v.Index(i))
+			}
+			b.WriteString("]")
+		default:
+			if v.CanInterface() {
+				fmt.Fprint(&b, v.Interface())
+			} else {
+				fmt.Fprint(&b, v)
+			}
+		}
+	}
+	walk(v)
+	return b.String()
 }
 
 func wrapObject(name string, hadOld, hasNew bool, fields []*FieldDiff, objects []*ObjectDiff, contextual bool) []*ObjectDiff {

@@ -75,6 +75,9 @@ func (n *NetworkResource) Copy() *NetworkResource {
 	c.DynamicPorts = append([]Port(nil), n.DynamicPorts...)
 	if n.DNS != nil {
 		d := *n.DNS
+		d.Servers = copyStrings(d.Servers)
+		d.Searches = copyStrings(d.Searches)
+		d.Options = copyStrings(d.Options)
 		c.DNS = &d
 	}
 	return &c

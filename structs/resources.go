@@ -11,6 +11,17 @@ type Resources struct {
 	DiskMB      int
 	IOPS        int
 	Networks    Networks
+	// Devices are `device` requests, kept as data: Drover does not
+	// fingerprint or schedule devices.
+	Devices []*RequestedDevice
+}
+
+// RequestedDevice is a `device` block of a task's resources.
+type RequestedDevice struct {
+	Name        string
+	Count       uint64
+	Constraints []*Constraint
+	Affinities  []*Affinity
 }
 
 // Defaults used when a task leaves a resources field unset.
@@ -40,6 +51,15 @@ func (r *Resources) Copy() *Resources {
 	}
 	c := *r
 	c.Networks = r.Networks.Copy()
+	if r.Devices != nil {
+		c.Devices = make([]*RequestedDevice, len(r.Devices))
+		for i, d := range r.Devices {
+			dc := *d
+			dc.Constraints = copyConstraints(d.Constraints)
+			dc.Affinities = copyAffinities(d.Affinities)
+			c.Devices[i] = &dc
+		}
+	}
 	return &c
 }
 

@@ -183,10 +183,18 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		c.Volumes = make(map[string]*VolumeRequest, len(tg.Volumes))
 		for k, v := range tg.Volumes {
 			vc := *v
+			if v.MountOptions != nil {
+				mo := *v.MountOptions
+				mo.MountFlags = copyStrings(mo.MountFlags)
+				vc.MountOptions = &mo
+			}
 			c.Volumes[k] = &vc
 		}
 	}
 	c.Disconnect = tg.Disconnect.Copy()
+	c.ShutdownDelay = copyPtr(tg.ShutdownDelay)
+	c.StopAfterClientDisconnect = copyPtr(tg.StopAfterClientDisconnect)
+	c.MaxClientDisconnect = copyPtr(tg.MaxClientDisconnect)
 	return &c
 }
 
@@ -221,6 +229,27 @@ type Task struct {
 	ShutdownDelay time.Duration
 	KillSignal    string
 	Lifecycle     *TaskLifecycleConfig
+	// DispatchPayload, VolumeMounts and Kind are kept as data: Drover
+	// does not dispatch parameterized jobs or mount volumes yet, but a job
+	// read back shows what was submitted.
+	DispatchPayload *DispatchPayloadConfig
+	VolumeMounts    []*VolumeMount
+	Kind            string
+}
+
+// DispatchPayloadConfig is a task's `dispatch_payload` block (kept as
+// data).
+type DispatchPayloadConfig struct {
+	File string
+}
+
+// VolumeMount is a task's `volume_mount` block (kept as data).
+type VolumeMount struct {
+	Volume          string
+	Destination     string
+	ReadOnly        bool
+	PropagationMode string
+	SELinuxLabel    string
 }
 
 // DefaultKillTimeout is how long a task gets between its kill signal and
@@ -325,6 +354,25 @@ func (t *Task) Copy() *Task {
 		l := *t.Lifecycle
 		c.Lifecycle = &l
 	}
+	if t.Artifacts != nil {
+		for _, a := range c.Artifacts {
+			a.GetterHeaders = copyStringMap(a.GetterHeaders)
+		}
+	}
+	for _, tm := range c.Templates {
+		tm.copyRefs()
+	}
+	if t.DispatchPayload != nil {
+		d := *t.DispatchPayload
+		c.DispatchPayload = &d
+	}
+	if t.VolumeMounts != nil {
+		c.VolumeMounts = make([]*VolumeMount, len(t.VolumeMounts))
+		for i, vm := range t.VolumeMounts {
+			vc := *vm
+			c.VolumeMounts[i] = &vc
+		}
+	}
 	return &c
 }
 
@@ -339,6 +387,17 @@ type Service struct {
 	Tags      []string
 	Meta      map[string]string
 	Checks    []*ServiceCheck
+
+	CanaryTags        []string
+	EnableTagOverride bool
+	AddressMode       string
+	Address           string
+	CheckRestart      *CheckRestart
+	CanaryMeta        map[string]string
+	TaggedAddresses   map[string]string
+	OnUpdate          string
+	Cluster           string
+	Kind              string
 }
 
 // ServiceCheck is a `check` block inside a service.
@@ -353,6 +412,40 @@ type ServiceCheck struct {
 	Interval  time.Duration
 	Timeout   time.Duration
 	Method    string
+
+	Expose                 bool
+	AddressMode            string
+	Advertise              string
+	InitialStatus          string
+	Notes                  string
+	TLSServerName          string
+	TLSSkipVerify          bool
+	Header                 map[string][]string
+	Body                   string
+	CheckRestart           *CheckRestart
+	GRPCService            string
+	GRPCUseTLS             bool
+	TaskName               string
+	SuccessBeforePassing   int
+	FailuresBeforeCritical int
+	FailuresBeforeWarning  int
+	OnUpdate               string
+}
+
+// CheckRestart is a `check_restart` block (kept as data: Drover runs no
+// checks).
+type CheckRestart struct {
+	Limit          int
+	Grace          time.Duration
+	IgnoreWarnings bool
+}
+
+func (c *CheckRestart) copy() *CheckRestart {
+	if c == nil {
+		return nil
+	}
+	cc := *c
+	return &cc
 }
 
 func copyServices(in []*Service) []*Service {
@@ -364,10 +457,21 @@ func copyServices(in []*Service) []*Service {
 		sc := *s
 		sc.Tags = copyStrings(s.Tags)
 		sc.Meta = copyStringMap(s.Meta)
+		sc.CanaryTags = copyStrings(s.CanaryTags)
+		sc.CanaryMeta = copyStringMap(s.CanaryMeta)
+		sc.TaggedAddresses = copyStringMap(s.TaggedAddresses)
+		sc.CheckRestart = s.CheckRestart.copy()
 		sc.Checks = make([]*ServiceCheck, len(s.Checks))
 		for j, ch := range s.Checks {
 			cc := *ch
 			cc.Args = copyStrings(ch.Args)
+			cc.CheckRestart = ch.CheckRestart.copy()
+			if ch.Header != nil {
+				cc.Header = make(map[string][]string, len(ch.Header))
+				for k, v := range ch.Header {
+					cc.Header[k] = copyStrings(v)
+				}
+			}
 			sc.Checks[j] = &cc
 		}
 		out[i] = &sc
@@ -377,22 +481,72 @@ func copyServices(in []*Service) []*Service {
 
 // TaskArtifact is an `artifact` block (kept as data).
 type TaskArtifact struct {
-	GetterSource  string
-	GetterOptions map[string]string
-	GetterMode    string
-	RelativeDest  string
+	GetterSource   string
+	GetterOptions  map[string]string
+	GetterHeaders  map[string]string
+	GetterMode     string
+	GetterInsecure bool
+	RelativeDest   string
+	Chown          bool
 }
 
 // Template is a `template` block (kept as data; rendered when Drover grows a
 // template runner).
 type Template struct {
-	SourcePath   string
-	DestPath     string
-	EmbeddedTmpl string
-	ChangeMode   string
-	ChangeSignal string
-	Perms        string
-	Envvars      bool
+	SourcePath    string
+	DestPath      string
+	EmbeddedTmpl  string
+	ChangeMode    string
+	ChangeSignal  string
+	ChangeScript  *ChangeScript
+	Once          bool
+	Splay         time.Duration
+	Perms         string
+	Uid           *int
+	Gid           *int
+	LeftDelim     string
+	RightDelim    string
+	Envvars       bool
+	Wait          *WaitConfig
+	ErrMissingKey bool
+}
+
+// ChangeScript is a template's `change_script` block (kept as data).
+type ChangeScript struct {
+	Command     string
+	Args        []string
+	Timeout     time.Duration
+	FailOnError bool
+}
+
+// WaitConfig is a template's `wait` block (kept as data).
+type WaitConfig struct {
+	Min *time.Duration
+	Max *time.Duration
+}
+
+// copyRefs replaces the template's pointers and slices by copies, for a
+// deep copy made from a shallow one.
+func (t *Template) copyRefs() {
+	if t.ChangeScript != nil {
+		cs := *t.ChangeScript
+		cs.Args = copyStrings(cs.Args)
+		t.ChangeScript = &cs
+	}
+	t.Uid = copyPtr(t.Uid)
+	t.Gid = copyPtr(t.Gid)
+	if t.Wait != nil {
+		w := WaitConfig{Min: copyPtr(t.Wait.Min), Max: copyPtr(t.Wait.Max)}
+		t.Wait = &w
+	}
+}
+
+func copyPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // TaskLifecycleConfig is a `lifecycle` block.
@@ -403,10 +557,21 @@ type TaskLifecycleConfig struct {
 
 // VolumeRequest is a group `volume` block (kept as data).
 type VolumeRequest struct {
-	Name     string
-	Type     string
-	Source   string
-	ReadOnly bool
+	Name           string
+	Type           string
+	Source         string
+	ReadOnly       bool
+	Sticky         bool
+	AccessMode     string
+	AttachmentMode string
+	MountOptions   *CSIMountOptions
+	PerAlloc       bool
+}
+
+// CSIMountOptions is a CSI volume's `mount_options` block (kept as data).
+type CSIMountOptions struct {
+	FSType     string
+	MountFlags []string
 }
 
 func isNumeric(s string) bool {

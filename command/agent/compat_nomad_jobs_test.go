@@ -351,3 +351,90 @@ func checkRichJob(t *testing.T, got *nomadapi.Job) {
 		fail("logs", task.LogConfig)
 	}
 }
+
+// TestNomadClientJobReadBackIsTheJobSubmitted registers, with Nomad's
+// client, a job using the blocks Drover keeps as data without acting on
+// them (check details, check_restart, template options, volumes and
+// volume mounts, dispatch payload, artifacts' headers), reads it back and
+// plans the read-back job: nothing may be lost on the way, so `job
+// inspect` output can be submitted again unchanged.
+func TestNomadClientJobReadBackIsTheJobSubmitted(t *testing.T) {
+	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	c := nomadClient(t, a)
+
+	job := richNomadJob("kept", "x")
+	tg := job.TaskGroups[0]
+	tg.Volumes = map[string]*nomadapi.VolumeRequest{"data": {
+		Name: "data", Type: "csi", Source: "ebs-1", ReadOnly: true, AccessMode: "single-node-writer",
+		AttachmentMode: "file-system", PerAlloc: true, MountOptions: &nomadapi.CSIMountOptions{FSType: "ext4", MountFlags: []string{"noatime"}},
+	}}
+	svc := tg.Services[0]
+	svc.CanaryTags, svc.AddressMode, svc.OnUpdate = []string{"canary"}, "host", "ignore_warnings"
+	svc.CheckRestart = &nomadapi.CheckRestart{Limit: 3, Grace: ptr(30 * time.Second), IgnoreWarnings: true}
+	chk := &svc.Checks[0]
+	chk.Method, chk.Header, chk.Body, chk.InitialStatus = "POST", map[string][]string{"X-Probe": {"a", "b"}}, "{}", "warning"
+	chk.SuccessBeforePassing, chk.FailuresBeforeCritical, chk.TLSSkipVerify = 2, 3, true
+	task := tg.Tasks[0]
+	task.VolumeMounts = []*nomadapi.VolumeMount{{Volume: ptr("data"), Destination: ptr("/srv/data"), ReadOnly: ptr(true)}}
+	task.Templates = []*nomadapi.Template{{
+		EmbeddedTmpl: ptr("key={{ key \"x\" }}"), DestPath: ptr("local/app.env"), Envvars: ptr(true),
+		ChangeMode: ptr("script"), ChangeScript: &nomadapi.ChangeScript{Command: ptr("/bin/reload"), Args: []string{"-q"}, Timeout: ptr(5 * time.Second)},
+		Splay: ptr(3 * time.Second), LeftDelim: ptr("[["), RightDelim: ptr("]]"), Uid: ptr(1000), Gid: ptr(1000),
+		Wait: &nomadapi.WaitConfig{Min: ptr(2 * time.Second), Max: ptr(10 * time.Second)},
+	}}
+	task.Artifacts = []*nomadapi.TaskArtifact{{
+		GetterSource: ptr("https://example.com/app.tgz"), GetterHeaders: map[string]string{"Auth": "t"},
+		GetterOptions: map[string]string{"checksum": "sha256:00"}, RelativeDest: ptr("local/app"), Chown: true,
+	}}
+
+	if _, _, err := c.Jobs().Register(job, nil); err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	got, _, err := c.Jobs().Info("kept", nil)
+	if err != nil {
+		t.Fatalf("info: %v", err)
+	}
+	gtg := got.TaskGroups[0]
+	if v := gtg.Volumes["data"]; v == nil || v.Source != "ebs-1" || !v.PerAlloc || v.AccessMode != "single-node-writer" ||
+		v.MountOptions == nil || v.MountOptions.FSType != "ext4" || len(v.MountOptions.MountFlags) != 1 {
+		t.Fatalf("volume: %+v", v)
+	}
+	gs := gtg.Services[0]
+	if len(gs.CanaryTags) != 1 || gs.AddressMode != "host" || gs.OnUpdate != "ignore_warnings" || gs.CheckRestart == nil ||
+		gs.CheckRestart.Limit != 3 || *gs.CheckRestart.Grace != 30*time.Second {
+		t.Fatalf("service: %+v", gs)
+	}
+	gc := gs.Checks[0]
+	if gc.Method != "POST" || len(gc.Header["X-Probe"]) != 2 || gc.Body != "{}" || gc.InitialStatus != "warning" ||
+		gc.SuccessBeforePassing != 2 || gc.FailuresBeforeCritical != 3 || !gc.TLSSkipVerify || gc.CheckRestart == nil || gc.CheckRestart.Limit != 3 {
+		t.Fatalf("check: %+v", gc)
+	}
+	gt := gtg.Tasks[0]
+	if len(gt.VolumeMounts) != 1 || *gt.VolumeMounts[0].Destination != "/srv/data" || !*gt.VolumeMounts[0].ReadOnly {
+		t.Fatalf("volume mounts: %+v", gt.VolumeMounts)
+	}
+	if len(gt.Templates) != 1 {
+		t.Fatalf("templates: %+v", gt.Templates)
+	}
+	tm := gt.Templates[0]
+	if *tm.ChangeMode != "script" || tm.ChangeScript == nil || *tm.ChangeScript.Command != "/bin/reload" || *tm.Splay != 3*time.Second ||
+		*tm.LeftDelim != "[[" || *tm.Uid != 1000 || tm.Wait == nil || *tm.Wait.Max != 10*time.Second || !*tm.Envvars {
+		t.Fatalf("template: %+v", tm)
+	}
+	if len(gt.Artifacts) != 1 || gt.Artifacts[0].GetterHeaders["Auth"] != "t" || !gt.Artifacts[0].Chown {
+		t.Fatalf("artifacts: %+v", gt.Artifacts)
+	}
+
+	// What Info returns plans as no change.
+	plan, _, err := c.Jobs().Plan(got, true, nil)
+	if err != nil || plan.Diff == nil || plan.Diff.Type != "None" {
+		t.Fatalf("plan of the read-back job: %v %+v", err, plan)
+	}
+	if _, _, err := c.Jobs().Register(got, nil); err != nil {
+		t.Fatalf("re-register: %v", err)
+	}
+	versions, _, _, err := c.Jobs().Versions("kept", false, nil)
+	if err != nil || len(versions) != 1 {
+		t.Fatalf("re-registering the read-back job made a new version: %v %d", err, len(versions))
+	}
+}

@@ -9,11 +9,14 @@ import (
 // expects a canonicalized job (api.Job.Canonicalize has run), so pointers
 // that defaults fill are set; any that are still nil become zero values.
 //
-// Every field the two types share is copied. Fields only the api type has
-// are Nomad features Drover keeps as data in the api form but does not
-// schedule on (devices, volume mounts, dispatch payload files, template
-// scripts and delimiters, check details); the job-level reschedule and
-// migrate blocks have already been merged into the groups by Canonicalize.
+// Every field the two types share is copied, including the Nomad features
+// Drover keeps as data but does not act on (device requests, volume
+// mounts, dispatch payload files, template scripts and delimiters, check
+// details), so a job read back is the job submitted. The only api fields
+// not copied are the job-level reschedule and migrate blocks, which
+// Canonicalize has already merged into the groups (as in Nomad), the
+// legacy LogConfig.Enabled (folded into Disabled), Port.IgnoreCollision
+// and the dispatch idempotency token.
 // The legacy group field prevent_reschedule_on_lost is folded into the
 // disconnect block (replace = false), the one place the scheduler reads.
 func ApiJobToStructJob(j *api.Job) *structs.Job {
@@ -117,7 +120,14 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 	if len(g.Volumes) > 0 {
 		out.Volumes = make(map[string]*structs.VolumeRequest, len(g.Volumes))
 		for k, v := range g.Volumes {
-			out.Volumes[k] = &structs.VolumeRequest{Name: v.Name, Type: v.Type, Source: v.Source, ReadOnly: v.ReadOnly}
+			vr := &structs.VolumeRequest{
+				Name: v.Name, Type: v.Type, Source: v.Source, ReadOnly: v.ReadOnly,
+				Sticky: v.Sticky, AccessMode: v.AccessMode, AttachmentMode: v.AttachmentMode, PerAlloc: v.PerAlloc,
+			}
+			if mo := v.MountOptions; mo != nil {
+				vr.MountOptions = &structs.CSIMountOptions{FSType: mo.FSType, MountFlags: cloneStrings(mo.MountFlags)}
+			}
+			out.Volumes[k] = vr
 		}
 	}
 	if d := g.Disconnect; d != nil {
@@ -158,6 +168,7 @@ func convertTask(t *api.Task) *structs.Task {
 		Leader:        t.Leader,
 		ShutdownDelay: t.ShutdownDelay,
 		KillSignal:    t.KillSignal,
+		Kind:          t.Kind,
 	}
 	if r := t.Resources; r != nil {
 		out.Resources = &structs.Resources{
@@ -167,6 +178,14 @@ func convertTask(t *api.Task) *structs.Task {
 			MemoryMaxMB: val(r.MemoryMaxMB),
 			DiskMB:      val(r.DiskMB),
 			Networks:    convertNetworks(r.Networks),
+		}
+		for _, d := range r.Devices {
+			out.Resources.Devices = append(out.Resources.Devices, &structs.RequestedDevice{
+				Name:        d.Name,
+				Count:       val(d.Count),
+				Constraints: convertConstraints(d.Constraints),
+				Affinities:  convertAffinities(d.Affinities),
+			})
 		}
 	}
 	if l := t.LogConfig; l != nil {
@@ -182,21 +201,55 @@ func convertTask(t *api.Task) *structs.Task {
 	}
 	for _, a := range t.Artifacts {
 		out.Artifacts = append(out.Artifacts, &structs.TaskArtifact{
-			GetterSource:  val(a.GetterSource),
-			GetterOptions: cloneMap(a.GetterOptions),
-			GetterMode:    val(a.GetterMode),
-			RelativeDest:  val(a.RelativeDest),
+			GetterSource:   val(a.GetterSource),
+			GetterOptions:  cloneMap(a.GetterOptions),
+			GetterHeaders:  cloneMap(a.GetterHeaders),
+			GetterMode:     val(a.GetterMode),
+			GetterInsecure: val(a.GetterInsecure),
+			RelativeDest:   val(a.RelativeDest),
+			Chown:          a.Chown,
 		})
 	}
 	for _, tm := range t.Templates {
-		out.Templates = append(out.Templates, &structs.Template{
-			SourcePath:   val(tm.SourcePath),
-			DestPath:     val(tm.DestPath),
-			EmbeddedTmpl: val(tm.EmbeddedTmpl),
-			ChangeMode:   val(tm.ChangeMode),
-			ChangeSignal: val(tm.ChangeSignal),
-			Perms:        val(tm.Perms),
-			Envvars:      val(tm.Envvars),
+		st := &structs.Template{
+			SourcePath:    val(tm.SourcePath),
+			DestPath:      val(tm.DestPath),
+			EmbeddedTmpl:  val(tm.EmbeddedTmpl),
+			ChangeMode:    val(tm.ChangeMode),
+			ChangeSignal:  val(tm.ChangeSignal),
+			Once:          val(tm.Once),
+			Splay:         val(tm.Splay),
+			Perms:         val(tm.Perms),
+			Uid:           clonePtr(tm.Uid),
+			Gid:           clonePtr(tm.Gid),
+			LeftDelim:     val(tm.LeftDelim),
+			RightDelim:    val(tm.RightDelim),
+			Envvars:       val(tm.Envvars),
+			ErrMissingKey: val(tm.ErrMissingKey),
+		}
+		if cs := tm.ChangeScript; cs != nil {
+			st.ChangeScript = &structs.ChangeScript{
+				Command:     val(cs.Command),
+				Args:        cloneStrings(cs.Args),
+				Timeout:     val(cs.Timeout),
+				FailOnError: val(cs.FailOnError),
+			}
+		}
+		if w := tm.Wait; w != nil {
+			st.Wait = &structs.WaitConfig{Min: clonePtr(w.Min), Max: clonePtr(w.Max)}
+		}
+		out.Templates = append(out.Templates, st)
+	}
+	if d := t.DispatchPayload; d != nil {
+		out.DispatchPayload = &structs.DispatchPayloadConfig{File: d.File}
+	}
+	for _, vm := range t.VolumeMounts {
+		out.VolumeMounts = append(out.VolumeMounts, &structs.VolumeMount{
+			Volume:          val(vm.Volume),
+			Destination:     val(vm.Destination),
+			ReadOnly:        val(vm.ReadOnly),
+			PropagationMode: val(vm.PropagationMode),
+			SELinuxLabel:    val(vm.SELinuxLabel),
 		})
 	}
 	if l := t.Lifecycle; l != nil {
@@ -296,30 +349,70 @@ func convertServices(in []*api.Service) []*structs.Service {
 	var out []*structs.Service
 	for _, s := range in {
 		svc := &structs.Service{
-			Name:      s.Name,
-			TaskName:  s.TaskName,
-			PortLabel: s.PortLabel,
-			Provider:  s.Provider,
-			Tags:      cloneStrings(s.Tags),
-			Meta:      cloneMap(s.Meta),
+			Name:              s.Name,
+			TaskName:          s.TaskName,
+			PortLabel:         s.PortLabel,
+			Provider:          s.Provider,
+			Tags:              cloneStrings(s.Tags),
+			Meta:              cloneMap(s.Meta),
+			CanaryTags:        cloneStrings(s.CanaryTags),
+			EnableTagOverride: s.EnableTagOverride,
+			AddressMode:       s.AddressMode,
+			Address:           s.Address,
+			CheckRestart:      convertCheckRestart(s.CheckRestart),
+			CanaryMeta:        cloneMap(s.CanaryMeta),
+			TaggedAddresses:   cloneMap(s.TaggedAddresses),
+			OnUpdate:          s.OnUpdate,
+			Cluster:           s.Cluster,
+			Kind:              s.Kind,
 		}
 		for _, c := range s.Checks {
-			svc.Checks = append(svc.Checks, &structs.ServiceCheck{
-				Name:      c.Name,
-				Type:      c.Type,
-				Command:   c.Command,
-				Args:      cloneStrings(c.Args),
-				Path:      c.Path,
-				Protocol:  c.Protocol,
-				PortLabel: c.PortLabel,
-				Interval:  c.Interval,
-				Timeout:   c.Timeout,
-				Method:    c.Method,
-			})
+			sc := &structs.ServiceCheck{
+				Name:                   c.Name,
+				Type:                   c.Type,
+				Command:                c.Command,
+				Args:                   cloneStrings(c.Args),
+				Path:                   c.Path,
+				Protocol:               c.Protocol,
+				PortLabel:              c.PortLabel,
+				Interval:               c.Interval,
+				Timeout:                c.Timeout,
+				Method:                 c.Method,
+				Expose:                 c.Expose,
+				AddressMode:            c.AddressMode,
+				Advertise:              c.Advertise,
+				InitialStatus:          c.InitialStatus,
+				Notes:                  c.Notes,
+				TLSServerName:          c.TLSServerName,
+				TLSSkipVerify:          c.TLSSkipVerify,
+				Body:                   c.Body,
+				CheckRestart:           convertCheckRestart(c.CheckRestart),
+				GRPCService:            c.GRPCService,
+				GRPCUseTLS:             c.GRPCUseTLS,
+				TaskName:               c.TaskName,
+				SuccessBeforePassing:   c.SuccessBeforePassing,
+				FailuresBeforeCritical: c.FailuresBeforeCritical,
+				FailuresBeforeWarning:  c.FailuresBeforeWarning,
+				OnUpdate:               c.OnUpdate,
+			}
+			if c.Header != nil {
+				sc.Header = make(map[string][]string, len(c.Header))
+				for k, v := range c.Header {
+					sc.Header[k] = cloneStrings(v)
+				}
+			}
+			svc.Checks = append(svc.Checks, sc)
 		}
 		out = append(out, svc)
 	}
 	return out
+}
+
+func convertCheckRestart(c *api.CheckRestart) *structs.CheckRestart {
+	if c == nil {
+		return nil
+	}
+	return &structs.CheckRestart{Limit: c.Limit, Grace: val(c.Grace), IgnoreWarnings: c.IgnoreWarnings}
 }
 
 // val dereferences an optional field, nil meaning the zero value.

@@ -16,7 +16,7 @@ func ptr[T any](v T) *T { return &v }
 // to a value that differs from its default, so a field the conversion
 // forgets shows up as a zero.
 func fullAPIJob() *api.Job {
-	return &api.Job{
+	j := &api.Job{
 		Region: ptr("eu"), Namespace: ptr("prod"), ID: ptr("web"), Name: ptr("web-name"),
 		Type: ptr("service"), Priority: ptr(70), AllAtOnce: ptr(true),
 		Datacenters: []string{"dc1", "dc2"}, NodePool: ptr("pool-a"),
@@ -89,6 +89,76 @@ func fullAPIJob() *api.Job {
 			}},
 		}},
 	}
+	addKeptAsDataAPI(j)
+	return j
+}
+
+// addKeptAsDataAPI sets the fields Drover keeps as data without acting on
+// them; addKeptAsDataStructs sets what they convert to.
+func addKeptAsDataAPI(j *api.Job) {
+	tg := j.TaskGroups[0]
+	task := tg.Tasks[0]
+	v := tg.Volumes["data"]
+	v.Sticky, v.AccessMode, v.AttachmentMode, v.PerAlloc = true, "single-node-writer", "file-system", true
+	v.MountOptions = &api.CSIMountOptions{FSType: "ext4", MountFlags: []string{"noatime"}}
+	for _, svc := range []*api.Service{tg.Services[0], task.Services[0]} {
+		svc.CanaryTags, svc.EnableTagOverride, svc.AddressMode, svc.Address = []string{"canary"}, true, "host", "10.1.1.1"
+		svc.CheckRestart = &api.CheckRestart{Limit: 3, Grace: ptr(time.Minute), IgnoreWarnings: true}
+		svc.CanaryMeta, svc.TaggedAddresses = map[string]string{"c": "1"}, map[string]string{"lan": "10.0.0.1"}
+		svc.OnUpdate, svc.Cluster, svc.Kind = "ignore", "east", "api-gateway"
+		c := &svc.Checks[0]
+		c.Expose, c.AddressMode, c.Advertise, c.InitialStatus, c.Notes = true, "driver", "10.2.2.2", "passing", "n"
+		c.TLSServerName, c.TLSSkipVerify, c.Header, c.Body = "tls", true, map[string][]string{"X-A": {"1", "2"}}, "{}"
+		c.CheckRestart = &api.CheckRestart{Limit: 2, Grace: ptr(time.Second), IgnoreWarnings: true}
+		c.GRPCService, c.GRPCUseTLS, c.TaskName = "grpc.health", true, "t"
+		c.SuccessBeforePassing, c.FailuresBeforeCritical, c.FailuresBeforeWarning, c.OnUpdate = 2, 3, 1, "ignore_warnings"
+	}
+	task.Kind = "connect-proxy:svc"
+	task.DispatchPayload = &api.DispatchPayloadConfig{File: "input.json"}
+	task.VolumeMounts = []*api.VolumeMount{{Volume: ptr("data"), Destination: ptr("/data"), ReadOnly: ptr(true), PropagationMode: ptr("host-to-task"), SELinuxLabel: ptr("z")}}
+	task.Resources.Devices = []*api.RequestedDevice{{Name: "nvidia/gpu", Count: ptr(uint64(2)),
+		Constraints: []*api.Constraint{{LTarget: "${device.attr.memory}", RTarget: "2 GiB", Operand: ">="}},
+		Affinities:  []*api.Affinity{{LTarget: "${device.model}", RTarget: "Tesla", Operand: "=", Weight: ptr(int8(50))}}}}
+	a := task.Artifacts[0]
+	a.GetterHeaders, a.GetterInsecure, a.Chown = map[string]string{"Auth": "x"}, ptr(true), true
+	tm := task.Templates[0]
+	tm.ChangeScript = &api.ChangeScript{Command: ptr("/bin/reload"), Args: []string{"-f"}, Timeout: ptr(3 * time.Second), FailOnError: ptr(true)}
+	tm.Once, tm.Splay, tm.Uid, tm.Gid = ptr(true), ptr(7*time.Second), ptr(1000), ptr(1001)
+	tm.LeftDelim, tm.RightDelim, tm.ErrMissingKey = ptr("[["), ptr("]]"), ptr(true)
+	tm.Wait = &api.WaitConfig{Min: ptr(time.Second), Max: ptr(time.Minute)}
+}
+
+func addKeptAsDataStructs(j *structs.Job) {
+	tg := j.TaskGroups[0]
+	task := tg.Tasks[0]
+	v := tg.Volumes["data"]
+	v.Sticky, v.AccessMode, v.AttachmentMode, v.PerAlloc = true, "single-node-writer", "file-system", true
+	v.MountOptions = &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{"noatime"}}
+	for _, svc := range []*structs.Service{tg.Services[0], task.Services[0]} {
+		svc.CanaryTags, svc.EnableTagOverride, svc.AddressMode, svc.Address = []string{"canary"}, true, "host", "10.1.1.1"
+		svc.CheckRestart = &structs.CheckRestart{Limit: 3, Grace: time.Minute, IgnoreWarnings: true}
+		svc.CanaryMeta, svc.TaggedAddresses = map[string]string{"c": "1"}, map[string]string{"lan": "10.0.0.1"}
+		svc.OnUpdate, svc.Cluster, svc.Kind = "ignore", "east", "api-gateway"
+		c := svc.Checks[0]
+		c.Expose, c.AddressMode, c.Advertise, c.InitialStatus, c.Notes = true, "driver", "10.2.2.2", "passing", "n"
+		c.TLSServerName, c.TLSSkipVerify, c.Header, c.Body = "tls", true, map[string][]string{"X-A": {"1", "2"}}, "{}"
+		c.CheckRestart = &structs.CheckRestart{Limit: 2, Grace: time.Second, IgnoreWarnings: true}
+		c.GRPCService, c.GRPCUseTLS, c.TaskName = "grpc.health", true, "t"
+		c.SuccessBeforePassing, c.FailuresBeforeCritical, c.FailuresBeforeWarning, c.OnUpdate = 2, 3, 1, "ignore_warnings"
+	}
+	task.Kind = "connect-proxy:svc"
+	task.DispatchPayload = &structs.DispatchPayloadConfig{File: "input.json"}
+	task.VolumeMounts = []*structs.VolumeMount{{Volume: "data", Destination: "/data", ReadOnly: true, PropagationMode: "host-to-task", SELinuxLabel: "z"}}
+	task.Resources.Devices = []*structs.RequestedDevice{{Name: "nvidia/gpu", Count: 2,
+		Constraints: []*structs.Constraint{{LTarget: "${device.attr.memory}", RTarget: "2 GiB", Operand: ">="}},
+		Affinities:  []*structs.Affinity{{LTarget: "${device.model}", RTarget: "Tesla", Operand: "=", Weight: 50}}}}
+	a := task.Artifacts[0]
+	a.GetterHeaders, a.GetterInsecure, a.Chown = map[string]string{"Auth": "x"}, true, true
+	tm := task.Templates[0]
+	tm.ChangeScript = &structs.ChangeScript{Command: "/bin/reload", Args: []string{"-f"}, Timeout: 3 * time.Second, FailOnError: true}
+	tm.Once, tm.Splay, tm.Uid, tm.Gid = true, 7*time.Second, ptr(1000), ptr(1001)
+	tm.LeftDelim, tm.RightDelim, tm.ErrMissingKey = "[[", "]]", true
+	tm.Wait = &structs.WaitConfig{Min: ptr(time.Second), Max: ptr(time.Minute)}
 }
 
 func TestApiJobToStructJobCopiesEveryField(t *testing.T) {
@@ -163,6 +233,7 @@ func TestApiJobToStructJobCopiesEveryField(t *testing.T) {
 			}},
 		}},
 	}
+	addKeptAsDataStructs(want)
 	requireEqual(t, want, got)
 }
 
@@ -263,5 +334,91 @@ func TestCanonicalizedMinimalJobConvertsToAValidJob(t *testing.T) {
 		tg.Count != 1 || tg.RestartPolicy == nil || tg.ReschedulePolicy == nil || tg.Tasks[0].KillTimeout != 5*time.Second ||
 		tg.Tasks[0].Resources.CPU != 100 || tg.Tasks[0].Resources.MemoryMB != 300 {
 		t.Fatalf("defaults lost in conversion: %+v %+v", got, tg)
+	}
+}
+
+// TestCopyOfAFullJobSharesNothing checks structs.Job.Copy on a job with
+// every field set: no pointer, slice or map of the copy may alias the
+// original's, or a change to a copy (as the servers make) would leak into
+// stored state.
+func TestCopyOfAFullJobSharesNothing(t *testing.T) {
+	job := ApiJobToStructJob(fullAPIJob())
+	cp := job.Copy()
+	requireEqual(t, job, cp)
+	var shared []string
+	walkShared(reflect.ValueOf(job), reflect.ValueOf(cp), "Job", &shared)
+	if len(shared) > 0 {
+		t.Fatalf("Copy shares these with the original:\n  %s", strings.Join(shared, "\n  "))
+	}
+}
+
+func walkShared(a, b reflect.Value, path string, shared *[]string) {
+	switch a.Kind() {
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return
+		}
+		if a.Pointer() == b.Pointer() {
+			*shared = append(*shared, path)
+			return
+		}
+		walkShared(a.Elem(), b.Elem(), path, shared)
+	case reflect.Interface:
+		if !a.IsNil() && !b.IsNil() {
+			walkShared(a.Elem(), b.Elem(), path, shared)
+		}
+	case reflect.Struct:
+		for i := 0; i < a.NumField(); i++ {
+			walkShared(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name, shared)
+		}
+	case reflect.Slice:
+		if a.Len() == 0 || b.Len() == 0 {
+			return
+		}
+		if a.Pointer() == b.Pointer() {
+			*shared = append(*shared, path)
+			return
+		}
+		for i := 0; i < a.Len() && i < b.Len(); i++ {
+			walkShared(a.Index(i), b.Index(i), path, shared)
+		}
+	case reflect.Map:
+		if a.Len() == 0 || b.Len() == 0 {
+			return
+		}
+		if a.Pointer() == b.Pointer() {
+			*shared = append(*shared, path)
+			return
+		}
+		for _, k := range a.MapKeys() {
+			if bv := b.MapIndex(k); bv.IsValid() {
+				walkShared(a.MapIndex(k), bv, path, shared)
+			}
+		}
+	}
+}
+
+// TestDiffOfKeptAsDataFields checks that the plan diff sees a change to a
+// field Drover keeps as data, as Nomad's does.
+func TestDiffOfKeptAsDataFields(t *testing.T) {
+	old := ApiJobToStructJob(fullAPIJob())
+	changed := old.Copy()
+	task := changed.TaskGroups[0].Tasks[0]
+	task.Templates[0].Wait.Max = ptr(2 * time.Minute)
+	task.Services[0].Checks[0].Header["X-A"] = []string{"3"}
+	changed.TaskGroups[0].Tasks[0].VolumeMounts[0].Destination = "/other"
+	for _, contextual := range []bool{false, true} {
+		d, err := old.Diff(changed, contextual)
+		if err != nil || d.Type != structs.DiffTypeEdited || len(d.TaskGroups) != 1 || d.TaskGroups[0].Type != structs.DiffTypeEdited ||
+			len(d.TaskGroups[0].Tasks) != 1 || d.TaskGroups[0].Tasks[0].Type != structs.DiffTypeEdited {
+			t.Fatalf("diff (contextual %v): %v %+v", contextual, err, d)
+		}
+		if !contextual && len(d.TaskGroups[0].Tasks[0].Objects) < 3 {
+			t.Fatalf("task diff objects: %+v", d.TaskGroups[0].Tasks[0].Objects)
+		}
+	}
+	same, err := old.Diff(old.Copy(), false)
+	if err != nil || same.Type != structs.DiffTypeNone {
+		t.Fatalf("diff of a copy: %v %+v", err, same)
 	}
 }
