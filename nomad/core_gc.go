@@ -3,6 +3,7 @@ package nomad
 import (
 	"time"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -22,19 +23,62 @@ func (g gcThresholds) old(modifyTime int64, threshold time.Duration) bool {
 
 // allocDone reports whether an alloc is finished on both sides: the servers
 // want it stopped (or it ran to completion) and its client has confirmed a
-// terminal status. Only such an alloc may be deleted (promise 2).
+// terminal status. A job or node with an alloc that is not done is never
+// collected (promise 2).
 func allocDone(a *structs.Allocation) bool {
 	return a.ClientTerminalStatus()
 }
 
 // collectGarbage deletes terminal evals and their allocs, purges stopped
-// jobs with nothing left, and removes down nodes with nothing left, each as
-// one raft entry. It returns the last index written.
+// or finished jobs with nothing left, and removes down nodes with nothing
+// left, each as one raft entry. It returns the last index written.
+//
+// What to collect is decided on a read of the state, and raft may apply
+// other entries before the deletion: a job registered again, a node that
+// came back. So every entry carries what the read saw (the job's and the
+// node's ModifyIndex) and the FSM checks it again, skipping whatever
+// changed; the rules themselves live in the state package
+// (state.AllocIsGCable, state.JobIsGCable) so both sides apply the same.
 func (s *Server) collectGarbage(g gcThresholds) (uint64, error) {
-	st := s.State()
 	var last uint64
+	idx, err := s.collectEvals(g)
+	if err != nil {
+		return 0, err
+	}
+	last = max(last, idx)
+	if idx, err = s.collectJobs(g); err != nil {
+		return 0, err
+	}
+	last = max(last, idx)
+	if idx, err = s.collectNodes(g); err != nil {
+		return 0, err
+	}
+	return max(last, idx), nil
+}
 
-	// Evals and their allocs.
+// collectEvals deletes terminal evals together with their allocs, when
+// every alloc of the eval may go (state.AllocIsGCable): finished on its
+// client and no longer needed by the scheduler. A completed batch alloc of
+// a job that is still running holds its slot, and a failed alloc waiting
+// to be rescheduled holds its reschedule history; deleting either would
+// make the scheduler run the work again from scratch, so the eval and its
+// allocs wait until the job is done.
+func (s *Server) collectEvals(g gcThresholds) (uint64, error) {
+	st := s.State()
+	jobs := map[structs.NamespacedID]*structs.Job{}
+	jobOf := func(namespace, id string) (*structs.Job, error) {
+		key := structs.NamespacedID{Namespace: namespace, ID: id}
+		if job, ok := jobs[key]; ok {
+			return job, nil
+		}
+		job, err := st.JobByID(nil, namespace, id)
+		if err != nil {
+			return nil, err
+		}
+		jobs[key] = job
+		return job, nil
+	}
+
 	var evalIDs, allocIDs []string
 	it, err := st.Evals(nil)
 	if err != nil {
@@ -52,7 +96,11 @@ func (s *Server) collectGarbage(g gcThresholds) (uint64, error) {
 		collectable := true
 		var ids []string
 		for _, a := range allocs {
-			if !allocDone(a) || !g.old(a.ModifyTime, g.eval) {
+			job, err := jobOf(a.Namespace, a.JobID)
+			if err != nil {
+				return 0, err
+			}
+			if !state.AllocIsGCable(a, job) || !g.old(a.ModifyTime, g.eval) {
 				collectable = false
 				break
 			}
@@ -63,23 +111,29 @@ func (s *Server) collectGarbage(g gcThresholds) (uint64, error) {
 			allocIDs = append(allocIDs, ids...)
 		}
 	}
-	if len(evalIDs) > 0 {
-		idx, _, err := s.raftApply(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: evalIDs, Allocs: allocIDs})
-		if err != nil {
-			return 0, err
-		}
-		last = idx
+	if len(evalIDs) == 0 {
+		return 0, nil
 	}
+	idx, _, err := s.raftApply(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: evalIDs, Allocs: allocIDs})
+	return idx, err
+}
 
-	// Stopped or finished jobs with no live allocs or pending evals.
+// collectJobs purges jobs that may be collected (the jobs table's gc
+// index, state.JobIsGCable: dead, and stopped or a finished batch job) with
+// no alloc still held by a client and no unfinished eval. A service job
+// that is merely dead (scaled to zero, or out of reschedules) is the
+// user's until they stop it. Each purge is conditional on the job's
+// ModifyIndex as read here.
+func (s *Server) collectJobs(g gcThresholds) (uint64, error) {
+	st := s.State()
 	jobs := map[structs.NamespacedID]*structs.JobDeregisterOptions{}
-	jit, err := st.Jobs(nil)
+	jit, err := st.JobsByGC(nil, true)
 	if err != nil {
 		return 0, err
 	}
 	for raw := jit.Next(); raw != nil; raw = jit.Next() {
 		job := raw.(*structs.Job)
-		if job.Status != structs.JobStatusDead || job.IsPeriodic() || job.IsParameterized() || !g.old(job.SubmitTime, g.job) {
+		if !g.old(job.SubmitTime, g.job) {
 			continue
 		}
 		allocs, err := st.AllocsByJob(nil, job.Namespace, job.ID, true)
@@ -103,19 +157,22 @@ func (s *Server) collectGarbage(g gcThresholds) (uint64, error) {
 			}
 		}
 		if !live {
-			jobs[job.NamespacedID()] = &structs.JobDeregisterOptions{Purge: true}
+			jobs[job.NamespacedID()] = &structs.JobDeregisterOptions{Purge: true, ExpectedModifyIndex: job.ModifyIndex}
 		}
 	}
-	if len(jobs) > 0 {
-		idx, _, err := s.raftApply(structs.JobBatchDeregisterRequestType, &structs.JobBatchDeregisterRequest{Jobs: jobs})
-		if err != nil {
-			return 0, err
-		}
-		last = idx
+	if len(jobs) == 0 {
+		return 0, nil
 	}
+	idx, _, err := s.raftApply(structs.JobBatchDeregisterRequestType, &structs.JobBatchDeregisterRequest{Jobs: jobs})
+	return idx, err
+}
 
-	// Down nodes with nothing left running.
+// collectNodes removes down nodes with nothing left running, each
+// conditional on the node's ModifyIndex as read here.
+func (s *Server) collectNodes(g gcThresholds) (uint64, error) {
+	st := s.State()
 	var nodeIDs []string
+	expected := map[string]uint64{}
 	nit, err := st.Nodes(nil)
 	if err != nil {
 		return 0, err
@@ -137,14 +194,12 @@ func (s *Server) collectGarbage(g gcThresholds) (uint64, error) {
 		}
 		if !live {
 			nodeIDs = append(nodeIDs, node.ID)
+			expected[node.ID] = node.ModifyIndex
 		}
 	}
-	if len(nodeIDs) > 0 {
-		idx, _, err := s.raftApply(structs.NodeBatchDeregisterRequestType, &structs.NodeBatchDeregisterRequest{NodeIDs: nodeIDs})
-		if err != nil {
-			return 0, err
-		}
-		last = idx
+	if len(nodeIDs) == 0 {
+		return 0, nil
 	}
-	return last, nil
+	idx, _, err := s.raftApply(structs.NodeBatchDeregisterRequestType, &structs.NodeBatchDeregisterRequest{NodeIDs: nodeIDs, NodeModifyIndexes: expected})
+	return idx, err
 }

@@ -2,7 +2,9 @@ package nomad
 
 import (
 	"fmt"
+	"sort"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -101,20 +103,42 @@ func (f *FSM) deregisterJob(index uint64, namespace, jobID string, purge bool, s
 	return nil
 }
 
+// applyJobBatchDeregister stops or purges several jobs (garbage collection
+// purges with it) and records the entry's evals, in one state transaction
+// and in the order of the job keys, never of map iteration. A job whose
+// options carry an ExpectedModifyIndex is checked again here and skipped
+// if it changed since the leader chose it (see state.DeregisterJobs).
 func (f *FSM) applyJobBatchDeregister(buf []byte, index uint64) any {
 	var req structs.JobBatchDeregisterRequest
 	decode(buf, &req, structs.JobBatchDeregisterRequestType)
-	for id, opts := range req.Jobs {
-		if err := f.deregisterJob(index, id.Namespace, id.ID, opts.Purge, 0); err != nil {
-			return err
-		}
+	keys := make([]structs.NamespacedID, 0, len(req.Jobs))
+	for id := range req.Jobs {
+		keys = append(keys, id)
 	}
-	if len(req.Evals) > 0 {
-		if err := f.State().UpsertEvals(index, req.Evals); err != nil {
-			return err
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].Namespace != keys[j].Namespace {
+			return keys[i].Namespace < keys[j].Namespace
 		}
-		f.hooks.EvalsUpserted(req.Evals)
+		return keys[i].ID < keys[j].ID
+	})
+	jobs := make([]state.JobDeregistration, 0, len(keys))
+	for _, id := range keys {
+		d := state.JobDeregistration{Namespace: id.Namespace, ID: id.ID}
+		if opts := req.Jobs[id]; opts != nil {
+			d.Purge, d.ExpectedModifyIndex = opts.Purge, opts.ExpectedModifyIndex
+		}
+		jobs = append(jobs, d)
 	}
+	st := f.State()
+	done, err := st.DeregisterJobs(index, jobs, req.Evals)
+	if err != nil {
+		f.logger.Error("DeregisterJobs failed", "error", err)
+		return err
+	}
+	for _, id := range done {
+		f.hooks.JobStopped(id.Namespace, id.ID)
+	}
+	f.notifyEvals(st, req.Evals)
 	return nil
 }
 

@@ -27,10 +27,14 @@ func (f *FSM) applyNodeDeregister(buf []byte, index uint64) any {
 	return nil
 }
 
+// applyNodeBatchDeregister removes the nodes garbage collection chose. A
+// node with an expected ModifyIndex in the entry is checked again here and
+// skipped if it changed, is no longer down or has work on it: the leader
+// chose it on a read that raft may have overtaken.
 func (f *FSM) applyNodeBatchDeregister(buf []byte, index uint64) any {
 	var req structs.NodeBatchDeregisterRequest
 	decode(buf, &req, structs.NodeBatchDeregisterRequestType)
-	if err := f.State().DeleteNode(index, req.NodeIDs); err != nil {
+	if _, err := f.State().DeleteNodesIfUnchanged(index, req.NodeIDs, req.NodeModifyIndexes); err != nil {
 		return err
 	}
 	return nil

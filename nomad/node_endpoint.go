@@ -207,6 +207,13 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 // allocs of its node that answers with each alloc's AllocModifyIndex. It
 // only wakes when this node's allocs change, so a busy cluster does not wake
 // every client for every placement.
+//
+// The answer's index is the highest AllocModifyIndex of the node's allocs,
+// or the index at which garbage collection last deleted one of them if
+// that is newer. Without the second, deleting the alloc with the highest
+// index would make the answer go back in time: a client refuses an older
+// answer (and backs off), and a client blocked on the query would not
+// learn of the deletion at all.
 func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
 	if done, err := n.srv.forward("Node.GetClientAllocs", args, args, reply); done {
 		return err
@@ -219,8 +226,12 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 		if err != nil {
 			return 0, err
 		}
+		deleted, err := st.NodeAllocsDeletedIndex(ws, args.NodeID)
+		if err != nil {
+			return 0, err
+		}
 		reply.Allocs = make(map[string]uint64, len(allocs))
-		var max uint64
+		max := deleted
 		for _, a := range allocs {
 			reply.Allocs[a.ID] = a.AllocModifyIndex
 			if a.AllocModifyIndex > max {

@@ -11,9 +11,12 @@ type System struct {
 
 // GarbageCollect runs a forced garbage collection now: every terminal
 // object is collected regardless of age. Like every collection it removes
-// only what is terminal (promise 2): evals that are finished and whose
-// allocations are all terminal on both sides, stopped jobs with nothing
-// left running, and down nodes with nothing left running.
+// only what is terminal (promise 2) and no longer needed: evals that are
+// finished and whose allocations are all terminal on both sides (but not
+// the completed allocs of a batch job that still runs, nor a failed alloc
+// still to be rescheduled), stopped or finished jobs with nothing left
+// running, and down nodes with nothing left running. The FSM checks each
+// job and node again when it applies the deletion.
 func (s *System) GarbageCollect(args *structs.GenericRequest, reply *structs.GenericResponse) error {
 	if done, err := s.srv.forward("System.GarbageCollect", args, args, reply); done {
 		return err

@@ -56,6 +56,14 @@ type JobBatchDeregisterRequest struct {
 // JobDeregisterOptions configures one job of a batch deregister.
 type JobDeregisterOptions struct {
 	Purge bool
+	// ExpectedModifyIndex, when not zero, makes a purge conditional: it is
+	// the job's ModifyIndex when garbage collection found the job dead. The
+	// FSM skips the job (without failing the entry) if the job changed
+	// since, is no longer dead, or has allocations or evaluations that are
+	// not finished, because a job re-registered between the GC's read and
+	// the raft apply must not be purged. Zero (an entry written before the
+	// field existed, or an operator's purge) deletes unconditionally.
+	ExpectedModifyIndex uint64
 }
 
 // JobSpecificRequest names one job.

@@ -52,6 +52,14 @@ type NodeDeregisterRequest struct {
 // NodeBatchDeregisterRequest removes several nodes (GC).
 type NodeBatchDeregisterRequest struct {
 	NodeIDs []string
+	// NodeModifyIndexes makes the removal conditional, per node: the node's
+	// ModifyIndex when garbage collection found it down with nothing left
+	// running. A node listed here is skipped (the entry does not fail) if it
+	// changed since, is no longer down, or has an allocation that is not
+	// client-terminal: a node that came back and got work is never deleted.
+	// A node of NodeIDs without an entry is deleted unconditionally, as
+	// entries written before this field existed were.
+	NodeModifyIndexes map[string]uint64
 	WriteRequest
 }
 

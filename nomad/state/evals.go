@@ -67,10 +67,49 @@ func upsertEvalsTxn(txn *memdb.Txn, index uint64, evals []*structs.Evaluation, j
 // may overlap. The status of the jobs they belonged to is recomputed with
 // the knowledge that their history was collected, so a finished job stays
 // dead instead of going back to pending.
+//
+// Garbage collection chose the allocs on a read that raft may have
+// overtaken (a batch job registered again, say), so each alloc is checked
+// again against AllocIsGCable with its job as it is now. One that no
+// longer passes is kept, and so is its eval, so that the eval is collected
+// with it later rather than leaving it orphaned.
+//
+// Every node that loses an alloc gets its deleted-allocs index moved to
+// index (see NodeAllocsDeletedIndex), so its client's assignment never
+// goes back in time and a client blocked on it wakes up.
 func (s *StateStore) DeleteEvals(index uint64, evalIDs, allocIDs []string) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
 		js := jobSet{}
+		keptEvals := map[string]bool{}
+		nodes := map[string]struct{}{}
+		for _, id := range allocIDs {
+			a, err := allocByIDTxn(txn, nil, id)
+			if err != nil {
+				return err
+			}
+			if a == nil {
+				continue
+			}
+			job, err := jobByIDTxn(txn, nil, a.Namespace, a.JobID)
+			if err != nil {
+				return err
+			}
+			if !AllocIsGCable(a, job) {
+				keptEvals[a.EvalID] = true
+				continue
+			}
+			if err := txn.Delete(TableAllocs, a); err != nil {
+				return fmt.Errorf("state: deleting alloc %s: %w", id, err)
+			}
+			js.add(a.Namespace, a.JobID)
+			if a.NodeID != "" {
+				nodes[a.NodeID] = struct{}{}
+			}
+		}
 		for _, id := range evalIDs {
+			if keptEvals[id] {
+				continue
+			}
 			e, err := evalByIDTxn(txn, nil, id)
 			if err != nil {
 				return err
@@ -83,20 +122,10 @@ func (s *StateStore) DeleteEvals(index uint64, evalIDs, allocIDs []string) error
 			}
 			js.add(e.Namespace, e.JobID)
 		}
-		for _, id := range allocIDs {
-			a, err := allocByIDTxn(txn, nil, id)
-			if err != nil {
-				return err
-			}
-			if a == nil {
-				continue
-			}
-			if err := txn.Delete(TableAllocs, a); err != nil {
-				return fmt.Errorf("state: deleting alloc %s: %w", id, err)
-			}
-			js.add(a.Namespace, a.JobID)
-		}
 		if err := setIndexes(txn, index, TableEvals, TableAllocs); err != nil {
+			return err
+		}
+		if err := setNodeAllocsDeletedIndexes(txn, index, nodes); err != nil {
 			return err
 		}
 		return setJobStatuses(txn, index, js, true)

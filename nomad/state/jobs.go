@@ -114,28 +114,34 @@ func (s *StateStore) DeleteJob(index uint64, namespace, jobID string) error {
 		if existing == nil {
 			return fmt.Errorf("job %s/%s: %w", namespace, jobID, structs.ErrNotFound)
 		}
-		if err := txn.Delete(TableJobs, existing); err != nil {
-			return fmt.Errorf("state: deleting job %s: %w", jobID, err)
+		return deleteJobTxn(txn, index, existing)
+	})
+}
+
+// deleteJobTxn is DeleteJob of a job known to exist, inside a larger write.
+func deleteJobTxn(txn *memdb.Txn, index uint64, existing *structs.Job) error {
+	namespace, jobID := existing.Namespace, existing.ID
+	if err := txn.Delete(TableJobs, existing); err != nil {
+		return fmt.Errorf("state: deleting job %s: %w", jobID, err)
+	}
+	versions, err := jobVersionsTxn(txn, nil, namespace, jobID)
+	if err != nil {
+		return err
+	}
+	for _, v := range versions {
+		if err := txn.Delete(TableJobVersion, v); err != nil {
+			return fmt.Errorf("state: deleting job %s version %d: %w", jobID, v.Version, err)
 		}
-		versions, err := jobVersionsTxn(txn, nil, namespace, jobID)
-		if err != nil {
+	}
+	if _, err := txn.DeleteAll(TableJobSummary, "id", namespace, jobID); err != nil {
+		return fmt.Errorf("state: deleting summary of job %s: %w", jobID, err)
+	}
+	if existing.ParentID != "" {
+		if err := adjustChildrenSummary(txn, index, namespace, existing.ParentID, existing.Status, ""); err != nil {
 			return err
 		}
-		for _, v := range versions {
-			if err := txn.Delete(TableJobVersion, v); err != nil {
-				return fmt.Errorf("state: deleting job %s version %d: %w", jobID, v.Version, err)
-			}
-		}
-		if _, err := txn.DeleteAll(TableJobSummary, "id", namespace, jobID); err != nil {
-			return fmt.Errorf("state: deleting summary of job %s: %w", jobID, err)
-		}
-		if existing.ParentID != "" {
-			if err := adjustChildrenSummary(txn, index, namespace, existing.ParentID, existing.Status, ""); err != nil {
-				return err
-			}
-		}
-		return setIndexes(txn, index, TableJobs, TableJobVersion, TableJobSummary)
-	})
+	}
+	return setIndexes(txn, index, TableJobs, TableJobVersion, TableJobSummary)
 }
 
 // UpdateJobStability marks one version of a job stable (a deployment of it

@@ -167,8 +167,8 @@ func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error {
 			if existing == nil {
 				return fmt.Errorf("node %s: %w", structs.ShortID(id), structs.ErrNotFound)
 			}
-			if err := txn.Delete(TableNodes, existing); err != nil {
-				return fmt.Errorf("state: deleting node %s: %w", id, err)
+			if err := deleteNodeTxn(txn, existing); err != nil {
+				return err
 			}
 		}
 		return setIndex(txn, TableNodes, index)

@@ -23,7 +23,10 @@ const (
 )
 
 // IndexEntry is a row of the `index` table: the raft index of the latest
-// write to the table named Key.
+// write to the table named Key. A few rows track something finer than a
+// table, under a key that is no table name: "node_allocs_deleted:<node ID>"
+// is when garbage collection last deleted one of a node's allocs (see
+// NodeAllocsDeletedIndex).
 type IndexEntry struct {
 	Key   string
 	Value uint64
