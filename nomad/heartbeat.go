@@ -11,10 +11,18 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
+// invalidateRetry is how soon a node whose status change failed to commit
+// is looked at again (while this server still leads), so a transient raft
+// error does not leave it without a timer.
+const invalidateRetry = 5 * time.Second
+
 // heartbeater keeps one timer per node on the leader. A node that does not
 // heartbeat within its TTL plus the grace period is marked down, or
 // disconnected when some of its allocations' groups allow a disconnect
-// window; either change creates node-update evals for the node's jobs.
+// window; either change creates node-update evals for the node's jobs. A
+// disconnected node gets a second timer for the largest disconnect window
+// of its allocations (disconnect.lost_after, plus grace): if it has not
+// heartbeated by then it is marked down too.
 //
 // TTLs grow with the number of nodes so the fleet's total heartbeat rate
 // stays under max_heartbeats_per_second, with a random stagger so that
@@ -26,16 +34,41 @@ import (
 // of nodes down before the nodes' heartbeats resume and the queue drops them
 // (a queued node that heartbeated again is skipped).
 //
+// Every decision that reads a node's status and writes a new one (a
+// heartbeat, a registration, an invalidation) holds that node's lock from
+// the read until the write has committed and the timer is re-armed. So a
+// heartbeat and an invalidation of the same node cannot interleave: either
+// the heartbeat re-arms the timer first and the invalidation stands down,
+// or the invalidation commits first and the heartbeat finds the node down
+// and writes it ready again.
+//
+// The server creates one heartbeater for its lifetime; run enables it for
+// one term of leadership. While disabled it arms no timers.
+//
 // Ownership: run owns the expiry queue; timers only push node IDs to it.
+// Lock order: a node lock, then mu.
 type heartbeater struct {
 	srv    *Server
 	logger hclog.Logger
 	clock  Clock
 
+	nodeLocks keyedMutex
+
 	mu      sync.Mutex
-	timers  map[string]Timer
+	enabled bool
+	timers  map[string]nodeTimer
+	gen     uint64 // identifies each armed timer, so a stale callback is ignored
 	expired chan string
 	rng     *rand.Rand
+	// beforeApply (tests only) runs in invalidate after it decided to
+	// change a node's status and before the raft apply, with the node's
+	// lock held.
+	beforeApply func(nodeID string)
+}
+
+type nodeTimer struct {
+	t   Timer
+	gen uint64
 }
 
 func newHeartbeater(s *Server) *heartbeater {
@@ -43,17 +76,19 @@ func newHeartbeater(s *Server) *heartbeater {
 		srv:     s,
 		logger:  s.logger.Named("heartbeat"),
 		clock:   s.clock,
-		timers:  map[string]Timer{},
+		timers:  map[string]nodeTimer{},
 		expired: make(chan string, 4096),
 		rng:     rand.New(rand.NewSource(time.Now().UnixNano())),
 	}
 }
 
-// run arms a failover timer for every live node, then applies expiries at
-// the bounded rate until the leader context ends.
+// run enables the heartbeater, arms a failover timer for every node that
+// is not down, then applies expiries at the bounded rate until the leader
+// context ends; then it disables the heartbeater and forgets every timer.
 func (h *heartbeater) run(ctx context.Context) {
+	h.setEnabled(true)
+	defer h.setEnabled(false)
 	h.initializeTimers()
-	defer h.clearAll()
 	interval := time.Duration(float64(time.Second) / h.srv.config.MaxNodeDownPerSecond)
 	for {
 		select {
@@ -68,6 +103,28 @@ func (h *heartbeater) run(ctx context.Context) {
 	}
 }
 
+// setEnabled turns timer arming on or off. Turning it off stops every
+// timer and empties the expiry queue: the next term starts from state.
+func (h *heartbeater) setEnabled(enabled bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.enabled = enabled
+	if enabled {
+		return
+	}
+	for id, nt := range h.timers {
+		nt.t.Stop()
+		delete(h.timers, id)
+	}
+	for {
+		select {
+		case <-h.expired:
+		default:
+			return
+		}
+	}
+}
+
 // wait pauses for d on the injected clock.
 func (h *heartbeater) wait(ctx context.Context, d time.Duration) bool {
 	return sleepCtx(ctx, h.clock, d)
@@ -75,19 +132,34 @@ func (h *heartbeater) wait(ctx context.Context, d time.Duration) bool {
 
 // initializeTimers gives every node that is not down the failover TTL: an
 // election must not mark the fleet down before clients find the new leader.
+// A disconnected node gets the rest of its disconnect window instead when
+// that is longer. A node that already heartbeated in this term keeps the
+// timer its heartbeat armed.
 func (h *heartbeater) initializeTimers() {
-	it, err := h.srv.State().Nodes(nil)
+	st := h.srv.State()
+	it, err := st.Nodes(nil)
 	if err != nil {
 		h.logger.Error("listing nodes for heartbeat timers", "error", err)
 		return
 	}
 	ttl := h.srv.config.FailoverHeartbeatTTL
+	now := h.clock.Now()
 	for raw := it.Next(); raw != nil; raw = it.Next() {
 		node := raw.(*structs.Node)
-		if node.Status == structs.NodeStatusDown || node.Status == structs.NodeStatusDisconnected {
+		d := ttl
+		switch node.Status {
+		case structs.NodeStatusDown:
 			continue
+		case structs.NodeStatusDisconnected:
+			allocs, err := st.AllocsByNode(nil, node.ID)
+			if err != nil {
+				h.logger.Error("reading node allocs", "node", node.ID, "error", err)
+			}
+			if rest := h.disconnectDeadline(node, allocs, now).Sub(now); rest > d {
+				d = rest
+			}
 		}
-		h.arm(node.ID, ttl)
+		h.armIfUnarmed(node.ID, d)
 	}
 }
 
@@ -106,17 +178,45 @@ func (h *heartbeater) resetTTL(nodeID string, numNodes int) time.Duration {
 	return ttl
 }
 
+// arm (re)starts the node's timer; a no-op while disabled.
 func (h *heartbeater) arm(nodeID string, d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if t, ok := h.timers[nodeID]; ok {
-		t.Stop()
-	}
-	h.timers[nodeID] = h.clock.AfterFunc(d, func() { h.expire(nodeID) })
+	h.armLocked(nodeID, d)
 }
 
-func (h *heartbeater) expire(nodeID string) {
+// armIfUnarmed starts the node's timer unless one is running.
+func (h *heartbeater) armIfUnarmed(nodeID string, d time.Duration) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.timers[nodeID]; !ok {
+		h.armLocked(nodeID, d)
+	}
+}
+
+func (h *heartbeater) armLocked(nodeID string, d time.Duration) {
+	if !h.enabled {
+		return
+	}
+	if nt, ok := h.timers[nodeID]; ok {
+		nt.t.Stop()
+	}
+	h.gen++
+	gen := h.gen
+	// The callback takes mu, so it cannot look at the map before the
+	// timer is stored in it.
+	h.timers[nodeID] = nodeTimer{gen: gen, t: h.clock.AfterFunc(d, func() { h.expire(nodeID, gen) })}
+}
+
+// expire queues a node whose timer gen fired. A timer that was replaced or
+// cleared after it started firing is ignored.
+func (h *heartbeater) expire(nodeID string, gen uint64) {
+	h.mu.Lock()
+	nt, ok := h.timers[nodeID]
+	if !ok || nt.gen != gen || !h.enabled {
+		h.mu.Unlock()
+		return
+	}
 	delete(h.timers, nodeID)
 	h.mu.Unlock()
 	select {
@@ -127,22 +227,13 @@ func (h *heartbeater) expire(nodeID string) {
 	}
 }
 
-// clear forgets a node (deregistered).
+// clear forgets a node (deregistered, or marked down by an operator).
 func (h *heartbeater) clear(nodeID string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if t, ok := h.timers[nodeID]; ok {
-		t.Stop()
+	if nt, ok := h.timers[nodeID]; ok {
+		nt.t.Stop()
 		delete(h.timers, nodeID)
-	}
-}
-
-func (h *heartbeater) clearAll() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for id, t := range h.timers {
-		t.Stop()
-		delete(h.timers, id)
 	}
 }
 
@@ -155,8 +246,57 @@ func (h *heartbeater) armed(nodeID string) bool {
 	return ok
 }
 
-// invalidate marks a node whose TTL expired down or disconnected.
+// lockNode takes the node's status lock (see the type comment) and returns
+// its release.
+func (h *heartbeater) lockNode(nodeID string) func() { return h.nodeLocks.lock(nodeID) }
+
+// armDisconnected arms a disconnected node's timer for the rest of its
+// disconnect window. The caller holds the node's lock.
+func (h *heartbeater) armDisconnected(nodeID string) {
+	st := h.srv.State()
+	node, err := st.NodeByID(nil, nodeID)
+	if err != nil || node == nil {
+		return
+	}
+	allocs, err := st.AllocsByNode(nil, nodeID)
+	if err != nil {
+		h.logger.Error("reading node allocs", "node", nodeID, "error", err)
+	}
+	now := h.clock.Now()
+	h.arm(nodeID, max(h.disconnectDeadline(node, allocs, now).Sub(now), 0))
+}
+
+// disconnectDeadline returns when a disconnected node that has not
+// heartbeated goes down: the largest disconnect.lost_after among its
+// non-terminal allocations, plus grace, after it was marked disconnected
+// (its StatusUpdatedAt, which a drain or eligibility change also moves, so
+// such a change only lengthens the window). Its allocations' own windows
+// are the scheduler's business; this only bounds how long the node stays
+// disconnected.
+func (h *heartbeater) disconnectDeadline(node *structs.Node, allocs []*structs.Allocation, now time.Time) time.Time {
+	var window time.Duration
+	for _, a := range allocs {
+		if a.TerminalStatus() {
+			continue
+		}
+		if d := a.DisconnectStrategy(); d != nil && d.LostAfter > window {
+			window = d.LostAfter
+		}
+	}
+	since := time.Unix(node.StatusUpdatedAt, 0)
+	if since.After(now) {
+		since = now // another server's clock ran ahead
+	}
+	return since.Add(window + h.srv.config.HeartbeatGrace)
+}
+
+// invalidate acts on a node whose timer expired: a ready (or initializing)
+// node is marked down or disconnected; a disconnected node whose window
+// has passed is marked down. It holds the node's lock from the check that
+// the node has not heartbeated until the change has committed.
 func (h *heartbeater) invalidate(nodeID string) {
+	unlock := h.lockNode(nodeID)
+	defer unlock()
 	if h.armed(nodeID) {
 		return // it heartbeated while queued
 	}
@@ -165,34 +305,56 @@ func (h *heartbeater) invalidate(nodeID string) {
 	if err != nil || node == nil {
 		return
 	}
-	if node.Status == structs.NodeStatusDown || node.Status == structs.NodeStatusDisconnected {
-		return
-	}
 	allocs, err := st.AllocsByNode(nil, nodeID)
 	if err != nil {
 		h.logger.Error("reading node allocs", "node", nodeID, "error", err)
+		h.arm(nodeID, invalidateRetry)
 		return
 	}
-	status := structs.NodeStatusDown
-	for _, a := range allocs {
-		if !a.TerminalStatus() && a.SupportsDisconnect() {
-			status = structs.NodeStatusDisconnected
-			break
+	now := h.clock.Now()
+	status, msg := structs.NodeStatusDown, "Node heartbeat missed"
+	switch node.Status {
+	case structs.NodeStatusDown:
+		return
+	case structs.NodeStatusDisconnected:
+		if deadline := h.disconnectDeadline(node, allocs, now); now.Before(deadline) {
+			h.arm(nodeID, deadline.Sub(now)) // a window grew since the timer was armed
+			return
+		}
+		msg = "Node did not reconnect within its disconnect window"
+	default:
+		for _, a := range allocs {
+			if !a.TerminalStatus() && a.SupportsDisconnect() {
+				status = structs.NodeStatusDisconnected
+				break
+			}
 		}
 	}
-	now := h.clock.Now()
 	req := &structs.NodeUpdateStatusRequest{
 		NodeID:    nodeID,
 		Status:    status,
 		UpdatedAt: now.Unix(),
-		NodeEvent: &structs.NodeEvent{Message: "Node heartbeat missed", Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now},
+		NodeEvent: &structs.NodeEvent{Message: msg, Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now},
 		Evals:     nodeEvals(node, allocs, now),
+	}
+	if hook := h.testHook(); hook != nil {
+		hook(nodeID)
 	}
 	if _, _, err := h.srv.raftApply(structs.NodeUpdateStatusRequestType, req); err != nil {
 		h.logger.Error("marking node after missed heartbeat", "node", nodeID, "status", status, "error", err)
+		h.arm(nodeID, invalidateRetry) // a no-op once leadership is gone
 		return
 	}
 	h.logger.Warn("node missed its heartbeat", "node", nodeID, "status", status, "evals", len(req.Evals))
+	if status == structs.NodeStatusDisconnected {
+		h.armDisconnected(nodeID)
+	}
+}
+
+func (h *heartbeater) testHook() func(string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.beforeApply
 }
 
 // nodeEvals makes one node-update eval per job with a non-terminal alloc on
@@ -217,4 +379,50 @@ func nodeEvals(node *structs.Node, allocs []*structs.Allocation, now time.Time) 
 		})
 	}
 	return out
+}
+
+// keyedMutex is a set of mutexes by key, each existing only while someone
+// holds or waits for it.
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[string]*keyedLock
+}
+
+type keyedLock struct {
+	mu   sync.Mutex
+	refs int // holders and waiters
+}
+
+// lock takes key's mutex and returns its release.
+func (k *keyedMutex) lock(key string) func() {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[string]*keyedLock{}
+	}
+	l := k.locks[key]
+	if l == nil {
+		l = &keyedLock{}
+		k.locks[key] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		k.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(k.locks, key)
+		}
+		k.mu.Unlock()
+	}
+}
+
+// contenders reports how many callers hold or wait for key's mutex.
+func (k *keyedMutex) contenders(key string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if l := k.locks[key]; l != nil {
+		return l.refs
+	}
+	return 0
 }

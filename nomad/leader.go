@@ -9,7 +9,8 @@ import (
 
 // monitorLeadership starts the leader loops when this server becomes the
 // raft leader and stops them when it stops being it. It is the only
-// goroutine that calls establishLeadership and revokeLeadership.
+// goroutine that calls establishLeadership and revokeLeadership (Shutdown
+// calls revokeLeadership too, after this loop has returned).
 func (s *Server) monitorLeadership() {
 	leaderCh := s.raft.LeaderCh()
 	for {
@@ -17,31 +18,58 @@ func (s *Server) monitorLeadership() {
 		case <-s.ctx.Done():
 			return
 		case isLeader := <-leaderCh:
-			if isLeader {
-				if err := s.establishLeadership(); err != nil {
-					s.logger.Error("failed to establish leadership; stepping down", "error", err)
-					s.revokeLeadership()
-					if f := s.raft.LeadershipTransfer(); f.Error() != nil {
-						s.logger.Warn("leadership transfer failed", "error", f.Error())
-					}
-				}
-			} else {
-				s.revokeLeadership()
-			}
+			s.leadershipChanged(isLeader)
 		}
 	}
 }
 
+// leadershipChanged acts on one value from raft's LeaderCh. LeaderCh keeps
+// only the newest value, so a true while this server already leads means
+// it lost leadership and won it back in between: another server may have
+// led meanwhile, so the old term's broker, plan queue and timers hold stale
+// state. They are torn down and set up again from state, as on any gain.
+func (s *Server) leadershipChanged(isLeader bool) {
+	if !isLeader {
+		s.revokeLeadership()
+		return
+	}
+	if s.leading() {
+		s.logger.Info("leadership lost and regained; re-establishing it")
+		s.revokeLeadership()
+	}
+	if err := s.establishLeadership(); err != nil {
+		s.revokeLeadership()
+		if s.ctx.Err() != nil {
+			return // shutting down
+		}
+		s.logger.Error("failed to establish leadership; stepping down", "error", err)
+		if f := s.raft.LeadershipTransfer(); f.Error() != nil {
+			s.logger.Warn("leadership transfer failed", "error", f.Error())
+		}
+	}
+}
+
+// leading reports whether the leader loops run.
+func (s *Server) leading() bool {
+	s.leaderMu.Lock()
+	defer s.leaderMu.Unlock()
+	return s.leaderCancel != nil
+}
+
 // establishLeadership makes this server's state current (a barrier waits
 // until every entry of earlier terms is applied), then enables the broker,
-// blocked evals and plan queue, refills them from state, and starts the
-// leader-only loops under a fresh leader context.
+// blocked evals, plan queue and heartbeater, refills them from state, and
+// starts the leader-only loops under a fresh leader context. Once Shutdown
+// has cancelled the server's context it starts nothing.
 func (s *Server) establishLeadership() error {
-	if err := s.raft.Barrier(time.Minute).Error(); err != nil {
+	if err := s.barrier(); err != nil {
 		return err
 	}
 	s.leaderMu.Lock()
 	defer s.leaderMu.Unlock()
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
 	if s.leaderCancel != nil {
 		return nil
 	}
@@ -64,11 +92,29 @@ func (s *Server) establishLeadership() error {
 	s.goLeader(ctx, func(ctx context.Context) { reapFailedEvals(ctx, s.evalBroker, s.evalWriter()) })
 	s.goLeader(ctx, func(ctx context.Context) { reapCancelableEvals(ctx, s.evalBroker, s.blockedEvals, s.evalWriter()) })
 	s.goLeader(ctx, func(ctx context.Context) { periodicUnblockFailed(ctx, s.blockedEvals, s.clock, time.Minute) })
-	s.heartbeats = newHeartbeater(s)
 	s.goLeader(ctx, s.heartbeats.run)
 	s.leaderReady.Store(true)
 	s.logger.Info("cluster leadership acquired")
 	return nil
+}
+
+// barrier waits until raft has applied every entry of earlier terms, or
+// until the server shuts down. raft's Barrier blocks in raft until it
+// resolves (at the latest when raft shuts down, which Shutdown does after
+// this returns), so it runs on a goroutine owned by the server's group.
+func (s *Server) barrier() error {
+	done := make(chan error, 1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		done <- s.raft.Barrier(time.Minute).Error()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-s.ctx.Done():
+		return s.ctx.Err()
+	}
 }
 
 // goLeader runs a leader loop owned by the leader context.

@@ -4,8 +4,10 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// setupLeaderComponents creates the leader-only queues. They start
-// disabled; establishLeadership enables them.
+// setupLeaderComponents creates the leader-only queues and the
+// heartbeater, once for the server's lifetime. They start disabled;
+// establishLeadership enables them. Creating them before any endpoint is
+// served means endpoints read these fields without synchronisation.
 func (s *Server) setupLeaderComponents() error {
 	broker, err := NewEvalBroker(EvalBrokerConfig{
 		Clock:               s.clock,
@@ -22,6 +24,7 @@ func (s *Server) setupLeaderComponents() error {
 	s.evalBroker = broker
 	s.blockedEvals = NewBlockedEvals(broker, BlockedEvalsConfig{Clock: s.clock, Logger: s.logger.Named("blocked_evals")})
 	s.planQueue = NewPlanQueue()
+	s.heartbeats = newHeartbeater(s)
 	s.periodicDispatcher = NewPeriodicDispatch(PeriodicDispatchConfig{
 		Clock:         s.clock,
 		Logger:        s.logger.Named("periodic"),

@@ -42,6 +42,10 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	}
 	node.ComputedClass = class
 
+	// Hold the node's status lock until its timer is armed, so a missed
+	// heartbeat being invalidated cannot overwrite this registration.
+	unlock := n.srv.heartbeats.lockNode(node.ID)
+	defer unlock()
 	st := n.srv.State()
 	existing, err := st.NodeByID(nil, node.ID)
 	if err != nil {
@@ -74,6 +78,7 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 }
 
 // heartbeatReply arms the node's timer and fills the TTL and server list.
+// The caller holds the node's status lock.
 func (n *Node) heartbeatReply(nodeID string, reply *structs.NodeUpdateResponse) error {
 	numNodes := 0
 	if it, err := n.srv.State().Nodes(nil); err == nil {
@@ -81,9 +86,7 @@ func (n *Node) heartbeatReply(nodeID string, reply *structs.NodeUpdateResponse) 
 			numNodes++
 		}
 	}
-	if n.srv.heartbeats != nil {
-		reply.HeartbeatTTL = n.srv.heartbeats.resetTTL(nodeID, numNodes)
-	}
+	reply.HeartbeatTTL = n.srv.heartbeats.resetTTL(nodeID, numNodes)
 	reply.NumNodes = int32(numNodes)
 	reply.LeaderRPCAddr, _ = n.srv.Leader()
 	if cfg, _, err := n.srv.raftConfiguration(); err == nil {
@@ -162,6 +165,14 @@ func (n *Node) authNode(st *state.StateStore, nodeID, secretID string) (*structs
 // UpdateStatus is the heartbeat (status ready from a client) and the way a
 // node is marked otherwise by an operator. A heartbeat that does not change
 // the status writes nothing to raft: it only re-arms the node's timer.
+//
+// The node's status lock is held from reading its status until its timer
+// is re-armed. The heartbeater's invalidate holds the same lock from
+// seeing the timer expired until down or disconnected has committed, so
+// either this heartbeat re-arms first and the invalidation stands down, or
+// the invalidation commits first and this heartbeat reads the new status
+// and writes ready again (with node-update evals), as for any node that
+// comes back.
 func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
 	if done, err := n.srv.forward("Node.UpdateStatus", args, args, reply); done {
 		return err
@@ -169,6 +180,12 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	if !structs.ValidNodeStatus(args.Status) {
 		return errBadRequest("status %q is not one of initializing, ready, down, disconnected", args.Status)
 	}
+	if args.NodeID == "" {
+		return errBadRequest("node ID is missing")
+	}
+	h := n.srv.heartbeats
+	unlock := h.lockNode(args.NodeID)
+	defer unlock()
 	st := n.srv.State()
 	node, err := n.authNode(st, args.NodeID, args.SecretID)
 	if err != nil {
@@ -194,10 +211,13 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 			}
 		}
 	}
-	if args.Status == structs.NodeStatusDown || args.Status == structs.NodeStatusDisconnected {
-		if n.srv.heartbeats != nil {
-			n.srv.heartbeats.clear(node.ID)
-		}
+	switch args.Status {
+	case structs.NodeStatusDown:
+		h.clear(node.ID)
+		return nil
+	case structs.NodeStatusDisconnected:
+		// Down once its disconnect window passes without a heartbeat.
+		h.armDisconnected(node.ID)
 		return nil
 	}
 	return n.heartbeatReply(node.ID, reply)

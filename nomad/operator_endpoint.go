@@ -36,6 +36,11 @@ func (o *Operator) RaftGetConfiguration(args *structs.GenericRequest, reply *str
 }
 
 // RaftAddPeer adds a server as a voter. Only the leader can; others forward.
+//
+// A server whose data dir was wiped comes back with a new raft ID at its
+// old address. Raft refuses two servers at one address, so the old ID at
+// that address is removed first (never the leader's own: that would be a
+// misconfigured peer claiming the leader's address).
 func (o *Operator) RaftAddPeer(args *structs.RaftPeerAddRequest, reply *structs.GenericResponse) error {
 	if done, err := o.srv.forward("Operator.RaftAddPeer", args, args, reply); done {
 		return err
@@ -43,7 +48,27 @@ func (o *Operator) RaftAddPeer(args *structs.RaftPeerAddRequest, reply *structs.
 	if args.ID == "" || args.Address == "" {
 		return errBadRequest("raft peer needs both ID and Address")
 	}
-	f := o.srv.raft.AddVoter(raft.ServerID(args.ID), raft.ServerAddress(args.Address), 0, 30*time.Second)
+	id, addr := raft.ServerID(args.ID), raft.ServerAddress(args.Address)
+	cfg, cfgIndex, err := o.srv.raftConfiguration()
+	if err != nil {
+		return err
+	}
+	for _, srv := range cfg.Servers {
+		if srv.Address != addr || srv.ID == id {
+			continue
+		}
+		if string(srv.ID) == o.srv.NodeID() {
+			return errBadRequest("address %s is this leader's (%s); refusing to add %s there", args.Address, srv.ID, args.ID)
+		}
+		// prevIndex makes the removal fail if the configuration changed
+		// since it was read; the joining server retries.
+		f := o.srv.raft.RemoveServer(srv.ID, cfgIndex, 30*time.Second)
+		if err := f.Error(); err != nil {
+			return fmt.Errorf("removing stale raft peer %s at %s: %w", srv.ID, srv.Address, err)
+		}
+		o.srv.logger.Info("removed raft peer replaced at the same address", "old_id", srv.ID, "new_id", args.ID, "address", args.Address)
+	}
+	f := o.srv.raft.AddVoter(id, addr, 0, 30*time.Second)
 	if err := f.Error(); err != nil {
 		return fmt.Errorf("adding raft peer %s at %s: %w", args.ID, args.Address, err)
 	}

@@ -59,6 +59,10 @@ type Server struct {
 	// leader: its state could still miss acknowledged writes.
 	leaderReady atomic.Bool
 	leaderWG    sync.WaitGroup
+	// monitorWG holds the leadership monitor alone, so Shutdown can wait
+	// for it before it revokes leadership: nothing can establish
+	// leadership again afterwards.
+	monitorWG sync.WaitGroup
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -133,9 +137,9 @@ func (s *Server) setup() error {
 			s.logger.Error("RPC server stopped", "error", err)
 		}
 	}()
-	s.wg.Add(1)
+	s.monitorWG.Add(1)
 	go func() {
-		defer s.wg.Done()
+		defer s.monitorWG.Done()
 		s.monitorLeadership()
 	}()
 	if len(s.config.ServerJoin) > 0 || s.config.BootstrapExpect > 1 {
@@ -176,13 +180,20 @@ func (s *Server) setupIdentity() error {
 }
 
 // Shutdown stops every loop, raft and the RPC server, and waits for them.
+//
+// The order matters. Cancelling the server's context first aborts every
+// RPC in flight (a worker's long poll on an unreachable leader would
+// otherwise hold Shutdown for its whole timeout). Then the leadership
+// monitor is waited for, so no establishLeadership can start loops after
+// the revoke that follows; then the workers are waited for.
 func (s *Server) Shutdown() error {
 	var err error
 	s.shutdownOnce.Do(func() {
 		s.logger.Info("shutting down server")
-		s.stopWorkers()
 		s.cancel()
+		s.monitorWG.Wait()
 		s.revokeLeadership()
+		s.stopWorkers()
 		if s.raft != nil {
 			if f := s.raft.Shutdown(); f.Error() != nil {
 				err = f.Error()

@@ -1,0 +1,231 @@
+package nomad
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// sendHeartbeat is heartbeat for goroutines other than the test's.
+func sendHeartbeat(s *Server, n *structs.Node) error {
+	var resp structs.NodeUpdateResponse
+	req := &structs.NodeUpdateStatusRequest{NodeID: n.ID, SecretID: n.SecretID, Status: structs.NodeStatusReady}
+	return s.RPC("Node.UpdateStatus", req, &resp)
+}
+
+func lastNodeEvent(s *Server, id string) string {
+	n, err := s.State().NodeByID(nil, id)
+	if err != nil || n == nil || len(n.Events) == 0 {
+		return ""
+	}
+	return n.Events[len(n.Events)-1].Message
+}
+
+// A heartbeat that arrives after the heartbeater saw the node's timer
+// expired, but before it wrote the node down, must not leave a live node
+// down: either the heartbeat wins or it writes the node ready again.
+func TestHeartbeatRacingAnInvalidationLeavesTheNodeReady(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	s := TestServer(t, func(c *Config) {
+		c.Clock = clock
+		c.MinHeartbeatTTL = 10 * time.Second
+		c.HeartbeatGrace = 5 * time.Second
+	})
+	WaitForLeader(t, 5*time.Second, s)
+	node := itNode("n1")
+	registerNode(t, s, node)
+	h := s.heartbeats
+
+	reached := make(chan struct{})
+	beat := make(chan error, 1)
+	slippedIn := make(chan bool, 1)
+	h.mu.Lock()
+	h.beforeApply = func(id string) {
+		close(reached)
+		go func() { beat <- sendHeartbeat(s, node) }()
+		// Hold the invalidation between its check and its apply until
+		// the heartbeat has either finished (it slipped in between) or
+		// waits for the node's lock.
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		deadline := time.After(5 * time.Second)
+		for h.nodeLocks.contenders(id) < 2 {
+			select {
+			case err := <-beat:
+				beat <- err
+				slippedIn <- true
+				return
+			case <-deadline:
+				return
+			case <-tick.C:
+			}
+		}
+		slippedIn <- false
+	}
+	h.mu.Unlock()
+
+	// Every TTL is at most 2*10s + 5s grace.
+	clock.Advance(26 * time.Second)
+	select {
+	case <-reached:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the heartbeater never tried to mark the silent node")
+	}
+	select {
+	case err := <-beat:
+		if err != nil {
+			t.Fatalf("heartbeat: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the heartbeat never finished")
+	}
+	if <-slippedIn {
+		t.Log("the heartbeat was not held back by the invalidation")
+	}
+	WaitFor(t, 5*time.Second, func() (bool, string) {
+		st := nodeStatus(s, node.ID)
+		return st == structs.NodeStatusReady, "a node that heartbeated is " + st
+	})
+	if !h.armed(node.ID) {
+		t.Fatal("a node that heartbeated has no timer")
+	}
+	if got := lastNodeEvent(s, node.ID); got != "Node status down -> ready" {
+		t.Fatalf("the invalidation committed first, so the heartbeat must have written ready again; last event %q", got)
+	}
+}
+
+// advanceKeeping lets d of fake time pass in small steps while the keep
+// nodes heartbeat.
+func advanceKeeping(t *testing.T, s *Server, clock *FakeClock, d time.Duration, keep ...*structs.Node) {
+	t.Helper()
+	const step = 5 * time.Second
+	for left := d; left > 0; left -= step {
+		for _, n := range keep {
+			heartbeat(t, s, n)
+		}
+		clock.Advance(min(step, left))
+	}
+}
+
+func nodeUpdateEvals(t *testing.T, s *Server, jobID, nodeID string) int {
+	t.Helper()
+	evals, err := s.State().EvalsByJob(nil, structs.DefaultNamespace, jobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evals {
+		if e.TriggeredBy == structs.EvalTriggerNodeUpdate && e.NodeID == nodeID {
+			n++
+		}
+	}
+	return n
+}
+
+// disconnectOne places one alloc of a job whose group tolerates a
+// disconnect of lostAfter and lets its node miss its heartbeat. It returns
+// the node that went away and the one that stays.
+func disconnectOne(t *testing.T, s *Server, clock *FakeClock, lostAfter time.Duration) (away, other *structs.Node, orig *structs.Allocation) {
+	t.Helper()
+	n1, n2 := itNode("n1"), itNode("n2")
+	registerNode(t, s, n1)
+	registerNode(t, s, n2)
+	job := itJob("web", 1)
+	job.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{LostAfter: lostAfter}
+	orig = placeOne(t, s, job)
+	away, other = n1, n2
+	if orig.NodeID == n2.ID {
+		away, other = n2, n1
+	}
+	expireNode(t, s, clock, away.ID, other)
+	if st := nodeStatus(s, away.ID); st != structs.NodeStatusDisconnected {
+		t.Fatalf("want disconnected, got %s", st)
+	}
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		a, _ := s.State().AllocByID(nil, orig.ID)
+		return a.ClientStatus == structs.AllocClientStatusUnknown, "alloc still " + a.ClientStatus
+	})
+	return away, other, orig
+}
+
+// A disconnected node that never comes back goes down once the largest
+// disconnect window of its allocs (plus grace) has passed, with a node
+// event and node-update evals, so it can be garbage collected.
+func TestDisconnectedNodeGoesDownAfterItsWindow(t *testing.T) {
+	s, clock := startFakeClockServer(t)
+	away, other, _ := disconnectOne(t, s, clock, 10*time.Minute)
+	if !s.heartbeats.armed(away.ID) {
+		t.Fatal("a disconnected node must have a timer for its disconnect window")
+	}
+	// Stop the workers so the scheduler does not mark the unknown alloc
+	// lost at its own timeout: the node going down must then ask for a
+	// decision about it.
+	s.stopWorkers()
+	before := nodeUpdateEvals(t, s, "web", away.ID)
+
+	advanceKeeping(t, s, clock, 9*time.Minute, other)
+	if st := nodeStatus(s, away.ID); st != structs.NodeStatusDisconnected {
+		t.Fatalf("node marked %s within its disconnect window", st)
+	}
+	advanceKeeping(t, s, clock, 2*time.Minute, other)
+	WaitFor(t, 5*time.Second, func() (bool, string) {
+		st := nodeStatus(s, away.ID)
+		return st == structs.NodeStatusDown, "node still " + st
+	})
+	if got := lastNodeEvent(s, away.ID); got != "Node did not reconnect within its disconnect window" {
+		t.Fatalf("node event not recorded: %q", got)
+	}
+	if after := nodeUpdateEvals(t, s, "web", away.ID); after != before+1 {
+		t.Fatalf("going down must create a node-update eval for the job: %d before, %d after", before, after)
+	}
+	if st := nodeStatus(s, other.ID); st != structs.NodeStatusReady {
+		t.Fatalf("the node that kept beating is %s", st)
+	}
+}
+
+// A disconnected node that heartbeats within its window is ready again and
+// back on the normal TTL: the window's timer no longer applies.
+func TestDisconnectedNodeThatHeartbeatsInTimeIsReady(t *testing.T) {
+	s, clock := startFakeClockServer(t)
+	away, other, _ := disconnectOne(t, s, clock, 10*time.Minute)
+	advanceKeeping(t, s, clock, 5*time.Minute, other)
+	heartbeat(t, s, away)
+	if st := nodeStatus(s, away.ID); st != structs.NodeStatusReady {
+		t.Fatalf("a node that heartbeated within its window is %s", st)
+	}
+	// Past the old window, still beating: still ready.
+	advanceKeeping(t, s, clock, 6*time.Minute, other, away)
+	if st := nodeStatus(s, away.ID); st != structs.NodeStatusReady {
+		t.Fatalf("a beating node went %s when its old disconnect window ended", st)
+	}
+	// Silent again: the normal TTL applies, and it is disconnected again
+	// (its alloc still tolerates it), not held by the old window.
+	expireNode(t, s, clock, away.ID, other)
+	if st := nodeStatus(s, away.ID); st != structs.NodeStatusDisconnected {
+		t.Fatalf("want disconnected again, got %s", st)
+	}
+}
+
+// A new term arms a disconnected node for the rest of its window (or the
+// failover TTL, if longer), so the node still goes down on time.
+func TestNewTermArmsDisconnectedNodesForTheRestOfTheirWindow(t *testing.T) {
+	s, clock := startFakeClockServer(t)
+	away, other, _ := disconnectOne(t, s, clock, 10*time.Minute)
+	advanceKeeping(t, s, clock, 2*time.Minute, other)
+
+	s.leadershipChanged(true) // lost and regained: a new term
+	WaitFor(t, 5*time.Second, func() (bool, string) {
+		return s.heartbeats.armed(away.ID), "the new term has no timer for the disconnected node"
+	})
+	advanceKeeping(t, s, clock, 7*time.Minute, other)
+	if st := nodeStatus(s, away.ID); st != structs.NodeStatusDisconnected {
+		t.Fatalf("node marked %s within its disconnect window", st)
+	}
+	advanceKeeping(t, s, clock, 2*time.Minute, other)
+	WaitFor(t, 5*time.Second, func() (bool, string) {
+		st := nodeStatus(s, away.ID)
+		return st == structs.NodeStatusDown, fmt.Sprintf("node still %s", st)
+	})
+}
