@@ -7,6 +7,7 @@ import (
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+	"github.com/hashicorp/nomad/api/contexts"
 )
 
 // mockServiceJob is a one-task service job on the mock driver that prints
@@ -169,6 +170,27 @@ func TestNomadClientNodesAllocsEvals(t *testing.T) {
 		eallocs, _, err := c.Evaluations().Allocations(reg.EvalID, nil)
 		if err != nil || len(eallocs) != 1 || eallocs[0].ID != alloc.ID {
 			t.Fatalf("eval allocations: %v %+v", err, eallocs)
+		}
+	})
+
+	t.Run("search", func(t *testing.T) {
+		res, qm, err := c.Search().PrefixSearch(alloc.ID[:6], contexts.Allocs, nil)
+		if err != nil || len(res.Matches[contexts.Allocs]) != 1 || res.Matches[contexts.Allocs][0] != alloc.ID ||
+			res.Truncations[contexts.Allocs] || qm.LastIndex == 0 {
+			t.Fatalf("alloc prefix search: %v %+v", err, res)
+		}
+		res, _, err = c.Search().PrefixSearch("sv", contexts.All, nil)
+		if err != nil || len(res.Matches[contexts.Jobs]) != 1 || res.Matches[contexts.Jobs][0] != "svc" ||
+			len(res.Matches[contexts.Nodes]) != 0 || len(res.Matches[contexts.Evals]) != 0 {
+			t.Fatalf("all prefix search: %v %+v", err, res)
+		}
+		res, _, err = c.Search().PrefixSearch(a.NodeID()[:8], contexts.All, nil)
+		if err != nil || len(res.Matches[contexts.Nodes]) != 1 || res.Matches[contexts.Nodes][0] != a.NodeID() {
+			t.Fatalf("node prefix search: %v %+v", err, res)
+		}
+		res, _, err = c.Search().PrefixSearch(reg.EvalID[:8], contexts.Evals, nil)
+		if err != nil || len(res.Matches[contexts.Evals]) != 1 || res.Matches[contexts.Evals][0] != reg.EvalID {
+			t.Fatalf("eval prefix search: %v %+v", err, res)
 		}
 	})
 

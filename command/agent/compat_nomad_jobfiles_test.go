@@ -140,6 +140,27 @@ func TestNomadJobFiles(t *testing.T) {
 		t.Fatalf("list: %v %+v", err, stubs)
 	}
 
+	t.Run("parse with variables and errors", func(t *testing.T) {
+		src, err := os.ReadFile("testdata/nomad-jobs/web.nomad.hcl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		job, err := c.Jobs().ParseHCLOpts(&nomadapi.JobsParseRequest{
+			JobHCL: string(src), Variables: "greeting = \"hi\"\ndatacenters = [\"dc2\"]\n", Canonicalize: true,
+		})
+		if err != nil || job.TaskGroups[0].Tasks[0].Env["GREETING"] != "hi" || len(job.Datacenters) != 1 || job.Datacenters[0] != "dc2" {
+			t.Fatalf("parse with variables: %v %+v", err, job)
+		}
+		_, err = c.Jobs().ParseHCL("job \"broken\" {\n  group \"g\" {\n", false)
+		if err == nil || !strings.Contains(err.Error(), "400") {
+			t.Fatalf("parse of broken HCL: %v", err)
+		}
+		_, err = c.Jobs().ParseHCL("job \"x\" {\n  type = \"service\"\n  bogus_key = 1\n}\n", false)
+		if err == nil || !strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "bogus_key") {
+			t.Fatalf("parse of an unknown key: %v", err)
+		}
+	})
+
 	t.Run("web", func(t *testing.T) {
 		job, _, err := c.Jobs().Info("web", nil)
 		if err != nil {

@@ -36,7 +36,10 @@
 // mistake), 404, 409, 501 (endpoint not on this server yet) or 500. Jobs
 // arrive in the api package's form and are converted by
 // ApiJobToStructJob. Log and stats requests for an allocation on another
-// node are proxied to that node's agent.
+// node are proxied to that node's agent; stats are answered in Nomad's
+// AllocResourceUsage shape, with CPU rates from the task's previous sample
+// (alloc_stats.go). Nomad's own Go client is the compatibility check: the
+// compat_nomad_*_test.go files drive a dev agent with it.
 //
 // Goroutines: the agent owns the HTTP serve loop (waited on in Shutdown);
 // a followed log stream owns one watcher that closes the log reader when

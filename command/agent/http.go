@@ -58,6 +58,7 @@ func (s *httpAPI) handler() http.Handler {
 	s.routeAgent(mux)
 	s.routeOperator(mux)
 	s.routeClient(mux)
+	s.routeSearch(mux)
 	return mux
 }
 
