@@ -26,7 +26,11 @@
 //     then disables the broker, blocked evals and plan queue.
 //   - The FSM owns the state store pointer (it changes on snapshot
 //     restore); everyone else reads it through Server.State().
-//   - heartbeater.run owns the queue of expired nodes; timers only feed it.
+//   - The heartbeat manager lives as long as the server and is switched on
+//     for each leadership term; its run loop owns the queue of expired
+//     nodes (timers only feed it), and a per-node lock orders a heartbeat
+//     against an invalidation of the same node. A disconnected node goes
+//     down when its largest disconnect.lost_after (plus grace) passes.
 //   - The periodic dispatcher (periodic*.go) owns its tracked jobs and its
 //     launch loop. establishLeadership enables it and rebuilds it from
 //     state (catching up a missed launch once); revokeLeadership disables
