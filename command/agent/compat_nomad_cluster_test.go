@@ -352,6 +352,49 @@ func TestNomadClientBlockingAndErrors(t *testing.T) {
 		t.Fatalf("blocking eval list: %v", err)
 	}
 
+	// A client configured with a region and namespace, as NOMAD_REGION and
+	// NOMAD_NAMESPACE do, sends them on every request.
+	scoped, err := nomadapi.NewClient(&nomadapi.Config{Address: a.URL, Region: "global", Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := scoped.Jobs().Register(mockServiceJob("scoped", "z"), nil); err != nil {
+		t.Fatalf("register with region and namespace: %v", err)
+	}
+	if j, _, err := scoped.Jobs().Info("scoped", nil); err != nil || *j.Namespace != "default" || *j.Region != "global" {
+		t.Fatalf("info with region and namespace: %v %+v", err, j)
+	}
+
+	// Paginated lists: per_page and the next token.
+	page, pqm, err := c.Evaluations().List(&nomadapi.QueryOptions{PerPage: 1})
+	if err != nil || len(page) != 1 || pqm.NextToken == "" {
+		t.Fatalf("first page of evals: %v %d %+v", err, len(page), pqm)
+	}
+	all, _, err := c.Evaluations().List(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{page[0].ID: true}
+	for token := pqm.NextToken; token != ""; {
+		next, nqm, err := c.Evaluations().List(&nomadapi.QueryOptions{PerPage: 2, NextToken: token})
+		if err != nil || len(next) == 0 || len(next) > 2 {
+			t.Fatalf("page of evals at %q: %v %+v", token, err, next)
+		}
+		for _, e := range next {
+			if seen[e.ID] {
+				t.Fatalf("eval %s on two pages", e.ID)
+			}
+			seen[e.ID] = true
+		}
+		token = nqm.NextToken
+	}
+	if len(seen) != len(all) {
+		t.Fatalf("pages hold %d evals, the list %d", len(seen), len(all))
+	}
+	if _, _, err := c.Jobs().List(&nomadapi.QueryOptions{Filter: `Status == "dead"`}); err == nil || !strings.Contains(err.Error(), "400") {
+		t.Fatalf("a filter expression: want a 400, got %v", err)
+	}
+
 	// Errors: a missing job is a 404, an invalid job a 400 naming the field.
 	_, _, err = jobs.Info("no-such-job", nil)
 	if err == nil || !strings.Contains(err.Error(), "404") {

@@ -176,9 +176,23 @@ func TestNomadClientJobs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("latest deployment: %v", err)
 	}
-	if latest != nil {
+	// Drover's scheduler does not create deployments yet (Nomad would have
+	// one here): no deployment reads as an empty list and a null latest.
+	depList, _, err := c.Deployments().List(nil)
+	if err != nil || len(depList) != len(deps) {
+		t.Fatalf("deployment list: %v %+v", err, depList)
+	}
+	if latest == nil {
+		if len(deps) != 0 {
+			t.Fatalf("deployments %+v without a latest one", deps)
+		}
+	} else {
 		if latest.JobID != "rich" || len(deps) == 0 || deps[0].ID != latest.ID || latest.TaskGroups["web"] == nil {
 			t.Fatalf("deployments %+v, latest %+v", deps, latest)
+		}
+		dep, _, err := c.Deployments().Info(latest.ID, nil)
+		if err != nil || dep.ID != latest.ID || dep.JobID != "rich" {
+			t.Fatalf("deployment info: %v %+v", err, dep)
 		}
 	}
 

@@ -21,6 +21,7 @@ func (s *httpAPI) allocsList(w http.ResponseWriter, r *http.Request) (any, error
 	if err := s.rpc.RPC("Alloc.List", &args, &out); err != nil {
 		return nil, err
 	}
+	out.Allocations = paginate(&args.QueryOptions, &out.QueryMeta, out.Allocations, func(a *structs.AllocListStub) string { return a.ID })
 	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Allocations), nil
 }

@@ -20,6 +20,7 @@ func (s *httpAPI) deploymentsList(w http.ResponseWriter, r *http.Request) (any, 
 	if err := s.rpc.RPC("Deployment.List", &args, &out); err != nil {
 		return nil, err
 	}
+	out.Deployments = paginate(&args.QueryOptions, &out.QueryMeta, out.Deployments, func(d *structs.Deployment) string { return d.ID })
 	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Deployments), nil
 }

@@ -25,6 +25,7 @@ func (s *httpAPI) evalsList(w http.ResponseWriter, r *http.Request) (any, error)
 	if err := s.rpc.RPC("Eval.List", &args, &out); err != nil {
 		return nil, err
 	}
+	out.Evaluations = paginate(&args.QueryOptions, &out.QueryMeta, out.Evaluations, func(e *structs.Evaluation) string { return e.ID })
 	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Evaluations), nil
 }

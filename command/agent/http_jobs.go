@@ -44,6 +44,7 @@ func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err := s.rpc.RPC("Job.List", &args, &out); err != nil {
 		return nil, err
 	}
+	out.Jobs = paginate(&args.QueryOptions, &out.QueryMeta, out.Jobs, func(j *structs.JobListStub) string { return j.ID })
 	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Jobs), nil
 }

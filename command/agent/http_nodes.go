@@ -27,6 +27,7 @@ func (s *httpAPI) nodesList(w http.ResponseWriter, r *http.Request) (any, error)
 	if err := s.rpc.RPC("Node.List", &args, &out); err != nil {
 		return nil, err
 	}
+	out.Nodes = paginate(&args.QueryOptions, &out.QueryMeta, out.Nodes, func(n *structs.NodeListStub) string { return n.ID })
 	setMeta(w, &out.QueryMeta)
 	for _, n := range out.Nodes {
 		fillNodeStub(n)

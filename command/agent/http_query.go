@@ -2,6 +2,7 @@ package agent
 
 import (
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -16,7 +17,8 @@ const maxQueryTime = 10 * time.Minute
 // parseQuery fills the read options every GET takes: ?index= and ?wait=
 // make it a blocking query, ?stale lets a follower answer, ?prefix=,
 // ?namespace= ("default" when absent, "*" for all) and ?region= route it,
-// ?per_page= and ?next_token= page it.
+// ?per_page= and ?next_token= page it (see paginate). ?filter= is refused:
+// the servers do not evaluate filter expressions yet.
 func (s *httpAPI) parseQuery(r *http.Request, q *structs.QueryOptions) error {
 	v := r.URL.Query()
 	if idx := v.Get("index"); idx != "" {
@@ -48,7 +50,32 @@ func (s *httpAPI) parseQuery(r *http.Request, q *structs.QueryOptions) error {
 		q.PerPage = int32(n)
 	}
 	q.NextToken = v.Get("next_token")
+	if f := v.Get("filter"); f != "" {
+		// Answering everything would look like a filter that matched all.
+		return badRequest("filter expressions (?filter=%q) are not supported by this server", f)
+	}
 	return nil
+}
+
+// paginate applies ?per_page= and ?next_token= to a list the server
+// answered whole (it does not page yet): with either set, the list is
+// ordered by key, starts at the first key >= next_token and holds at most
+// per_page items; X-Nomad-NextToken is the key of the item after it.
+// Nomad's tokens are opaque to its client, which only sends them back. A
+// list the server already paged (it set a next token) is left alone.
+func paginate[T any](q *structs.QueryOptions, m *structs.QueryMeta, list []T, key func(T) string) []T {
+	if (q.PerPage <= 0 && q.NextToken == "") || m.NextToken != "" {
+		return list
+	}
+	sorted := append([]T(nil), list...)
+	sort.SliceStable(sorted, func(i, j int) bool { return key(sorted[i]) < key(sorted[j]) })
+	start := sort.Search(len(sorted), func(i int) bool { return key(sorted[i]) >= q.NextToken })
+	sorted = sorted[start:]
+	if q.PerPage > 0 && len(sorted) > int(q.PerPage) {
+		m.NextToken = key(sorted[q.PerPage])
+		sorted = sorted[:q.PerPage]
+	}
+	return sorted
 }
 
 // parseWrite fills the routing fields every write takes.
