@@ -158,6 +158,10 @@ func TestNomadClientNodesAllocsEvals(t *testing.T) {
 		if err != nil || len(evals) == 0 || qm.LastIndex == 0 {
 			t.Fatalf("list: %v %+v", err, evals)
 		}
+		count, _, err := c.Evaluations().Count(nil)
+		if err != nil || count.Count != len(evals) {
+			t.Fatalf("count: %v %+v, listed %d", err, count, len(evals))
+		}
 		pl, _, err := c.Evaluations().PrefixList(reg.EvalID[:6])
 		if err != nil || len(pl) != 1 || pl[0].ID != reg.EvalID {
 			t.Fatalf("prefix list: %v %+v", err, pl)
@@ -275,6 +279,10 @@ func TestNomadClientClusterEndpoints(t *testing.T) {
 	regions, err := c.Regions().List()
 	if err != nil || len(regions) != 1 || regions[0] != "global" {
 		t.Fatalf("regions: %v %v", err, regions)
+	}
+	pools, _, err := c.NodePools().List(nil)
+	if err != nil || len(pools) != 2 || pools[0].Name != "all" || pools[1].Name != "default" {
+		t.Fatalf("node pools: %v %+v", err, pools)
 	}
 	nss, _, err := c.Namespaces().List(nil)
 	if err != nil || len(nss) != 1 || nss[0].Name != "default" {

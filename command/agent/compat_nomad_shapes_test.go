@@ -97,6 +97,8 @@ func TestEveryFieldDecodesWithNomadsClientTypes(t *testing.T) {
 		{"PeriodicForceResponse", &structs.PeriodicForceResponse{}, &struct{ EvalID string }{}},
 		{"NodeEvaluateResponse", &nodeEvaluateResponse{}, &struct{ EvalID string }{}},
 		{"SearchResponse", &searchResponse{}, &nomadapi.SearchResponse{}},
+		{"NodePool", &nodePool{}, &nomadapi.NodePool{}},
+		{"EvalCount", &struct{ Count int }{}, &nomadapi.EvalCountResponse{}},
 		{"AllocResourceUsage", &api.AllocResourceUsage{}, &nomadapi.AllocResourceUsage{}},
 		{"JobValidateResponse", &api.JobValidateResponse{}, &nomadapi.JobValidateResponse{}},
 		{"JobParse", &api.Job{}, &nomadapi.Job{}},

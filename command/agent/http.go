@@ -51,6 +51,7 @@ func (s *httpAPI) handler() http.Handler {
 	mux := http.NewServeMux()
 	s.routeJobs(mux)
 	s.routeNodes(mux)
+	s.routeNodePools(mux)
 	s.routeAllocs(mux)
 	s.routeEvals(mux)
 	s.routeDeployments(mux)

@@ -8,6 +8,7 @@ import (
 
 func (s *httpAPI) routeEvals(mux *http.ServeMux) {
 	s.handle(mux, "/v1/evaluations", s.evalsList, read...)
+	s.handle(mux, "/v1/evaluations/count", s.evalsCount, read...)
 	s.handle(mux, "/v1/evaluation/{id}", s.evalGet, read...)
 	s.handle(mux, "/v1/evaluation/{id}/allocations", s.evalAllocations, read...)
 }
@@ -28,6 +29,24 @@ func (s *httpAPI) evalsList(w http.ResponseWriter, r *http.Request) (any, error)
 	out.Evaluations = paginate(&args.QueryOptions, &out.QueryMeta, out.Evaluations, func(e *structs.Evaluation) string { return e.ID })
 	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Evaluations), nil
+}
+
+// evalsCount answers Nomad's {"Count": n} for the evaluations the same
+// query would list (?job=, ?status=, ?prefix=).
+func (s *httpAPI) evalsCount(w http.ResponseWriter, r *http.Request) (any, error) {
+	args := structs.EvalListRequest{
+		FilterJobID:      r.URL.Query().Get("job"),
+		FilterEvalStatus: r.URL.Query().Get("status"),
+	}
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return nil, err
+	}
+	var out structs.EvalListResponse
+	if err := s.rpc.RPC("Eval.List", &args, &out); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
+	return &struct{ Count int }{len(out.Evaluations)}, nil
 }
 
 func (s *httpAPI) evalGet(w http.ResponseWriter, r *http.Request) (any, error) {
