@@ -230,6 +230,10 @@ func TestNomadJobFiles(t *testing.T) {
 		if err != nil || len(allocs) != 0 {
 			t.Fatalf("allocs: %v %+v", err, allocs)
 		}
+		stubs, _, err := c.Jobs().PrefixList("video")
+		if err != nil || len(stubs) != 1 || !stubs[0].ParameterizedJob || stubs[0].Status != "running" {
+			t.Fatalf("parameterized stub: %v %+v", err, stubs)
+		}
 	})
 
 	t.Run("periodic", func(t *testing.T) {
@@ -253,6 +257,25 @@ func TestNomadJobFiles(t *testing.T) {
 		child, _, err := c.Jobs().Info(ev.JobID, nil)
 		if err != nil || *child.ParentID != "cleanup" || child.IsPeriodic() {
 			t.Fatalf("child job: %v %+v", err, child)
+		}
+		waitUntil(t, "the parent's summary to count the finished child", func() bool {
+			sum, _, err := c.Jobs().Summary("cleanup", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sum.Children != nil && sum.Children.Dead == 1 && sum.Children.Running == 0 && sum.Children.Pending == 0
+		})
+		stubs, _, err := c.Jobs().List(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range stubs {
+			if s.ID == "cleanup" && (!s.Periodic || s.JobSummary == nil || s.JobSummary.Children == nil) {
+				t.Fatalf("periodic parent's stub: %+v", s)
+			}
+			if s.ID == ev.JobID && s.ParentID != "cleanup" {
+				t.Fatalf("child's stub: %+v", s)
+			}
 		}
 	})
 

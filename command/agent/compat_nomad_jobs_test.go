@@ -97,7 +97,7 @@ func TestNomadClientJobs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("register: %v", err)
 	}
-	if reg.EvalID == "" || reg.EvalCreateIndex == 0 || reg.JobModifyIndex == 0 || wm.LastIndex == 0 {
+	if reg.EvalID == "" || reg.EvalCreateIndex == 0 || reg.JobModifyIndex == 0 || wm.LastIndex == 0 || reg.Warnings != "" {
 		t.Fatalf("register response: %+v %+v", reg, wm)
 	}
 
@@ -451,4 +451,57 @@ func TestNomadClientJobReadBackIsTheJobSubmitted(t *testing.T) {
 	if err != nil || len(versions) != 1 {
 		t.Fatalf("re-registering the read-back job made a new version: %v %d", err, len(versions))
 	}
+}
+
+// TestNomadClientIgnoredFieldsAreWarnedAbout registers a job using Nomad
+// features Drover does not have: the register succeeds, and its warnings
+// (which Nomad's CLI prints) name each ignored field; plan and validate
+// warn the same way.
+func TestNomadClientIgnoredFieldsAreWarnedAbout(t *testing.T) {
+	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	c := nomadClient(t, a)
+
+	// A job canonicalized by Nomad's own api package carries Nomad's
+	// defaults; none of them is worth a warning.
+	canon := richNomadJob("canonical", "x")
+	canon.Canonicalize()
+	reg, _, err := c.Jobs().Register(canon, nil)
+	if err != nil || reg.Warnings != "" {
+		t.Fatalf("register of a Nomad-canonicalized job: %v %q", err, reg.Warnings)
+	}
+
+	job := richNomadJob("unsupported", "x")
+	job.ConsulNamespace = ptr("")
+	job.TaskGroups[0].Scaling = &nomadapi.ScalingPolicy{Min: ptr(int64(1)), Max: ptr(int64(3)), Enabled: ptr(true)}
+	task := job.TaskGroups[0].Tasks[0]
+	task.Vault = &nomadapi.Vault{Policies: []string{"app"}, Role: "app"}
+	task.Identity = &nomadapi.WorkloadIdentity{Env: true}
+
+	want := []string{"Job.TaskGroups[web].Scaling", "Job.TaskGroups[web].Tasks[app].Identity", "Job.TaskGroups[web].Tasks[app].Vault"}
+	check := func(what, warnings string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains(warnings, w) {
+				t.Fatalf("%s warnings %q do not name %s", what, warnings, w)
+			}
+		}
+		if strings.Contains(warnings, "ConsulNamespace") {
+			t.Fatalf("%s warnings name an empty field: %q", what, warnings)
+		}
+	}
+	val, _, err := c.Jobs().Validate(job, nil)
+	if err != nil || len(val.ValidationErrors) != 0 {
+		t.Fatalf("validate: %v %+v", err, val)
+	}
+	check("validate", val.Warnings)
+	reg, _, err = c.Jobs().Register(job, nil)
+	if err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	check("register", reg.Warnings)
+	plan, _, err := c.Jobs().Plan(job, true, nil)
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	check("plan", plan.Warnings)
 }

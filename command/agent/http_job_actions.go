@@ -44,7 +44,8 @@ func (s *httpAPI) jobEvaluate(w http.ResponseWriter, r *http.Request) (any, erro
 // annotations without checking for null, so both are always objects.
 func (s *httpAPI) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobPlanRequest
-	if err := decodeBody(r, &body); err != nil {
+	ignored, err := decodeJobBody(r, &body)
+	if err != nil {
 		return nil, err
 	}
 	if body.Job == nil {
@@ -76,6 +77,7 @@ func (s *httpAPI) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	if out.FailedTGAllocs == nil {
 		out.FailedTGAllocs = map[string]*structs.AllocMetric{}
 	}
+	out.Warnings = joinWarnings(out.Warnings, ignoredWarning(ignored))
 	setIndex(w, out.Index)
 	return &out, nil
 }

@@ -55,7 +55,8 @@ func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) 
 // RPC is made.
 func (s *httpAPI) jobRegister(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobRegisterRequest
-	if err := decodeBody(r, &body); err != nil {
+	ignored, err := decodeJobBody(r, &body)
+	if err != nil {
 		return nil, err
 	}
 	if body.Job == nil {
@@ -82,6 +83,7 @@ func (s *httpAPI) jobRegister(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	setIndex(w, out.Index)
+	out.Warnings = joinWarnings(out.Warnings, ignoredWarning(ignored))
 	return &out, nil
 }
 
@@ -125,15 +127,16 @@ func (s *httpAPI) convertJob(r *http.Request, j *api.Job, wr api.WriteRequest) *
 // drivers either: task configs are checked when a client starts the task.
 func (s *httpAPI) jobValidate(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobValidateRequest
-	if err := decodeBody(r, &body); err != nil {
+	ignored, err := decodeJobBody(r, &body)
+	if err != nil {
 		return nil, err
 	}
 	if body.Job == nil {
 		return nil, badRequest("request body has no Job (expected {\"Job\": {...}})")
 	}
 	job := s.convertJob(r, body.Job, body.WriteRequest)
-	out := &api.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}}
-	err := job.Validate()
+	out := &api.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}, Warnings: ignoredWarning(ignored)}
+	err = job.Validate()
 	if err == nil {
 		err = nomad.ValidatePeriodic(job)
 	}
