@@ -23,6 +23,16 @@ import (
 // seconds, client-only agents, frozen processes, and task processes found
 // by a marker in their command line.
 
+// knownBug skips a test that exposes an open product bug, unless
+// DROVER_E2E_KNOWN_BUGS is set (to check a fix: make build, then
+// DROVER_E2E_KNOWN_BUGS=1 go test -tags e2e -run ... ./e2e/).
+func knownBug(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv("DROVER_E2E_KNOWN_BUGS") == "" {
+		t.Skip("bug: " + what)
+	}
+}
+
 // fastHeartbeats makes a missed heartbeat count within about two seconds.
 const fastHeartbeats = `
   min_heartbeat_ttl      = "1s"
@@ -33,11 +43,18 @@ const fastHeartbeats = `
 // startServer starts a single server agent with fast heartbeat expiry.
 func startServer(t *testing.T, name string) *agent {
 	t.Helper()
+	return startServerWith(t, name, fastHeartbeats)
+}
+
+// startServerWith starts a single server agent with the given heartbeat
+// settings (server block attributes).
+func startServerWith(t *testing.T, name, heartbeats string) *agent {
+	t.Helper()
 	s := newAgent(t, agentSpec{name: name, extra: `
 server {
   enabled          = true
   bootstrap_expect = 1
-` + fastHeartbeats + `
+` + heartbeats + `
 }`})
 	waitForAgreedLeader(t, []*agent{s}, 30*time.Second, "")
 	return s
@@ -154,7 +171,26 @@ func jobAllocs(s *agent, jobID string) ([]*api.Allocation, error) {
 func describeAllocs(allocs []*api.Allocation) string {
 	var b strings.Builder
 	for _, a := range allocs {
-		fmt.Fprintf(&b, "[%s on %s desired=%s client=%s]", a.ID[:8], a.NodeName, a.DesiredStatus, a.ClientStatus)
+		fmt.Fprintf(&b, "[%s %s on %s desired=%s client=%s", a.ID[:8], a.Name, a.NodeName, a.DesiredStatus, a.ClientStatus)
+		if a.DesiredDescription != "" {
+			fmt.Fprintf(&b, " (%s)", a.DesiredDescription)
+		}
+		b.WriteString("]")
+	}
+	return b.String()
+}
+
+// describeEvals lists the job's evaluations in raft order, for failure
+// messages that need to say which evaluation did what.
+func describeEvals(s *agent, jobID string) string {
+	evals, _, err := s.api().Jobs().Evaluations(jobID, nil)
+	if err != nil {
+		return err.Error()
+	}
+	sort.Slice(evals, func(i, j int) bool { return evals[i].CreateIndex < evals[j].CreateIndex })
+	var b strings.Builder
+	for _, e := range evals {
+		fmt.Fprintf(&b, "[%s %s %s created@%d modified@%d]", e.ID[:8], e.TriggeredBy, e.Status, e.CreateIndex, e.ModifyIndex)
 	}
 	return b.String()
 }

@@ -154,3 +154,53 @@ func TestReconnectAcrossLeaderFailover(t *testing.T) {
 		}
 	}
 }
+
+// A disconnect window that expires after a leader failover: the old leader
+// scheduled the unknown alloc's lost_after follow-up; the new leader must
+// restore it, mark the alloc lost on time, and the returning client then
+// stops the lost alloc's task, leaving only the replacement.
+func TestLostAfterExpiresAcrossLeaderFailover(t *testing.T) {
+	m := newTaskMarker(t)
+	servers := startServerCluster(t, 3)
+	clients := map[string]*agent{}
+	for _, name := range []string{"c1", "c2"} {
+		clients[name] = startClient(t, name, servers...)
+	}
+	waitForReadyNodes(t, servers[0], "c1", "c2")
+	leaderAddr := waitForAgreedLeader(t, servers, 30*time.Second, "")
+	var leader *agent
+	var rest []*agent
+	for _, s := range servers {
+		if s.rpcAddr() == leaderAddr {
+			leader = s
+		} else {
+			rest = append(rest, s)
+		}
+	}
+	s := rest[0]
+	registerJob(t, s, serviceJob("expire", m, `
+    disconnect {
+      lost_after = "6s"
+    }`), 10*time.Second)
+	orig, _ := waitForFirstAlloc(t, s, "expire", m)
+	repl, thaw := disconnectAndReplace(t, s, clients, "expire", orig, m)
+	disconnectedAt := time.Now()
+
+	leader.kill()
+	waitForAgreedLeader(t, rest, 30*time.Second, leaderAddr)
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		a, _, err := s.api().Allocations().Info(orig.ID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return a.ClientStatus == "lost", "original is " + a.ClientStatus
+	})
+	t.Logf("original lost %s after the disconnect (lost_after 6s)", time.Since(disconnectedAt))
+
+	thaw()
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		st := nodeStatus(s, orig.NodeName)
+		return st == "ready", "thawed node is " + st
+	})
+	waitForOnlyRunning(t, s, "expire", repl, m)
+}
