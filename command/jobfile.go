@@ -59,9 +59,12 @@ func (m *Meta) parseJobFile(path string, f *jobFileFlags) (*api.Job, error) {
 	} else if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("reading job file: %w", err)
 	}
-	job, err := jobspec.ParseWithConfig(cfg)
+	job, warnings, err := jobspec.ParseWithWarnings(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if len(warnings) > 0 {
+		fmt.Fprintf(m.stderr, "Job Warnings:\n%s\n\n", strings.Join(warnings, "\n"))
 	}
 	return job, nil
 }

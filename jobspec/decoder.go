@@ -94,6 +94,10 @@ func (d *decoder) decodeBody(body hcl.Body, s spec) {
 	for _, name := range slices.Sorted(maps.Keys(s.blocks)) {
 		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: name, LabelNames: s.blocks[name].labels})
 	}
+	ignored, ignoredRanges := d.ignoredBlocks(body, s)
+	for _, name := range slices.Sorted(maps.Keys(ignored)) {
+		schema.Blocks = append(schema.Blocks, hcl.BlockHeaderSchema{Type: name, LabelNames: labelNames(ignored[name])})
+	}
 
 	// Names that may be an argument or a block are read as arguments first;
 	// whatever is left is read with the block schema.
@@ -110,7 +114,7 @@ func (d *decoder) decodeBody(body hcl.Body, s spec) {
 	}
 
 	content, diags := body.Content(schema)
-	d.diags = append(d.diags, diags...)
+	d.diags = append(d.diags, dropInside(diags, ignoredRanges)...)
 	for _, a := range content.Attributes {
 		attrs = append(attrs, a)
 	}
@@ -121,6 +125,9 @@ func (d *decoder) decodeBody(body hcl.Body, s spec) {
 
 	seenBlock := map[string]*hcl.Block{}
 	for _, b := range content.Blocks {
+		if _, skip := ignored[b.Type]; skip {
+			continue // warned about in ignoredBlocks
+		}
 		bs := s.blocks[b.Type]
 		if a, ok := seenAttr[b.Type]; ok {
 			d.diags = append(d.diags, newDiag(b.DefRange, fmt.Sprintf("Duplicate %s definition", b.Type),

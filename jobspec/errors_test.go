@@ -26,8 +26,8 @@ func TestMalformedFilesGiveErrorsAtTheRightPositions(t *testing.T) {
   }
 }`, []string{`web.hcl:8,9-15: Unsupported argument; An argument named "memroy" is not expected here. Did you mean "memory"?`}},
 		{"an unknown block", `job "web" {
-  vault {}
-}`, []string{`web.hcl:2,3-8: Unsupported block type; Blocks of type "vault" are not expected here.`}},
+  sprocket {}
+}`, []string{`web.hcl:2,3-11: Unsupported block type; Blocks of type "sprocket" are not expected here.`}},
 		{"no job block", `variable "x" { default = 1 }`,
 			[]string{`web.hcl:1,1-1: Missing job block; A job file must contain one job block`}},
 		{"an empty file", ``, []string{`web.hcl:1,1-1: Missing job block`}},

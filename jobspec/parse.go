@@ -60,11 +60,24 @@ func Parse(path string, r io.Reader) (*api.Job, error) {
 // without defaults applied; see the package documentation. Errors are of
 // type *Error unless the file could not be read at all.
 func ParseWithConfig(c *ParseConfig) (*api.Job, error) {
+	job, _, err := ParseWithWarnings(c)
+	return job, err
+}
+
+// ParseWithWarnings is ParseWithConfig that also returns warnings: blocks
+// of Nomad's job syntax Drover accepts but ignores, each as
+// "file:line,col: text", for the CLI to show.
+func ParseWithWarnings(c *ParseConfig) (*api.Job, []string, error) {
+	job, diags, err := parse(c)
+	return job, warningsFrom(diags), err
+}
+
+func parse(c *ParseConfig) (*api.Job, hcl.Diagnostics, error) {
 	src := c.Body
 	if src == nil && c.Path != "" {
 		var err error
 		if src, err = os.ReadFile(c.Path); err != nil {
-			return nil, fmt.Errorf("reading job file: %w", err)
+			return nil, nil, fmt.Errorf("reading job file: %w", err)
 		}
 	}
 	filename := c.Path
@@ -74,25 +87,26 @@ func ParseWithConfig(c *ParseConfig) (*api.Job, error) {
 
 	if isJSON(src) {
 		if form, ok := apiJSONForm(src); ok {
-			return parseAPIJSON(filename, src, form)
+			job, err := parseAPIJSON(filename, src, form)
+			return job, nil, err
 		}
 	}
 
 	file, diags := parseHCLOrJSON(src, filename)
 	if diags.HasErrors() {
-		return nil, errorFrom(diags)
+		return nil, diags, errorFrom(diags)
 	}
 	sources := map[string][]byte{filename: src}
 
 	content, diags := file.Body.Content(fileSchema)
 	if diags.HasErrors() {
-		return nil, errorFrom(diags)
+		return nil, diags, errorFrom(diags)
 	}
 
 	vars, varDiags := collectVariables(content, c, sources)
 	diags = append(diags, varDiags...)
 	if diags.HasErrors() {
-		return nil, errorFrom(diags)
+		return nil, diags, errorFrom(diags)
 	}
 
 	ctx := &hcl.EvalContext{
@@ -102,23 +116,23 @@ func ParseWithConfig(c *ParseConfig) (*api.Job, error) {
 	locals, localDiags := evaluateLocals(content, ctx, sources)
 	diags = append(diags, localDiags...)
 	if diags.HasErrors() {
-		return nil, errorFrom(diags)
+		return nil, diags, errorFrom(diags)
 	}
 	ctx.Variables["local"] = locals
 
 	jobBlock, jobDiags := singleJobBlock(content, filename)
 	diags = append(diags, jobDiags...)
 	if diags.HasErrors() {
-		return nil, errorFrom(diags)
+		return nil, diags, errorFrom(diags)
 	}
 
 	d := &decoder{ctx: ctx, sources: sources, syntax: indexSyntax(file.Body)}
 	job := d.job(jobBlock.Labels[0], dynblock.Expand(jobBlock.Body, ctx))
 	diags = append(diags, d.diags...)
 	if err := errorFrom(diags); err != nil {
-		return nil, err
+		return nil, diags, err
 	}
-	return job, nil
+	return job, diags, nil
 }
 
 // fileSchema is what may appear at the top level of a job file.
