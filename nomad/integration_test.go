@@ -324,3 +324,29 @@ func TestConcurrentCheckAndSetRegistrationsHaveOneWinner(t *testing.T) {
 		t.Fatalf("%d check-and-set registrations against the same index succeeded, want exactly 1", wins)
 	}
 }
+
+// A service alloc its client reports complete while the servers still want
+// it running (a client that fenced itself) is replaced.
+func TestServiceAllocCompletedByItsClientIsReplaced(t *testing.T) {
+	s := TestServer(t, nil)
+	WaitForLeader(t, 5*time.Second, s)
+	registerNode(t, s, itNode("n1"))
+	registerJob(t, s, itJob("web", 1))
+	var a *structs.Allocation
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		if live := desiredRunning(jobAllocs(t, s, "web")); len(live) == 1 {
+			a = live[0]
+		}
+		return a != nil, "no alloc"
+	})
+	if err := reportAlloc(s, a, structs.AllocClientStatusRunning); err != nil {
+		t.Fatal(err)
+	}
+	if err := reportAlloc(s, a, structs.AllocClientStatusComplete); err != nil {
+		t.Fatal(err)
+	}
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		live := desiredRunning(jobAllocs(t, s, "web"))
+		return len(live) == 1 && live[0].ID != a.ID, fmt.Sprintf("%d live allocs", len(live))
+	})
+}

@@ -322,6 +322,14 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 			trigger = structs.EvalTriggerReconnect
 		case upd.ClientStatus == structs.AllocClientStatusFailed && existing.ClientStatus != structs.AllocClientStatusFailed && !existing.ServerTerminalStatus():
 			trigger = structs.EvalTriggerRetryFailedAlloc
+		case upd.ClientStatus == structs.AllocClientStatusComplete && existing.ClientStatus != structs.AllocClientStatusComplete &&
+			!existing.ServerTerminalStatus() && existing.Job != nil &&
+			(existing.Job.Type == structs.JobTypeService || existing.Job.Type == structs.JobTypeSystem):
+			// A service or system alloc finished although the servers
+			// still want it running (its client fenced itself after losing
+			// the servers, say): the job is short of its count until a
+			// scheduler pass replaces it. Finished batch work is not.
+			trigger = structs.EvalTriggerAllocStop
 		}
 		if trigger != "" && existing.Job != nil {
 			key := existing.NamespacedJobID()
