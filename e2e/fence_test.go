@@ -18,8 +18,6 @@ import (
 // it running. A service job must then get a replacement; exactly one alloc
 // runs once things settle (promise 4).
 func TestFencedAllocIsReplacedAfterTheServersReturn(t *testing.T) {
-	knownBug(t, "a service alloc its client reports complete while desired run "+
-		"(fenced by stop_on_client_after) triggers no evaluation, so it is never replaced")
 	m := newTaskMarker(t)
 	// Heartbeats every 4-5s; the node would go down only 20s after its
 	// last one. stop_on_client_after (6s) sits in between.
