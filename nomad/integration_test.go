@@ -350,3 +350,37 @@ func TestServiceAllocCompletedByItsClientIsReplaced(t *testing.T) {
 		return len(live) == 1 && live[0].ID != a.ID, fmt.Sprintf("%d live allocs", len(live))
 	})
 }
+
+func TestDrainingANodeMovesItsAllocs(t *testing.T) {
+	s := TestServer(t, nil)
+	WaitForLeader(t, 5*time.Second, s)
+	registerNode(t, s, itNode("n1"))
+	registerJob(t, s, itJob("web", 1))
+	var a *structs.Allocation
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		if live := desiredRunning(jobAllocs(t, s, "web")); len(live) == 1 {
+			a = live[0]
+		}
+		return a != nil, "no alloc"
+	})
+	if err := reportAlloc(s, a, structs.AllocClientStatusRunning); err != nil {
+		t.Fatal(err)
+	}
+	registerNode(t, s, itNode("n2"))
+	var resp structs.NodeDrainUpdateResponse
+	req := &structs.NodeUpdateDrainRequest{NodeID: "n1", DrainStrategy: &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour}}}
+	if err := s.RPC("Node.UpdateDrain", req, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.EvalIDs) != 1 {
+		t.Fatalf("a drain must schedule the node's job, got evals %v", resp.EvalIDs)
+	}
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		live := desiredRunning(jobAllocs(t, s, "web"))
+		return len(live) == 1 && live[0].NodeID == "n2", fmt.Sprintf("%d live allocs", len(live))
+	})
+	n, _ := s.State().NodeByID(nil, "n1")
+	if n.SchedulingEligibility != structs.NodeSchedulingIneligible || n.DrainStrategy == nil || n.DrainStrategy.ForceDeadline.IsZero() {
+		t.Fatalf("draining node state wrong: %+v", n)
+	}
+}

@@ -42,6 +42,31 @@ func (n *Node) UpdateDrain(args *structs.NodeUpdateDrainRequest, reply *structs.
 	}
 	reply.NodeModifyIndex = idx
 	reply.Index = idx
+	if req.DrainStrategy == nil {
+		return nil
+	}
+	// A drain moves the node's work elsewhere: schedule every job with an
+	// alloc there, so the scheduler migrates them off the draining node.
+	allocs, err := st.AllocsByNode(nil, node.ID)
+	if err != nil {
+		return err
+	}
+	evals := nodeEvals(node, allocs, now)
+	for _, e := range evals {
+		e.TriggeredBy = structs.EvalTriggerNodeDrain
+	}
+	if len(evals) == 0 {
+		return nil
+	}
+	eidx, _, err := n.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: evals})
+	if err != nil {
+		return err
+	}
+	for _, e := range evals {
+		reply.EvalIDs = append(reply.EvalIDs, e.ID)
+	}
+	reply.EvalCreateIndex = eidx
+	reply.Index = eidx
 	return nil
 }
 
