@@ -93,8 +93,6 @@ func TestJobChangedWhileClientAway(t *testing.T) {
 	// alloc named g[1] may stay desired running; the reachable g[0] keeps
 	// running through the reconnect and is the one that survives.
 	t.Run("scaled down", func(t *testing.T) {
-		knownBug(t, "a scale-down while a client is away stops the unknown alloc's replacement "+
-			"but not the unknown alloc, and at reconnect stops the reachable g[0] instead")
 		m := newTaskMarker(t)
 		c := startFaultCluster(t, "c1", "c2")
 		s := c.server

@@ -35,8 +35,8 @@ const (
 	holdRunning
 	// holdDone: a completed batch alloc; nothing to stop or update.
 	holdDone
-	// holdAwaiting: unknown on a ready node until its client reports: left
-	// alone, never stopped here.
+	// holdAwaiting: unknown on a ready node until its client reports: never
+	// replaced or reconnected before the report, but a scale down may stop it.
 	holdAwaiting
 )
 
@@ -89,6 +89,10 @@ func planGroup(in groupInput) *groupPlan {
 	check := rescheduleCheck{policy: in.tg.ReschedulePolicy, now: in.now, evalID: in.evalID, pendingEval: in.pendingEval}
 	var holders []*holder
 	hold := func(h *holder) { h.index = h.alloc.Index(); holders = append(holders, h) }
+	// standIns are unreachable allocs whose live replacement holds their
+	// slot, by that replacement's ID: a scale down that gives up the
+	// replacement gives them up too.
+	standIns := map[string][]*structs.Allocation{}
 
 	// Reconnects first: they may stop an alloc sitting in another bucket.
 	var failed []*structs.Allocation
@@ -193,7 +197,8 @@ func planGroup(in groupInput) *groupPlan {
 			if k == Disconnecting {
 				d.markUnknown(a, expiryOf(a, in.now))
 			}
-			if succ.live(a, in.batch) != nil {
+			if s := succ.live(a, in.batch); s != nil {
+				standIns[s.ID] = append(standIns[s.ID], a)
 				continue
 			}
 			if replaceWhileUnknown(a) {
@@ -209,7 +214,12 @@ func planGroup(in groupInput) *groupPlan {
 	}
 
 	for _, a := range b.Ignore {
-		if awaitingReport(a) && !d.stopped(a) && succ.live(a, in.batch) == nil {
+		if !awaitingReport(a) || d.stopped(a) {
+			continue
+		}
+		if s := succ.live(a, in.batch); s != nil {
+			standIns[s.ID] = append(standIns[s.ID], a)
+		} else {
 			hold(&holder{alloc: a, kind: holdAwaiting, origin: Ignore})
 		}
 	}
@@ -241,6 +251,7 @@ func planGroup(in groupInput) *groupPlan {
 	keep, drop := trim(holders, in.tg.Count)
 	for _, h := range drop {
 		giveUp(d, h)
+		giveUpStandIns(d, standIns, h.alloc.ID)
 	}
 	used := map[int]bool{}
 	for _, h := range keep {
@@ -385,17 +396,37 @@ func giveUp(d *decisions, h *holder) {
 	d.stop(h.alloc, DescScaleDown, false)
 }
 
+// giveUpStandIns stops, on scale down, the unreachable allocs (and theirs,
+// in turn) whose slot the given-up alloc id held as their replacement: the
+// slot is gone, so the original must not stay wanted. Stopping an alloc
+// awaiting its client's report is allowed (stop wins); it is only never
+// replaced or reconnected before the report.
+func giveUpStandIns(d *decisions, standIns map[string][]*structs.Allocation, id string) {
+	for _, a := range standIns[id] {
+		if d.stopped(a) {
+			continue
+		}
+		d.stop(a, DescScaleDown, false)
+		giveUpStandIns(d, standIns, a.ID)
+	}
+}
+
 // dropRank orders holders of the same name index for a scale down: slots
 // that only exist as a replacement to make go first, then failed, unknown
-// and finally running allocs.
-func dropRank(k holdKind) int { return int(k) }
+// (reported or not) and finally running allocs.
+func dropRank(k holdKind) int {
+	if k == holdAwaiting {
+		k = holdUnknown
+	}
+	return int(k)
+}
 
-// stoppable reports whether a scale down may give up the slot.
-func stoppable(k holdKind) bool { return k != holdDone && k != holdAwaiting }
+// stoppable reports whether a scale down may give up the slot. An alloc
+// awaiting its client's report may be: stop wins over the pending report.
+func stoppable(k holdKind) bool { return k != holdDone }
 
 // trim keeps count slots. Duplicate names are given up first, then the
-// highest name indexes; completed batch allocs and allocs awaiting their
-// client's report are never given up.
+// highest name indexes; completed batch allocs are never given up.
 func trim(holders []*holder, count int) (keep, drop []*holder) {
 	excess := len(holders) - count
 	if excess <= 0 {

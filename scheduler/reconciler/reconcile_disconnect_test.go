@@ -232,6 +232,67 @@ func TestNodeFailures(t *testing.T) {
 			},
 		},
 		{
+			name: "a scale down that drops an unknown alloc's replacement stops the unknown original too",
+			setup: func(w *world) {
+				w.job = withDisconnect(w.job, 5*time.Minute, true, structs.ReconcileKeepOriginal)
+				w.setNode("n2", structs.NodeStatusDisconnected)
+				w.add(0, "n1", running)
+				o := disconnected(w.add(1, "n2", running), t0.Add(-time.Minute))
+				r := w.add(1, "n1", running)
+				r.PreviousAllocation = o.ID
+				o.NextAllocation = r.ID
+				w.job = nextVersion(w.job, func(j *structs.Job) { j.TaskGroups[0].Count = 1 })
+			},
+			check: func(t *testing.T, w *world, res *Result) {
+				equalStrings(t, "stops", stopIDs(res), []string{w.allocs[1].ID, w.allocs[2].ID})
+				if s := findStop(res, w.allocs[1].ID); s.Lost || s.Description != DescScaleDown {
+					t.Fatalf("want the original stopped by the scale down, not lost: %+v", s)
+				}
+				if len(res.Places) != 0 || len(res.Disconnects) != 0 {
+					t.Fatalf("want nothing placed or marked, got %+v", res)
+				}
+			},
+		},
+		{
+			name: "a scale down that drops the replacement of an unreported alloc on a node that is back stops both",
+			setup: func(w *world) {
+				w.job = withDisconnect(w.job, 5*time.Minute, true, structs.ReconcileKeepOriginal)
+				w.setNode("n2", structs.NodeStatusReady)
+				w.add(0, "n1", running)
+				o := disconnected(w.add(1, "n2", running), t0.Add(-time.Minute))
+				r := w.add(1, "n1", running)
+				r.PreviousAllocation = o.ID
+				o.NextAllocation = r.ID
+				w.job = nextVersion(w.job, func(j *structs.Job) { j.TaskGroups[0].Count = 1 })
+			},
+			check: func(t *testing.T, w *world, res *Result) {
+				equalStrings(t, "stops", stopIDs(res), []string{w.allocs[1].ID, w.allocs[2].ID})
+				if len(res.Places) != 0 || findUpdate(res, w.allocs[1].ID) != nil {
+					t.Fatalf("want the unreported original neither replaced nor reconnected, got %+v", res)
+				}
+			},
+		},
+		{
+			name: "a scale down gives up an unreported alloc of a higher index rather than a running lower one",
+			setup: func(w *world) {
+				w.job = withDisconnect(w.job, 5*time.Minute, true, structs.ReconcileKeepOriginal)
+				w.setNode("n2", structs.NodeStatusReady)
+				w.add(0, "n1", running)
+				o := disconnected(w.add(1, "n2", running), t0.Add(-time.Minute))
+				r := w.add(1, "n1", running)
+				r.PreviousAllocation = o.ID
+				r.DesiredStatus = structs.AllocDesiredStatusStop
+				o.NextAllocation = r.ID
+				w.job = nextVersion(w.job, func(j *structs.Job) { j.TaskGroups[0].Count = 1 })
+			},
+			check: func(t *testing.T, w *world, res *Result) {
+				equalStrings(t, "stops", stopIDs(res), []string{w.allocs[1].ID})
+				if len(res.Places) != 0 {
+					t.Fatalf("want nothing placed, got %v", placeNames(res))
+				}
+			},
+		},
+		{
 			name: "an alloc on a draining node migrates, stopped only once its replacement is placed",
 			setup: func(w *world) {
 				n := w.setNode("n2", structs.NodeStatusReady)
