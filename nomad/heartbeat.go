@@ -163,6 +163,15 @@ func (h *heartbeater) initializeTimers() {
 	}
 }
 
+// tracked returns how many nodes have a heartbeat timer: the live fleet
+// the TTL is scaled to. Counting timers keeps each heartbeat O(1) instead
+// of walking the nodes table.
+func (h *heartbeater) tracked() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.timers)
+}
+
 // resetTTL is called for every heartbeat: it returns the TTL the client
 // must beat and re-arms the node's timer for TTL plus grace.
 func (h *heartbeater) resetTTL(nodeID string, numNodes int) time.Duration {

@@ -80,11 +80,10 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 // heartbeatReply arms the node's timer and fills the TTL and server list.
 // The caller holds the node's status lock.
 func (n *Node) heartbeatReply(nodeID string, reply *structs.NodeUpdateResponse) error {
-	numNodes := 0
-	if it, err := n.srv.State().Nodes(nil); err == nil {
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			numNodes++
-		}
+	// The node beating now may not have a timer yet (a new registration).
+	numNodes := n.srv.heartbeats.tracked()
+	if !n.srv.heartbeats.armed(nodeID) {
+		numNodes++
 	}
 	reply.HeartbeatTTL = n.srv.heartbeats.resetTTL(nodeID, numNodes)
 	reply.NumNodes = int32(numNodes)
