@@ -67,7 +67,8 @@ func startFakeClockServer(t *testing.T) (*Server, *FakeClock) {
 	return s, clock
 }
 
-func placeOne(t *testing.T, s *Server, job *structs.Job) *structs.Allocation {
+// registerOne registers a job of count 1 and returns its alloc once placed.
+func registerOne(t *testing.T, s *Server, job *structs.Job) *structs.Allocation {
 	t.Helper()
 	registerJob(t, s, job)
 	var a *structs.Allocation
@@ -77,6 +78,13 @@ func placeOne(t *testing.T, s *Server, job *structs.Job) *structs.Allocation {
 		}
 		return a != nil, "no alloc placed"
 	})
+	return a
+}
+
+// placeOne is registerOne with the client reporting the alloc running.
+func placeOne(t *testing.T, s *Server, job *structs.Job) *structs.Allocation {
+	t.Helper()
+	a := registerOne(t, s, job)
 	if err := reportAlloc(s, a, structs.AllocClientStatusRunning); err != nil {
 		t.Fatal(err)
 	}

@@ -196,14 +196,7 @@ func TestUpdateAllocIsRefusedForAnUnknownTransition(t *testing.T) {
 	s := TestServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
-	registerJob(t, s, itJob("web", 1))
-	var a *structs.Allocation
-	WaitFor(t, 10*time.Second, func() (bool, string) {
-		if live := desiredRunning(jobAllocs(t, s, "web")); len(live) == 1 {
-			a = live[0]
-		}
-		return a != nil, "no alloc"
-	})
+	a := registerOne(t, s, itJob("web", 1))
 	if err := reportAlloc(s, a, structs.AllocClientStatusLost); err == nil {
 		t.Fatal("a client must not be able to mark its alloc lost")
 	}
@@ -331,17 +324,7 @@ func TestServiceAllocCompletedByItsClientIsReplaced(t *testing.T) {
 	s := TestServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
-	registerJob(t, s, itJob("web", 1))
-	var a *structs.Allocation
-	WaitFor(t, 10*time.Second, func() (bool, string) {
-		if live := desiredRunning(jobAllocs(t, s, "web")); len(live) == 1 {
-			a = live[0]
-		}
-		return a != nil, "no alloc"
-	})
-	if err := reportAlloc(s, a, structs.AllocClientStatusRunning); err != nil {
-		t.Fatal(err)
-	}
+	a := placeOne(t, s, itJob("web", 1))
 	if err := reportAlloc(s, a, structs.AllocClientStatusComplete); err != nil {
 		t.Fatal(err)
 	}
@@ -355,17 +338,7 @@ func TestDrainingANodeMovesItsAllocs(t *testing.T) {
 	s := TestServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
-	registerJob(t, s, itJob("web", 1))
-	var a *structs.Allocation
-	WaitFor(t, 10*time.Second, func() (bool, string) {
-		if live := desiredRunning(jobAllocs(t, s, "web")); len(live) == 1 {
-			a = live[0]
-		}
-		return a != nil, "no alloc"
-	})
-	if err := reportAlloc(s, a, structs.AllocClientStatusRunning); err != nil {
-		t.Fatal(err)
-	}
+	placeOne(t, s, itJob("web", 1))
 	registerNode(t, s, itNode("n2"))
 	var resp structs.NodeDrainUpdateResponse
 	req := &structs.NodeUpdateDrainRequest{NodeID: "n1", DrainStrategy: &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour}}}
