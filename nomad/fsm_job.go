@@ -19,12 +19,8 @@ func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
 		if err != nil {
 			return err
 		}
-		var current uint64
-		if existing != nil {
-			current = existing.JobModifyIndex
-		}
-		if current != req.JobModifyIndex {
-			return fmt.Errorf("%w %d: job exists with conflicting job modify index: %d", structs.ErrIndexConflict, req.JobModifyIndex, current)
+		if err := checkJobModifyIndex(existing, req.JobModifyIndex); err != nil {
+			return err
 		}
 	}
 	if req.Eval == nil {

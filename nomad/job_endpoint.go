@@ -44,16 +44,10 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if err != nil {
 		return err
 	}
+	// A fast refusal without a raft write; the FSM makes the binding check.
 	if args.EnforceIndex {
-		var current uint64
-		if existing != nil {
-			current = existing.JobModifyIndex
-		}
-		if current != args.JobModifyIndex {
-			if existing == nil {
-				return fmt.Errorf("%w %d: job not found", structs.ErrIndexConflict, args.JobModifyIndex)
-			}
-			return fmt.Errorf("%w %d: job exists with conflicting job modify index: %d", structs.ErrIndexConflict, args.JobModifyIndex, current)
+		if err := checkJobModifyIndex(existing, args.JobModifyIndex); err != nil {
+			return err
 		}
 	}
 	if existing != nil && existing.Type != job.Type {
@@ -324,4 +318,21 @@ func (j *Job) LatestDeployment(args *structs.JobSpecificRequest, reply *structs.
 		reply.Deployment = d
 		return maxIndex(st, state.TableDeployments), nil
 	})
+}
+
+// checkJobModifyIndex is the check-and-set test of a registration:
+// existing (nil if the job does not exist) must have JobModifyIndex want,
+// with 0 meaning the job must not exist.
+func checkJobModifyIndex(existing *structs.Job, want uint64) error {
+	var current uint64
+	if existing != nil {
+		current = existing.JobModifyIndex
+	}
+	switch {
+	case current == want:
+		return nil
+	case existing == nil:
+		return fmt.Errorf("%w %d: job not found", structs.ErrIndexConflict, want)
+	}
+	return fmt.Errorf("%w %d: job exists with conflicting job modify index: %d", structs.ErrIndexConflict, want, current)
 }
