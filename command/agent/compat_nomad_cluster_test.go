@@ -374,13 +374,16 @@ func TestNomadClientBlockingAndErrors(t *testing.T) {
 	}
 
 	// Paginated lists: per_page and the next token.
+	// The scheduler may still be writing evals (blocked or follow-up ones)
+	// while the pages are read, so the pages must hold every eval listed
+	// before paging and nothing that is not listed after it.
+	before, _, err := c.Evaluations().List(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	page, pqm, err := c.Evaluations().List(&nomadapi.QueryOptions{PerPage: 1})
 	if err != nil || len(page) != 1 || pqm.NextToken == "" {
 		t.Fatalf("first page of evals: %v %d %+v", err, len(page), pqm)
-	}
-	all, _, err := c.Evaluations().List(nil)
-	if err != nil {
-		t.Fatal(err)
 	}
 	seen := map[string]bool{page[0].ID: true}
 	for token := pqm.NextToken; token != ""; {
@@ -396,8 +399,23 @@ func TestNomadClientBlockingAndErrors(t *testing.T) {
 		}
 		token = nqm.NextToken
 	}
-	if len(seen) != len(all) {
-		t.Fatalf("pages hold %d evals, the list %d", len(seen), len(all))
+	after, _, err := c.Evaluations().List(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range before {
+		if !seen[e.ID] {
+			t.Fatalf("eval %s listed before paging is on no page (%d seen, %d listed)", e.ID, len(seen), len(before))
+		}
+	}
+	listed := map[string]bool{}
+	for _, e := range after {
+		listed[e.ID] = true
+	}
+	for id := range seen {
+		if !listed[id] {
+			t.Fatalf("eval %s is on a page but not in the list", id)
+		}
 	}
 	if _, _, err := c.Jobs().List(&nomadapi.QueryOptions{Filter: `Status == "dead"`}); err == nil || !strings.Contains(err.Error(), "400") {
 		t.Fatalf("a filter expression: want a 400, got %v", err)
