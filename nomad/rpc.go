@@ -132,7 +132,9 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 	ctx, cancel := context.WithTimeout(s.ctx, wait)
 	defer cancel()
 	for {
-		st := s.State()
+		// One snapshot per attempt, so the index and the answer agree
+		// (see state.BlockingQuery).
+		st := s.State().View()
 		ws := memdb.NewWatchSet()
 		ws.Add(st.AbandonCh())
 		idx, err := fn(ws, st)
