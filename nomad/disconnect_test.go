@@ -60,9 +60,21 @@ func allEvalsDone(s *Server, jobID string) (bool, string) {
 	return true, ""
 }
 
+// fakeClockNackTimeout is the eval nack timeout of servers on a fake
+// clock. A test's clock jump stands for time passing, not for a worker
+// holding an eval that long: with the default minute, a jump taken while a
+// worker was between planning and acking nacked the eval, and its
+// redelivery then waited on a clock nobody advanced, stalling the job's
+// later evals. The broker's own tests cover nack timeouts.
+const fakeClockNackTimeout = 10_000 * time.Hour
+
 func startFakeClockServer(t *testing.T) (*Server, *FakeClock) {
 	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
-	s := TestServer(t, func(c *Config) { c.Clock = clock; c.NumSchedulers = 2 })
+	s := TestServer(t, func(c *Config) {
+		c.Clock = clock
+		c.NumSchedulers = 2
+		c.EvalNackTimeout = fakeClockNackTimeout
+	})
 	WaitForLeader(t, 5*time.Second, s)
 	return s, clock
 }

@@ -22,6 +22,7 @@ func periodicServerConfig(clock *FakeClock) func(*Config) {
 		c.MinHeartbeatTTL = 48 * time.Hour
 		c.HeartbeatGrace = 48 * time.Hour
 		c.FailoverHeartbeatTTL = 48 * time.Hour
+		c.EvalNackTimeout = fakeClockNackTimeout
 	}
 }
 
