@@ -19,9 +19,17 @@ import (
 // (IDs, times) — never the clock or a random source — so every server ends
 // with the same state.
 //
+// Apply is also atomic: every entry changes the state store in exactly one
+// write transaction (state.StateStore.Write, or a write method that is one
+// transaction). An entry that fails part way leaves nothing behind, so
+// every server fails it the same way, and readers (blocking queries,
+// snapshots, the scheduler) never see half of one: a node marked down
+// without the evals that replace its work, say.
+//
 // On the leader, applying some entries also has side effects outside the
 // state store (enqueueing evals, unblocking capacity). Those go through
-// fsmHooks, which are no-ops on followers.
+// fsmHooks, which are no-ops on followers, and run only after the entry's
+// transaction committed, with what it committed.
 type FSM struct {
 	logger hclog.Logger
 	hooks  fsmHooks

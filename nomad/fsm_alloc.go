@@ -3,6 +3,7 @@ package nomad
 import (
 	"fmt"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -65,18 +66,24 @@ func (f *FSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 			hasEval[key] = true
 		}
 	}
-	if len(updates) > 0 {
-		if err := st.UpdateAllocsFromClient(index, updates); err != nil {
-			f.logger.Error("UpdateAllocsFromClient failed", "error", err)
-			return err
-		}
+	if len(updates) == 0 && len(evals) == 0 {
+		return nil // every report was about finished or collected work
 	}
-	if len(evals) > 0 {
-		if err := st.UpsertEvals(index, evals); err != nil {
-			return err
+	// The reports and their evals are one transaction: a reader never sees
+	// an alloc reconnected or failed without the eval that acts on it.
+	err := st.Write(index, func(txn *state.Txn) error {
+		if len(updates) > 0 {
+			if err := st.UpdateAllocsFromClientTxn(txn, updates); err != nil {
+				return err
+			}
 		}
-		f.notifyEvals(st, evals)
+		return st.UpsertEvalsTxn(txn, evals)
+	})
+	if err != nil {
+		f.logger.Error("client alloc update failed", "error", err)
+		return err
 	}
+	f.notifyEvals(st, evals)
 	for nodeID := range freed {
 		if node := nodes[nodeID]; node != nil {
 			f.hooks.CapacityChanged(node.ID, node.ComputedClass, index)

@@ -53,49 +53,35 @@ func (f *FSM) jobUpserted(job *structs.Job) {
 	}
 }
 
+// applyJobDeregister stops a job, or deletes it when purging, and records
+// the eval that stops its allocs, in one transaction: a reader never sees
+// a stopped job whose allocs nothing will stop. Allocations are never
+// deleted here (promise 2): the scheduler stops them and garbage
+// collection removes them once their clients confirm.
 func (f *FSM) applyJobDeregister(buf []byte, index uint64) any {
 	var req structs.JobDeregisterRequest
 	decode(buf, &req, structs.JobDeregisterRequestType)
-	if err := f.deregisterJob(index, req.Namespace, req.JobID, req.Purge, req.SubmitTime); err != nil {
-		return err
-	}
+	var evals []*structs.Evaluation
 	if req.Eval != nil {
-		st := f.State()
-		if err := st.UpsertEvals(index, []*structs.Evaluation{req.Eval}); err != nil {
-			return err
-		}
-		f.notifyEvals(st, []*structs.Evaluation{req.Eval})
+		evals = append(evals, req.Eval)
 	}
-	return nil
-}
-
-// deregisterJob stops a job, or deletes it when purging. Allocations are
-// never deleted here (promise 2): the scheduler stops them and garbage
-// collection removes them once their clients confirm.
-func (f *FSM) deregisterJob(index uint64, namespace, jobID string, purge bool, submitTime int64) error {
 	st := f.State()
-	job, err := st.JobByID(nil, namespace, jobID)
+	var stopped bool
+	err := st.Write(index, func(txn *state.Txn) error {
+		var err error
+		d := state.JobDeregistration{Namespace: req.Namespace, ID: req.JobID, Purge: req.Purge, SubmitTime: req.SubmitTime}
+		if stopped, err = st.DeregisterJobTxn(txn, d); err != nil {
+			return fmt.Errorf("deregistering job %s: %w", req.JobID, err)
+		}
+		return st.UpsertEvalsTxn(txn, evals)
+	})
 	if err != nil {
 		return err
 	}
-	if job == nil {
-		return nil
+	if stopped {
+		f.hooks.JobStopped(nsOrDefault(req.Namespace), req.JobID)
 	}
-	if purge {
-		if err := st.DeleteJob(index, namespace, jobID); err != nil {
-			return fmt.Errorf("deleting job %s: %w", jobID, err)
-		}
-	} else if !job.Stop {
-		stopped := job.Copy()
-		stopped.Stop = true
-		if submitTime != 0 {
-			stopped.SubmitTime = submitTime
-		}
-		if err := st.UpsertJob(index, stopped); err != nil {
-			return fmt.Errorf("stopping job %s: %w", jobID, err)
-		}
-	}
-	f.hooks.JobStopped(namespace, jobID)
+	f.notifyEvals(st, evals)
 	return nil
 }
 

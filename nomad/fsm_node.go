@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -40,20 +41,24 @@ func (f *FSM) applyNodeBatchDeregister(buf []byte, index uint64) any {
 	return nil
 }
 
+// applyNodeUpdateStatus records the new status and the evals it creates in
+// one transaction: a reader that sees a node down also sees the evals that
+// replace its work, and a failure keeps neither.
 func (f *FSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 	var req structs.NodeUpdateStatusRequest
 	decode(buf, &req, structs.NodeUpdateStatusRequestType)
 	st := f.State()
-	if err := st.UpdateNodeStatus(index, req.NodeID, req.Status, req.UpdatedAt, req.NodeEvent); err != nil {
-		f.logger.Error("UpdateNodeStatus failed", "error", err)
-		return err
-	}
-	if len(req.Evals) > 0 {
-		if err := st.UpsertEvals(index, req.Evals); err != nil {
+	err := st.Write(index, func(txn *state.Txn) error {
+		if err := st.UpdateNodeStatusTxn(txn, req.NodeID, req.Status, req.UpdatedAt, req.NodeEvent); err != nil {
 			return err
 		}
-		f.notifyEvals(st, req.Evals)
+		return st.UpsertEvalsTxn(txn, req.Evals)
+	})
+	if err != nil {
+		f.logger.Error("node status update failed", "node_id", req.NodeID, "error", err)
+		return err
 	}
+	f.notifyEvals(st, req.Evals)
 	if req.Status == structs.NodeStatusReady {
 		if node, err := st.NodeByID(nil, req.NodeID); err == nil && node != nil {
 			f.hooks.CapacityChanged(node.ID, node.ComputedClass, index)
@@ -77,19 +82,22 @@ func (f *FSM) applyNodeUpdateDrain(buf []byte, index uint64) any {
 	return nil
 }
 
+// applyNodeUpdateEligibility changes eligibility and records the evals it
+// creates in one transaction.
 func (f *FSM) applyNodeUpdateEligibility(buf []byte, index uint64) any {
 	var req structs.NodeUpdateEligibilityRequest
 	decode(buf, &req, structs.NodeUpdateEligibilityRequestType)
 	st := f.State()
-	if err := st.UpdateNodeEligibility(index, req.NodeID, req.Eligibility, req.UpdatedAt, req.NodeEvent); err != nil {
-		return err
-	}
-	if len(req.Evals) > 0 {
-		if err := st.UpsertEvals(index, req.Evals); err != nil {
+	err := st.Write(index, func(txn *state.Txn) error {
+		if err := st.UpdateNodeEligibilityTxn(txn, req.NodeID, req.Eligibility, req.UpdatedAt, req.NodeEvent); err != nil {
 			return err
 		}
-		f.notifyEvals(st, req.Evals)
+		return st.UpsertEvalsTxn(txn, req.Evals)
+	})
+	if err != nil {
+		return err
 	}
+	f.notifyEvals(st, req.Evals)
 	if req.Eligibility == structs.NodeSchedulingEligible {
 		if node, err := st.NodeByID(nil, req.NodeID); err == nil && node != nil {
 			f.hooks.CapacityChanged(node.ID, node.ComputedClass, index)

@@ -152,40 +152,41 @@ func mergeServerUpdate(existing, a *structs.Allocation) error {
 // report; ModifyIndex moves. Reports for allocs that were garbage collected
 // are skipped.
 func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		js := jobSet{}
-		for _, update := range allocs {
-			if update == nil {
-				continue
-			}
-			existing, err := allocByIDTxn(txn, nil, update.ID)
-			if err != nil {
-				return err
-			}
-			if existing == nil {
-				continue
-			}
-			merged, err := existing.ApplyClientUpdate(update)
-			if err != nil {
-				return err
-			}
-			merged.ModifyIndex = index
-			if update.ModifyTime != 0 {
-				merged.ModifyTime = update.ModifyTime
-			}
-			if update.DeploymentStatus != nil {
-				// The deployment watcher watches this to notice new health.
-				merged.DeploymentStatus.ModifyIndex = index
-			}
-			if err := insertAlloc(txn, index, merged, existing, js); err != nil {
-				return err
-			}
+	return s.Write(index, func(txn *Txn) error { return s.UpdateAllocsFromClientTxn(txn, allocs) })
+}
+
+// UpdateAllocsFromClientTxn is UpdateAllocsFromClient inside txn, for an
+// entry that also writes the evals the reports call for.
+func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Allocation) error {
+	mtxn, index := s.mem(txn), txn.index
+	for _, update := range allocs {
+		if update == nil {
+			continue
 		}
-		if err := setIndex(txn, TableAllocs, index); err != nil {
+		existing, err := allocByIDTxn(mtxn, nil, update.ID)
+		if err != nil {
 			return err
 		}
-		return setJobStatuses(txn, index, js, false)
-	})
+		if existing == nil {
+			continue
+		}
+		merged, err := existing.ApplyClientUpdate(update)
+		if err != nil {
+			return err
+		}
+		merged.ModifyIndex = index
+		if update.ModifyTime != 0 {
+			merged.ModifyTime = update.ModifyTime
+		}
+		if update.DeploymentStatus != nil {
+			// The deployment watcher watches this to notice new health.
+			merged.DeploymentStatus.ModifyIndex = index
+		}
+		if err := insertAlloc(mtxn, index, merged, existing, txn.jobs); err != nil {
+			return err
+		}
+	}
+	return setIndex(mtxn, TableAllocs, index)
 }
 
 // UpdateAllocsDesiredTransitions merges desired transitions (migrate off a

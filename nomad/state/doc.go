@@ -26,6 +26,18 @@
 // index at least as new. BlockingQuery and SnapshotMinIndex wait on memdb
 // watch channels, never by polling.
 //
+// # One raft entry, one transaction
+//
+// Each raft entry changes the store in exactly one memdb write
+// transaction, so an entry that fails part way leaves nothing behind and no
+// reader ever sees half of one. A write method (UpsertEvals,
+// UpdateNodeStatus, ...) is one transaction of one change. An entry that
+// combines changes opens one with Write and makes them with the ...Txn
+// methods (UpdateNodeStatusTxn then UpsertEvalsTxn, say); Write recomputes
+// the status of the jobs the changes touched and commits once. Internal
+// helpers that take a *memdb.Txn (upsertEvalsTxn, insertAlloc, ...) are the
+// building blocks of both.
+//
 // # Ownership
 //
 // The store has no goroutines of its own. Writes are serialised by the FSM

@@ -15,13 +15,13 @@ import (
 // Cancelling older blocked evals of the same job is BlockedEvals' job, not
 // the store's: the store records what it is told.
 func (s *StateStore) UpsertEvals(index uint64, evals []*structs.Evaluation) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		js := jobSet{}
-		if err := upsertEvalsTxn(txn, index, evals, js); err != nil {
-			return err
-		}
-		return setJobStatuses(txn, index, js, false)
-	})
+	return s.Write(index, func(txn *Txn) error { return s.UpsertEvalsTxn(txn, evals) })
+}
+
+// UpsertEvalsTxn is UpsertEvals inside txn, for an entry that writes evals
+// together with the change that caused them.
+func (s *StateStore) UpsertEvalsTxn(txn *Txn, evals []*structs.Evaluation) error {
+	return upsertEvalsTxn(s.mem(txn), txn.index, evals, txn.jobs)
 }
 
 // upsertEvalsTxn does the work of UpsertEvals inside a larger write and

@@ -117,6 +117,9 @@ type JobDeregistration struct {
 	// job is left alone unless its ModifyIndex is still this and it is
 	// still garbage (see jobStillGarbage). Garbage collection sets it.
 	ExpectedModifyIndex uint64
+	// SubmitTime, when not zero, is recorded on a job being stopped: the
+	// time the user asked for it, chosen by the leader.
+	SubmitTime int64
 }
 
 // DeregisterJobs stops or purges several jobs and records evals, all in one
@@ -134,56 +137,66 @@ func (s *StateStore) DeregisterJobs(index uint64, jobs []JobDeregistration, eval
 		return sorted[i].ID < sorted[j].ID
 	})
 	var done []structs.NamespacedID
-	err := s.writeTxn(func(txn *memdb.Txn) error {
+	err := s.Write(index, func(txn *Txn) error {
 		done = nil
 		for _, d := range sorted {
-			ns := d.Namespace
-			if ns == "" {
-				ns = structs.DefaultNamespace
-			}
-			job, err := jobByIDTxn(txn, nil, ns, d.ID)
+			ok, err := s.DeregisterJobTxn(txn, d)
 			if err != nil {
 				return err
 			}
-			if job == nil {
-				continue
+			if ok {
+				done = append(done, structs.NamespacedID{Namespace: nsOrDefault(d.Namespace), ID: d.ID})
 			}
-			if d.ExpectedModifyIndex != 0 {
-				ok, err := jobStillGarbage(txn, job, d.ExpectedModifyIndex)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					continue
-				}
-			}
-			switch {
-			case d.Purge:
-				if err := deleteJobTxn(txn, index, job); err != nil {
-					return err
-				}
-			case !job.Stop:
-				stopped := job.Copy()
-				stopped.Stop = true
-				if err := s.upsertJobTxn(txn, index, stopped); err != nil {
-					return fmt.Errorf("stopping job %s: %w", job.ID, err)
-				}
-			}
-			done = append(done, job.NamespacedID())
 		}
-		if len(evals) == 0 {
-			return nil
-		}
-		js := jobSet{}
-		if err := upsertEvalsTxn(txn, index, evals, js); err != nil {
-			return err
-		}
-		return setJobStatuses(txn, index, js, false)
+		return s.UpsertEvalsTxn(txn, evals)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return done, nil
+}
+
+// DeregisterJobTxn stops or purges one job inside txn, for an entry that
+// also writes the eval that stops the job's allocs. It reports whether the
+// job was there to stop or purge (a job already stopped counts: stopping
+// it again changes nothing but is not an error); a job that is gone, or
+// whose expectation no longer holds, is skipped as in DeregisterJobs.
+func (s *StateStore) DeregisterJobTxn(txn *Txn, d JobDeregistration) (bool, error) {
+	mtxn, index := s.mem(txn), txn.index
+	job, err := jobByIDTxn(mtxn, nil, nsOrDefault(d.Namespace), d.ID)
+	if err != nil || job == nil {
+		return false, err
+	}
+	if d.ExpectedModifyIndex != 0 {
+		ok, err := jobStillGarbage(mtxn, job, d.ExpectedModifyIndex)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	switch {
+	case d.Purge:
+		if err := deleteJobTxn(mtxn, index, job); err != nil {
+			return false, fmt.Errorf("deleting job %s: %w", job.ID, err)
+		}
+	case !job.Stop:
+		stopped := job.Copy()
+		stopped.Stop = true
+		if d.SubmitTime != 0 {
+			stopped.SubmitTime = d.SubmitTime
+		}
+		if err := s.upsertJobTxn(mtxn, index, stopped); err != nil {
+			return false, fmt.Errorf("stopping job %s: %w", job.ID, err)
+		}
+	}
+	return true, nil
+}
+
+// nsOrDefault is the namespace a request means: none means the default.
+func nsOrDefault(ns string) string {
+	if ns == "" {
+		return structs.DefaultNamespace
+	}
+	return ns
 }
 
 // jobStillGarbage re-checks, inside the write, what garbage collection saw

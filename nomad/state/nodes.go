@@ -65,10 +65,18 @@ func (s *StateStore) UpsertNodeWithEvent(index uint64, node *structs.Node, event
 // UpdateNodeStatus records a heartbeat or a server-side status change
 // (down, disconnected). updatedAt is chosen by the leader.
 func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64, event *structs.NodeEvent) error {
+	return s.Write(index, func(txn *Txn) error {
+		return s.UpdateNodeStatusTxn(txn, nodeID, status, updatedAt, event)
+	})
+}
+
+// UpdateNodeStatusTxn is UpdateNodeStatus inside txn, for an entry that
+// also writes the evals the status change creates.
+func (s *StateStore) UpdateNodeStatusTxn(txn *Txn, nodeID, status string, updatedAt int64, event *structs.NodeEvent) error {
 	if !structs.ValidNodeStatus(status) {
 		return fmt.Errorf("node %s: status %q is not one of initializing, ready, down, disconnected", structs.ShortID(nodeID), status)
 	}
-	return s.updateNode(index, nodeID, event, func(n *structs.Node) error {
+	return updateNodeTxn(s.mem(txn), txn.index, nodeID, event, func(n *structs.Node) error {
 		n.Status = status
 		n.StatusUpdatedAt = updatedAt
 		return nil
@@ -112,12 +120,20 @@ func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, drain *structs
 // node. A draining node cannot be made eligible: the drain would place
 // nothing there anyway, and the operator must end the drain instead.
 func (s *StateStore) UpdateNodeEligibility(index uint64, nodeID, eligibility string, updatedAt int64, event *structs.NodeEvent) error {
+	return s.Write(index, func(txn *Txn) error {
+		return s.UpdateNodeEligibilityTxn(txn, nodeID, eligibility, updatedAt, event)
+	})
+}
+
+// UpdateNodeEligibilityTxn is UpdateNodeEligibility inside txn, for an
+// entry that also writes the evals the change creates.
+func (s *StateStore) UpdateNodeEligibilityTxn(txn *Txn, nodeID, eligibility string, updatedAt int64, event *structs.NodeEvent) error {
 	switch eligibility {
 	case structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible:
 	default:
 		return fmt.Errorf("node %s: eligibility %q is not one of eligible, ineligible", structs.ShortID(nodeID), eligibility)
 	}
-	return s.updateNode(index, nodeID, event, func(n *structs.Node) error {
+	return updateNodeTxn(s.mem(txn), txn.index, nodeID, event, func(n *structs.Node) error {
 		if eligibility == structs.NodeSchedulingEligible && n.DrainStrategy != nil {
 			return fmt.Errorf("node %s is draining: end the drain before marking it eligible", structs.ShortID(nodeID))
 		}
@@ -128,28 +144,33 @@ func (s *StateStore) UpdateNodeEligibility(index uint64, nodeID, eligibility str
 }
 
 // updateNode copies the node, lets change modify the copy, appends event
-// and stores it.
+// and stores it, in a write of its own.
 func (s *StateStore) updateNode(index uint64, nodeID string, event *structs.NodeEvent, change func(*structs.Node) error) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
-		existing, err := nodeByIDTxn(txn, nil, nodeID)
-		if err != nil {
-			return err
-		}
-		if existing == nil {
-			return fmt.Errorf("node %s: %w", structs.ShortID(nodeID), structs.ErrNotFound)
-		}
-		n := existing.Copy()
-		if err := change(n); err != nil {
-			return err
-		}
-		if event != nil {
-			e := event.Copy()
-			e.CreateIndex = index
-			n.AddEvent(e)
-		}
-		n.ModifyIndex = index
-		return insertNode(txn, index, n)
+		return updateNodeTxn(txn, index, nodeID, event, change)
 	})
+}
+
+// updateNodeTxn is updateNode inside a larger write.
+func updateNodeTxn(txn *memdb.Txn, index uint64, nodeID string, event *structs.NodeEvent, change func(*structs.Node) error) error {
+	existing, err := nodeByIDTxn(txn, nil, nodeID)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		return fmt.Errorf("node %s: %w", structs.ShortID(nodeID), structs.ErrNotFound)
+	}
+	n := existing.Copy()
+	if err := change(n); err != nil {
+		return err
+	}
+	if event != nil {
+		e := event.Copy()
+		e.CreateIndex = index
+		n.AddEvent(e)
+	}
+	n.ModifyIndex = index
+	return insertNode(txn, index, n)
 }
 
 // DeleteNode removes nodes. Every ID must exist, otherwise nothing is

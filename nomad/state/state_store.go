@@ -19,6 +19,14 @@ type StateStoreConfig struct {
 	// Logger receives warnings about inconsistencies the store tolerates
 	// (an alloc whose job is gone, ...). Nil means discard.
 	Logger hclog.Logger
+
+	// AfterCommit, if set, runs after every write transaction commits, on
+	// the writing goroutine and before the write method returns, so the
+	// next write cannot begin until it returns. Readers woken by the commit
+	// can already see it. Tests use it to look at every committed state in
+	// turn, which is how they show that no reader can see half of a raft
+	// entry.
+	AfterCommit func()
 }
 
 // StateStore is the in-memory database of everything the servers agree
@@ -26,6 +34,9 @@ type StateStoreConfig struct {
 type StateStore struct {
 	logger hclog.Logger
 	db     *memdb.MemDB
+
+	// afterCommit is StateStoreConfig.AfterCommit; nil on snapshots.
+	afterCommit func()
 
 	// abandon is shared by a store and all its snapshots, so that waiting on
 	// a snapshot also ends when the store it came from is replaced.
@@ -48,17 +59,22 @@ type StateSnapshot struct {
 // NewStateStore returns an empty store.
 func NewStateStore(cfg *StateStoreConfig) (*StateStore, error) {
 	logger := hclog.NewNullLogger()
-	if cfg != nil && cfg.Logger != nil {
-		logger = cfg.Logger.Named("state")
+	var afterCommit func()
+	if cfg != nil {
+		if cfg.Logger != nil {
+			logger = cfg.Logger.Named("state")
+		}
+		afterCommit = cfg.AfterCommit
 	}
 	db, err := memdb.NewMemDB(stateSchema())
 	if err != nil {
 		return nil, fmt.Errorf("state: creating memdb: %w", err)
 	}
 	return &StateStore{
-		logger:  logger,
-		db:      db,
-		abandon: &abandonSignal{ch: make(chan struct{})},
+		logger:      logger,
+		db:          db,
+		afterCommit: afterCommit,
+		abandon:     &abandonSignal{ch: make(chan struct{})},
 	}, nil
 }
 
@@ -184,15 +200,24 @@ func setIndexes(txn *memdb.Txn, index uint64, tables ...string) error {
 }
 
 // writeTxn runs fn in a write transaction and commits it only if fn
-// succeeds, so every write method is all or nothing.
+// succeeds, so every write method is all or nothing. Methods that a raft
+// entry may combine with others are written on Txn instead (see Write).
 func (s *StateStore) writeTxn(fn func(txn *memdb.Txn) error) error {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
 	if err := fn(txn); err != nil {
 		return err
 	}
-	txn.Commit()
+	s.commit(txn)
 	return nil
+}
+
+// commit makes txn visible to readers and then runs the AfterCommit hook.
+func (s *StateStore) commit(txn *memdb.Txn) {
+	txn.Commit()
+	if s.afterCommit != nil {
+		s.afterCommit()
+	}
 }
 
 func (s *StateStore) readTxn() *memdb.Txn { return s.db.Txn(false) }
