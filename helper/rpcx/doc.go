@@ -43,11 +43,21 @@
 // closed; one that sends a well-formed body of the wrong type, or calls an
 // unknown method, gets an error reply and its connection keeps working.
 //
+// # Calls
+//
+// Endpoints are written as for net/rpc (see Server.Register), and clients
+// are net/rpc clients, but the server dispatches calls itself (dispatch.go)
+// rather than through net/rpc's server, which does not recover a panic in a
+// method and so would let one bad request kill the whole process. Here a
+// method that panics is logged with its stack and fails only its own call,
+// with "rpc: internal error in Service.Method: <panic>"; the connection and
+// the other calls on it carry on.
+//
 // # Goroutines
 //
 // Server: each Serve call owns its listener's accept loop, one goroutine per
-// connection, one per yamux stream, and net/rpc's one per call in progress;
-// it waits for all of them before returning. ConnPool: owns an idle reaper
+// connection, one per yamux stream, and one per call in progress; it waits
+// for all of them before returning. ConnPool: owns an idle reaper
 // and one goroutine per dial in progress; Shutdown waits for them. Calls run
 // on the caller's goroutine.
 package rpcx

@@ -75,6 +75,32 @@ func (s *testService) Busy(args *EchoArgs, reply *EchoReply) error {
 	return nil
 }
 
+// Panic panics with args.Msg after half-writing its reply, as a buggy
+// endpoint would.
+func (s *testService) Panic(args *EchoArgs, reply *EchoReply) error {
+	reply.Msg = "half-written"
+	panic(args.Msg)
+}
+
+// Lookup dereferences whatever it finds under args.Msg without checking it
+// was found: odd input makes it dereference nil.
+func (s *testService) Lookup(args *EchoArgs, reply *EchoReply) error {
+	known := map[string]*EchoReply{"known": {Msg: "found"}}
+	reply.Msg = known[args.Msg].Msg
+	return nil
+}
+
+// TypedNilError returns a nil *brokenError as a non-nil error, whose Error
+// method then dereferences nil.
+func (s *testService) TypedNilError(args *EchoArgs, reply *EchoReply) error {
+	var err *brokenError
+	return err
+}
+
+type brokenError struct{ msg string }
+
+func (e *brokenError) Error() string { return e.msg }
+
 // Big replies with N bytes of data.
 func (s *testService) Big(args *EchoArgs, reply *EchoReply) error {
 	reply.Data = make([]byte, args.N)
@@ -129,14 +155,20 @@ func startServerOn(t testing.TB, ln net.Listener, opts ...ServerOption) *testSer
 	return ts
 }
 
-// stop shuts the server down and returns what Serve returned.
+// stop shuts the server down and returns what Serve returned. ErrShutdown
+// is not a failure: a test that never reaches the server can end before
+// the goroutine calling Serve has run, and Serve then refuses to start (and
+// closes the listener) as documented.
 func (ts *testServer) stop() error {
 	if ts.stopped {
 		return nil
 	}
 	ts.stopped = true
 	ts.Shutdown()
-	return <-ts.served
+	if err := <-ts.served; !errors.Is(err, ErrShutdown) {
+		return err
+	}
+	return nil
 }
 
 // syncBuffer is a bytes.Buffer safe for the logger and the test to share.

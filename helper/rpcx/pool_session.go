@@ -24,7 +24,7 @@ type poolSession struct {
 }
 
 // clientStream is one yamux stream with its codec. It carries one call at a
-// time; net/rpc on the server serves it like a connection.
+// time; the server serves it like a connection.
 type clientStream struct {
 	stream *yamux.Stream
 	codec  *msgCodec

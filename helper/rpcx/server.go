@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/rpc"
 	"sync"
 	"time"
 
@@ -28,23 +27,23 @@ const DefaultHandshakeTimeout = 10 * time.Second
 // and are refused once it fills.
 const DefaultMaxStreamsPerSession = 1024
 
-// Server serves net/rpc endpoints, and hands raft connections to a
-// RaftLayer, on one listening port. See the package documentation for the
-// wire format.
+// Server serves RPC endpoints (written as for net/rpc, see Register), and
+// hands raft connections to a RaftLayer, on one listening port. See the
+// package documentation for the wire format.
 //
 // Ownership: each Serve call owns its listener, the connections it accepted,
 // and the goroutines serving them (one per connection, one per yamux stream,
-// and net/rpc's one per call in progress). When Serve's context ends or
-// Shutdown is called, it closes the listener and every connection, then waits
-// for those goroutines. A handler that blocks forever therefore blocks
-// shutdown: net/rpc cannot tell a handler its caller has gone, so long waits
-// (blocking queries) must also watch a context that the owner of the Server
-// cancels before shutting it down.
+// and one per call in progress). When Serve's context ends or Shutdown is
+// called, it closes the listener and every connection, then waits for those
+// goroutines. A handler that blocks forever therefore blocks shutdown: a
+// handler is not told its caller has gone, so long waits (blocking queries)
+// must also watch a context that the owner of the Server cancels before
+// shutting it down.
 type Server struct {
-	rpc    *rpc.Server
-	logger hclog.Logger
-	cfg    serverConfig
-	yamux  *yamux.Config
+	services registry
+	logger   hclog.Logger
+	cfg      serverConfig
+	yamux    *yamux.Config
 
 	// ctx is cancelled by Shutdown and stops every Serve.
 	ctx    context.Context
@@ -115,7 +114,6 @@ func NewServer(logger hclog.Logger, opts ...ServerOption) *Server {
 	logger = logger.Named("rpc")
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		rpc:    rpc.NewServer(),
 		logger: logger,
 		cfg:    cfg,
 		yamux:  yamuxConfig(logger),
@@ -124,9 +122,16 @@ func NewServer(logger hclog.Logger, opts ...ServerOption) *Server {
 	}
 }
 
-// Register publishes rcvr's suitable methods (see net/rpc) as "name.Method".
+// Register publishes rcvr's suitable methods as "name.Method". A suitable
+// method is one net/rpc would serve:
+//
+//	func (t *T) Method(args *A, reply *R) error
+//
+// exported, with A and R exported or builtin (args may also be a value).
+// Other methods are skipped; a receiver with none is an error. A method that
+// panics fails only its own call (see serveCodec).
 func (s *Server) Register(name string, rcvr any) error {
-	if err := s.rpc.RegisterName(name, rcvr); err != nil {
+	if err := s.services.register(name, rcvr); err != nil {
 		return fmt.Errorf("rpcx: register %q: %w", name, err)
 	}
 	return nil
@@ -260,12 +265,6 @@ func (s *Server) readConnType(conn net.Conn) (ConnType, error) {
 		return 0, err
 	}
 	return ConnType(b[0]), nil
-}
-
-// serveCodec serves net/rpc calls on rwc until it fails or closes, then
-// closes it. It returns only after every call it started has replied.
-func (s *Server) serveCodec(rwc io.ReadWriteCloser) {
-	s.rpc.ServeCodec(newMsgCodec(rwc, s.cfg.maxMessageSize))
 }
 
 // serveSession runs a yamux session over conn and serves each stream the
