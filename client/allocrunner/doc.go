@@ -9,7 +9,9 @@
 // OnUpdate, so status reports for one alloc are produced in order. The
 // alloc (the server's version) and the last reported status are guarded by
 // a mutex; Update, Kill, Confirm, Shutdown and Destroy may be called from
-// any goroutine (the client's alloc watcher and GC call them).
+// any goroutine (the client's alloc watcher and GC call them), and so may
+// a user's RestartTasks and SignalTasks (actions.go), which each task
+// runner carries out on its own goroutine.
 //
 // # The start gate
 //

@@ -9,8 +9,9 @@
 // Each TaskRunner has one goroutine, Run, which owns the task's lifecycle
 // and is the only writer of its TaskState and driver handle. Both are
 // guarded by a mutex so that the alloc runner and the HTTP layer can read
-// copies. Other goroutines talk to Run only through Kill, Shutdown and
-// UpdateAlloc. Every state change is persisted to the client's state DB
+// copies. Other goroutines talk to Run only through Kill, Shutdown,
+// UpdateAlloc, and a user's Restart and Signal, which Run carries out
+// itself (actions.go). Every state change is persisted to the client's state DB
 // before OnUpdate tells the alloc runner.
 //
 // # Restore

@@ -49,22 +49,22 @@ func (tr *TaskRunner) Run() {
 			h := attached
 			if h == nil {
 				// Wait until the servers confirm the alloc should run.
-				select {
-				case <-tr.cfg.StartGate:
-				case <-tr.killCh:
-					tr.markDead(killedEvent(tr.clock.Now(), nil), false)
-					return
-				case <-tr.shutdownCh:
+				if !idle(tr, tr.cfg.StartGate) {
 					return
 				}
 				h, startErr = tr.start()
 			}
 			attached = nil
 			if startErr == nil {
-				var stop bool
-				exit, stop = tr.wait(h)
-				if stop {
+				var outcome waitOutcome
+				exit, outcome = tr.wait(h)
+				switch outcome {
+				case waitStopped:
 					return
+				case waitRestart:
+					tr.restartNow()
+					exit = nil
+					continue
 				}
 			}
 		} else {
@@ -87,12 +87,7 @@ func (tr *TaskRunner) Run() {
 			s.Restarts++
 			s.LastRestart = now
 		})
-		select {
-		case <-tr.clock.After(delay):
-		case <-tr.killCh:
-			tr.markDead(killedEvent(tr.clock.Now(), nil), false)
-			return
-		case <-tr.shutdownCh:
+		if !idle(tr, tr.clock.After(delay)) {
 			return
 		}
 	}
@@ -169,31 +164,53 @@ func taskResources(alloc *structs.Allocation, task *structs.Task) drivers.TaskRe
 	return r
 }
 
-// wait waits for the attempt to end. It returns the exit, or stop=true when
-// Run must return (the task was killed and is dead, or the client is
-// shutting down and leaves it running).
-func (tr *TaskRunner) wait(h *drivers.TaskHandle) (*drivers.ExitResult, bool) {
+// waitOutcome says how an attempt's wait ended.
+type waitOutcome int
+
+const (
+	// waitExited: the task exited by itself; the restart policy decides.
+	waitExited waitOutcome = iota
+	// waitStopped: Run must return (the task was killed and is dead, or
+	// the client is shutting down and leaves it running).
+	waitStopped
+	// waitRestart: a user's restart stopped the task; start it again now.
+	waitRestart
+)
+
+// wait waits for the attempt to end, carrying out users' signals and
+// restarts meanwhile. It returns the exit of a task that exited by itself.
+func (tr *TaskRunner) wait(h *drivers.TaskHandle) (*drivers.ExitResult, waitOutcome) {
 	tr.logs.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	waitCh, err := tr.cfg.Driver.WaitTask(ctx, h.TaskID)
 	if err != nil {
 		tr.setHandle(nil)
-		return &drivers.ExitResult{ExitUnknown: true, Err: err}, false
+		return &drivers.ExitResult{ExitUnknown: true, Err: err}, waitExited
 	}
-	select {
-	case res := <-waitCh:
-		if res == nil {
-			res = &drivers.ExitResult{ExitUnknown: true}
+	for {
+		select {
+		case res := <-waitCh:
+			if res == nil {
+				res = &drivers.ExitResult{ExitUnknown: true}
+			}
+			tr.finishAttempt(h)
+			tr.update(terminatedEvent(tr.clock.Now(), res), nil)
+			return res, waitExited
+		case <-tr.killCh:
+			tr.kill(h, waitCh)
+			return nil, waitStopped
+		case <-tr.shutdownCh:
+			return nil, waitStopped
+		case a := <-tr.actions:
+			if a.kind == actionSignal {
+				a.done <- tr.signal(h, a.signal)
+				continue
+			}
+			tr.stopForRestart(h, waitCh)
+			a.done <- nil
+			return nil, waitRestart
 		}
-		tr.finishAttempt(h)
-		tr.update(terminatedEvent(tr.clock.Now(), res), nil)
-		return res, false
-	case <-tr.killCh:
-		tr.kill(h, waitCh)
-		return nil, true
-	case <-tr.shutdownCh:
-		return nil, true
 	}
 }
 
@@ -214,13 +231,7 @@ func (tr *TaskRunner) finishAttempt(h *drivers.TaskHandle) {
 
 // kill stops the task with its kill signal, escalating after kill_timeout.
 func (tr *TaskRunner) kill(h *drivers.TaskHandle, waitCh <-chan *drivers.ExitResult) {
-	timeout := tr.cfg.Task.KillTimeout
-	if timeout <= 0 {
-		timeout = structs.DefaultKillTimeout
-	}
-	if tr.cfg.MaxKillTimeout > 0 && timeout > tr.cfg.MaxKillTimeout {
-		timeout = tr.cfg.MaxKillTimeout
-	}
+	timeout := tr.killTimeout()
 	tr.mu.Lock()
 	reason := tr.killReason
 	tr.mu.Unlock()

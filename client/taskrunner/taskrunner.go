@@ -58,6 +58,8 @@ type TaskRunner struct {
 	shutOnce   sync.Once
 	shutdownCh chan struct{}
 	doneCh     chan struct{}
+	// actions carries users' restarts and signals to Run (actions.go).
+	actions chan *action
 
 	logs *logmon.TaskLogger
 }
@@ -91,6 +93,7 @@ func New(cfg Config) *TaskRunner {
 		killCh:     make(chan struct{}),
 		shutdownCh: make(chan struct{}),
 		doneCh:     make(chan struct{}),
+		actions:    make(chan *action),
 	}
 }
 

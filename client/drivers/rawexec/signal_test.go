@@ -1,0 +1,43 @@
+package rawexec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/client/internal/testutil"
+)
+
+func TestSignalTaskDeliversWithoutStopping(t *testing.T) {
+	d := New(nil, nil, true)
+	defer d.Shutdown()
+	got := filepath.Join(t.TempDir(), "got")
+	cfg, _ := taskConfig(t, `trap 'echo hup >> `+got+`' HUP; echo ready >> `+got+`; while :; do sleep 1000 & wait; done`)
+	if _, err := d.StartTask(cfg); err != nil {
+		t.Fatal(err)
+	}
+	read := func() string { b, _ := os.ReadFile(got); return string(b) }
+	testutil.WaitFor(t, "the trap to be set", func() bool { return strings.Contains(read(), "ready") })
+	if err := d.SignalTask(cfg.ID, "hup"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, "the trap to run", func() bool { return strings.Contains(read(), "hup") })
+	if st, _ := d.InspectTask(cfg.ID); st.State != drivers.TaskStateRunning {
+		t.Fatalf("state %s", st.State)
+	}
+	if err := d.SignalTask(cfg.ID, "SIGNOPE"); err == nil || !strings.Contains(err.Error(), "SIGNOPE") {
+		t.Fatalf("unknown signal: %v", err)
+	}
+	if err := d.SignalTask("nope", "SIGHUP"); !errors.Is(err, drivers.ErrTaskNotFound) {
+		t.Fatalf("unknown task: %v", err)
+	}
+	if err := d.DestroyTask(cfg.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SignalTask(cfg.ID, "SIGHUP"); !errors.Is(err, drivers.ErrTaskNotFound) {
+		t.Fatalf("destroyed task: %v", err)
+	}
+}
