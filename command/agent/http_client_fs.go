@@ -27,6 +27,20 @@ const forwardedHeader = "X-Drover-Forwarded"
 func (s *httpAPI) routeClient(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/client/fs/logs/{alloc}", s.clientLogs)
 	mux.HandleFunc("GET /v1/client/allocation/{alloc}/stats", s.clientAllocStats)
+	// Restart, signal and GC (http_client_actions.go), the alloc dir
+	// (http_client_files.go), the host (http_client_stats.go).
+	for _, m := range write {
+		mux.HandleFunc(m+" /v1/client/allocation/{alloc}/restart", s.clientAllocRestart)
+		mux.HandleFunc(m+" /v1/client/allocation/{alloc}/signal", s.clientAllocSignal)
+		mux.HandleFunc(m+" /v1/client/allocation/{alloc}/gc", s.clientAllocGC)
+	}
+	// Nomad's client collects with a GET.
+	mux.HandleFunc("GET /v1/client/allocation/{alloc}/gc", s.clientAllocGC)
+	mux.HandleFunc("GET /v1/client/fs/ls/{alloc}", s.clientFSList)
+	mux.HandleFunc("GET /v1/client/fs/stat/{alloc}", s.clientFSStat)
+	mux.HandleFunc("GET /v1/client/fs/cat/{alloc}", s.clientFSCat)
+	mux.HandleFunc("GET /v1/client/fs/readat/{alloc}", s.clientFSReadAt)
+	mux.HandleFunc("GET /v1/client/stats", s.clientStats)
 }
 
 // logParams are the query parameters of /v1/client/fs/logs/:alloc.

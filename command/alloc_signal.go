@@ -1,0 +1,69 @@
+package command
+
+import (
+	"github.com/drover-sched/drover/api"
+)
+
+const allocSignalHelp = `
+Usage: drover alloc signal [options] <allocation> [task]
+
+  Send a signal to a task of a running allocation, or to every running
+  task when none is named. The task is not stopped by Drover; what the
+  signal does is up to the task (SIGHUP often reloads a configuration).
+
+Signal Options:
+
+  -s=<signal>   The signal to send, such as SIGHUP, SIGUSR1 or TERM.
+                Defaults to SIGKILL, as in Nomad.
+  -task=<name>  The task to signal; wins over the task argument.
+  -verbose      Show full IDs.
+`
+
+func allocSignal(m *Meta, args []string) int {
+	fs := m.flagSet("alloc signal", allocSignalHelp)
+	signal := fs.String("s", "SIGKILL", "")
+	taskFlag := fs.String("task", "", "")
+	verbose := fs.Bool("verbose", false, "")
+	if code, ok := m.parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return m.usageError(fs, "This command takes one or two arguments: <allocation> [task]")
+	}
+	if *signal == "" {
+		return m.usageError(fs, "-s must name a signal")
+	}
+	task := fs.Arg(1)
+	if *taskFlag != "" {
+		task = *taskFlag
+	}
+	client, err := m.client()
+	if err != nil {
+		return m.errorf("%v", err)
+	}
+	allocID, task, code, ok := m.resolveAllocTask(client, fs.Arg(0), task, *verbose)
+	if !ok {
+		return code
+	}
+	if err := client.Allocations().Signal(allocID, task, *signal, nil); err != nil {
+		return m.errorf("Error signalling allocation: %v", err)
+	}
+	return 0
+}
+
+// resolveAllocTask resolves an allocation ID or prefix and checks that
+// task, if named, is one of the allocation's tasks.
+func (m *Meta) resolveAllocTask(client *api.Client, id, task string, verbose bool) (string, string, int, bool) {
+	allocID, code, ok := m.resolveAlloc(client, id, verbose)
+	if !ok || task == "" {
+		return allocID, task, code, ok
+	}
+	alloc, _, err := client.Allocations().Info(allocID, nil)
+	if err != nil {
+		return "", "", m.errorf("Error querying allocation: %v", err), false
+	}
+	if _, err := pickTask(alloc, task); err != nil {
+		return "", "", m.errorf("%v", err), false
+	}
+	return allocID, task, 0, true
+}
