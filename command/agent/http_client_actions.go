@@ -57,7 +57,7 @@ func (s *httpAPI) clientAllocRestart(w http.ResponseWriter, r *http.Request) {
 	if err == nil && req.AllTasks && req.TaskName != "" {
 		err = badRequest("TaskName %q and AllTasks are exclusive: name one task, or ask for all", req.TaskName)
 	}
-	s.clientAction(w, r, err, func(c clientActions, allocID string) error {
+	s.clientAction(w, r, err, struct{}{}, func(c clientActions, allocID string) error {
 		return c.RestartAlloc(r.Context(), allocID, req.TaskName)
 	})
 }
@@ -68,21 +68,26 @@ func (s *httpAPI) clientAllocSignal(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = checkSignalParam(req.Signal)
 	}
-	s.clientAction(w, r, err, func(c clientActions, allocID string) error {
+	s.clientAction(w, r, err, struct{}{}, func(c clientActions, allocID string) error {
 		return c.SignalAlloc(r.Context(), allocID, req.Task, req.Signal)
 	})
 }
 
+// clientAllocGC answers with an empty body, as Nomad's agent does: its
+// client's Nodes().GcAlloc reads the answer into nothing and takes any
+// body as an error. (Its Allocations().GC wants a body, so it fails
+// against Nomad and Drover alike; Nodes().GcAlloc is the one that works.)
 func (s *httpAPI) clientAllocGC(w http.ResponseWriter, r *http.Request) {
-	s.clientAction(w, r, nil, func(c clientActions, allocID string) error {
+	s.clientAction(w, r, nil, nil, func(c clientActions, allocID string) error {
 		return c.GCAlloc(allocID)
 	})
 }
 
 // clientAction writes parseErr if there is one; otherwise it runs act on
-// the local client, or forwards the request to the allocation's node. The
-// answer is an empty JSON object, which Nomad's client decodes.
-func (s *httpAPI) clientAction(w http.ResponseWriter, r *http.Request, parseErr error, act func(clientActions, string) error) {
+// the local client, or forwards the request to the allocation's node. On
+// success it answers with reply as JSON, or with an empty body when reply
+// is nil (see clientAllocGC).
+func (s *httpAPI) clientAction(w http.ResponseWriter, r *http.Request, parseErr error, reply any, act func(clientActions, string) error) {
 	if parseErr != nil {
 		s.writeError(w, r, parseErr)
 		return
@@ -102,7 +107,11 @@ func (s *httpAPI) clientAction(w http.ResponseWriter, r *http.Request, parseErr 
 		s.writeError(w, r, clientError(err))
 		return
 	}
-	s.writeJSON(w, r, struct{}{})
+	if reply == nil {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	s.writeJSON(w, r, reply)
 }
 
 // checkSignalParam refuses a missing or unknown signal, naming the field

@@ -182,7 +182,12 @@ func TestGCOfAFinishedAllocAndHostStats(t *testing.T) {
 		if resp.StatusCode == 409 {
 			return false
 		}
-		requireStatus(t, resp, body, 200, "{}")
+		// An empty body, as Nomad's agent answers and its client's
+		// Nodes().GcAlloc expects.
+		requireStatus(t, resp, body, 200, "")
+		if len(body) != 0 || resp.ContentLength != 0 {
+			t.Fatalf("gc answered %q (Content-Length %d), want an empty body", body, resp.ContentLength)
+		}
 		return true
 	})
 	resp, body = call(t, "GET", a.URL+"/v1/client/fs/ls/"+alloc, nil)

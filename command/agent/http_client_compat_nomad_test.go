@@ -126,14 +126,14 @@ func TestNomadClientActsOnARunningAlloc(t *testing.T) {
 	}
 
 	// Collection: refused while running, done once stopped.
-	if err := c.Allocations().GC(alloc, nil); nomadStatusCode(err) != 409 {
+	if err := c.Nodes().GcAlloc(alloc.ID, nil); nomadStatusCode(err) != 409 {
 		t.Fatalf("gc of a running alloc: %v", err)
 	}
 	if _, _, err := c.Jobs().Deregister("acts", false, nil); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the stopped alloc to be collected", func() bool {
-		err := c.Allocations().GC(alloc, nil)
+		err := c.Nodes().GcAlloc(alloc.ID, nil)
 		if nomadStatusCode(err) == 409 {
 			return false
 		}
