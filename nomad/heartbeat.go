@@ -42,11 +42,25 @@ const invalidateRetry = 5 * time.Second
 // or the invalidation commits first and the heartbeat finds the node down
 // and writes it ready again.
 //
+// A timer that runs late because the leader itself did not run (a
+// stopped process, a suspended VM) is not the node's fault: each timer
+// remembers its deadline, and a node whose deadline fell in such a stall,
+// or within a grace after it, gets a fresh window (the longest TTL plus
+// grace) instead of being invalidated, at most maxStallWindows times in a
+// row. A node still silent through its fresh window expires on time like
+// any other. The same holds for a disconnected node's second timer.
+// heartbeat_stall.go says how a stall is told from a slow node.
+//
 // The server creates one heartbeater for its lifetime; run enables it for
 // one term of leadership. While disabled it arms no timers.
 //
-// Ownership: run owns the expiry queue; timers only push node IDs to it.
-// Lock order: a node lock, then mu.
+// Ownership: run owns the expiry queue; timers only push expiries to it,
+// or re-arm themselves when a stall covers their deadline. Everything
+// else (timers, gen, the watchdog, the stall record) is under mu.
+// Lock order: a node lock, then mu. Re-arming a timer, which is all a
+// stall window does, needs only mu: it decides no status. Every arming,
+// a stall window's too, takes a new gen, so the callback of the timer it
+// replaces is ignored.
 type heartbeater struct {
 	srv    *Server
 	logger hclog.Logger
@@ -58,8 +72,15 @@ type heartbeater struct {
 	enabled bool
 	timers  map[string]nodeTimer
 	gen     uint64 // identifies each armed timer, so a stale callback is ignored
-	expired chan string
+	expired chan expiry
 	rng     *rand.Rand
+
+	// Stall detection (heartbeat_stall.go).
+	term     uint64    // identifies the watchdog of one term of leadership
+	watchdog Timer     // re-arms itself every stallTick while enabled
+	lastSeen time.Time // when the heartbeater last ran, by any of its paths
+	stall    stallRecord
+
 	// beforeApply (tests only) runs in invalidate after it decided to
 	// change a node's status and before the raft apply, with the node's
 	// lock held.
@@ -67,8 +88,17 @@ type heartbeater struct {
 }
 
 type nodeTimer struct {
-	t   Timer
-	gen uint64
+	t        Timer
+	gen      uint64
+	deadline time.Time
+	windows  int // fresh windows in a row this timer continues; 0 if a heartbeat or the term armed it
+}
+
+// expiry is a fired timer waiting in the queue for invalidate.
+type expiry struct {
+	nodeID   string
+	deadline time.Time
+	windows  int
 }
 
 func newHeartbeater(s *Server) *heartbeater {
@@ -77,7 +107,7 @@ func newHeartbeater(s *Server) *heartbeater {
 		logger:  s.logger.Named("heartbeat"),
 		clock:   s.clock,
 		timers:  map[string]nodeTimer{},
-		expired: make(chan string, 4096),
+		expired: make(chan expiry, 4096),
 		rng:     rand.New(rand.NewSource(time.Now().UnixNano())),
 	}
 }
@@ -85,6 +115,8 @@ func newHeartbeater(s *Server) *heartbeater {
 // run enables the heartbeater, arms a failover timer for every node that
 // is not down, then applies expiries at the bounded rate until the leader
 // context ends; then it disables the heartbeater and forgets every timer.
+// Only a status change counts against the rate: an expiry that turns out
+// moot (the node heartbeated, or gets a stall window) costs no wait.
 func (h *heartbeater) run(ctx context.Context) {
 	h.setEnabled(true)
 	defer h.setEnabled(false)
@@ -94,22 +126,24 @@ func (h *heartbeater) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case nodeID := <-h.expired:
-			h.invalidate(nodeID)
-			if !h.wait(ctx, interval) {
+		case e := <-h.expired:
+			if h.invalidate(e) && !h.wait(ctx, interval) {
 				return
 			}
 		}
 	}
 }
 
-// setEnabled turns timer arming on or off. Turning it off stops every
-// timer and empties the expiry queue: the next term starts from state.
+// setEnabled turns timer arming on or off. Turning it on starts the stall
+// watchdog. Turning it off stops every timer and empties the expiry queue:
+// the next term starts from state.
 func (h *heartbeater) setEnabled(enabled bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.enabled = enabled
+	h.stopWatchdogLocked()
 	if enabled {
+		h.startWatchdogLocked()
 		return
 	}
 	for id, nt := range h.timers {
@@ -175,23 +209,28 @@ func (h *heartbeater) tracked() int {
 // resetTTL is called for every heartbeat: it returns the TTL the client
 // must beat and re-arms the node's timer for TTL plus grace.
 func (h *heartbeater) resetTTL(nodeID string, numNodes int) time.Duration {
-	cfg := h.srv.config
-	ttl := cfg.MinHeartbeatTTL
-	if scaled := time.Duration(float64(numNodes) / cfg.MaxHeartbeatsPerSecond * float64(time.Second)); scaled > ttl {
-		ttl = scaled
-	}
+	ttl := h.baseTTL(numNodes)
 	h.mu.Lock()
 	ttl += time.Duration(h.rng.Int63n(int64(ttl)))
 	h.mu.Unlock()
-	h.arm(nodeID, ttl+cfg.HeartbeatGrace)
+	h.arm(nodeID, ttl+h.srv.config.HeartbeatGrace)
 	return ttl
+}
+
+// baseTTL is the TTL before the random stagger, which adds up to as much
+// again: MinHeartbeatTTL, or more when the fleet would otherwise beat
+// faster than MaxHeartbeatsPerSecond.
+func (h *heartbeater) baseTTL(numNodes int) time.Duration {
+	cfg := h.srv.config
+	scaled := time.Duration(float64(numNodes) / cfg.MaxHeartbeatsPerSecond * float64(time.Second))
+	return max(cfg.MinHeartbeatTTL, scaled)
 }
 
 // arm (re)starts the node's timer; a no-op while disabled.
 func (h *heartbeater) arm(nodeID string, d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.armLocked(nodeID, d)
+	h.armLocked(nodeID, d, 0)
 }
 
 // armIfUnarmed starts the node's timer unless one is running.
@@ -199,11 +238,13 @@ func (h *heartbeater) armIfUnarmed(nodeID string, d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.timers[nodeID]; !ok {
-		h.armLocked(nodeID, d)
+		h.armLocked(nodeID, d, 0)
 	}
 }
 
-func (h *heartbeater) armLocked(nodeID string, d time.Duration) {
+// armLocked (re)starts the node's timer for d; windows counts the stall
+// windows in a row it continues.
+func (h *heartbeater) armLocked(nodeID string, d time.Duration, windows int) {
 	if !h.enabled {
 		return
 	}
@@ -214,11 +255,14 @@ func (h *heartbeater) armLocked(nodeID string, d time.Duration) {
 	gen := h.gen
 	// The callback takes mu, so it cannot look at the map before the
 	// timer is stored in it.
-	h.timers[nodeID] = nodeTimer{gen: gen, t: h.clock.AfterFunc(d, func() { h.expire(nodeID, gen) })}
+	h.timers[nodeID] = nodeTimer{gen: gen, deadline: h.clock.Now().Add(d), windows: windows,
+		t: h.clock.AfterFunc(d, func() { h.expire(nodeID, gen) })}
 }
 
-// expire queues a node whose timer gen fired. A timer that was replaced or
-// cleared after it started firing is ignored.
+// expire queues a node whose timer gen fired, unless the timer ran in (or
+// just after) a stall of the heartbeater's own, which earns the node a
+// fresh window instead. A timer that was replaced or cleared after it
+// started firing is ignored.
 func (h *heartbeater) expire(nodeID string, gen uint64) {
 	h.mu.Lock()
 	nt, ok := h.timers[nodeID]
@@ -226,13 +270,20 @@ func (h *heartbeater) expire(nodeID string, gen uint64) {
 		h.mu.Unlock()
 		return
 	}
+	h.observeLocked(h.clock.Now(), nt.deadline)
+	if h.stallWindowLocked(nodeID, nt.deadline, nt.windows) {
+		h.mu.Unlock()
+		return
+	}
 	delete(h.timers, nodeID)
 	h.mu.Unlock()
 	select {
-	case h.expired <- nodeID:
+	case h.expired <- expiry{nodeID: nodeID, deadline: nt.deadline, windows: nt.windows}:
 	default:
 		// The queue is full: the timer re-fires shortly.
-		h.arm(nodeID, time.Second)
+		h.mu.Lock()
+		h.armLocked(nodeID, time.Second, nt.windows)
+		h.mu.Unlock()
 	}
 }
 
@@ -302,33 +353,36 @@ func (h *heartbeater) disconnectDeadline(node *structs.Node, allocs []*structs.A
 // invalidate acts on a node whose timer expired: a ready (or initializing)
 // node is marked down or disconnected; a disconnected node whose window
 // has passed is marked down. It holds the node's lock from the check that
-// the node has not heartbeated until the change has committed.
-func (h *heartbeater) invalidate(nodeID string) {
+// the node has not heartbeated until the change has committed. It reports
+// whether it wrote a status change.
+func (h *heartbeater) invalidate(e expiry) bool {
+	nodeID := e.nodeID
 	unlock := h.lockNode(nodeID)
 	defer unlock()
 	if h.armed(nodeID) {
-		return // it heartbeated while queued
+		return false // it heartbeated while queued
 	}
 	st := h.srv.State()
 	node, err := st.NodeByID(nil, nodeID)
-	if err != nil || node == nil {
-		return
+	if err != nil || node == nil || node.Status == structs.NodeStatusDown {
+		return false
+	}
+	if h.stalledOver(e) {
+		return false
 	}
 	allocs, err := st.AllocsByNode(nil, nodeID)
 	if err != nil {
 		h.logger.Error("reading node allocs", "node", nodeID, "error", err)
 		h.arm(nodeID, invalidateRetry)
-		return
+		return false
 	}
 	now := h.clock.Now()
 	status, msg := structs.NodeStatusDown, "Node heartbeat missed"
 	switch node.Status {
-	case structs.NodeStatusDown:
-		return
 	case structs.NodeStatusDisconnected:
 		if deadline := h.disconnectDeadline(node, allocs, now); now.Before(deadline) {
 			h.arm(nodeID, deadline.Sub(now)) // a window grew since the timer was armed
-			return
+			return false
 		}
 		msg = "Node did not reconnect within its disconnect window"
 	default:
@@ -352,12 +406,27 @@ func (h *heartbeater) invalidate(nodeID string) {
 	if _, _, err := h.srv.raftApply(structs.NodeUpdateStatusRequestType, req); err != nil {
 		h.logger.Error("marking node after missed heartbeat", "node", nodeID, "status", status, "error", err)
 		h.arm(nodeID, invalidateRetry) // a no-op once leadership is gone
-		return
+		return false
 	}
 	h.logger.Warn("node missed its heartbeat", "node", nodeID, "status", status, "evals", len(req.Evals))
 	if status == structs.NodeStatusDisconnected {
 		h.armDisconnected(nodeID)
 	}
+	return true
+}
+
+// stalledOver gives a queued expiry a fresh window if a stall found since
+// it was queued covers its deadline, and reports whether it did. Only the
+// watchdog's gap counts here, not the expiry's time in the queue (see
+// heartbeat_stall.go). The caller holds the node's lock.
+func (h *heartbeater) stalledOver(e expiry) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.enabled {
+		return false
+	}
+	h.observeLocked(h.clock.Now(), time.Time{})
+	return h.stallWindowLocked(e.nodeID, e.deadline, e.windows)
 }
 
 func (h *heartbeater) testHook() func(string) {
@@ -388,50 +457,4 @@ func nodeEvals(node *structs.Node, allocs []*structs.Allocation, now time.Time) 
 		})
 	}
 	return out
-}
-
-// keyedMutex is a set of mutexes by key, each existing only while someone
-// holds or waits for it.
-type keyedMutex struct {
-	mu    sync.Mutex
-	locks map[string]*keyedLock
-}
-
-type keyedLock struct {
-	mu   sync.Mutex
-	refs int // holders and waiters
-}
-
-// lock takes key's mutex and returns its release.
-func (k *keyedMutex) lock(key string) func() {
-	k.mu.Lock()
-	if k.locks == nil {
-		k.locks = map[string]*keyedLock{}
-	}
-	l := k.locks[key]
-	if l == nil {
-		l = &keyedLock{}
-		k.locks[key] = l
-	}
-	l.refs++
-	k.mu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		k.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(k.locks, key)
-		}
-		k.mu.Unlock()
-	}
-}
-
-// contenders reports how many callers hold or wait for key's mutex.
-func (k *keyedMutex) contenders(key string) int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if l := k.locks[key]; l != nil {
-		return l.refs
-	}
-	return 0
 }

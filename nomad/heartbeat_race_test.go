@@ -150,6 +150,19 @@ func disconnectOne(t *testing.T, s *Server, clock *FakeClock, lostAfter time.Dur
 	return away, other, orig
 }
 
+// untilWindowEnd is how long from now until a node disconnected with a
+// lost_after of lostAfter must go down: its window counts from when it was
+// marked (disconnectOne's fake time overshoots that by a varying amount,
+// since it steps the clock while the mark is being written).
+func untilWindowEnd(t *testing.T, s *Server, clock *FakeClock, nodeID string, lostAfter time.Duration) time.Duration {
+	t.Helper()
+	node, err := s.State().NodeByID(nil, nodeID)
+	if err != nil || node == nil {
+		t.Fatalf("node %s: %v", nodeID, err)
+	}
+	return time.Unix(node.StatusUpdatedAt, 0).Add(lostAfter + s.config.HeartbeatGrace).Sub(clock.Now())
+}
+
 // A disconnected node that never comes back goes down once the largest
 // disconnect window of its allocs (plus grace) has passed, with a node
 // event and node-update evals, so it can be garbage collected.
@@ -165,11 +178,11 @@ func TestDisconnectedNodeGoesDownAfterItsWindow(t *testing.T) {
 	s.stopWorkers()
 	before := nodeUpdateEvals(t, s, "web", away.ID)
 
-	advanceKeeping(t, s, clock, 9*time.Minute, other)
+	advanceKeeping(t, s, clock, untilWindowEnd(t, s, clock, away.ID, 10*time.Minute)-time.Second, other)
 	if st := nodeStatus(s, away.ID); st != structs.NodeStatusDisconnected {
 		t.Fatalf("node marked %s within its disconnect window", st)
 	}
-	advanceKeeping(t, s, clock, 2*time.Minute, other)
+	advanceKeeping(t, s, clock, 2*time.Second, other)
 	WaitFor(t, 5*time.Second, func() (bool, string) {
 		st := nodeStatus(s, away.ID)
 		return st == structs.NodeStatusDown, "node still " + st
@@ -219,11 +232,11 @@ func TestNewTermArmsDisconnectedNodesForTheRestOfTheirWindow(t *testing.T) {
 	WaitFor(t, 5*time.Second, func() (bool, string) {
 		return s.heartbeats.armed(away.ID), "the new term has no timer for the disconnected node"
 	})
-	advanceKeeping(t, s, clock, 7*time.Minute, other)
+	advanceKeeping(t, s, clock, untilWindowEnd(t, s, clock, away.ID, 10*time.Minute)-time.Second, other)
 	if st := nodeStatus(s, away.ID); st != structs.NodeStatusDisconnected {
 		t.Fatalf("node marked %s within its disconnect window", st)
 	}
-	advanceKeeping(t, s, clock, 2*time.Minute, other)
+	advanceKeeping(t, s, clock, 2*time.Second, other)
 	WaitFor(t, 5*time.Second, func() (bool, string) {
 		st := nodeStatus(s, away.ID)
 		return st == structs.NodeStatusDown, fmt.Sprintf("node still %s", st)
