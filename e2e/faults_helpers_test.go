@@ -23,16 +23,6 @@ import (
 // seconds, client-only agents, frozen processes, and task processes found
 // by a marker in their command line.
 
-// knownBug skips a test that exposes an open product bug, unless
-// DROVER_E2E_KNOWN_BUGS is set (to check a fix: make build, then
-// DROVER_E2E_KNOWN_BUGS=1 go test -tags e2e -run ... ./e2e/).
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("DROVER_E2E_KNOWN_BUGS") == "" {
-		t.Skip("bug: " + what)
-	}
-}
-
 // fastHeartbeats makes a missed heartbeat count within about two seconds.
 const fastHeartbeats = `
   min_heartbeat_ttl      = "1s"
