@@ -254,6 +254,6 @@ func TestAnActionForAnUnreachableNodeNamesIt(t *testing.T) {
 			body = api.AllocSignalRequest{Signal: "SIGHUP"}
 		}
 		resp, raw := call(t, req[0], a.URL+req[1], body)
-		requireStatus(t, resp, raw, 500, "forwarding to node node-x at 127.0.0.1:1")
+		requireStatus(t, resp, raw, 500, "forwarding to node node-x (status down) at 127.0.0.1:1")
 	}
 }

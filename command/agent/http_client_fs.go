@@ -242,7 +242,9 @@ func (s *httpAPI) forwardToNode(w http.ResponseWriter, r *http.Request, nodeID s
 		Transport:     s.forward.Transport,
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			s.writeError(w, r, fmt.Errorf("forwarding to node %s at %s: %w", nodeID, out.Node.HTTPAddr, err))
+			// The node's status tells an operator whether to expect this
+			// (a down or disconnected node) or to look at the network.
+			s.writeError(w, r, fmt.Errorf("forwarding to node %s (status %s) at %s: %w", nodeID, out.Node.Status, out.Node.HTTPAddr, err))
 		},
 	}
 	proxy.ServeHTTP(w, r)

@@ -77,7 +77,7 @@ func allocRPC(ownerNode string, ownerHTTP *string) fakeRPC {
 			return nil
 		},
 		"Node.GetNode": func(args, reply any) error {
-			reply.(*structs.SingleNodeResponse).Node = &structs.Node{ID: ownerNode, HTTPAddr: *ownerHTTP}
+			reply.(*structs.SingleNodeResponse).Node = &structs.Node{ID: ownerNode, HTTPAddr: *ownerHTTP, Status: structs.NodeStatusDown}
 			return nil
 		},
 	}
