@@ -417,8 +417,14 @@ func TestNomadClientBlockingAndErrors(t *testing.T) {
 			t.Fatalf("eval %s is on a page but not in the list", id)
 		}
 	}
-	if _, _, err := c.Jobs().List(&nomadapi.QueryOptions{Filter: `Status == "dead"`}); err == nil || !strings.Contains(err.Error(), "400") {
-		t.Fatalf("a filter expression: want a 400, got %v", err)
+	// A filter expression selects the jobs it matches: none of them is
+	// dead, and all but "other" are not "other".
+	if dead, _, err := c.Jobs().List(&nomadapi.QueryOptions{Filter: `Status == "dead"`}); err != nil || len(dead) != 0 {
+		t.Fatalf("filter Status == \"dead\": %v %+v", err, dead)
+	}
+	if notOther, _, err := c.Jobs().List(&nomadapi.QueryOptions{Filter: `ID != "other"`}); err != nil ||
+		len(notOther) != 2 || notOther[0].ID != "blocking" || notOther[1].ID != "scoped" {
+		t.Fatalf("filter ID != \"other\": %v %+v", err, notOther)
 	}
 
 	// Errors: a missing job is a 404, an invalid job a 400 naming the field.

@@ -14,14 +14,17 @@ func (s *httpAPI) routeAllocs(mux *http.ServeMux) {
 
 func (s *httpAPI) allocsList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.AllocListRequest
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+	filter, err := s.parseListQuery(r, &args.QueryOptions)
+	if err != nil {
 		return nil, err
 	}
 	var out structs.AllocListResponse
 	if err := s.rpc.RPC("Alloc.List", &args, &out); err != nil {
 		return nil, err
 	}
-	out.Allocations = paginate(&args.QueryOptions, &out.QueryMeta, out.Allocations, func(a *structs.AllocListStub) string { return a.ID })
+	if out.Allocations, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Allocations, func(a *structs.AllocListStub) string { return a.ID }); err != nil {
+		return nil, err
+	}
 	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Allocations), nil
 }

@@ -13,14 +13,17 @@ func (s *httpAPI) routeDeployments(mux *http.ServeMux) {
 
 func (s *httpAPI) deploymentsList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.GenericRequest
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+	filter, err := s.parseListQuery(r, &args.QueryOptions)
+	if err != nil {
 		return nil, err
 	}
 	var out structs.DeploymentListResponse
 	if err := s.rpc.RPC("Deployment.List", &args, &out); err != nil {
 		return nil, err
 	}
-	out.Deployments = paginate(&args.QueryOptions, &out.QueryMeta, out.Deployments, func(d *structs.Deployment) string { return d.ID })
+	if out.Deployments, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Deployments, func(d *structs.Deployment) string { return d.ID }); err != nil {
+		return nil, err
+	}
 	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Deployments), nil
 }

@@ -19,14 +19,17 @@ func (s *httpAPI) evalsList(w http.ResponseWriter, r *http.Request) (any, error)
 		FilterJobID:      r.URL.Query().Get("job"),
 		FilterEvalStatus: r.URL.Query().Get("status"),
 	}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+	filter, err := s.parseListQuery(r, &args.QueryOptions)
+	if err != nil {
 		return nil, err
 	}
 	var out structs.EvalListResponse
 	if err := s.rpc.RPC("Eval.List", &args, &out); err != nil {
 		return nil, err
 	}
-	out.Evaluations = paginate(&args.QueryOptions, &out.QueryMeta, out.Evaluations, func(e *structs.Evaluation) string { return e.ID })
+	if out.Evaluations, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Evaluations, func(e *structs.Evaluation) string { return e.ID }); err != nil {
+		return nil, err
+	}
 	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Evaluations), nil
 }

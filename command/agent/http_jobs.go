@@ -37,14 +37,17 @@ func (s *httpAPI) routeJobs(mux *http.ServeMux) {
 
 func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.JobListRequest
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+	filter, err := s.parseListQuery(r, &args.QueryOptions)
+	if err != nil {
 		return nil, err
 	}
 	var out structs.JobListResponse
 	if err := s.rpc.RPC("Job.List", &args, &out); err != nil {
 		return nil, err
 	}
-	out.Jobs = paginate(&args.QueryOptions, &out.QueryMeta, out.Jobs, func(j *structs.JobListStub) string { return j.ID })
+	if out.Jobs, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Jobs, func(j *structs.JobListStub) string { return j.ID }); err != nil {
+		return nil, err
+	}
 	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Jobs), nil
 }

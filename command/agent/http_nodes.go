@@ -20,18 +20,22 @@ func (s *httpAPI) routeNodes(mux *http.ServeMux) {
 
 func (s *httpAPI) nodesList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.NodeListRequest
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+	filter, err := s.parseListQuery(r, &args.QueryOptions)
+	if err != nil {
 		return nil, err
 	}
 	var out structs.NodeListResponse
 	if err := s.rpc.RPC("Node.List", &args, &out); err != nil {
 		return nil, err
 	}
-	out.Nodes = paginate(&args.QueryOptions, &out.QueryMeta, out.Nodes, func(n *structs.NodeListStub) string { return n.ID })
-	setMeta(w, &out.QueryMeta)
+	// Filled before filtering, so the filter sees the stubs as sent.
 	for _, n := range out.Nodes {
 		fillNodeStub(n)
 	}
+	if out.Nodes, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Nodes, func(n *structs.NodeListStub) string { return n.ID }); err != nil {
+		return nil, err
+	}
+	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Nodes), nil
 }
 

@@ -17,9 +17,32 @@ const maxQueryTime = 10 * time.Minute
 // parseQuery fills the read options every GET takes: ?index= and ?wait=
 // make it a blocking query, ?stale lets a follower answer, ?prefix=,
 // ?namespace= ("default" when absent, "*" for all) and ?region= route it,
-// ?per_page= and ?next_token= page it (see paginate). ?filter= is refused:
-// the servers do not evaluate filter expressions yet.
+// ?per_page= and ?next_token= page it (see paginate). ?filter= is refused
+// here: only the list endpoints evaluate it (parseListQuery), and any
+// other read answering in full would look like a filter that matched all.
 func (s *httpAPI) parseQuery(r *http.Request, q *structs.QueryOptions) error {
+	if err := s.parseQueryOptions(r, q); err != nil {
+		return err
+	}
+	if f := r.URL.Query().Get("filter"); f != "" {
+		return badRequest("filter expressions (?filter=%q) are only evaluated by the list endpoints "+
+			"(/v1/jobs, /v1/nodes, /v1/allocations, /v1/evaluations, /v1/deployments), not by %s", f, r.URL.Path)
+	}
+	return nil
+}
+
+// parseListQuery is parseQuery for the list endpoints, which also take
+// ?filter=: the expression is parsed before any RPC, so a malformed one is
+// a 400 that reads nothing; a nil filter matches everything.
+func (s *httpAPI) parseListQuery(r *http.Request, q *structs.QueryOptions) (*listFilter, error) {
+	if err := s.parseQueryOptions(r, q); err != nil {
+		return nil, err
+	}
+	return parseFilter(r.URL.Query().Get("filter"))
+}
+
+// parseQueryOptions fills q from the parameters parseQuery describes.
+func (s *httpAPI) parseQueryOptions(r *http.Request, q *structs.QueryOptions) error {
 	v := r.URL.Query()
 	if idx := v.Get("index"); idx != "" {
 		n, err := strconv.ParseUint(idx, 10, 64)
@@ -50,22 +73,27 @@ func (s *httpAPI) parseQuery(r *http.Request, q *structs.QueryOptions) error {
 		q.PerPage = int32(n)
 	}
 	q.NextToken = v.Get("next_token")
-	if f := v.Get("filter"); f != "" {
-		// Answering everything would look like a filter that matched all.
-		return badRequest("filter expressions (?filter=%q) are not supported by this server", f)
-	}
 	return nil
 }
 
-// paginate applies ?per_page= and ?next_token= to a list the server
-// answered whole (it does not page yet): with either set, the list is
-// ordered by key, starts at the first key >= next_token and holds at most
-// per_page items; X-Nomad-NextToken is the key of the item after it.
-// Nomad's tokens are opaque to its client, which only sends them back. A
-// list the server already paged (it set a next token) is left alone.
-func paginate[T any](q *structs.QueryOptions, m *structs.QueryMeta, list []T, key func(T) string) []T {
+// paginate applies ?filter= (see listFilter), then ?per_page= and
+// ?next_token=, to a list the server answered whole (it neither filters
+// nor pages yet). Filtering comes first, as in Nomad, so per_page counts
+// matching objects and a next token names the next match. With per_page
+// or next_token set, the list is ordered by key, starts at the first key
+// >= next_token and holds at most per_page items; X-Nomad-NextToken is
+// the key of the item after it. Nomad's tokens are opaque to its client,
+// which only sends them back. A list the server already paged (it set a
+// next token) is not paged again, only filtered, so its page may come
+// out short. An expression that cannot be evaluated on the objects (a
+// selector naming no field) is a 400.
+func paginate[T any](q *structs.QueryOptions, m *structs.QueryMeta, f *listFilter, list []T, key func(T) string) ([]T, error) {
+	list, err := filterList(f, list)
+	if err != nil {
+		return nil, err
+	}
 	if (q.PerPage <= 0 && q.NextToken == "") || m.NextToken != "" {
-		return list
+		return list, nil
 	}
 	sorted := append([]T(nil), list...)
 	sort.SliceStable(sorted, func(i, j int) bool { return key(sorted[i]) < key(sorted[j]) })
@@ -75,7 +103,7 @@ func paginate[T any](q *structs.QueryOptions, m *structs.QueryMeta, list []T, ke
 		m.NextToken = key(sorted[q.PerPage])
 		sorted = sorted[:q.PerPage]
 	}
-	return sorted
+	return sorted, nil
 }
 
 // parseWrite fills the routing fields every write takes.

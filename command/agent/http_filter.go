@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"reflect"
+	"time"
+
+	"github.com/hashicorp/go-bexpr"
+)
+
+// listFilter is a parsed ?filter= expression in go-bexpr's language, the
+// one Nomad's list endpoints take: `Status == "running"`, `Name contains
+// "web"`, `Meta["team"] == "infra"`, `ClientStatus == "failed" and JobID
+// matches "^web"`. It is evaluated in the agent against each object the
+// list answers (a job, node or allocation list stub, an evaluation, a
+// deployment), because the servers answer lists whole.
+//
+// Selectors name the object's JSON fields, so a user filters on what the
+// answer shows: struct fields are looked up by their json tag (or Go name
+// when untagged), a field hidden from JSON (json:"-") cannot be selected,
+// and a time.Time compares as its JSON text (see jsonTimeText).
+//
+// As in Nomad, an expression is only checked against the objects when it
+// is evaluated: a selector naming no field is a 400 when some object is
+// listed, but matches nothing in an empty list. So is a path through a
+// nil pointer (LastDrain.Status on a node never drained); `and`
+// short-circuits, so `LastDrain is not nil and LastDrain.Status ==
+// "complete"` guards it. A missing map key (an attribute a node does not
+// have) is "not present", which no `==` matches and every `!=` does.
+type listFilter struct {
+	expr string
+	eval *bexpr.Evaluator
+}
+
+// parseFilter parses expr; an empty expr is the nil filter, which matches
+// everything. A malformed expression is a 400 quoting the parser.
+func parseFilter(expr string) (*listFilter, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	eval, err := bexpr.CreateEvaluator(expr, bexpr.WithTagName("json"), bexpr.WithHookFn(jsonTimeText))
+	if err != nil {
+		return nil, badRequest("invalid filter %q: %v", expr, err)
+	}
+	return &listFilter{expr: expr, eval: eval}, nil
+}
+
+// filterList returns the items of list f matches, in order; list itself
+// when f is nil. An item f cannot be evaluated on fails the whole list,
+// as in Nomad, rather than being silently dropped or kept.
+func filterList[T any](f *listFilter, list []T) ([]T, error) {
+	if f == nil {
+		return list, nil
+	}
+	out := make([]T, 0, len(list))
+	for _, item := range list {
+		ok, err := f.eval.Evaluate(item)
+		if err != nil {
+			return nil, badRequest("filter %q cannot be evaluated: %v", f.expr, err)
+		}
+		if ok {
+			out = append(out, item)
+		}
+	}
+	return out, nil
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// jsonTimeText shows a time.Time to the evaluator as the RFC 3339 text
+// encoding/json sends, so `WaitUntil == "0001-01-01T00:00:00Z"` compares
+// what the user read instead of failing on a struct.
+func jsonTimeText(v reflect.Value) reflect.Value {
+	if v.Kind() == reflect.Pointer && !v.IsNil() && v.Elem().Type() == timeType {
+		v = v.Elem()
+	}
+	if v.IsValid() && v.Type() == timeType {
+		return reflect.ValueOf(v.Interface().(time.Time).Format(time.RFC3339Nano))
+	}
+	return v
+}
