@@ -14,7 +14,7 @@ Usage: drover alloc fs [options] <allocation> [path]
   are relative to the allocation's directory: "/" (the default) is the
   directory itself, alloc/logs holds the task logs, <task>/local is a
   task's own directory. Nothing outside the allocation's directory can be
-  reached.
+  reached, nor a task's secrets directory (<task>/secrets).
 
 FS Options:
 

@@ -19,7 +19,8 @@ import (
 // Reading the alloc dir for a user (`alloc fs`). Paths are relative to the
 // alloc dir; a leading "/" names the alloc dir itself, as Nomad's tools
 // send ("/", "/alloc/logs"). Nothing outside the alloc dir may be reached:
-// not with "..", and not through a symlink a task made. The check is done
+// not with "..", and not through a symlink a task made; nor may a task's
+// secrets directory, as in Nomad. The check is done
 // on what the kernel actually opened, not on the path text: the path is
 // opened with O_PATH (which follows symlinks but reads nothing, so a FIFO
 // or a device is never really opened), and /proc/self/fd tells where the
@@ -34,6 +35,9 @@ var (
 	ErrNotDir = errors.New("not a directory")
 	// ErrNotRegular is a read of something that is not a regular file.
 	ErrNotRegular = errors.New("not a regular file")
+	// ErrSecretsDir is a path in (or leading into) a task's secrets
+	// directory, which only the task may read.
+	ErrSecretsDir = errors.New("reading a task's secrets directory is not allowed")
 )
 
 // FileInfo describes one file or directory of the alloc dir.
@@ -170,11 +174,27 @@ func (a *AllocDir) resolve(p string) (int, string, error) {
 	if err == nil && real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
 		err = fmt.Errorf("%q: %w (it leads to a symlink's target outside)", p, ErrPathEscapes)
 	}
+	if err == nil && inSecretsDir(strings.TrimPrefix(real, root)) {
+		err = fmt.Errorf("%q: %w", p, ErrSecretsDir)
+	}
 	if err != nil {
 		unix.Close(fd)
 		return -1, "", err
 	}
 	return fd, real, nil
+}
+
+// inSecretsDir reports whether rel, a real path relative to the alloc dir,
+// is a task's secrets directory (<task>/secrets) or lies inside one. Like
+// Nomad, Drover keeps NOMAD_SECRETS_DIR out of `alloc fs`: it holds what
+// only the task should see. The check is on the opened path, so a symlink
+// into the secrets directory is refused too.
+func inSecretsDir(rel string) bool {
+	parts := strings.SplitN(strings.TrimPrefix(rel, string(filepath.Separator)), string(filepath.Separator), 3)
+	if len(parts) < 2 || parts[0] == "alloc" {
+		return false
+	}
+	return strings.TrimSuffix(parts[1], " (deleted)") == "secrets"
 }
 
 // procFD names a descriptor of this process by path, which re-opens the

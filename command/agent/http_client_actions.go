@@ -150,7 +150,8 @@ func readActionBody(r *http.Request, out any) error {
 
 // clientError gives the client's errors the status a caller should see:
 // the request conflicts with the allocation's state (409), asks for
-// something impossible (400), or names what is not there (404).
+// something impossible (400), names what is not there (404), or what the
+// caller may not read (403: a task's secrets, say).
 func clientError(err error) error {
 	code := 0
 	switch {
@@ -161,7 +162,7 @@ func clientError(err error) error {
 		code = http.StatusBadRequest
 	case errors.Is(err, fs.ErrNotExist):
 		code = http.StatusNotFound
-	case errors.Is(err, fs.ErrPermission):
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, allocdir.ErrSecretsDir):
 		code = http.StatusForbidden
 	default:
 		return err

@@ -197,6 +197,7 @@ func TestClientErrorsMapToStatuses(t *testing.T) {
 		{fmt.Errorf("x: %w", allocdir.ErrNotRegular), 400},
 		{&fs.PathError{Op: "open", Path: "x", Err: fs.ErrNotExist}, 404},
 		{&fs.PathError{Op: "open", Path: "x", Err: fs.ErrPermission}, 403},
+		{fmt.Errorf("\"web/secrets/token\": %w", allocdir.ErrSecretsDir), 403},
 		{errors.New("disk on fire"), 500},
 	}
 	for _, tc := range cases {
