@@ -167,3 +167,66 @@ func TestSnapshotIsolation(t *testing.T) {
 		t.Fatal("a write to a snapshot reached the store")
 	}
 }
+
+// TestViewWatchesFireOnWritesToTheLiveStore shows that what a query watches
+// through View (a go-memdb snapshot) is woken by a later write to the store
+// itself: BlockingQuery relies on it, and would otherwise only return when
+// its wait ran out. It also covers a write committed between taking the view
+// and reading from it.
+func TestViewWatchesFireOnWritesToTheLiveStore(t *testing.T) {
+	s := TestStateStore(t)
+	mustNoErr(t, s.KVSet(5, "k", "old"))
+	mustNoErr(t, s.UpsertNode(6, testNode("n1")))
+
+	fired := func(ws memdb.WatchSet) bool {
+		for ch := range ws {
+			select {
+			case <-ch:
+				return true
+			default:
+			}
+		}
+		return false
+	}
+	waitFired := func(ws memdb.WatchSet, what string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := ws.WatchCtx(ctx); err != nil {
+			t.Fatalf("%s: a write to the live store did not wake a watch taken through View", what)
+		}
+	}
+
+	// A key read through a view, then written on the store.
+	view := s.View()
+	kvWS := memdb.NewWatchSet()
+	if v, _, err := view.KVGet(kvWS, "k"); err != nil || v != "old" {
+		t.Fatalf("view reads %q %v", v, err)
+	}
+	nodesWS := memdb.NewWatchSet()
+	it, err := view.Nodes(nodesWS)
+	mustNoErr(t, err)
+	if it.Next() == nil {
+		t.Fatal("view sees no node")
+	}
+	if fired(kvWS) || fired(nodesWS) {
+		t.Fatal("a watch fired before any write")
+	}
+	mustNoErr(t, s.KVSet(7, "k", "new"))
+	waitFired(kvWS, "kv key")
+	if v, _, _ := view.KVGet(nil, "k"); v != "old" {
+		t.Fatalf("the view changed under the reader: %q", v)
+	}
+	mustNoErr(t, s.UpdateNodeStatus(8, "n1", "down", 1, nil))
+	waitFired(nodesWS, "node table")
+
+	// A view taken before a write and read after it: its watch is already
+	// fired, so the blocking query re-runs on a newer view.
+	late := s.View()
+	mustNoErr(t, s.KVSet(9, "k", "newer"))
+	lateWS := memdb.NewWatchSet()
+	if v, _, _ := late.KVGet(lateWS, "k"); v != "new" {
+		t.Fatalf("view taken at 8 reads %q", v)
+	}
+	waitFired(lateWS, "write between View and the read")
+}
