@@ -269,6 +269,9 @@ type JobListStub struct {
 	ModifyIndex       uint64
 	JobModifyIndex    uint64
 	SubmitTime        int64
+	// Meta is the job's own meta, so lists can be filtered on it
+	// (?filter=Meta["team"] == "infra"); omitted when empty, as by Nomad.
+	Meta map[string]string `json:",omitempty"`
 }
 
 // Stub returns the list view of the job with its summary.
@@ -282,7 +285,7 @@ func (j *Job) Stub(summary *JobSummary) *JobListStub {
 		Periodic: j.IsPeriodic(), ParameterizedJob: j.IsParameterized(), Stop: j.Stop,
 		Status: j.Status, StatusDescription: j.StatusDescription, JobSummary: summary,
 		CreateIndex: j.CreateIndex, ModifyIndex: j.ModifyIndex, JobModifyIndex: j.JobModifyIndex,
-		SubmitTime: j.SubmitTime,
+		SubmitTime: j.SubmitTime, Meta: j.Meta,
 	}
 }
 

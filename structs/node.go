@@ -37,7 +37,7 @@ func ShouldDrainNode(s string) bool { return s == NodeStatusDown }
 // Node is one machine running a Drover client.
 type Node struct {
 	ID                    string
-	SecretID              string `json:"-"`
+	SecretID              string `json:"-" bexpr:"-"`
 	Datacenter            string
 	Name                  string
 	HTTPAddr              string

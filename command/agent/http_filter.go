@@ -15,9 +15,13 @@ import (
 // deployment), because the servers answer lists whole.
 //
 // Selectors name the object's JSON fields, so a user filters on what the
-// answer shows: struct fields are looked up by their json tag (or Go name
-// when untagged), a field hidden from JSON (json:"-") cannot be selected,
-// and a time.Time compares as its JSON text (see jsonTimeText).
+// answer shows. The listed types send their fields under their Go names,
+// so struct fields are looked up by Go name (or a bexpr tag); a field kept
+// out of answers carries bexpr:"-" as well as json:"-" (a node's
+// SecretID), so it cannot be probed either. A time.Time compares as its
+// JSON text (see jsonTimeText). The json tag itself is not used: go-bexpr
+// reads a json:",omitempty" tag as an empty name, which would hide the
+// field.
 //
 // As in Nomad, an expression is only checked against the objects when it
 // is evaluated: a selector naming no field is a 400 when some object is
@@ -37,7 +41,7 @@ func parseFilter(expr string) (*listFilter, error) {
 	if expr == "" {
 		return nil, nil
 	}
-	eval, err := bexpr.CreateEvaluator(expr, bexpr.WithTagName("json"), bexpr.WithHookFn(jsonTimeText))
+	eval, err := bexpr.CreateEvaluator(expr, bexpr.WithHookFn(jsonTimeText))
 	if err != nil {
 		return nil, badRequest("invalid filter %q: %v", expr, err)
 	}

@@ -24,6 +24,7 @@ func TestFilterOnListEndpoints(t *testing.T) {
 	registerJob(t, a, mockJob("web-b", 1))
 	apiJob := mockJob("api", 1)
 	apiJob.Datacenters, apiJob.Priority = []string{"dc2"}, ptr(70)
+	apiJob.Meta = map[string]string{"team": "infra"}
 	apiReg := registerJob(t, a, apiJob)
 
 	var allocs []*structs.AllocListStub
@@ -61,6 +62,8 @@ func TestFilterOnListEndpoints(t *testing.T) {
 		requireIDs(t, "/v1/jobs", `Priority == 70 and Type == "service"`, "api")
 		requireIDs(t, "/v1/jobs", `ID != ""`, "api", "web-a", "web-b")
 		requireIDs(t, "/v1/jobs", `Status == "dead"`)
+		requireIDs(t, "/v1/jobs", `Meta["team"] == "infra"`, "api")
+		requireIDs(t, "/v1/jobs", `Meta["team"] != "infra"`, "web-a", "web-b")
 	})
 
 	t.Run("per_page counts matches and next_token names the next one", func(t *testing.T) {

@@ -13,12 +13,13 @@ import (
 )
 
 // filterItem stands for a listed object: a field renamed and one hidden
-// by json tags, a map, a slice, a time and a pointer.
+// by tags, one sent only when set, a map, a slice, a time and a pointer.
 type filterItem struct {
 	ID      string
 	Status  string
-	Renamed string `json:"Alias"`
-	Secret  string `json:"-"`
+	Renamed string `json:"Alias" bexpr:"Alias"`
+	Secret  string `json:"-" bexpr:"-"`
+	Omitted string `json:",omitempty"`
 	Meta    map[string]string
 	Tags    []string
 	When    time.Time
@@ -28,7 +29,7 @@ type filterItem struct {
 func TestListFilterEvaluatesWhatJSONShows(t *testing.T) {
 	when := time.Date(2024, 5, 1, 10, 0, 0, 500_000_000, time.UTC)
 	item := &filterItem{
-		ID: "a", Status: "running", Renamed: "x", Secret: "s3cret",
+		ID: "a", Status: "running", Renamed: "x", Secret: "s3cret", Omitted: "o",
 		Meta: map[string]string{"team": "infra"}, Tags: []string{"web", "eu"}, When: when,
 	}
 	cases := []struct {
@@ -42,6 +43,7 @@ func TestListFilterEvaluatesWhatJSONShows(t *testing.T) {
 		{name: "a renamed field is selected by its JSON name", expr: `Alias == "x"`, want: true},
 		{name: "the Go name of a renamed field names nothing", expr: `Renamed == "x"`, wantErr: `"Renamed"`},
 		{name: "a field hidden from JSON cannot be probed", expr: `Secret == "s3cret"`, wantErr: "ignored"},
+		{name: "a field sent only when set is selected by its name", expr: `Omitted == "o"`, want: true},
 		{name: "a field that does not exist is an error", expr: `Nope == "x"`, wantErr: `struct field with name "Nope"`},
 		{name: "a map entry is selected by key", expr: `Meta["team"] == "infra"`, want: true},
 		{name: "a missing map key matches no equality", expr: `Meta["owner"] == "infra"`, want: false},
