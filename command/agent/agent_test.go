@@ -188,7 +188,9 @@ telemetry { prometheus_metrics = true }
 			t.Fatalf("Run exited with %d: %s", c, stderr.String())
 		default:
 		}
-		return level() == "info"
+		// The agent serves HTTP from inside NewAgent and Run prints the
+		// banner (in one write) just after, so wait for both.
+		return level() == "info" && strings.Contains(stdout.String(), "==> Drover agent configuration")
 	})
 	out := stdout.String()
 	for _, want := range []string{"Drover agent configuration", "Version: 9.9.9", "Server: true", "Client: true", "global (DC: dc1)"} {
