@@ -18,6 +18,8 @@ type serverHandle interface {
 	IsLeader() bool
 	// Leader is the leader's RPC address, "" when there is none.
 	Leader() string
+	// JoinNow joins the servers at addrs (see nomad.Server.JoinNow).
+	JoinNow(addrs []string) (int, error)
 }
 
 // clientHandle is what the agent needs of a running client.

@@ -60,6 +60,7 @@ func (s *httpAPI) handler() http.Handler {
 	s.routeOperator(mux)
 	s.routeClient(mux)
 	s.routeSearch(mux)
+	s.routeMembership(mux)
 	return mux
 }
 

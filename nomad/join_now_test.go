@@ -1,0 +1,104 @@
+package nomad
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// waitPeers waits until s's raft configuration holds n servers.
+func waitPeers(t *testing.T, s *Server, n int) {
+	t.Helper()
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		var peers []string
+		if err := s.RPC("Status.Peers", &structs.GenericRequest{}, &peers); err != nil {
+			return false, err.Error()
+		}
+		return len(peers) == n, fmt.Sprintf("peers %v, want %d", peers, n)
+	})
+}
+
+// waiting starts a server that neither bootstraps nor knows anyone: it
+// waits to be joined.
+func waiting(t *testing.T, name string, cb func(*Config)) *Server {
+	return TestServer(t, func(c *Config) {
+		c.BootstrapExpect = 0
+		c.NodeName = name
+		if cb != nil {
+			cb(c)
+		}
+	})
+}
+
+func TestJoinNowAddsWaitingServersFromEitherSide(t *testing.T) {
+	s1 := TestServer(t, func(c *Config) { c.NodeName = "s1" })
+	WaitForLeader(t, 10*time.Second, s1)
+	s2 := waiting(t, "s2", nil)
+	s3 := waiting(t, "s3", nil)
+
+	// From inside the cluster: s1 brings s2 in.
+	if n, err := s1.JoinNow([]string{s2.RPCAddr()}); n != 1 || err != nil {
+		t.Fatalf("s1 joining s2: joined %d, err %v", n, err)
+	}
+	waitPeers(t, s1, 2)
+	// From outside: s3 asks s1, which knows the leader.
+	if n, err := s3.JoinNow([]string{s1.RPCAddr()}); n != 1 || err != nil {
+		t.Fatalf("s3 joining s1: joined %d, err %v", n, err)
+	}
+	waitPeers(t, s1, 3)
+	WaitForLeader(t, 10*time.Second, s1, s2, s3)
+
+	// The joined servers replicate: a write through s3 reaches s2.
+	kvWrite(t, s3, "joined", "yes")
+	WaitFor(t, 5*time.Second, func() (bool, string) {
+		v, ok := kvStale(s2, "joined")
+		return ok && v == "yes", "s2 has not got the write"
+	})
+
+	// Joining a member again is a no-op that counts as joined.
+	if n, err := s2.JoinNow([]string{s1.RPCAddr(), s3.RPCAddr()}); n != 2 || err != nil {
+		t.Fatalf("re-joining members: joined %d, err %v", n, err)
+	}
+	waitPeers(t, s1, 3)
+}
+
+func TestJoinNowRefusesWhatCannotJoin(t *testing.T) {
+	s1 := TestServer(t, func(c *Config) { c.NodeName = "s1" })
+	other := TestServer(t, func(c *Config) { c.NodeName = "other" })
+	WaitForLeader(t, 10*time.Second, s1)
+	WaitForLeader(t, 10*time.Second, other)
+	elsewhere := waiting(t, "elsewhere", func(c *Config) { c.Region = "r2" })
+
+	cases := []struct {
+		name  string
+		addrs []string
+		want  string
+	}{
+		{"nothing", nil, "no address to join"},
+		{"another cluster", []string{other.RPCAddr()}, "already belongs to another cluster"},
+		{"another region", []string{elsewhere.RPCAddr()}, `in region "r2"`},
+		{"nobody there", []string{"127.0.0.1:1"}, "contacting 127.0.0.1:1"},
+	}
+	for _, tc := range cases {
+		n, err := s1.JoinNow(tc.addrs)
+		if n != 0 || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: joined %d, err %v; want 0 and an error containing %q", tc.name, n, err, tc.want)
+		}
+	}
+	// One good address among bad ones still joins, and says what failed.
+	good := waiting(t, "good", nil)
+	n, err := s1.JoinNow([]string{other.RPCAddr(), good.RPCAddr()})
+	if n != 1 || err == nil || !strings.Contains(err.Error(), other.RPCAddr()) {
+		t.Fatalf("mixed join: joined %d, err %v", n, err)
+	}
+	waitPeers(t, s1, 2)
+	// The refused ones were left alone.
+	waitPeers(t, other, 1)
+	var peers []string
+	if err := elsewhere.RPC("Status.Peers", &structs.GenericRequest{}, &peers); err == nil && len(peers) != 0 {
+		t.Fatalf("the other region's server got peers %v", peers)
+	}
+}
