@@ -362,7 +362,15 @@ func (c *Client) do(r *request) (*http.Response, context.CancelFunc, time.Durati
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("bad request path %q: %w", r.path, err)
 	}
-	u.RawQuery = r.params.Encode()
+	// A path may carry its own query (?address=a&address=b); the request's
+	// parameters are added to it.
+	q := u.Query()
+	for k, vs := range r.params {
+		for _, v := range vs {
+			q.Add(k, v)
+		}
+	}
+	u.RawQuery = q.Encode()
 
 	var body io.Reader
 	if r.body != nil {

@@ -38,7 +38,9 @@ var verbs = []verb{
 	{"eval list", "List evaluations", evalList},
 	{"deployment status", "Show a deployment's progress", deploymentStatus},
 	{"server members", "List the servers of the cluster", serverMembers},
+	{"server join", "Join the agent's server to other servers", serverJoin},
 	{"operator raft list-peers", "List the raft peers and which one leads", operatorRaftListPeers},
+	{"operator raft remove-peer", "Remove a server from the raft peer set", operatorRaftRemovePeer},
 	{"system gc", "Run garbage collection now", systemGC},
 	{"status", "List jobs, or show the status of any object by ID", status},
 }
