@@ -35,21 +35,26 @@ func (s *httpAPI) evalsList(w http.ResponseWriter, r *http.Request) (any, error)
 }
 
 // evalsCount answers Nomad's {"Count": n} for the evaluations the same
-// query would list (?job=, ?status=, ?prefix=).
+// query would list (?job=, ?status=, ?prefix=, ?filter=), unpaged.
 func (s *httpAPI) evalsCount(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.EvalListRequest{
 		FilterJobID:      r.URL.Query().Get("job"),
 		FilterEvalStatus: r.URL.Query().Get("status"),
 	}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+	filter, err := s.parseListQuery(r, &args.QueryOptions)
+	if err != nil {
 		return nil, err
 	}
 	var out structs.EvalListResponse
 	if err := s.rpc.RPC("Eval.List", &args, &out); err != nil {
 		return nil, err
 	}
+	matched, err := filterList(filter, out.Evaluations)
+	if err != nil {
+		return nil, err
+	}
 	setMeta(w, &out.QueryMeta)
-	return &struct{ Count int }{len(out.Evaluations)}, nil
+	return &struct{ Count int }{len(matched)}, nil
 }
 
 func (s *httpAPI) evalGet(w http.ResponseWriter, r *http.Request) (any, error) {

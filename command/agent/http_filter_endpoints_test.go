@@ -107,6 +107,16 @@ func TestFilterOnListEndpoints(t *testing.T) {
 
 	t.Run("evaluations", func(t *testing.T) {
 		requireIDs(t, "/v1/evaluations", `JobID == "api" and TriggeredBy == "job-register"`, apiReg.EvalID)
+		// The count counts what the same filter lists.
+		var count struct{ Count int }
+		callOK(t, "GET", a.URL+"/v1/evaluations/count?filter="+url.QueryEscape(`JobID == "api" and TriggeredBy == "job-register"`), nil, &count)
+		if count.Count != 1 {
+			t.Fatalf("filtered eval count %d, want 1", count.Count)
+		}
+		callOK(t, "GET", a.URL+"/v1/evaluations/count?filter="+url.QueryEscape(`JobID == "nope"`), nil, &count)
+		if count.Count != 0 {
+			t.Fatalf("eval count matching nothing %d, want 0", count.Count)
+		}
 	})
 
 	t.Run("deployments", func(t *testing.T) {
