@@ -11,10 +11,10 @@ import (
 )
 
 // RestartTasks restarts one task in place, or with task "" every task
-// that is running (see TaskRunner.Restart). Drover starts all of an
-// alloc's tasks together, so there is no lifecycle order to follow; a
-// task that has finished stays finished. The caller has checked that a
-// named task belongs to the alloc.
+// that is running (see TaskRunner.Restart), as Nomad's `alloc restart`
+// does without -all-tasks: main tasks and sidecars restart, while
+// lifecycle tasks that have completed (an init task) are not run again.
+// The caller has checked that a named task belongs to the alloc.
 func (ar *AllocRunner) RestartTasks(ctx context.Context, task string) error {
 	targets, err := ar.actionTargets(task)
 	if err != nil {

@@ -49,7 +49,9 @@ type AllocRunner struct {
 	alloc        *structs.Allocation
 	status, desc string
 	tasks        map[string]*taskrunner.TaskRunner
+	defs         map[string]*structs.Task
 	order        []string
+	lifecycle    *lifecycle // see lifecycle.go
 	killing      bool
 	shuttingDown bool
 
@@ -87,6 +89,8 @@ func New(cfg Config) *AllocRunner {
 		dir:          allocdir.New(cfg.AllocDirBase, cfg.Alloc.ID),
 		alloc:        cfg.Alloc,
 		tasks:        map[string]*taskrunner.TaskRunner{},
+		defs:         map[string]*structs.Task{},
+		lifecycle:    newLifecycle(),
 		gate:         make(chan struct{}),
 		notify:       make(chan struct{}, 1),
 		healthNotify: make(chan struct{}, 1),
@@ -110,7 +114,14 @@ func (ar *AllocRunner) AllocDir() *allocdir.AllocDir { return ar.dir }
 // Done is closed when Run has returned (every task runner has).
 func (ar *AllocRunner) Done() <-chan struct{} { return ar.doneCh }
 
-func (ar *AllocRunner) openGate() { ar.gateOnce.Do(func() { close(ar.gate) }) }
+// openGate lets the alloc's tasks start, phase by phase (lifecycle.go):
+// Run's loop is woken to open the first phases.
+func (ar *AllocRunner) openGate() {
+	ar.gateOnce.Do(func() {
+		close(ar.gate)
+		ar.taskUpdated()
+	})
+}
 
 // Alloc returns the server's version of the alloc with the client's
 // current fields filled in.
@@ -158,11 +169,16 @@ func (ar *AllocRunner) Run() {
 		ar.tasks[task.Name] = taskrunner.New(taskrunner.Config{
 			Alloc: alloc, Task: task, Node: ar.cfg.Node, Region: ar.cfg.Region, AllocDir: ar.dir,
 			Driver: drv, StateDB: ar.cfg.StateDB, Clock: ar.cfg.Clock, Logger: ar.cfg.Logger,
-			HostEnv: ar.cfg.HostEnv, MaxKillTimeout: ar.cfg.MaxKillTimeout, StartGate: ar.gate,
-			OnUpdate: ar.taskUpdated, Restore: ar.cfg.Restore,
+			HostEnv: ar.cfg.HostEnv, MaxKillTimeout: ar.cfg.MaxKillTimeout,
+			StartGate: ar.lifecycle.gate(phaseOf(task)),
+			OnUpdate:  ar.taskUpdated, Restore: ar.cfg.Restore,
 		})
+		ar.defs[task.Name] = task
 		ar.order = append(ar.order, task.Name)
 	}
+	// No task has changed yet, so nothing is stopped here; restored
+	// tasks' states may already open later phases.
+	ar.advanceLifecycle()
 	runners := make([]*taskrunner.TaskRunner, 0, len(ar.tasks))
 	for _, name := range ar.order {
 		runners = append(runners, ar.tasks[name])
@@ -227,9 +243,12 @@ func (ar *AllocRunner) taskUpdated() {
 }
 
 // handleTaskChange reacts to task state changes: a failed task or a dead
-// leader stops the others; any change is reported.
+// leader stops the others; the lifecycle gates open as their phases'
+// conditions hold, and sidecars stop once the main tasks are dead; any
+// change is reported.
 func (ar *AllocRunner) handleTaskChange() {
 	ar.mu.Lock()
+	sidecars := ar.advanceLifecycle()
 	var failed, leaderDead bool
 	for _, tr := range ar.tasks {
 		s := tr.TaskState()
@@ -240,6 +259,9 @@ func (ar *AllocRunner) handleTaskChange() {
 	}
 	stopOthers := (failed || leaderDead) && !ar.killing
 	ar.mu.Unlock()
+	for _, tr := range sidecars {
+		tr.Kill("Main tasks have completed")
+	}
 	if stopOthers {
 		reason := "Sibling Task Failed"
 		if !failed {
@@ -358,7 +380,7 @@ func (ar *AllocRunner) Kill(reason string) {
 func (ar *AllocRunner) killTasks(reason string) {
 	ar.mu.Lock()
 	ar.killing = true
-	runners := ar.runners()
+	runners := ar.killTargets()
 	ar.mu.Unlock()
 	for _, tr := range runners {
 		tr.Kill(reason)

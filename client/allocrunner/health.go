@@ -59,19 +59,23 @@ func (ar *AllocRunner) watchHealth(deploymentID string, u structs.UpdateStrategy
 	for {
 		ar.mu.Lock()
 		states := make([]*structs.TaskState, 0, len(ar.tasks))
-		for _, tr := range ar.tasks {
+		mustRun := make([]bool, 0, len(ar.tasks))
+		for name, tr := range ar.tasks {
 			states = append(states, tr.TaskState())
+			mustRun = append(mustRun, countsForHealth(ar.defs[name]))
 		}
 		ar.mu.Unlock()
 		allRunning := len(states) > 0
 		var restarts uint64
-		for _, s := range states {
+		for i, s := range states {
 			restarts += s.Restarts
 			if s.Failed {
 				ar.setHealth(deploymentID, false)
 				return
 			}
-			allRunning = allRunning && s.State == structs.TaskStateRunning
+			if mustRun[i] {
+				allRunning = allRunning && s.State == structs.TaskStateRunning
+			}
 		}
 		if restarts > restartsAtStart {
 			ar.setHealth(deploymentID, false)

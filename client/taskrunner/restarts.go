@@ -30,22 +30,24 @@ const (
 //
 // It is owned by one task runner goroutine.
 type restartTracker struct {
-	policy  *structs.RestartPolicy
-	batch   bool
-	rnd     *rand.Rand
-	count   int
-	window  time.Time // start of the current interval
-	started bool
+	policy *structs.RestartPolicy
+	// toCompletion: a successful exit is final (batch jobs, and lifecycle
+	// tasks that are not sidecars); otherwise every exit is restarted.
+	toCompletion bool
+	rnd          *rand.Rand
+	count        int
+	window       time.Time // start of the current interval
+	started      bool
 }
 
-func newRestartTracker(policy *structs.RestartPolicy, jobType string, seed int64) *restartTracker {
+func newRestartTracker(policy *structs.RestartPolicy, jobType string, ephemeral bool, seed int64) *restartTracker {
 	if policy == nil {
 		policy = structs.DefaultRestartPolicy(jobType)
 	}
 	return &restartTracker{
-		policy: policy,
-		batch:  jobType == structs.JobTypeBatch || jobType == structs.JobTypeSysBatch,
-		rnd:    rand.New(rand.NewSource(seed)),
+		policy:       policy,
+		toCompletion: ephemeral || jobType == structs.JobTypeBatch || jobType == structs.JobTypeSysBatch,
+		rnd:          rand.New(rand.NewSource(seed)),
 	}
 }
 
@@ -55,7 +57,7 @@ func (r *restartTracker) next(now time.Time, res *drivers.ExitResult, startErr e
 	if startErr != nil && !drivers.IsRecoverable(startErr) {
 		return decisionFail, 0, "Error was unrecoverable"
 	}
-	if startErr == nil && res.Successful() && r.batch {
+	if startErr == nil && res.Successful() && r.toCompletion {
 		return decisionDone, 0, "Restart unnecessary as task terminated successfully"
 	}
 	if !r.started || now.After(r.window.Add(r.policy.Interval)) {

@@ -1,0 +1,171 @@
+package allocrunner
+
+import (
+	"github.com/drover-sched/drover/client/taskrunner"
+	"github.com/drover-sched/drover/structs"
+)
+
+// The order of an alloc's tasks follows their lifecycle blocks (see
+// structs.TaskLifecycleHookPrestart). Each phase has a start gate that
+// its task runners wait on; the alloc runner opens the gates one after
+// another as the tasks' states allow:
+//
+//	prestart   when the servers want the alloc to run (the alloc's gate)
+//	main       when every prestart task that is not a sidecar has completed
+//	           successfully and every prestart sidecar is running
+//	poststart  when every main task has started
+//	poststop   when every other task is dead, however it died
+//
+// When every main task is dead, the sidecars (and poststart tasks still
+// running) are stopped: they exist to serve the main tasks. A gate never
+// closes again, so a main task restarting later does not hold back the
+// poststart tasks, and a failed prestart task leaves the main gate shut
+// while the failure stops the alloc.
+//
+// Killing the alloc kills every task but the poststop ones, which then run
+// once the others are dead, as cleanup. Only an alloc that never got to run
+// (its gate still shut) has its poststop tasks killed as well.
+
+// phase is when a task may start.
+type phase int
+
+const (
+	phasePrestart phase = iota
+	phaseMain
+	phasePoststart
+	phasePoststop
+	numPhases
+)
+
+func phaseOf(t *structs.Task) phase {
+	switch t.LifecycleHook() {
+	case structs.TaskLifecycleHookPrestart:
+		return phasePrestart
+	case structs.TaskLifecycleHookPoststart:
+		return phasePoststart
+	case structs.TaskLifecycleHookPoststop:
+		return phasePoststop
+	}
+	return phaseMain
+}
+
+// lifecycle holds the phase gates. It is guarded by the alloc runner's mu.
+type lifecycle struct {
+	gates           [numPhases]chan struct{}
+	opened          [numPhases]bool
+	sidecarsStopped bool
+}
+
+func newLifecycle() *lifecycle {
+	l := &lifecycle{}
+	for i := range l.gates {
+		l.gates[i] = make(chan struct{})
+	}
+	return l
+}
+
+func (l *lifecycle) gate(p phase) <-chan struct{} { return l.gates[p] }
+
+func (l *lifecycle) open(p phase) {
+	if !l.opened[p] {
+		l.opened[p] = true
+		close(l.gates[p])
+	}
+}
+
+// isOpen reports whether a gate channel has been closed.
+func isOpen(gate <-chan struct{}) bool {
+	select {
+	case <-gate:
+		return true
+	default:
+		return false
+	}
+}
+
+// advanceLifecycle opens the gates whose conditions now hold and returns
+// the tasks to stop because the main tasks are done. The caller holds mu
+// and stops the returned runners after releasing it.
+func (ar *AllocRunner) advanceLifecycle() []*taskrunner.TaskRunner {
+	l := ar.lifecycle
+	if !isOpen(ar.gate) {
+		return nil
+	}
+	l.open(phasePrestart)
+	prestartDone, mainStarted, mainDead, othersDead := true, true, true, true
+	mains := 0
+	for _, name := range ar.order {
+		t, s := ar.defs[name], ar.tasks[name].TaskState()
+		dead := s.State == structs.TaskStateDead
+		switch phaseOf(t) {
+		case phasePrestart:
+			if t.IsSidecar() {
+				prestartDone = prestartDone && s.State == structs.TaskStateRunning
+			} else {
+				prestartDone = prestartDone && dead && !s.Failed
+			}
+		case phaseMain:
+			mains++
+			mainStarted = mainStarted && hasStarted(s)
+			mainDead = mainDead && dead
+		}
+		if phaseOf(t) != phasePoststop {
+			othersDead = othersDead && dead
+		}
+	}
+	if prestartDone {
+		l.open(phaseMain)
+	}
+	if l.opened[phaseMain] && mainStarted {
+		l.open(phasePoststart)
+	}
+	if othersDead {
+		l.open(phasePoststop)
+	}
+	if mains == 0 || !mainDead || l.sidecarsStopped {
+		return nil
+	}
+	l.sidecarsStopped = true
+	var stop []*taskrunner.TaskRunner
+	for _, name := range ar.order {
+		p := phaseOf(ar.defs[name])
+		if p == phasePrestart || p == phasePoststart {
+			stop = append(stop, ar.tasks[name])
+		}
+	}
+	return stop
+}
+
+// killTargets are the runners a kill of the alloc stops: all but the
+// poststop tasks, unless the alloc never got to run. The caller holds mu.
+func (ar *AllocRunner) killTargets() []*taskrunner.TaskRunner {
+	ran := isOpen(ar.gate)
+	out := make([]*taskrunner.TaskRunner, 0, len(ar.order))
+	for _, name := range ar.order {
+		if ran && phaseOf(ar.defs[name]) == phasePoststop {
+			continue
+		}
+		out = append(out, ar.tasks[name])
+	}
+	return out
+}
+
+// countsForHealth reports whether a task's running state counts for
+// deployment health: main tasks and sidecars must be running; tasks that
+// run to completion need only not fail.
+func countsForHealth(t *structs.Task) bool { return !t.IsEphemeral() }
+
+// hasStarted reports whether a task has run at all: it is running, or it
+// recorded a start (a clock may start at the zero time, so the event
+// counts as well as StartedAt).
+func hasStarted(s *structs.TaskState) bool {
+	if s.State == structs.TaskStateRunning || !s.StartedAt.IsZero() {
+		return true
+	}
+	for _, e := range s.Events {
+		if e.Type == structs.TaskStarted {
+			return true
+		}
+	}
+	return false
+}
