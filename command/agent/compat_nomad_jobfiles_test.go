@@ -186,6 +186,29 @@ func TestNomadJobFiles(t *testing.T) {
 		})
 	})
 
+	t.Run("lifecycle", func(t *testing.T) {
+		allocs := nomadJobAllocs(t, c, "with-init", 1, "with-init to run", clientStatus("running"))
+		alloc := allocs[0]
+		waitUntil(t, "main to print what init wrote", func() bool {
+			return nomadLogs(t, c, alloc, "main", "stdout") == "ready\n"
+		})
+		alloc, _, err := c.Allocations().Info(alloc.ID, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		init, side, cleanup := alloc.TaskStates["init"], alloc.TaskStates["sidecar"], alloc.TaskStates["cleanup"]
+		if init.State != "dead" || init.Failed || init.Restarts != 0 || side.State != "running" || cleanup.State != "pending" {
+			t.Fatalf("task states: init %+v, sidecar %+v, cleanup %+v", init, side, cleanup)
+		}
+		if _, _, err := c.Jobs().Deregister("with-init", false, nil); err != nil {
+			t.Fatal(err)
+		}
+		nomadJobAllocs(t, c, "with-init", 1, "with-init to stop", clientStatus("complete"))
+		waitUntil(t, "the poststop task's output", func() bool {
+			return nomadLogs(t, c, alloc, "cleanup", "stdout") == "cleaned up\n"
+		})
+	})
+
 	t.Run("docker job is accepted but not placed", func(t *testing.T) {
 		evals, _, err := c.Jobs().Evaluations("example", nil)
 		if err != nil || len(evals) == 0 {
