@@ -386,6 +386,11 @@ func structString(v reflect.Value) string {
 }
 
 func wrapObject(name string, hadOld, hasNew bool, fields []*FieldDiff, objects []*ObjectDiff, contextual bool) []*ObjectDiff {
+	if len(fields) == 0 && len(objects) == 0 && hadOld != hasNew {
+		// An empty block added or removed (a batch job's zero update
+		// strategy) has nothing to show.
+		return nil
+	}
 	o := &ObjectDiff{Name: name, Fields: fields, Objects: objects}
 	switch {
 	case !hadOld && hasNew:

@@ -76,3 +76,23 @@ func TestJobDiffShowsEditedFieldsOnly(t *testing.T) {
 		t.Fatalf("config diff wrong: %+v", cfg)
 	}
 }
+
+func TestJobDiffOmitsEmptyBlocks(t *testing.T) {
+	j := testJob()
+	j.Type = JobTypeBatch
+	j.Update = UpdateStrategy{}
+	j.Canonicalize()
+	j.Update = UpdateStrategy{} // a batch job has no update strategy
+	d, err := (*Job)(nil).Diff(j, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range d.Objects {
+		if o.Name == "Update" {
+			t.Fatalf("an empty update block is shown: %+v", o)
+		}
+	}
+	if len(d.Objects) == 0 {
+		t.Fatal("the new job's non-empty blocks are missing")
+	}
+}
