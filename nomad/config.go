@@ -7,6 +7,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/drover-sched/drover/structs"
 )
 
 // Config is everything a server needs to start. The agent builds it from
@@ -65,6 +67,13 @@ type Config struct {
 	NodeGCThreshold       time.Duration
 	DeploymentGCThreshold time.Duration
 
+	// DefaultSchedulerConfig is the scheduler configuration the first
+	// leader of a new cluster stores (the agent's
+	// server.default_scheduler_config block); nil means Nomad's defaults
+	// (state.DefaultSchedulerConfig). Once a configuration is stored, the
+	// operator API changes it and this is no longer read.
+	DefaultSchedulerConfig *structs.SchedulerConfiguration
+
 	// RaftConfig overrides raft's timing (tests use short timeouts).
 	RaftConfig *raft.Config
 	// RaftSnapshotThreshold and interval tune snapshotting.
@@ -118,6 +127,11 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("server: min_heartbeat_ttl must be > 0")
 	case c.MaxHeartbeatsPerSecond <= 0:
 		return fmt.Errorf("server: max_heartbeats_per_second must be > 0")
+	}
+	if c.DefaultSchedulerConfig != nil {
+		if err := c.DefaultSchedulerConfig.Validate(); err != nil {
+			return fmt.Errorf("server: default_scheduler_config: %w", err)
+		}
 	}
 	return nil
 }

@@ -65,7 +65,15 @@ type EvalBroker struct {
 
 	mu      sync.Mutex
 	enabled bool
-	seq     uint64 // enqueue order, the last tie-breaker of every queue
+	// paused keeps Dequeue from handing out evals while evals still
+	// arrive, wait and time out as usual (see SetPaused). Unlike enabled
+	// it survives SetEnabled: it follows the scheduler configuration, not
+	// leadership.
+	paused bool
+	seq    uint64 // enqueue order, the last tie-breaker of every queue
+
+	// syncMu serialises SyncPaused calls (see there).
+	syncMu sync.Mutex
 
 	// evals counts deliveries of every eval the broker holds, in any state;
 	// Enqueue ignores an eval already here.
@@ -178,6 +186,48 @@ func (b *EvalBroker) Enabled() bool {
 	return b.enabled
 }
 
+// SetPaused stops (true) or resumes (false) handing out evals, for the
+// scheduler configuration's PauseEvalBroker: an operator stops all
+// scheduling without losing work. While paused, evals are still enqueued,
+// delayed evals still come due and blocked evals are still woken into the
+// ready queues; Dequeue just waits. Evals already handed out are
+// unaffected: their workers ack, nack or time out as usual. Resuming wakes
+// waiting Dequeue calls.
+func (b *EvalBroker) SetPaused(paused bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.paused == paused {
+		return
+	}
+	b.paused = paused
+	if !paused {
+		b.wakeLocked()
+	}
+	b.cfg.Logger.Info("eval broker pause changed", "paused", paused)
+}
+
+// Paused reports whether the broker is holding evals back.
+func (b *EvalBroker) Paused() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.paused
+}
+
+// SyncPaused sets the pause to what read reports, holding a lock across
+// the read and the set so that, of two concurrent callers reading the
+// stored configuration, the later read is the one applied: a caller that
+// read an older value cannot overwrite a newer one after it.
+func (b *EvalBroker) SyncPaused(read func() (bool, error)) error {
+	b.syncMu.Lock()
+	defer b.syncMu.Unlock()
+	paused, err := read()
+	if err != nil {
+		return err
+	}
+	b.SetPaused(paused)
+	return nil
+}
+
 // Enqueue adds an eval. An eval the broker already holds is ignored (the
 // FSM and the leader's restore may both enqueue it); an eval whose
 // WaitUntil is in the future waits until the clock reaches it.
@@ -272,7 +322,8 @@ func (b *EvalBroker) wakeLocked() {
 // Dequeue blocks until an eval of one of the scheduler types is ready and
 // returns it with a fresh token, or returns ctx's error (a long-poll that
 // timed out) or ErrBrokerDisabled. Among the types it takes the highest
-// priority, then the oldest (lowest CreateIndex).
+// priority, then the oldest (lowest CreateIndex). While the broker is
+// paused it waits as if nothing were ready.
 func (b *EvalBroker) Dequeue(ctx context.Context, schedulers []string) (*structs.Evaluation, string, error) {
 	for {
 		b.mu.Lock()
@@ -280,9 +331,11 @@ func (b *EvalBroker) Dequeue(ctx context.Context, schedulers []string) (*structs
 			b.mu.Unlock()
 			return nil, "", ErrBrokerDisabled
 		}
-		if eval, token, ok := b.dequeueLocked(schedulers); ok {
-			b.mu.Unlock()
-			return eval, token, nil
+		if !b.paused {
+			if eval, token, ok := b.dequeueLocked(schedulers); ok {
+				b.mu.Unlock()
+				return eval, token, nil
+			}
 		}
 		wake := b.notify
 		b.mu.Unlock()

@@ -23,6 +23,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if done, err := j.srv.forward("Job.Register", args, args, reply); done {
 		return err
 	}
+	if err := j.srv.checkJobRegistrationAllowed(); err != nil {
+		return err
+	}
 	if args.Job == nil {
 		return errBadRequest("job is missing from the request")
 	}

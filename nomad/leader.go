@@ -57,7 +57,9 @@ func (s *Server) leading() bool {
 }
 
 // establishLeadership makes this server's state current (a barrier waits
-// until every entry of earlier terms is applied), then enables the broker,
+// until every entry of earlier terms is applied), stores the default
+// scheduler configuration if the cluster has none and pauses the broker if
+// the configuration says so, then enables the broker,
 // blocked evals, plan queue and heartbeater, refills them from state, and
 // starts the leader-only loops under a fresh leader context. Once Shutdown
 // has cancelled the server's context it starts nothing.
@@ -76,6 +78,14 @@ func (s *Server) establishLeadership() error {
 	ctx, cancel := context.WithCancel(s.ctx)
 	s.leaderCancel = cancel
 
+	// The scheduler configuration comes first, so that a paused broker
+	// hands out nothing from the evals restored below.
+	if err := s.bootstrapSchedulerConfig(); err != nil {
+		s.logger.Error("storing the default scheduler configuration failed; the next leader retries", "error", err)
+	}
+	if err := s.syncEvalBrokerPause(); err != nil {
+		return err
+	}
 	s.planQueue.SetEnabled(true)
 	s.evalBroker.SetEnabled(true)
 	s.blockedEvals.SetEnabled(true)

@@ -123,7 +123,8 @@ func (s *SchedulerConfiguration) Validate() error {
 	switch s.SchedulerAlgorithm {
 	case "", SchedulerAlgorithmBinpack, SchedulerAlgorithmSpread:
 	default:
-		p.add("scheduler algorithm %q must be binpack or spread", s.SchedulerAlgorithm)
+		p.add("SchedulerAlgorithm %q is not a scheduler algorithm; it must be %q or %q",
+			s.SchedulerAlgorithm, SchedulerAlgorithmBinpack, SchedulerAlgorithmSpread)
 	}
 	return p.err()
 }

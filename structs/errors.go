@@ -20,6 +20,13 @@ var (
 	ErrInvalidTransition = errors.New("invalid allocation transition")
 	ErrTokenMismatch     = errors.New("evaluation token does not match")
 	ErrPermissionDenied  = errors.New("permission denied")
+	// ErrJobRegistrationDisabled refuses job register, dispatch and scale
+	// while the scheduler configuration's RejectJobRegistration is set.
+	// Drover has no ACL system, so no token is exempt: Nomad without ACLs
+	// refuses every caller the same way.
+	ErrJobRegistrationDisabled = errors.New("job registration, dispatch and scale are disabled by the scheduler configuration " +
+		"(RejectJobRegistration is true; an operator can allow them again with " +
+		"`drover operator scheduler set-config -reject-job-registration=false`)")
 )
 
 // IsErr reports whether err is, or carries the text of, the sentinel target.

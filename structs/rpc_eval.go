@@ -149,6 +149,15 @@ type SchedulerSetConfigRequest struct {
 	WriteRequest
 }
 
+// SchedulerSetConfigurationResponse answers a configuration change, as
+// Nomad's does: Updated is false only when a check-and-set found the
+// configuration changed since the caller read it; Index is the raft index
+// of the write (attempted or not).
+type SchedulerSetConfigurationResponse struct {
+	Updated bool
+	WriteMeta
+}
+
 // SchedulerConfigurationResponse answers a configuration read.
 type SchedulerConfigurationResponse struct {
 	SchedulerConfig *SchedulerConfiguration
