@@ -88,6 +88,13 @@ func Build(node *structs.Node, alloc *structs.Allocation, task *structs.Task, re
 		if tr := ar.Tasks[task.Name]; tr != nil {
 			set("NOMAD_CPU_LIMIT", strconv.FormatInt(tr.Cpu.CpuShares, 10))
 			set("NOMAD_MEMORY_LIMIT", strconv.FormatInt(tr.Memory.MemoryMB, 10))
+			// The grant has memory_max only where the cluster allows
+			// memory oversubscription; the task's ask is not the limit.
+			if tr.Memory.MemoryMaxMB > 0 {
+				set("NOMAD_MEMORY_MAX_LIMIT", strconv.FormatInt(tr.Memory.MemoryMaxMB, 10))
+			} else {
+				delete(vars, "NOMAD_MEMORY_MAX_LIMIT")
+			}
 			addNetworkPorts(vars, tr.Networks)
 		}
 		for _, p := range ar.Shared.Ports {

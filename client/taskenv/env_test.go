@@ -43,6 +43,29 @@ func TestBuildSetsNomadVariables(t *testing.T) {
 	}
 }
 
+// NOMAD_MEMORY_MAX_LIMIT follows the grant, not the task's ask: the
+// servers grant memory_max only when memory oversubscription is enabled.
+func TestMemoryMaxLimitFollowsTheGrant(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		granted int64
+		want    string
+	}{
+		{"granted", 512, "512"},
+		{"not granted (oversubscription off)", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			node, alloc, task := fixture()
+			task.Resources.MemoryMaxMB = 1024
+			alloc.AllocatedResources.Tasks["web"].Memory.MemoryMaxMB = tc.granted
+			got, ok := Build(node, alloc, task, "global", Dirs{}, nil).Map()["NOMAD_MEMORY_MAX_LIMIT"]
+			if got != tc.want || ok != (tc.want != "") {
+				t.Fatalf("NOMAD_MEMORY_MAX_LIMIT = %q (set %v), want %q", got, ok, tc.want)
+			}
+		})
+	}
+}
+
 func TestParseConfigInterpolatesAtAnyDepth(t *testing.T) {
 	node, alloc, task := fixture()
 	e := Build(node, alloc, task, "global", Dirs{}, map[string]string{"HOME": "/root"})

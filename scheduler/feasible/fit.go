@@ -84,6 +84,9 @@ func fitGroup(ctx *EvalContext, g *groupInfo, node *structs.Node, replacing stri
 		}
 	}
 	r.resources = structs.AllocatedResourcesFor(g.tg, ports)
+	if cfg := ctx.SchedulerConfig(); cfg == nil || !cfg.MemoryOversubscriptionEnabled {
+		withoutMemoryMax(r.resources)
+	}
 
 	candidate := &structs.Allocation{
 		ID:                 "proposed-placement",
@@ -101,4 +104,15 @@ func fitGroup(ctx *EvalContext, g *groupInfo, node *structs.Node, replacing stri
 		r.exhausted = dim
 	}
 	return r
+}
+
+// withoutMemoryMax drops the tasks' memory_max from a grant when the
+// cluster does not allow memory oversubscription, as Nomad does: the task
+// is then limited to the memory it reserved, and its driver and
+// environment never see memory_max. Fit checks count reserved memory only,
+// so this changes no placement decision.
+func withoutMemoryMax(ar *structs.AllocatedResources) {
+	for _, t := range ar.Tasks {
+		t.Memory.MemoryMaxMB = 0
+	}
 }

@@ -273,3 +273,37 @@ func TestPortsAndExhaustion(t *testing.T) {
 		}
 	})
 }
+
+// memory_max reaches the grant only when the cluster allows memory
+// oversubscription, as in Nomad; either way placement counts only the
+// reserved memory.
+func TestMemoryMaxIsGrantedOnlyWithOversubscription(t *testing.T) {
+	cases := []struct {
+		name    string
+		config  *structs.SchedulerConfiguration
+		wantMax int64
+	}{
+		{"no configuration stored means oversubscription is off", nil, 0},
+		{"oversubscription off", &structs.SchedulerConfiguration{}, 0},
+		{"oversubscription on", &structs.SchedulerConfiguration{MemoryOversubscriptionEnabled: true}, 9000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			node := MockNode()
+			f := newFixture(1, []*structs.Node{node})
+			f.state.config = tc.config
+			job := simpleJob(1)
+			job.TaskGroups[0].Tasks[0].Resources.MemoryMB = 256
+			// More than the node has: only a reservation would not fit.
+			job.TaskGroups[0].Tasks[0].Resources.MemoryMaxMB = 9000
+			option := f.stack(job).Select(job.TaskGroups[0], nil)
+			if option == nil {
+				t.Fatalf("memory_max must not count against the node: %+v", f.ctx.Metrics())
+			}
+			task := option.Resources.Tasks[job.TaskGroups[0].Tasks[0].Name]
+			if task.Memory.MemoryMB != 256 || task.Memory.MemoryMaxMB != tc.wantMax {
+				t.Fatalf("granted memory %d max %d, want 256 max %d", task.Memory.MemoryMB, task.Memory.MemoryMaxMB, tc.wantMax)
+			}
+		})
+	}
+}
