@@ -6,6 +6,7 @@ import (
 
 	clientconfig "github.com/drover-sched/drover/client/config"
 	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/structs"
 )
 
 // Config is the agent's configuration in the shape of Nomad's agent
@@ -103,6 +104,9 @@ type ServerConfig struct {
 	JobGCThreshold         time.Duration
 	NodeGCThreshold        time.Duration
 	DeploymentGCThreshold  time.Duration
+	// DefaultSchedulerConfig is the default_scheduler_config block: the
+	// scheduler configuration a new cluster starts with. nil: not set.
+	DefaultSchedulerConfig *structs.SchedulerConfiguration
 }
 
 // ClientConfig is the `client` block.
@@ -206,6 +210,7 @@ func (c *Config) Copy() *Config {
 		n := *c.Server.NumSchedulers
 		out.Server.NumSchedulers = &n
 	}
+	out.Server.DefaultSchedulerConfig = copySchedulerConfig(c.Server.DefaultSchedulerConfig)
 	out.Client.Servers = append([]string(nil), c.Client.Servers...)
 	out.Client.ServerJoin.RetryJoin = append([]string(nil), c.Client.ServerJoin.RetryJoin...)
 	out.Client.Meta = copyMap(c.Client.Meta)

@@ -159,6 +159,7 @@ func (c *Config) serverConfig(dataDir string, logger hclog.Logger) (*nomad.Confi
 	setDur(&s.JobGCThreshold, c.Server.JobGCThreshold)
 	setDur(&s.NodeGCThreshold, c.Server.NodeGCThreshold)
 	setDur(&s.DeploymentGCThreshold, c.Server.DeploymentGCThreshold)
+	s.DefaultSchedulerConfig = copySchedulerConfig(c.Server.DefaultSchedulerConfig)
 	s.Logger = logger
 	return s, nil
 }

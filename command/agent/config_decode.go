@@ -163,6 +163,9 @@ func (d *decoder) decodeServer(body hcl.Body, s *ServerConfig) {
 		},
 		blocks: map[string]blockSpec{
 			"server_join": {decode: func(d *decoder, b *hcl.Block) { d.decodeServerJoin("server.server_join", b.Body, &s.ServerJoin) }},
+			"default_scheduler_config": {decode: func(d *decoder, b *hcl.Block) {
+				d.decodeDefaultSchedulerConfig(b.Body, &s.DefaultSchedulerConfig)
+			}},
 		},
 		ignored: ignoredServer,
 	})

@@ -66,6 +66,11 @@ func (s ServerConfig) merge(o *ServerConfig) ServerConfig {
 	setDur(&s.JobGCThreshold, o.JobGCThreshold)
 	setDur(&s.NodeGCThreshold, o.NodeGCThreshold)
 	setDur(&s.DeploymentGCThreshold, o.DeploymentGCThreshold)
+	// A later default_scheduler_config block replaces an earlier one
+	// whole, as in Nomad.
+	if o.DefaultSchedulerConfig != nil {
+		s.DefaultSchedulerConfig = copySchedulerConfig(o.DefaultSchedulerConfig)
+	}
 	return s
 }
 

@@ -53,7 +53,7 @@ func errorStatus(err error) int {
 		return http.StatusConflict
 	case isMissingMethod(err):
 		return http.StatusNotImplemented
-	case structs.IsErr(err, structs.ErrPermissionDenied):
+	case structs.IsErr(err, structs.ErrPermissionDenied), structs.IsErr(err, structs.ErrJobRegistrationDisabled):
 		return http.StatusForbidden
 	case strings.Contains(strings.ToLower(msg), "not found"):
 		return http.StatusNotFound

@@ -8,6 +8,8 @@ import (
 
 func (s *httpAPI) routeOperator(mux *http.ServeMux) {
 	s.handle(mux, "/v1/operator/raft/configuration", s.raftConfiguration, read...)
+	s.handle(mux, "/v1/operator/scheduler/configuration", s.schedulerGetConfig, read...)
+	s.handle(mux, "/v1/operator/scheduler/configuration", s.schedulerSetConfig, write...)
 	s.handle(mux, "/v1/system/gc", s.systemGC, write...)
 }
 
