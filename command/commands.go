@@ -41,6 +41,8 @@ var verbs = []verb{
 	{"server join", "Join the agent's server to other servers", serverJoin},
 	{"operator raft list-peers", "List the raft peers and which one leads", operatorRaftListPeers},
 	{"operator raft remove-peer", "Remove a server from the raft peer set", operatorRaftRemovePeer},
+	{"operator scheduler get-config", "Display the scheduler configuration", operatorSchedulerGetConfig},
+	{"operator scheduler set-config", "Change the scheduler configuration", operatorSchedulerSetConfig},
 	{"system gc", "Run garbage collection now", systemGC},
 	{"status", "List jobs, or show the status of any object by ID", status},
 }
