@@ -199,6 +199,9 @@ const (
 	TaskSiblingFailed     = "Sibling Task Failed"
 	TaskRestoreFailed     = "Failed Restoring Task"
 	TaskClientReconnected = "Reconnected"
+	// TaskHookFailed is a step before the start that failed, such as a
+	// template that could not be rendered (Nomad's wording).
+	TaskHookFailed = "Task hook failed"
 )
 
 // Copy returns a deep copy.

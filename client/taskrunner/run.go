@@ -101,8 +101,9 @@ func (tr *TaskRunner) openLogs() (*logmon.TaskLogger, error) {
 	return logmon.Open(tr.cfg.AllocDir.LogDir, tr.cfg.Task.Name, int64(lc.MaxFileSizeMB)<<20, lc.MaxFiles)
 }
 
-// start starts one attempt. A failure is recorded as a Driver Failure event
-// and returned for the restart policy to judge.
+// start starts one attempt, rendering the task's templates first. A
+// failure is recorded as a Driver Failure (or Task hook failed) event and
+// returned for the restart policy to judge.
 func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 	tr.mu.Lock()
 	alloc := tr.alloc
@@ -116,6 +117,10 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 	td := tr.cfg.AllocDir.Task(task.Name)
 	env := taskenv.Build(tr.cfg.Node, alloc, task, tr.cfg.Region,
 		taskenv.Dirs{AllocDir: tr.cfg.AllocDir.SharedDir, TaskDir: td.LocalDir, SecretsDir: td.SecretsDir}, tr.cfg.HostEnv)
+	env, err := tr.renderTemplates(task, td, env)
+	if err != nil {
+		return nil, err
+	}
 	cfg := &drivers.TaskConfig{
 		ID:         alloc.ID + "/" + task.Name + "/" + structs.GenerateUUID()[:8],
 		AllocID:    alloc.ID,

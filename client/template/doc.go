@@ -1,0 +1,42 @@
+// Package template renders a task's `template` blocks before the task
+// starts, as Nomad's client does with consul-template, for everything that
+// needs no outside system.
+//
+// # What is rendered
+//
+// A template is Go text/template text in consul-template's dialect: its
+// delimiters (left_delimiter/right_delimiter), its missing-key behaviour
+// (error_on_missing_key) and its helper functions, under their names and
+// with their argument orders (funcs.go lists them). The text comes from
+// `data`, or from `source`, a file on the client. It is rendered to
+// `destination` with `perms` (and `uid`/`gid` when the client runs as
+// root). A template with `env = true` is then read as an env file
+// (envfile.go) and its variables are added to the task's environment.
+//
+// Drover has no Consul, Vault, Nomad variables or Nomad service catalog
+// behind its templates. Functions that read from one (key, service,
+// secret, nomadVar, ...) are known by name: a template that calls one is
+// refused before anything is rendered, with a message naming the function
+// and the system it needs (external.go), rather than blocking forever or
+// rendering an empty value.
+//
+// # Paths
+//
+// As in Nomad, source and destination are interpolated with the task's
+// environment; relative paths start at the task directory (<alloc>/<task>),
+// and a destination that lies outside is moved inside it ("/etc/app.conf"
+// becomes <task dir>/etc/app.conf). A template may read and write only
+// inside the task directory and the alloc's shared directory; so may the
+// `file` function. The check is made on what the kernel opened, not on the
+// path text (sandbox.go), so a symlink a task left behind cannot send a
+// render, which runs as the client's user, elsewhere.
+//
+// # When
+//
+// The task runner renders every template before each start of the task,
+// restarts included. All sources are static (data, files in the alloc dir,
+// the environment and the clock), so there is nothing to watch while the
+// task runs: change_mode, change_signal, change_script and splay are
+// accepted and have nothing to react to, `once` holds trivially, and
+// `wait` has no burst of changes to absorb.
+package template

@@ -1,0 +1,196 @@
+package template
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"text/template"
+	"time"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// Input is what rendering a task's templates needs.
+type Input struct {
+	// Templates are the task's template blocks, in job order.
+	Templates []*structs.Template
+	// TaskDir is the task's directory (<alloc dir>/<task>): relative
+	// paths start here.
+	TaskDir string
+	// SharedDir is the alloc's shared directory (<alloc dir>/alloc).
+	SharedDir string
+	// Env is the task's environment: what `env` sees.
+	Env map[string]string
+	// Interpolate resolves ${...} in source and destination paths; nil
+	// leaves them as they are.
+	Interpolate func(string) string
+	// Now is the clock `timestamp` reads; nil means time.Now.
+	Now func() time.Time
+	// Chown applies uid and gid; only a client running as root can.
+	Chown bool
+}
+
+// Error is one template that could not be rendered.
+type Error struct {
+	// Index is the template's position in the task, from 0.
+	Index int
+	// Destination is the template's destination as the job gives it.
+	Destination string
+	Err         error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("template[%d] (destination %q): %v", e.Index, e.Destination, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Render renders every template to its destination, in order, and returns
+// the variables of the `env = true` templates (a later template's value
+// wins). It stops at the first template that fails, with an *Error.
+// Templates see the task's environment without the variables of env
+// templates, so that the order of templates does not matter.
+func Render(in Input) (map[string]string, error) {
+	sb, err := newSandbox(in.TaskDir, in.SharedDir)
+	if err != nil {
+		return nil, err
+	}
+	if in.Interpolate == nil {
+		in.Interpolate = func(s string) string { return s }
+	}
+	if in.Now == nil {
+		in.Now = time.Now
+	}
+	vars := map[string]string{}
+	for i, t := range in.Templates {
+		got, err := renderOne(&in, sb, t)
+		if err != nil {
+			return nil, &Error{Index: i, Destination: t.DestPath, Err: err}
+		}
+		for k, v := range got {
+			vars[k] = v
+		}
+	}
+	return vars, nil
+}
+
+func renderOne(in *Input, sb *sandbox, t *structs.Template) (map[string]string, error) {
+	if t.DestPath == "" {
+		return nil, errors.New("destination is missing")
+	}
+	dest, escapes := sb.clientPath(in.Interpolate(t.DestPath), true)
+	if escapes {
+		return nil, fmt.Errorf("destination %s: %w", dest, ErrPathEscapes)
+	}
+	mode, err := fileModeOf(t, in.Chown)
+	if err != nil {
+		return nil, err
+	}
+	text, name, err := templateText(in, sb, t)
+	if err != nil {
+		return nil, err
+	}
+	out, err := execute(name, text, t, &funcEnv{env: in.Env, sb: sb, now: in.Now})
+	if err != nil {
+		return nil, err
+	}
+	if err := sb.writeFile(dest, out, mode); err != nil {
+		return nil, err
+	}
+	if !t.Envvars {
+		return nil, nil
+	}
+	return ParseEnvFile(out)
+}
+
+// templateText is the template's text (data, or the source file) and the
+// name its parse errors are reported under.
+func templateText(in *Input, sb *sandbox, t *structs.Template) (string, string, error) {
+	switch {
+	case t.EmbeddedTmpl != "" && t.SourcePath != "":
+		return "", "", errors.New("has both data and source; set exactly one")
+	case t.EmbeddedTmpl != "":
+		return t.EmbeddedTmpl, filepath.Base(t.DestPath), nil
+	case t.SourcePath == "":
+		return "", "", errors.New("has neither data nor source")
+	}
+	src, escapes := sb.clientPath(in.Interpolate(t.SourcePath), false)
+	if escapes {
+		return "", "", fmt.Errorf("source %s: %w", src, ErrPathEscapes)
+	}
+	data, err := sb.readFile(src)
+	if err != nil {
+		return "", "", fmt.Errorf("source: %w", err)
+	}
+	return string(data), filepath.Base(src), nil
+}
+
+// fileModeOf reads perms (octal, "0644" when unset) and, when the client
+// may chown, uid and gid.
+func fileModeOf(t *structs.Template, chown bool) (fileMode, error) {
+	m := fileMode{perms: 0o644, uid: -1, gid: -1}
+	if t.Perms != "" {
+		v, err := strconv.ParseUint(t.Perms, 8, 12)
+		if err != nil {
+			return m, fmt.Errorf("perms %q is not an octal file mode (e.g. \"0644\")", t.Perms)
+		}
+		m.perms = os.FileMode(v & 0o777)
+		for bit, mode := range map[uint64]os.FileMode{0o4000: os.ModeSetuid, 0o2000: os.ModeSetgid, 0o1000: os.ModeSticky} {
+			if v&bit != 0 {
+				m.perms |= mode
+			}
+		}
+	}
+	if chown {
+		if t.Uid != nil {
+			m.uid = *t.Uid
+		}
+		if t.Gid != nil {
+			m.gid = *t.Gid
+		}
+	}
+	return m, nil
+}
+
+// execute parses and runs one template.
+func execute(name, text string, t *structs.Template, fe *funcEnv) ([]byte, error) {
+	tmpl := template.New(name).Delims(t.LeftDelim, t.RightDelim)
+	if t.ErrMissingKey {
+		tmpl.Option("missingkey=error")
+	} else {
+		tmpl.Option("missingkey=zero")
+	}
+	fe.tmpl = tmpl
+	tmpl.Funcs(funcMap(fe))
+	if _, err := tmpl.Parse(text); err != nil {
+		return nil, fmt.Errorf("parse: %w", explainParseError(err))
+	}
+	if err := checkFunctions(tmpl); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&limitedWriter{w: &b, left: maxOutput}, nil); err != nil {
+		return nil, fmt.Errorf("execute: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// errOutputTooLarge stops a render that would write more than maxOutput.
+var errOutputTooLarge = fmt.Errorf("rendered output is larger than %d MiB", maxOutput>>20)
+
+type limitedWriter struct {
+	w    io.Writer
+	left int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if len(p) > l.left {
+		return 0, errOutputTooLarge
+	}
+	l.left -= len(p)
+	return l.w.Write(p)
+}
