@@ -40,6 +40,10 @@ type TaskGroup struct {
 	// PreventRescheduleOnLost is the pre-disconnect-block spelling of
 	// Disconnect.Replace = false. Deprecated: use Disconnect.
 	PreventRescheduleOnLost *bool
+
+	// Scaling bounds the group's count for scaling requests; see
+	// ScalingPolicy.
+	Scaling *ScalingPolicy
 }
 
 // NewTaskGroup returns a group with a name and a count.
@@ -60,7 +64,15 @@ func (g *TaskGroup) Canonicalize(job *Job) {
 		g.Name = new("")
 	}
 	if g.Count == nil {
-		g.Count = new(1)
+		// A group with a scaling block starts at its minimum, as in Nomad.
+		if g.Scaling != nil && g.Scaling.Min != nil {
+			g.Count = new(int(*g.Scaling.Min))
+		} else {
+			g.Count = new(1)
+		}
+	}
+	if g.Scaling != nil {
+		g.Scaling.Canonicalize(*g.Count)
 	}
 
 	if g.EphemeralDisk == nil {

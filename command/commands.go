@@ -23,6 +23,8 @@ var verbs = []verb{
 	{"job stop", "Stop a running job", jobStop},
 	{"job history", "List a job's versions", jobHistory},
 	{"job revert", "Revert a job to an earlier version", jobRevert},
+	{"job scale", "Change the count of a job's task group", jobScale},
+	{"job scaling-events", "List a job's recent scaling events", jobScalingEvents},
 	{"job inspect", "Print a job's definition as JSON", jobInspect},
 	{"job validate", "Check a job file for errors", jobValidate},
 	{"node status", "List nodes, or show one node", nodeStatus},

@@ -31,7 +31,9 @@
 // cron spec gets the spec type "cron", and templates get their change mode,
 // permissions, splay and missing-key defaults.
 //
-// Blocks Drover does not model (vault, consul, connect, scaling, identity,
-// csi_plugin, multiregion, ...) are rejected as unsupported, like any
-// unknown block or argument, rather than silently dropped.
+// Blocks Drover does not model (vault, consul, connect, identity,
+// csi_plugin, multiregion, a task's scaling blocks, ...) are skipped with a
+// warning that names each one (see ignored.go); any other unknown block or
+// argument is an error. A group's scaling block is decoded: its min and
+// max bound the group's count and every scaling request.
 package jobspec

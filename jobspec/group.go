@@ -52,6 +52,7 @@ func (d *decoder) group(name string, body hcl.Body) *api.TaskGroup {
 			"ephemeral_disk": one(func(d *decoder, b *hcl.Block) { g.EphemeralDisk = d.ephemeralDisk(b.Body) }),
 			"update":         one(func(d *decoder, b *hcl.Block) { g.Update = d.update(b.Body) }),
 			"migrate":        one(func(d *decoder, b *hcl.Block) { g.Migrate = d.migrate(b.Body) }),
+			"scaling":        one(func(d *decoder, b *hcl.Block) { g.Scaling = d.scaling(b.Body) }),
 		},
 		maps: mapSet{"meta": stringMap(&g.Meta)},
 	})

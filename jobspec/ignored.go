@@ -8,6 +8,8 @@ import (
 
 // ignorableBlocks are Nomad job file blocks Drover accepts but does not act
 // on (it has no Vault, Consul, workload identity, autoscaler, CSI, ...).
+// "scaling" is decoded in a group (its bounds matter to scaling requests)
+// and skipped in a task, where it configures dynamic application sizing.
 // Rejecting them would make ordinary Nomad job files fail to parse (the
 // output of `nomad job init` has an identity block), so they are skipped
 // with a warning that names them.

@@ -19,10 +19,6 @@ job "example" {
         to = 6379
       }
     }
-    scaling {
-      min = 1
-      max = 3
-    }
     consul {
       namespace = "prod"
     }
@@ -46,6 +42,10 @@ job "example" {
       resources {
         cpu    = 500
         memory = 256
+      }
+      scaling "cpu" {
+        min = 100
+        max = 500
       }
     }
   }

@@ -98,6 +98,7 @@ func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
 		structs.DeploymentDeleteRequestType:             f.applyDeploymentDelete,
 		structs.SchedulerConfigRequestType:              f.applySchedulerConfig,
 		structs.GenericWriteRequestType:                 f.applyGenericWrite,
+		structs.JobScaleRequestType:                     f.applyJobScale,
 	}
 	return f, nil
 }

@@ -33,6 +33,7 @@ const (
 	recDeployment
 	recSchedulerConfig
 	recKV
+	recScalingEvents
 )
 
 type fsmSnapshot struct {
@@ -77,6 +78,7 @@ func (s *fsmSnapshot) persist(w io.Writer) error {
 		{recAlloc, s.snap.Allocs},
 		{recDeployment, s.snap.Deployments},
 		{recKV, s.snap.KVs},
+		{recScalingEvents, s.snap.ScalingEvents},
 	}
 	for _, t := range tables {
 		it, err := t.iter(nil)
@@ -190,6 +192,11 @@ func restoreRecord(dec *codec.Decoder, r *state.StateRestore, rec snapshotRecord
 		v := new(state.KVEntry)
 		if err = dec.Decode(v); err == nil {
 			err = r.KVRestore(v)
+		}
+	case recScalingEvents:
+		v := new(structs.JobScalingEvents)
+		if err = dec.Decode(v); err == nil {
+			err = r.ScalingEventsRestore(v)
 		}
 	default:
 		return fmt.Errorf("snapshot record type %d is unknown", rec)

@@ -122,6 +122,8 @@ func buildLog(t *testing.T) *fsmLog {
 	l.add(structs.AllocStopRequestType, &structs.AllocStopRequest{AllocID: "a1", Eval: evalFor("e5", job, structs.EvalStatusPending)})
 	l.add(structs.DeploymentStatusUpdateRequestType, &structs.DeploymentStatusUpdateRequest{DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusFailed}})
 	l.add(structs.DeploymentDeleteRequestType, &structs.DeploymentDeleteRequest{Deployments: []string{}})
+	l.add(structs.JobScaleRequestType, &structs.JobScaleApplyRequest{Namespace: "default", JobID: "web", Group: "web",
+		Event: &structs.ScalingEvent{Time: ts.UnixNano(), Message: "checked"}})
 	l.add(structs.SchedulerConfigRequestType, &structs.SchedulerSetConfigRequest{Config: structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmSpread}})
 	l.add(structs.JobStabilityRequestType, &structs.JobStabilityRequest{JobID: "web", JobVersion: 0, Stable: true, WriteRequest: structs.WriteRequest{Namespace: "default"}})
 	l.add(structs.GenericWriteRequestType, &structs.GenericWriteRequest{Key: "k", Value: "v"})
@@ -216,7 +218,7 @@ func dumpState(t *testing.T, st *state.StateStore) map[string][]any {
 	out := map[string][]any{}
 	iters := map[string]func(memdb.WatchSet) (memdb.ResultIterator, error){
 		"nodes": st.Nodes, "jobs": st.Jobs, "versions": st.JobVersions, "summaries": st.JobSummaries,
-		"evals": st.Evals, "allocs": st.Allocs, "deployments": st.Deployments, "kv": st.KVs,
+		"evals": st.Evals, "allocs": st.Allocs, "deployments": st.Deployments, "kv": st.KVs, "scaling": st.ScalingEvents,
 		"index": func(memdb.WatchSet) (memdb.ResultIterator, error) { return st.Indexes() },
 	}
 	for name, iter := range iters {

@@ -26,6 +26,7 @@ const (
 	NodeBatchDeregisterRequestType
 	AllocStopRequestType
 	GenericWriteRequestType
+	JobScaleRequestType
 	// IgnoreUnknownTypeFlag marks a message type a newer server wrote that
 	// an older one may skip instead of crashing.
 	IgnoreUnknownTypeFlag MessageType = 128
@@ -52,6 +53,7 @@ var messageTypeNames = map[MessageType]string{
 	NodeBatchDeregisterRequestType:          "NodeBatchDeregister",
 	AllocStopRequestType:                    "AllocStop",
 	GenericWriteRequestType:                 "GenericWrite",
+	JobScaleRequestType:                     "JobScale",
 }
 
 // String names the message type for logs.
@@ -65,7 +67,7 @@ func (t MessageType) String() string {
 // AllMessageTypes lists every message type, for tests that must cover all.
 func AllMessageTypes() []MessageType {
 	out := make([]MessageType, 0, len(messageTypeNames))
-	for t := NodeRegisterRequestType; t <= GenericWriteRequestType; t++ {
+	for t := NodeRegisterRequestType; t <= JobScaleRequestType; t++ {
 		out = append(out, t)
 	}
 	return out

@@ -28,6 +28,9 @@ type TaskGroup struct {
 	MaxClientDisconnect       *time.Duration
 	PreventRescheduleOnLost   bool
 	Disconnect                *DisconnectStrategy
+	// Scaling is the group's scaling block: the bounds every scaling
+	// request (and registration) must respect. Nil means no bounds.
+	Scaling *ScalingPolicy
 }
 
 // Canonicalize fills defaults from the job type, and folds the legacy
@@ -66,6 +69,9 @@ func (tg *TaskGroup) Canonicalize(job *Job) {
 	}
 	if tg.Disconnect != nil {
 		tg.Disconnect.Canonicalize()
+	}
+	if tg.Scaling != nil {
+		tg.Scaling.canonicalize(job, tg)
 	}
 	for _, c := range tg.Constraints {
 		c.Canonicalize()
@@ -110,6 +116,9 @@ func (tg *TaskGroup) validate(job *Job, p problems) {
 	}
 	if tg.Update != nil {
 		tg.Update.validate(p)
+	}
+	if tg.Scaling != nil {
+		tg.Scaling.validate(tg, p.at("scaling"))
 	}
 	if tg.EphemeralDisk != nil && tg.EphemeralDisk.SizeMB <= 0 {
 		p.add("ephemeral_disk.size must be > 0 (MB), got %d", tg.EphemeralDisk.SizeMB)
@@ -195,6 +204,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c.ShutdownDelay = copyPtr(tg.ShutdownDelay)
 	c.StopAfterClientDisconnect = copyPtr(tg.StopAfterClientDisconnect)
 	c.MaxClientDisconnect = copyPtr(tg.MaxClientDisconnect)
+	c.Scaling = tg.Scaling.Copy()
 	return &c
 }
 
@@ -306,6 +316,9 @@ func (t *Task) validate(job *Job, tg *TaskGroup, p problems) {
 	}
 	for i, a := range t.Affinities {
 		a.validate(p.at("affinity[" + itoa(i) + "]"))
+	}
+	for i, tm := range t.Templates {
+		tm.validate(p.at("template[" + itoa(i) + "]"))
 	}
 	if t.Lifecycle != nil {
 		switch t.Lifecycle.Hook {
@@ -490,8 +503,8 @@ type TaskArtifact struct {
 	Chown          bool
 }
 
-// Template is a `template` block (kept as data; rendered when Drover grows a
-// template runner).
+// Template is a `template` block. The client renders it before the task
+// starts (client/template); structs/template.go validates it.
 type Template struct {
 	SourcePath    string
 	DestPath      string

@@ -472,12 +472,12 @@ func TestNomadClientIgnoredFieldsAreWarnedAbout(t *testing.T) {
 
 	job := richNomadJob("unsupported", "x")
 	job.ConsulNamespace = ptr("")
-	job.TaskGroups[0].Scaling = &nomadapi.ScalingPolicy{Min: ptr(int64(1)), Max: ptr(int64(3)), Enabled: ptr(true)}
 	task := job.TaskGroups[0].Tasks[0]
 	task.Vault = &nomadapi.Vault{Policies: []string{"app"}, Role: "app"}
 	task.Identity = &nomadapi.WorkloadIdentity{Env: true}
+	task.ScalingPolicies = []*nomadapi.ScalingPolicy{{Type: "vertical_cpu", Min: ptr(int64(100)), Max: ptr(int64(500))}}
 
-	want := []string{"Job.TaskGroups[web].Scaling", "Job.TaskGroups[web].Tasks[app].Identity", "Job.TaskGroups[web].Tasks[app].Vault"}
+	want := []string{"Job.TaskGroups[web].Tasks[app].ScalingPolicies", "Job.TaskGroups[web].Tasks[app].Identity", "Job.TaskGroups[web].Tasks[app].Vault"}
 	check := func(what, warnings string) {
 		t.Helper()
 		for _, w := range want {

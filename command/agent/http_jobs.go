@@ -33,6 +33,8 @@ func (s *httpAPI) routeJobs(mux *http.ServeMux) {
 	s.handle(mux, "/v1/job/{id}/revert", s.jobRevert, write...)
 	s.handle(mux, "/v1/job/{id}/stable", s.jobStable, write...)
 	s.handle(mux, "/v1/job/{id}/periodic/force", s.jobPeriodicForce, write...)
+	s.handle(mux, "/v1/job/{id}/scale", s.jobScaleStatus, read...)
+	s.handle(mux, "/v1/job/{id}/scale", s.jobScale, write...)
 }
 
 func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -146,8 +146,36 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 			out.Disconnect.Replace = structs.BoolPtr(false)
 		}
 	}
+	out.Scaling = convertScaling(g.Scaling, out.Count)
 	for _, t := range g.Tasks {
 		out.Tasks = append(out.Tasks, convertTask(t))
+	}
+	return out
+}
+
+// convertScaling converts a group's scaling block as Nomad's agent does:
+// enabled unless it says otherwise, a minimum of the group's count, and a
+// maximum of -1 when none is given, which validation reports as missing.
+func convertScaling(p *api.ScalingPolicy, count int) *structs.ScalingPolicy {
+	if p == nil {
+		return nil
+	}
+	out := &structs.ScalingPolicy{
+		Type:    p.Type,
+		Target:  cloneMap(p.Target),
+		Min:     int64(count),
+		Max:     -1,
+		Policy:  structs.CopyMapAny(p.Policy),
+		Enabled: true,
+	}
+	if p.Min != nil {
+		out.Min = *p.Min
+	}
+	if p.Max != nil {
+		out.Max = *p.Max
+	}
+	if p.Enabled != nil {
+		out.Enabled = *p.Enabled
 	}
 	return out
 }

@@ -62,6 +62,8 @@ func fullAPIJob() *api.Job {
 			MaxClientDisconnect:       ptr(time.Hour),
 			StopAfterClientDisconnect: ptr(2 * time.Minute),
 			PreventRescheduleOnLost:   ptr(true),
+			Scaling: &api.ScalingPolicy{Min: ptr(int64(1)), Max: ptr(int64(5)), Enabled: ptr(true), Type: "horizontal",
+				Policy: map[string]any{"cooldown": "1m"}, Target: map[string]string{"Group": "g"}},
 			Tasks: []*api.Task{{
 				Name: "t", Driver: "raw_exec", User: "nobody",
 				Lifecycle:   &api.TaskLifecycle{Hook: "prestart", Sidecar: true},
@@ -206,6 +208,8 @@ func TestApiJobToStructJobCopiesEveryField(t *testing.T) {
 			MaxClientDisconnect:       ptr(time.Hour),
 			PreventRescheduleOnLost:   true,
 			Disconnect:                &structs.DisconnectStrategy{LostAfter: time.Hour, Replace: ptr(true), Reconcile: "keep_original", StopOnClientAfter: ptr(time.Minute)},
+			Scaling: &structs.ScalingPolicy{Min: 1, Max: 5, Enabled: true, Type: "horizontal",
+				Policy: map[string]any{"cooldown": "1m"}, Target: map[string]string{"Group": "g"}},
 			Tasks: []*structs.Task{{
 				Name: "t", Driver: "raw_exec", User: "nobody",
 				Config: map[string]any{"command": "/bin/sleep", "args": []any{"10"}},

@@ -14,8 +14,8 @@ import (
 )
 
 // A job submitted with Nomad's client may use Nomad features Drover's job
-// type does not have (vault, consul, identity, scaling, csi_plugin,
-// multiregion, ...). JSON decoding drops them silently, as Nomad drops
+// type does not have (vault, consul, identity, a task's scaling policies,
+// csi_plugin, multiregion, ...). JSON decoding drops them silently, as Nomad drops
 // unknown fields; so that a user is not surprised by a task running
 // without its Vault token, the register, plan and validate endpoints name
 // every dropped field that carried a value in their Warnings, which

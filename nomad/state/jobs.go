@@ -102,9 +102,9 @@ func (s *StateStore) upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job
 	return setIndexes(txn, index, TableJobs, TableJobVersion, TableJobSummary)
 }
 
-// DeleteJob removes a job with its versions and summary. Its allocs and
-// evals stay until garbage collection removes them, which happens only once
-// they are terminal.
+// DeleteJob removes a job with its versions, summary and scaling events.
+// Its allocs and evals stay until garbage collection removes them, which
+// happens only once they are terminal.
 func (s *StateStore) DeleteJob(index uint64, namespace, jobID string) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
 		existing, err := jobByIDTxn(txn, nil, namespace, jobID)
@@ -135,6 +135,9 @@ func deleteJobTxn(txn *memdb.Txn, index uint64, existing *structs.Job) error {
 	}
 	if _, err := txn.DeleteAll(TableJobSummary, "id", namespace, jobID); err != nil {
 		return fmt.Errorf("state: deleting summary of job %s: %w", jobID, err)
+	}
+	if err := deleteScalingEventsTxn(txn, index, namespace, jobID); err != nil {
+		return err
 	}
 	if existing.ParentID != "" {
 		if err := adjustChildrenSummary(txn, index, namespace, existing.ParentID, existing.Status, ""); err != nil {

@@ -55,6 +55,7 @@ func stateSchema() *memdb.DBSchema {
 		deploymentsTableSchema(),
 		schedulerConfigTableSchema(),
 		kvTableSchema(),
+		scalingEventsTableSchema(),
 	}
 	db := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
 	for _, t := range tables {
