@@ -184,6 +184,11 @@ func TestNomadJobFiles(t *testing.T) {
 		waitUntil(t, "web's greeting in its stdout", func() bool {
 			return nomadLogs(t, c, alloc, "server", "stdout") == "hello from web\n"
 		})
+		// The job file's template was rendered before the task started.
+		want := "listen = \"" + ports[0].HostIP + ":" + strconv.Itoa(ports[0].Value) + "\"\n"
+		if got := nomadCat(t, c, alloc, "server/local/app.conf"); got != want {
+			t.Fatalf("web's rendered template %q, want %q", got, want)
+		}
 	})
 
 	t.Run("lifecycle", func(t *testing.T) {
