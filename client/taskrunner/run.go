@@ -115,6 +115,11 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 		}
 	}
 	td := tr.cfg.AllocDir.Task(task.Name)
+	if err := writeDispatchPayload(td, alloc.Job, task); err != nil {
+		tr.logger.Warn("failed to write the dispatch payload", "error", err)
+		tr.update(payloadFailedEvent(tr.clock.Now(), err), nil)
+		return nil, &drivers.RecoverableError{Err: err}
+	}
 	env := taskenv.Build(tr.cfg.Node, alloc, task, tr.cfg.Region,
 		taskenv.Dirs{AllocDir: tr.cfg.AllocDir.SharedDir, TaskDir: td.LocalDir, SecretsDir: td.SecretsDir}, tr.cfg.HostEnv)
 	env, err := tr.renderTemplates(task, td, env)
