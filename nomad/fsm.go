@@ -99,6 +99,7 @@ func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
 		structs.SchedulerConfigRequestType:              f.applySchedulerConfig,
 		structs.GenericWriteRequestType:                 f.applyGenericWrite,
 		structs.JobScaleRequestType:                     f.applyJobScale,
+		structs.JobDispatchRequestType:                  f.applyJobDispatch,
 	}
 	return f, nil
 }

@@ -127,6 +127,11 @@ func buildLog(t *testing.T) *fsmLog {
 	l.add(structs.SchedulerConfigRequestType, &structs.SchedulerSetConfigRequest{Config: structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmSpread}})
 	l.add(structs.JobStabilityRequestType, &structs.JobStabilityRequest{JobID: "web", JobVersion: 0, Stable: true, WriteRequest: structs.WriteRequest{Namespace: "default"}})
 	l.add(structs.GenericWriteRequestType, &structs.GenericWriteRequest{Key: "k", Value: "v"})
+	param := fsmTestJob("encode")
+	param.Type, param.ParameterizedJob = structs.JobTypeBatch, &structs.ParameterizedJobConfig{Payload: structs.DispatchPayloadOptional}
+	l.add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: param})
+	child := deriveDispatchedChild(param, &structs.JobDispatchRequest{Payload: []byte("in")}, ts, "0a1b2c3d")
+	l.add(structs.JobDispatchRequestType, &structs.JobDispatchApplyRequest{Job: child, Eval: evalFor("e6", child, structs.EvalStatusPending)})
 	l.add(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: []string{"e1"}})
 	l.add(structs.JobDeregisterRequestType, &structs.JobDeregisterRequest{JobID: "web", SubmitTime: ts.UnixNano(), WriteRequest: structs.WriteRequest{Namespace: "default"}})
 	l.add(structs.JobBatchDeregisterRequestType, &structs.JobBatchDeregisterRequest{

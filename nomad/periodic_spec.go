@@ -141,18 +141,27 @@ func LaunchTime(childID string) (time.Time, error) {
 }
 
 // deriveChild makes the job a periodic parent launches at launch: a copy
-// of the parent that is no longer periodic, named after the launch, with
-// the fields the state store fills left empty so it registers as new.
+// of the parent that is no longer periodic, named after the launch.
 func deriveChild(parent *structs.Job, launch time.Time) *structs.Job {
+	c := deriveChildJob(parent, periodicChildID(parent.ID, launch), launch)
+	c.Periodic = nil
+	return c
+}
+
+// deriveChildJob makes a child of parent named id, submitted at: a copy of
+// the parent's current version with ParentID set, and the fields the state
+// store fills left empty so it registers as a new job. Periodic launches
+// and dispatches both derive their children with it, so every child is
+// stored, counted in its parent's summary and listed the same way.
+func deriveChildJob(parent *structs.Job, id string, at time.Time) *structs.Job {
 	c := parent.Copy()
-	c.ID = periodicChildID(parent.ID, launch)
+	c.ID = id
 	c.Name = c.ID
 	c.ParentID = parent.ID
-	c.Periodic = nil
 	c.Status, c.StatusDescription = "", ""
 	c.Stable = false
 	c.Version = 0
-	c.SubmitTime = launch.UnixNano()
+	c.SubmitTime = at.UnixNano()
 	c.CreateIndex, c.ModifyIndex, c.JobModifyIndex = 0, 0, 0
 	return c
 }

@@ -71,6 +71,14 @@ type Job struct {
 	CreateIndex       uint64
 	ModifyIndex       uint64
 	JobModifyIndex    uint64
+
+	// DispatchIdempotencyToken is the token a dispatch carried: a second
+	// dispatch with the same token, while this child is not dead, returns
+	// this child instead of dispatching another (as in Nomad). Payload,
+	// above, is a dispatched child's payload, stored raw: Nomad keeps it
+	// snappy-compressed, but at 16 KiB at most Drover does not compress
+	// it. In JSON it is base64, as Nomad's is.
+	DispatchIdempotencyToken string
 }
 
 // NamespacedID identifies a job (or any namespaced object).
@@ -137,6 +145,9 @@ func (j *Job) Canonicalize() {
 	if j.Periodic != nil && j.Periodic.SpecType == "" {
 		j.Periodic.SpecType = "cron"
 	}
+	if j.ParameterizedJob != nil {
+		j.ParameterizedJob.canonicalize()
+	}
 	for _, tg := range j.TaskGroups {
 		tg.Canonicalize(j)
 	}
@@ -196,6 +207,7 @@ func (j *Job) Validate() error {
 	if j.IsPeriodic() && j.Periodic.Spec == "" && len(j.Periodic.Specs) == 0 {
 		p.add("periodic job needs a cron expression")
 	}
+	validateParameterized(j, p)
 	seen := map[string]int{}
 	for i, tg := range j.TaskGroups {
 		if prev, dup := seen[tg.Name]; dup && tg.Name != "" {

@@ -27,6 +27,7 @@ const (
 	AllocStopRequestType
 	GenericWriteRequestType
 	JobScaleRequestType
+	JobDispatchRequestType
 	// IgnoreUnknownTypeFlag marks a message type a newer server wrote that
 	// an older one may skip instead of crashing.
 	IgnoreUnknownTypeFlag MessageType = 128
@@ -54,6 +55,7 @@ var messageTypeNames = map[MessageType]string{
 	AllocStopRequestType:                    "AllocStop",
 	GenericWriteRequestType:                 "GenericWrite",
 	JobScaleRequestType:                     "JobScale",
+	JobDispatchRequestType:                  "JobDispatch",
 }
 
 // String names the message type for logs.
@@ -67,7 +69,7 @@ func (t MessageType) String() string {
 // AllMessageTypes lists every message type, for tests that must cover all.
 func AllMessageTypes() []MessageType {
 	out := make([]MessageType, 0, len(messageTypeNames))
-	for t := NodeRegisterRequestType; t <= JobScaleRequestType; t++ {
+	for t := NodeRegisterRequestType; t <= JobDispatchRequestType; t++ {
 		out = append(out, t)
 	}
 	return out

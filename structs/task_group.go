@@ -239,16 +239,17 @@ type Task struct {
 	ShutdownDelay time.Duration
 	KillSignal    string
 	Lifecycle     *TaskLifecycleConfig
-	// DispatchPayload, VolumeMounts and Kind are kept as data: Drover
-	// does not dispatch parameterized jobs or mount volumes yet, but a job
-	// read back shows what was submitted.
+	// DispatchPayload names the file in the task's local directory that
+	// a dispatched job's payload is written to before the task starts.
+	// VolumeMounts and Kind are kept as data: Drover does not mount
+	// volumes yet, but a job read back shows what was submitted.
 	DispatchPayload *DispatchPayloadConfig
 	VolumeMounts    []*VolumeMount
 	Kind            string
 }
 
-// DispatchPayloadConfig is a task's `dispatch_payload` block (kept as
-// data).
+// DispatchPayloadConfig is a task's `dispatch_payload` block: File is
+// relative to the task's local directory and may not leave it.
 type DispatchPayloadConfig struct {
 	File string
 }

@@ -15,8 +15,7 @@ import (
 // details), so a job read back is the job submitted. The only api fields
 // not copied are the job-level reschedule and migrate blocks, which
 // Canonicalize has already merged into the groups (as in Nomad), the
-// legacy LogConfig.Enabled (folded into Disabled), Port.IgnoreCollision
-// and the dispatch idempotency token.
+// legacy LogConfig.Enabled (folded into Disabled) and Port.IgnoreCollision.
 // The legacy group field prevent_reschedule_on_lost is folded into the
 // disconnect block (replace = false), the one place the scheduler reads.
 func ApiJobToStructJob(j *api.Job) *structs.Job {
@@ -53,6 +52,7 @@ func ApiJobToStructJob(j *api.Job) *structs.Job {
 	if len(j.Payload) == 0 {
 		out.Payload = nil
 	}
+	out.DispatchIdempotencyToken = val(j.DispatchIdempotencyToken)
 	if u := convertUpdate(j.Update); u != nil {
 		out.Update = *u
 	}

@@ -32,7 +32,7 @@ func fullAPIJob() *api.Job {
 			SpecType: ptr("cron"), ProhibitOverlap: ptr(true), TimeZone: ptr("Europe/Paris")},
 		ParameterizedJob: &api.ParameterizedJobConfig{Payload: "required", MetaRequired: []string{"a"}, MetaOptional: []string{"b"}},
 		Meta:             map[string]string{"owner": "team"},
-		Stop:             ptr(true), ParentID: ptr("parent"), Dispatched: true, Payload: []byte("data"),
+		Stop:             ptr(true), ParentID: ptr("parent"), Dispatched: true, Payload: []byte("data"), DispatchIdempotencyToken: ptr("tok"),
 		Status: ptr("running"), StatusDescription: ptr("ok"), Stable: ptr(true), Version: ptr(uint64(4)),
 		SubmitTime: ptr(int64(1000)), CreateIndex: ptr(uint64(5)), ModifyIndex: ptr(uint64(6)), JobModifyIndex: ptr(uint64(7)),
 		TaskGroups: []*api.TaskGroup{{
@@ -177,7 +177,7 @@ func TestApiJobToStructJobCopiesEveryField(t *testing.T) {
 		Periodic: &structs.PeriodicConfig{Enabled: true, Spec: "*/5 * * * *", Specs: []string{"0 1 * * *"},
 			SpecType: "cron", ProhibitOverlap: true, TimeZone: "Europe/Paris"},
 		ParameterizedJob: &structs.ParameterizedJobConfig{Payload: "required", MetaRequired: []string{"a"}, MetaOptional: []string{"b"}},
-		Dispatched:       true, Payload: []byte("data"), Meta: map[string]string{"owner": "team"},
+		Dispatched:       true, Payload: []byte("data"), DispatchIdempotencyToken: "tok", Meta: map[string]string{"owner": "team"},
 		Status: "running", StatusDescription: "ok", Stable: true, Version: 4, SubmitTime: 1000,
 		CreateIndex: 5, ModifyIndex: 6, JobModifyIndex: 7,
 		TaskGroups: []*structs.TaskGroup{{
