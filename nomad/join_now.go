@@ -15,8 +15,11 @@ import (
 // it through the leader; one that already belongs to this cluster counts
 // as joined; one that belongs to another cluster is refused, since merging
 // two raft histories would lose one of them. When this server is not in a
-// cluster yet, the addresses join its retry list and one join attempt runs
-// now: a contacted server that knows a leader adds this one.
+// cluster yet, the addresses that answered and were accepted join its
+// retry list and one join attempt runs now: a contacted server that knows a
+// leader adds this one. A refused address (another region's server) is
+// kept out of the list, since a join attempt asks any leader it finds
+// there to take this server in.
 //
 // It returns how many addresses answered and were joined, and the errors
 // of the others.
@@ -25,11 +28,9 @@ func (s *Server) JoinNow(addrs []string) (int, error) {
 		return 0, errBadRequest("no address to join: give at least one server RPC address (host:port)")
 	}
 	inCluster := s.inCluster()
-	if !inCluster {
-		s.Join(addrs...)
-	}
 	self := s.member()
 	joined := 0
+	var accepted []string
 	var errs []error
 	for _, addr := range addrs {
 		var m ServerMember
@@ -42,8 +43,10 @@ func (s *Server) JoinNow(addrs []string) (int, error) {
 			continue
 		}
 		joined++
+		accepted = append(accepted, addr)
 	}
 	if !inCluster && joined > 0 {
+		s.Join(accepted...)
 		if _, err := s.tryJoin(); err != nil {
 			errs = append(errs, err)
 		}

@@ -102,3 +102,32 @@ func TestJoinNowRefusesWhatCannotJoin(t *testing.T) {
 		t.Fatalf("the other region's server got peers %v", peers)
 	}
 }
+
+// A server without a cluster that is refused an address (another
+// region's) must not keep that address to retry: a later join would ask
+// the other region's leader to take it in, merging two regions' raft
+// clusters.
+func TestJoinNowKeepsRefusedAddressesOutOfTheRetryList(t *testing.T) {
+	other := TestServer(t, func(c *Config) { c.NodeName = "other-region"; c.Region = "r2" })
+	s1 := TestServer(t, func(c *Config) { c.NodeName = "s1" })
+	WaitForLeader(t, 10*time.Second, other)
+	WaitForLeader(t, 10*time.Second, s1)
+	fresh := waiting(t, "fresh", nil)
+
+	if n, err := fresh.JoinNow([]string{other.RPCAddr()}); n != 0 || err == nil || !strings.Contains(err.Error(), `in region "r2"`) {
+		t.Fatalf("joining another region: joined %d, err %v", n, err)
+	}
+	for _, a := range fresh.joinAddrs() {
+		if a == other.RPCAddr() {
+			t.Fatalf("the refused address %s is in the retry list %v", a, fresh.joinAddrs())
+		}
+	}
+	if n, err := fresh.JoinNow([]string{s1.RPCAddr()}); n != 1 || err != nil {
+		t.Fatalf("joining s1: joined %d, err %v", n, err)
+	}
+	waitPeers(t, s1, 2)
+	var peers []string
+	if err := other.RPC("Status.Peers", &structs.GenericRequest{}, &peers); err != nil || len(peers) != 1 {
+		t.Fatalf("the other region's cluster took a server in: peers %v, err %v", peers, err)
+	}
+}
