@@ -50,8 +50,9 @@ ports = {{ range $i := loop 3 }}{{ 8080 | add $i }} {{ end }}
 			LeftDelim:    ptr("[["), RightDelim: ptr("]]"),
 			Envvars: ptr(true),
 		})
-	if _, _, err := c.Jobs().Register(job, nil); err != nil {
-		t.Fatalf("register: %v", err)
+	reg, _, err := c.Jobs().Register(job, nil)
+	if err != nil || reg.Warnings != "" {
+		t.Fatalf("register: %v (warnings %q)", err, reg.Warnings)
 	}
 	alloc := nomadJobAllocs(t, c, "rendered", 1, "the alloc to run", clientStatus("running"))[0]
 	ports := alloc.AllocatedResources.Shared.Ports
