@@ -27,6 +27,7 @@ var verbs = []verb{
 	{"job scaling-events", "List a job's recent scaling events", jobScalingEvents},
 	{"job inspect", "Print a job's definition as JSON", jobInspect},
 	{"job validate", "Check a job file for errors", jobValidate},
+	{"job dispatch", "Dispatch an instance of a parameterized job", jobDispatch},
 	{"node status", "List nodes, or show one node", nodeStatus},
 	{"node drain", "Start or stop draining a node", nodeDrain},
 	{"node eligibility", "Mark a node eligible or ineligible for new work", nodeEligibility},

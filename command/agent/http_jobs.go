@@ -35,6 +35,7 @@ func (s *httpAPI) routeJobs(mux *http.ServeMux) {
 	s.handle(mux, "/v1/job/{id}/periodic/force", s.jobPeriodicForce, write...)
 	s.handle(mux, "/v1/job/{id}/scale", s.jobScaleStatus, read...)
 	s.handle(mux, "/v1/job/{id}/scale", s.jobScale, write...)
+	s.handle(mux, "/v1/job/{id}/dispatch", s.jobDispatch, write...)
 }
 
 func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -1,0 +1,157 @@
+package command
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/drover-sched/drover/api"
+)
+
+const jobDispatchHelp = `
+Usage: drover job dispatch [options] <parameterized job> [input source]
+
+  Dispatch an instance of a parameterized job: a new child job that runs
+  with the given meta and payload. The payload is read from the file named
+  by [input source], or from standard input when it is "-"; a task with a
+  dispatch_payload block finds it in its local directory. The payload may
+  be at most 16384 bytes (16 KiB).
+
+  The dispatched job's ID is printed and its evaluation monitored, as by
+  "job run", unless -detach is given.
+
+  Exit codes: 0 when the dispatched job was placed, 2 when some
+  allocations could not be placed, 1 on any error.
+
+Dispatch Options:
+
+  -meta <key>=<value>
+    Meta for the dispatched job, checked against the parameterized block's
+    meta_required and meta_optional. May be repeated.
+
+  -idempotency-token <token>
+    Dispatch only if no dispatched instance of the job with this token is
+    still running or pending; otherwise print that instance.
+
+  -id-prefix-template <word>
+    Put <word> into the dispatched job's ID, after "dispatch-".
+
+  -priority <1-100>
+    The priority of the dispatched job, instead of the parent's.
+
+  -detach
+    Return once the job is dispatched, printing its evaluation ID.
+
+  -verbose
+    Show full IDs.
+`
+
+func jobDispatch(m *Meta, args []string) int {
+	fs := m.flagSet("job dispatch", jobDispatchHelp)
+	var metaFlags stringList
+	fs.Var(&metaFlags, "meta", "")
+	token := fs.String("idempotency-token", "", "")
+	idPrefix := fs.String("id-prefix-template", "", "")
+	priority := fs.Int("priority", 0, "")
+	detach := fs.Bool("detach", false, "")
+	verbose := fs.Bool("verbose", false, "")
+	if code, ok := m.parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return m.usageError(fs, "This command takes one or two arguments: <parameterized job> [input source]")
+	}
+	meta, err := parseDispatchMeta(metaFlags)
+	if err != nil {
+		return m.usageError(fs, "Error parsing meta value: "+err.Error())
+	}
+	var payload []byte
+	if fs.NArg() == 2 {
+		if payload, err = m.readPayload(fs.Arg(1)); err != nil {
+			return m.errorf("Error reading input data: %v", err)
+		}
+	}
+	client, err := m.client()
+	if err != nil {
+		return m.errorf("%v", err)
+	}
+	jobID, code, ok := m.resolveParameterizedJob(client, strings.TrimSpace(fs.Arg(0)))
+	if !ok {
+		return code
+	}
+	resp, _, err := client.Jobs().DispatchOpts(&api.DispatchOptions{
+		JobID: jobID, Meta: meta, Payload: payload,
+		IdempotencyToken: *token, IdPrefixTemplate: *idPrefix, Priority: *priority,
+	}, nil)
+	if err != nil {
+		return m.errorf("Failed to dispatch job: %s", serverMessage(err))
+	}
+
+	// No evaluation means an earlier instance with the same idempotency
+	// token answered: there is nothing new to monitor.
+	rows := []string{"Dispatched Job ID|" + resp.DispatchedJobID}
+	if resp.EvalID != "" {
+		rows = append(rows, "Evaluation ID|"+shortID(resp.EvalID, *verbose))
+	}
+	fmt.Fprint(m.stdout, keyValues(rows))
+	if *detach || resp.EvalID == "" {
+		return exitOK
+	}
+	m.out("")
+	return m.withInterrupt(func() int {
+		return newMonitor(m, client, *verbose).monitorEval(resp.EvalID)
+	})
+}
+
+// parseDispatchMeta turns repeated -meta key=value flags into a map.
+func parseDispatchMeta(flags []string) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	meta := make(map[string]string, len(flags))
+	for _, f := range flags {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("-meta %q is not of the form <key>=<value>", f)
+		}
+		meta[k] = v
+	}
+	return meta, nil
+}
+
+// readPayload reads a dispatch payload from a file, or from standard input
+// for "-".
+func (m *Meta) readPayload(source string) ([]byte, error) {
+	if source == "-" {
+		return io.ReadAll(m.stdin)
+	}
+	return os.ReadFile(source)
+}
+
+// resolveParameterizedJob resolves a parameterized job's ID or prefix.
+// Only parameterized jobs are candidates, so a parent's prefix does not
+// also match the children it dispatched.
+func (m *Meta) resolveParameterizedJob(c *api.Client, id string) (string, int, bool) {
+	jobs, _, err := c.Jobs().PrefixList(id)
+	if err != nil {
+		return "", m.errorf("Error looking up job %q: %v", id, err), false
+	}
+	var candidates []*api.JobListStub
+	for _, j := range jobs {
+		if j.ID == id {
+			return id, 0, true
+		}
+		if j.ParameterizedJob {
+			candidates = append(candidates, j)
+		}
+	}
+	switch len(candidates) {
+	case 0:
+		return "", m.errorf("No parameterized job(s) with prefix or ID %q found", id), false
+	case 1:
+		return candidates[0].ID, 0, true
+	}
+	fmt.Fprintf(m.stderr, "Prefix matched multiple parameterized jobs\n\n%s", jobTable(candidates))
+	return "", 1, false
+}
