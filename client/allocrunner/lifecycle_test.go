@@ -174,3 +174,34 @@ func TestLifecycleKillBeforeStartSkipsPoststop(t *testing.T) {
 		}
 	}
 }
+
+// A sidecar is restarted when it exits, even successfully and in a batch
+// job, as Nomad does: a prestart sidecar that exits before the init task
+// finishes is running again when the main task's turn comes, so the main
+// task is not held back for good.
+func TestLifecycleRestartsASidecarThatExitsInABatchAlloc(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_000_000, 0))
+	drv := mock.New("", clk)
+	defer drv.Shutdown()
+	logger := lifecycleTask("logger", structs.TaskLifecycleHookPrestart, true, map[string]any{"run_for": "1s"})
+	alloc := mockAlloc(structs.JobTypeBatch,
+		lifecycleTask("work", "", false, map[string]any{"run_for": "1s"}),
+		lifecycleTask("init", structs.TaskLifecycleHookPrestart, false, map[string]any{"run_for": "2s"}),
+		logger,
+	)
+	logger.RestartPolicy = &structs.RestartPolicy{Attempts: 100, Interval: time.Hour, Delay: time.Second, Mode: structs.RestartPolicyModeFail}
+	ar, rec := newRunner(t, alloc, drv, clk, state.NewMemDB(), t.TempDir(), false)
+	go ar.Run()
+	testutil.WaitForWhile(t, "alloc done", ar.IsTerminal, func() { clk.Advance(500 * time.Millisecond) })
+	last := rec.last()
+	if last.ClientStatus != structs.AllocClientStatusComplete {
+		t.Fatalf("alloc %s: %+v", last.ClientStatus, last.TaskStates)
+	}
+	if s := last.TaskStates["logger"]; s.Restarts == 0 || s.Failed {
+		t.Fatalf("the sidecar was not restarted after it exited: %+v", s)
+	}
+	work, init := last.TaskStates["work"], last.TaskStates["init"]
+	if !hasStarted(work) || work.Failed || work.StartedAt.Before(init.FinishedAt) {
+		t.Fatalf("work %+v; init finished %v", work, init.FinishedAt)
+	}
+}

@@ -31,8 +31,10 @@ const (
 // It is owned by one task runner goroutine.
 type restartTracker struct {
 	policy *structs.RestartPolicy
-	// toCompletion: a successful exit is final (batch jobs, and lifecycle
-	// tasks that are not sidecars); otherwise every exit is restarted.
+	// toCompletion: a successful exit is final (batch jobs' tasks, and
+	// lifecycle tasks that are not sidecars); otherwise every exit is
+	// restarted. Sidecars are restarted even in a batch job, as in Nomad:
+	// they serve the main tasks for as long as those run.
 	toCompletion bool
 	rnd          *rand.Rand
 	count        int
@@ -40,13 +42,14 @@ type restartTracker struct {
 	started      bool
 }
 
-func newRestartTracker(policy *structs.RestartPolicy, jobType string, ephemeral bool, seed int64) *restartTracker {
+func newRestartTracker(policy *structs.RestartPolicy, jobType string, task *structs.Task, seed int64) *restartTracker {
 	if policy == nil {
 		policy = structs.DefaultRestartPolicy(jobType)
 	}
+	batch := jobType == structs.JobTypeBatch || jobType == structs.JobTypeSysBatch
 	return &restartTracker{
 		policy:       policy,
-		toCompletion: ephemeral || jobType == structs.JobTypeBatch || jobType == structs.JobTypeSysBatch,
+		toCompletion: !task.IsSidecar() && (task.IsEphemeral() || batch),
 		rnd:          rand.New(rand.NewSource(seed)),
 	}
 }

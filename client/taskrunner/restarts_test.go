@@ -14,9 +14,11 @@ func TestRestartTracker(t *testing.T) {
 	fail := &drivers.ExitResult{ExitCode: 1}
 	ok := &drivers.ExitResult{}
 	policy := &structs.RestartPolicy{Attempts: 2, Interval: time.Minute, Delay: 10 * time.Second, Mode: structs.RestartPolicyModeFail}
+	mainTask := &structs.Task{Name: "main"}
+	initTask := &structs.Task{Name: "init", Lifecycle: &structs.TaskLifecycleConfig{Hook: structs.TaskLifecycleHookPrestart}}
 
 	t.Run("attempts within the interval, then failed", func(t *testing.T) {
-		r := newRestartTracker(policy, structs.JobTypeService, false, 1)
+		r := newRestartTracker(policy, structs.JobTypeService, mainTask, 1)
 		for i := 0; i < 2; i++ {
 			d, delay, _ := r.next(t0.Add(time.Duration(i)*time.Second), fail, nil)
 			if d != decisionRestart || delay < 10*time.Second || delay > 12500*time.Millisecond {
@@ -28,7 +30,7 @@ func TestRestartTracker(t *testing.T) {
 		}
 	})
 	t.Run("a failure after the interval opens a new window", func(t *testing.T) {
-		r := newRestartTracker(policy, structs.JobTypeService, false, 1)
+		r := newRestartTracker(policy, structs.JobTypeService, mainTask, 1)
 		r.next(t0, fail, nil)
 		r.next(t0.Add(time.Second), fail, nil)
 		if d, _, _ := r.next(t0.Add(2*time.Minute), fail, nil); d != decisionRestart {
@@ -38,7 +40,7 @@ func TestRestartTracker(t *testing.T) {
 	t.Run("delay mode waits out the interval", func(t *testing.T) {
 		p := *policy
 		p.Mode = structs.RestartPolicyModeDelay
-		r := newRestartTracker(&p, structs.JobTypeService, false, 1)
+		r := newRestartTracker(&p, structs.JobTypeService, mainTask, 1)
 		r.next(t0, fail, nil)
 		r.next(t0.Add(time.Second), fail, nil)
 		d, delay, _ := r.next(t0.Add(20*time.Second), fail, nil)
@@ -47,19 +49,19 @@ func TestRestartTracker(t *testing.T) {
 		}
 	})
 	t.Run("a batch task that exits 0 is done", func(t *testing.T) {
-		r := newRestartTracker(policy, structs.JobTypeBatch, false, 1)
+		r := newRestartTracker(policy, structs.JobTypeBatch, mainTask, 1)
 		if d, _, _ := r.next(t0, ok, nil); d != decisionDone {
 			t.Fatalf("got %v", d)
 		}
 	})
 	t.Run("a service task that exits 0 is restarted", func(t *testing.T) {
-		r := newRestartTracker(policy, structs.JobTypeService, false, 1)
+		r := newRestartTracker(policy, structs.JobTypeService, mainTask, 1)
 		if d, _, _ := r.next(t0, ok, nil); d != decisionRestart {
 			t.Fatalf("got %v", d)
 		}
 	})
 	t.Run("a service job's ephemeral lifecycle task that exits 0 is done, one that fails is restarted", func(t *testing.T) {
-		r := newRestartTracker(policy, structs.JobTypeService, true, 1)
+		r := newRestartTracker(policy, structs.JobTypeService, initTask, 1)
 		if d, _, _ := r.next(t0, fail, nil); d != decisionRestart {
 			t.Fatalf("failure: got %v", d)
 		}
@@ -67,8 +69,25 @@ func TestRestartTracker(t *testing.T) {
 			t.Fatalf("success: got %v", d)
 		}
 	})
+	t.Run("a sidecar that exits 0 is restarted, in a batch job too", func(t *testing.T) {
+		for _, hook := range []string{structs.TaskLifecycleHookPrestart, structs.TaskLifecycleHookPoststart} {
+			sidecar := &structs.Task{Name: "sidecar", Lifecycle: &structs.TaskLifecycleConfig{Hook: hook, Sidecar: true}}
+			for _, jobType := range []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSysBatch} {
+				r := newRestartTracker(policy, jobType, sidecar, 1)
+				if d, _, _ := r.next(t0, ok, nil); d != decisionRestart {
+					t.Errorf("%s sidecar in a %s job: got %v, want a restart", hook, jobType, d)
+				}
+			}
+		}
+	})
+	t.Run("a poststop task that exits 0 is done", func(t *testing.T) {
+		poststop := &structs.Task{Name: "cleanup", Lifecycle: &structs.TaskLifecycleConfig{Hook: structs.TaskLifecycleHookPoststop, Sidecar: true}}
+		if d, _, _ := newRestartTracker(policy, structs.JobTypeService, poststop, 1).next(t0, ok, nil); d != decisionDone {
+			t.Fatalf("got %v", d)
+		}
+	})
 	t.Run("an unrecoverable start error fails at once", func(t *testing.T) {
-		r := newRestartTracker(policy, structs.JobTypeService, false, 1)
+		r := newRestartTracker(policy, structs.JobTypeService, mainTask, 1)
 		if d, _, _ := r.next(t0, nil, errors.New("bad config")); d != decisionFail {
 			t.Fatalf("got %v", d)
 		}

@@ -87,7 +87,7 @@ func New(cfg Config) *TaskRunner {
 		cfg:        cfg,
 		logger:     cfg.Logger.Named("task_runner").With("alloc_id", cfg.Alloc.ID, "task", cfg.Task.Name),
 		clock:      clock.OrReal(cfg.Clock),
-		tracker:    newRestartTracker(cfg.Task.RestartPolicy, jobType, cfg.Task.IsEphemeral(), int64(h.Sum64())),
+		tracker:    newRestartTracker(cfg.Task.RestartPolicy, jobType, cfg.Task, int64(h.Sum64())),
 		alloc:      cfg.Alloc,
 		state:      &structs.TaskState{State: structs.TaskStatePending},
 		killCh:     make(chan struct{}),
