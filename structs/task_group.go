@@ -318,6 +318,9 @@ func (t *Task) validate(job *Job, tg *TaskGroup, p problems) {
 	for i, a := range t.Affinities {
 		a.validate(p.at("affinity[" + itoa(i) + "]"))
 	}
+	for i, a := range t.Artifacts {
+		a.validate(p.at("artifact[" + itoa(i) + "]"))
+	}
 	for i, tm := range t.Templates {
 		tm.validate(p.at("template[" + itoa(i) + "]"))
 	}

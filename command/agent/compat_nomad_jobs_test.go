@@ -398,7 +398,7 @@ func TestNomadClientJobReadBackIsTheJobSubmitted(t *testing.T) {
 	}}
 	task.Artifacts = []*nomadapi.TaskArtifact{{
 		GetterSource: ptr("https://example.com/app.tgz"), GetterHeaders: map[string]string{"Auth": "t"},
-		GetterOptions: map[string]string{"checksum": "sha256:00"}, RelativeDest: ptr("local/app"), Chown: true,
+		GetterOptions: map[string]string{"checksum": "sha256:" + strings.Repeat("0", 64)}, RelativeDest: ptr("local/app"), Chown: true,
 	}}
 
 	if _, _, err := c.Jobs().Register(job, nil); err != nil {
