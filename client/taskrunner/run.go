@@ -122,6 +122,9 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 	}
 	env := taskenv.Build(tr.cfg.Node, alloc, task, tr.cfg.Region,
 		taskenv.Dirs{AllocDir: tr.cfg.AllocDir.SharedDir, TaskDir: td.LocalDir, SecretsDir: td.SecretsDir}, tr.cfg.HostEnv)
+	if err := tr.fetchArtifacts(task, env, td); err != nil {
+		return nil, err
+	}
 	env, err := tr.renderTemplates(task, td, env)
 	if err != nil {
 		return nil, err

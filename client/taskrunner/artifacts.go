@@ -1,0 +1,107 @@
+package taskrunner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/drover-sched/drover/client/allocdir"
+	"github.com/drover-sched/drover/client/artifact"
+	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/client/taskenv"
+	"github.com/drover-sched/drover/structs"
+)
+
+// artifactMarkers is the directory, in the task's directory, that holds
+// one empty file per artifact already fetched for this alloc. Nomad
+// fetches a task's artifacts once per alloc, not on every restart; the
+// markers live with the alloc dir, so a restarted client does not fetch
+// again either, and they go away with it.
+const artifactMarkers = ".artifacts"
+
+// fetchArtifacts is the artifact step before a start: it downloads the
+// task's artifacts that this alloc has not fetched yet, with the task's
+// environment for interpolation. A failure is recorded as a Failed
+// Artifact Download event and returned as a failed start for the restart
+// policy; it is recoverable unless fetching again cannot help (an
+// unsupported source, a checksum mismatch). Kill and Shutdown abort a
+// download in progress.
+func (tr *TaskRunner) fetchArtifacts(task *structs.Task, env *taskenv.Env, td allocdir.TaskDir) error {
+	var todo []int
+	for i, a := range task.Artifacts {
+		if _, err := os.Stat(artifactMarker(td, i, a)); err != nil {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	tr.update(downloadingArtifactsEvent(tr.clock.Now()), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-tr.killCh:
+		case <-tr.shutdownCh:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	var fetcher artifact.Fetcher
+	for _, i := range todo {
+		a := task.Artifacts[i]
+		err := fetcher.Fetch(ctx, artifact.Request{Artifact: a, Env: env, AllocDir: tr.cfg.AllocDir, TaskDir: td.Dir, User: task.User})
+		if err == nil {
+			err = markArtifact(td, i, a)
+		}
+		if err == nil {
+			continue
+		}
+		tr.logger.Warn("failed to download artifact", "artifact", i, "error", err)
+		tr.update(artifactFailedEvent(tr.clock.Now(), err), nil)
+		if artifact.IsRecoverable(err) || errors.Is(ctx.Err(), context.Canceled) {
+			return &drivers.RecoverableError{Err: err}
+		}
+		return err
+	}
+	return nil
+}
+
+// artifactMarker names artifact i's marker after its place and its
+// contents as the job wrote them, so a job version that changes an
+// artifact in place is fetched again.
+func artifactMarker(td allocdir.TaskDir, i int, a *structs.TaskArtifact) string {
+	b, _ := json.Marshal(a) // plain data: never fails
+	sum := sha256.Sum256(b)
+	return filepath.Join(td.Dir, artifactMarkers, fmt.Sprintf("%d-%s", i, hex.EncodeToString(sum[:8])))
+}
+
+func markArtifact(td allocdir.TaskDir, i int, a *structs.TaskArtifact) error {
+	p := artifactMarker(td, i, a)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("record artifact %d as fetched: %w", i, err)
+	}
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		return fmt.Errorf("record artifact %d as fetched: %w", i, err)
+	}
+	return nil
+}
+
+func downloadingArtifactsEvent(now time.Time) *structs.TaskEvent {
+	e := newEvent(structs.TaskDownloadingArtifacts, now)
+	e.DisplayMessage = "Client is downloading artifacts"
+	return e
+}
+
+func artifactFailedEvent(now time.Time, err error) *structs.TaskEvent {
+	e := newEvent(structs.TaskArtifactDownloadFailed, now)
+	e.DownloadError = err.Error()
+	e.DisplayMessage = err.Error()
+	return e
+}
