@@ -22,6 +22,12 @@ func TestRestartAllocRestartsRunningTasksInPlace(t *testing.T) {
 	other.Name = "side"
 	a := e.fs.UpsertAlloc(allocFor(c.NodeID(), job(structs.JobTypeService, mockTask(map[string]any{"run_for": "1h"}), other)))
 	e.waitServerStatus(a.ID, structs.AllocClientStatusRunning)
+	// The alloc is running once one task is; a restart of all tasks
+	// restarts those running, so wait for both.
+	e.waitFor("both tasks to run", func() bool {
+		ar := c.runner(a.ID)
+		return ar.TaskState("web").State == structs.TaskStateRunning && ar.TaskState("side").State == structs.TaskStateRunning
+	})
 	ctx := context.Background()
 
 	if err := c.RestartAlloc(ctx, a.ID, "web"); err != nil {
