@@ -84,13 +84,13 @@ func answerExistingChild(reply *structs.JobDispatchResponse, child *structs.Job)
 
 // deriveDispatchedChild makes the child a dispatch creates: a child of the
 // parent's current version, as a periodic launch makes one, marked
-// Dispatched and no longer parameterized, with the request's meta merged
+// Dispatched (it keeps the parent's parameterized block, as in Nomad, but
+// IsParameterized is false for it), with the request's meta merged
 // over the parent's, its payload, its idempotency token and, if given, its
 // priority. suffix is the random part of the ID.
 func deriveDispatchedChild(parent *structs.Job, args *structs.JobDispatchRequest, now time.Time, suffix string) *structs.Job {
 	c := deriveChildJob(parent, structs.DispatchedID(parent.ID, args.IdPrefixTemplate, now, suffix), now)
 	c.Dispatched = true
-	c.ParameterizedJob = nil
 	c.DispatchIdempotencyToken = args.IdempotencyToken
 	if len(args.Meta) > 0 && c.Meta == nil {
 		c.Meta = make(map[string]string, len(args.Meta))

@@ -102,7 +102,7 @@ func TestJobDispatchCreatesAChildThatIsScheduled(t *testing.T) {
 	}
 	wantMeta := map[string]string{"input": "a.csv", "profile": "fast", "owner": "data"}
 	switch {
-	case child.ParentID != "encode" || !child.Dispatched || child.ParameterizedJob != nil || child.IsParameterized():
+	case child.ParentID != "encode" || !child.Dispatched || child.ParameterizedJob == nil || child.IsParameterized():
 		t.Fatalf("child must be a dispatched, non-parameterized child of encode: %+v", child)
 	case !structs.DeepEqual(child.Meta, wantMeta):
 		t.Fatalf("child meta %v, want the request's merged over the parent's %v", child.Meta, wantMeta)

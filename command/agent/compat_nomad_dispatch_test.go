@@ -63,7 +63,7 @@ func TestNomadClientDispatchesAParameterizedJob(t *testing.T) {
 	if err != nil {
 		t.Fatalf("child info: %v", err)
 	}
-	if *child.ParentID != "process" || !child.Dispatched || child.IsParameterized() || !bytes.Equal(child.Payload, payload) ||
+	if *child.ParentID != "process" || !child.Dispatched || child.IsParameterized() || child.ParameterizedJob == nil || !bytes.Equal(child.Payload, payload) ||
 		child.Meta["input"] != "report.csv" || child.Meta["profile"] != "standard" || *child.Status != "dead" {
 		t.Fatalf("child as Nomad reads it: %s", mustJSON(t, child))
 	}
