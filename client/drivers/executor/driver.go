@@ -135,6 +135,9 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := makeExecutable(path, cfg); err != nil {
+		return nil, fmt.Errorf("making command %q executable: %w", command, err)
+	}
 	stdout, stdoutHold, err := openLogFIFO(cfg.StdoutPath)
 	if err != nil {
 		return nil, &drivers.RecoverableError{Err: fmt.Errorf("open stdout: %w", err)}

@@ -210,3 +210,31 @@ func TestRecoverTaskReattachesToTheSameProcess(t *testing.T) {
 		t.Fatalf("want ErrTaskNotFound, got %v", err)
 	}
 }
+
+// A program downloaded into the task dir as a plain file (mode 0644) runs:
+// the executor sets its execute bits, as Nomad's does.
+func TestRawExecRunsAProgramWithoutExecuteBitsFromTheTaskDir(t *testing.T) {
+	d := New(nil, nil, true)
+	defer d.Shutdown()
+	cfg, stdout := taskConfig(t, "")
+	prog := filepath.Join(cfg.TaskDir, "local", "tool")
+	if err := os.MkdirAll(filepath.Dir(prog), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\necho tool ran\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Config = map[string]any{"command": "local/tool"}
+	if _, err := d.StartTask(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if res := waitExit(t, d, cfg.ID); res.ExitCode != 0 {
+		t.Fatalf("exit %+v", res)
+	}
+	if got := stdout(); got != "tool ran\n" {
+		t.Fatalf("stdout %q", got)
+	}
+	if fi, err := os.Stat(prog); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("mode after start: %v %v", fi.Mode(), err)
+	}
+}
