@@ -6,8 +6,8 @@ import (
 )
 
 // TaskArtifact is a file or archive the client downloads into the task
-// directory before the task starts (go-getter semantics). Kept as data until
-// the client gains a fetcher.
+// directory before the task starts (go-getter semantics: http, https and
+// local files; see client/artifact).
 type TaskArtifact struct {
 	GetterSource  *string
 	GetterOptions map[string]string

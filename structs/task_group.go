@@ -496,7 +496,8 @@ func copyServices(in []*Service) []*Service {
 	return out
 }
 
-// TaskArtifact is an `artifact` block (kept as data).
+// TaskArtifact is an `artifact` block. The client fetches it before the
+// task starts (client/artifact); structs/artifact.go validates it.
 type TaskArtifact struct {
 	GetterSource   string
 	GetterOptions  map[string]string

@@ -11,8 +11,8 @@ import (
 //
 // Every field the two types share is copied, including the Nomad features
 // Drover keeps as data but does not act on (device requests, volume
-// mounts, dispatch payload files, template scripts and delimiters, check
-// details), so a job read back is the job submitted. The only api fields
+// mounts, template change scripts, check details), so a job read back is
+// the job submitted. The only api fields
 // not copied are the job-level reschedule and migrate blocks, which
 // Canonicalize has already merged into the groups (as in Nomad), the
 // legacy LogConfig.Enabled (folded into Disabled) and Port.IgnoreCollision.
