@@ -280,3 +280,57 @@ func TestLifecycleLetsAPoststartTaskFinishAfterTheMainTasks(t *testing.T) {
 		t.Fatalf("alloc %s", last.ClientStatus)
 	}
 }
+
+// slowTaskStateDB holds back reading one task's state until released, so
+// a test can have the alloc runner look at its tasks before that task has
+// restored what it had.
+type slowTaskStateDB struct {
+	state.DB
+	task    string
+	release chan struct{}
+}
+
+func (d *slowTaskStateDB) GetTaskState(allocID, task string) (*structs.TaskState, error) {
+	if task == d.task {
+		<-d.release
+	}
+	return d.DB.GetTaskState(allocID, task)
+}
+
+// A restarted client restores an alloc whose init task had completed and
+// whose main task had not started yet. However late the init task's
+// restored state arrives, the main task then starts.
+func TestLifecycleRestoredInitTaskLetsTheMainTaskStart(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_000_000, 0))
+	drv := mock.New("", clk)
+	defer drv.Shutdown()
+	alloc := mockAlloc(structs.JobTypeService,
+		lifecycleTask("web", "", false, map[string]any{}),
+		lifecycleTask("init", structs.TaskLifecycleHookPrestart, false, map[string]any{"run_for": "1s"}),
+	)
+	mem := state.NewMemDB()
+	if err := mem.PutAlloc(alloc); err != nil {
+		t.Fatal(err)
+	}
+	done := &structs.TaskState{State: structs.TaskStateDead, StartedAt: clk.Now(), FinishedAt: clk.Now()}
+	if err := mem.PutTaskState(alloc.ID, "init", done); err != nil {
+		t.Fatal(err)
+	}
+	db := &slowTaskStateDB{DB: mem, task: "init", release: make(chan struct{})}
+	ar, rec := newRunner(t, alloc, drv, clk, db, t.TempDir(), true)
+	go ar.Run()
+	// The servers confirm the alloc while the init task is still reading
+	// its state: the runner sees it pending and keeps the main gate shut.
+	ar.Confirm()
+	testutil.WaitFor(t, "a report after the confirmation", func() bool { return len(rec.statuses()) > 0 })
+	if s := taskState(ar, "web"); hasStarted(s) {
+		t.Fatalf("web started before the init task's state was known: %+v", s)
+	}
+	close(db.release)
+	testutil.WaitFor(t, "web running", isState(ar, "web", structs.TaskStateRunning))
+	if s := taskState(ar, "init"); s.State != structs.TaskStateDead || len(s.Events) != 0 {
+		t.Fatalf("init ran again: %+v", s)
+	}
+	ar.Kill("test over")
+	<-ar.Done()
+}

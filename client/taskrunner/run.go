@@ -26,7 +26,12 @@ func (tr *TaskRunner) Run() {
 	if tr.cfg.Restore {
 		attached, exit = tr.restore()
 		if tr.TaskState().State == structs.TaskStateDead {
-			return // finished before the client restarted
+			// Finished before the client restarted. The alloc runner
+			// may have looked at this task before its state was read
+			// (a completed init task opens the main tasks' gate), so it
+			// is told.
+			tr.cfg.OnUpdate()
+			return
 		}
 	} else {
 		tr.update(receivedEvent(tr.clock.Now()), nil)
