@@ -177,9 +177,10 @@ func (ar *AllocRunner) Run() {
 		ar.defs[task.Name] = task
 		ar.order = append(ar.order, task.Name)
 	}
-	// No task has changed yet, so nothing is stopped here; restored
-	// tasks' states may already open later phases.
-	ar.advanceLifecycle()
+	// Open the first phases now. Only a group with nothing but sidecars
+	// (and poststop tasks) has sidecars to stop already: nothing is left
+	// for them to serve.
+	idleSidecars := ar.advanceLifecycle()
 	runners := make([]*taskrunner.TaskRunner, 0, len(ar.tasks))
 	for _, name := range ar.order {
 		runners = append(runners, ar.tasks[name])
@@ -188,6 +189,9 @@ func (ar *AllocRunner) Run() {
 	ar.mu.Unlock()
 	for _, tr := range runners {
 		go tr.Run()
+	}
+	for _, tr := range idleSidecars {
+		tr.Kill("Main tasks have completed")
 	}
 	if killed {
 		ar.killTasks("alloc stopped before it started")

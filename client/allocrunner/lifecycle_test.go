@@ -334,3 +334,21 @@ func TestLifecycleRestoredInitTaskLetsTheMainTaskStart(t *testing.T) {
 	ar.Kill("test over")
 	<-ar.Done()
 }
+
+// A group whose only long-running tasks are sidecars has nothing for them
+// to serve: they are stopped, as Nomad does, instead of running forever.
+func TestLifecycleStopsSidecarsWithNothingToServe(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_000_000, 0))
+	drv := mock.New("", clk)
+	defer drv.Shutdown()
+	alloc := mockAlloc(structs.JobTypeService,
+		lifecycleTask("proxy", structs.TaskLifecycleHookPrestart, true, map[string]any{}),
+		lifecycleTask("cleanup", structs.TaskLifecycleHookPoststop, false, map[string]any{"run_for": "1s"}),
+	)
+	ar, rec := newRunner(t, alloc, drv, clk, state.NewMemDB(), t.TempDir(), false)
+	go ar.Run()
+	testutil.WaitForWhile(t, "alloc done", ar.IsTerminal, func() { clk.Advance(500 * time.Millisecond) })
+	if last := rec.last(); last.ClientStatus != structs.AllocClientStatusComplete || !hasStarted(last.TaskStates["cleanup"]) {
+		t.Fatalf("alloc %s: %+v", last.ClientStatus, last.TaskStates)
+	}
+}
