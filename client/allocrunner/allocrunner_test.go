@@ -74,6 +74,9 @@ func TestFailedTaskStopsSiblingsAndFailsAlloc(t *testing.T) {
 		&structs.Task{Name: "bad", Config: map[string]any{"run_for": "2s", "exit_code": 1}})
 	ar, rec := newRunner(t, alloc, drv, clk, state.NewMemDB(), t.TempDir(), false)
 	go ar.Run()
+	// "bad" cannot exit before the clock moves, so the alloc is reported
+	// running first (reports of quick changes may be coalesced).
+	testutil.WaitFor(t, "running", func() bool { return rec.last().ClientStatus == structs.AllocClientStatusRunning })
 	testutil.WaitForWhile(t, "alloc to finish", ar.IsTerminal, func() { clk.Advance(time.Second) })
 	last := rec.last()
 	if last.ClientStatus != structs.AllocClientStatusFailed {
