@@ -91,6 +91,7 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		reply.EvalCreateIndex = idx
 	}
 	reply.Index = idx
+	reply.Warnings = memoryMaxWarning(j.srv.State(), job)
 	return nil
 }
 

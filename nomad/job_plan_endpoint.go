@@ -33,6 +33,7 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	if existing != nil {
 		reply.JobModifyIndex = existing.JobModifyIndex
 	}
+	reply.Warnings = memoryMaxWarning(j.srv.State(), job)
 	if args.Diff {
 		d, err := existing.Diff(job, true)
 		if err != nil {
