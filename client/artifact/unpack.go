@@ -32,6 +32,20 @@ import (
 // stream opens the decompressed view of a compressed file.
 type stream func(io.Reader) (io.ReadCloser, error)
 
+// file opens the file src through the stream; done closes both.
+func (open stream) file(src string) (r io.ReadCloser, done func(), err error) {
+	f, err := os.Open(src)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err = open(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("read %s: %w", filepath.Base(src), err)
+	}
+	return r, func() { r.Close(); f.Close() }, nil
+}
+
 func plain(r io.Reader) (io.ReadCloser, error) { return io.NopCloser(r), nil }
 
 func gunzip(r io.Reader) (io.ReadCloser, error) { return gzip.NewReader(r) }
@@ -90,16 +104,11 @@ type fileUnpacker struct {
 }
 
 func (u *fileUnpacker) Decompress(dst, src string, dir bool, umask os.FileMode) error {
-	f, err := os.Open(src)
+	r, done, err := u.open.file(src)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	r, err := u.open(f)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", filepath.Base(src), err)
-	}
-	defer r.Close()
+	defer done()
 	if dir {
 		if err := os.MkdirAll(dst, 0o755); err != nil {
 			return err
@@ -119,16 +128,11 @@ type tarUnpacker struct {
 }
 
 func (u *tarUnpacker) Decompress(dst, src string, dir bool, umask os.FileMode) error {
-	f, err := os.Open(src)
+	r, done, err := u.open.file(src)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	r, err := u.open(f)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", filepath.Base(src), err)
-	}
-	defer r.Close()
+	defer done()
 	x, err := newExtractor(dst, dir, u.limits, umask)
 	if err != nil {
 		return err
