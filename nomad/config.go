@@ -74,6 +74,14 @@ type Config struct {
 	// operator API changes it and this is no longer read.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration
 
+	// ACLEnabled turns the ACL system on: the ACL endpoints answer, and
+	// ResolveToken resolves tokens instead of allowing everything.
+	ACLEnabled bool
+	// ACLTokenMinExpirationTTL and ACLTokenMaxExpirationTTL bound the
+	// lifetime a token may be created with (Nomad's defaults: 1m, 24h).
+	ACLTokenMinExpirationTTL time.Duration
+	ACLTokenMaxExpirationTTL time.Duration
+
 	// RaftConfig overrides raft's timing (tests use short timeouts).
 	RaftConfig *raft.Config
 	// RaftSnapshotThreshold and interval tune snapshotting.
@@ -109,6 +117,8 @@ func DefaultConfig() *Config {
 		NodeGCThreshold:             24 * time.Hour,
 		DeploymentGCThreshold:       1 * time.Hour,
 		RaftSnapshotThreshold:       8192,
+		ACLTokenMinExpirationTTL:    time.Minute,
+		ACLTokenMaxExpirationTTL:    24 * time.Hour,
 	}
 }
 
@@ -127,6 +137,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("server: min_heartbeat_ttl must be > 0")
 	case c.MaxHeartbeatsPerSecond <= 0:
 		return fmt.Errorf("server: max_heartbeats_per_second must be > 0")
+	case c.ACLTokenMinExpirationTTL < 0 || c.ACLTokenMaxExpirationTTL < c.ACLTokenMinExpirationTTL:
+		return fmt.Errorf("acl: token_min_expiration_ttl (%s) must be >= 0 and at most token_max_expiration_ttl (%s)",
+			c.ACLTokenMinExpirationTTL, c.ACLTokenMaxExpirationTTL)
 	}
 	if c.DefaultSchedulerConfig != nil {
 		if err := c.DefaultSchedulerConfig.Validate(); err != nil {

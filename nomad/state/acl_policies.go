@@ -67,6 +67,23 @@ func (s *StateStore) ACLPolicyByName(ws memdb.WatchSet, name string) (*structs.A
 	return aclPolicyByNameTxn(s.readTxn(), ws, name)
 }
 
+// ACLPoliciesByNames returns the named policies that exist, in the order
+// named, read in one transaction (a token's policies, on every request).
+func (s *StateStore) ACLPoliciesByNames(ws memdb.WatchSet, names []string) ([]*structs.ACLPolicy, error) {
+	txn := s.readTxn()
+	out := make([]*structs.ACLPolicy, 0, len(names))
+	for _, name := range names {
+		p, err := aclPolicyByNameTxn(txn, ws, name)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
 func aclPolicyByNameTxn(txn *memdb.Txn, ws memdb.WatchSet, name string) (*structs.ACLPolicy, error) {
 	ch, raw, err := txn.FirstWatch(TableACLPolicies, "id", name)
 	if err != nil {
