@@ -160,6 +160,9 @@ func (c *Config) serverConfig(dataDir string, logger hclog.Logger) (*nomad.Confi
 	setDur(&s.NodeGCThreshold, c.Server.NodeGCThreshold)
 	setDur(&s.DeploymentGCThreshold, c.Server.DeploymentGCThreshold)
 	s.DefaultSchedulerConfig = copySchedulerConfig(c.Server.DefaultSchedulerConfig)
+	s.ACLEnabled = c.ACL.Enabled
+	setDur(&s.ACLTokenMinExpirationTTL, c.ACL.TokenMinExpirationTTL)
+	setDur(&s.ACLTokenMaxExpirationTTL, c.ACL.TokenMaxExpirationTTL)
 	s.Logger = logger
 	return s, nil
 }
@@ -206,6 +209,9 @@ func (c *Config) clientConfig(dataDir string, servers []string, httpAdvertise st
 		// there is no state to re-attach to.
 		StopTasksOnShutdown: c.DevMode,
 		DisableStateDB:      c.DevMode,
+		ACLEnabled:          c.ACL.Enabled,
+		ACLTokenTTL:         c.ACL.TokenTTL,
+		ACLPolicyTTL:        c.ACL.PolicyTTL,
 	}
 	cc.Reserved = clientconfig.Reserved{
 		CPU:           int64(c.Client.Reserved.CPU),

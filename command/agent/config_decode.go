@@ -11,7 +11,6 @@ var ignoredTop = map[string]string{
 	"consul":                      "no Consul integration",
 	"vault":                       "no Vault integration",
 	"telemetry":                   "no metrics sink yet",
-	"acl":                         "no ACL system",
 	"tls":                         "no TLS yet",
 	"ui":                          "no web UI",
 	"limits":                      "no connection limits",
@@ -79,6 +78,7 @@ func (d *decoder) decodeTop(body hcl.Body, c *Config) {
 			"advertise": {decode: func(d *decoder, b *hcl.Block) { d.decodeAdvertise(b.Body, &c.Advertise) }},
 			"server":    {decode: func(d *decoder, b *hcl.Block) { d.decodeServer(b.Body, &c.Server) }},
 			"client":    {decode: func(d *decoder, b *hcl.Block) { d.decodeClient(b.Body, &c.Client) }},
+			"acl":       {decode: func(d *decoder, b *hcl.Block) { d.decodeACL(b.Body, &c.ACL) }},
 			"plugin": {labels: []string{"name"}, decode: func(d *decoder, b *hcl.Block) {
 				if p := d.decodePlugin(b); p != nil {
 					if c.Plugins == nil {
