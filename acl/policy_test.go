@@ -1,6 +1,8 @@
 package acl
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -259,4 +261,21 @@ func itoa(i int) string {
 		return digits[i : i+1]
 	}
 	return itoa(i/10) + digits[i%10:i%10+1]
+}
+
+// The policies shipped in examples/ parse, so the README's commands work.
+func TestExamplePoliciesParse(t *testing.T) {
+	files, err := filepath.Glob("../examples/acl-*.hcl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example policies found: %v", err)
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse(string(src)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
 }
