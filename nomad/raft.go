@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -126,6 +127,9 @@ func (s *Server) raftApplyFuture(t structs.MessageType, msg any) (raft.ApplyFutu
 	if err != nil {
 		return nil, err
 	}
+	if err := checkEntrySize(t, len(buf)); err != nil {
+		return nil, err
+	}
 	return s.raft.Apply(buf, raftApplyTimeout), nil
 }
 
@@ -163,4 +167,18 @@ func (s *Server) raftConfiguration() (raft.Configuration, uint64, error) {
 		return raft.Configuration{}, 0, err
 	}
 	return f.Configuration(), f.Index(), nil
+}
+
+// maxEntrySize bounds one raft entry: no larger than an RPC message, so
+// that every committed entry can be sent to a follower, forwarded and
+// answered. Nothing a request makes should come near it (jobs are bounded
+// by job_max_source_size, plans are cut into parts); this is the last
+// check, before the entry is applied, so an oversized one changes nothing.
+const maxEntrySize = rpcx.DefaultMaxMessageSize
+
+func checkEntrySize(t structs.MessageType, n int) error {
+	if n > maxEntrySize {
+		return errTooLarge("the %s raft entry this request makes is %d bytes, over the %d bytes an entry may have (the RPC message limit); nothing was written", t, n, maxEntrySize)
+	}
+	return nil
 }
