@@ -109,7 +109,9 @@ func mergePlanResults(into, r *structs.PlanResult) *structs.PlanResult {
 	if into == nil {
 		return r
 	}
-	for _, pair := range []struct{ dst, src *map[string][]*structs.Allocation }{
+	for _, pair := range []struct {
+		dst, src *map[string][]*structs.Allocation
+	}{
 		{&into.NodeUpdate, &r.NodeUpdate}, {&into.NodeAllocation, &r.NodeAllocation}, {&into.NodePreemptions, &r.NodePreemptions},
 	} {
 		if *pair.dst == nil {
