@@ -38,13 +38,14 @@ type Agent struct {
 	remote *remoteRPC
 	rpc    rpcer
 
-	httpLn     net.Listener
-	httpSrv    *http.Server
-	httpCancel context.CancelFunc
-	httpDone   chan struct{}
-	httpAddr   string // advertised
-	rpcAddr    string // advertised, "" without a server
-	servers    []string
+	httpLn      net.Listener
+	httpSrv     *http.Server
+	connLimiter *connLimiter
+	httpCancel  context.CancelFunc
+	httpDone    chan struct{}
+	httpAddr    string // advertised
+	rpcAddr     string // advertised, "" without a server
+	servers     []string
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -160,7 +161,13 @@ func (a *Agent) serveHTTP() {
 	// followed log stream ends instead of holding shutdown up.
 	ctx, cancel := context.WithCancel(context.Background())
 	a.httpCancel = cancel
+	a.connLimiter = newConnLimiter(func() int {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.config.Limits.HTTPMaxConnsPerClient
+	}, a.logger.Named("http"))
 	a.httpSrv = &http.Server{
+		ConnState:         a.connLimiter.connState,
 		Handler:           api.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },

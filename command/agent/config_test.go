@@ -140,7 +140,7 @@ plugin "qemu" {}
 	}
 	want := []string{
 		`agent.hcl:2: "consul"`, `agent.hcl:5: "vault"`, `agent.hcl:6: "telemetry"`, `agent.hcl:7: "acl"`,
-		`agent.hcl:8: "tls"`, `agent.hcl:9: "ui"`, `agent.hcl:10: "limits"`, `agent.hcl:11: unknown key "frobnicate"`,
+		`agent.hcl:8: "tls"`, `agent.hcl:9: "ui"`, `agent.hcl:11: unknown key "frobnicate"`,
 		`agent.hcl:14: "server.raft_protocol"`, `agent.hcl:15: unknown key "server.wibble"`,
 		`agent.hcl:17: plugin "docker"`, `agent.hcl:20: unknown plugin "qemu"`,
 	}
