@@ -32,6 +32,7 @@ type Agent struct {
 
 	dataDir    string
 	removeData bool // a dev agent's temporary data dir
+	dirLock    *dataDirLock
 
 	server serverHandle
 	client clientHandle
@@ -76,6 +77,11 @@ func (a *Agent) start() error {
 	if err := a.setupDataDir(); err != nil {
 		return err
 	}
+	lock, err := lockDataDir(a.dataDir)
+	if err != nil {
+		return err
+	}
+	a.dirLock = lock
 	ln, err := net.Listen("tcp", cfg.httpBind())
 	if err != nil {
 		return fmt.Errorf("agent: HTTP listener: %w", err)
@@ -274,6 +280,7 @@ func (a *Agent) Shutdown() error {
 				errs = append(errs, fmt.Errorf("server shutdown: %w", err))
 			}
 		}
+		a.dirLock.release()
 		if a.removeData {
 			if err := os.RemoveAll(a.dataDir); err != nil {
 				errs = append(errs, err)
