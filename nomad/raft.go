@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/drover-sched/drover/helper/boltcheck"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
@@ -64,9 +65,20 @@ func (s *Server) setupRaft() error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("raft: creating %s: %w", dir, err)
 		}
-		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+		path := filepath.Join(dir, "raft.db")
+		if err := boltcheck.Check(path); err != nil {
+			return corruptRaftDB(path, err)
+		}
+		var bolt *raftboltdb.BoltStore
+		err := boltcheck.Guard(path, func() (err error) {
+			bolt, err = raftboltdb.New(raftboltdb.Options{Path: path})
+			return err
+		})
 		if err != nil {
-			return fmt.Errorf("raft: opening log store: %w", err)
+			if errors.Is(err, boltcheck.ErrCorrupt) {
+				return corruptRaftDB(path, err)
+			}
+			return fmt.Errorf("raft: opening log store %s: %w", path, err)
 		}
 		s.raftClosers = append(s.raftClosers, bolt.Close)
 		cache, err := raft.NewLogCache(512, bolt)
@@ -181,4 +193,11 @@ func checkEntrySize(t structs.MessageType, n int) error {
 		return errTooLarge("the %s raft entry this request makes is %d bytes, over the %d bytes an entry may have (the RPC message limit); nothing was written", t, n, maxEntrySize)
 	}
 	return nil
+}
+
+// corruptRaftDB says what to do about an unreadable raft log store.
+func corruptRaftDB(path string, err error) error {
+	return fmt.Errorf("raft: the log store %s cannot be read (%v); this server cannot start from it. "+
+		"Move the server's raft directory aside and start the server again to rejoin the cluster and catch up from its peers, "+
+		"or, for a single server, restore the data dir from a backup", path, err)
 }
