@@ -384,7 +384,8 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 	})
 }
 
-// GetNode returns one node (with its secret removed by JSON encoding).
+// GetNode returns one node, without its secret: the answer may reach
+// anyone who can reach the RPC port, and the node itself knows its secret.
 func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
 	if done, err := n.srv.forward("Node.GetNode", args, args, reply); done {
 		return err
@@ -394,7 +395,7 @@ func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleN
 		if err != nil {
 			return 0, err
 		}
-		reply.Node = node
+		reply.Node = node.Sanitize()
 		if node != nil {
 			return node.ModifyIndex, nil
 		}
