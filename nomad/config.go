@@ -79,6 +79,24 @@ type Config struct {
 	// RaftSnapshotThreshold and interval tune snapshotting.
 	RaftSnapshotThreshold uint64
 
+	// Limits on what callers may make the server hold (the agent's
+	// limits block). Zero means the default.
+	//
+	// RPCMaxConnsPerClient bounds the RPC connections one client IP may
+	// have open; RPCHandshakeTimeout bounds how long a new connection may
+	// take to say what it carries (and, with TLS, to finish its
+	// handshake); RPCMaxStreamsPerSession bounds the streams one
+	// multiplexed session may have open.
+	RPCMaxConnsPerClient    int
+	RPCHandshakeTimeout     time.Duration
+	RPCMaxStreamsPerSession int
+	// MaxBlockingQueries bounds the blocking queries waiting on this
+	// server at once, and MaxBlockingQueriesPerClient those from one
+	// client IP. A query past either limit is refused at once with
+	// ErrTooManyBlockingQueries rather than queued.
+	MaxBlockingQueries          int
+	MaxBlockingQueriesPerClient int
+
 	Logger hclog.Logger
 	Clock  Clock
 }
@@ -109,6 +127,8 @@ func DefaultConfig() *Config {
 		NodeGCThreshold:             24 * time.Hour,
 		DeploymentGCThreshold:       1 * time.Hour,
 		RaftSnapshotThreshold:       8192,
+		MaxBlockingQueries:          DefaultMaxBlockingQueries,
+		MaxBlockingQueriesPerClient: DefaultMaxBlockingQueriesPerClient,
 	}
 }
 

@@ -49,6 +49,8 @@ func errorStatus(err error) int {
 	switch {
 	case strings.HasPrefix(msg, nomad.ErrBadRequest.Error()) || strings.Contains(msg, nomad.ErrBadRequest.Error()+": "):
 		return http.StatusBadRequest
+	case structs.IsErr(err, nomad.ErrTooManyBlockingQueries):
+		return http.StatusTooManyRequests
 	case structs.IsErr(err, structs.ErrIndexConflict):
 		return http.StatusConflict
 	case isMissingMethod(err):

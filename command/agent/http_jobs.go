@@ -45,7 +45,7 @@ func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, err
 	}
 	var out structs.JobListResponse
-	if err := s.rpc.RPC("Job.List", &args, &out); err != nil {
+	if err := s.call(r, "Job.List", &args, &out); err != nil {
 		return nil, err
 	}
 	if out.Jobs, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Jobs, func(j *structs.JobListStub) string { return j.ID }); err != nil {
@@ -85,7 +85,7 @@ func (s *httpAPI) jobRegister(w http.ResponseWriter, r *http.Request) (any, erro
 	args.Job = job
 	args.Namespace = job.Namespace
 	var out structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Register", &args, &out); err != nil {
+	if err := s.call(r, "Job.Register", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -212,7 +212,7 @@ func (s *httpAPI) jobGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	var out structs.SingleJobResponse
-	if err := s.rpc.RPC("Job.GetJob", &args, &out); err != nil {
+	if err := s.call(r, "Job.GetJob", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -233,7 +233,7 @@ func (s *httpAPI) jobDeregister(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, err
 	}
 	var out structs.JobDeregisterResponse
-	if err := s.rpc.RPC("Job.Deregister", &args, &out); err != nil {
+	if err := s.call(r, "Job.Deregister", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -246,7 +246,7 @@ func (s *httpAPI) jobAllocations(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	var out structs.JobAllocationsResponse
-	if err := s.rpc.RPC("Job.Allocations", &args, &out); err != nil {
+	if err := s.call(r, "Job.Allocations", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -259,7 +259,7 @@ func (s *httpAPI) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	var out structs.JobEvaluationsResponse
-	if err := s.rpc.RPC("Job.Evaluations", &args, &out); err != nil {
+	if err := s.call(r, "Job.Evaluations", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -272,7 +272,7 @@ func (s *httpAPI) jobSummary(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	var out structs.JobSummaryResponse
-	if err := s.rpc.RPC("Job.Summary", &args, &out); err != nil {
+	if err := s.call(r, "Job.Summary", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -292,7 +292,7 @@ func (s *httpAPI) jobVersions(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	var out structs.JobVersionsResponse
-	if err := s.rpc.RPC("Job.GetJobVersions", &args, &out); err != nil {
+	if err := s.call(r, "Job.GetJobVersions", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -330,7 +330,7 @@ func (s *httpAPI) jobDeployments(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	var out structs.JobDeploymentsResponse
-	if err := s.rpc.RPC("Job.Deployments", &args, &out); err != nil {
+	if err := s.call(r, "Job.Deployments", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -345,7 +345,7 @@ func (s *httpAPI) jobLatestDeployment(w http.ResponseWriter, r *http.Request) (a
 		return nil, err
 	}
 	var out structs.SingleDeploymentResponse
-	if err := s.rpc.RPC("Job.LatestDeployment", &args, &out); err != nil {
+	if err := s.call(r, "Job.LatestDeployment", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
