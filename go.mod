@@ -22,6 +22,7 @@ require (
 	github.com/zclconf/go-cty v1.19.0
 	go.etcd.io/bbolt v1.5.0
 	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/sync v0.20.0
 	golang.org/x/sys v0.47.0
 	golang.org/x/text v0.31.0
 	pgregory.net/rapid v1.3.0
@@ -54,6 +55,5 @@ require (
 	github.com/mitchellh/mapstructure v1.5.0 // indirect
 	github.com/mitchellh/pointerstructure v1.2.1 // indirect
 	golang.org/x/mod v0.29.0 // indirect
-	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/tools v0.38.0 // indirect
 )

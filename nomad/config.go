@@ -89,20 +89,28 @@ type Config struct {
 	JobMaxCount  int
 	JobMaxAllocs int
 
-	// Limits the agent's limits {} block carries to the RPC layer. They
-	// bound what one peer can make a server hold: connections per client
-	// address, the time to finish a handshake, streams per multiplexed
-	// session, and blocking queries in total and per client.
-	RPCMaxConnsPerClient        int
-	RPCHandshakeTimeout         time.Duration
-	RPCMaxStreamsPerSession     int
-	MaxBlockingQueries          int
-	MaxBlockingQueriesPerClient int
-
 	// RaftConfig overrides raft's timing (tests use short timeouts).
 	RaftConfig *raft.Config
 	// RaftSnapshotThreshold and interval tune snapshotting.
 	RaftSnapshotThreshold uint64
+
+	// Limits on what callers may make the server hold (the agent's
+	// limits block). Zero means the default.
+	//
+	// RPCMaxConnsPerClient bounds the RPC connections one client IP may
+	// have open; RPCHandshakeTimeout bounds how long a new connection may
+	// take to say what it carries (and, with TLS, to finish its
+	// handshake); RPCMaxStreamsPerSession bounds the streams one
+	// multiplexed session may have open.
+	RPCMaxConnsPerClient    int
+	RPCHandshakeTimeout     time.Duration
+	RPCMaxStreamsPerSession int
+	// MaxBlockingQueries bounds the blocking queries waiting on this
+	// server at once, and MaxBlockingQueriesPerClient those from one
+	// client IP. A query past either limit is refused at once with
+	// ErrTooManyBlockingQueries rather than queued.
+	MaxBlockingQueries          int
+	MaxBlockingQueriesPerClient int
 
 	Logger hclog.Logger
 	Clock  Clock
@@ -137,9 +145,6 @@ func DefaultConfig() *Config {
 		JobMaxSourceSize:            DefaultJobMaxSourceSize,
 		JobMaxCount:                 DefaultJobMaxCount,
 		JobMaxAllocs:                DefaultJobMaxAllocs,
-		RPCMaxConnsPerClient:        DefaultRPCMaxConnsPerClient,
-		RPCHandshakeTimeout:         DefaultRPCHandshakeTimeout,
-		RPCMaxStreamsPerSession:     DefaultRPCMaxStreamsPerSession,
 		MaxBlockingQueries:          DefaultMaxBlockingQueries,
 		MaxBlockingQueriesPerClient: DefaultMaxBlockingQueriesPerClient,
 	}
@@ -159,17 +164,14 @@ const (
 	DefaultJobMaxCount  = 10_000
 	DefaultJobMaxAllocs = 20_000
 	// DefaultRPCMaxConnsPerClient, DefaultRPCHandshakeTimeout are Nomad's
-	// defaults for rpc_max_conns_per_client and rpc_handshake_timeout.
+	// defaults for rpc_max_conns_per_client and rpc_handshake_timeout,
+	// the agent's limits block's defaults (zero here means the RPC
+	// layer's own default).
 	DefaultRPCMaxConnsPerClient = 100
 	DefaultRPCHandshakeTimeout  = 5 * time.Second
 	// DefaultRPCMaxStreamsPerSession is yamux's stream bound per session
 	// (rpcx.DefaultMaxStreamsPerSession).
 	DefaultRPCMaxStreamsPerSession = rpcx.DefaultMaxStreamsPerSession
-	// DefaultMaxBlockingQueries bounds the blocking queries one server
-	// holds at once, DefaultMaxBlockingQueriesPerClient those of one
-	// client address.
-	DefaultMaxBlockingQueries          = 4096
-	DefaultMaxBlockingQueriesPerClient = 256
 )
 
 // Validate reports configuration problems by field.

@@ -222,7 +222,7 @@ func (a *Agent) RPC(method string, args, reply any) error {
 	if a.rpc == nil {
 		return errNoServers
 	}
-	return a.rpc.RPC(method, args, reply)
+	return a.rpc.RPC(context.Background(), method, args, reply)
 }
 
 // Reload applies what can change without a restart: the log level (and the

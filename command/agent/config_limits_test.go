@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drover-sched/drover/nomad"
 )
 
 func TestLimitsBlockParsesMergesAndReachesTheServer(t *testing.T) {
@@ -68,7 +71,7 @@ server {
 func TestLimitsDefaultsAreNomads(t *testing.T) {
 	l := DefaultConfig().Limits
 	if l.HTTPSHandshakeTimeout != 5*time.Second || l.HTTPMaxConnsPerClient != 100 || l.RPCHandshakeTimeout != 5*time.Second ||
-		l.RPCMaxConnsPerClient != 100 || l.RPCMaxStreamsPerSession != 1024 || l.MaxBlockingQueries != 4096 ||
+		l.RPCMaxConnsPerClient != 100 || l.RPCMaxStreamsPerSession != 1024 || l.MaxBlockingQueries != nomad.DefaultMaxBlockingQueries ||
 		l.MaxBlockingQueriesPerClient != 256 || l.HTTPMaxBodySize != DefaultHTTPMaxBodySize {
 		t.Fatalf("defaults: %+v", l)
 	}
@@ -107,7 +110,10 @@ func TestBadLimitsAreErrorsNamingTheKey(t *testing.T) {
 	c.Limits.MaxBlockingQueriesPerClient = c.Limits.MaxBlockingQueries + 1
 	c.Limits.HTTPMaxConnsPerClient = 0
 	err := c.Validate()
-	for _, want := range []string{"limits.max_blocking_queries_per_client (4097) must not exceed limits.max_blocking_queries (4096)", "limits.http_max_conns_per_client must be positive, got 0"} {
+	for _, want := range []string{
+		fmt.Sprintf("limits.max_blocking_queries_per_client (%d) must not exceed limits.max_blocking_queries (%d)", nomad.DefaultMaxBlockingQueries+1, nomad.DefaultMaxBlockingQueries),
+		"limits.http_max_conns_per_client must be positive, got 0",
+	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate: %v\nshould contain %q", err, want)
 		}

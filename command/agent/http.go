@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/drover-sched/drover/helper/rpcx"
 )
 
 // httpAPI serves Nomad's v1 HTTP API. Every handler turns a request into
@@ -135,6 +139,17 @@ func (s *httpAPI) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(code)
 	io.WriteString(w, msg)
+}
+
+// call makes an RPC for the HTTP request r: it ends when r's client goes
+// away, and it names r's client to the servers (rpcx.Peer), which count
+// blocking queries per client.
+func (s *httpAPI) call(r *http.Request, method string, args, reply any) error {
+	ctx := r.Context()
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		ctx = rpcx.WithPeer(ctx, rpcx.Peer{Addr: net.TCPAddrFromAddrPort(ap)})
+	}
+	return s.rpc.RPC(ctx, method, args, reply)
 }
 
 // decodeBody reads a JSON request body into out. Unknown fields are

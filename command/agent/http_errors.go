@@ -53,6 +53,8 @@ func errorStatus(err error) int {
 		return http.StatusBadRequest
 	case strings.HasPrefix(msg, nomad.ErrTooLarge.Error()) || strings.Contains(msg, nomad.ErrTooLarge.Error()+": "):
 		return http.StatusRequestEntityTooLarge
+	case structs.IsErr(err, nomad.ErrTooManyBlockingQueries):
+		return http.StatusTooManyRequests
 	case structs.IsErr(err, structs.ErrIndexConflict):
 		return http.StatusConflict
 	case isMissingMethod(err):

@@ -45,7 +45,7 @@ func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, err
 	}
 	var out structs.JobListResponse
-	if err := s.rpc.RPC("Job.List", &args, &out); err != nil {
+	if err := s.call(r, "Job.List", &args, &out); err != nil {
 		return nil, err
 	}
 	if out.Jobs, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Jobs, func(j *structs.JobListStub) string { return j.ID }); err != nil {
@@ -85,7 +85,7 @@ func (s *httpAPI) jobRegister(w http.ResponseWriter, r *http.Request) (any, erro
 	args.Job = job
 	args.Namespace = job.Namespace
 	var out structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Register", &args, &out); err != nil {
+	if err := s.call(r, "Job.Register", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -216,7 +216,7 @@ func (s *httpAPI) jobGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	var out structs.SingleJobResponse
-	if err := s.rpc.RPC("Job.GetJob", &args, &out); err != nil {
+	if err := s.call(r, "Job.GetJob", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -237,7 +237,7 @@ func (s *httpAPI) jobDeregister(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, err
 	}
 	var out structs.JobDeregisterResponse
-	if err := s.rpc.RPC("Job.Deregister", &args, &out); err != nil {
+	if err := s.call(r, "Job.Deregister", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -250,7 +250,7 @@ func (s *httpAPI) jobAllocations(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	var out structs.JobAllocationsResponse
-	if err := s.rpc.RPC("Job.Allocations", &args, &out); err != nil {
+	if err := s.call(r, "Job.Allocations", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -263,7 +263,7 @@ func (s *httpAPI) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	var out structs.JobEvaluationsResponse
-	if err := s.rpc.RPC("Job.Evaluations", &args, &out); err != nil {
+	if err := s.call(r, "Job.Evaluations", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -276,7 +276,7 @@ func (s *httpAPI) jobSummary(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	var out structs.JobSummaryResponse
-	if err := s.rpc.RPC("Job.Summary", &args, &out); err != nil {
+	if err := s.call(r, "Job.Summary", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -296,7 +296,7 @@ func (s *httpAPI) jobVersions(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	var out structs.JobVersionsResponse
-	if err := s.rpc.RPC("Job.GetJobVersions", &args, &out); err != nil {
+	if err := s.call(r, "Job.GetJobVersions", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -334,7 +334,7 @@ func (s *httpAPI) jobDeployments(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	var out structs.JobDeploymentsResponse
-	if err := s.rpc.RPC("Job.Deployments", &args, &out); err != nil {
+	if err := s.call(r, "Job.Deployments", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -349,7 +349,7 @@ func (s *httpAPI) jobLatestDeployment(w http.ResponseWriter, r *http.Request) (a
 		return nil, err
 	}
 	var out structs.SingleDeploymentResponse
-	if err := s.rpc.RPC("Job.LatestDeployment", &args, &out); err != nil {
+	if err := s.call(r, "Job.LatestDeployment", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
