@@ -8,6 +8,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // ErrCorrupt marks a file Check found unreadable.
@@ -38,7 +39,7 @@ func Check(path string) (err error) {
 	return Guard(path, func() error {
 		db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 		if err != nil {
-			if errors.Is(err, bolt.ErrTimeout) {
+			if errors.Is(err, berrors.ErrTimeout) {
 				return fmt.Errorf("%s is locked by another process", path)
 			}
 			return fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
