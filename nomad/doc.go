@@ -15,6 +15,11 @@
 // state (an allocation holds its resources until its client reports it
 // terminal) and commits what fits.
 //
+// A call a client makes for itself carries its node's ID and secret and is
+// checked before it reads or writes anything; it may act only on its own
+// node and that node's allocations, and no answer carries a node's secret
+// (node_identity.go).
+//
 // # Who owns what
 //
 //   - Server.ctx owns the RPC accept loop, the leadership monitor, the join

@@ -47,8 +47,10 @@ type Server struct {
 	evalBroker   *EvalBroker
 	blockedEvals *BlockedEvals
 	planQueue    *PlanQueue
-	heartbeats   *heartbeater
-	workers      []*Worker
+	// blockingLimits counts the blocking queries waiting on this server.
+	blockingLimits *blockingLimiter
+	heartbeats     *heartbeater
+	workers        []*Worker
 	// periodicDispatcher launches periodic jobs' children while leading.
 	periodicDispatcher *PeriodicDispatch
 	// acls resolves ACL tokens and caches compiled ACLs (acl.go).
@@ -114,7 +116,12 @@ func (s *Server) setup() error {
 		return fmt.Errorf("server: advertise address %q: %w", s.advertise, err)
 	}
 	s.raftLayer = rpcx.NewRaftLayer(advAddr)
-	s.rpcServer = rpcx.NewServer(s.logger.Named("rpc"), rpcx.WithRaftLayer(s.raftLayer))
+	s.blockingLimits = newBlockingLimiter(s.config.MaxBlockingQueries, s.config.MaxBlockingQueriesPerClient)
+	s.rpcServer = rpcx.NewServer(s.logger.Named("rpc"),
+		rpcx.WithRaftLayer(s.raftLayer),
+		rpcx.WithHandshakeTimeout(s.config.RPCHandshakeTimeout),
+		rpcx.WithMaxStreamsPerSession(s.config.RPCMaxStreamsPerSession),
+		rpcx.WithMaxConnsPerClient(s.config.RPCMaxConnsPerClient))
 	s.connPool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: s.logger.Named("pool")})
 
 	if err := s.setupLeaderComponents(); err != nil {

@@ -16,6 +16,7 @@ var (
 	ErrNotFound          = errors.New("not found")
 	ErrNodeNotReady      = errors.New("node is not ready")
 	ErrNodeSecretDenied  = errors.New("node secret ID does not match")
+	ErrNodeSecretMissing = errors.New("node secret ID is missing")
 	ErrIndexConflict     = errors.New("enforcing job modify index")
 	ErrInvalidTransition = errors.New("invalid allocation transition")
 	ErrTokenMismatch     = errors.New("evaluation token does not match")

@@ -37,7 +37,7 @@ func (s *httpAPI) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, err
 	}
 	args.BootstrapSecret = body.BootstrapSecret
 	var out structs.ACLTokenUpsertResponse
-	if err := s.rpc.RPC("ACL.Bootstrap", &args, &out); err != nil {
+	if err := s.call(r, "ACL.Bootstrap", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -56,7 +56,7 @@ func (s *httpAPI) aclPolicyList(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, err
 	}
 	var out structs.ACLPolicyListResponse
-	if err := s.rpc.RPC("ACL.ListPolicies", &args, &out); err != nil {
+	if err := s.call(r, "ACL.ListPolicies", &args, &out); err != nil {
 		return nil, err
 	}
 	list, err := paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Policies, func(p *structs.ACLPolicyListStub) string { return p.Name })
@@ -76,7 +76,7 @@ func (s *httpAPI) aclPolicyGet(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, err
 	}
 	var out structs.SingleACLPolicyResponse
-	if err := s.rpc.RPC("ACL.GetPolicy", &args, &out); err != nil {
+	if err := s.call(r, "ACL.GetPolicy", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -100,7 +100,7 @@ func (s *httpAPI) aclPolicyPut(w http.ResponseWriter, r *http.Request) (any, err
 	args := structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{{Name: name, Description: body.Description, Rules: body.Rules}}}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.GenericResponse
-	if err := s.rpc.RPC("ACL.UpsertPolicies", &args, &out); err != nil {
+	if err := s.call(r, "ACL.UpsertPolicies", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -111,7 +111,7 @@ func (s *httpAPI) aclPolicyDelete(w http.ResponseWriter, r *http.Request) (any, 
 	args := structs.ACLPolicyDeleteRequest{Names: []string{r.PathValue("name")}}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.GenericResponse
-	if err := s.rpc.RPC("ACL.DeletePolicies", &args, &out); err != nil {
+	if err := s.call(r, "ACL.DeletePolicies", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -127,7 +127,7 @@ func (s *httpAPI) aclTokenList(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, err
 	}
 	var out structs.ACLTokenListResponse
-	if err := s.rpc.RPC("ACL.ListTokens", &args, &out); err != nil {
+	if err := s.call(r, "ACL.ListTokens", &args, &out); err != nil {
 		return nil, err
 	}
 	list, err := paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Tokens, func(t *structs.ACLTokenListStub) string { return t.AccessorID })
@@ -235,7 +235,7 @@ func (s *httpAPI) aclTokenUpsert(w http.ResponseWriter, r *http.Request, body *a
 	args := structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{tok}}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.ACLTokenUpsertResponse
-	if err := s.rpc.RPC("ACL.UpsertTokens", &args, &out); err != nil {
+	if err := s.call(r, "ACL.UpsertTokens", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -251,7 +251,7 @@ func (s *httpAPI) aclTokenGet(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	var out structs.SingleACLTokenResponse
-	if err := s.rpc.RPC("ACL.GetToken", &args, &out); err != nil {
+	if err := s.call(r, "ACL.GetToken", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -269,7 +269,7 @@ func (s *httpAPI) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, err
 		return nil, err
 	}
 	var out structs.SingleACLTokenResponse
-	if err := s.rpc.RPC("ACL.GetTokenSelf", &args, &out); err != nil {
+	if err := s.call(r, "ACL.GetTokenSelf", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -283,7 +283,7 @@ func (s *httpAPI) aclTokenDelete(w http.ResponseWriter, r *http.Request) (any, e
 	args := structs.ACLTokenDeleteRequest{AccessorIDs: []string{r.PathValue("id")}}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.GenericResponse
-	if err := s.rpc.RPC("ACL.DeleteTokens", &args, &out); err != nil {
+	if err := s.call(r, "ACL.DeleteTokens", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)

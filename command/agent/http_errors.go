@@ -42,6 +42,8 @@ func errorStatus(err error) int {
 		return ce.code
 	case errors.As(err, &ve), errors.Is(err, nomad.ErrBadRequest):
 		return http.StatusBadRequest
+	case errors.Is(err, nomad.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, client.ErrUnknownAlloc), errors.Is(err, client.ErrUnknownTask):
 		return http.StatusNotFound
 	}
@@ -49,6 +51,10 @@ func errorStatus(err error) int {
 	switch {
 	case strings.HasPrefix(msg, nomad.ErrBadRequest.Error()) || strings.Contains(msg, nomad.ErrBadRequest.Error()+": "):
 		return http.StatusBadRequest
+	case strings.HasPrefix(msg, nomad.ErrTooLarge.Error()) || strings.Contains(msg, nomad.ErrTooLarge.Error()+": "):
+		return http.StatusRequestEntityTooLarge
+	case structs.IsErr(err, nomad.ErrTooManyBlockingQueries):
+		return http.StatusTooManyRequests
 	case structs.IsErr(err, structs.ErrIndexConflict):
 		return http.StatusConflict
 	case isMissingMethod(err):

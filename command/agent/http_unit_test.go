@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -19,7 +20,7 @@ import (
 // tested against answers a real server would rarely give.
 type fakeRPC map[string]func(args, reply any) error
 
-func (f fakeRPC) RPC(method string, args, reply any) error {
+func (f fakeRPC) RPC(_ context.Context, method string, args, reply any) error {
 	if fn, ok := f[method]; ok {
 		return fn(args, reply)
 	}
