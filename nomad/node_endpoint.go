@@ -15,6 +15,9 @@ import (
 
 // Node is the endpoint clients talk to (register, heartbeat, read their
 // assignment, report allocation status) and operators read nodes through.
+// A client's own calls are authenticated by its node secret
+// (node_identity.go), an operator's by a token: node read to read nodes,
+// node write to change them (node_drain_endpoint.go).
 type Node struct {
 	srv *Server
 }
@@ -357,6 +360,9 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 	if done, err := n.srv.forward("Node.List", args, args, reply); done {
 		return err
 	}
+	if _, err := n.srv.allowNode(args, false); err != nil {
+		return err
+	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		it, err := st.Nodes(ws)
 		if err != nil {
@@ -380,6 +386,9 @@ func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleN
 	if done, err := n.srv.forward("Node.GetNode", args, args, reply); done {
 		return err
 	}
+	if _, err := n.srv.allowNode(args, false); err != nil {
+		return err
+	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		node, err := st.NodeByID(ws, args.NodeID)
 		if err != nil {
@@ -393,9 +402,15 @@ func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleN
 	})
 }
 
-// GetAllocs returns every allocation on a node.
+// GetAllocs returns the allocations on a node: it needs node read, and
+// answers only the allocations of namespaces where the token has
+// read-job, as Nomad does.
 func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
 	if done, err := n.srv.forward("Node.GetAllocs", args, args, reply); done {
+		return err
+	}
+	aclObj, err := n.srv.allowNode(args, false)
+	if err != nil {
 		return err
 	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -403,7 +418,7 @@ func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeA
 		if err != nil {
 			return 0, err
 		}
-		reply.Allocs = allocs
+		reply.Allocs = readable(aclObj, allocs)
 		return maxIndex(st, state.TableAllocs), nil
 	})
 }
