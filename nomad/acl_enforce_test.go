@@ -233,25 +233,64 @@ func TestFollowersProveThemselvesToTheLeader(t *testing.T) {
 	args := func() *structs.EvalDequeueRequest {
 		return &structs.EvalDequeueRequest{Schedulers: []string{structs.JobTypeService}, Timeout: 10 * time.Millisecond}
 	}
-	if err := follower.RPC("Eval.Dequeue", args(), &structs.EvalDequeueResponse{}); err != nil {
+	// Each call is retried across an election (in-process clusters on a
+	// loaded machine may change leader): what is checked is the answer
+	// once a leader answers.
+	if err := acrossElections(t, func() error { return follower.RPC("Eval.Dequeue", args(), &structs.EvalDequeueResponse{}) }); err != nil {
 		t.Fatalf("a follower's own dequeue, forwarded to the leader: %v", err)
 	}
-	boot := bootstrapACL(t, leader)
+	// The bootstrap names its secret, so that one which committed before
+	// its answer was lost to an election is still known.
+	secret := structs.GenerateUUID()
+	if err := acrossElections(t, func() error {
+		return follower.RPC("ACL.Bootstrap", &structs.ACLTokenBootstrapRequest{BootstrapSecret: secret, WriteRequest: write("")},
+			&structs.ACLTokenUpsertResponse{})
+	}); err != nil && !structs.IsErr(err, structs.ErrACLBootstrapDone) {
+		t.Fatalf("bootstrap: %v", err)
+	}
 	user := args()
-	user.AuthToken = boot.SecretID
-	requireDenied(t, "a user's dequeue through a follower", remoteRPC(t, follower, "Eval.Dequeue", user, &structs.EvalDequeueResponse{}))
+	user.AuthToken = secret
+	requireDenied(t, "a user's dequeue through a follower", acrossElections(t, func() error {
+		return remoteRPC(t, follower, "Eval.Dequeue", user, &structs.EvalDequeueResponse{})
+	}))
 
 	// A user's ordinary write through the follower is forwarded with the
 	// follower's proof and checked on the leader against the user's token.
-	job := itJob("fwd", 1)
-	reg := &structs.JobRegisterRequest{Job: job, WriteRequest: write(boot.SecretID)}
-	if err := remoteRPC(t, follower, "Job.Register", reg, &structs.JobRegisterResponse{}); err != nil {
+	if err := acrossElections(t, func() error {
+		reg := &structs.JobRegisterRequest{Job: itJob("fwd", 1), WriteRequest: write(secret)}
+		return remoteRPC(t, follower, "Job.Register", reg, &structs.JobRegisterResponse{})
+	}); err != nil {
 		t.Fatalf("register through a follower: %v", err)
 	}
-	reg = &structs.JobRegisterRequest{Job: itJob("anon", 1), WriteRequest: write("")}
-	requireDenied(t, "an anonymous register through a follower", remoteRPC(t, follower, "Job.Register", reg, &structs.JobRegisterResponse{}))
-	if j, _ := leader.State().JobByID(nil, structs.DefaultNamespace, "anon"); j != nil {
-		t.Fatal("the refused register stored its job")
+	requireDenied(t, "an anonymous register through a follower", acrossElections(t, func() error {
+		reg := &structs.JobRegisterRequest{Job: itJob("anon", 1), WriteRequest: write("")}
+		return remoteRPC(t, follower, "Job.Register", reg, &structs.JobRegisterResponse{})
+	}))
+	for _, s := range servers {
+		if j, _ := s.State().JobByID(nil, structs.DefaultNamespace, "anon"); j != nil {
+			t.Fatal("the refused register stored its job")
+		}
+	}
+}
+
+// acrossElections runs call until it gets an answer that is not about
+// leadership (an election in progress, a leader lost while committing),
+// for at most 20 seconds, and returns that answer. A write that failed
+// with "leadership lost" may have committed; the calls it is used for
+// are the same when repeated.
+func acrossElections(t *testing.T, call func() error) error {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := call()
+		if err == nil || !(structs.IsErr(err, structs.ErrNoLeader) || strings.Contains(err.Error(), "leadership lost")) {
+			return err
+		}
+		// The next call waits for the new leader itself (forward waits
+		// out an election).
+		if time.Now().After(deadline) {
+			t.Fatalf("no stable leader within 20s: %v", err)
+		}
 	}
 }
 
