@@ -75,6 +75,13 @@ type Config struct {
 	// operator API changes it and this is no longer read.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration
 
+	// ACLEnabled turns the ACL system on: the ACL endpoints answer, and
+	// ResolveToken resolves tokens instead of allowing everything.
+	ACLEnabled bool
+	// ACLTokenMinExpirationTTL and ACLTokenMaxExpirationTTL bound the
+	// lifetime a token may be created with (Nomad's defaults: 1m, 24h).
+	ACLTokenMinExpirationTTL time.Duration
+	ACLTokenMaxExpirationTTL time.Duration
 	// JobMaxSourceSize bounds a job's encoded size in bytes (the agent's
 	// server.job_max_source_size, Nomad's name). Register, plan,
 	// dispatch, scale and revert check it before anything else, so no
@@ -142,6 +149,8 @@ func DefaultConfig() *Config {
 		NodeGCThreshold:             24 * time.Hour,
 		DeploymentGCThreshold:       1 * time.Hour,
 		RaftSnapshotThreshold:       8192,
+		ACLTokenMinExpirationTTL:    time.Minute,
+		ACLTokenMaxExpirationTTL:    24 * time.Hour,
 		JobMaxSourceSize:            DefaultJobMaxSourceSize,
 		JobMaxCount:                 DefaultJobMaxCount,
 		JobMaxAllocs:                DefaultJobMaxAllocs,
@@ -189,6 +198,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("server: min_heartbeat_ttl must be > 0")
 	case c.MaxHeartbeatsPerSecond <= 0:
 		return fmt.Errorf("server: max_heartbeats_per_second must be > 0")
+	case c.ACLTokenMinExpirationTTL < 0 || c.ACLTokenMaxExpirationTTL < c.ACLTokenMinExpirationTTL:
+		return fmt.Errorf("acl: token_min_expiration_ttl (%s) must be >= 0 and at most token_max_expiration_ttl (%s)",
+			c.ACLTokenMinExpirationTTL, c.ACLTokenMaxExpirationTTL)
 	case c.JobMaxSourceSize < 1024 || c.JobMaxSourceSize > MaxJobMaxSourceSize:
 		return fmt.Errorf("server: job_max_source_size must be between 1 KiB and %d bytes (a quarter of the RPC message limit, so a job with its request fits one message), got %d", MaxJobMaxSourceSize, c.JobMaxSourceSize)
 	case c.JobMaxCount < 1:

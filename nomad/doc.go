@@ -42,6 +42,17 @@
 //     it, which stops and waits for the loop. FSM hooks keep it in step
 //     with job registers and stops.
 //
+// # ACLs
+//
+// The ACL endpoint (acl_endpoint*.go, acl_bootstrap.go) stores policies
+// and tokens through raft. A token's secret is made on the leader and only
+// its SHA-256 goes to raft and the state store; encodeMsg also clears the
+// caller's AuthToken from every request before it becomes an entry, so no
+// secret is ever on disk. Server.ResolveToken (acl.go) is what every
+// endpoint asks before acting: it looks the token up by the hash of its
+// secret and compiles its policies into an *acl.ACL, cached in a bounded
+// LRU keyed by the policies' names and indexes.
+//
 // Time comes from an injected Clock everywhere outside raft and the FSM, so
 // tests drive heartbeats, nack timeouts and delays with a FakeClock.
 package nomad

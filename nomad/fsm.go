@@ -100,6 +100,11 @@ func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
 		structs.GenericWriteRequestType:                 f.applyGenericWrite,
 		structs.JobScaleRequestType:                     f.applyJobScale,
 		structs.JobDispatchRequestType:                  f.applyJobDispatch,
+		structs.ACLPolicyUpsertRequestType:              f.applyACLPolicyUpsert,
+		structs.ACLPolicyDeleteRequestType:              f.applyACLPolicyDelete,
+		structs.ACLTokenUpsertRequestType:               f.applyACLTokenUpsert,
+		structs.ACLTokenDeleteRequestType:               f.applyACLTokenDelete,
+		structs.ACLTokenBootstrapRequestType:            f.applyACLTokenBootstrap,
 	}
 	return f, nil
 }
@@ -148,8 +153,15 @@ func (f *FSM) Apply(log *raft.Log) (resp any) {
 	return h(log.Data[1:], log.Index)
 }
 
-// encodeMsg builds a raft entry: the type byte then the msgpack body.
+// encodeMsg builds a raft entry: the type byte then the msgpack body. The
+// caller's ACL token never goes into the log (secrets are stored hashed,
+// and only in ACL entries): a request that embeds a WriteRequest has its
+// AuthToken cleared first, which is safe because the token was checked
+// before anything was applied.
 func encodeMsg(t structs.MessageType, msg any) ([]byte, error) {
+	if w, ok := msg.(interface{ ClearAuthToken() }); ok {
+		w.ClearAuthToken()
+	}
 	body, err := rpcx.Encode(msg)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", t, err)

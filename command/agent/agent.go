@@ -265,8 +265,8 @@ func (a *Agent) Reload(newCfg *Config) error {
 		a.logger.Info("log level changed", "from", old.LogLevel, "to", next.LogLevel)
 	}
 	if old.Server.Enabled != next.Server.Enabled || old.Client.Enabled != next.Client.Enabled ||
-		old.DataDir != next.DataDir || old.Ports != next.Ports || old.BindAddr != next.BindAddr {
-		a.logger.Warn("configuration reloaded; server/client roles, data_dir, ports and addresses change only on restart")
+		old.DataDir != next.DataDir || old.Ports != next.Ports || old.BindAddr != next.BindAddr || old.ACL != next.ACL {
+		a.logger.Warn("configuration reloaded; server/client roles, data_dir, ports, addresses and the acl block change only on restart")
 	}
 	return nil
 }

@@ -35,6 +35,9 @@ type Config struct {
 
 	Server ServerConfig
 	Client ClientConfig
+	// ACL is the acl block (config_acl.go). It holds no references, so
+	// Copy copies it with the struct.
+	ACL ACLConfig
 	// Limits is the limits {} block (config_limits.go).
 	Limits Limits
 

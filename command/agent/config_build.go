@@ -162,6 +162,9 @@ func (c *Config) serverConfig(dataDir string, logger hclog.Logger) (*nomad.Confi
 	setDur(&s.NodeGCThreshold, c.Server.NodeGCThreshold)
 	setDur(&s.DeploymentGCThreshold, c.Server.DeploymentGCThreshold)
 	s.DefaultSchedulerConfig = copySchedulerConfig(c.Server.DefaultSchedulerConfig)
+	s.ACLEnabled = c.ACL.Enabled
+	setDur(&s.ACLTokenMinExpirationTTL, c.ACL.TokenMinExpirationTTL)
+	setDur(&s.ACLTokenMaxExpirationTTL, c.ACL.TokenMaxExpirationTTL)
 	if c.Server.JobMaxSourceSize > 0 {
 		s.JobMaxSourceSize = int(c.Server.JobMaxSourceSize)
 	}
@@ -219,6 +222,9 @@ func (c *Config) clientConfig(dataDir string, servers []string, httpAdvertise st
 		// there is no state to re-attach to.
 		StopTasksOnShutdown: c.DevMode,
 		DisableStateDB:      c.DevMode,
+		ACLEnabled:          c.ACL.Enabled,
+		ACLTokenTTL:         c.ACL.TokenTTL,
+		ACLPolicyTTL:        c.ACL.PolicyTTL,
 	}
 	cc.Reserved = clientconfig.Reserved{
 		CPU:           int64(c.Client.Reserved.CPU),

@@ -65,6 +65,7 @@ func (s *httpAPI) handler() http.Handler {
 	s.routeClient(mux)
 	s.routeSearch(mux)
 	s.routeMembership(mux)
+	s.routeACL(mux)
 	return mux
 }
 

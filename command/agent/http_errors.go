@@ -59,8 +59,11 @@ func errorStatus(err error) int {
 		return http.StatusConflict
 	case isMissingMethod(err):
 		return http.StatusNotImplemented
-	case structs.IsErr(err, structs.ErrPermissionDenied), structs.IsErr(err, structs.ErrJobRegistrationDisabled):
+	case structs.IsErr(err, structs.ErrPermissionDenied), structs.IsErr(err, structs.ErrJobRegistrationDisabled),
+		structs.IsErr(err, structs.ErrTokenNotFound):
 		return http.StatusForbidden
+	case structs.IsErr(err, structs.ErrACLDisabled), structs.IsErr(err, structs.ErrACLBootstrapDone):
+		return http.StatusBadRequest
 	case strings.Contains(strings.ToLower(msg), "not found"):
 		return http.StatusNotFound
 	}
