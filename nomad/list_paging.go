@@ -54,8 +54,8 @@ type pager[T any] struct {
 }
 
 // page sorts items by key and returns the page q asks for, setting
-// m.NextToken. An object larger than maxListObject is an error naming it:
-// no page could carry it.
+// m.NextToken. An object larger than maxListObject is an
+// ErrAnswerTooLarge naming it: no page could carry it.
 func (p pager[T]) page(q *structs.QueryOptions, m *structs.QueryMeta, items []T) ([]T, error) {
 	type keyed struct {
 		key  string
@@ -88,7 +88,7 @@ func (p pager[T]) page(q *structs.QueryOptions, m *structs.QueryMeta, items []T)
 		n += objectSlack
 		if n > maxListObject {
 			return nil, fmt.Errorf("%w: %s is %d bytes encoded, more than the %d bytes one RPC answer can carry",
-				ErrTooLarge, p.name(k.item), n, maxListObject)
+				ErrAnswerTooLarge, p.name(k.item), n, maxListObject)
 		}
 		if i > 0 && used+n > budget {
 			m.NextToken = k.key

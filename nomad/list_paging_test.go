@@ -133,7 +133,7 @@ func TestPagesStayWithinTheByteBudget(t *testing.T) {
 func TestAnObjectNoAnswerCanCarryIsAnErrorNamingIt(t *testing.T) {
 	items := stubsOfSizes(10, rpcx.DefaultMaxMessageSize, 10)
 	_, err := allPages(t, jobStubPager, structs.QueryOptions{}, items)
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "job job-001 is") || !strings.Contains(err.Error(), "one RPC answer can carry") {
+	if !errors.Is(err, ErrAnswerTooLarge) || !strings.Contains(err.Error(), "job job-001 is") || !strings.Contains(err.Error(), "one RPC answer can carry") {
 		t.Fatalf("err = %v", err)
 	}
 }
