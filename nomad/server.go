@@ -113,7 +113,7 @@ func (s *Server) setup() error {
 	if err != nil {
 		return fmt.Errorf("server: advertise address %q: %w", s.advertise, err)
 	}
-	s.raftLayer = rpcx.NewRaftLayer(advAddr)
+	s.raftLayer = rpcx.NewRaftLayer(advAddr, nil)
 	s.blockingLimits = newBlockingLimiter(s.config.MaxBlockingQueries, s.config.MaxBlockingQueriesPerClient)
 	s.rpcServer = rpcx.NewServer(s.logger.Named("rpc"),
 		rpcx.WithRaftLayer(s.raftLayer),
