@@ -19,6 +19,9 @@ type Alloc struct {
 // index moved; with MinQueryIndex set, the answer reflects at least that
 // index, so a lagging server never hands a client an older assignment.
 func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsGetResponse) error {
+	if err := a.srv.requireNodePeer("Alloc.GetAllocs", args); err != nil {
+		return err
+	}
 	if done, err := a.srv.forward("Alloc.GetAllocs", args, args, reply); done {
 		return err
 	}

@@ -22,6 +22,9 @@ type Node struct {
 // Register creates or updates a node. A node that re-registers must present
 // the secret it registered with.
 func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	if err := n.srv.requireNodePeer("Node.Register", args); err != nil {
+		return err
+	}
 	if done, err := n.srv.forward("Node.Register", args, args, reply); done {
 		return err
 	}
@@ -173,6 +176,9 @@ func (n *Node) authNode(st *state.StateStore, nodeID, secretID string) (*structs
 // and writes ready again (with node-update evals), as for any node that
 // comes back.
 func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	if err := n.srv.requireNodePeer("Node.UpdateStatus", args); err != nil {
+		return err
+	}
 	if done, err := n.srv.forward("Node.UpdateStatus", args, args, reply); done {
 		return err
 	}
@@ -234,6 +240,9 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 // answer (and backs off), and a client blocked on the query would not
 // learn of the deletion at all.
 func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
+	if err := n.srv.requireNodePeer("Node.GetClientAllocs", args); err != nil {
+		return err
+	}
 	if done, err := n.srv.forward("Node.GetClientAllocs", args, args, reply); done {
 		return err
 	}
@@ -269,6 +278,9 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 // entry with the evals it triggers: reschedule evals for failed allocs and
 // a reconnect eval for allocs reported after being unknown.
 func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	if err := n.srv.requireNodePeer("Node.UpdateAlloc", args); err != nil {
+		return err
+	}
 	if done, err := n.srv.forward("Node.UpdateAlloc", args, args, reply); done {
 		return err
 	}
