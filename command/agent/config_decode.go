@@ -12,7 +12,6 @@ var ignoredTop = map[string]string{
 	"vault":                       "no Vault integration",
 	"telemetry":                   "no metrics sink yet",
 	"acl":                         "no ACL system",
-	"tls":                         "no TLS yet",
 	"ui":                          "no web UI",
 	"limits":                      "no connection limits",
 	"autopilot":                   "no autopilot",
@@ -79,6 +78,7 @@ func (d *decoder) decodeTop(body hcl.Body, c *Config) {
 			"advertise": {decode: func(d *decoder, b *hcl.Block) { d.decodeAdvertise(b.Body, &c.Advertise) }},
 			"server":    {decode: func(d *decoder, b *hcl.Block) { d.decodeServer(b.Body, &c.Server) }},
 			"client":    {decode: func(d *decoder, b *hcl.Block) { d.decodeClient(b.Body, &c.Client) }},
+			"tls":       {decode: func(d *decoder, b *hcl.Block) { d.decodeTLS(b.Body, &c.TLS) }},
 			"plugin": {labels: []string{"name"}, decode: func(d *decoder, b *hcl.Block) {
 				if p := d.decodePlugin(b); p != nil {
 					if c.Plugins == nil {
