@@ -91,15 +91,17 @@ func (m *Manager) Reload(c Config) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	next := m.flags
-	next.CAFile, next.CertFile, next.KeyFile, next.MinVersion = c.CAFile, c.CertFile, c.KeyFile, c.MinVersion
 	if c.EnableHTTP != m.flags.EnableHTTP || c.EnableRPC != m.flags.EnableRPC ||
 		c.VerifyServerHostname != m.flags.VerifyServerHostname || c.VerifyHTTPSClient != m.flags.VerifyHTTPSClient {
 		m.logger.Warn("tls.http, tls.rpc, tls.verify_server_hostname and tls.verify_https_client change only on restart; keeping the running settings")
 	}
-	if !next.Enabled() {
+	if !m.flags.Enabled() || !c.Enabled() {
+		// Nothing loaded to replace, or files for a TLS that is on
+		// only until the restart.
 		return nil
 	}
+	next := m.flags
+	next.CAFile, next.CertFile, next.KeyFile, next.MinVersion = c.CAFile, c.CertFile, c.KeyFile, c.MinVersion
 	mat, err := loadMaterial(next, m.now())
 	if err != nil {
 		m.logger.Error("TLS reload failed; new connections keep using the certificates loaded before", "error", err)
