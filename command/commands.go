@@ -47,6 +47,8 @@ var verbs = []verb{
 	{"operator scheduler get-config", "Display the scheduler configuration", operatorSchedulerGetConfig},
 	{"operator scheduler set-config", "Change the scheduler configuration", operatorSchedulerSetConfig},
 	{"system gc", "Run garbage collection now", systemGC},
+	{"tls ca create", "Create a certificate authority for agents' TLS", tlsCACreate},
+	{"tls cert create", "Create a server, client or CLI certificate signed by the CA", tlsCertCreate},
 	{"status", "List jobs, or show the status of any object by ID", status},
 }
 
