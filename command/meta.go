@@ -103,6 +103,10 @@ General Options:
   -tls-skip-verify
     Do not verify the agent's TLS certificate. This is strongly
     discouraged. Overrides DROVER_SKIP_VERIFY and NOMAD_SKIP_VERIFY.
+
+  A request the agent does not answer within 60s fails; set
+  DROVER_HTTP_TIMEOUT (such as 2m) to wait longer. Blocking queries get
+  their wait on top, and followed streams are not bounded once open.
 `
 
 // flagSet returns a FlagSet for a verb, with the client flags registered

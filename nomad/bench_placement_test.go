@@ -151,7 +151,7 @@ func benchNodeLoop(ctx context.Context, b *testing.B, pool *rpcx.ConnPool, addr 
 			continue
 		}
 		var got structs.AllocsGetResponse
-		if err := pool.RPC(ctx, addr, "Alloc.GetAllocs", &structs.AllocsGetRequest{AllocIDs: fresh}, &got); err != nil {
+		if err := pool.RPC(ctx, addr, "Alloc.GetAllocs", &structs.AllocsGetRequest{AllocIDs: fresh, NodeID: node.ID, SecretID: node.SecretID}, &got); err != nil {
 			if ctx.Err() == nil {
 				b.Errorf("node %s: %v", node.ID, err)
 			}
@@ -163,7 +163,7 @@ func benchNodeLoop(ctx context.Context, b *testing.B, pool *rpcx.ConnPool, addr 
 			update = append(update, &structs.Allocation{ID: a.ID, NodeID: a.NodeID, ClientStatus: structs.AllocClientStatusRunning})
 		}
 		var gr structs.GenericResponse
-		if err := pool.RPC(ctx, addr, "Node.UpdateAlloc", &structs.AllocUpdateRequest{Alloc: update}, &gr); err != nil {
+		if err := pool.RPC(ctx, addr, "Node.UpdateAlloc", &structs.AllocUpdateRequest{Alloc: update, NodeID: node.ID, SecretID: node.SecretID}, &gr); err != nil {
 			if ctx.Err() == nil {
 				b.Errorf("node %s: %v", node.ID, err)
 			}

@@ -35,6 +35,7 @@ func (s *Server) setupEndpoints() error {
 		"Plan":       &Plan{srv: s},
 		"Deployment": &Deployment{srv: s},
 		"System":     &System{srv: s},
+		"ACL":        &ACL{srv: s},
 	}
 	for name, e := range endpoints {
 		if err := s.rpcServer.Register(name, e); err != nil {

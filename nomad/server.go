@@ -53,6 +53,8 @@ type Server struct {
 	workers        []*Worker
 	// periodicDispatcher launches periodic jobs' children while leading.
 	periodicDispatcher *PeriodicDispatch
+	// acls resolves ACL tokens and caches compiled ACLs (acl.go).
+	acls *aclResolver
 
 	leaderMu     sync.Mutex
 	leaderCancel context.CancelFunc
@@ -88,7 +90,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		clock = RealClock()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel}
+	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel, acls: newACLResolver()}
 	if err := s.setup(); err != nil {
 		s.Shutdown()
 		return nil, err

@@ -106,6 +106,10 @@ func (w *WriteRequest) IsForwarded() bool { return w.Forwarded }
 // SetForwarded marks the request as forwarded.
 func (w *WriteRequest) SetForwarded() { w.Forwarded = true }
 
+// ClearAuthToken forgets the caller's token. The server calls it before a
+// request becomes a raft entry, so no secret is ever written to the log.
+func (w *WriteRequest) ClearAuthToken() { w.AuthToken = "" }
+
 // WriteMeta is returned with every write: the raft index it committed at.
 type WriteMeta struct {
 	Index uint64

@@ -21,9 +21,7 @@ import (
 // shutdown before their connections are closed.
 const httpShutdownGrace = 5 * time.Second
 
-// httpReadHeaderTimeout bounds reading a request's headers. net/http also
-// bounds an HTTPS connection's TLS handshake by it, so a client that opens
-// a connection and stalls the handshake is dropped after it.
+// httpReadHeaderTimeout bounds reading a request's headers.
 const httpReadHeaderTimeout = 10 * time.Second
 
 // Agent is one running `drover agent`: a server, a client, or both, and the
@@ -40,6 +38,7 @@ type Agent struct {
 
 	dataDir    string
 	removeData bool // a dev agent's temporary data dir
+	dirLock    *dataDirLock
 
 	server serverHandle
 	client clientHandle
@@ -50,13 +49,14 @@ type Agent struct {
 	// It is never nil; with TLS off it gives no configs.
 	tls *tlsutil.Manager
 
-	httpLn     net.Listener
-	httpSrv    *http.Server
-	httpCancel context.CancelFunc
-	httpDone   chan struct{}
-	httpAddr   string // advertised
-	rpcAddr    string // advertised, "" without a server
-	servers    []string
+	httpLn      net.Listener
+	httpSrv     *http.Server
+	connLimiter *connLimiter
+	httpCancel  context.CancelFunc
+	httpDone    chan struct{}
+	httpAddr    string // advertised
+	rpcAddr     string // advertised, "" without a server
+	servers     []string
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -87,6 +87,11 @@ func (a *Agent) start() error {
 	if err := a.setupDataDir(); err != nil {
 		return err
 	}
+	lock, err := lockDataDir(a.dataDir)
+	if err != nil {
+		return err
+	}
+	a.dirLock = lock
 	tm, err := tlsutil.New(cfg.TLS, cfg.Region, a.logger)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
@@ -184,7 +189,13 @@ func (a *Agent) serveHTTP() {
 	// followed log stream ends instead of holding shutdown up.
 	ctx, cancel := context.WithCancel(context.Background())
 	a.httpCancel = cancel
+	a.connLimiter = newConnLimiter(func() int {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.config.Limits.HTTPMaxConnsPerClient
+	}, a.logger.Named("http"))
 	a.httpSrv = &http.Server{
+		ConnState:         a.connLimiter.connState,
 		Handler:           api.handler(),
 		ReadHeaderTimeout: httpReadHeaderTimeout,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
@@ -196,6 +207,13 @@ func (a *Agent) serveHTTP() {
 		// listener does the handshakes with the current certificates.
 		a.httpSrv.TLSConfig = a.tls.IncomingHTTPS()
 		ln = tls.NewListener(ln, a.httpSrv.TLSConfig)
+		// net/http bounds a TLS handshake by its shortest timeout, the
+		// header timeout here: with HTTPS it is also
+		// limits.https_handshake_timeout, so a client that opens a
+		// connection and stalls the handshake holds it no longer.
+		if hs := a.config.Limits.HTTPSHandshakeTimeout; hs > 0 && hs < a.httpSrv.ReadHeaderTimeout {
+			a.httpSrv.ReadHeaderTimeout = hs
+		}
 	}
 	a.httpDone = make(chan struct{})
 	go func() {
@@ -277,8 +295,8 @@ func (a *Agent) Reload(newCfg *Config) error {
 	// The files may have changed even when their paths did not.
 	tlsErr := a.tls.Reload(next.TLS)
 	if old.Server.Enabled != next.Server.Enabled || old.Client.Enabled != next.Client.Enabled ||
-		old.DataDir != next.DataDir || old.Ports != next.Ports || old.BindAddr != next.BindAddr {
-		a.logger.Warn("configuration reloaded; server/client roles, data_dir, ports and addresses change only on restart")
+		old.DataDir != next.DataDir || old.Ports != next.Ports || old.BindAddr != next.BindAddr || old.ACL != next.ACL {
+		a.logger.Warn("configuration reloaded; server/client roles, data_dir, ports, addresses and the acl block change only on restart")
 	}
 	return tlsErr
 }
@@ -312,6 +330,7 @@ func (a *Agent) Shutdown() error {
 				errs = append(errs, fmt.Errorf("server shutdown: %w", err))
 			}
 		}
+		a.dirLock.release()
 		if a.removeData {
 			if err := os.RemoveAll(a.dataDir); err != nil {
 				errs = append(errs, err)

@@ -3,10 +3,12 @@ package agent
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"net"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
@@ -211,5 +213,29 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestHTTPSHandshakeIsBoundedByTheLimit(t *testing.T) {
+	ca := tlstest.NewCA(t)
+	a := NewTestAgent(t, func(c *Config) {
+		c.TLS = tlsAgentConfig(t, ca, tlstest.Server, false)
+		c.Limits.HTTPSHandshakeTimeout = 200 * time.Millisecond
+	})
+	// Opens a connection and never starts the handshake.
+	conn, err := net.Dial("tcp", a.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	conn.SetReadDeadline(time.Now().Add(4 * time.Second))
+	if _, err := conn.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the agent sent something to a client that never said hello")
+	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the agent held a silent HTTPS connection for 4s (the header timeout is 10s)")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("closed after %s, want about limits.https_handshake_timeout (200ms)", d)
 	}
 }

@@ -32,6 +32,8 @@ func (c *Config) Merge(o *Config) *Config {
 	out.Server = out.Server.merge(&o.Server)
 	out.Client = out.Client.merge(&o.Client)
 	out.TLS = mergeTLS(out.TLS, &o.TLS)
+	out.ACL = out.ACL.merge(&o.ACL)
+	out.Limits = out.Limits.merge(&o.Limits)
 
 	for name, p := range o.Plugins {
 		pc := *p
@@ -72,6 +74,9 @@ func (s ServerConfig) merge(o *ServerConfig) ServerConfig {
 	if o.DefaultSchedulerConfig != nil {
 		s.DefaultSchedulerConfig = copySchedulerConfig(o.DefaultSchedulerConfig)
 	}
+	setDur(&s.JobMaxSourceSize, o.JobMaxSourceSize)
+	setInt(&s.JobMaxCount, o.JobMaxCount)
+	setInt(&s.JobMaxAllocs, o.JobMaxAllocs)
 	return s
 }
 

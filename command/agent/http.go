@@ -69,12 +69,24 @@ func (s *httpAPI) handler() http.Handler {
 	s.routeClient(mux)
 	s.routeSearch(mux)
 	s.routeMembership(mux)
+	s.routeACL(mux)
 	return mux
 }
 
-// handle registers f for each method on pattern.
+// handle registers f for each method on pattern. Its request body is
+// bounded by limits.http_max_body_size.
 func (s *httpAPI) handle(mux *http.ServeMux, pattern string, f apiFunc, methods ...string) {
-	h := s.wrap(f)
+	h := s.wrap(f, s.bodyLimit)
+	for _, m := range methods {
+		mux.HandleFunc(m+" "+pattern, h)
+	}
+}
+
+// handleJob is handle for the endpoints whose body is a job (register,
+// plan, validate, parse): their bodies are bounded by the job size limit
+// instead (jobBodyLimit).
+func (s *httpAPI) handleJob(mux *http.ServeMux, pattern string, f apiFunc, methods ...string) {
+	h := s.wrap(f, s.jobBodyLimit)
 	for _, m := range methods {
 		mux.HandleFunc(m+" "+pattern, h)
 	}
@@ -87,8 +99,12 @@ var (
 	write = []string{http.MethodPut, http.MethodPost}
 )
 
-func (s *httpAPI) wrap(f apiFunc) http.HandlerFunc {
+func (s *httpAPI) wrap(f apiFunc, limit func() bodyLimit) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if err := limitBody(w, r, limit()); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		obj, err := f(w, r)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -151,9 +167,12 @@ func decodeBody(r *http.Request, out any) error {
 	err := json.NewDecoder(r.Body).Decode(out)
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var coded *codedError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &coded):
+		return coded
 	case errors.Is(err, io.EOF):
 		return badRequest("request body is empty (expected JSON)")
 	case errors.Is(err, io.ErrUnexpectedEOF):

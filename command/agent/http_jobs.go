@@ -16,11 +16,11 @@ import (
 
 func (s *httpAPI) routeJobs(mux *http.ServeMux) {
 	s.handle(mux, "/v1/jobs", s.jobsList, read...)
-	s.handle(mux, "/v1/jobs", s.jobRegister, write...)
-	s.handle(mux, "/v1/jobs/parse", s.jobsParse, write...)
-	s.handle(mux, "/v1/validate/job", s.jobValidate, write...)
+	s.handleJob(mux, "/v1/jobs", s.jobRegister, write...)
+	s.handleJob(mux, "/v1/jobs/parse", s.jobsParse, write...)
+	s.handleJob(mux, "/v1/validate/job", s.jobValidate, write...)
 	s.handle(mux, "/v1/job/{id}", s.jobGet, read...)
-	s.handle(mux, "/v1/job/{id}", s.jobRegister, write...)
+	s.handleJob(mux, "/v1/job/{id}", s.jobRegister, write...)
 	s.handle(mux, "/v1/job/{id}", s.jobDeregister, http.MethodDelete)
 	s.handle(mux, "/v1/job/{id}/allocations", s.jobAllocations, read...)
 	s.handle(mux, "/v1/job/{id}/evaluations", s.jobEvaluations, read...)
@@ -29,7 +29,7 @@ func (s *httpAPI) routeJobs(mux *http.ServeMux) {
 	s.handle(mux, "/v1/job/{id}/deployments", s.jobDeployments, read...)
 	s.handle(mux, "/v1/job/{id}/deployment", s.jobLatestDeployment, read...)
 	s.handle(mux, "/v1/job/{id}/evaluate", s.jobEvaluate, write...)
-	s.handle(mux, "/v1/job/{id}/plan", s.jobPlan, write...)
+	s.handleJob(mux, "/v1/job/{id}/plan", s.jobPlan, write...)
 	s.handle(mux, "/v1/job/{id}/revert", s.jobRevert, write...)
 	s.handle(mux, "/v1/job/{id}/stable", s.jobStable, write...)
 	s.handle(mux, "/v1/job/{id}/periodic/force", s.jobPeriodicForce, write...)
@@ -166,6 +166,10 @@ func (s *httpAPI) jobsParse(w http.ResponseWriter, r *http.Request) (any, error)
 	}
 	if strings.TrimSpace(body.JobHCL) == "" {
 		return nil, badRequest("JobHCL is empty")
+	}
+	if limit := s.jobSourceLimit(); int64(len(body.JobHCL)) > limit {
+		return nil, &codedError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf(
+			"JobHCL is %d bytes, over the %d bytes server.job_max_source_size allows; make the job file smaller or raise the setting", len(body.JobHCL), limit)}
 	}
 	cfg := &jobspec.ParseConfig{Path: "input.hcl", Body: []byte(body.JobHCL)}
 	if body.Variables != "" {

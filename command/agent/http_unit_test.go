@@ -49,7 +49,7 @@ func TestErrorStatusMapping(t *testing.T) {
 		{rpc.ServerError("job \"x\" not found"), 404},
 		{rpc.ServerError("enforcing job modify index 3: job exists with 4"), 409},
 		{rpc.ServerError("rpc: can't find method Job.Frobnicate"), 501},
-		{rpc.ServerError("permission denied"), 403},
+		{rpc.ServerError("Permission denied"), 403},
 		{errors.New("raft: leadership lost"), 500},
 	}
 	for _, tc := range cases {
