@@ -54,14 +54,14 @@ func tlsCACreate(m *Meta, args []string) int {
 	}
 	certFile, keyFile := domain+"-agent-ca.pem", domain+"-agent-ca-key.pem"
 	if err := refuseExisting(certFile, keyFile); err != nil {
-		return m.errorf("%v", err)
+		return m.errorf("Error: %v", err)
 	}
 	cert, key, err := tlsutil.GenerateCA(tlsutil.CAOptions{CommonName: commonName, Days: days, Now: m.now()})
 	if err != nil {
 		return m.errorf("Error creating the CA: %v", err)
 	}
 	if err := writeNewFiles(certFile, cert, keyFile, key); err != nil {
-		return m.errorf("%v", err)
+		return m.errorf("Error %v", err)
 	}
 	m.out("==> CA certificate saved to: %s", certFile)
 	m.out("==> CA certificate key saved to: %s", keyFile)
@@ -73,9 +73,9 @@ func tlsCACreate(m *Meta, args []string) int {
 func refuseExisting(paths ...string) error {
 	for _, p := range paths {
 		if _, err := os.Lstat(p); err == nil {
-			return fmt.Errorf("Error: %s already exists; move it away or run the command in another directory (files are never overwritten)", p)
+			return fmt.Errorf("%s already exists; move it away or run the command in another directory (files are never overwritten)", p)
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("Error: checking %s: %w", p, err)
+			return fmt.Errorf("checking %s: %w", p, err)
 		}
 	}
 	return nil
@@ -99,16 +99,16 @@ func writeNewFiles(certFile string, cert []byte, keyFile string, key []byte) err
 func writeNew(path string, data []byte, mode os.FileMode) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
-		return fmt.Errorf("Error writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		os.Remove(path)
-		return fmt.Errorf("Error writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(path)
-		return fmt.Errorf("Error writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -138,7 +138,7 @@ func tlsCertCreate(m *Meta, args []string) int {
 	out := fmt.Sprintf("%s-%s-%s", region, spec.role, domain)
 	certOut, keyOut := out+".pem", out+"-key.pem"
 	if err := refuseExisting(certOut, keyOut); err != nil {
-		return m.errorf("%v", err)
+		return m.errorf("Error: %v", err)
 	}
 	caPEM, err := os.ReadFile(caFile)
 	if err != nil {
@@ -165,7 +165,7 @@ func tlsCertCreate(m *Meta, args []string) int {
 	}
 	m.out("==> Using CA certificate %s and CA key %s", caFile, keyFile)
 	if err := writeNewFiles(certOut, cert, keyOut, key); err != nil {
-		return m.errorf("%v", err)
+		return m.errorf("Error %v", err)
 	}
 	title := strings.ToUpper(spec.role[:1]) + spec.role[1:]
 	if spec.role == "cli" {
