@@ -75,8 +75,12 @@ func TestPlaintextIsRefusedWhenTLSIsRequired(t *testing.T) {
 		conn.Close()
 	}
 	p := newTestPool(t, PoolConfig{})
-	if err := p.RPC(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{}); err == nil {
+	err := p.RPC(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{})
+	if err == nil {
 		t.Fatal("a plaintext pool must not get an answer from a TLS server")
+	}
+	if !strings.Contains(err.Error(), "if it requires TLS (tls.rpc)") {
+		t.Errorf("the plaintext caller's error should say TLS may be required: %v", err)
 	}
 	waitFor(t, "the refusal in the log", func() bool {
 		return strings.Contains(ts.logs.String(), "refusing plaintext connection: this server requires TLS (tls.rpc)")
@@ -110,8 +114,14 @@ func TestClientCertificateOfAnotherCAIsRefused(t *testing.T) {
 	cfg := m.OutgoingRPC()
 	cfg.VerifyConnection = nil // trust anything, to reach the server's check
 	p := newTestPool(t, PoolConfig{TLS: cfg})
-	if err := p.RPC(testCtx(t), ts.addr, "Ctx.Wait", &CtxArgs{}, &EchoReply{}); err == nil {
+	err = p.RPC(testCtx(t), ts.addr, "Ctx.Wait", &CtxArgs{}, &EchoReply{})
+	if err == nil {
 		t.Fatal("a certificate of another CA must be refused")
+	}
+	// The refusal arrives as the server's alert or, when it comes after
+	// the client's handshake is done, as a closed session.
+	if !strings.Contains(err.Error(), "unknown certificate authority") && !strings.Contains(err.Error(), "refused this agent's certificate") {
+		t.Errorf("the caller's error should say its certificate was refused: %v", err)
 	}
 	select {
 	case peer := <-svc.started:
