@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"syscall"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
