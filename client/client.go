@@ -108,7 +108,7 @@ func NewClient(cfg *config.Config) (*Client, error) {
 	if cfg.RPC != nil {
 		c.rpc = cfg.RPC
 	} else {
-		c.pool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: c.logger})
+		c.pool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: c.logger, TLS: cfg.RPCTLS})
 		c.srv = servers.New(c.pool, cfg.Servers)
 		c.rpc = c.srv
 	}

@@ -23,6 +23,9 @@ type Alloc struct {
 // answered only the allocations placed on that node: an ID of another
 // node's allocation is answered as if it did not exist.
 func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsGetResponse) error {
+	if err := a.srv.requireNodePeer("Alloc.GetAllocs", args); err != nil {
+		return err
+	}
 	if done, err := a.srv.forward("Alloc.GetAllocs", args, args, reply); done {
 		return err
 	}

@@ -60,6 +60,16 @@
 // secret and compiles its policies into an *acl.ACL, cached in a bounded
 // LRU keyed by the policies' names and indexes.
 //
+// # Who may call what
+//
+// With the agent's tls block (Config.TLS) the RPC port takes only TLS
+// connections with a certificate of the CA, and with verify_server_hostname
+// the certificate's name is its holder's role: raft and the servers' own
+// endpoints are for server certificates, node endpoints for client and
+// server certificates, and only a server may send a request marked
+// forwarded. peer_auth.go holds these checks, one call at the top of each
+// endpoint; calls made in process are the server itself.
+//
 // Time comes from an injected Clock everywhere outside raft and the FSM, so
 // tests drive heartbeats, nack timeouts and delays with a FakeClock.
 package nomad

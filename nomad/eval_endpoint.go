@@ -23,6 +23,9 @@ const maxDequeueTimeout = 10 * time.Second
 // Dequeue hands the caller the next ready eval for its schedulers, waiting
 // up to Timeout. WaitIndex is the state index the worker must reach first.
 func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequeueResponse) error {
+	if err := e.srv.requireServerPeer("Eval.Dequeue", args); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Dequeue", args, args, reply); done {
 		return err
 	}
@@ -58,6 +61,9 @@ func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequ
 
 // Ack marks an eval done.
 func (e *Eval) Ack(args *structs.EvalAckRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServerPeer("Eval.Ack", args); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Ack", args, args, reply); done {
 		return err
 	}
@@ -66,6 +72,9 @@ func (e *Eval) Ack(args *structs.EvalAckRequest, reply *structs.GenericResponse)
 
 // Nack returns an eval to the broker for redelivery.
 func (e *Eval) Nack(args *structs.EvalAckRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServerPeer("Eval.Nack", args); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Nack", args, args, reply); done {
 		return err
 	}
@@ -90,6 +99,9 @@ func (e *Eval) checkToken(token string) error {
 
 // Update writes the worker's final version of its eval.
 func (e *Eval) Update(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServerPeer("Eval.Update", args); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Update", args, args, reply); done {
 		return err
 	}
@@ -105,6 +117,9 @@ func (e *Eval) Update(args *structs.EvalUpdateRequest, reply *structs.GenericRes
 // Create writes follow-up evals a scheduler made (delayed reschedules,
 // disconnect timeouts, blocked evals). The creating eval's token is checked.
 func (e *Eval) Create(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServerPeer("Eval.Create", args); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Create", args, args, reply); done {
 		return err
 	}
@@ -126,6 +141,9 @@ func (e *Eval) Create(args *structs.EvalUpdateRequest, reply *structs.GenericRes
 // Reblock puts a blocked eval that still cannot place back into
 // BlockedEvals, keeping its ID.
 func (e *Eval) Reblock(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServerPeer("Eval.Reblock", args); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Reblock", args, args, reply); done {
 		return err
 	}

@@ -16,6 +16,9 @@ type Plan struct {
 // must still own the plan's eval: a worker whose eval was redelivered to
 // another worker (nack timeout) must not commit a stale plan.
 func (p *Plan) Submit(args *structs.PlanRequest, reply *structs.PlanResponse) error {
+	if err := p.srv.requireServerPeer("Plan.Submit", args); err != nil {
+		return err
+	}
 	if done, err := p.srv.forward("Plan.Submit", args, args, reply); done {
 		return err
 	}

@@ -49,6 +49,9 @@ func (s *Server) setupEndpoints() error {
 // it: writes always go to the leader, reads too unless they allow stale
 // answers. It reports whether it forwarded (and the reply is filled).
 func (s *Server) forward(method string, info structs.RPCInfo, args, reply any) (bool, error) {
+	if err := s.checkForwardedPeer(method, info); err != nil {
+		return true, err
+	}
 	if info.IsRead() && info.AllowStaleRead() {
 		return false, nil
 	}
