@@ -111,7 +111,7 @@ func NewClient(cfg *config.Config) (*Client, error) {
 	if cfg.RPC != nil {
 		c.rpc = cfg.RPC
 	} else {
-		c.pool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: c.logger})
+		c.pool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: c.logger, TLS: cfg.RPCTLS})
 		c.srv = servers.New(c.pool, cfg.Servers)
 		c.rpc = c.srv
 	}
@@ -218,6 +218,7 @@ func (c *Client) newRunner(a *structs.Allocation, restore bool) *allocrunner.All
 		Alloc: a, Node: c.Node(), Region: c.cfg.Region, AllocDirBase: c.cfg.AllocDir(),
 		Driver: c.Driver, StateDB: c.db, Clock: c.clock, Logger: c.logger, HostEnv: c.hostEnv,
 		MaxKillTimeout: c.cfg.MaxKillTimeout, OnUpdate: c.updates.add, Restore: restore,
+		Artifacts: &c.cfg.Artifacts,
 	})
 	c.allocMu.Lock()
 	c.allocs[a.ID] = ar

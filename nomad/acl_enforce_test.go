@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/helper/tlsutil/tlstest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -354,4 +355,67 @@ func TestForwardingWaitsForTheSecretOnlyWhenRefused(t *testing.T) {
 	if err != nil || len(sent) != 2 || sent[0] != "/" || sent[1] != "the-secret/the-secret" {
 		t.Fatalf("a refused request: sent %q, %v; want it again, signed as the server's own", sent, err)
 	}
+}
+
+// With certificate roles checked, a call from another process is judged
+// by its certificate, with or without ACLs: a server certificate needs no
+// server secret, and the secret does not make a client certificate a
+// server's. Tokens still gate what users may do, and a three-server
+// cluster with both forwards and checks as it does with either.
+func TestWithTLSRolesAndACLsTheCertificateProvesAServer(t *testing.T) {
+	ca := tlstest.NewCA(t)
+	servers := startTLSCluster(t, ca, 3, func(c *Config) { c.ACLEnabled = true })
+	leader := WaitForLeader(t, 20*time.Second, servers...)
+	var follower *Server
+	for _, s := range servers {
+		if s != leader {
+			follower = s
+		}
+	}
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		return follower.serverSecret() != "" && follower.serverSecret() == leader.serverSecret(), "no secret on the follower yet"
+	})
+	secret := structs.GenerateUUID()
+	if err := acrossElections(t, func() error {
+		return follower.RPC("ACL.Bootstrap", &structs.ACLTokenBootstrapRequest{BootstrapSecret: secret, WriteRequest: write("")},
+			&structs.ACLTokenUpsertResponse{})
+	}); err != nil && !structs.IsErr(err, structs.ErrACLBootstrapDone) {
+		t.Fatalf("bootstrap through a follower over TLS: %v", err)
+	}
+
+	server, client := peerPool(t, ca, tlstest.Server), peerPool(t, ca, tlstest.Client)
+	dequeue := func(p *rpcx.ConnPool, token string) error {
+		args := &structs.EvalDequeueRequest{Schedulers: []string{structs.JobTypeService}, Timeout: 10 * time.Millisecond, WriteRequest: write(token)}
+		return acrossElections(t, func() error { return peerRPC(t, p, leader.RPCAddr(), "Eval.Dequeue", args, &structs.EvalDequeueResponse{}) })
+	}
+	if err := dequeue(server, ""); err != nil {
+		t.Fatalf("a server certificate without the secret: %v", err)
+	}
+	wantDenied(t, dequeue(client, leader.serverSecret()), "may be called only by a server")
+	wantDenied(t, dequeue(client, secret), "may be called only by a server")
+
+	// A forwarded read from a server certificate needs no ServerToken, and
+	// the user's token still decides what it answers.
+	list := func(token string) error {
+		args := &structs.JobListRequest{QueryOptions: query(token)}
+		args.Forwarded = true
+		return peerRPC(t, server, leader.RPCAddr(), "Job.List", args, &structs.JobListResponse{})
+	}
+	if err := list(secret); err != nil {
+		t.Fatalf("a forwarded read from a server certificate with a management token: %v", err)
+	}
+	requireDenied(t, "a forwarded read without a token", list(""))
+
+	// A user's write through a follower, over TLS, with and without a token.
+	cli := peerPool(t, ca, tlstest.CLI)
+	if err := acrossElections(t, func() error {
+		reg := &structs.JobRegisterRequest{Job: itJob("tls-acl", 1), WriteRequest: write(secret)}
+		return peerRPC(t, cli, follower.RPCAddr(), "Job.Register", reg, &structs.JobRegisterResponse{})
+	}); err != nil {
+		t.Fatalf("register through a follower with a token: %v", err)
+	}
+	requireDenied(t, "register through a follower without a token", acrossElections(t, func() error {
+		reg := &structs.JobRegisterRequest{Job: itJob("tls-anon", 1), WriteRequest: write("")}
+		return peerRPC(t, cli, follower.RPCAddr(), "Job.Register", reg, &structs.JobRegisterResponse{})
+	}))
 }

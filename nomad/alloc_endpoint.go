@@ -29,6 +29,9 @@ type Alloc struct {
 // with a token, and is answered only the allocations of namespaces where
 // it has read-job.
 func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsGetResponse) error {
+	if err := a.srv.requireNodePeer("Alloc.GetAllocs", args); err != nil {
+		return err
+	}
 	if done, err := a.srv.forward("Alloc.GetAllocs", args, args, reply); done {
 		return err
 	}
@@ -61,7 +64,11 @@ func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsG
 				max = alloc.AllocModifyIndex
 			}
 		}
-		reply.Allocs = out
+		page, err := allocPager(allocKey).page(&args.QueryOptions, &reply.QueryMeta, out)
+		if err != nil {
+			return 0, err
+		}
+		reply.Allocs = page
 		if latest := maxIndex(st, state.TableAllocs); latest > max {
 			max = latest
 		}
@@ -117,7 +124,9 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 				list = append(list, alloc)
 			}
 		}
-		reply.Allocations = stubs(list)
+		if reply.Allocations, err = stubs(&args.QueryOptions, &reply.QueryMeta, list); err != nil {
+			return 0, err
+		}
 		return maxIndex(st, state.TableAllocs), nil
 	})
 }

@@ -20,6 +20,13 @@
 // node and that node's allocations, and no answer carries a node's secret
 // (node_identity.go).
 //
+// Every read that answers a list of objects answers it a page at a time
+// (list_paging.go): up to QueryOptions.PerPage objects and half the RPC
+// message limit in bytes, with QueryMeta.NextToken naming where the next
+// page starts. A list of large objects (jobs with 1 MB of meta,
+// allocations embedding them) therefore always crosses the network, and a
+// caller that needs the whole list follows the tokens.
+//
 // # Who owns what
 //
 //   - Server.ctx owns the RPC accept loop, the leadership monitor, the join
@@ -65,20 +72,29 @@
 // token is structs.ErrTokenNotFound. A client's own node calls are
 // authenticated by its node secret instead, and Status needs nothing.
 //
-// Servers prove themselves to each other (server_secret.go). The workers'
-// endpoints (Eval.Dequeue, Ack, Nack, Update, Create, Reblock,
-// Plan.Submit) and Operator.RaftAddPeer are for servers only, and so is
-// marking a request Forwarded. With ACLs off nothing is checked there.
-// With ACLs on, a caller is a server when its call was made in this
-// process with no remote caller behind it (rpcx.Peer.InProcess, no Addr),
-// or when it carries the cluster's server secret: as its AuthToken for a
-// server's own calls, as the ServerToken of a request a server forwards.
-// The first leader with ACLs on makes the secret (its random value in the
-// raft entry, never made in the FSM); it replicates like any state and no
-// endpoint answers it. A server certificate under mutual TLS with
-// verify_server_hostname is the other proof; its check belongs in
-// requireServer and checkForwarded. TestEveryRPCEndpointRefusesACallerWithoutAToken
-// walks the RPC registry, so an endpoint added without a check fails it.
+// # Who may call what
+//
+// With the agent's tls block (Config.TLS) the RPC port takes only TLS
+// connections with a certificate of the CA, and with verify_server_hostname
+// the certificate's name is its holder's role: raft and the servers' own
+// endpoints are for server certificates, node endpoints for client and
+// server certificates, and only a server may send a request marked
+// forwarded. peer_auth.go holds the certificate checks.
+//
+// The servers' own endpoints (Eval.Dequeue, Ack, Nack, Update, Create,
+// Reblock, Plan.Submit, Operator.RaftAddPeer) call requireServer first,
+// and forward calls checkForwarded for every request (server_secret.go):
+// the one place a caller is found to be a server. A call made in this
+// process with no remote caller behind it (rpcx.Peer.InProcess, no Addr)
+// is the server itself. With certificate roles checked, a server
+// certificate is the proof. Without them but with ACLs on, the proof is
+// the cluster's server secret: a server sends it as the AuthToken of its
+// own calls and as the ServerToken of a request it forwards. The first
+// leader with ACLs on makes the secret (its random value in the raft
+// entry, never made in the FSM); it replicates like any state and no
+// endpoint answers it. With neither, nothing is checked there.
+// TestEveryRPCEndpointRefusesACallerWithoutAToken walks the RPC registry,
+// so an endpoint added without a check fails it.
 //
 // Time comes from an injected Clock everywhere outside raft and the FSM, so
 // tests drive heartbeats, nack timeouts and delays with a FakeClock.

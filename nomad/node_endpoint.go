@@ -27,6 +27,9 @@ type Node struct {
 // the secret it registered with, so knowing a node's ID is not enough to
 // rewrite its attributes or resources.
 func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	if err := n.srv.requireNodePeer("Node.Register", args); err != nil {
+		return err
+	}
 	if done, err := n.srv.forward("Node.Register", args, args, reply); done {
 		return err
 	}
@@ -166,6 +169,9 @@ func (n *Node) createNodeEvals(node *structs.Node, now time.Time, reply *structs
 // and writes ready again (with node-update evals), as for any node that
 // comes back.
 func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	if err := n.srv.requireNodePeer("Node.UpdateStatus", args); err != nil {
+		return err
+	}
 	if done, err := n.srv.forward("Node.UpdateStatus", args, args, reply); done {
 		return err
 	}
@@ -228,6 +234,9 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 // answer (and backs off), and a client blocked on the query would not
 // learn of the deletion at all.
 func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
+	if err := n.srv.requireNodePeer("Node.GetClientAllocs", args); err != nil {
+		return err
+	}
 	if done, err := n.srv.forward("Node.GetClientAllocs", args, args, reply); done {
 		return err
 	}
@@ -266,6 +275,9 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 // failed allocs and a reconnect eval for allocs reported after being
 // unknown.
 func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	if err := n.srv.requireNodePeer("Node.UpdateAlloc", args); err != nil {
+		return err
+	}
 	if done, err := n.srv.forward("Node.UpdateAlloc", args, args, reply); done {
 		return err
 	}
@@ -375,7 +387,9 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 				out = append(out, node.Stub())
 			}
 		}
-		reply.Nodes = out
+		if reply.Nodes, err = nodeStubPager.page(&args.QueryOptions, &reply.QueryMeta, out); err != nil {
+			return 0, err
+		}
 		return maxIndex(st, state.TableNodes), nil
 	})
 }
@@ -418,7 +432,9 @@ func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeA
 		if err != nil {
 			return 0, err
 		}
-		reply.Allocs = readable(aclObj, allocs)
+		if reply.Allocs, err = allocPager(allocKey).page(&args.QueryOptions, &reply.QueryMeta, readable(aclObj, allocs)); err != nil {
+			return 0, err
+		}
 		return maxIndex(st, state.TableAllocs), nil
 	})
 }

@@ -23,9 +23,9 @@ import (
 // may send one too.
 //
 // requireServer is the one check every server-only endpoint calls, and
-// checkForwarded the one forward calls for every request. With ACLs off
-// they refuse nothing (that is Drover without ACLs: anyone who reaches the
-// RPC port is trusted). With ACLs on, a caller is a server when:
+// checkForwarded the one forward calls for every request. Without ACLs and
+// without TLS certificate roles they refuse nothing (anyone who reaches
+// the RPC port is trusted). With ACLs on, a caller is a server when:
 //
 //   - the call was made in this process with no remote caller behind it
 //     (rpcx.Peer.InProcess with no Addr: the workers, the leader's loops,
@@ -36,9 +36,11 @@ import (
 //
 // The secret is made once by the first leader with ACLs on, carried in a
 // raft entry and replicated like any state; no endpoint answers it.
-// Mutual TLS with certificate roles (verify_server_hostname) is the other
-// proof: a server certificate. Its check belongs in requireServer and
-// checkForwarded, next to the secret.
+//
+// With mutual TLS and certificate roles (verify_server_hostname), a call
+// from another process is judged by its certificate instead
+// (peer_auth.go): a server certificate is the proof, and the secret is
+// neither needed nor enough.
 //
 // A server without state (one that was just started to join an existing
 // cluster) has no secret yet, so with ACLs on and without TLS roles it
@@ -145,7 +147,14 @@ func isOwnCall(info structs.RPCInfo) bool {
 // from a server (see the top of this file). Every server-only endpoint
 // calls it first, before it forwards.
 func (s *Server) requireServer(method string, info structs.RPCInfo) error {
-	if isOwnCall(info) || !s.config.ACLEnabled {
+	if isOwnCall(info) {
+		return nil
+	}
+	if s.rolesChecked() && !callPeer(info).InProcess {
+		// The caller's certificate says whether it is a server.
+		return s.requireServerPeer(method, info)
+	}
+	if !s.config.ACLEnabled {
 		return nil
 	}
 	if token := info.RequestAuthToken(); token != "" && matchesSecret(s.awaitServerSecret(info.CallContext()), token) {
@@ -158,7 +167,13 @@ func (s *Server) requireServer(method string, info structs.RPCInfo) error {
 // checkForwarded refuses a request marked Forwarded that does not carry a
 // forwarding server's proof. forward calls it for every request.
 func (s *Server) checkForwarded(method string, info structs.RPCInfo) error {
-	if !info.IsForwarded() || isOwnCall(info) || !s.config.ACLEnabled {
+	if !info.IsForwarded() || isOwnCall(info) {
+		return nil
+	}
+	if s.rolesChecked() && !callPeer(info).InProcess {
+		return s.checkForwardedPeer(method, info)
+	}
+	if !s.config.ACLEnabled {
 		return nil
 	}
 	if matchesSecret(s.awaitServerSecret(info.CallContext()), info.RequestServerToken()) {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/client/artifact"
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/structs"
 )
@@ -40,6 +42,11 @@ type Config struct {
 	Servers []string
 	// RPC, if set, is used instead of dialling Servers.
 	RPC RPCer
+	// RPCTLS, when set, makes the client dial servers over mutual TLS with
+	// this config (the agent's tls block with rpc = true). Its callbacks
+	// read the agent's current certificates, so a reload reaches new
+	// connections. Nil means plaintext.
+	RPCTLS *tls.Config
 
 	Region     string
 	NodeName   string
@@ -97,6 +104,10 @@ type Config struct {
 	DisableStateDB bool
 	// Version is advertised as nomad.version.
 	Version string
+
+	// Artifacts fetches tasks' artifacts: its bounds, and where they may
+	// come from (the zero value is safe; see artifact.Sources).
+	Artifacts artifact.Fetcher
 
 	// ACLEnabled says the cluster enforces ACL tokens, so the client must
 	// check the token of a request to its own endpoints (logs, file

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	clientconfig "github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/helper/tlsutil"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
 )
@@ -35,6 +36,9 @@ type Config struct {
 
 	Server ServerConfig
 	Client ClientConfig
+	// TLS is the tls block (config_tls.go): mutual TLS on the RPC port,
+	// HTTPS on the API, and the files that hold the certificates.
+	TLS tlsutil.Config
 	// ACL is the acl block (config_acl.go). It holds no references, so
 	// Copy copies it with the struct.
 	ACL ACLConfig
@@ -141,6 +145,8 @@ type ClientConfig struct {
 	Options               map[string]string
 	MinDynamicPort        int
 	MaxDynamicPort        int
+	// Artifact is the artifact {} block (config_artifact.go).
+	Artifact ArtifactConfig
 }
 
 // Reserved is the client `reserved` block: capacity kept away from
@@ -230,6 +236,7 @@ func (c *Config) Copy() *Config {
 	out.Client.ServerJoin.RetryJoin = append([]string(nil), c.Client.ServerJoin.RetryJoin...)
 	out.Client.Meta = copyMap(c.Client.Meta)
 	out.Client.Options = copyMap(c.Client.Options)
+	out.Client.Artifact = c.Client.Artifact.copy()
 	out.Plugins = make(map[string]*PluginConfig, len(c.Plugins))
 	for k, p := range c.Plugins {
 		pc := *p

@@ -13,7 +13,6 @@ var ignoredTop = map[string]string{
 	"consul":                      "no Consul integration",
 	"vault":                       "no Vault integration",
 	"telemetry":                   "no metrics sink yet",
-	"tls":                         "no TLS yet",
 	"ui":                          "no web UI",
 	"autopilot":                   "no autopilot",
 	"audit":                       "no audit log",
@@ -57,7 +56,6 @@ var ignoredClient = map[string]string{
 	"chroot_env":     "the exec driver uses its own chroot",
 	"cni_path":       "no CNI",
 	"cni_config_dir": "no CNI",
-	"artifact":       "artifacts are not fetched yet",
 	"template":       "templates are not rendered yet",
 }
 
@@ -79,6 +77,7 @@ func (d *decoder) decodeTop(body hcl.Body, c *Config) {
 			"advertise": {decode: func(d *decoder, b *hcl.Block) { d.decodeAdvertise(b.Body, &c.Advertise) }},
 			"server":    {decode: func(d *decoder, b *hcl.Block) { d.decodeServer(b.Body, &c.Server) }},
 			"client":    {decode: func(d *decoder, b *hcl.Block) { d.decodeClient(b.Body, &c.Client) }},
+			"tls":       {decode: func(d *decoder, b *hcl.Block) { d.decodeTLS(b.Body, &c.TLS) }},
 			"acl":       {decode: func(d *decoder, b *hcl.Block) { d.decodeACL(b.Body, &c.ACL) }},
 			"limits":    {decode: func(d *decoder, b *hcl.Block) { d.decodeLimits(b.Body, &c.Limits) }},
 			"plugin": {labels: []string{"name"}, decode: func(d *decoder, b *hcl.Block) {
@@ -216,6 +215,7 @@ func (d *decoder) decodeClient(body hcl.Body, c *ClientConfig) {
 		blocks: map[string]blockSpec{
 			"server_join": {decode: func(d *decoder, b *hcl.Block) { d.decodeServerJoin("client.server_join", b.Body, &c.ServerJoin) }},
 			"reserved":    {decode: func(d *decoder, b *hcl.Block) { d.decodeReserved(b.Body, &c.Reserved) }},
+			"artifact":    {decode: func(d *decoder, b *hcl.Block) { d.decodeArtifact(b.Body, &c.Artifact) }},
 		},
 		maps: map[string]func(map[string]string){
 			"meta":    func(m map[string]string) { c.Meta = mergeMap(c.Meta, m) },

@@ -31,6 +31,7 @@ func (c *Config) Merge(o *Config) *Config {
 
 	out.Server = out.Server.merge(&o.Server)
 	out.Client = out.Client.merge(&o.Client)
+	out.TLS = mergeTLS(out.TLS, &o.TLS)
 	out.ACL = out.ACL.merge(&o.ACL)
 	out.Limits = out.Limits.merge(&o.Limits)
 
@@ -104,6 +105,7 @@ func (c ClientConfig) merge(o *ClientConfig) ClientConfig {
 	c.Options = mergeMap(c.Options, o.Options)
 	setInt(&c.MinDynamicPort, o.MinDynamicPort)
 	setInt(&c.MaxDynamicPort, o.MaxDynamicPort)
+	c.Artifact = c.Artifact.merge(&o.Artifact)
 	return c
 }
 

@@ -23,7 +23,18 @@
 // the reverse order. The HTTP port is bound before the client starts so the
 // client can record the address other agents reach it at (Node.HTTPAddr);
 // it serves only once everything is up. Run is the command: banner,
-// signals, SIGHUP reload (log level; other changes need a restart).
+// signals, SIGHUP reload (log level and TLS certificates; other changes
+// need a restart).
+//
+// # TLS
+//
+// The tls block (config_tls.go) becomes one tlsutil.Manager per agent,
+// handed to the server, the client's RPC pool, a client-only agent's
+// remote pool, the HTTPS listener and the transport that forwards client
+// requests to other agents, so one reload reaches all of them. With
+// tls.http the API is served over HTTPS and the agent's URL is https;
+// other agents' Node.HTTPAddr stay host:port, as in Nomad, and are dialled
+// with the scheme this agent uses.
 //
 // # HTTP API
 //

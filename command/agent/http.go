@@ -30,6 +30,10 @@ type httpAPI struct {
 	// forward carries client requests (logs, stats) to the agent that
 	// runs the allocation.
 	forward *http.Client
+	// scheme is "https" when the agents' API speaks TLS (tls.http), the
+	// scheme of other agents' HTTPAddr, which is host:port as in Nomad.
+	// Empty means http.
+	scheme string
 	// routes lists every "METHOD /pattern" handler registers, so a test
 	// can hold every route to the token checks (http_acl_check.go).
 	routes []string

@@ -261,7 +261,11 @@ func (s *httpAPI) proxyToNode(w http.ResponseWriter, r *http.Request, nodeID, ht
 		return fmt.Errorf("node %s has no HTTP address; cannot reach its client", nodeID)
 	}
 	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
+		scheme := s.scheme
+		if scheme == "" {
+			scheme = "http"
+		}
+		addr = scheme + "://" + addr
 	}
 	target, err := url.Parse(addr)
 	if err != nil {

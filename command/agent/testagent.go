@@ -22,7 +22,8 @@ type TestAgent struct {
 	*Agent
 	// Addr is the HTTP API address, "127.0.0.1:port".
 	Addr string
-	// URL is the HTTP API base URL, "http://127.0.0.1:port".
+	// URL is the HTTP API base URL, "http://127.0.0.1:port" (https with
+	// tls.http).
 	URL string
 }
 
@@ -69,7 +70,7 @@ func NewTestAgent(t testing.TB, cb func(*Config)) *TestAgent {
 			t.Errorf("test agent shutdown: %v", err)
 		}
 	})
-	ta := &TestAgent{Agent: a, Addr: a.HTTPAddr(), URL: "http://" + a.HTTPAddr()}
+	ta := &TestAgent{Agent: a, Addr: a.HTTPAddr(), URL: a.HTTPURL()}
 	if cfg.Server.Enabled {
 		ta.waitFor(t, "a cluster leader", func() bool {
 			var leader string
