@@ -386,7 +386,9 @@ func TestWithTLSRolesAndACLsTheCertificateProvesAServer(t *testing.T) {
 	server, client := peerPool(t, ca, tlstest.Server), peerPool(t, ca, tlstest.Client)
 	dequeue := func(p *rpcx.ConnPool, token string) error {
 		args := &structs.EvalDequeueRequest{Schedulers: []string{structs.JobTypeService}, Timeout: 10 * time.Millisecond, WriteRequest: write(token)}
-		return acrossElections(t, func() error { return peerRPC(t, p, leader.RPCAddr(), "Eval.Dequeue", args, &structs.EvalDequeueResponse{}) })
+		return acrossElections(t, func() error {
+			return peerRPC(t, p, leader.RPCAddr(), "Eval.Dequeue", args, &structs.EvalDequeueResponse{})
+		})
 	}
 	if err := dequeue(server, ""); err != nil {
 		t.Fatalf("a server certificate without the secret: %v", err)
