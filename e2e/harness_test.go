@@ -57,6 +57,8 @@ type agent struct {
 	// tls, when set, is how the test reaches an agent whose API speaks
 	// HTTPS (tls.http): its CA and a CLI certificate.
 	tls *api.TLSConfig
+	// token, when set, is the ACL token api() and cli() send.
+	token string
 }
 
 // agentSpec describes an agent's configuration file body (without ports
@@ -148,7 +150,7 @@ func (a *agent) rpcAddr() string { return fmt.Sprintf("127.0.0.1:%d", a.rpcPort)
 
 func (a *agent) api() *api.Client {
 	a.t.Helper()
-	c, err := api.NewClient(&api.Config{Address: a.httpAddr(), TLSConfig: a.tls})
+	c, err := api.NewClient(&api.Config{Address: a.httpAddr(), TLSConfig: a.tls, SecretID: a.token})
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -162,6 +164,9 @@ func (a *agent) cli(args ...string) (string, int) {
 	cmd.Env = append(os.Environ(), "DROVER_ADDR="+a.httpAddr(), "NOMAD_ADDR="+a.httpAddr())
 	if a.tls != nil {
 		cmd.Env = append(cmd.Env, "NOMAD_CACERT="+a.tls.CACert, "NOMAD_CLIENT_CERT="+a.tls.ClientCert, "NOMAD_CLIENT_KEY="+a.tls.ClientKey)
+	}
+	if a.token != "" {
+		cmd.Env = append(cmd.Env, "DROVER_TOKEN="+a.token)
 	}
 	out, err := cmd.CombinedOutput()
 	code := 0

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -60,10 +61,17 @@ func cliTLS(dir string) *api.TLSConfig {
 	}
 }
 
-// Three server processes with mutual TLS form a cluster, a client agent
-// joins with its certificate and runs a job, and the ports refuse a caller
-// without a certificate, plaintext raft, and raft from a client
-// certificate.
+// aclBlock turns ACLs on.
+const aclBlock = `
+acl {
+  enabled = true
+}`
+
+// Three server processes with mutual TLS and ACLs form a cluster, a client
+// agent joins with its certificate and runs a job submitted with a token
+// that may submit it (a token that may only read gets a 403, and so does
+// no token), and the ports refuse a caller without a certificate,
+// plaintext raft, and raft from a client certificate.
 func TestTLSClusterOfProcesses(t *testing.T) {
 	dir := tlsFiles(t)
 	rpcPorts := []int{freePort(t), freePort(t), freePort(t)}
@@ -83,11 +91,15 @@ server {
     retry_join     = [%s]
     retry_interval = "200ms"
   }
-}`, strings.Join(join, ", ")) + tlsBlock(dir, "server")}, rpcPorts[i])
+}`, strings.Join(join, ", ")) + tlsBlock(dir, "server") + aclBlock}, rpcPorts[i])
 		s.tls = cliTLS(dir)
 		servers = append(servers, s)
 	}
 	waitForAgreedLeader(t, servers, 60*time.Second, "")
+	mgmt, submit, read := aclTokens(t, servers[0])
+	for _, s := range servers {
+		s.token = mgmt
+	}
 
 	c := newAgent(t, agentSpec{name: "tls-c1", extra: fmt.Sprintf(`
 client {
@@ -96,11 +108,27 @@ client {
 }
 plugin "mock_driver" {
   config {}
-}`, servers[0].rpcAddr(), servers[1].rpcAddr(), servers[2].rpcAddr()) + tlsBlock(dir, "client")})
+}`, servers[0].rpcAddr(), servers[1].rpcAddr(), servers[2].rpcAddr()) + tlsBlock(dir, "client") + aclBlock})
 	c.tls = cliTLS(dir)
+	c.token = mgmt
 	waitForReadyNodes(t, servers[0], "tls-c1")
 
-	registerJob(t, servers[1], mockJob("tls-web", 2), 30*time.Second)
+	// Only a token that may submit jobs submits one.
+	jobFile := filepath.Join(t.TempDir(), "tls-web.hcl")
+	if err := os.WriteFile(jobFile, []byte(mockJob("tls-web", 2)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, token := range map[string]string{"a read-only token": read, "no token": ""} {
+		servers[1].token = token
+		if out, code := servers[1].cli("job", "run", "-detach", jobFile); code == 0 || !strings.Contains(out, "403") || !strings.Contains(out, "Permission denied") {
+			t.Fatalf("job run with %s: exit %d, want a 403\n%s", name, code, out)
+		}
+	}
+	servers[1].token = submit
+	if out, code := servers[1].cli("job", "run", "-detach", jobFile); code != 0 {
+		t.Fatalf("job run with a token that may submit: exit %d\n%s", code, out)
+	}
+	servers[1].token = mgmt
 	waitFor(t, 60*time.Second, func() (bool, string) {
 		allocs, err := jobAllocs(servers[2], "tls-web")
 		if err != nil {
@@ -172,6 +200,51 @@ plugin "mock_driver" {
 	}
 	// The cluster is unharmed.
 	waitForAgreedLeader(t, servers, 30*time.Second, "")
+}
+
+// aclTokens bootstraps the cluster's ACLs through s with the CLI, and
+// returns the management token's secret and the secrets of a token that
+// may submit jobs in the default namespace and one that may only read
+// them.
+func aclTokens(t *testing.T, s *agent) (mgmt, submit, read string) {
+	t.Helper()
+	secret := regexp.MustCompile(`(?m)^Secret ID\s+= (\S+)$`)
+	var out string
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		var code int
+		out, code = s.cli("acl", "bootstrap")
+		return code == 0, out
+	})
+	m := secret.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no Secret ID in the bootstrap's answer:\n%s", out)
+	}
+	s.token = m[1]
+	defer func() { s.token = "" }()
+	dir := t.TempDir()
+	for name, rules := range map[string]string{
+		"submit": "namespace \"default\" {\n  policy = \"write\"\n}\n",
+		"read":   "namespace \"default\" {\n  policy = \"read\"\n}\n",
+	} {
+		path := filepath.Join(dir, name+".hcl")
+		if err := os.WriteFile(path, []byte(rules), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, code := s.cli("acl", "policy", "apply", name, path); code != 0 {
+			t.Fatalf("policy %s: exit %d\n%s", name, code, out)
+		}
+		out, code := s.cli("acl", "token", "create", "-name="+name, "-policy="+name)
+		tok := secret.FindStringSubmatch(out)
+		if code != 0 || tok == nil {
+			t.Fatalf("token %s: exit %d\n%s", name, code, out)
+		}
+		if name == "submit" {
+			submit = tok[1]
+		} else {
+			read = tok[1]
+		}
+	}
+	return m[1], submit, read
 }
 
 // tlsRPC opens a TLS connection to an RPC port and announces typ inside it.

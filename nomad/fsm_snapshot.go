@@ -36,6 +36,7 @@ const (
 	recScalingEvents
 	recACLPolicy
 	recACLToken
+	recServerSecret
 )
 
 type fsmSnapshot struct {
@@ -83,6 +84,7 @@ func (s *fsmSnapshot) persist(w io.Writer) error {
 		{recScalingEvents, s.snap.ScalingEvents},
 		{recACLPolicy, s.snap.ACLPolicies},
 		{recACLToken, s.snap.ACLTokens},
+		{recServerSecret, s.snap.ServerSecrets},
 	}
 	for _, t := range tables {
 		it, err := t.iter(nil)
@@ -211,6 +213,11 @@ func restoreRecord(dec *codec.Decoder, r *state.StateRestore, rec snapshotRecord
 		v := new(structs.ACLToken)
 		if err = dec.Decode(v); err == nil {
 			err = r.ACLTokenRestore(v)
+		}
+	case recServerSecret:
+		v := new(structs.ServerSecret)
+		if err = dec.Decode(v); err == nil {
+			err = r.ServerSecretRestore(v)
 		}
 	default:
 		return fmt.Errorf("snapshot record type %d is unknown", rec)

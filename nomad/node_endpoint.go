@@ -15,6 +15,9 @@ import (
 
 // Node is the endpoint clients talk to (register, heartbeat, read their
 // assignment, report allocation status) and operators read nodes through.
+// A client's own calls are authenticated by its node secret
+// (node_identity.go), an operator's by a token: node read to read nodes,
+// node write to change them (node_drain_endpoint.go).
 type Node struct {
 	srv *Server
 }
@@ -369,6 +372,9 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 	if done, err := n.srv.forward("Node.List", args, args, reply); done {
 		return err
 	}
+	if _, err := n.srv.allowNode(args, false); err != nil {
+		return err
+	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		it, err := st.Nodes(ws)
 		if err != nil {
@@ -394,6 +400,9 @@ func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleN
 	if done, err := n.srv.forward("Node.GetNode", args, args, reply); done {
 		return err
 	}
+	if _, err := n.srv.allowNode(args, false); err != nil {
+		return err
+	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		node, err := st.NodeByID(ws, args.NodeID)
 		if err != nil {
@@ -407,9 +416,15 @@ func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleN
 	})
 }
 
-// GetAllocs returns every allocation on a node.
+// GetAllocs returns the allocations on a node: it needs node read, and
+// answers only the allocations of namespaces where the token has
+// read-job, as Nomad does.
 func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
 	if done, err := n.srv.forward("Node.GetAllocs", args, args, reply); done {
+		return err
+	}
+	aclObj, err := n.srv.allowNode(args, false)
+	if err != nil {
 		return err
 	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -417,7 +432,7 @@ func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeA
 		if err != nil {
 			return 0, err
 		}
-		if reply.Allocs, err = allocPager(allocKey).page(&args.QueryOptions, &reply.QueryMeta, allocs); err != nil {
+		if reply.Allocs, err = allocPager(allocKey).page(&args.QueryOptions, &reply.QueryMeta, readable(aclObj, allocs)); err != nil {
 			return 0, err
 		}
 		return maxIndex(st, state.TableAllocs), nil

@@ -28,8 +28,11 @@ import (
 // here refuses anything: roles cannot be told apart, and ACL tokens are
 // what gate users.
 //
-// Each check is one call at the top of an endpoint, before it forwards;
-// a refusal wraps structs.ErrPermissionDenied and names the role needed.
+// The node check is one call at the top of each node endpoint, before it
+// forwards; the server and forwarded checks are reached through
+// requireServer and checkForwarded (server_secret.go), which also know
+// the other proof a server has when certificate roles are not checked. A
+// refusal wraps structs.ErrPermissionDenied and names the role needed.
 
 // authorizeConn vets a connection to the RPC port once its type is known:
 // with verify_server_hostname only a server certificate may speak raft.

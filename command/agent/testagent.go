@@ -35,7 +35,9 @@ const testStartTimeout = 30 * time.Second
 // may change the configuration first (disable the client, add meta, set
 // ServerHook or ClientHook). It returns once the server has a leader and
 // the client's node is registered and ready, so a test can submit work at
-// once. Logs are discarded unless DROVER_TEST_LOG is set (to a level).
+// once (a client-only agent with ACLs on returns once its client has
+// registered: reading the node needs a token). Logs are discarded unless
+// DROVER_TEST_LOG is set (to a level).
 func NewTestAgent(t testing.TB, cb func(*Config)) *TestAgent {
 	t.Helper()
 	cfg := DevConfig()
@@ -76,7 +78,12 @@ func NewTestAgent(t testing.TB, cb func(*Config)) *TestAgent {
 			return err == nil && leader != ""
 		})
 	}
-	if cfg.Client.Enabled {
+	if cfg.Client.Enabled && cfg.ACL.Enabled && !cfg.Server.Enabled {
+		// A client-only agent with ACLs on has no token to read its node
+		// with: the test waits for the node itself, with a token of its
+		// own, once the client has registered.
+		ta.waitFor(t, "the client to register", func() bool { return a.NodeID() != "" })
+	} else if cfg.Client.Enabled {
 		ta.waitFor(t, "the client's node to be ready", func() bool {
 			id := a.NodeID()
 			if id == "" {
