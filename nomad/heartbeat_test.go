@@ -135,8 +135,15 @@ func eventually(d time.Duration, cond func() bool) bool {
 // After a leader change every node first gets the failover TTL, so an
 // election does not mark the fleet down before clients find the new
 // leader; a node silent past that TTL still goes down.
+//
+// Raft may move leadership again among the two servers left (see
+// election_helpers_test.go); every new leader rightly gives the node a
+// fresh failover TTL, so the test follows the node's timer on whichever
+// server leads rather than on the first new leader.
 func TestNewLeaderGivesNodesTheFailoverTTL(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	start := time.Unix(1_800_000_000, 0)
+	const failoverTTL = 2 * time.Minute
+	clock := NewFakeClock(start)
 	var servers []*Server
 	for i := 0; i < 3; i++ {
 		i := i
@@ -146,7 +153,7 @@ func TestNewLeaderGivesNodesTheFailoverTTL(t *testing.T) {
 			c.Clock = clock
 			c.MinHeartbeatTTL = 10 * time.Second
 			c.HeartbeatGrace = 5 * time.Second
-			c.FailoverHeartbeatTTL = 2 * time.Minute
+			c.FailoverHeartbeatTTL = failoverTTL
 		}))
 	}
 	for _, s := range servers {
@@ -156,10 +163,11 @@ func TestNewLeaderGivesNodesTheFailoverTTL(t *testing.T) {
 			}
 		}
 	}
-	leader := WaitForLeader(t, 10*time.Second, servers...)
 	node := itNode("n1")
-	registerNode(t, leader, node)
+	writeThroughElections(t, WaitForLeader(t, 10*time.Second, servers...), "Node.Register",
+		&structs.NodeRegisterRequest{Node: node}, &structs.NodeUpdateResponse{})
 
+	leader := WaitForLeader(t, 10*time.Second, servers...)
 	var rest []*Server
 	for _, s := range servers {
 		if s != leader {
@@ -167,20 +175,67 @@ func TestNewLeaderGivesNodesTheFailoverTTL(t *testing.T) {
 		}
 	}
 	leader.Shutdown()
-	newLeader := WaitForLeader(t, 10*time.Second, rest...)
-	WaitFor(t, 5*time.Second, func() (bool, string) {
-		return newLeader.heartbeats != nil && newLeader.heartbeats.armed(node.ID), "new leader has no timer for the node"
-	})
 
-	// Well past the node's normal TTL (at most 2*10s + 5s), but within
-	// the failover TTL: the node stays ready.
+	// The clock has not moved since the node registered, so whichever
+	// server leads now armed the node's timer at start: for the failover
+	// TTL, not the normal TTL (at most 2*10s + 5s).
+	newLeader := waitForLeaderWhere(t, 10*time.Second, rest, "with a timer for the node", func(s *Server) bool {
+		return s.heartbeats.armed(node.ID)
+	})
+	if deadline, _ := newLeader.heartbeats.timerDeadline(node.ID); !deadline.Equal(start.Add(failoverTTL)) {
+		t.Fatalf("new leader armed the node until %s, want the failover TTL: %s", deadline, start.Add(failoverTTL))
+	}
+
+	// Well past the node's normal TTL, but within the failover TTL: the
+	// node stays ready.
 	clock.Advance(60 * time.Second)
 	if eventually(300*time.Millisecond, func() bool { return nodeStatus(newLeader, node.ID) != structs.NodeStatusReady }) {
 		t.Fatalf("node marked %s within the failover TTL", nodeStatus(newLeader, node.ID))
 	}
-	clock.Advance(61 * time.Second)
-	WaitFor(t, 5*time.Second, func() (bool, string) {
-		st := nodeStatus(newLeader, node.ID)
-		return st == structs.NodeStatusDown, "node still " + st
-	})
+
+	expireOnLeader(t, clock, rest, node.ID)
+}
+
+// expireOnLeader advances the clock past the node's heartbeat deadline on
+// whichever of servers leads and waits until that leader has marked the
+// node down. If leadership moves first (the leader steps down, or its
+// write fails and it re-arms the timer to retry), the node has a new
+// timer, and the clock is advanced past that one, a bounded number of
+// times.
+func expireOnLeader(t *testing.T, clock *FakeClock, servers []*Server, nodeID string) {
+	t.Helper()
+	const maxTerms = 5
+	for term := 0; term < maxTerms; term++ {
+		var down bool
+		s := waitForLeaderWhere(t, 10*time.Second, servers, "with a timer for the node or the node down", func(s *Server) bool {
+			down = nodeStatus(s, nodeID) == structs.NodeStatusDown
+			return down || s.heartbeats.armed(nodeID)
+		})
+		if down {
+			return
+		}
+		deadline, ok := s.heartbeats.timerDeadline(nodeID)
+		if !ok {
+			continue // the leader stepped down in between
+		}
+		clock.Advance(deadline.Sub(clock.Now()) + time.Second)
+		moved := false
+		WaitFor(t, 5*time.Second, func() (bool, string) {
+			st := nodeStatus(s, nodeID)
+			if st == structs.NodeStatusDown {
+				return true, ""
+			}
+			// A timer due after now was armed after the advance.
+			if d, ok := s.heartbeats.timerDeadline(nodeID); !s.IsLeader() || ok && d.After(clock.Now()) {
+				moved = true
+				return true, ""
+			}
+			return false, "node still " + st
+		})
+		if !moved {
+			return
+		}
+		t.Logf("leadership moved while the node expired; following the node's new timer")
+	}
+	t.Fatalf("node %s not marked down across %d leader terms", nodeID, maxTerms)
 }

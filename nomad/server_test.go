@@ -3,37 +3,20 @@ package nomad
 import (
 	"fmt"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/drover-sched/drover/structs"
 )
 
-// kvWrite writes key through s and returns the write's index.
-//
-// A write that fails because leadership moved (an election while the
-// machine is loaded) is sent again, as a client would: the write is
-// idempotent, and only a write that returned success counts as
-// acknowledged.
+// kvWrite writes key through s and returns the write's index. A write
+// that fails because leadership moved is sent again
+// (writeThroughElections): the write is idempotent, and only a write that
+// returned success counts as acknowledged.
 func kvWrite(t *testing.T, s *Server, key, value string) uint64 {
 	t.Helper()
 	var resp structs.GenericResponse
-	var err error
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err = s.RPC("KV.Write", &structs.GenericWriteRequest{Key: key, Value: value}, &resp)
-		if err == nil || !strings.Contains(err.Error(), structs.ErrNoLeader.Error()) || time.Now().After(deadline) {
-			break
-		}
-		WaitFor(t, 10*time.Second, func() (bool, string) {
-			addr, _ := s.Leader()
-			return addr != "", s.config.NodeName + " knows no leader"
-		})
-	}
-	if err != nil {
-		t.Fatalf("writing %s through %s: %v", key, s.config.NodeName, err)
-	}
+	writeThroughElections(t, s, "KV.Write", &structs.GenericWriteRequest{Key: key, Value: value}, &resp)
 	return resp.Index
 }
 
