@@ -20,7 +20,14 @@ type aclWorld struct {
 
 func newACLWorld(t *testing.T) *aclWorld {
 	t.Helper()
-	w := &aclWorld{aclTokens: newACLTokens(t, testPolicies), node: itNode("n1"), deployment: map[string]string{}}
+	// Workers place the allocs. The node's TTL outlasts any test, so no
+	// missed heartbeat writes while a test checks that a refused request
+	// wrote nothing.
+	tokens := newACLTokens(t, testPolicies, func(c *Config) {
+		c.NumSchedulers = 1
+		c.MinHeartbeatTTL = time.Hour
+	})
+	w := &aclWorld{aclTokens: tokens, node: itNode("n1"), deployment: map[string]string{}}
 	s := w.s
 	registerNode(t, s, w.node)
 	for _, j := range []*structs.Job{jobIn("default", "web"), jobIn("other", "away")} {
@@ -233,7 +240,7 @@ func TestNodeEndpointsNeedTheNodePolicy(t *testing.T) {
 // Operator reads need operator read, changes operator write; garbage
 // collection and the KV test endpoint need a management token.
 func TestOperatorSystemAndKVNeedTheirPolicies(t *testing.T) {
-	f := newACLTokens(t, testPolicies)
+	f := newACLTokens(t, testPolicies, nil)
 	s := f.s
 	opreader, opwriter := f.secret["opreader"], f.secret["opwriter"]
 	for _, m := range []string{"Operator.RaftGetConfiguration", "Operator.SchedulerGetConfiguration"} {
