@@ -38,6 +38,28 @@ func (s *Server) joinAddrs() []string {
 	return append([]string(nil), s.config.ServerJoin...)
 }
 
+// startJoinLoop runs joinLoop unless one runs already or the server is
+// shutting down. A server started with join addresses or
+// bootstrap_expect runs one from the start; JoinNow starts one for a
+// server that had neither, so the addresses it was given are retried
+// until it is in a cluster.
+func (s *Server) startJoinLoop() {
+	s.joinLoopMu.Lock()
+	defer s.joinLoopMu.Unlock()
+	if s.joinLoopRunning || s.ctx.Err() != nil {
+		return
+	}
+	s.joinLoopRunning = true
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.joinLoop()
+		s.joinLoopMu.Lock()
+		s.joinLoopRunning = false
+		s.joinLoopMu.Unlock()
+	}()
+}
+
 // joinLoop forms or joins a cluster. Without existing raft state it asks the
 // servers it was told about who they are. If one of them knows a leader,
 // this server asks that leader to add it as a voter. If none does and at

@@ -17,9 +17,12 @@ import (
 // two raft histories would lose one of them. When this server is not in a
 // cluster yet, the addresses that answered and were accepted join its
 // retry list and one join attempt runs now: a contacted server that knows a
-// leader adds this one. A refused address (another region's server) is
-// kept out of the list, since a join attempt asks any leader it finds
-// there to take this server in.
+// leader adds this one. If none knows a leader yet (the cluster is
+// electing, or has lost its quorum), the join loop keeps trying the list
+// until this server is in a cluster; it is started here if the server
+// runs none (it was started with no join addresses). A refused address
+// (another region's server) is kept out of the list, since a join attempt
+// asks any leader it finds there to take this server in.
 //
 // It returns how many addresses answered and were joined, and the errors
 // of the others.
@@ -50,6 +53,7 @@ func (s *Server) JoinNow(addrs []string) (int, error) {
 		if _, err := s.tryJoin(); err != nil {
 			errs = append(errs, err)
 		}
+		s.startJoinLoop()
 	}
 	return joined, errors.Join(errs...)
 }

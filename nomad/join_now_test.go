@@ -157,3 +157,46 @@ func TestWithACLsANewServerIsAddedFromInsideTheCluster(t *testing.T) {
 		return s2.serverSecret() == s1.serverSecret(), "s2 has not received the server secret"
 	})
 }
+
+// A server joined from outside while the cluster has no leader (an
+// election, or a lost quorum) has nobody to add it yet: it keeps trying,
+// and joins once the cluster has a leader again. A server started without
+// join addresses has no join loop of its own, so JoinNow must leave one
+// running; before it did, one attempt was made, JoinNow reported the
+// address joined, and the server never joined.
+func TestJoinNowFromOutsideJoinsOnceTheClusterHasALeaderAgain(t *testing.T) {
+	s1 := TestServer(t, func(c *Config) { c.NodeName = "s1" })
+	WaitForLeader(t, 10*time.Second, s1)
+	s2 := waiting(t, "s2", nil)
+	if n, err := s1.JoinNow([]string{s2.RPCAddr()}); n != 1 || err != nil {
+		t.Fatalf("s1 joining s2: joined %d, err %v", n, err)
+	}
+	waitPeers(t, s1, 2)
+	WaitForLeader(t, 10*time.Second, s1, s2)
+
+	// Without s2, s1 alone is no quorum: it knows no leader.
+	s2Addr, s2Dir := s2.RPCAddr(), s2.config.DataDir
+	s2.Shutdown()
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		addr, _ := s1.Leader()
+		return addr == "", "s1 still knows leader " + addr
+	})
+
+	s3 := waiting(t, "s3", nil)
+	if n, err := s3.JoinNow([]string{s1.RPCAddr()}); n != 1 || err != nil {
+		t.Fatalf("s3 joining s1: joined %d, err %v", n, err)
+	}
+	if cfg, _, _ := s1.raftConfiguration(); len(cfg.Servers) != 2 {
+		t.Fatalf("s3 joined a cluster without a leader: %+v", cfg.Servers)
+	}
+
+	// s2 comes back: the cluster elects, and s3 is added.
+	TestServer(t, func(c *Config) {
+		c.NodeName, c.DataDir, c.RPCAddr, c.BootstrapExpect = "s2", s2Dir, s2Addr, 0
+	})
+	WaitFor(t, 20*time.Second, func() (bool, string) {
+		cfg, _, err := s3.raftConfiguration()
+		return err == nil && containsServer(cfg, s3.NodeID()) && len(cfg.Servers) == 3,
+			fmt.Sprintf("s3's raft configuration: %d servers, %v", len(cfg.Servers), err)
+	})
+}

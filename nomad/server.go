@@ -68,6 +68,11 @@ type Server struct {
 	// leadership again afterwards.
 	monitorWG sync.WaitGroup
 
+	// joinLoopRunning says whether a joinLoop runs; guarded by
+	// joinLoopMu (join.go).
+	joinLoopMu      sync.Mutex
+	joinLoopRunning bool
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -157,11 +162,7 @@ func (s *Server) setup() error {
 		s.monitorLeadership()
 	}()
 	if len(s.config.ServerJoin) > 0 || s.config.BootstrapExpect > 1 {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.joinLoop()
-		}()
+		s.startJoinLoop()
 	}
 	s.startWorkers()
 	s.logger.Info("server started", "name", s.config.NodeName, "id", s.config.NodeID, "rpc", s.advertise)
