@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -25,7 +27,8 @@ import (
 // asks any leader it finds there to take this server in.
 //
 // It returns how many addresses answered and were joined, and the errors
-// of the others.
+// of the others. An attempt that failed only because leadership moved
+// while it ran is no error: the join loop tries again.
 func (s *Server) JoinNow(addrs []string) (int, error) {
 	if len(addrs) == 0 {
 		return 0, errBadRequest("no address to join: give at least one server RPC address (host:port)")
@@ -51,7 +54,11 @@ func (s *Server) JoinNow(addrs []string) (int, error) {
 	if !inCluster && joined > 0 {
 		s.Join(accepted...)
 		if _, err := s.tryJoin(); err != nil {
-			errs = append(errs, err)
+			if !duringElection(err) {
+				errs = append(errs, err)
+			} else {
+				s.logger.Info("join attempt met an election; the join loop retries", "error", err)
+			}
 		}
 		s.startJoinLoop()
 	}
@@ -88,4 +95,12 @@ func (s *Server) joinMember(self ServerMember, inCluster bool, addr string, m Se
 func (s *Server) isPeer(id string) bool {
 	cfg, _, err := s.raftConfiguration()
 	return err == nil && containsServer(cfg, id)
+}
+
+// duringElection reports whether err says only that the cluster had no
+// leader, or lost it, while the request ran: trying again later will do.
+// The errors come back over RPC as text, hence IsErr.
+func duringElection(err error) bool {
+	return structs.IsErr(err, structs.ErrNoLeader) || structs.IsErr(err, raft.ErrLeadershipLost) ||
+		structs.IsErr(err, raft.ErrNotLeader)
 }
