@@ -313,10 +313,20 @@ func TestSchedulerConfigPausedClusterPlacesAfterResume(t *testing.T) {
 
 // A new leader pauses its broker if the stored configuration says so,
 // and a resume through it takes effect there.
+//
+// Raft may move leadership on its own while the test runs (see
+// election_helpers_test.go), so writes are sent again when an election
+// loses their answer, and the broker looked at is the one of whichever
+// server has established leadership at that moment.
 func TestSchedulerConfigNewLeaderHonoursTheStoredPause(t *testing.T) {
 	servers := startCluster(t, 3)
+	var resp structs.SchedulerSetConfigurationResponse
+	writeThroughElections(t, WaitForLeader(t, 10*time.Second, servers...), "Operator.SchedulerSetConfiguration",
+		&structs.SchedulerSetConfigRequest{Config: structs.SchedulerConfiguration{PauseEvalBroker: true}}, &resp)
+	if !resp.Updated || resp.Index == 0 {
+		t.Fatalf("a plain set must be applied: %+v", resp)
+	}
 	leader := WaitForLeader(t, 10*time.Second, servers...)
-	resp := mustSetSchedulerConfig(t, leader, structs.SchedulerConfiguration{PauseEvalBroker: true})
 	var rest []*Server
 	for _, s := range servers {
 		if s != leader {
@@ -334,14 +344,43 @@ func TestSchedulerConfigNewLeaderHonoursTheStoredPause(t *testing.T) {
 	if err := leader.Shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	next := WaitForLeader(t, 15*time.Second, rest...)
-	if !next.evalBroker.Enabled() || !next.evalBroker.Paused() {
-		t.Fatalf("new leader's broker: enabled %v paused %v, want enabled and paused", next.evalBroker.Enabled(), next.evalBroker.Paused())
+	next, b := establishedLeader(t, rest)
+	if !b.enabled || !b.paused {
+		t.Fatalf("new leader %s's broker: enabled %v paused %v, want enabled and paused", next.config.NodeName, b.enabled, b.paused)
 	}
-	mustSetSchedulerConfig(t, next, structs.SchedulerConfiguration{})
-	if next.evalBroker.Paused() {
-		t.Fatal("a resume through the new leader must unpause its broker")
+	resp = structs.SchedulerSetConfigurationResponse{}
+	writeThroughElections(t, next, "Operator.SchedulerSetConfiguration", &structs.SchedulerSetConfigRequest{}, &resp)
+	if !resp.Updated {
+		t.Fatalf("a plain set must be applied: %+v", resp)
 	}
+	// The leader that applied the resume unpaused its broker before it
+	// answered; a leader elected since read the resume from state.
+	if next, b = establishedLeader(t, rest); b.paused {
+		t.Fatalf("a resume must unpause the leader's broker: %s's is paused", next.config.NodeName)
+	}
+}
+
+// brokerState is what a leader's eval broker was doing at one moment.
+type brokerState struct{ enabled, paused bool }
+
+// establishedLeader waits until one of servers has established
+// leadership and returns it with its broker's state, read under leaderMu
+// so that a revoke cannot interleave: revokeLeadership clears leaderReady
+// under leaderMu before it disables the broker, so a broker read while
+// leaderReady holds is the established leader's.
+func establishedLeader(t *testing.T, servers []*Server) (*Server, brokerState) {
+	t.Helper()
+	var b brokerState
+	s := waitForLeaderWhere(t, 15*time.Second, servers, "that has established leadership", func(s *Server) bool {
+		s.leaderMu.Lock()
+		defer s.leaderMu.Unlock()
+		if s.leaderCancel == nil || !s.leaderReady.Load() {
+			return false
+		}
+		b = brokerState{enabled: s.evalBroker.Enabled(), paused: s.evalBroker.Paused()}
+		return true
+	})
+	return s, b
 }
 
 // RejectJobRegistration refuses registrations (and reverts, which
