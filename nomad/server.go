@@ -200,7 +200,9 @@ func (s *Server) setupIdentity() error {
 // RPC in flight (a worker's long poll on an unreachable leader would
 // otherwise hold Shutdown for its whole timeout). Then the leadership
 // monitor is waited for, so no establishLeadership can start loops after
-// the revoke that follows; then the workers are waited for.
+// the revoke that follows; then the workers are waited for. raft's stores
+// are closed last, once raft, its transport and every inbound raft
+// connection handler have stopped (RaftLayer.DrainAccepted says why).
 func (s *Server) Shutdown() error {
 	var err error
 	s.shutdownOnce.Do(func() {
@@ -217,8 +219,10 @@ func (s *Server) Shutdown() error {
 		if s.raftTransport != nil {
 			s.raftTransport.Close()
 		}
-		if s.raftLayer != nil {
-			s.raftLayer.Close()
+		if s.raftLayer != nil && !s.raftLayer.DrainAccepted(raftTransportTimeout) {
+			// Closing the stores below may then panic raft (see
+			// DrainAccepted); waiting longer would hold shutdown forever.
+			s.logger.Error("raft still handles a connection after shutdown; closing its stores anyway", "waited", raftTransportTimeout)
 		}
 		if s.rpcServer != nil {
 			s.rpcServer.Shutdown()

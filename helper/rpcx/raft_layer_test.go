@@ -110,3 +110,96 @@ func TestRaftTransportsTalkThroughTheLayer(t *testing.T) {
 		t.Fatalf("wrong response %+v", resp)
 	}
 }
+
+// Closing raft's transport neither closes nor waits for its inbound
+// handlers, and one that is handling a heartbeat writes raft's stable
+// store: DrainAccepted closes the socket of every accepted connection, so
+// a handler waiting to read ends, and returns only once each handler has
+// let go of its connection (raft's handler closes it when it returns).
+func TestRaftLayerDrainWaitsUntilRaftLetsGoOfItsConnections(t *testing.T) {
+	_, idle := startRaftServer(t)
+	if !idle.DrainAccepted(time.Second) {
+		t.Fatal("draining with nothing accepted must succeed at once")
+	}
+
+	ts2, layer2 := startRaftServer(t)
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		conn, err := layer2.Accept()
+		if err != nil {
+			t.Errorf("Accept: %v", err)
+		}
+		accepted <- conn
+	}()
+	out, err := layer2.Dial(raft.ServerAddress(ts2.addr), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	in := <-accepted
+	if in == nil {
+		t.FailNow()
+	}
+
+	// A handler like raft's: it reads until the read fails, then finishes
+	// what it was doing (release) before it closes its connection.
+	readFailed, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		buf := make([]byte, 1)
+		for {
+			if _, err := in.Read(buf); err != nil {
+				break
+			}
+		}
+		close(readFailed)
+		<-release
+		in.Close()
+	}()
+	drained := make(chan bool, 1)
+	go func() { drained <- layer2.DrainAccepted(10 * time.Second) }()
+	select {
+	case <-readFailed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("draining did not close the accepted connection's socket")
+	}
+	select {
+	case ok := <-drained:
+		t.Fatalf("draining returned (%v) while the handler still held its connection", ok)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case ok := <-drained:
+		if !ok {
+			t.Fatal("draining reported a handler still running after it let go")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("draining did not return after the handler let go")
+	}
+	if _, err := layer2.Accept(); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("Accept after draining: want ErrShutdown, got %v", err)
+	}
+}
+
+// A handler that never lets go does not hold a shutdown forever.
+func TestRaftLayerDrainGivesUpAfterItsTimeout(t *testing.T) {
+	ts, layer := startRaftServer(t)
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		conn, _ := layer.Accept()
+		accepted <- conn
+	}()
+	out, err := layer.Dial(raft.ServerAddress(ts.addr), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	in := <-accepted
+	if in == nil {
+		t.FailNow()
+	}
+	defer in.Close()
+	if layer.DrainAccepted(20 * time.Millisecond) {
+		t.Fatal("draining reported success while the connection was still held")
+	}
+}
