@@ -1,0 +1,166 @@
+package nomad
+
+import (
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/structs"
+)
+
+// forgeStream dials a server's RPC port with the raft connection type, as
+// any process that reaches a server without TLS can.
+type forgeStream struct{}
+
+func (forgeStream) Dial(a raft.ServerAddress, _ time.Duration) (net.Conn, error) {
+	return rpcx.Dial(string(a), rpcx.RPCRaft)
+}
+func (forgeStream) Accept() (net.Conn, error) { return nil, net.ErrClosed }
+func (forgeStream) Close() error              { return nil }
+func (forgeStream) Addr() net.Addr            { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1} }
+
+// Found from outside, on a server without TLS: one AppendEntries over the
+// RPC port's raft connection, claiming a later term, with a
+// LogConfiguration entry whose data is not a configuration, panicked raft
+// (hashicorp/raft's DecodeConfiguration) and killed the server; the entry
+// was stored first, so raft panicked again on every start. So did an
+// entry placed far past the log's end (raft stored it with a gap and
+// panicked applying the missing entries, then on every start). The FSM's
+// guard never saw either. Entries no raft leader sends are refused before
+// raft reads them, and the server carries on and starts again.
+func TestForgedRaftEntriesCannotCrashAServerOrItsRestart(t *testing.T) {
+	cfg := TestConfig(t)
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	WaitForLeader(t, 5*time.Second, s)
+	registerJob(t, s, itJob("web", 1))
+	last := s.raft.LastIndex()
+
+	tr := raft.NewNetworkTransport(forgeStream{}, 1, 5*time.Second, nil)
+	defer tr.Close()
+	header := raft.RPCHeader{ProtocolVersion: raft.ProtocolVersionMax, ID: []byte("forger"), Addr: []byte("127.0.0.1:1")}
+	cases := []struct {
+		name    string
+		prev    uint64
+		entries []*raft.Log
+		want    string
+	}{
+		{"a configuration that does not decode", 0,
+			[]*raft.Log{{Index: 1, Term: 1000, Type: raft.LogConfiguration, Data: []byte{0xc1}}}, "configuration"},
+		{"a configuration after the log's end", last,
+			[]*raft.Log{{Index: last + 1, Term: 1000, Type: raft.LogConfiguration, Data: []byte("not msgpack")}}, "configuration"},
+		{"a peer change of raft's old protocol", last,
+			[]*raft.Log{{Index: last + 1, Term: 1000, Type: raft.LogAddPeerDeprecated, Data: []byte{0xc1}}}, "protocol"},
+		{"an entry far past the log's end", 0,
+			[]*raft.Log{{Index: last + 100_000, Term: 1000, Type: raft.LogCommand, Data: []byte{0x80}}}, "index"},
+		{"entries with a gap between them", last,
+			[]*raft.Log{{Index: last + 1, Term: 1000, Type: raft.LogNoop}, {Index: last + 3, Term: 1000, Type: raft.LogNoop}}, "index"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var resp raft.AppendEntriesResponse
+			err := tr.AppendEntries("x", raft.ServerAddress(s.RPCAddr()), &raft.AppendEntriesRequest{
+				RPCHeader: header, Term: 1000, PrevLogEntry: c.prev, PrevLogTerm: 0,
+				Entries: c.entries, LeaderCommitIndex: c.entries[len(c.entries)-1].Index,
+			}, &resp)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v (%+v), want a refusal mentioning %q", err, resp, c.want)
+			}
+		})
+	}
+	var snapResp raft.InstallSnapshotResponse
+	err = tr.InstallSnapshot("x", raft.ServerAddress(s.RPCAddr()), &raft.InstallSnapshotRequest{
+		RPCHeader: header, SnapshotVersion: 1, Term: 1000, LastLogIndex: last + 10, LastLogTerm: 1000,
+		Configuration: []byte{0xc1}, ConfigurationIndex: last + 10, Size: 1,
+	}, &snapResp, strings.NewReader("x"))
+	if err == nil || !strings.Contains(err.Error(), "configuration") {
+		t.Fatalf("a snapshot with a configuration that does not decode: got %v, want a refusal", err)
+	}
+
+	// Nothing reached the log, and the server is still the leader.
+	if s.raft.LastIndex() != last {
+		t.Fatalf("the log moved from index %d to %d", last, s.raft.LastIndex())
+	}
+	registerJob(t, s, itJob("after", 1))
+	s.Shutdown()
+
+	cfg2 := TestConfig(t)
+	cfg2.DataDir, cfg2.NodeID = cfg.DataDir, cfg.NodeID
+	s2, err := NewServer(cfg2)
+	if err != nil {
+		t.Fatalf("the server does not start again: %v", err)
+	}
+	defer s2.Shutdown()
+	WaitForLeader(t, 5*time.Second, s2)
+	for _, id := range []string{"web", "after"} {
+		if j, _ := s2.State().JobByID(nil, structs.DefaultNamespace, id); j == nil {
+			t.Fatalf("job %s is gone after the restart", id)
+		}
+	}
+}
+
+// A raft log that already holds such an entry (written before the
+// transport refused them) stops the server at start with an error naming
+// the file and the entry, rather than a panic inside raft.
+func TestAPoisonedRaftLogStopsTheServerNamingTheEntry(t *testing.T) {
+	cases := []struct {
+		name  string
+		entry func(last uint64) *raft.Log
+		want  string
+	}{
+		{"a configuration that does not decode", func(last uint64) *raft.Log {
+			return &raft.Log{Index: last + 1, Term: 1000, Type: raft.LogConfiguration, Data: []byte{0xc1}}
+		}, "configuration"},
+		{"a gap before the last entry", func(last uint64) *raft.Log {
+			return &raft.Log{Index: last + 5, Term: 1000, Type: raft.LogNoop}
+		}, "missing"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := TestConfig(t)
+			s, err := NewServer(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			WaitForLeader(t, 5*time.Second, s)
+			registerJob(t, s, itJob("web", 1))
+			s.Shutdown()
+
+			path := filepath.Join(cfg.DataDir, "raft", "raft.db")
+			store, err := raftboltdb.New(raftboltdb.Options{Path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last, err := store.LastIndex()
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := c.entry(last)
+			if err := store.StoreLog(bad); err != nil {
+				t.Fatal(err)
+			}
+			store.Close()
+
+			cfg2 := TestConfig(t)
+			cfg2.DataDir, cfg2.NodeID = cfg.DataDir, cfg.NodeID
+			s2, err := NewServer(cfg2)
+			if err == nil {
+				s2.Shutdown()
+				t.Fatal("a server must not start from a poisoned raft log")
+			}
+			for _, want := range []string{path, c.want, "Move the server's raft directory aside"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Fatalf("error %q should mention %q", err, want)
+				}
+			}
+		})
+	}
+}
