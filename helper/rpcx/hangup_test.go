@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/rpc"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -79,5 +80,28 @@ func TestRequestsOfAPeerThatHungUpAreNotServed(t *testing.T) {
 
 	if n := svc.calls.Load(); n > slots {
 		t.Fatalf("the server started %d calls of a peer that had hung up after %d were running; want no more than %d", n, slots, slots)
+	}
+}
+
+// An answer to a stream that is already broken (an earlier answer timed
+// out, or the peer is gone) is not encoded: a session's calls waiting to
+// answer such a stream each rendered a 900 KB reply only to fail the
+// write, gigabytes of garbage at once when the write timeouts fired.
+func TestAnAnswerToABrokenStreamIsNotEncoded(t *testing.T) {
+	srv, cli := net.Pipe()
+	defer cli.Close()
+	c := newMsgCodec(srv, DefaultMaxMessageSize)
+	c.Close()
+	body := &EchoReply{Data: make([]byte, 1<<20)}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 5 {
+		if err := c.WriteResponse(&rpc.Response{ServiceMethod: "Test.Big", Seq: 1}, body); err == nil {
+			t.Fatal("an answer to a closed stream reported success")
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<10 {
+		t.Fatalf("five answers of 1 MiB to a broken stream allocated %d bytes; want them not encoded", n)
 	}
 }
