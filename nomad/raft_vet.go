@@ -200,8 +200,10 @@ func checkRaftLog(logs raft.LogStore, snaps raft.SnapshotStore) error {
 	}
 	for i := start; i <= last; i++ {
 		var e raft.Log
-		if err := logs.GetLog(i, &e); err != nil {
-			return fmt.Errorf("entry %d is missing from the log, which holds entries up to %d (%v)", i, last, err)
+		if err := logs.GetLog(i, &e); errors.Is(err, raft.ErrLogNotFound) {
+			return fmt.Errorf("entry %d is missing from the log, which holds entries up to %d", i, last)
+		} else if err != nil {
+			return fmt.Errorf("entry %d of the log cannot be read: %v", i, err)
 		}
 		if err := vetLogEntry(&e); err != nil {
 			return err

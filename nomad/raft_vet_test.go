@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"encoding/binary"
 	"net"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
@@ -117,17 +119,50 @@ func TestForgedRaftEntriesCannotCrashAServerOrItsRestart(t *testing.T) {
 // transport refused them) stops the server at start with an error naming
 // the file and the entry, rather than a panic inside raft.
 func TestAPoisonedRaftLogStopsTheServerNamingTheEntry(t *testing.T) {
+	storeLog := func(entry func(last uint64) *raft.Log) func(t *testing.T, path string) {
+		return func(t *testing.T, path string) {
+			store, err := raftboltdb.New(raftboltdb.Options{Path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			last, err := store.LastIndex()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := store.StoreLog(entry(last)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	cases := []struct {
-		name  string
-		entry func(last uint64) *raft.Log
-		want  string
+		name   string
+		poison func(t *testing.T, path string)
+		want   string
 	}{
-		{"a configuration that does not decode", func(last uint64) *raft.Log {
+		{"a configuration that does not decode", storeLog(func(last uint64) *raft.Log {
 			return &raft.Log{Index: last + 1, Term: 1000, Type: raft.LogConfiguration, Data: []byte{0xc1}}
-		}, "configuration"},
-		{"a gap before the last entry", func(last uint64) *raft.Log {
+		}), "configuration"},
+		{"a gap before the last entry", storeLog(func(last uint64) *raft.Log {
 			return &raft.Log{Index: last + 5, Term: 1000, Type: raft.LogNoop}
-		}, "missing"},
+		}), "missing"},
+		{"an entry whose bytes do not decode", func(t *testing.T, path string) {
+			db, err := bbolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			err = db.Update(func(tx *bbolt.Tx) error {
+				logs := tx.Bucket([]byte("logs"))
+				k, _ := logs.Cursor().Last()
+				next := make([]byte, 8)
+				binary.BigEndian.PutUint64(next, binary.BigEndian.Uint64(k)+1)
+				return logs.Put(next, []byte{0xc1, 0xc1})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}, "cannot be read"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -141,19 +176,7 @@ func TestAPoisonedRaftLogStopsTheServerNamingTheEntry(t *testing.T) {
 			s.Shutdown()
 
 			path := filepath.Join(cfg.DataDir, "raft", "raft.db")
-			store, err := raftboltdb.New(raftboltdb.Options{Path: path})
-			if err != nil {
-				t.Fatal(err)
-			}
-			last, err := store.LastIndex()
-			if err != nil {
-				t.Fatal(err)
-			}
-			bad := c.entry(last)
-			if err := store.StoreLog(bad); err != nil {
-				t.Fatal(err)
-			}
-			store.Close()
+			c.poison(t, path)
 
 			cfg2 := TestConfig(t)
 			cfg2.DataDir, cfg2.NodeID = cfg.DataDir, cfg.NodeID
