@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,40 @@ func TestForgedRaftEntriesCannotCrashAServerOrItsRestart(t *testing.T) {
 		if j, _ := s2.State().JobByID(nil, structs.DefaultNamespace, id); j == nil {
 			t.Fatalf("job %s is gone after the restart", id)
 		}
+	}
+}
+
+// What a real leader sends still passes: a server that joins after the
+// leader compacted its log catches up from an installed snapshot, then
+// from appended entries.
+func TestAJoiningServerCatchesUpFromASnapshotThroughTheCheckedTransport(t *testing.T) {
+	small := func(c *Config) {
+		c.RaftConfig.TrailingLogs = 2
+		c.RaftConfig.SnapshotThreshold = 1 << 30 // only the snapshots the test takes
+	}
+	s1 := TestServer(t, func(c *Config) { c.NodeName = "s1"; small(c) })
+	WaitForLeader(t, 10*time.Second, s1)
+	for i := range 10 {
+		kvWrite(t, s1, fmt.Sprintf("k%d", i), "v")
+	}
+	if err := s1.raft.Snapshot().Error(); err != nil {
+		t.Fatal(err)
+	}
+	if s1.raft.Stats()["last_snapshot_index"] == "0" {
+		t.Fatalf("no snapshot taken: %v", s1.raft.Stats())
+	}
+	s2 := waiting(t, "s2", small)
+	if n, err := s1.JoinNow([]string{s2.RPCAddr()}); n != 1 || err != nil {
+		t.Fatalf("joining s2: joined %d, err %v", n, err)
+	}
+	kvWrite(t, s1, "after", "yes")
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		_, early := kvStale(s2, "k0")
+		v, late := kvStale(s2, "after")
+		return early && late && v == "yes", fmt.Sprintf("s2 has not caught up: %v", s2.raft.Stats())
+	})
+	if s2.raft.Stats()["last_snapshot_index"] == "0" {
+		t.Fatalf("s2 caught up without installing a snapshot; the test no longer covers one: %v", s2.raft.Stats())
 	}
 }
 
