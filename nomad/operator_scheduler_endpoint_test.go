@@ -101,7 +101,8 @@ func TestSchedulerConfigDefaultIsStoredOnceAndHonoured(t *testing.T) {
 }
 
 // A set sent to a follower is forwarded to the leader, applied through
-// raft and replicated to every server.
+// raft and replicated to every server. The set is sent again if an
+// election loses its answer (see election_helpers_test.go).
 func TestSchedulerSetConfigForwardsFromAFollower(t *testing.T) {
 	servers := startCluster(t, 3)
 	leader := WaitForLeader(t, 10*time.Second, servers...)
@@ -114,7 +115,11 @@ func TestSchedulerSetConfigForwardsFromAFollower(t *testing.T) {
 	}
 	want := structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmSpread, MemoryOversubscriptionEnabled: true,
 		PreemptionConfig: structs.PreemptionConfig{ServiceSchedulerEnabled: true, SystemSchedulerEnabled: true}}
-	resp := mustSetSchedulerConfig(t, follower, want)
+	var resp structs.SchedulerSetConfigurationResponse
+	writeThroughElections(t, follower, "Operator.SchedulerSetConfiguration", &structs.SchedulerSetConfigRequest{Config: want}, &resp)
+	if !resp.Updated || resp.Index == 0 {
+		t.Fatalf("a plain set must be applied: %+v", resp)
+	}
 	for _, s := range servers {
 		WaitFor(t, 10*time.Second, func() (bool, string) {
 			idx, got, err := s.State().SchedulerConfig()

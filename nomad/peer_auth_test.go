@@ -95,16 +95,29 @@ func TestTLSClusterFormsElectsForwardsAndReplicates(t *testing.T) {
 		})
 	}
 	// A client agent's node registers through a follower, which forwards
-	// it to the leader with its server certificate.
+	// it to the leader with its server certificate. Like a client, the
+	// test registers again when an election loses the answer (see
+	// election_helpers_test.go); registering is idempotent.
 	client := peerPool(t, ca, tlstest.Client)
-	var resp structs.NodeUpdateResponse
-	if err := peerRPC(t, client, follower.RPCAddr(), "Node.Register", &structs.NodeRegisterRequest{Node: itNode("tls-node")}, &resp); err != nil {
-		t.Fatalf("a client certificate registering through a follower: %v", err)
+	node := itNode("tls-node")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var resp structs.NodeUpdateResponse
+		err := peerRPC(t, client, follower.RPCAddr(), "Node.Register", &structs.NodeRegisterRequest{Node: node}, &resp)
+		if err == nil {
+			break
+		}
+		if !structs.IsErr(err, structs.ErrNoLeader) || time.Now().After(deadline) {
+			t.Fatalf("a client certificate registering through a follower: %v", err)
+		}
+		WaitForLeader(t, 10*time.Second, servers...)
 	}
-	WaitFor(t, 10*time.Second, func() (bool, string) {
-		n, _ := leader.State().NodeByID(nil, "tls-node")
-		return n != nil, "the node is not registered"
-	})
+	for _, s := range servers {
+		WaitFor(t, 10*time.Second, func() (bool, string) {
+			n, _ := s.State().NodeByID(nil, "tls-node")
+			return n != nil, "the node is not registered on " + s.config.NodeName
+		})
+	}
 }
 
 func TestClientCertificatesCannotCallServerEndpoints(t *testing.T) {
