@@ -187,6 +187,11 @@ func rpcRequestSeeds(tb testing.TB, methods []rpcMethod) [][]byte {
 	for i, e := range buildLog(tb).entries {
 		seeds = append(seeds, msg("", uint64(i), e.Data[1:]))
 	}
+	// Allocation updates as empty maps: one byte each on the wire, a whole
+	// structs.Allocation each once decoded.
+	const n = 8 << 10
+	amplify := []byte{0x81, 0xa5, 'A', 'l', 'l', 'o', 'c', 0xdc, n >> 8, n & 0xff}
+	seeds = append(seeds, msg("Node.UpdateAlloc", 1, append(amplify, bytes.Repeat([]byte{0x80}, n)...)))
 	return seeds
 }
 
