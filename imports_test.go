@@ -19,10 +19,11 @@ var importRules = []struct {
 	allowed []string
 }{
 	{"structs", nil},
+	{"acl", nil},
 	{"helper", []string{"helper", "structs"}},
 	{"scheduler", []string{"structs", "scheduler"}},
-	{"nomad", []string{"structs", "scheduler", "nomad", "helper"}},
-	{"client", []string{"structs", "client", "helper"}},
+	{"nomad", []string{"structs", "scheduler", "nomad", "helper", "acl"}},
+	{"client", []string{"structs", "client", "helper", "acl"}},
 	{"api", []string{"api"}},
 	{"jobspec", []string{"api", "jobspec"}},
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -27,6 +28,9 @@ const (
 	EnvNamespace = "DROVER_NAMESPACE"
 	EnvRegion    = "DROVER_REGION"
 	EnvToken     = "DROVER_TOKEN"
+	// EnvHTTPTimeout bounds each ordinary request (a Go duration such as
+	// "2m"); see Config.Timeout.
+	EnvHTTPTimeout = "DROVER_HTTP_TIMEOUT"
 
 	NomadEnvAddress   = "NOMAD_ADDR"
 	NomadEnvNamespace = "NOMAD_NAMESPACE"
@@ -94,6 +98,9 @@ func ConfigFromEnv(getenv func(string) string) *Config {
 		Region:    first(EnvRegion, NomadEnvRegion),
 		SecretID:  first(EnvToken, NomadEnvToken),
 	}
+	if d, err := time.ParseDuration(getenv(EnvHTTPTimeout)); err == nil && d != 0 {
+		c.Timeout = d
+	}
 	if c.Address == "" {
 		c.Address = DefaultAddress
 	}
@@ -130,6 +137,9 @@ func NewClient(cfg *Config) (*Client, error) {
 	}
 	if c.SecretID == "" {
 		c.SecretID = env.SecretID
+	}
+	if c.Timeout == 0 {
+		c.Timeout = env.Timeout
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
@@ -386,10 +396,21 @@ func (c *Client) do(r *request) (*http.Response, context.CancelFunc, time.Durati
 	}
 
 	ctx, cancel := r.ctx, context.CancelFunc(func() {})
-	if !r.stream && c.config.Timeout > 0 {
+	var limit time.Duration
+	var headerTimer *time.Timer
+	switch {
+	case c.config.Timeout <= 0:
+	case !r.stream:
 		// A blocking query may legitimately take its wait time plus the
 		// server's jitter of up to wait/16.
-		ctx, cancel = context.WithTimeout(ctx, c.config.Timeout+r.wait+r.wait/16)
+		limit = c.config.Timeout + r.wait + r.wait/16
+		ctx, cancel = context.WithTimeout(ctx, limit)
+	default:
+		// A stream may last as long as its reader likes, but the agent
+		// must still answer it (send its headers) within the timeout.
+		limit = c.config.Timeout
+		ctx, cancel = context.WithCancel(ctx)
+		headerTimer = time.AfterFunc(limit, cancel)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
 	if err != nil {
@@ -405,8 +426,12 @@ func (c *Client) do(r *request) (*http.Response, context.CancelFunc, time.Durati
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	elapsed := time.Since(start)
+	headersInTime := headerTimer == nil || headerTimer.Stop()
 	if err != nil {
 		cancel()
+		if limit > 0 && r.ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || !headersInTime) {
+			return nil, nil, elapsed, &TimeoutError{Method: r.method, Path: r.path, Address: c.baseURL.String(), Limit: limit}
+		}
 		return nil, nil, elapsed, fmt.Errorf("%s %s: %w", r.method, r.path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -520,3 +545,19 @@ func parseIndex(h http.Header) (uint64, error) {
 
 // escape makes an ID safe as one path segment.
 func escape(id string) string { return url.PathEscape(id) }
+
+// TimeoutError is a request the agent did not answer in time: it may be
+// overloaded, stopped (SIGSTOP) or not an agent at all. The message says
+// how to wait longer.
+type TimeoutError struct {
+	Method, Path, Address string
+	Limit                 time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%s %s: the agent at %s did not answer within %s; to wait longer, set %s (for example %s=2m)",
+		e.Method, e.Path, e.Address, e.Limit, EnvHTTPTimeout, EnvHTTPTimeout)
+}
+
+// Unwrap makes a TimeoutError a context.DeadlineExceeded for errors.Is.
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }

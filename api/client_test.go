@@ -217,3 +217,34 @@ func TestFlexTimeDecodesStringsAndNanoseconds(t *testing.T) {
 		t.Error("a boolean decoded as a time")
 	}
 }
+
+// The finding: the CLI had no bound against an agent that never answers.
+// Every request that is not a blocking query or a followed stream is
+// bounded, streams until the agent answers, and the error says how long
+// it waited and how to wait longer.
+func TestAnAgentThatNeverAnswersIsATimeoutSayingHowToWaitLonger(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer srv.Close()
+	defer close(release)
+	c, err := NewClient(&Config{Address: srv.URL, Getenv: envOf(map[string]string{EnvHTTPTimeout: "150ms"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, err error) {
+		t.Helper()
+		var te *TimeoutError
+		if !errors.As(err, &te) {
+			t.Fatalf("%s: want a *TimeoutError, got %v", what, err)
+		}
+		for _, want := range []string{"did not answer within 150ms", "set DROVER_HTTP_TIMEOUT"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("%s: %q should mention %q", what, err, want)
+			}
+		}
+	}
+	_, _, err = c.Jobs().List(nil)
+	check("a read", err)
+	_, err = c.AllocFS().Cat("a", "x", nil)
+	check("a stream the agent never opens", err)
+}

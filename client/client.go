@@ -148,6 +148,14 @@ func (c *Client) NodeID() string {
 	return c.node.ID
 }
 
+// identity is what the client sends with every call it makes for itself:
+// the servers act on a call only for the node whose secret it carries.
+func (c *Client) identity() (nodeID, secretID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.node.ID, c.node.SecretID
+}
+
 // Node returns a copy of the node as registered.
 func (c *Client) Node() *structs.Node {
 	c.mu.Lock()

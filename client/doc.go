@@ -28,6 +28,17 @@
 // packages); Shutdown stops them without stopping the tasks, unless the
 // config asks for that (dev mode), so a restarted client re-attaches.
 //
+// # Acting as its node
+//
+// The node's ID and secret are made once and kept in the state dir
+// (client-id, secret-id). Every call the client makes for itself carries
+// both (Client.identity): registration, heartbeats, the assignment query,
+// the alloc reads and the status reports; the servers refuse any of them
+// without the secret. An update refused because of who sent it (the node
+// unknown to the servers, or its secret refused) is held like one refused
+// for a node that is not ready, never dropped: it is about the node, not
+// the update.
+//
 // # The assignment is the truth
 //
 // What the servers list in Node.GetClientAllocs is what this node should

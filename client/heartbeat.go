@@ -68,10 +68,9 @@ func (c *Client) register() error {
 }
 
 func (c *Client) heartbeat() error {
-	c.mu.Lock()
-	req := &structs.NodeUpdateStatusRequest{NodeID: c.node.ID, SecretID: c.node.SecretID, Status: structs.NodeStatusReady,
+	nodeID, secretID := c.identity()
+	req := &structs.NodeUpdateStatusRequest{NodeID: nodeID, SecretID: secretID, Status: structs.NodeStatusReady,
 		WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
-	c.mu.Unlock()
 	var resp structs.NodeUpdateResponse
 	if err := c.rpc.RPC(c.ctx, "Node.UpdateStatus", req, &resp); err != nil {
 		return err

@@ -144,19 +144,27 @@ func (u *updater) send(ctx context.Context) error {
 }
 
 func (u *updater) call(ctx context.Context, batch []*structs.Allocation) error {
-	req := &structs.AllocUpdateRequest{Alloc: batch, WriteRequest: structs.WriteRequest{Region: u.c.cfg.Region}}
+	nodeID, secretID := u.c.identity()
+	req := &structs.AllocUpdateRequest{Alloc: batch, NodeID: nodeID, SecretID: secretID, WriteRequest: structs.WriteRequest{Region: u.c.cfg.Region}}
 	var resp structs.GenericResponse
 	return u.c.rpc.RPC(ctx, "Node.UpdateAlloc", req, &resp)
 }
 
 // refusedOnMerit reports a remote error about the update itself, as opposed
-// to the node's state (not ready until it heartbeats), the cluster's (no
-// leader) or the network's: only those are worth holding and resending.
+// to the node's state (not ready until it heartbeats; unknown to the
+// servers or refusing its secret, until it registers again), the cluster's
+// (no leader) or the network's: only those are worth holding and resending.
 func refusedOnMerit(err error) bool {
 	if !rpcx.IsRemoteError(err) {
 		return false
 	}
-	return !structs.IsErr(err, structs.ErrNodeNotReady) && !structs.IsErr(err, structs.ErrNoLeader) && !structs.IsErr(err, structs.ErrNotLeader)
+	for _, notOnMerit := range []error{structs.ErrNodeNotReady, structs.ErrNoLeader, structs.ErrNotLeader,
+		structs.ErrNotFound, structs.ErrNodeSecretDenied, structs.ErrNodeSecretMissing} {
+		if structs.IsErr(err, notOnMerit) {
+			return false
+		}
+	}
+	return true
 }
 
 // flush makes one last attempt at shutdown, briefly.

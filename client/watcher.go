@@ -64,10 +64,9 @@ func (c *Client) watchAllocs() {
 }
 
 func (c *Client) getAssignment(minIndex uint64) (map[string]uint64, uint64, error) {
-	c.mu.Lock()
-	req := &structs.NodeSpecificRequest{NodeID: c.node.ID, SecretID: c.node.SecretID, QueryOptions: structs.QueryOptions{
+	nodeID, secretID := c.identity()
+	req := &structs.NodeSpecificRequest{NodeID: nodeID, SecretID: secretID, QueryOptions: structs.QueryOptions{
 		Region: c.cfg.Region, MinQueryIndex: minIndex, MaxQueryTime: c.cfg.BlockingQueryWait, AllowStale: true}}
-	c.mu.Unlock()
 	var resp structs.NodeClientAllocsResponse
 	if err := c.rpc.RPC(c.ctx, "Node.GetClientAllocs", req, &resp); err != nil {
 		return nil, 0, err
@@ -98,7 +97,8 @@ func (c *Client) fetchChanged(assigned map[string]uint64, index uint64, known ma
 	if min > 0 {
 		min--
 	}
-	req := &structs.AllocsGetRequest{AllocIDs: pull, QueryOptions: structs.QueryOptions{
+	nodeID, secretID := c.identity()
+	req := &structs.AllocsGetRequest{AllocIDs: pull, NodeID: nodeID, SecretID: secretID, QueryOptions: structs.QueryOptions{
 		Region: c.cfg.Region, MinQueryIndex: min, MaxQueryTime: c.cfg.BlockingQueryWait, AllowStale: true}}
 	var resp structs.AllocsGetResponse
 	if err := c.rpc.RPC(c.ctx, "Alloc.GetAllocs", req, &resp); err != nil {

@@ -47,6 +47,17 @@ var verbs = []verb{
 	{"operator scheduler get-config", "Display the scheduler configuration", operatorSchedulerGetConfig},
 	{"operator scheduler set-config", "Change the scheduler configuration", operatorSchedulerSetConfig},
 	{"system gc", "Run garbage collection now", systemGC},
+	{"acl bootstrap", "Bootstrap the ACL system and print the first management token", aclBootstrap},
+	{"acl policy apply", "Create or update an ACL policy", aclPolicyApply},
+	{"acl policy list", "List ACL policies", aclPolicyList},
+	{"acl policy info", "Show an ACL policy and its rules", aclPolicyInfo},
+	{"acl policy delete", "Delete an ACL policy", aclPolicyDelete},
+	{"acl token create", "Create an ACL token", aclTokenCreate},
+	{"acl token list", "List ACL tokens", aclTokenList},
+	{"acl token info", "Show an ACL token", aclTokenInfo},
+	{"acl token self", "Show the token in use", aclTokenSelf},
+	{"acl token update", "Change an ACL token's name, type or policies", aclTokenUpdate},
+	{"acl token delete", "Delete an ACL token", aclTokenDelete},
 	{"status", "List jobs, or show the status of any object by ID", status},
 }
 

@@ -72,6 +72,10 @@ General Options:
 
   -token=<secret>
     The ACL token. Overrides DROVER_TOKEN and NOMAD_TOKEN.
+
+  A request the agent does not answer within 60s fails; set
+  DROVER_HTTP_TIMEOUT (such as 2m) to wait longer. Blocking queries get
+  their wait on top, and followed streams are not bounded once open.
 `
 
 // flagSet returns a FlagSet for a verb, with the client flags registered

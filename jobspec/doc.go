@@ -34,6 +34,15 @@
 // Blocks Drover does not model (vault, consul, connect, identity,
 // csi_plugin, multiregion, a task's scaling blocks, ...) are skipped with a
 // warning that names each one (see ignored.go); any other unknown block or
-// argument is an error. A group's scaling block is decoded: its min and
+// argument is an error.
+//
+// # Bounds
+//
+// A file nesting deeper than MaxNestingDepth (blocks, lists, objects,
+// parentheses, templates and chained operators together) is refused
+// before HCL's recursive parsers see it, with an error at the line where it
+// went too deep: a stack overflow cannot be recovered, and the parser also
+// serves the agent's /v1/jobs/parse endpoint. CheckNesting is exported for
+// other HCL and JSON readers (the agent's configuration files). A group's scaling block is decoded: its min and
 // max bound the group's count and every scaling request.
 package jobspec

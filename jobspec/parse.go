@@ -85,6 +85,9 @@ func parse(c *ParseConfig) (*api.Job, hcl.Diagnostics, error) {
 		filename = "<job>"
 	}
 
+	if err := CheckNesting(src, filename, MaxNestingDepth); err != nil {
+		return nil, err.(*Error).Diagnostics, err
+	}
 	if isJSON(src) {
 		if form, ok := apiJSONForm(src); ok {
 			job, err := parseAPIJSON(filename, src, form)
@@ -174,6 +177,9 @@ func singleJobBlock(content *hcl.BodyContent, filename string) (*hcl.Block, hcl.
 // as native syntax otherwise, going by content rather than by file name
 // because job files arrive over stdin and the API too.
 func parseHCLOrJSON(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
+	if err := CheckNesting(src, filename, MaxNestingDepth); err != nil {
+		return nil, err.(*Error).Diagnostics
+	}
 	if isJSON(src) {
 		return hcljson.Parse(src, filename)
 	}

@@ -237,6 +237,9 @@ func (v *variable) setFromString(raw, origin string, fctx *hcl.EvalContext) hcl.
 	if literal {
 		return v.set(cty.StringVal(raw), rng, origin)
 	}
+	if diags := checkExprNesting([]byte(raw), filename, MaxNestingDepth); diags.HasErrors() {
+		return diags
+	}
 	expr, diags := hclsyntax.ParseExpression([]byte(raw), filename, hcl.InitialPos)
 	if v.typ == cty.DynamicPseudoType && (diags.HasErrors() || len(expr.Variables()) > 0) {
 		return v.set(cty.StringVal(raw), rng, origin)

@@ -18,9 +18,19 @@ type Alloc struct {
 // GetAllocs fetches allocations by ID. Clients call it for the allocs whose
 // index moved; with MinQueryIndex set, the answer reflects at least that
 // index, so a lagging server never hands a client an older assignment.
+//
+// A client reads as its node (NodeID and SecretID, checked first) and is
+// answered only the allocations placed on that node: an ID of another
+// node's allocation is answered as if it did not exist.
 func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsGetResponse) error {
 	if done, err := a.srv.forward("Alloc.GetAllocs", args, args, reply); done {
 		return err
+	}
+	asNode := args.NodeID != "" || args.SecretID != ""
+	if asNode {
+		if _, err := authenticateNode(a.srv.State(), args.NodeID, args.SecretID); err != nil {
+			return err
+		}
 	}
 	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		out := make([]*structs.Allocation, 0, len(args.AllocIDs))
@@ -30,7 +40,7 @@ func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsG
 			if err != nil {
 				return 0, err
 			}
-			if alloc == nil {
+			if alloc == nil || (asNode && alloc.NodeID != args.NodeID) {
 				continue
 			}
 			out = append(out, alloc)

@@ -115,3 +115,45 @@ func TestClientStopsATaskWhenTheJobStops(t *testing.T) {
 		t.Fatalf("a stopped job whose allocs stopped must be dead, got %s", job.Status)
 	}
 }
+
+// Every call a real client makes for itself carries its node's secret, and
+// the servers accept it: it registers, heartbeats, reads its assignment and
+// its allocs, and reports their status. Heartbeats are short here (a TTL
+// of one to two seconds) so that several pass while the job starts.
+func TestRealClientActsAsItsNodeOnEveryCall(t *testing.T) {
+	s := nomad.TestServer(t, func(c *nomad.Config) { c.MinHeartbeatTTL = time.Second })
+	nomad.WaitForLeader(t, 5*time.Second, s)
+	c := client.TestClient(t, func(cfg *config.Config) { cfg.Servers = []string{s.RPCAddr()} })
+	nomad.WaitFor(t, 10*time.Second, func() (bool, string) {
+		n, _ := s.State().NodeByID(nil, c.NodeID())
+		return n != nil && n.Status == structs.NodeStatusReady, "client not registered and ready"
+	})
+	n, _ := s.State().NodeByID(nil, c.NodeID())
+	if n.SecretID == "" || n.SecretID != c.Node().SecretID {
+		t.Fatalf("the node registered with secret %q, the client holds %q", n.SecretID, c.Node().SecretID)
+	}
+	registered := c.LastHeartbeat()
+
+	var resp structs.JobRegisterResponse
+	if err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: rawExecJob("svc", structs.JobTypeService, "exec sleep 300")}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	// Running on the server means the client read its assignment
+	// (Node.GetClientAllocs), fetched the alloc (Alloc.GetAllocs) and
+	// reported it (Node.UpdateAlloc), each as its node.
+	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+		a := onlyAlloc(t, s, "svc")
+		if a == nil {
+			return false, "no alloc"
+		}
+		return a.ClientStatus == structs.AllocClientStatusRunning && a.NodeID == c.NodeID(), "alloc " + a.ClientStatus
+	})
+	// Node.UpdateStatus: accepted heartbeats move the client's clock of
+	// the last one.
+	nomad.WaitFor(t, 10*time.Second, func() (bool, string) {
+		return c.LastHeartbeat().After(registered), "no heartbeat accepted since registration"
+	})
+	if n, _ := s.State().NodeByID(nil, c.NodeID()); n.Status != structs.NodeStatusReady {
+		t.Fatalf("node is %s after heartbeats", n.Status)
+	}
+}

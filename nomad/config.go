@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -74,10 +75,49 @@ type Config struct {
 	// operator API changes it and this is no longer read.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration
 
+	// ACLEnabled turns the ACL system on: the ACL endpoints answer, and
+	// ResolveToken resolves tokens instead of allowing everything.
+	ACLEnabled bool
+	// ACLTokenMinExpirationTTL and ACLTokenMaxExpirationTTL bound the
+	// lifetime a token may be created with (Nomad's defaults: 1m, 24h).
+	ACLTokenMinExpirationTTL time.Duration
+	ACLTokenMaxExpirationTTL time.Duration
+	// JobMaxSourceSize bounds a job's encoded size in bytes (the agent's
+	// server.job_max_source_size, Nomad's name). Register, plan,
+	// dispatch, scale and revert check it before anything else, so no
+	// job can make a raft entry, a plan or an answer too large for an
+	// RPC message. See DefaultJobMaxSourceSize.
+	JobMaxSourceSize int
+	// JobMaxCount bounds one group's count (server.job_max_count) and
+	// JobMaxAllocs the sum of a job's group counts (server.job_max_allocs):
+	// the scheduler and the plan applier hold every placement of an
+	// evaluation at once, and a stored job is scheduled again on every
+	// start, so an unbounded count would exhaust the server for good.
+	JobMaxCount  int
+	JobMaxAllocs int
+
 	// RaftConfig overrides raft's timing (tests use short timeouts).
 	RaftConfig *raft.Config
 	// RaftSnapshotThreshold and interval tune snapshotting.
 	RaftSnapshotThreshold uint64
+
+	// Limits on what callers may make the server hold (the agent's
+	// limits block). Zero means the default.
+	//
+	// RPCMaxConnsPerClient bounds the RPC connections one client IP may
+	// have open; RPCHandshakeTimeout bounds how long a new connection may
+	// take to say what it carries (and, with TLS, to finish its
+	// handshake); RPCMaxStreamsPerSession bounds the streams one
+	// multiplexed session may have open.
+	RPCMaxConnsPerClient    int
+	RPCHandshakeTimeout     time.Duration
+	RPCMaxStreamsPerSession int
+	// MaxBlockingQueries bounds the blocking queries waiting on this
+	// server at once, and MaxBlockingQueriesPerClient those from one
+	// client IP. A query past either limit is refused at once with
+	// ErrTooManyBlockingQueries rather than queued.
+	MaxBlockingQueries          int
+	MaxBlockingQueriesPerClient int
 
 	Logger hclog.Logger
 	Clock  Clock
@@ -109,8 +149,39 @@ func DefaultConfig() *Config {
 		NodeGCThreshold:             24 * time.Hour,
 		DeploymentGCThreshold:       1 * time.Hour,
 		RaftSnapshotThreshold:       8192,
+		ACLTokenMinExpirationTTL:    time.Minute,
+		ACLTokenMaxExpirationTTL:    24 * time.Hour,
+		JobMaxSourceSize:            DefaultJobMaxSourceSize,
+		JobMaxCount:                 DefaultJobMaxCount,
+		JobMaxAllocs:                DefaultJobMaxAllocs,
+		MaxBlockingQueries:          DefaultMaxBlockingQueries,
+		MaxBlockingQueriesPerClient: DefaultMaxBlockingQueriesPerClient,
 	}
 }
+
+// Defaults of the input bounds.
+const (
+	// DefaultJobMaxSourceSize is Nomad's default job_max_source_size,
+	// "1M" (1,000,000 bytes).
+	DefaultJobMaxSourceSize = 1_000_000
+	// DefaultJobMaxCount and DefaultJobMaxAllocs keep one evaluation of
+	// the largest job within what a server with a modest heap survives:
+	// the scheduler holds about 5.5 KB per placement at its peak, and a
+	// placement costs about 1.6 KB in a plan and a raft entry, so 20,000
+	// placements peak near 110 MB in the scheduler and commit as a few
+	// plan entries below the RPC message limit.
+	DefaultJobMaxCount  = 10_000
+	DefaultJobMaxAllocs = 20_000
+	// DefaultRPCMaxConnsPerClient, DefaultRPCHandshakeTimeout are Nomad's
+	// defaults for rpc_max_conns_per_client and rpc_handshake_timeout,
+	// the agent's limits block's defaults (zero here means the RPC
+	// layer's own default).
+	DefaultRPCMaxConnsPerClient = 100
+	DefaultRPCHandshakeTimeout  = 5 * time.Second
+	// DefaultRPCMaxStreamsPerSession is yamux's stream bound per session
+	// (rpcx.DefaultMaxStreamsPerSession).
+	DefaultRPCMaxStreamsPerSession = rpcx.DefaultMaxStreamsPerSession
+)
 
 // Validate reports configuration problems by field.
 func (c *Config) Validate() error {
@@ -127,6 +198,15 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("server: min_heartbeat_ttl must be > 0")
 	case c.MaxHeartbeatsPerSecond <= 0:
 		return fmt.Errorf("server: max_heartbeats_per_second must be > 0")
+	case c.ACLTokenMinExpirationTTL < 0 || c.ACLTokenMaxExpirationTTL < c.ACLTokenMinExpirationTTL:
+		return fmt.Errorf("acl: token_min_expiration_ttl (%s) must be >= 0 and at most token_max_expiration_ttl (%s)",
+			c.ACLTokenMinExpirationTTL, c.ACLTokenMaxExpirationTTL)
+	case c.JobMaxSourceSize < 1024 || c.JobMaxSourceSize > MaxJobMaxSourceSize:
+		return fmt.Errorf("server: job_max_source_size must be between 1 KiB and %d bytes (a quarter of the RPC message limit, so a job with its request fits one message), got %d", MaxJobMaxSourceSize, c.JobMaxSourceSize)
+	case c.JobMaxCount < 1:
+		return fmt.Errorf("server: job_max_count must be at least 1, got %d", c.JobMaxCount)
+	case c.JobMaxAllocs < c.JobMaxCount:
+		return fmt.Errorf("server: job_max_allocs (%d) must be at least job_max_count (%d)", c.JobMaxAllocs, c.JobMaxCount)
 	}
 	if c.DefaultSchedulerConfig != nil {
 		if err := c.DefaultSchedulerConfig.Validate(); err != nil {

@@ -15,6 +15,11 @@
 // state (an allocation holds its resources until its client reports it
 // terminal) and commits what fits.
 //
+// A call a client makes for itself carries its node's ID and secret and is
+// checked before it reads or writes anything; it may act only on its own
+// node and that node's allocations, and no answer carries a node's secret
+// (node_identity.go).
+//
 // # Who owns what
 //
 //   - Server.ctx owns the RPC accept loop, the leadership monitor, the join
@@ -36,6 +41,17 @@
 //     state (catching up a missed launch once); revokeLeadership disables
 //     it, which stops and waits for the loop. FSM hooks keep it in step
 //     with job registers and stops.
+//
+// # ACLs
+//
+// The ACL endpoint (acl_endpoint*.go, acl_bootstrap.go) stores policies
+// and tokens through raft. A token's secret is made on the leader and only
+// its SHA-256 goes to raft and the state store; encodeMsg also clears the
+// caller's AuthToken from every request before it becomes an entry, so no
+// secret is ever on disk. Server.ResolveToken (acl.go) is what every
+// endpoint asks before acting: it looks the token up by the hash of its
+// secret and compiles its policies into an *acl.ACL, cached in a bounded
+// LRU keyed by the policies' names and indexes.
 //
 // Time comes from an injected Clock everywhere outside raft and the FSM, so
 // tests drive heartbeats, nack timeouts and delays with a FakeClock.

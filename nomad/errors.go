@@ -12,3 +12,12 @@ var ErrBadRequest = errors.New("bad request")
 func errBadRequest(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, args...))
 }
+
+// ErrTooLarge marks a request refused for its size (a job over
+// job_max_source_size, a raft entry over the RPC message limit); the HTTP
+// layer maps it to 413. Its text names the size, the limit and the setting.
+var ErrTooLarge = errors.New("request too large")
+
+func errTooLarge(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrTooLarge, fmt.Sprintf(format, args...))
+}

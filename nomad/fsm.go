@@ -100,6 +100,11 @@ func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
 		structs.GenericWriteRequestType:                 f.applyGenericWrite,
 		structs.JobScaleRequestType:                     f.applyJobScale,
 		structs.JobDispatchRequestType:                  f.applyJobDispatch,
+		structs.ACLPolicyUpsertRequestType:              f.applyACLPolicyUpsert,
+		structs.ACLPolicyDeleteRequestType:              f.applyACLPolicyDelete,
+		structs.ACLTokenUpsertRequestType:               f.applyACLTokenUpsert,
+		structs.ACLTokenDeleteRequestType:               f.applyACLTokenDelete,
+		structs.ACLTokenBootstrapRequestType:            f.applyACLTokenBootstrap,
 	}
 	return f, nil
 }
@@ -113,7 +118,15 @@ func (f *FSM) State() *state.StateStore {
 }
 
 // Apply implements raft.FSM.
-func (f *FSM) Apply(log *raft.Log) any {
+//
+// No entry's content may crash a server: a committed entry is in the log
+// for good, and a panic would repeat on every start, losing the data dir.
+// An entry of a type this server does not know, or one its handler cannot
+// decode or apply, is logged and answered with an error instead. That is
+// deterministic: every server runs the same code over the same bytes and
+// fails the entry the same way, and the handler's transaction is aborted,
+// so the entry changes nothing anywhere.
+func (f *FSM) Apply(log *raft.Log) (resp any) {
 	if log.Type != raft.LogCommand || len(log.Data) == 0 {
 		return nil
 	}
@@ -126,15 +139,29 @@ func (f *FSM) Apply(log *raft.Log) any {
 			f.logger.Warn("ignoring unknown message type", "type", uint8(msgType), "index", log.Index)
 			return nil
 		}
-		// A server that does not understand the log cannot keep a correct
-		// state; stopping is safer than diverging.
-		panic(fmt.Sprintf("drover: unknown raft message type %d at index %d", msgType, log.Index))
+		err := fmt.Errorf("raft entry %d has unknown message type %d (written by a newer server?); it was not applied", log.Index, msgType)
+		f.logger.Error("skipping raft entry", "index", log.Index, "error", err)
+		return err
 	}
+	defer func() {
+		if r := recover(); r != nil {
+			err := fmt.Errorf("raft entry %d (%s) could not be applied and changed nothing: %v", log.Index, msgType, r)
+			f.logger.Error("skipping raft entry", "index", log.Index, "type", msgType.String(), "error", err)
+			resp = err
+		}
+	}()
 	return h(log.Data[1:], log.Index)
 }
 
-// encodeMsg builds a raft entry: the type byte then the msgpack body.
+// encodeMsg builds a raft entry: the type byte then the msgpack body. The
+// caller's ACL token never goes into the log (secrets are stored hashed,
+// and only in ACL entries): a request that embeds a WriteRequest has its
+// AuthToken cleared first, which is safe because the token was checked
+// before anything was applied.
 func encodeMsg(t structs.MessageType, msg any) ([]byte, error) {
+	if w, ok := msg.(interface{ ClearAuthToken() }); ok {
+		w.ClearAuthToken()
+	}
 	body, err := rpcx.Encode(msg)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", t, err)
@@ -144,8 +171,9 @@ func encodeMsg(t structs.MessageType, msg any) ([]byte, error) {
 	return append(buf, body...), nil
 }
 
-// decode unpacks an entry body, panicking on corruption: a log entry that
-// cannot be decoded means the log is broken, and continuing would diverge.
+// decode unpacks an entry body. It panics on a body that does not decode,
+// which Apply turns into the entry's error: handlers stay short, and every
+// server refuses the same bytes the same way.
 func decode(buf []byte, out any, t structs.MessageType) {
 	if err := rpcx.Decode(buf, out); err != nil {
 		panic(fmt.Sprintf("drover: failed to decode %s entry: %v", t, err))
@@ -169,7 +197,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return err
 	}
-	if err := restoreSnapshot(rc, newState); err != nil {
+	if err := restoreGuarded(rc, newState); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -178,4 +206,16 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.mu.Unlock()
 	old.Abandon()
 	return nil
+}
+
+// restoreGuarded is restoreSnapshot that turns a panic on a malformed
+// snapshot into an error: raft then tries an older snapshot or fails the
+// start with it, rather than the process dying with no word of the file.
+func restoreGuarded(r io.Reader, st *state.StateStore) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("restoring snapshot: it is malformed and was not restored: %v", p)
+		}
+	}()
+	return restoreSnapshot(r, st)
 }

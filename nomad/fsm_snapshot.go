@@ -34,6 +34,8 @@ const (
 	recSchedulerConfig
 	recKV
 	recScalingEvents
+	recACLPolicy
+	recACLToken
 )
 
 type fsmSnapshot struct {
@@ -79,6 +81,8 @@ func (s *fsmSnapshot) persist(w io.Writer) error {
 		{recDeployment, s.snap.Deployments},
 		{recKV, s.snap.KVs},
 		{recScalingEvents, s.snap.ScalingEvents},
+		{recACLPolicy, s.snap.ACLPolicies},
+		{recACLToken, s.snap.ACLTokens},
 	}
 	for _, t := range tables {
 		it, err := t.iter(nil)
@@ -197,6 +201,16 @@ func restoreRecord(dec *codec.Decoder, r *state.StateRestore, rec snapshotRecord
 		v := new(structs.JobScalingEvents)
 		if err = dec.Decode(v); err == nil {
 			err = r.ScalingEventsRestore(v)
+		}
+	case recACLPolicy:
+		v := new(structs.ACLPolicy)
+		if err = dec.Decode(v); err == nil {
+			err = r.ACLPolicyRestore(v)
+		}
+	case recACLToken:
+		v := new(structs.ACLToken)
+		if err = dec.Decode(v); err == nil {
+			err = r.ACLTokenRestore(v)
 		}
 	default:
 		return fmt.Errorf("snapshot record type %d is unknown", rec)

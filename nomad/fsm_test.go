@@ -132,6 +132,7 @@ func buildLog(t testing.TB) *fsmLog {
 	l.add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: param})
 	child := deriveDispatchedChild(param, &structs.JobDispatchRequest{Payload: []byte("in")}, ts, "0a1b2c3d")
 	l.add(structs.JobDispatchRequestType, &structs.JobDispatchApplyRequest{Job: child, Eval: evalFor("e6", child, structs.EvalStatusPending)})
+	addACLEntries(l, ts)
 	l.add(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: []string{"e1"}})
 	l.add(structs.JobDeregisterRequestType, &structs.JobDeregisterRequest{JobID: "web", SubmitTime: ts.UnixNano(), WriteRequest: structs.WriteRequest{Namespace: "default"}})
 	l.add(structs.JobBatchDeregisterRequestType, &structs.JobBatchDeregisterRequest{
@@ -196,6 +197,7 @@ func TestFSMAppliesEveryMessageType(t *testing.T) {
 	if _, cfg, _ := st.SchedulerConfig(); cfg.EffectiveAlgorithm() != structs.SchedulerAlgorithmSpread {
 		t.Fatal("scheduler config not applied")
 	}
+	checkACLEntries(t, st)
 	if idx, _ := st.LatestIndex(); idx != uint64(len(l.entries)) {
 		t.Fatalf("latest index %d, want %d", idx, len(l.entries))
 	}
@@ -224,6 +226,7 @@ func dumpState(t *testing.T, st *state.StateStore) map[string][]any {
 	iters := map[string]func(memdb.WatchSet) (memdb.ResultIterator, error){
 		"nodes": st.Nodes, "jobs": st.Jobs, "versions": st.JobVersions, "summaries": st.JobSummaries,
 		"evals": st.Evals, "allocs": st.Allocs, "deployments": st.Deployments, "kv": st.KVs, "scaling": st.ScalingEvents,
+		"acl_policies": st.ACLPolicies, "acl_tokens": st.ACLTokens,
 		"index": func(memdb.WatchSet) (memdb.ResultIterator, error) { return st.Indexes() },
 	}
 	for name, iter := range iters {

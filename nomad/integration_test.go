@@ -15,7 +15,7 @@ import (
 
 func itNode(id string) *structs.Node {
 	n := &structs.Node{
-		ID: id, SecretID: id + "-secret", Name: id, Datacenter: "dc1", Status: structs.NodeStatusReady,
+		ID: id, SecretID: structs.GenerateUUID(), Name: id, Datacenter: "dc1", Status: structs.NodeStatusReady,
 		Attributes: map[string]string{"kernel.name": "linux", "unique.network.ip-address": "127.0.0.1", "driver.mock": "1"},
 		NodeResources: &structs.NodeResources{
 			Cpu: structs.NodeCpuResources{CpuShares: 4000}, Memory: structs.NodeMemoryResources{MemoryMB: 4096},
@@ -71,9 +71,15 @@ func desiredRunning(allocs []*structs.Allocation) []*structs.Allocation {
 	return out
 }
 
+// reportAlloc is the alloc's client reporting its status, as itself.
 func reportAlloc(s *Server, a *structs.Allocation, status string) error {
+	n, err := s.State().NodeByID(nil, a.NodeID)
+	if err != nil || n == nil {
+		return fmt.Errorf("node %s of alloc %s: %v", a.NodeID, a.ID, err)
+	}
 	var resp structs.GenericResponse
-	return s.RPC("Node.UpdateAlloc", &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{{ID: a.ID, NodeID: a.NodeID, ClientStatus: status}}}, &resp)
+	return s.RPC("Node.UpdateAlloc", &structs.AllocUpdateRequest{NodeID: n.ID, SecretID: n.SecretID,
+		Alloc: []*structs.Allocation{{ID: a.ID, NodeID: a.NodeID, ClientStatus: status}}}, &resp)
 }
 
 func evalStatus(t *testing.T, s *Server, id string) string {

@@ -51,6 +51,11 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 
 	now := j.srv.Now()
 	child := deriveDispatchedChild(parent, args, now, structs.GenerateUUID()[:8])
+	// The child carries the parent, the payload and the dispatch meta: it
+	// is bounded like any job the user submits.
+	if err := j.srv.jobLimits().check(child); err != nil {
+		return err
+	}
 	eval := &structs.Evaluation{
 		ID: structs.GenerateUUID(), Namespace: child.Namespace, Priority: child.Priority, Type: child.Type,
 		TriggeredBy: structs.EvalTriggerJobRegister, JobID: child.ID, Status: structs.EvalStatusPending,

@@ -29,6 +29,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if args.Job == nil {
 		return errBadRequest("job is missing from the request")
 	}
+	if err := j.srv.jobLimits().check(args.Job); err != nil {
+		return err
+	}
 	job := args.Job.Copy()
 	job.Canonicalize()
 	if err := job.Validate(); err != nil {

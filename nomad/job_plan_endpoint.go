@@ -17,6 +17,9 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	if args.Job == nil {
 		return errBadRequest("job is missing from the request")
 	}
+	if err := j.srv.jobLimits().check(args.Job); err != nil {
+		return err
+	}
 	job := args.Job.Copy()
 	job.Canonicalize()
 	if err := job.Validate(); err != nil {

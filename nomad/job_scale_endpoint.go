@@ -41,6 +41,11 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 	if err != nil {
 		return scaleError(err)
 	}
+	if args.Count != nil {
+		if err := j.srv.jobLimits().checkCounts(scaledJob(job, sc.Group, *args.Count)); err != nil {
+			return err
+		}
+	}
 
 	now := j.srv.Now().UnixNano()
 	req := &structs.JobScaleApplyRequest{
@@ -189,4 +194,21 @@ func jobScaleStatus(job *structs.Job, events *structs.JobScalingEvents, allocs [
 		}
 	}
 	return out, index
+}
+
+// scaledJob returns job as it would be with group's count set to count:
+// a shallow copy that shares everything but the group list and the one
+// group, enough to check the count bounds.
+func scaledJob(job *structs.Job, group string, count int64) *structs.Job {
+	c := *job
+	c.TaskGroups = make([]*structs.TaskGroup, len(job.TaskGroups))
+	for i, tg := range job.TaskGroups {
+		if tg.Name == group {
+			g := *tg
+			g.Count = int(count)
+			tg = &g
+		}
+		c.TaskGroups[i] = tg
+	}
+	return &c
 }

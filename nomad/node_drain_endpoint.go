@@ -13,7 +13,7 @@ func (n *Node) UpdateDrain(args *structs.NodeUpdateDrainRequest, reply *structs.
 		return err
 	}
 	st := n.srv.State()
-	node, err := n.authNode(st, args.NodeID, "")
+	node, err := lookupNode(st, args.NodeID)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (n *Node) UpdateEligibility(args *structs.NodeUpdateEligibilityRequest, rep
 		return errBadRequest("eligibility %q must be %q or %q", args.Eligibility, structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible)
 	}
 	st := n.srv.State()
-	node, err := n.authNode(st, args.NodeID, "")
+	node, err := lookupNode(st, args.NodeID)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 		return err
 	}
 	st := n.srv.State()
-	node, err := n.authNode(st, args.NodeID, "")
+	node, err := lookupNode(st, args.NodeID)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (n *Node) Evaluate(args *structs.NodeEvaluateRequest, reply *structs.NodeUp
 	if done, err := n.srv.forward("Node.Evaluate", args, args, reply); done {
 		return err
 	}
-	node, err := n.authNode(n.srv.State(), args.NodeID, "")
+	node, err := lookupNode(n.srv.State(), args.NodeID)
 	if err != nil {
 		return err
 	}

@@ -19,8 +19,10 @@ type Node struct {
 	srv *Server
 }
 
-// Register creates or updates a node. A node that re-registers must present
-// the secret it registered with.
+// Register creates or updates a node. A new node must bring a secret (a
+// UUID, see structs.Node.Validate); a node that re-registers must present
+// the secret it registered with, so knowing a node's ID is not enough to
+// rewrite its attributes or resources.
 func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
 	if done, err := n.srv.forward("Node.Register", args, args, reply); done {
 		return err
@@ -51,10 +53,12 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	if err != nil {
 		return err
 	}
-	now := n.srv.Now()
-	if existing != nil && existing.SecretID != node.SecretID {
-		return fmt.Errorf("node %s: %w", node.ID, structs.ErrNodeSecretDenied)
+	if existing != nil {
+		if err := existing.CheckSecret(node.SecretID); err != nil {
+			return fmt.Errorf("%w (a client that lost its secret-id file cannot take its node back: purge the node with PUT /v1/node/%s/purge, then restart the client)", err, node.ID)
+		}
 	}
+	now := n.srv.Now()
 	node.StatusUpdatedAt = now.Unix()
 	msg := "Node registered"
 	if existing != nil {
@@ -143,27 +147,13 @@ func (n *Node) createNodeEvals(node *structs.Node, now time.Time, reply *structs
 	return nil
 }
 
-// authNode checks a client's node ID and secret.
-func (n *Node) authNode(st *state.StateStore, nodeID, secretID string) (*structs.Node, error) {
-	if nodeID == "" {
-		return nil, errBadRequest("node ID is missing")
-	}
-	node, err := st.NodeByID(nil, nodeID)
-	if err != nil {
-		return nil, err
-	}
-	if node == nil {
-		return nil, fmt.Errorf("node %s: %w", nodeID, structs.ErrNotFound)
-	}
-	if secretID != "" && node.SecretID != secretID {
-		return nil, fmt.Errorf("node %s: %w", nodeID, structs.ErrNodeSecretDenied)
-	}
-	return node, nil
-}
-
-// UpdateStatus is the heartbeat (status ready from a client) and the way a
-// node is marked otherwise by an operator. A heartbeat that does not change
-// the status writes nothing to raft: it only re-arms the node's timer.
+// UpdateStatus is the heartbeat (status ready from a client), and the way
+// a client changes its own node's status. Like every call a client makes
+// for itself it carries the node's secret: without it, anyone could mark a
+// node down (its work replaced) or keep a dead node's timer alive. The
+// servers' own status changes (down, disconnected on a missed TTL) do not
+// come through here. A heartbeat that does not change the status writes
+// nothing to raft: it only re-arms the node's timer.
 //
 // The node's status lock is held from reading its status until its timer
 // is re-armed. The heartbeater's invalidate holds the same lock from
@@ -186,7 +176,7 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	unlock := h.lockNode(args.NodeID)
 	defer unlock()
 	st := n.srv.State()
-	node, err := n.authNode(st, args.NodeID, args.SecretID)
+	node, err := authenticateNode(st, args.NodeID, args.SecretID)
 	if err != nil {
 		return err
 	}
@@ -223,7 +213,8 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 }
 
 // GetClientAllocs is a client's assignment: a blocking query over the
-// allocs of its node that answers with each alloc's AllocModifyIndex. It
+// allocs of its node (whose ID and secret it must send) that answers with
+// each alloc's AllocModifyIndex. It
 // only wakes when this node's allocs change, so a busy cluster does not wake
 // every client for every placement.
 //
@@ -237,7 +228,7 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 	if done, err := n.srv.forward("Node.GetClientAllocs", args, args, reply); done {
 		return err
 	}
-	if _, err := n.authNode(n.srv.State(), args.NodeID, args.SecretID); err != nil {
+	if _, err := authenticateNode(n.srv.State(), args.NodeID, args.SecretID); err != nil {
 		return err
 	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -261,22 +252,31 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 	})
 }
 
-// UpdateAlloc takes a client's batch of allocation status reports. It is
-// refused unless the node is ready, so a client coming back from a
-// disconnect heartbeats first (the node is ready again) and only then
-// reports: the order the reconnect logic depends on. Only client-owned
-// fields are taken, transitions are checked, and the batch is one raft
-// entry with the evals it triggers: reschedule evals for failed allocs and
-// a reconnect eval for allocs reported after being unknown.
+// UpdateAlloc takes a client's batch of allocation status reports. The
+// client reports as its node (NodeID and SecretID) and only about
+// allocations placed on that node: one foreign allocation refuses the whole
+// batch, and nothing changes. It is refused unless the node is ready, so a
+// client coming back from a disconnect heartbeats first (the node is ready
+// again) and only then reports: the order the reconnect logic depends on.
+// Only client-owned fields are taken, transitions are checked, and the
+// batch is one raft entry with the evals it triggers: reschedule evals for
+// failed allocs and a reconnect eval for allocs reported after being
+// unknown.
 func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
 	if done, err := n.srv.forward("Node.UpdateAlloc", args, args, reply); done {
+		return err
+	}
+	st := n.srv.State()
+	node, err := authenticateNode(st, args.NodeID, args.SecretID)
+	if err != nil {
 		return err
 	}
 	if len(args.Alloc) == 0 {
 		return errBadRequest("no allocations to update")
 	}
-	st := n.srv.State()
-	var node *structs.Node
+	if node.Status != structs.NodeStatusReady {
+		return fmt.Errorf("node %s is %s, heartbeat first: %w", node.ID, node.Status, structs.ErrNodeNotReady)
+	}
 	now := n.srv.Now()
 	evals := map[structs.NamespacedID]*structs.Evaluation{}
 	updates := make([]*structs.Allocation, 0, len(args.Alloc))
@@ -288,21 +288,11 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		if existing == nil {
 			continue // garbage collected meanwhile
 		}
-		if node == nil {
-			if node, err = st.NodeByID(nil, existing.NodeID); err != nil {
-				return err
-			}
-			if node == nil {
-				return fmt.Errorf("node %s: %w", existing.NodeID, structs.ErrNotFound)
-			}
-			if node.Status != structs.NodeStatusReady {
-				return fmt.Errorf("node %s is %s, heartbeat first: %w", node.ID, node.Status, structs.ErrNodeNotReady)
-			}
-		} else if existing.NodeID != node.ID {
-			return errBadRequest("alloc %s is on node %s, not %s: a batch must come from one node", upd.ID, existing.NodeID, node.ID)
+		if existing.NodeID != node.ID {
+			return errBadRequest("alloc %s is placed on node %s, not on %s: a node may report only its own allocations, so the batch was refused whole", upd.ID, existing.NodeID, node.ID)
 		}
-		if upd.NodeID != "" && upd.NodeID != existing.NodeID {
-			return errBadRequest("alloc %s belongs to node %s, not %s", upd.ID, existing.NodeID, upd.NodeID)
+		if upd.NodeID != "" && upd.NodeID != node.ID {
+			return errBadRequest("alloc %s: the update names node %s, but node %s reports it", upd.ID, upd.NodeID, node.ID)
 		}
 		if err := structs.ValidateClientTransition(structs.ActorClient, existing.ClientStatus, upd.ClientStatus); err != nil {
 			if existing.ClientTerminalStatus() {
@@ -384,7 +374,8 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 	})
 }
 
-// GetNode returns one node (with its secret removed by JSON encoding).
+// GetNode returns one node, without its secret: the answer may reach
+// anyone who can reach the RPC port, and the node itself knows its secret.
 func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
 	if done, err := n.srv.forward("Node.GetNode", args, args, reply); done {
 		return err
@@ -394,7 +385,7 @@ func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleN
 		if err != nil {
 			return 0, err
 		}
-		reply.Node = node
+		reply.Node = node.Sanitize()
 		if node != nil {
 			return node.ModifyIndex, nil
 		}

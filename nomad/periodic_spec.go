@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	// Zone data is compiled in so that every server accepts and reads the
 	// same time_zone names whatever its host has installed: a zone the
 	// leader validated must still load on the server that leads next.
@@ -65,6 +66,9 @@ func parseSchedule(p *structs.PeriodicConfig) (*cronSchedule, error) {
 	}
 	s := &cronSchedule{loc: time.UTC}
 	for _, spec := range specs {
+		if err := checkCronShape(spec); err != nil {
+			return nil, err
+		}
 		e, err := cronexpr.Parse(spec)
 		if err != nil {
 			return nil, fmt.Errorf("periodic: cron expression %q: %w", spec, err)
@@ -79,6 +83,26 @@ func parseSchedule(p *structs.PeriodicConfig) (*cronSchedule, error) {
 		s.loc = loc
 	}
 	return s, nil
+}
+
+// maxCronFields is the most fields a cron expression has: second, minute,
+// hour, day of month, month, day of week and year.
+const maxCronFields = 7
+
+// checkCronShape refuses what cronexpr would read silently wrong: it
+// ignores every field past the seventh and splits on any white space, so
+// "0 3 * * * * * extra" or two expressions joined by a newline would turn
+// into a schedule that launches a child every second.
+func checkCronShape(spec string) error {
+	for _, r := range spec {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("periodic: cron expression %q contains a line break or control character; write one expression per entry of crons", spec)
+		}
+	}
+	if n := len(strings.Fields(spec)); n > maxCronFields {
+		return fmt.Errorf("periodic: cron expression %q has %d fields; at most %d are allowed ([second] minute hour day-of-month month day-of-week [year])", spec, n, maxCronFields)
+	}
+	return nil
 }
 
 // next returns the earliest launch strictly after from, read in the

@@ -91,6 +91,14 @@ func TestValidatePeriodicNamesTheProblem(t *testing.T) {
 		{"a spec type other than cron", periodic(func(j *structs.Job) { j.Periodic.SpecType = "rrule" }), `spec type "rrule" is not supported`},
 		{"a service job", periodic(func(j *structs.Job) { j.Type = structs.JobTypeService }), "only batch and sysbatch jobs can be periodic"},
 		{"periodic and parameterized", periodic(func(j *structs.Job) { j.ParameterizedJob = &structs.ParameterizedJobConfig{} }), "cannot be both periodic and parameterized"},
+		{"seven fields, seconds first, are allowed", periodic(func(j *structs.Job) { j.Periodic.Spec = "0 */5 * * * * *" }), ""},
+		{"a predefined schedule", periodic(func(j *structs.Job) { j.Periodic.Spec = "@hourly" }), ""},
+		{"more fields than cron has would launch every second", periodic(func(j *structs.Job) { j.Periodic.Spec = "* * * * * * * 5" }),
+			`cron expression "* * * * * * * 5" has 8 fields; at most 7 are allowed`},
+		{"a newline joins two expressions", periodic(func(j *structs.Job) { j.Periodic.Spec = "0 3 * * *\n* * * * * * *" }),
+			`cron expression "0 3 * * *\n* * * * * * *" contains a line break or control character`},
+		{"an extra field in crons is refused too", periodic(func(j *structs.Job) { j.Periodic.Specs = []string{"0 3 * * * * * *"} }),
+			`has 8 fields`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

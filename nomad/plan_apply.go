@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -329,6 +330,49 @@ func hasCommit(r *structs.PlanResult) bool {
 type mergeState struct {
 	allocs        map[string]struct{}
 	hasDeployment bool
+	// size estimates the entry's encoded size: a merged entry carries
+	// the job with every placement, so it must stay well below the RPC
+	// message limit (see mergeBudget).
+	size     int
+	jobSizes map[*structs.Job]int
+}
+
+// mergeBudget bounds the estimated size of a merged plan entry, and
+// allocEstimate is what one allocation without its job is counted as
+// (about 1.6 KB measured for a one-task group; generous for more tasks).
+// A plan that would take the entry past the budget gets an entry of its
+// own, where its job travels once.
+const (
+	mergeBudget   = rpcx.DefaultMaxMessageSize / 4
+	allocEstimate = 4 << 10
+)
+
+// estimate is the share of a merged entry cp would take.
+func (m *mergeState) estimate(cp *checkedPlan) int {
+	r := cp.result
+	n := 0
+	for _, mm := range []map[string][]*structs.Allocation{r.NodeUpdate, r.NodePreemptions} {
+		for _, allocs := range mm {
+			n += len(allocs) * allocEstimate
+		}
+	}
+	job := cp.pending.plan.Job
+	jobSize, ok := m.jobSizes[job]
+	if !ok && job != nil {
+		if buf, err := rpcx.Encode(job); err == nil {
+			jobSize = len(buf)
+		} else {
+			jobSize = mergeBudget
+		}
+		if m.jobSizes == nil {
+			m.jobSizes = map[*structs.Job]int{}
+		}
+		m.jobSizes[job] = jobSize
+	}
+	for _, allocs := range r.NodeAllocation {
+		n += len(allocs) * (allocEstimate + jobSize)
+	}
+	return n
 }
 
 // accepts reports whether cp may join the entry: it touches no alloc the
@@ -338,6 +382,9 @@ type mergeState struct {
 func (m *mergeState) accepts(cp *checkedPlan) bool {
 	r := cp.result
 	if m.hasDeployment && (r.Deployment != nil || len(r.DeploymentUpdates) > 0) {
+		return false
+	}
+	if m.size+m.estimate(cp) > mergeBudget {
 		return false
 	}
 	for _, mm := range []map[string][]*structs.Allocation{r.NodeUpdate, r.NodeAllocation, r.NodePreemptions} {
@@ -357,6 +404,7 @@ func (m *mergeState) add(cp *checkedPlan) {
 		m.allocs = map[string]struct{}{}
 	}
 	r := cp.result
+	m.size += m.estimate(cp)
 	if r.Deployment != nil || len(r.DeploymentUpdates) > 0 {
 		m.hasDeployment = true
 	}
@@ -375,6 +423,8 @@ func commitRequest(plans []*checkedPlan) *structs.ApplyPlanResultsRequest {
 	first := plans[0].pending.plan
 	req := &structs.ApplyPlanResultsRequest{EvalID: first.EvalID}
 	if len(plans) == 1 {
+		// The entry carries the job once; the state store gives it to
+		// every alloc that has none.
 		req.Job = first.Job
 	}
 	for _, cp := range plans {
@@ -397,10 +447,15 @@ func commitRequest(plans []*checkedPlan) *structs.ApplyPlanResultsRequest {
 		}
 		for _, nodeID := range sortedKeys(r.NodeAllocation) {
 			for _, a := range r.NodeAllocation[nodeID] {
-				if len(plans) > 1 && a.Job == nil && plan.Job != nil {
+				switch {
+				case len(plans) > 1 && a.Job == nil && plan.Job != nil:
 					// A merged entry has no Job to default from.
 					c := *a
 					c.Job = plan.Job
+					a = &c
+				case len(plans) == 1 && a.Job != nil && a.Job == req.Job:
+					c := *a
+					c.Job = nil
 					a = &c
 				}
 				req.AllocsUpdated = append(req.AllocsUpdated, a)

@@ -23,6 +23,7 @@ func (p *Plan) Submit(args *structs.PlanRequest, reply *structs.PlanResponse) er
 	if plan == nil {
 		return errBadRequest("plan is missing")
 	}
+	plan.Denormalize()
 	// Pausing the eval's nack timer is also the ownership check: it fails
 	// unless this token still holds the eval, so a worker whose eval timed
 	// out and went to another worker cannot commit a stale plan. Applying a
@@ -39,7 +40,7 @@ func (p *Plan) Submit(args *structs.PlanRequest, reply *structs.PlanResponse) er
 	if err != nil {
 		return err
 	}
-	reply.Result = result
+	reply.Result = result.Normalized()
 	reply.Index = result.AllocIndex
 	return nil
 }

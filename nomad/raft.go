@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/drover-sched/drover/helper/boltcheck"
+	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -63,9 +65,20 @@ func (s *Server) setupRaft() error {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("raft: creating %s: %w", dir, err)
 		}
-		bolt, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+		path := filepath.Join(dir, "raft.db")
+		if err := boltcheck.Check(path); err != nil {
+			return corruptRaftDB(path, err)
+		}
+		var bolt *raftboltdb.BoltStore
+		err := boltcheck.Guard(path, func() (err error) {
+			bolt, err = raftboltdb.New(raftboltdb.Options{Path: path})
+			return err
+		})
 		if err != nil {
-			return fmt.Errorf("raft: opening log store: %w", err)
+			if errors.Is(err, boltcheck.ErrCorrupt) {
+				return corruptRaftDB(path, err)
+			}
+			return fmt.Errorf("raft: opening log store %s: %w", path, err)
 		}
 		s.raftClosers = append(s.raftClosers, bolt.Close)
 		cache, err := raft.NewLogCache(512, bolt)
@@ -126,6 +139,9 @@ func (s *Server) raftApplyFuture(t structs.MessageType, msg any) (raft.ApplyFutu
 	if err != nil {
 		return nil, err
 	}
+	if err := checkEntrySize(t, len(buf)); err != nil {
+		return nil, err
+	}
 	return s.raft.Apply(buf, raftApplyTimeout), nil
 }
 
@@ -163,4 +179,25 @@ func (s *Server) raftConfiguration() (raft.Configuration, uint64, error) {
 		return raft.Configuration{}, 0, err
 	}
 	return f.Configuration(), f.Index(), nil
+}
+
+// maxEntrySize bounds one raft entry: no larger than an RPC message, so
+// that every committed entry can be sent to a follower, forwarded and
+// answered. Nothing a request makes should come near it (jobs are bounded
+// by job_max_source_size, plans are cut into parts); this is the last
+// check, before the entry is applied, so an oversized one changes nothing.
+const maxEntrySize = rpcx.DefaultMaxMessageSize
+
+func checkEntrySize(t structs.MessageType, n int) error {
+	if n > maxEntrySize {
+		return errTooLarge("the %s raft entry this request makes is %d bytes, over the %d bytes an entry may have (the RPC message limit); nothing was written", t, n, maxEntrySize)
+	}
+	return nil
+}
+
+// corruptRaftDB says what to do about an unreadable raft log store.
+func corruptRaftDB(path string, err error) error {
+	return fmt.Errorf("raft: the log store %s cannot be read (%v); this server cannot start from it. "+
+		"Move the server's raft directory aside and start the server again to rejoin the cluster and catch up from its peers, "+
+		"or, for a single server, restore the data dir from a backup", path, err)
 }

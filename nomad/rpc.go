@@ -3,10 +3,12 @@ package nomad
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -33,6 +35,7 @@ func (s *Server) setupEndpoints() error {
 		"Plan":       &Plan{srv: s},
 		"Deployment": &Deployment{srv: s},
 		"System":     &System{srv: s},
+		"ACL":        &ACL{srv: s},
 	}
 	for name, e := range endpoints {
 		if err := s.rpcServer.Register(name, e); err != nil {
@@ -69,8 +72,12 @@ func (s *Server) forward(method string, info structs.RPCInfo, args, reply any) (
 		return true, structs.ErrNoLeader
 	}
 	info.SetForwarded()
+	// The forwarded call ends when its caller goes away, so the leader
+	// stops waiting on a blocking query nobody will read.
 	ctx, cancel := context.WithTimeout(s.ctx, maxQueryTime+time.Minute)
 	defer cancel()
+	stop := context.AfterFunc(info.CallContext(), cancel)
+	defer stop()
 	return true, s.connPool.RPC(ctx, leader, method, args, reply)
 }
 
@@ -121,6 +128,11 @@ type queryFn func(ws memdb.WatchSet, st *state.StateStore) (uint64, error)
 // blockingQuery answers a read, blocking while the answer's index is not
 // newer than opts.MinQueryIndex (up to MaxQueryTime, default 5 minutes).
 // A restore of the state store wakes it too, so it re-runs on the new one.
+//
+// It stops waiting, and answers with what it has, as soon as its caller is
+// gone (the call's context ends: the HTTP client disconnected, the stream
+// closed). While it waits it counts against the server's blocking-query
+// limits; past them it is refused at once (see blockingLimiter).
 func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFn) error {
 	wait := opts.MaxQueryTime
 	if wait <= 0 {
@@ -131,6 +143,9 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, wait)
 	defer cancel()
+	stop := context.AfterFunc(opts.CallContext(), cancel)
+	defer stop()
+	counted := false
 	for {
 		// One snapshot per attempt, so the index and the answer agree
 		// (see state.BlockingQuery).
@@ -147,10 +162,30 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 		if err != nil || opts.MinQueryIndex == 0 || idx > opts.MinQueryIndex {
 			return err
 		}
+		if !counted {
+			release, err := s.blockingLimits.acquire(blockingClient(opts))
+			if err != nil {
+				return err
+			}
+			defer release()
+			counted = true
+		}
 		if ws.WatchCtx(ctx) != nil {
 			return nil
 		}
 	}
+}
+
+// blockingClient is whom a blocking query counts against per client: the
+// IP of the peer it came from, or of the HTTP client it was made for. A
+// query another server forwarded was counted where it arrived, and the
+// server's own queries are not counted per client.
+func blockingClient(opts *structs.QueryOptions) netip.Addr {
+	if opts.Forwarded {
+		return netip.Addr{}
+	}
+	peer, _ := rpcx.PeerFromContext(opts.CallContext())
+	return peer.IP()
 }
 
 // maxIndex returns the highest index of the named tables.
@@ -164,11 +199,23 @@ func maxIndex(st *state.StateStore, tables ...string) uint64 {
 	return max
 }
 
-// RPC calls an endpoint of this server from inside the process (the HTTP
-// API, a co-located client). It goes through the same codec and endpoint
-// code as a remote call, including forwarding to the leader.
+// RPC calls an endpoint of this server from inside the process on the
+// server's own behalf (workers, joins). See RPCContext.
 func (s *Server) RPC(method string, args, reply any) error {
-	ctx, cancel := context.WithTimeout(s.ctx, maxQueryTime+time.Minute)
+	return s.RPCContext(s.ctx, method, args, reply)
+}
+
+// RPCContext calls an endpoint of this server from inside the process (the
+// HTTP API, a co-located client, workers). It runs the same endpoint code as
+// a remote call, including forwarding to the leader, with the arguments and
+// reply copied through the codec (see rpcx.Server.Call), but without a
+// network round trip or a share of a multiplexed session's streams. ctx
+// ends the call early (a blocking query stops waiting) and may carry an
+// rpcx.Peer naming the remote user the call is made for.
+func (s *Server) RPCContext(ctx context.Context, method string, args, reply any) error {
+	ctx, cancel := context.WithTimeout(ctx, maxQueryTime+time.Minute)
 	defer cancel()
-	return s.connPool.RPC(ctx, s.advertise, method, args, reply)
+	stop := context.AfterFunc(s.ctx, cancel)
+	defer stop()
+	return s.rpcServer.Call(ctx, method, args, reply)
 }

@@ -47,10 +47,14 @@ type Server struct {
 	evalBroker   *EvalBroker
 	blockedEvals *BlockedEvals
 	planQueue    *PlanQueue
-	heartbeats   *heartbeater
-	workers      []*Worker
+	// blockingLimits counts the blocking queries waiting on this server.
+	blockingLimits *blockingLimiter
+	heartbeats     *heartbeater
+	workers        []*Worker
 	// periodicDispatcher launches periodic jobs' children while leading.
 	periodicDispatcher *PeriodicDispatch
+	// acls resolves ACL tokens and caches compiled ACLs (acl.go).
+	acls *aclResolver
 
 	leaderMu     sync.Mutex
 	leaderCancel context.CancelFunc
@@ -86,7 +90,7 @@ func NewServer(cfg *Config) (*Server, error) {
 		clock = RealClock()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel}
+	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel, acls: newACLResolver()}
 	if err := s.setup(); err != nil {
 		s.Shutdown()
 		return nil, err
@@ -112,7 +116,12 @@ func (s *Server) setup() error {
 		return fmt.Errorf("server: advertise address %q: %w", s.advertise, err)
 	}
 	s.raftLayer = rpcx.NewRaftLayer(advAddr)
-	s.rpcServer = rpcx.NewServer(s.logger.Named("rpc"), rpcx.WithRaftLayer(s.raftLayer))
+	s.blockingLimits = newBlockingLimiter(s.config.MaxBlockingQueries, s.config.MaxBlockingQueriesPerClient)
+	s.rpcServer = rpcx.NewServer(s.logger.Named("rpc"),
+		rpcx.WithRaftLayer(s.raftLayer),
+		rpcx.WithHandshakeTimeout(s.config.RPCHandshakeTimeout),
+		rpcx.WithMaxStreamsPerSession(s.config.RPCMaxStreamsPerSession),
+		rpcx.WithMaxConnsPerClient(s.config.RPCMaxConnsPerClient))
 	s.connPool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: s.logger.Named("pool")})
 
 	if err := s.setupLeaderComponents(); err != nil {

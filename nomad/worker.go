@@ -278,13 +278,28 @@ func (w *Worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 	if plan.SnapshotIndex == 0 {
 		plan.SnapshotIndex = w.snapshotIndex
 	}
-	var resp structs.PlanResponse
-	if err := w.srv.RPC("Plan.Submit", &structs.PlanRequest{Plan: plan}, &resp); err != nil {
-		return nil, nil, fmt.Errorf("submitting plan for eval %s: %w", structs.ShortID(plan.EvalID), err)
+	// The job travels once, not with every allocation, and a plan too
+	// large for one message goes in parts (see splitPlan).
+	parts, err := splitPlan(plan.Normalized(), planPartBudget)
+	if err != nil {
+		return nil, nil, err
 	}
-	result := resp.Result
-	if result == nil {
-		return nil, nil, fmt.Errorf("submitting plan for eval %s: leader returned no result", structs.ShortID(plan.EvalID))
+	var result *structs.PlanResult
+	for _, part := range parts {
+		var resp structs.PlanResponse
+		if err := w.srv.RPC("Plan.Submit", &structs.PlanRequest{Plan: part}, &resp); err != nil {
+			return nil, nil, fmt.Errorf("submitting plan for eval %s: %w", structs.ShortID(plan.EvalID), err)
+		}
+		if resp.Result == nil {
+			return nil, nil, fmt.Errorf("submitting plan for eval %s: leader returned no result", structs.ShortID(plan.EvalID))
+		}
+		result = mergePlanResults(result, resp.Result)
+		if resp.Result.RefreshIndex != 0 {
+			// Part of this part was refused: the scheduler plans again
+			// on fresher state for everything not committed, the later
+			// parts included.
+			break
+		}
 	}
 	if result.RefreshIndex == 0 {
 		return result, nil, nil

@@ -171,8 +171,8 @@ func ValidateDispatch(parent *Job, req *JobDispatchRequest) error {
 	if req.Priority != 0 && (req.Priority < JobMinPriority || req.Priority > JobMaxPriority) {
 		p.add("priority %d must be between %d and %d (or 0 for the parent's priority)", req.Priority, JobMinPriority, JobMaxPriority)
 	}
-	if t := req.IdPrefixTemplate; t != "" && !validJobID.MatchString(t) {
-		p.add("ID prefix template %q must not contain spaces, NUL, '/', '?', '#' or '%%'", t)
+	if t := req.IdPrefixTemplate; t != "" {
+		validateIDChars(p, "ID prefix template", t)
 	}
 	return p.err()
 }

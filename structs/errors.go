@@ -16,10 +16,24 @@ var (
 	ErrNotFound          = errors.New("not found")
 	ErrNodeNotReady      = errors.New("node is not ready")
 	ErrNodeSecretDenied  = errors.New("node secret ID does not match")
+	ErrNodeSecretMissing = errors.New("node secret ID is missing")
 	ErrIndexConflict     = errors.New("enforcing job modify index")
 	ErrInvalidTransition = errors.New("invalid allocation transition")
 	ErrTokenMismatch     = errors.New("evaluation token does not match")
-	ErrPermissionDenied  = errors.New("permission denied")
+	// ErrPermissionDenied is Nomad's text exactly: clients and scripts
+	// match it, and the HTTP layer answers it with a 403.
+	//lint:ignore ST1005 Nomad's exact text, which its users match on.
+	ErrPermissionDenied = errors.New("Permission denied")
+	// ErrTokenNotFound is a token secret that resolves to no token, or to
+	// an expired one (Nomad's text; a 403 over HTTP).
+	ErrTokenNotFound = errors.New("ACL token not found")
+	// ErrACLDisabled answers the ACL endpoints while ACLs are off, in
+	// Nomad's words (a 400 over HTTP).
+	ErrACLDisabled = errors.New("ACL support disabled")
+	// ErrACLBootstrapDone refuses a second bootstrap; the servers add the
+	// reset index an operator must write to allow another (see
+	// ACL.Bootstrap).
+	ErrACLBootstrapDone = errors.New("ACL bootstrap already done")
 	// ErrJobRegistrationDisabled refuses job register, dispatch and scale
 	// while the scheduler configuration's RejectJobRegistration is set.
 	// Drover has no ACL system, so no token is exempt: Nomad without ACLs

@@ -158,10 +158,10 @@ func (j *Job) Validate() error {
 	p := newProblems()
 	if j.ID == "" {
 		p.add("job ID is missing")
-	} else if !validJobID.MatchString(j.ID) {
-		p.add("job ID %q must not contain spaces, NUL, '/', '?', '#' or '%%'", j.ID)
 	} else if len(j.ID) > 128 {
 		p.add("job ID is %d characters long, at most 128 are allowed", len(j.ID))
+	} else {
+		validateJobID(p, j.ID)
 	}
 	if j.Name == "" {
 		p.add("job name is missing")

@@ -182,3 +182,35 @@ func TestAllocIndexFromName(t *testing.T) {
 		t.Fatal("names without an index must give -1")
 	}
 }
+
+func TestValidateRefusesNamesThatCannotBeAddressed(t *testing.T) {
+	cases := []struct {
+		name string
+		mut  func(j *Job)
+		want string // "" means valid
+	}{
+		{"a dotted job ID is fine", func(j *Job) { j.ID = "web.v2..old" }, ""},
+		{"job ID .", func(j *Job) { j.ID = "." }, `job ID "." cannot be used: "." and ".." are path segments`},
+		{"job ID ..", func(j *Job) { j.ID = ".." }, `job ID ".." cannot be used: "." and ".." are path segments`},
+		{"job ID with a control character", func(j *Job) { j.ID = "web\x7f" }, `job ID "web\x7f" must not contain`},
+		{"group ..", func(j *Job) { j.TaskGroups[0].Name = ".." }, `group name ".." cannot be used: "." and ".." are path segments`},
+		{"group with a NUL", func(j *Job) { j.TaskGroups[0].Name = "a\x00b" }, `group name "a\x00b" must not contain control characters`},
+		{"task ..", func(j *Job) { j.TaskGroups[0].Tasks[0].Name = ".." }, `task name ".." cannot be used: "." and ".." are path segments`},
+		{"task with a slash would escape the alloc dir", func(j *Job) { j.TaskGroups[0].Tasks[0].Name = "../../etc" }, `task name "../../etc" must not contain '/'`},
+		{"task with a NUL", func(j *Job) { j.TaskGroups[0].Tasks[0].Name = "a\x00" }, `task name "a\x00" must not contain`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			j := testJob()
+			c.mut(j)
+			j.Canonicalize()
+			err := j.Validate()
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("want valid, got %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("want an error containing %q, got %v", c.want, err)
+			}
+		})
+	}
+}

@@ -28,6 +28,11 @@ const (
 	GenericWriteRequestType
 	JobScaleRequestType
 	JobDispatchRequestType
+	ACLPolicyUpsertRequestType
+	ACLPolicyDeleteRequestType
+	ACLTokenUpsertRequestType
+	ACLTokenDeleteRequestType
+	ACLTokenBootstrapRequestType
 	// IgnoreUnknownTypeFlag marks a message type a newer server wrote that
 	// an older one may skip instead of crashing.
 	IgnoreUnknownTypeFlag MessageType = 128
@@ -56,6 +61,11 @@ var messageTypeNames = map[MessageType]string{
 	GenericWriteRequestType:                 "GenericWrite",
 	JobScaleRequestType:                     "JobScale",
 	JobDispatchRequestType:                  "JobDispatch",
+	ACLPolicyUpsertRequestType:              "ACLPolicyUpsert",
+	ACLPolicyDeleteRequestType:              "ACLPolicyDelete",
+	ACLTokenUpsertRequestType:               "ACLTokenUpsert",
+	ACLTokenDeleteRequestType:               "ACLTokenDelete",
+	ACLTokenBootstrapRequestType:            "ACLTokenBootstrap",
 }
 
 // String names the message type for logs.
@@ -69,7 +79,7 @@ func (t MessageType) String() string {
 // AllMessageTypes lists every message type, for tests that must cover all.
 func AllMessageTypes() []MessageType {
 	out := make([]MessageType, 0, len(messageTypeNames))
-	for t := NodeRegisterRequestType; t <= JobDispatchRequestType; t++ {
+	for t := NodeRegisterRequestType; t <= ACLTokenBootstrapRequestType; t++ {
 		out = append(out, t)
 	}
 	return out

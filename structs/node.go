@@ -116,9 +116,7 @@ func (n *Node) Validate() error {
 	if n.ID == "" {
 		p.add("node ID is missing")
 	}
-	if n.SecretID == "" {
-		p.add("node secret ID is missing")
-	}
+	n.validateSecret(p)
 	if n.Name == "" {
 		p.add("node name is missing")
 	}

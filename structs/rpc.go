@@ -1,6 +1,9 @@
 package structs
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // QueryOptions are common to every read RPC. MinQueryIndex and MaxQueryTime
 // make it a blocking query: the server answers once its state passes the
@@ -16,7 +19,29 @@ type QueryOptions struct {
 	PerPage       int32
 	NextToken     string
 	Forwarded     bool
+
+	// callCtx is the context of the RPC this request arrived in: it
+	// names the caller and ends when the caller is gone. It is not part
+	// of the message (unexported fields are never encoded).
+	callCtx context.Context
 }
+
+// SetCallContext records the context of the RPC this request arrived in.
+// The RPC server calls it before running the endpoint.
+func (q *QueryOptions) SetCallContext(ctx context.Context) { q.callCtx = ctx }
+
+// CallContext is the context of the RPC this request arrived in; a request
+// made in code without one gets context.Background().
+func (q *QueryOptions) CallContext() context.Context {
+	if q.callCtx == nil {
+		return context.Background()
+	}
+	return q.callCtx
+}
+
+// IsLongPoll reports whether the read may wait for a change (a blocking
+// query), so the RPC pool sends it on its long-poll session.
+func (q *QueryOptions) IsLongPoll() bool { return q.MinQueryIndex > 0 }
 
 // RequestRegion returns the region, for forwarding.
 func (q *QueryOptions) RequestRegion() string { return q.Region }
@@ -49,6 +74,21 @@ type WriteRequest struct {
 	Namespace string
 	AuthToken string
 	Forwarded bool
+
+	// callCtx: see QueryOptions.callCtx.
+	callCtx context.Context
+}
+
+// SetCallContext records the context of the RPC this request arrived in.
+func (w *WriteRequest) SetCallContext(ctx context.Context) { w.callCtx = ctx }
+
+// CallContext is the context of the RPC this request arrived in, or
+// context.Background().
+func (w *WriteRequest) CallContext() context.Context {
+	if w.callCtx == nil {
+		return context.Background()
+	}
+	return w.callCtx
 }
 
 // RequestRegion returns the region.
@@ -66,6 +106,10 @@ func (w *WriteRequest) IsForwarded() bool { return w.Forwarded }
 // SetForwarded marks the request as forwarded.
 func (w *WriteRequest) SetForwarded() { w.Forwarded = true }
 
+// ClearAuthToken forgets the caller's token. The server calls it before a
+// request becomes a raft entry, so no secret is ever written to the log.
+func (w *WriteRequest) ClearAuthToken() { w.AuthToken = "" }
+
 // WriteMeta is returned with every write: the raft index it committed at.
 type WriteMeta struct {
 	Index uint64
@@ -79,6 +123,8 @@ type RPCInfo interface {
 	AllowStaleRead() bool
 	IsForwarded() bool
 	SetForwarded()
+	// CallContext is the context of the RPC the request arrived in.
+	CallContext() context.Context
 }
 
 // GenericRequest is a request with no arguments.

@@ -6,6 +6,11 @@ type AllocUpdateRequest struct {
 	Alloc     []*Allocation
 	Evals     []*Evaluation
 	UpdatedAt int64
+	// NodeID and SecretID say which node reports: every allocation in the
+	// batch must be placed on it. The leader leaves both out of the raft
+	// entry it writes.
+	NodeID   string
+	SecretID string
 	WriteRequest
 }
 
@@ -42,6 +47,11 @@ type AllocSpecificRequest struct {
 // the ones whose index changed).
 type AllocsGetRequest struct {
 	AllocIDs []string
+	// NodeID and SecretID are set by a client reading its own allocations:
+	// the secret is checked and only allocations placed on that node are
+	// answered. A read without them is an operator's.
+	NodeID   string
+	SecretID string
 	QueryOptions
 }
 

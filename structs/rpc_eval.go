@@ -25,6 +25,10 @@ type EvalDequeueRequest struct {
 	WriteRequest
 }
 
+// IsLongPoll reports that a dequeue waits for work, so the RPC pool sends
+// it on its long-poll session.
+func (e *EvalDequeueRequest) IsLongPoll() bool { return e.Timeout > 0 }
+
 // EvalDequeueResponse hands a worker an eval; WaitIndex is the state index
 // the worker must reach before scheduling it.
 type EvalDequeueResponse struct {

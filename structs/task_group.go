@@ -87,6 +87,8 @@ func (tg *TaskGroup) Canonicalize(job *Job) {
 func (tg *TaskGroup) validate(job *Job, p problems) {
 	if tg.Name == "" {
 		p.add("group name is missing")
+	} else {
+		validateGroupName(p, tg.Name)
 	}
 	if tg.Count < 0 {
 		p.add("count must be >= 0, got %d", tg.Count)
@@ -291,6 +293,8 @@ func (t *Task) Canonicalize(job *Job, tg *TaskGroup) {
 func (t *Task) validate(job *Job, tg *TaskGroup, p problems) {
 	if t.Name == "" {
 		p.add("task name is missing")
+	} else {
+		validateTaskName(p, t.Name)
 	}
 	if t.Driver == "" {
 		p.add("driver is missing (e.g. driver = \"raw_exec\")")

@@ -3,6 +3,11 @@
 // Node.Register, Node.UpdateStatus, Node.GetClientAllocs (a blocking query),
 // Alloc.GetAllocs and Node.UpdateAlloc.
 //
+// It checks node identity as the real server does: every call but a first
+// registration must carry the node's SecretID (structs.Node.CheckSecret),
+// an update may name only allocations placed on the calling node, and a
+// node reading allocations is answered only its own.
+//
 // The fake keeps one raft-like index that every change bumps, applies
 // client updates through structs' state machine (so an invalid transition
 // fails the test), and can be told to fail: all calls (network down), only

@@ -200,12 +200,31 @@ func (f *FakeServer) RejectUpdatesFor(id string) {
 	f.mu.Unlock()
 }
 
+// authLocked checks a call a node makes for itself the way the real
+// server does: the node must exist (else "not found", and the client
+// registers again) and the call must carry its secret. f.mu is held.
+func (f *FakeServer) authLocked(nodeID, secretID string) (*structs.Node, error) {
+	if nodeID == "" {
+		return nil, errors.New("bad request: node ID is missing")
+	}
+	n, ok := f.nodes[nodeID]
+	if !ok {
+		return nil, fmt.Errorf("node %s: %w", nodeID, structs.ErrNotFound)
+	}
+	return n, n.CheckSecret(secretID)
+}
+
 func (f *FakeServer) register(req *structs.NodeRegisterRequest, resp *structs.NodeUpdateResponse) error {
 	if err := req.Node.Validate(); err != nil {
 		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if old, ok := f.nodes[req.Node.ID]; ok {
+		if err := old.CheckSecret(req.Node.SecretID); err != nil {
+			return err
+		}
+	}
 	n := req.Node.Copy()
 	n.Status = structs.NodeStatusReady
 	f.nodes[n.ID] = n
@@ -218,12 +237,9 @@ func (f *FakeServer) register(req *structs.NodeRegisterRequest, resp *structs.No
 func (f *FakeServer) updateStatus(req *structs.NodeUpdateStatusRequest, resp *structs.NodeUpdateResponse) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n, ok := f.nodes[req.NodeID]
-	if !ok {
-		return fmt.Errorf("node %s: %w", req.NodeID, structs.ErrNotFound)
-	}
-	if n.SecretID != req.SecretID {
-		return structs.ErrNodeSecretDenied
+	n, err := f.authLocked(req.NodeID, req.SecretID)
+	if err != nil {
+		return err
 	}
 	n.Status = req.Status
 	f.notReady = false
@@ -245,16 +261,16 @@ func (f *FakeServer) getClientAllocs(ctx context.Context, req *structs.NodeSpeci
 			f.mu.Unlock()
 			return ErrNetwork
 		}
+		if _, err := f.authLocked(req.NodeID, req.SecretID); err != nil {
+			f.mu.Unlock()
+			return err
+		}
 		if len(f.canned) > 0 {
 			c := f.canned[0]
 			f.canned = f.canned[1:]
 			f.mu.Unlock()
 			*resp = *c
 			return nil
-		}
-		if n, ok := f.nodes[req.NodeID]; !ok || n.SecretID != req.SecretID {
-			f.mu.Unlock()
-			return structs.ErrNodeSecretDenied
 		}
 		if f.index > req.MinQueryIndex {
 			resp.Allocs = map[string]uint64{}
@@ -291,8 +307,14 @@ func (f *FakeServer) getClientAllocs(ctx context.Context, req *structs.NodeSpeci
 func (f *FakeServer) getAllocs(req *structs.AllocsGetRequest, resp *structs.AllocsGetResponse) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	asNode := req.NodeID != "" || req.SecretID != ""
+	if asNode {
+		if _, err := f.authLocked(req.NodeID, req.SecretID); err != nil {
+			return err
+		}
+	}
 	for _, id := range req.AllocIDs {
-		if a, ok := f.allocs[id]; ok {
+		if a, ok := f.allocs[id]; ok && (!asNode || a.NodeID == req.NodeID) {
 			resp.Allocs = append(resp.Allocs, a.Copy())
 		}
 	}
@@ -303,10 +325,16 @@ func (f *FakeServer) getAllocs(req *structs.AllocsGetRequest, resp *structs.Allo
 func (f *FakeServer) updateAlloc(req *structs.AllocUpdateRequest, resp *structs.GenericResponse) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if _, err := f.authLocked(req.NodeID, req.SecretID); err != nil {
+		return err
+	}
 	if f.notReady {
 		return fmt.Errorf("node update rejected: %w", structs.ErrNodeNotReady)
 	}
 	for _, u := range req.Alloc {
+		if a, ok := f.allocs[u.ID]; ok && a.NodeID != req.NodeID {
+			return fmt.Errorf("bad request: alloc %s is placed on node %s, not on %s", u.ID, a.NodeID, req.NodeID)
+		}
 		if f.reject[u.ID] {
 			return fmt.Errorf("bad request: alloc %s: rejected by the test", u.ID)
 		}

@@ -97,6 +97,15 @@ type Config struct {
 	DisableStateDB bool
 	// Version is advertised as nomad.version.
 	Version string
+
+	// ACLEnabled says the cluster enforces ACL tokens, so the client must
+	// check the token of a request to its own endpoints (logs, file
+	// system, alloc signals) with ACL.ResolveToken. A resolved token may
+	// be cached for ACLTokenTTL and its policies for ACLPolicyTTL (the
+	// agent's acl.token_ttl and acl.policy_ttl).
+	ACLEnabled   bool
+	ACLTokenTTL  time.Duration
+	ACLPolicyTTL time.Duration
 }
 
 // Defaults.
@@ -111,6 +120,10 @@ const (
 	DefaultBlockingQueryWait  = 5 * time.Minute
 	DefaultMaxBackoff         = 30 * time.Second
 	DefaultVersion            = "0.1.0"
+	// DefaultACLTokenTTL and DefaultACLPolicyTTL are Nomad's defaults for
+	// how long a client may cache a resolved token and its policies.
+	DefaultACLTokenTTL  = 30 * time.Second
+	DefaultACLPolicyTTL = 30 * time.Second
 )
 
 // DefaultConfig returns a config with every default filled in, running the
@@ -179,6 +192,12 @@ func (c *Config) Canonicalize() {
 	}
 	if c.Version == "" {
 		c.Version = DefaultVersion
+	}
+	if c.ACLTokenTTL == 0 {
+		c.ACLTokenTTL = DefaultACLTokenTTL
+	}
+	if c.ACLPolicyTTL == 0 {
+		c.ACLPolicyTTL = DefaultACLPolicyTTL
 	}
 }
 

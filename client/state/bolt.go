@@ -12,6 +12,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/helper/boltcheck"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -34,7 +35,17 @@ func Open(path string) (*BoltDB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err := boltcheck.Check(path); err != nil && errors.Is(err, boltcheck.ErrCorrupt) {
+		return nil, corruptState(path, err)
+	}
+	var db *bolt.DB
+	err := boltcheck.Guard(path, func() (err error) {
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+		return err
+	})
+	if errors.Is(err, boltcheck.ErrCorrupt) {
+		return nil, corruptState(path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open client state %s (is another client using this data dir?): %w", path, err)
 	}
@@ -199,4 +210,10 @@ func (b *BoltDB) DeleteTaskHandle(allocID, task string) error {
 		}
 		return bk.Delete(handleKey)
 	})
+}
+
+// corruptState says what to do about an unreadable client state file.
+func corruptState(path string, err error) error {
+	return fmt.Errorf("client state %s cannot be read (%v); the client cannot start from it. "+
+		"Remove it (the client then forgets the tasks it was running, and the servers place their allocations again) and start the agent again", path, err)
 }

@@ -1,7 +1,9 @@
 package state
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +69,24 @@ func TestDBsRoundTripAndDelete(t *testing.T) {
 	defer bdb.Close()
 	if err := bdb.DeleteAlloc("nope"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The finding: a corrupt state.db gave a raw bolt panic or SIGBUS naming no
+// file. Open must refuse it naming the file and what to do.
+func TestOpenRefusesACorruptStateFileNamingIt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	if err := os.WriteFile(path, []byte(strings.Repeat("not a bolt file ", 4096)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(path)
+	if err == nil {
+		db.Close()
+		t.Fatal("a corrupt state file must be refused")
+	}
+	for _, want := range []string{path, "Remove it"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %q should mention %q", err, want)
+		}
 	}
 }

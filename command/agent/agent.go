@@ -32,19 +32,21 @@ type Agent struct {
 
 	dataDir    string
 	removeData bool // a dev agent's temporary data dir
+	dirLock    *dataDirLock
 
 	server serverHandle
 	client clientHandle
 	remote *remoteRPC
 	rpc    rpcer
 
-	httpLn     net.Listener
-	httpSrv    *http.Server
-	httpCancel context.CancelFunc
-	httpDone   chan struct{}
-	httpAddr   string // advertised
-	rpcAddr    string // advertised, "" without a server
-	servers    []string
+	httpLn      net.Listener
+	httpSrv     *http.Server
+	connLimiter *connLimiter
+	httpCancel  context.CancelFunc
+	httpDone    chan struct{}
+	httpAddr    string // advertised
+	rpcAddr     string // advertised, "" without a server
+	servers     []string
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -75,6 +77,11 @@ func (a *Agent) start() error {
 	if err := a.setupDataDir(); err != nil {
 		return err
 	}
+	lock, err := lockDataDir(a.dataDir)
+	if err != nil {
+		return err
+	}
+	a.dirLock = lock
 	ln, err := net.Listen("tcp", cfg.httpBind())
 	if err != nil {
 		return fmt.Errorf("agent: HTTP listener: %w", err)
@@ -160,7 +167,13 @@ func (a *Agent) serveHTTP() {
 	// followed log stream ends instead of holding shutdown up.
 	ctx, cancel := context.WithCancel(context.Background())
 	a.httpCancel = cancel
+	a.connLimiter = newConnLimiter(func() int {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.config.Limits.HTTPMaxConnsPerClient
+	}, a.logger.Named("http"))
 	a.httpSrv = &http.Server{
+		ConnState:         a.connLimiter.connState,
 		Handler:           api.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
@@ -209,7 +222,7 @@ func (a *Agent) RPC(method string, args, reply any) error {
 	if a.rpc == nil {
 		return errNoServers
 	}
-	return a.rpc.RPC(method, args, reply)
+	return a.rpc.RPC(context.Background(), method, args, reply)
 }
 
 // Reload applies what can change without a restart: the log level (and the
@@ -232,8 +245,8 @@ func (a *Agent) Reload(newCfg *Config) error {
 		a.logger.Info("log level changed", "from", old.LogLevel, "to", next.LogLevel)
 	}
 	if old.Server.Enabled != next.Server.Enabled || old.Client.Enabled != next.Client.Enabled ||
-		old.DataDir != next.DataDir || old.Ports != next.Ports || old.BindAddr != next.BindAddr {
-		a.logger.Warn("configuration reloaded; server/client roles, data_dir, ports and addresses change only on restart")
+		old.DataDir != next.DataDir || old.Ports != next.Ports || old.BindAddr != next.BindAddr || old.ACL != next.ACL {
+		a.logger.Warn("configuration reloaded; server/client roles, data_dir, ports, addresses and the acl block change only on restart")
 	}
 	return nil
 }
@@ -267,6 +280,7 @@ func (a *Agent) Shutdown() error {
 				errs = append(errs, fmt.Errorf("server shutdown: %w", err))
 			}
 		}
+		a.dirLock.release()
 		if a.removeData {
 			if err := os.RemoveAll(a.dataDir); err != nil {
 				errs = append(errs, err)

@@ -35,6 +35,11 @@ type Config struct {
 
 	Server ServerConfig
 	Client ClientConfig
+	// ACL is the acl block (config_acl.go). It holds no references, so
+	// Copy copies it with the struct.
+	ACL ACLConfig
+	// Limits is the limits {} block (config_limits.go).
+	Limits Limits
 
 	// Plugins are the `plugin "name" { config { ... } }` blocks, by name.
 	Plugins map[string]*PluginConfig
@@ -107,6 +112,12 @@ type ServerConfig struct {
 	// DefaultSchedulerConfig is the default_scheduler_config block: the
 	// scheduler configuration a new cluster starts with. nil: not set.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration
+	// JobMaxSourceSize (bytes), JobMaxCount and JobMaxAllocs bound the
+	// jobs the server accepts (see nomad.Config). The HTTP API also
+	// bounds job request bodies by JobMaxSourceSize.
+	JobMaxSourceSize int64
+	JobMaxCount      int
+	JobMaxAllocs     int
 }
 
 // ClientConfig is the `client` block.
@@ -170,8 +181,12 @@ func DefaultConfig() *Config {
 		LogLevel:   "INFO",
 		Ports:      Ports{HTTP: DefaultHTTPPort, RPC: DefaultRPCPort, Serf: DefaultSerfPort},
 		Server: ServerConfig{
-			ServerJoin: ServerJoin{RetryInterval: 30 * time.Second},
+			ServerJoin:       ServerJoin{RetryInterval: 30 * time.Second},
+			JobMaxSourceSize: nomad.DefaultJobMaxSourceSize,
+			JobMaxCount:      nomad.DefaultJobMaxCount,
+			JobMaxAllocs:     nomad.DefaultJobMaxAllocs,
 		},
+		Limits: DefaultLimits(),
 		Client: ClientConfig{
 			ServerJoin: ServerJoin{RetryInterval: 30 * time.Second},
 			Meta:       map[string]string{},

@@ -45,6 +45,7 @@ func (c *Config) Validate() error {
 	if !validLogLevel(c.LogLevel) {
 		errs = append(errs, fmt.Errorf("agent: log_level %q must be one of trace, debug, info, warn, error, off", c.LogLevel))
 	}
+	errs = append(errs, c.Limits.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -160,6 +161,20 @@ func (c *Config) serverConfig(dataDir string, logger hclog.Logger) (*nomad.Confi
 	setDur(&s.NodeGCThreshold, c.Server.NodeGCThreshold)
 	setDur(&s.DeploymentGCThreshold, c.Server.DeploymentGCThreshold)
 	s.DefaultSchedulerConfig = copySchedulerConfig(c.Server.DefaultSchedulerConfig)
+	s.ACLEnabled = c.ACL.Enabled
+	setDur(&s.ACLTokenMinExpirationTTL, c.ACL.TokenMinExpirationTTL)
+	setDur(&s.ACLTokenMaxExpirationTTL, c.ACL.TokenMaxExpirationTTL)
+	if c.Server.JobMaxSourceSize > 0 {
+		s.JobMaxSourceSize = int(c.Server.JobMaxSourceSize)
+	}
+	setInt(&s.JobMaxCount, c.Server.JobMaxCount)
+	setInt(&s.JobMaxAllocs, c.Server.JobMaxAllocs)
+	// Carried for the RPC layer (rpc_*, blocking queries).
+	setInt(&s.RPCMaxConnsPerClient, c.Limits.RPCMaxConnsPerClient)
+	setDur(&s.RPCHandshakeTimeout, c.Limits.RPCHandshakeTimeout)
+	setInt(&s.RPCMaxStreamsPerSession, c.Limits.RPCMaxStreamsPerSession)
+	setInt(&s.MaxBlockingQueries, c.Limits.MaxBlockingQueries)
+	setInt(&s.MaxBlockingQueriesPerClient, c.Limits.MaxBlockingQueriesPerClient)
 	s.Logger = logger
 	return s, nil
 }
@@ -206,6 +221,9 @@ func (c *Config) clientConfig(dataDir string, servers []string, httpAdvertise st
 		// there is no state to re-attach to.
 		StopTasksOnShutdown: c.DevMode,
 		DisableStateDB:      c.DevMode,
+		ACLEnabled:          c.ACL.Enabled,
+		ACLTokenTTL:         c.ACL.TokenTTL,
+		ACLPolicyTTL:        c.ACL.PolicyTTL,
 	}
 	cc.Reserved = clientconfig.Reserved{
 		CPU:           int64(c.Client.Reserved.CPU),

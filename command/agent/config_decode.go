@@ -2,6 +2,8 @@ package agent
 
 import (
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/drover-sched/drover/nomad"
 )
 
 // Keys Nomad's agent file has and Drover ignores on purpose, with the
@@ -11,10 +13,8 @@ var ignoredTop = map[string]string{
 	"consul":                      "no Consul integration",
 	"vault":                       "no Vault integration",
 	"telemetry":                   "no metrics sink yet",
-	"acl":                         "no ACL system",
 	"tls":                         "no TLS yet",
 	"ui":                          "no web UI",
-	"limits":                      "no connection limits",
 	"autopilot":                   "no autopilot",
 	"audit":                       "no audit log",
 	"sentinel":                    "no Sentinel",
@@ -79,6 +79,8 @@ func (d *decoder) decodeTop(body hcl.Body, c *Config) {
 			"advertise": {decode: func(d *decoder, b *hcl.Block) { d.decodeAdvertise(b.Body, &c.Advertise) }},
 			"server":    {decode: func(d *decoder, b *hcl.Block) { d.decodeServer(b.Body, &c.Server) }},
 			"client":    {decode: func(d *decoder, b *hcl.Block) { d.decodeClient(b.Body, &c.Client) }},
+			"acl":       {decode: func(d *decoder, b *hcl.Block) { d.decodeACL(b.Body, &c.ACL) }},
+			"limits":    {decode: func(d *decoder, b *hcl.Block) { d.decodeLimits(b.Body, &c.Limits) }},
 			"plugin": {labels: []string{"name"}, decode: func(d *decoder, b *hcl.Block) {
 				if p := d.decodePlugin(b); p != nil {
 					if c.Plugins == nil {
@@ -160,6 +162,9 @@ func (d *decoder) decodeServer(body hcl.Body, s *ServerConfig) {
 			"job_gc_threshold":          durAttr(&s.JobGCThreshold),
 			"node_gc_threshold":         durAttr(&s.NodeGCThreshold),
 			"deployment_gc_threshold":   durAttr(&s.DeploymentGCThreshold),
+			"job_max_source_size":       sizeAttr(&s.JobMaxSourceSize, 1<<10, nomad.MaxJobMaxSourceSize),
+			"job_max_count":             limitIntAttr(&s.JobMaxCount, 1<<30),
+			"job_max_allocs":            limitIntAttr(&s.JobMaxAllocs, 1<<30),
 		},
 		blocks: map[string]blockSpec{
 			"server_join": {decode: func(d *decoder, b *hcl.Block) { d.decodeServerJoin("server.server_join", b.Body, &s.ServerJoin) }},

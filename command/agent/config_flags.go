@@ -44,6 +44,7 @@ func ParseArgs(args []string, errOut io.Writer) (*CommandArgs, error) {
 	fs.StringVar(&c.Client.NodeClass, "node-class", "", "")
 	fs.StringVar(&c.Client.NodePool, "node-pool", "", "")
 	fs.Var((*metaFlag)(&c.Client.Meta), "meta", "")
+	fs.BoolVar(&c.ACL.Enabled, "acl-enabled", false, "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -84,6 +85,7 @@ Options:
   -network-interface=<n> Interface whose address the client advertises.
   -log-level=<level>     trace, debug, info, warn, error (default info).
   -log-json              Log as JSON.
+  -acl-enabled           Enforce ACL tokens (the acl { enabled = true } block).
 `
 
 // listFlag collects a repeatable flag.

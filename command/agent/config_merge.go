@@ -31,6 +31,8 @@ func (c *Config) Merge(o *Config) *Config {
 
 	out.Server = out.Server.merge(&o.Server)
 	out.Client = out.Client.merge(&o.Client)
+	out.ACL = out.ACL.merge(&o.ACL)
+	out.Limits = out.Limits.merge(&o.Limits)
 
 	for name, p := range o.Plugins {
 		pc := *p
@@ -71,6 +73,9 @@ func (s ServerConfig) merge(o *ServerConfig) ServerConfig {
 	if o.DefaultSchedulerConfig != nil {
 		s.DefaultSchedulerConfig = copySchedulerConfig(o.DefaultSchedulerConfig)
 	}
+	setDur(&s.JobMaxSourceSize, o.JobMaxSourceSize)
+	setInt(&s.JobMaxCount, o.JobMaxCount)
+	setInt(&s.JobMaxAllocs, o.JobMaxAllocs)
 	return s
 }
 

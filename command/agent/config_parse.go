@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	hcljson "github.com/hashicorp/hcl/v2/json"
+
+	"github.com/drover-sched/drover/jobspec"
 )
 
 // ConfigError lists every malformed value found while loading agent
@@ -93,6 +95,9 @@ func configFiles(path string) ([]string, error) {
 func ParseConfig(filename string, src []byte) (*Config, []string, error) {
 	var file *hcl.File
 	var diags hcl.Diagnostics
+	if err := jobspec.CheckNesting(src, filename, jobspec.MaxNestingDepth); err != nil {
+		return nil, nil, &ConfigError{Problems: []string{err.Error()}}
+	}
 	if strings.HasSuffix(filename, ".json") || bytes.HasPrefix(bytes.TrimSpace(src), []byte("{")) {
 		file, diags = hcljson.Parse(src, filename)
 	} else {

@@ -116,7 +116,7 @@ consul {
 }
 vault { enabled = true }
 telemetry { prometheus_metrics = true }
-acl { enabled = true }
+audit { enabled = true }
 tls { http = true }
 ui { enabled = true }
 limits { http_max_conns_per_client = 10 }
@@ -139,8 +139,8 @@ plugin "qemu" {}
 		t.Fatalf("supported keys around the unsupported ones were lost: %+v", c)
 	}
 	want := []string{
-		`agent.hcl:2: "consul"`, `agent.hcl:5: "vault"`, `agent.hcl:6: "telemetry"`, `agent.hcl:7: "acl"`,
-		`agent.hcl:8: "tls"`, `agent.hcl:9: "ui"`, `agent.hcl:10: "limits"`, `agent.hcl:11: unknown key "frobnicate"`,
+		`agent.hcl:2: "consul"`, `agent.hcl:5: "vault"`, `agent.hcl:6: "telemetry"`, `agent.hcl:7: "audit"`,
+		`agent.hcl:8: "tls"`, `agent.hcl:9: "ui"`, `agent.hcl:11: unknown key "frobnicate"`,
 		`agent.hcl:14: "server.raft_protocol"`, `agent.hcl:15: unknown key "server.wibble"`,
 		`agent.hcl:17: plugin "docker"`, `agent.hcl:20: unknown plugin "qemu"`,
 	}
@@ -171,6 +171,8 @@ func TestMalformedValuesAreErrorsWithPositions(t *testing.T) {
 		{"block given as argument", "server = true\n", "agent.hcl:1:1: server: expected a block (server { ... }), not an argument"},
 		{"argument given as block", "server {\n  enabled {}\n}\n", "agent.hcl:2:3: server.enabled: expected an argument (enabled = ...), not a block"},
 		{"syntax error", "server {\n", "agent.hcl:1:8: Unclosed configuration block"},
+		{"nesting that would overflow the parser's stack", "client {\n  meta = { a = " + strings.Repeat("[", 100_000) + "1" + strings.Repeat("]", 100_000) + " }\n}\n",
+			"agent.hcl:2,114-115: Nesting too deep; Blocks, brackets, parentheses, templates and chained operators nest more than 100 levels deep here"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

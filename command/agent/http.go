@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/drover-sched/drover/helper/rpcx"
 )
 
 // httpAPI serves Nomad's v1 HTTP API. Every handler turns a request into
@@ -61,12 +65,24 @@ func (s *httpAPI) handler() http.Handler {
 	s.routeClient(mux)
 	s.routeSearch(mux)
 	s.routeMembership(mux)
+	s.routeACL(mux)
 	return mux
 }
 
-// handle registers f for each method on pattern.
+// handle registers f for each method on pattern. Its request body is
+// bounded by limits.http_max_body_size.
 func (s *httpAPI) handle(mux *http.ServeMux, pattern string, f apiFunc, methods ...string) {
-	h := s.wrap(f)
+	h := s.wrap(f, s.bodyLimit)
+	for _, m := range methods {
+		mux.HandleFunc(m+" "+pattern, h)
+	}
+}
+
+// handleJob is handle for the endpoints whose body is a job (register,
+// plan, validate, parse): their bodies are bounded by the job size limit
+// instead (jobBodyLimit).
+func (s *httpAPI) handleJob(mux *http.ServeMux, pattern string, f apiFunc, methods ...string) {
+	h := s.wrap(f, s.jobBodyLimit)
 	for _, m := range methods {
 		mux.HandleFunc(m+" "+pattern, h)
 	}
@@ -79,8 +95,12 @@ var (
 	write = []string{http.MethodPut, http.MethodPost}
 )
 
-func (s *httpAPI) wrap(f apiFunc) http.HandlerFunc {
+func (s *httpAPI) wrap(f apiFunc, limit func() bodyLimit) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if err := limitBody(w, r, limit()); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		obj, err := f(w, r)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -122,6 +142,17 @@ func (s *httpAPI) writeError(w http.ResponseWriter, r *http.Request, err error) 
 	io.WriteString(w, msg)
 }
 
+// call makes an RPC for the HTTP request r: it ends when r's client goes
+// away, and it names r's client to the servers (rpcx.Peer), which count
+// blocking queries per client.
+func (s *httpAPI) call(r *http.Request, method string, args, reply any) error {
+	ctx := r.Context()
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		ctx = rpcx.WithPeer(ctx, rpcx.Peer{Addr: net.TCPAddrFromAddrPort(ap)})
+	}
+	return s.rpc.RPC(ctx, method, args, reply)
+}
+
 // decodeBody reads a JSON request body into out. Unknown fields are
 // ignored, as Nomad does, so newer clients keep working; a malformed body
 // is a 400 that says where it went wrong.
@@ -132,9 +163,12 @@ func decodeBody(r *http.Request, out any) error {
 	err := json.NewDecoder(r.Body).Decode(out)
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var coded *codedError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &coded):
+		return coded
 	case errors.Is(err, io.EOF):
 		return badRequest("request body is empty (expected JSON)")
 	case errors.Is(err, io.ErrUnexpectedEOF):

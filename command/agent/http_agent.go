@@ -184,7 +184,7 @@ func (s *httpAPI) agentHealth(w http.ResponseWriter, r *http.Request) {
 		var args structs.GenericRequest
 		args.Region = s.config().Region
 		var leader string
-		err := s.rpc.RPC("Status.Leader", &args, &leader)
+		err := s.call(r, "Status.Leader", &args, &leader)
 		switch {
 		case err != nil:
 			out["server"] = healthCheck{Message: err.Error()}

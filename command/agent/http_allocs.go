@@ -19,7 +19,7 @@ func (s *httpAPI) allocsList(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	var out structs.AllocListResponse
-	if err := s.rpc.RPC("Alloc.List", &args, &out); err != nil {
+	if err := s.call(r, "Alloc.List", &args, &out); err != nil {
 		return nil, err
 	}
 	if out.Allocations, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Allocations, func(a *structs.AllocListStub) string { return a.ID }); err != nil {
@@ -41,7 +41,7 @@ func (s *httpAPI) resolveAllocID(r *http.Request, id string) (string, error) {
 	args.MinQueryIndex, args.MaxQueryTime = 0, 0
 	args.Prefix = id
 	var out structs.AllocListResponse
-	if err := s.rpc.RPC("Alloc.List", &args, &out); err != nil {
+	if err := s.call(r, "Alloc.List", &args, &out); err != nil {
 		return "", err
 	}
 	return uniqueMatch("allocation", id, len(out.Allocations), func(i int) string { return out.Allocations[i].ID })
@@ -59,7 +59,7 @@ func (s *httpAPI) getAlloc(w http.ResponseWriter, r *http.Request, id string) (*
 		return nil, err
 	}
 	var out structs.SingleAllocResponse
-	if err := s.rpc.RPC("Alloc.GetAlloc", &args, &out); err != nil {
+	if err := s.call(r, "Alloc.GetAlloc", &args, &out); err != nil {
 		return nil, err
 	}
 	if w != nil {
@@ -91,7 +91,7 @@ func (s *httpAPI) allocStop(w http.ResponseWriter, r *http.Request) (any, error)
 	}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.AllocStopResponse
-	if err := s.rpc.RPC("Alloc.Stop", &args, &out); err != nil {
+	if err := s.call(r, "Alloc.Stop", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)

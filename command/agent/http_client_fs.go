@@ -217,7 +217,7 @@ func (s *httpAPI) forwardToNode(w http.ResponseWriter, r *http.Request, nodeID s
 	}
 	args.MinQueryIndex, args.MaxQueryTime = 0, 0
 	var out structs.SingleNodeResponse
-	if err := s.rpc.RPC("Node.GetNode", &args, &out); err != nil {
+	if err := s.call(r, "Node.GetNode", &args, &out); err != nil {
 		return err
 	}
 	if out.Node == nil {

@@ -18,7 +18,7 @@ func (s *httpAPI) deploymentsList(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, err
 	}
 	var out structs.DeploymentListResponse
-	if err := s.rpc.RPC("Deployment.List", &args, &out); err != nil {
+	if err := s.call(r, "Deployment.List", &args, &out); err != nil {
 		return nil, err
 	}
 	if out.Deployments, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Deployments, func(d *structs.Deployment) string { return d.ID }); err != nil {
@@ -38,7 +38,7 @@ func (s *httpAPI) deploymentGet(w http.ResponseWriter, r *http.Request) (any, er
 		}
 		list.MinQueryIndex, list.MaxQueryTime, list.Prefix = 0, 0, id
 		var out structs.DeploymentListResponse
-		if err := s.rpc.RPC("Deployment.List", &list, &out); err != nil {
+		if err := s.call(r, "Deployment.List", &list, &out); err != nil {
 			return nil, err
 		}
 		var err error
@@ -51,7 +51,7 @@ func (s *httpAPI) deploymentGet(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, err
 	}
 	var out structs.SingleDeploymentResponse
-	if err := s.rpc.RPC("Deployment.GetDeployment", &args, &out); err != nil {
+	if err := s.call(r, "Deployment.GetDeployment", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)

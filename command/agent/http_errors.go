@@ -42,6 +42,8 @@ func errorStatus(err error) int {
 		return ce.code
 	case errors.As(err, &ve), errors.Is(err, nomad.ErrBadRequest):
 		return http.StatusBadRequest
+	case errors.Is(err, nomad.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, client.ErrUnknownAlloc), errors.Is(err, client.ErrUnknownTask):
 		return http.StatusNotFound
 	}
@@ -49,12 +51,19 @@ func errorStatus(err error) int {
 	switch {
 	case strings.HasPrefix(msg, nomad.ErrBadRequest.Error()) || strings.Contains(msg, nomad.ErrBadRequest.Error()+": "):
 		return http.StatusBadRequest
+	case strings.HasPrefix(msg, nomad.ErrTooLarge.Error()) || strings.Contains(msg, nomad.ErrTooLarge.Error()+": "):
+		return http.StatusRequestEntityTooLarge
+	case structs.IsErr(err, nomad.ErrTooManyBlockingQueries):
+		return http.StatusTooManyRequests
 	case structs.IsErr(err, structs.ErrIndexConflict):
 		return http.StatusConflict
 	case isMissingMethod(err):
 		return http.StatusNotImplemented
-	case structs.IsErr(err, structs.ErrPermissionDenied), structs.IsErr(err, structs.ErrJobRegistrationDisabled):
+	case structs.IsErr(err, structs.ErrPermissionDenied), structs.IsErr(err, structs.ErrJobRegistrationDisabled),
+		structs.IsErr(err, structs.ErrTokenNotFound):
 		return http.StatusForbidden
+	case structs.IsErr(err, structs.ErrACLDisabled), structs.IsErr(err, structs.ErrACLBootstrapDone):
+		return http.StatusBadRequest
 	case strings.Contains(strings.ToLower(msg), "not found"):
 		return http.StatusNotFound
 	}

@@ -24,7 +24,7 @@ func (s *httpAPI) evalsList(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	var out structs.EvalListResponse
-	if err := s.rpc.RPC("Eval.List", &args, &out); err != nil {
+	if err := s.call(r, "Eval.List", &args, &out); err != nil {
 		return nil, err
 	}
 	if out.Evaluations, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Evaluations, func(e *structs.Evaluation) string { return e.ID }); err != nil {
@@ -46,7 +46,7 @@ func (s *httpAPI) evalsCount(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	var out structs.EvalListResponse
-	if err := s.rpc.RPC("Eval.List", &args, &out); err != nil {
+	if err := s.call(r, "Eval.List", &args, &out); err != nil {
 		return nil, err
 	}
 	matched, err := filterList(filter, out.Evaluations)
@@ -67,7 +67,7 @@ func (s *httpAPI) evalGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	var out structs.SingleEvalResponse
-	if err := s.rpc.RPC("Eval.GetEval", &args, &out); err != nil {
+	if err := s.call(r, "Eval.GetEval", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -83,7 +83,7 @@ func (s *httpAPI) evalAllocations(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, err
 	}
 	var out structs.EvalAllocationsResponse
-	if err := s.rpc.RPC("Eval.Allocations", &args, &out); err != nil {
+	if err := s.call(r, "Eval.Allocations", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)

@@ -33,7 +33,7 @@ func (s *httpAPI) jobEvaluate(w http.ResponseWriter, r *http.Request) (any, erro
 	}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Evaluate", &args, &out); err != nil {
+	if err := s.call(r, "Job.Evaluate", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -62,7 +62,7 @@ func (s *httpAPI) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	s.parseWrite(r, &args.WriteRequest)
 	args.Namespace = job.Namespace
 	var out structs.JobPlanResponse
-	if err := s.rpc.RPC("Job.Plan", &args, &out); err != nil {
+	if err := s.call(r, "Job.Plan", &args, &out); err != nil {
 		return nil, err
 	}
 	if out.Diff == nil {
@@ -92,7 +92,7 @@ func (s *httpAPI) jobRevert(w http.ResponseWriter, r *http.Request) (any, error)
 	}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Revert", &args, &out); err != nil {
+	if err := s.call(r, "Job.Revert", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -111,7 +111,7 @@ func (s *httpAPI) jobStable(w http.ResponseWriter, r *http.Request) (any, error)
 	}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.GenericResponse
-	if err := s.rpc.RPC("Job.Stable", &args, &out); err != nil {
+	if err := s.call(r, "Job.Stable", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -125,7 +125,7 @@ func (s *httpAPI) jobPeriodicForce(w http.ResponseWriter, r *http.Request) (any,
 	args := structs.PeriodicForceRequest{JobID: r.PathValue("id")}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.PeriodicForceResponse
-	if err := s.rpc.RPC("Job.PeriodicForce", &args, &out); err != nil {
+	if err := s.call(r, "Job.PeriodicForce", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)

@@ -40,7 +40,7 @@ func (s *httpAPI) jobDispatch(w http.ResponseWriter, r *http.Request) (any, erro
 	}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.JobDispatchResponse
-	if err := s.rpc.RPC("Job.Dispatch", &args, &out); err != nil {
+	if err := s.call(r, "Job.Dispatch", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)

@@ -19,7 +19,7 @@ func (s *httpAPI) jobScaleStatus(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	var out structs.JobScaleStatusResponse
-	if err := s.rpc.RPC("Job.ScaleStatus", &args, &out); err != nil {
+	if err := s.call(r, "Job.ScaleStatus", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -59,7 +59,7 @@ func (s *httpAPI) jobScale(w http.ResponseWriter, r *http.Request) (any, error) 
 	}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Scale", &args, &out); err != nil {
+	if err := s.call(r, "Job.Scale", &args, &out); err != nil {
 		// Tools match Nomad's exact text for this refusal, so it is sent
 		// bare, without Drover's "bad request" prefix.
 		if structs.IsErr(err, structs.ErrScalingBlocked) {

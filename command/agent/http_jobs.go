@@ -16,11 +16,11 @@ import (
 
 func (s *httpAPI) routeJobs(mux *http.ServeMux) {
 	s.handle(mux, "/v1/jobs", s.jobsList, read...)
-	s.handle(mux, "/v1/jobs", s.jobRegister, write...)
-	s.handle(mux, "/v1/jobs/parse", s.jobsParse, write...)
-	s.handle(mux, "/v1/validate/job", s.jobValidate, write...)
+	s.handleJob(mux, "/v1/jobs", s.jobRegister, write...)
+	s.handleJob(mux, "/v1/jobs/parse", s.jobsParse, write...)
+	s.handleJob(mux, "/v1/validate/job", s.jobValidate, write...)
 	s.handle(mux, "/v1/job/{id}", s.jobGet, read...)
-	s.handle(mux, "/v1/job/{id}", s.jobRegister, write...)
+	s.handleJob(mux, "/v1/job/{id}", s.jobRegister, write...)
 	s.handle(mux, "/v1/job/{id}", s.jobDeregister, http.MethodDelete)
 	s.handle(mux, "/v1/job/{id}/allocations", s.jobAllocations, read...)
 	s.handle(mux, "/v1/job/{id}/evaluations", s.jobEvaluations, read...)
@@ -29,7 +29,7 @@ func (s *httpAPI) routeJobs(mux *http.ServeMux) {
 	s.handle(mux, "/v1/job/{id}/deployments", s.jobDeployments, read...)
 	s.handle(mux, "/v1/job/{id}/deployment", s.jobLatestDeployment, read...)
 	s.handle(mux, "/v1/job/{id}/evaluate", s.jobEvaluate, write...)
-	s.handle(mux, "/v1/job/{id}/plan", s.jobPlan, write...)
+	s.handleJob(mux, "/v1/job/{id}/plan", s.jobPlan, write...)
 	s.handle(mux, "/v1/job/{id}/revert", s.jobRevert, write...)
 	s.handle(mux, "/v1/job/{id}/stable", s.jobStable, write...)
 	s.handle(mux, "/v1/job/{id}/periodic/force", s.jobPeriodicForce, write...)
@@ -45,7 +45,7 @@ func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, err
 	}
 	var out structs.JobListResponse
-	if err := s.rpc.RPC("Job.List", &args, &out); err != nil {
+	if err := s.call(r, "Job.List", &args, &out); err != nil {
 		return nil, err
 	}
 	if out.Jobs, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Jobs, func(j *structs.JobListStub) string { return j.ID }); err != nil {
@@ -85,7 +85,7 @@ func (s *httpAPI) jobRegister(w http.ResponseWriter, r *http.Request) (any, erro
 	args.Job = job
 	args.Namespace = job.Namespace
 	var out structs.JobRegisterResponse
-	if err := s.rpc.RPC("Job.Register", &args, &out); err != nil {
+	if err := s.call(r, "Job.Register", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -167,6 +167,10 @@ func (s *httpAPI) jobsParse(w http.ResponseWriter, r *http.Request) (any, error)
 	if strings.TrimSpace(body.JobHCL) == "" {
 		return nil, badRequest("JobHCL is empty")
 	}
+	if limit := s.jobSourceLimit(); int64(len(body.JobHCL)) > limit {
+		return nil, &codedError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf(
+			"JobHCL is %d bytes, over the %d bytes server.job_max_source_size allows; make the job file smaller or raise the setting", len(body.JobHCL), limit)}
+	}
 	cfg := &jobspec.ParseConfig{Path: "input.hcl", Body: []byte(body.JobHCL)}
 	if body.Variables != "" {
 		// The parser reads variable files by path; the request carries the
@@ -212,7 +216,7 @@ func (s *httpAPI) jobGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	var out structs.SingleJobResponse
-	if err := s.rpc.RPC("Job.GetJob", &args, &out); err != nil {
+	if err := s.call(r, "Job.GetJob", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -233,7 +237,7 @@ func (s *httpAPI) jobDeregister(w http.ResponseWriter, r *http.Request) (any, er
 		return nil, err
 	}
 	var out structs.JobDeregisterResponse
-	if err := s.rpc.RPC("Job.Deregister", &args, &out); err != nil {
+	if err := s.call(r, "Job.Deregister", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -246,7 +250,7 @@ func (s *httpAPI) jobAllocations(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	var out structs.JobAllocationsResponse
-	if err := s.rpc.RPC("Job.Allocations", &args, &out); err != nil {
+	if err := s.call(r, "Job.Allocations", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -259,7 +263,7 @@ func (s *httpAPI) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	var out structs.JobEvaluationsResponse
-	if err := s.rpc.RPC("Job.Evaluations", &args, &out); err != nil {
+	if err := s.call(r, "Job.Evaluations", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -272,7 +276,7 @@ func (s *httpAPI) jobSummary(w http.ResponseWriter, r *http.Request) (any, error
 		return nil, err
 	}
 	var out structs.JobSummaryResponse
-	if err := s.rpc.RPC("Job.Summary", &args, &out); err != nil {
+	if err := s.call(r, "Job.Summary", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -292,7 +296,7 @@ func (s *httpAPI) jobVersions(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	var out structs.JobVersionsResponse
-	if err := s.rpc.RPC("Job.GetJobVersions", &args, &out); err != nil {
+	if err := s.call(r, "Job.GetJobVersions", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -330,7 +334,7 @@ func (s *httpAPI) jobDeployments(w http.ResponseWriter, r *http.Request) (any, e
 		return nil, err
 	}
 	var out structs.JobDeploymentsResponse
-	if err := s.rpc.RPC("Job.Deployments", &args, &out); err != nil {
+	if err := s.call(r, "Job.Deployments", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -345,7 +349,7 @@ func (s *httpAPI) jobLatestDeployment(w http.ResponseWriter, r *http.Request) (a
 		return nil, err
 	}
 	var out structs.SingleDeploymentResponse
-	if err := s.rpc.RPC("Job.LatestDeployment", &args, &out); err != nil {
+	if err := s.call(r, "Job.LatestDeployment", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)

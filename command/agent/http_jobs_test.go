@@ -134,6 +134,9 @@ func TestJobRegisterRejectsBadInput(t *testing.T) {
 		{"malformed JSON", `{"Job": {`, "not valid JSON", 400},
 		{"wrong type names the field", `{"Job": {"ID": "x", "Priority": "high"}}`, `"Job.Priority"`, 400},
 		{"empty body", ``, "empty", 400},
+		{"job ID .. could never be read back", `{"Job": {"ID": "..", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "mock_driver"}]}]}}`, `job ID ".." cannot be used`, 400},
+		{"job ID . could never be read back", `{"Job": {"ID": ".", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "mock_driver"}]}]}}`, `job ID "." cannot be used`, 400},
+		{"a task name that leaves the alloc dir", `{"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "../t", "Driver": "mock_driver"}]}]}}`, `task name "../t" must not contain '/'`, 400},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -82,7 +82,7 @@ func (s *httpAPI) raftRemovePeer(w http.ResponseWriter, r *http.Request) (any, e
 	args.ID, args.Address = target.ID, target.Address
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.GenericResponse
-	if err := s.rpc.RPC("Operator.RaftRemovePeer", &args, &out); err != nil {
+	if err := s.call(r, "Operator.RaftRemovePeer", &args, &out); err != nil {
 		return nil, err
 	}
 	s.logger.Info("removed raft peer", "id", target.ID, "address", target.Address)

@@ -38,7 +38,7 @@ func (s *httpAPI) nodePoolsList(w http.ResponseWriter, r *http.Request) (any, er
 	prefix := args.Prefix
 	args.Prefix = ""
 	var out structs.NodeListResponse
-	if err := s.rpc.RPC("Node.List", &args, &out); err != nil {
+	if err := s.call(r, "Node.List", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)

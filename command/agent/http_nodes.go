@@ -25,7 +25,7 @@ func (s *httpAPI) nodesList(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	var out structs.NodeListResponse
-	if err := s.rpc.RPC("Node.List", &args, &out); err != nil {
+	if err := s.call(r, "Node.List", &args, &out); err != nil {
 		return nil, err
 	}
 	// Filled before filtering, so the filter sees the stubs as sent.
@@ -84,7 +84,7 @@ func (s *httpAPI) resolveNodeID(r *http.Request, id string) (string, error) {
 	args.MinQueryIndex, args.MaxQueryTime = 0, 0
 	args.Prefix = id
 	var out structs.NodeListResponse
-	if err := s.rpc.RPC("Node.List", &args, &out); err != nil {
+	if err := s.call(r, "Node.List", &args, &out); err != nil {
 		return "", err
 	}
 	return uniqueMatch("node", id, len(out.Nodes), func(i int) string { return out.Nodes[i].ID })
@@ -115,7 +115,7 @@ func (s *httpAPI) nodeGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	var out structs.SingleNodeResponse
-	if err := s.rpc.RPC("Node.GetNode", &args, &out); err != nil {
+	if err := s.call(r, "Node.GetNode", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -132,7 +132,7 @@ func (s *httpAPI) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, 
 		return nil, err
 	}
 	var out structs.NodeAllocsResponse
-	if err := s.rpc.RPC("Node.GetAllocs", &args, &out); err != nil {
+	if err := s.call(r, "Node.GetAllocs", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -161,7 +161,7 @@ func (s *httpAPI) nodeDrain(w http.ResponseWriter, r *http.Request) (any, error)
 	}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.NodeDrainUpdateResponse
-	if err := s.rpc.RPC("Node.UpdateDrain", &args, &out); err != nil {
+	if err := s.call(r, "Node.UpdateDrain", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -188,7 +188,7 @@ func (s *httpAPI) nodeEligibility(w http.ResponseWriter, r *http.Request) (any, 
 	args := structs.NodeUpdateEligibilityRequest{NodeID: body.NodeID, Eligibility: body.Eligibility}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.NodeEligibilityUpdateResponse
-	if err := s.rpc.RPC("Node.UpdateEligibility", &args, &out); err != nil {
+	if err := s.call(r, "Node.UpdateEligibility", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)
@@ -201,7 +201,7 @@ func (s *httpAPI) nodeEvaluate(w http.ResponseWriter, r *http.Request) (any, err
 	args := structs.NodeEvaluateRequest{NodeID: r.PathValue("id")}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.NodeUpdateResponse
-	if err := s.rpc.RPC("Node.Evaluate", &args, &out); err != nil {
+	if err := s.call(r, "Node.Evaluate", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, max(out.Index, out.EvalCreateIndex))
@@ -224,7 +224,7 @@ func (s *httpAPI) nodePurge(w http.ResponseWriter, r *http.Request) (any, error)
 	args := structs.NodeDeregisterRequest{NodeID: r.PathValue("id")}
 	s.parseWrite(r, &args.WriteRequest)
 	var out structs.NodeUpdateResponse
-	if err := s.rpc.RPC("Node.Deregister", &args, &out); err != nil {
+	if err := s.call(r, "Node.Deregister", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, max(out.Index, out.NodeModifyIndex))

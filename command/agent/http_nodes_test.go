@@ -2,6 +2,7 @@ package agent
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func TestNodesEndpoints(t *testing.T) {
 	t.Run("read by full ID and by unique prefix", func(t *testing.T) {
 		var node structs.Node
 		callOK(t, "GET", a.URL+"/v1/node/"+n1.ID, nil, &node)
-		if node.ID != n1.ID || node.SecretID != "" || node.HTTPAddr != n1.HTTPAddr {
+		if node.ID != n1.ID || node.HTTPAddr != n1.HTTPAddr {
 			t.Fatalf("node: %+v", node)
 		}
 		var byPrefix structs.Node
@@ -47,6 +48,18 @@ func TestNodesEndpoints(t *testing.T) {
 		callOK(t, "DELETE", a.URL+"/v1/node/"+n3.ID, nil, &dereg)
 		resp, body = call(t, "GET", a.URL+"/v1/node/"+n3.ID, nil)
 		requireStatus(t, resp, body, 404, "not found")
+	})
+
+	t.Run("no answer carries a node's secret", func(t *testing.T) {
+		for _, path := range []string{"/v1/node/" + n1.ID, "/v1/node/abcd", "/v1/nodes", "/v1/node/" + n1.ID + "/allocations"} {
+			resp, body := call(t, "GET", a.URL+path, nil)
+			requireStatus(t, resp, body, 200, "")
+			for _, n := range []*structs.Node{n1, n2} {
+				if strings.Contains(string(body), n.SecretID) {
+					t.Fatalf("GET %s answered node %s's secret: %s", path, n.ID, body)
+				}
+			}
+		}
 	})
 
 	t.Run("drain and undrain", func(t *testing.T) {

@@ -29,7 +29,7 @@ func (s *httpAPI) raftServers(r *http.Request) (*structs.RaftConfigurationRespon
 		return nil, err
 	}
 	var out structs.RaftConfigurationResponse
-	if err := s.rpc.RPC("Operator.RaftGetConfiguration", &args, &out); err != nil {
+	if err := s.call(r, "Operator.RaftGetConfiguration", &args, &out); err != nil {
 		return nil, err
 	}
 	out.Servers = nonNil(out.Servers)
@@ -44,7 +44,7 @@ func (s *httpAPI) systemGC(w http.ResponseWriter, r *http.Request) (any, error) 
 		return nil, err
 	}
 	var out structs.GenericResponse
-	err := s.rpc.RPC("System.GarbageCollect", &args, &out)
+	err := s.call(r, "System.GarbageCollect", &args, &out)
 	if err != nil && isMissingMethod(err) {
 		s.logger.Info("forced garbage collection requested, but the server has no System.GarbageCollect; periodic GC still runs")
 		return nil, nil

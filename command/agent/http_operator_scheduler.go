@@ -17,7 +17,7 @@ func (s *httpAPI) schedulerGetConfig(w http.ResponseWriter, r *http.Request) (an
 		return nil, err
 	}
 	var out structs.SchedulerConfigurationResponse
-	if err := s.rpc.RPC("Operator.SchedulerGetConfiguration", &args, &out); err != nil {
+	if err := s.call(r, "Operator.SchedulerGetConfiguration", &args, &out); err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -66,7 +66,7 @@ func (s *httpAPI) schedulerSetConfig(w http.ResponseWriter, r *http.Request) (an
 		args.Config.ModifyIndex = idx
 	}
 	var out structs.SchedulerSetConfigurationResponse
-	if err := s.rpc.RPC("Operator.SchedulerSetConfiguration", &args, &out); err != nil {
+	if err := s.call(r, "Operator.SchedulerSetConfiguration", &args, &out); err != nil {
 		return nil, err
 	}
 	setIndex(w, out.Index)

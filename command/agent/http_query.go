@@ -130,11 +130,22 @@ func (s *httpAPI) region(r *http.Request) string {
 	return structs.DefaultRegion
 }
 
+// authToken is the one place the HTTP API reads a request's ACL token,
+// for every endpoint: the X-Nomad-Token header, else an
+// "Authorization: Bearer <secret>" header (the scheme in any case), else
+// the ?token= query parameter, as Nomad accepts them. "" means no token:
+// the anonymous policy applies.
 func authToken(r *http.Request) string {
-	if t := r.Header.Get("X-Nomad-Token"); t != "" {
+	if t := strings.TrimSpace(r.Header.Get("X-Nomad-Token")); t != "" {
 		return t
 	}
-	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if scheme, value, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		// A bearer token has no spaces (RFC 6750); take its first word.
+		if fields := strings.Fields(value); len(fields) > 0 {
+			return fields[0]
+		}
+	}
+	return strings.TrimSpace(r.URL.Query().Get("token"))
 }
 
 // setMeta writes the headers of a read: the index the answer reflects (so

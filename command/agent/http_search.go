@@ -68,7 +68,7 @@ func (s *httpAPI) search(w http.ResponseWriter, r *http.Request) (any, error) {
 	out := &searchResponse{Matches: map[string][]string{}, Truncations: map[string]bool{}}
 	meta := structs.QueryMeta{KnownLeader: true}
 	for _, ctx := range contexts {
-		ids, m, err := s.searchContext(ctx, q)
+		ids, m, err := s.searchContext(r, ctx, q)
 		if err != nil {
 			return nil, err
 		}
@@ -90,12 +90,12 @@ func (s *httpAPI) search(w http.ResponseWriter, r *http.Request) (any, error) {
 }
 
 // searchContext lists the IDs of one context that start with q.Prefix.
-func (s *httpAPI) searchContext(ctx string, q structs.QueryOptions) ([]string, *structs.QueryMeta, error) {
+func (s *httpAPI) searchContext(r *http.Request, ctx string, q structs.QueryOptions) ([]string, *structs.QueryMeta, error) {
 	var ids []string
 	switch ctx {
 	case searchJobs:
 		var out structs.JobListResponse
-		if err := s.rpc.RPC("Job.List", &structs.JobListRequest{QueryOptions: q}, &out); err != nil {
+		if err := s.call(r, "Job.List", &structs.JobListRequest{QueryOptions: q}, &out); err != nil {
 			return nil, nil, err
 		}
 		for _, j := range out.Jobs {
@@ -104,7 +104,7 @@ func (s *httpAPI) searchContext(ctx string, q structs.QueryOptions) ([]string, *
 		return ids, &out.QueryMeta, nil
 	case searchEvals:
 		var out structs.EvalListResponse
-		if err := s.rpc.RPC("Eval.List", &structs.EvalListRequest{QueryOptions: q}, &out); err != nil {
+		if err := s.call(r, "Eval.List", &structs.EvalListRequest{QueryOptions: q}, &out); err != nil {
 			return nil, nil, err
 		}
 		for _, e := range out.Evaluations {
@@ -113,7 +113,7 @@ func (s *httpAPI) searchContext(ctx string, q structs.QueryOptions) ([]string, *
 		return ids, &out.QueryMeta, nil
 	case searchAllocs:
 		var out structs.AllocListResponse
-		if err := s.rpc.RPC("Alloc.List", &structs.AllocListRequest{QueryOptions: q}, &out); err != nil {
+		if err := s.call(r, "Alloc.List", &structs.AllocListRequest{QueryOptions: q}, &out); err != nil {
 			return nil, nil, err
 		}
 		for _, a := range out.Allocations {
@@ -122,7 +122,7 @@ func (s *httpAPI) searchContext(ctx string, q structs.QueryOptions) ([]string, *
 		return ids, &out.QueryMeta, nil
 	case searchNodes:
 		var out structs.NodeListResponse
-		if err := s.rpc.RPC("Node.List", &structs.NodeListRequest{QueryOptions: q}, &out); err != nil {
+		if err := s.call(r, "Node.List", &structs.NodeListRequest{QueryOptions: q}, &out); err != nil {
 			return nil, nil, err
 		}
 		for _, n := range out.Nodes {
@@ -131,7 +131,7 @@ func (s *httpAPI) searchContext(ctx string, q structs.QueryOptions) ([]string, *
 		return ids, &out.QueryMeta, nil
 	case searchDeployments:
 		var out structs.DeploymentListResponse
-		if err := s.rpc.RPC("Deployment.List", &structs.GenericRequest{QueryOptions: q}, &out); err != nil {
+		if err := s.call(r, "Deployment.List", &structs.GenericRequest{QueryOptions: q}, &out); err != nil {
 			return nil, nil, err
 		}
 		for _, d := range out.Deployments {

@@ -33,7 +33,7 @@ func (s *httpAPI) leader(r *http.Request) (string, error) {
 		return "", err
 	}
 	var leader string
-	err := s.rpc.RPC("Status.Leader", &args, &leader)
+	err := s.call(r, "Status.Leader", &args, &leader)
 	return leader, err
 }
 
@@ -43,7 +43,7 @@ func (s *httpAPI) statusPeers(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	var peers []string
-	if err := s.rpc.RPC("Status.Peers", &args, &peers); err != nil {
+	if err := s.call(r, "Status.Peers", &args, &peers); err != nil {
 		return nil, err
 	}
 	return nonNil(peers), nil

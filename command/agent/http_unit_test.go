@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -19,7 +20,7 @@ import (
 // tested against answers a real server would rarely give.
 type fakeRPC map[string]func(args, reply any) error
 
-func (f fakeRPC) RPC(method string, args, reply any) error {
+func (f fakeRPC) RPC(_ context.Context, method string, args, reply any) error {
 	if fn, ok := f[method]; ok {
 		return fn(args, reply)
 	}
@@ -48,7 +49,7 @@ func TestErrorStatusMapping(t *testing.T) {
 		{rpc.ServerError("job \"x\" not found"), 404},
 		{rpc.ServerError("enforcing job modify index 3: job exists with 4"), 409},
 		{rpc.ServerError("rpc: can't find method Job.Frobnicate"), 501},
-		{rpc.ServerError("permission denied"), 403},
+		{rpc.ServerError("Permission denied"), 403},
 		{errors.New("raft: leadership lost"), 500},
 	}
 	for _, tc := range cases {

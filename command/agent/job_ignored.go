@@ -3,6 +3,7 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/jobspec"
 )
 
 // A job submitted with Nomad's client may use Nomad features Drover's job
@@ -21,18 +23,23 @@ import (
 // every dropped field that carried a value in their Warnings, which
 // Nomad's CLI prints.
 
-// maxJobBody bounds the request body of the job endpoints.
-const maxJobBody = 64 << 20
-
 // decodeJobBody decodes a request body holding a "Job" into out and
 // returns the paths of the job's fields that Drover ignores.
 func decodeJobBody(r *http.Request, out any) ([]string, error) {
 	if r.Body == nil {
 		return nil, decodeBody(r, out)
 	}
-	raw, err := io.ReadAll(io.LimitReader(r.Body, maxJobBody))
-	if err != nil {
+	// The body is already bounded (limitBody, jobBodyLimit).
+	raw, err := io.ReadAll(r.Body)
+	var coded *codedError
+	switch {
+	case errors.As(err, &coded):
+		return nil, coded
+	case err != nil:
 		return nil, badRequest("reading the request body: %v", err)
+	}
+	if msg := jobspec.NestingError(raw, jobspec.MaxNestingDepth); msg != "" {
+		return nil, badRequest("%s", msg)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(raw))
 	if err := decodeBody(r, out); err != nil {

@@ -14,8 +14,13 @@ import (
 // rpcer is how the HTTP API reaches the servers. On an agent with a server
 // it is the server itself (in-process calls, forwarded to the leader by the
 // server as needed); on a client-only agent it is remoteRPC.
+//
+// ctx ends the call early: an HTTP handler passes its request's context, so
+// a blocking query stops waiting when its HTTP client goes away. It may
+// carry an rpcx.Peer naming the HTTP client, whom the servers count the
+// call against (see httpAPI.call).
 type rpcer interface {
-	RPC(method string, args, reply any) error
+	RPC(ctx context.Context, method string, args, reply any) error
 }
 
 // errNoServers is returned by a client-only agent that has no server to
@@ -41,7 +46,7 @@ func newRemoteRPC(servers []string, logger hclog.Logger) *remoteRPC {
 }
 
 // RPC implements rpcer.
-func (r *remoteRPC) RPC(method string, args, reply any) error {
+func (r *remoteRPC) RPC(ctx context.Context, method string, args, reply any) error {
 	r.mu.Lock()
 	servers := append([]string(nil), r.servers...)
 	start := r.next
@@ -52,7 +57,7 @@ func (r *remoteRPC) RPC(method string, args, reply any) error {
 	var errs []error
 	for i := range servers {
 		idx := (start + i) % len(servers)
-		err := r.pool.RPC(context.Background(), servers[idx], method, args, reply)
+		err := r.pool.RPC(ctx, servers[idx], method, args, reply)
 		if err == nil || rpcx.IsRemoteError(err) {
 			r.mu.Lock()
 			r.next = idx
@@ -60,6 +65,9 @@ func (r *remoteRPC) RPC(method string, args, reply any) error {
 			return err
 		}
 		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
 	}
 	return fmt.Errorf("no server answered %s: %w", method, errors.Join(errs...))
 }

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"context"
+
 	"github.com/drover-sched/drover/client"
 	clientconfig "github.com/drover-sched/drover/client/config"
 	"github.com/drover-sched/drover/nomad"
@@ -20,6 +22,11 @@ func newServer(cfg *nomad.Config) (serverHandle, error) {
 
 // nomadServer adapts *nomad.Server to serverHandle.
 type nomadServer struct{ *nomad.Server }
+
+// RPC calls the server in process; see nomad.Server.RPCContext.
+func (s nomadServer) RPC(ctx context.Context, method string, args, reply any) error {
+	return s.Server.RPCContext(ctx, method, args, reply)
+}
 
 // Leader returns the leader's RPC address.
 func (s nomadServer) Leader() string {

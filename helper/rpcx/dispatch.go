@@ -1,6 +1,7 @@
 package rpcx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,20 +34,43 @@ var emptyBody = struct{}{}
 
 // serveCodec serves calls on rwc until it fails or closes, then closes it.
 // It returns only after every call it started has replied.
-func (s *Server) serveCodec(rwc io.ReadWriteCloser) {
+//
+// Every call gets a context derived from ctx that carries peer and ends
+// when the read loop ends: the peer closed its stream or connection, or
+// sent something that broke it. A caller that gives up on a call closes its
+// stream (see clientStream.call), so a blocking query it left behind stops
+// waiting instead of holding a goroutine for its whole wait.
+//
+// calls bounds how many calls may be in flight at once; it may be shared by
+// every stream of a session. When it is full the read loop stops reading,
+// so a peer that sends requests faster than it reads answers is held back
+// by flow control instead of making the server hold ever more goroutines
+// and replies.
+func (s *Server) serveCodec(ctx context.Context, rwc io.ReadWriteCloser, peer Peer, calls chan struct{}) {
 	c := newMsgCodec(rwc, s.cfg.maxMessageSize)
-	var calls sync.WaitGroup
+	c.writeTimeout = s.cfg.writeTimeout
+	c.frame.src.budget = s.reads
+	ctx, cancel := context.WithCancel(WithPeer(ctx, peer))
+	var running sync.WaitGroup
 	defer func() {
-		calls.Wait()
+		// The peer is gone or the server is stopping: tell the calls still
+		// running, then wait for them to answer (or fail to).
+		cancel()
+		running.Wait()
 		c.Close()
+		c.frame.src.release()
 	}()
 
+	w := &slotWaiter{ctx: ctx, calls: calls, frame: c.frame}
 	var req rpc.Request
 	for {
+		if !w.readable() {
+			return
+		}
 		req = rpc.Request{}
 		if err := c.ReadRequestHeader(&req); err != nil {
 			if !isClosedStream(err) {
-				s.logger.Debug("closing RPC connection: cannot read the next request", "error", err)
+				s.logger.Debug("closing RPC connection: cannot read the next request", "remote", peer.Addr, "error", err)
 			}
 			return
 		}
@@ -72,15 +96,90 @@ func (s *Server) serveCodec(rwc io.ReadWriteCloser) {
 			}
 			continue
 		}
+		if !w.slot() {
+			return
+		}
+		setCallContext(argp.Interface(), ctx)
 		serviceMethod, seq := req.ServiceMethod, req.Seq
-		// Not calls.Go: its wrapper would cost a second allocation per call.
-		calls.Add(1)
+		// Not running.Go: its wrapper would cost a second allocation per call.
+		running.Add(1)
 		go func() {
-			defer calls.Done()
+			defer running.Done()
+			defer func() { <-calls }()
 			reply, errmsg := s.invoke(svc, m, serviceMethod, argp)
 			respond(c, serviceMethod, seq, reply, errmsg)
+			if c.broken.Load() {
+				// The answer could not be written (the peer stopped
+				// reading until the write timed out): the stream's
+				// position is lost, so end it, which also ends the
+				// read loop.
+				c.Close()
+			}
 		}()
 	}
+}
+
+// slotWaiter takes a call slot for the read loop, watching meanwhile for
+// the peer going away.
+//
+// The loop must stop reading while every slot is taken, or a peer could
+// make it start calls without limit. But the calls in flight end early only
+// when the call context does, and the loop cancels that when it sees the
+// peer close: which it cannot see while it is not reading. So while it
+// waits it peeks, without consuming, at what comes next: end of stream
+// means the peer is gone and the loop ends (cancelling its calls); a byte
+// means the peer is alive and sent more, and the loop just waits for a
+// slot.
+type slotWaiter struct {
+	ctx   context.Context
+	calls chan struct{}
+	frame *frameScanner
+	// peeked is set while a peek runs; the loop must not read until it
+	// has answered.
+	peeked chan error
+}
+
+// slot takes a call slot, or reports false if the peer went away or the
+// server is stopping first.
+func (w *slotWaiter) slot() bool {
+	select {
+	case w.calls <- struct{}{}:
+		return true
+	default:
+	}
+	if w.peeked == nil {
+		ch := make(chan error, 1)
+		w.peeked = ch
+		go func() { ch <- w.frame.peek() }()
+	}
+	select {
+	case w.calls <- struct{}{}:
+		return true
+	case err := <-w.peeked:
+		w.peeked = nil
+		if err != nil {
+			return false
+		}
+	case <-w.ctx.Done():
+		return false
+	}
+	select {
+	case w.calls <- struct{}{}:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
+}
+
+// readable waits for a peek still in progress, and reports false if it
+// found the stream ended.
+func (w *slotWaiter) readable() bool {
+	if w.peeked == nil {
+		return true
+	}
+	err := <-w.peeked
+	w.peeked = nil
+	return err == nil
 }
 
 // invoke calls the method and returns its reply, or the error message to

@@ -53,6 +53,34 @@
 // with "rpc: internal error in Service.Method: <panic>"; the connection and
 // the other calls on it carry on.
 //
+// # Who is calling, and for how long
+//
+// Every call runs with a context (see CallContextSetter) that carries a
+// Peer, the remote address and, with TLS, the verified certificate, and
+// that ends when the caller is gone: its stream or connection closed, or
+// the server shut down. A blocking query left behind by a caller that gave
+// up therefore stops at once instead of waiting out its minutes. In-process
+// calls (Server.Call) copy their arguments and reply through the codec as a
+// remote call would, and take their context from the caller.
+//
+// # Bounds
+//
+// Everything a peer can make the server hold is bounded: connections per
+// client IP (WithMaxConnsPerClient); the time to send the connection type
+// (WithHandshakeTimeout); streams per multiplexed session
+// (WithMaxStreamsPerSession); calls in flight per connection, or per
+// session across its streams, past which the server stops reading so the
+// peer is held back by flow control; the size of one message
+// (WithMaxMessageSize), and the bytes that all messages being read hold at
+// once (WithMaxReadBytes); and the time to write one answer
+// (WithWriteTimeout), so a peer that sends requests and never reads the
+// answers cannot pin replies and goroutines. yamux bounds what it buffers
+// per stream by its receive window.
+//
+// Long polls (requests that implement LongPoller) travel on a session of
+// their own in the ConnPool, so a server's per-session stream limit, filled
+// by held blocking queries, never leaves quick calls without a stream.
+//
 // # Goroutines
 //
 // Server: each Serve call owns its listener's accept loop, one goroutine per

@@ -67,6 +67,7 @@ func (f *frameScanner) next() ([]byte, error) {
 		f.src.buf = nil
 	}
 	f.src.buf = f.src.buf[:0]
+	f.src.release()
 	if err := f.walk.value(&f.src, f.limit); err != nil {
 		if err == io.EOF && len(f.src.buf) > 0 {
 			err = io.ErrUnexpectedEOF
@@ -75,6 +76,14 @@ func (f *frameScanner) next() ([]byte, error) {
 		return nil, err
 	}
 	return f.src.buf, nil
+}
+
+// peek waits until the next byte of the stream has arrived, without
+// consuming it, and returns the error that ended the stream if it ends
+// first.
+func (f *frameScanner) peek() error {
+	_, err := f.src.r.Peek(1)
+	return err
 }
 
 // checkValue verifies that b starts with one well-formed msgpack value whose
@@ -263,6 +272,38 @@ func (w *valueWalker) tooLarge(need uint64, limit int) error {
 type streamSource struct {
 	r   *bufio.Reader
 	buf []byte
+	// budget, when set, is shared by every connection of a server: bytes a
+	// message holds beyond keepBufCap are taken from it while the message
+	// is read and given back when the next one starts (see readBudget).
+	// held is what this source has taken for its current buffer.
+	budget *readBudget
+	held   int64
+}
+
+// reserve takes from the budget what growing buf to n bytes needs beyond
+// keepBufCap and what is already held.
+func (s *streamSource) reserve(n int) error {
+	if s.budget == nil || n <= keepBufCap {
+		return nil
+	}
+	need := int64(n-keepBufCap) - s.held
+	if need <= 0 {
+		return nil
+	}
+	if err := s.budget.acquire(need, s.held); err != nil {
+		return err
+	}
+	s.held += need
+	return nil
+}
+
+// release gives back what the source holds. Only the reading goroutine
+// calls it.
+func (s *streamSource) release() {
+	if s.held > 0 {
+		s.budget.release(s.held)
+		s.held = 0
+	}
 }
 
 func (s *streamSource) readByte() (byte, error) {
@@ -280,6 +321,9 @@ func (s *streamSource) skip(n int) error {
 	for n > 0 {
 		chunk := min(n, readChunk)
 		start := len(s.buf)
+		if err := s.reserve(start + chunk); err != nil {
+			return err
+		}
 		s.buf = slices.Grow(s.buf, chunk)[:start+chunk]
 		if _, err := io.ReadFull(s.r, s.buf[start:]); err != nil {
 			s.buf = s.buf[:start]

@@ -69,8 +69,30 @@ type ConnPool struct {
 
 	mu       sync.Mutex
 	shutdown bool
-	sessions map[string]*poolSession
-	dials    map[string]*pendingDial
+	sessions map[poolKey]*poolSession
+	dials    map[poolKey]*pendingDial
+}
+
+// poolKey names a session: one for ordinary calls and one for long polls
+// per server address. Long polls (blocking queries, eval dequeues) hold a
+// stream for minutes, and a server serves a bounded number of streams per
+// session; on a session of their own they can never take the streams that
+// quick calls need.
+type poolKey struct {
+	addr     string
+	longPoll bool
+}
+
+// LongPoller is implemented by requests that may wait a long time for their
+// answer (a blocking query with a minimum index, an eval dequeue). The pool
+// sends them on a session of their own; see poolKey.
+type LongPoller interface {
+	IsLongPoll() bool
+}
+
+func keyFor(addr string, args any) poolKey {
+	lp, ok := args.(LongPoller)
+	return poolKey{addr: addr, longPoll: ok && lp.IsLongPoll()}
 }
 
 // pendingDial lets every caller that wants a session to one address wait for
@@ -108,8 +130,8 @@ func NewConnPool(cfg PoolConfig) *ConnPool {
 		yamux:    yamuxConfig(logger),
 		ctx:      ctx,
 		cancel:   cancel,
-		sessions: make(map[string]*poolSession),
-		dials:    make(map[string]*pendingDial),
+		sessions: make(map[poolKey]*poolSession),
+		dials:    make(map[poolKey]*pendingDial),
 	}
 	if cfg.IdleTimeout > 0 {
 		p.wg.Add(1)
@@ -142,7 +164,7 @@ func (p *ConnPool) rpc(ctx context.Context, addr, method string, args, reply any
 	// If opening a stream shows it dead, nothing was sent, so it is safe to
 	// redial and try once more.
 	for attempt := 0; ; attempt++ {
-		s, err := p.acquire(ctx, addr)
+		s, err := p.acquire(ctx, keyFor(addr, args))
 		if err != nil {
 			return err
 		}
@@ -167,7 +189,7 @@ func (p *ConnPool) rpc(ctx context.Context, addr, method string, args, reply any
 
 // acquire returns a live session to addr, dialing if there is none, and
 // counts the caller as active on it until release.
-func (p *ConnPool) acquire(ctx context.Context, addr string) (*poolSession, error) {
+func (p *ConnPool) acquire(ctx context.Context, key poolKey) (*poolSession, error) {
 	// Two dials: one to replace a session found dead, one more in case the
 	// new one died at once. Past that, report the failure.
 	for dials := 0; ; {
@@ -176,24 +198,24 @@ func (p *ConnPool) acquire(ctx context.Context, addr string) (*poolSession, erro
 			p.mu.Unlock()
 			return nil, ErrShutdown
 		}
-		if s, ok := p.sessions[addr]; ok {
+		if s, ok := p.sessions[key]; ok {
 			if !s.sess.IsClosed() {
 				s.active++
 				p.mu.Unlock()
 				return s, nil
 			}
-			delete(p.sessions, addr)
+			delete(p.sessions, key)
 		}
 		if dials == 2 {
 			p.mu.Unlock()
-			return nil, fmt.Errorf("session to %s closed as soon as it was opened", addr)
+			return nil, fmt.Errorf("session to %s closed as soon as it was opened", key.addr)
 		}
-		d, ok := p.dials[addr]
+		d, ok := p.dials[key]
 		if !ok {
 			d = &pendingDial{done: make(chan struct{})}
-			p.dials[addr] = d
+			p.dials[key] = d
 			p.wg.Add(1)
-			go p.dial(addr, d)
+			go p.dial(key, d)
 		}
 		p.mu.Unlock()
 		dials++
@@ -223,8 +245,8 @@ func (p *ConnPool) dropIfClosed(s *poolSession) {
 		return
 	}
 	p.mu.Lock()
-	if p.sessions[s.addr] == s {
-		delete(p.sessions, s.addr)
+	if p.sessions[s.key] == s {
+		delete(p.sessions, s.key)
 	}
 	p.mu.Unlock()
 }
@@ -232,17 +254,17 @@ func (p *ConnPool) dropIfClosed(s *poolSession) {
 // dial runs in its own goroutine so that a caller whose context ends stops
 // waiting without aborting the dial for other callers. It is bounded by
 // DialTimeout and by Shutdown.
-func (p *ConnPool) dial(addr string, d *pendingDial) {
+func (p *ConnPool) dial(key poolKey, d *pendingDial) {
 	defer p.wg.Done()
-	sess, err := p.connect(addr)
+	sess, err := p.connect(key.addr)
 	p.mu.Lock()
-	delete(p.dials, addr)
+	delete(p.dials, key)
 	if err == nil {
 		if p.shutdown {
 			sess.Close()
 			err = ErrShutdown
 		} else {
-			p.sessions[addr] = &poolSession{addr: addr, sess: sess, lastUsed: p.cfg.Now()}
+			p.sessions[key] = &poolSession{key: key, sess: sess, lastUsed: p.cfg.Now()}
 		}
 	}
 	d.err = err
@@ -290,10 +312,10 @@ func (p *ConnPool) reapIdle() {
 	now := p.cfg.Now()
 	var doomed []*poolSession
 	p.mu.Lock()
-	for addr, s := range p.sessions {
+	for key, s := range p.sessions {
 		idle := s.active == 0 && p.cfg.IdleTimeout > 0 && now.Sub(s.lastUsed) >= p.cfg.IdleTimeout
 		if idle || s.sess.IsClosed() {
-			delete(p.sessions, addr)
+			delete(p.sessions, key)
 			doomed = append(doomed, s)
 		}
 	}
@@ -319,7 +341,7 @@ func (p *ConnPool) Shutdown() {
 	}
 	p.shutdown = true
 	sessions := p.sessions
-	p.sessions = make(map[string]*poolSession)
+	p.sessions = make(map[poolKey]*poolSession)
 	p.mu.Unlock()
 
 	p.cancel()

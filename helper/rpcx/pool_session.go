@@ -12,7 +12,7 @@ import (
 // poolSession is one yamux session to one server, with the streams that
 // finished calls left open for reuse.
 type poolSession struct {
-	addr string
+	key  poolKey
 	sess *yamux.Session
 
 	// Guarded by ConnPool.mu: calls in progress, and when the last one ended.

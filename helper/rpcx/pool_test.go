@@ -11,11 +11,12 @@ import (
 	"time"
 )
 
-// session returns the pool's current session to addr, or nil.
+// session returns the pool's current session for ordinary calls to addr,
+// or nil.
 func (p *ConnPool) session(addr string) *poolSession {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.sessions[addr]
+	return p.sessions[poolKey{addr: addr}]
 }
 
 func (s *poolSession) idleStreams() int {

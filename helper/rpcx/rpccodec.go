@@ -6,6 +6,7 @@ import (
 	"net/rpc"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 )
@@ -33,6 +34,11 @@ type msgCodec struct {
 	frame *frameScanner
 	dec   *codec.Decoder
 	limit int
+
+	// writeTimeout, when positive, bounds each write: a server's answer to
+	// a peer that stopped reading fails instead of holding its goroutine
+	// and its reply forever.
+	writeTimeout time.Duration
 
 	wmu  sync.Mutex
 	wbuf []byte
@@ -192,7 +198,18 @@ func (c *msgCodec) encode(header, body any) ([]byte, error) {
 	return c.wbuf, nil
 }
 
+// writeDeadliner is what net.Conn and yamux.Stream offer to bound a write.
+type writeDeadliner interface {
+	SetWriteDeadline(time.Time) error
+}
+
 func (c *msgCodec) write(msg []byte) error {
+	if c.writeTimeout > 0 {
+		if d, ok := c.rwc.(writeDeadliner); ok {
+			_ = d.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+			defer d.SetWriteDeadline(time.Time{})
+		}
+	}
 	if _, err := c.rwc.Write(msg); err != nil {
 		c.broken.Store(true)
 		return err

@@ -45,6 +45,11 @@ type Server struct {
 	cfg      serverConfig
 	yamux    *yamux.Config
 
+	// reads is the byte budget shared by every connection's message reads.
+	reads *readBudget
+	// conns counts open connections per client IP.
+	conns *connLimiter
+
 	// ctx is cancelled by Shutdown and stops every Serve.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -55,11 +60,30 @@ type Server struct {
 }
 
 type serverConfig struct {
-	maxMessageSize   int
-	handshakeTimeout time.Duration
-	maxStreams       int
-	raft             *RaftLayer
+	maxMessageSize    int
+	handshakeTimeout  time.Duration
+	maxStreams        int
+	maxConnsPerClient int
+	maxReadBytes      int64
+	writeTimeout      time.Duration
+	raft              *RaftLayer
 }
+
+// DefaultMaxConnsPerClient bounds the connections one client IP may hold
+// open at once (Nomad's limits.rpc_max_conns_per_client default), so one
+// host cannot exhaust the server's file descriptors with idle sessions.
+const DefaultMaxConnsPerClient = 100
+
+// DefaultWriteTimeout bounds writing one answer. A peer that sends
+// requests and never reads their answers would otherwise hold a goroutine
+// and a reply per call for as long as it likes.
+const DefaultWriteTimeout = 30 * time.Second
+
+// maxCallsPerConn bounds the calls in flight on one plain connection.
+// net/rpc clients pipeline calls on a connection; past this many the
+// server stops reading until one finishes. A multiplexed session shares
+// one bound of its stream limit across all its streams instead.
+const maxCallsPerConn = 64
 
 // ServerOption changes a Server's configuration.
 type ServerOption func(*serverConfig)
@@ -81,6 +105,24 @@ func WithHandshakeTimeout(d time.Duration) ServerOption {
 // multiplexed session; see DefaultMaxStreamsPerSession.
 func WithMaxStreamsPerSession(n int) ServerOption {
 	return func(c *serverConfig) { c.maxStreams = n }
+}
+
+// WithMaxConnsPerClient bounds the connections one client IP may have open;
+// a connection past the limit is closed at once. Zero or less means
+// DefaultMaxConnsPerClient.
+func WithMaxConnsPerClient(n int) ServerOption {
+	return func(c *serverConfig) { c.maxConnsPerClient = n }
+}
+
+// WithMaxReadBytes sets the server-wide budget of bytes that messages being
+// read may hold (see DefaultMaxReadBytes).
+func WithMaxReadBytes(n int64) ServerOption {
+	return func(c *serverConfig) { c.maxReadBytes = n }
+}
+
+// WithWriteTimeout bounds writing one answer to a peer.
+func WithWriteTimeout(d time.Duration) ServerOption {
+	return func(c *serverConfig) { c.writeTimeout = d }
 }
 
 // WithRaftLayer routes RPCRaft connections to l. Without it they are closed.
@@ -111,12 +153,27 @@ func NewServer(logger hclog.Logger, opts ...ServerOption) *Server {
 	if cfg.maxStreams <= 0 {
 		cfg.maxStreams = DefaultMaxStreamsPerSession
 	}
+	if cfg.maxConnsPerClient <= 0 {
+		cfg.maxConnsPerClient = DefaultMaxConnsPerClient
+	}
+	if cfg.maxReadBytes <= 0 {
+		cfg.maxReadBytes = DefaultMaxReadBytes
+	}
+	if cfg.maxReadBytes < int64(cfg.maxMessageSize) {
+		// One message of the largest size must always fit.
+		cfg.maxReadBytes = int64(cfg.maxMessageSize)
+	}
+	if cfg.writeTimeout <= 0 {
+		cfg.writeTimeout = DefaultWriteTimeout
+	}
 	logger = logger.Named("rpc")
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
 		logger: logger,
 		cfg:    cfg,
 		yamux:  yamuxConfig(logger),
+		reads:  newReadBudget(ctx, cfg.maxReadBytes),
+		conns:  newConnLimiter(cfg.maxConnsPerClient, logger),
 		ctx:    ctx,
 		cancel: cancel,
 	}
@@ -210,6 +267,12 @@ func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, t *tracker) er
 			continue
 		}
 		delay = 0
+		release, ok := s.conns.admit(conn.RemoteAddr())
+		if !ok {
+			conn.Close()
+			continue
+		}
+		conn = &limitedConn{Conn: conn, release: release}
 		if !t.add(conn) {
 			conn.Close()
 			return nil
@@ -232,12 +295,13 @@ func (s *Server) handleConn(ctx context.Context, conn net.Conn, t *tracker) {
 		conn.Close()
 		return
 	}
+	peer := Peer{Addr: conn.RemoteAddr()}
 	switch typ {
 	case RPCStandard:
-		s.serveCodec(conn) // closes conn when done
+		s.serveCodec(ctx, conn, peer, make(chan struct{}, maxCallsPerConn)) // closes conn when done
 		t.remove(conn)
 	case RPCMultiplex:
-		s.serveSession(conn, t)
+		s.serveSession(ctx, conn, peer, t)
 	case RPCRaft:
 		t.remove(conn)
 		if s.cfg.raft == nil {
@@ -269,7 +333,7 @@ func (s *Server) readConnType(conn net.Conn) (ConnType, error) {
 
 // serveSession runs a yamux session over conn and serves each stream the
 // client opens as its own net/rpc connection.
-func (s *Server) serveSession(conn net.Conn, t *tracker) {
+func (s *Server) serveSession(ctx context.Context, conn net.Conn, peer Peer, t *tracker) {
 	defer t.remove(conn)
 	sess, err := yamux.Server(conn, s.yamux)
 	if err != nil {
@@ -284,6 +348,7 @@ func (s *Server) serveSession(conn net.Conn, t *tracker) {
 	defer t.remove(sess)
 
 	slots := make(chan struct{}, s.cfg.maxStreams)
+	calls := make(chan struct{}, s.cfg.maxStreams)
 	for {
 		stream, err := sess.AcceptStream()
 		if err != nil {
@@ -300,7 +365,7 @@ func (s *Server) serveSession(conn net.Conn, t *tracker) {
 		}
 		started := t.goTracked(func() {
 			defer func() { <-slots }()
-			s.serveCodec(stream)
+			s.serveCodec(ctx, stream, peer, calls)
 		})
 		if !started {
 			stream.Close()

@@ -17,7 +17,9 @@ const (
 // UpsertNode registers a node or updates its fingerprint. A client
 // re-registering does not know what the servers decided about its node,
 // so the server-owned fields of an existing record (DrainStrategy,
-// SchedulingEligibility, Events, LastDrain, CreateIndex) are kept.
+// SchedulingEligibility, Events, LastDrain, CreateIndex) are kept. A
+// node's SecretID never changes: an entry that would change it is refused
+// (Node.Register refuses it first; this holds for any entry in the log).
 func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 	return s.UpsertNodeWithEvent(index, node, nil)
 }
@@ -36,6 +38,9 @@ func (s *StateStore) UpsertNodeWithEvent(index uint64, node *structs.Node, event
 		}
 		n := node.Copy()
 		if existing != nil {
+			if existing.SecretID != node.SecretID {
+				return fmt.Errorf("state: node %s: %w: a registration may not change a node's secret", node.ID, structs.ErrNodeSecretDenied)
+			}
 			kept := existing.Copy()
 			n.CreateIndex = kept.CreateIndex
 			n.DrainStrategy = kept.DrainStrategy

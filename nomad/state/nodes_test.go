@@ -161,3 +161,27 @@ func TestStoredNodeIsNotTheCallersObject(t *testing.T) {
 		t.Fatalf("the store kept a reference to the caller's node: %q", got.Name)
 	}
 }
+
+// A node's secret is its identity: no entry in the log may change it, so a
+// forged or stale registration cannot take a node over even if it got
+// past the endpoint.
+func TestUpsertNodeRefusesToChangeTheSecret(t *testing.T) {
+	s := TestStateStore(t)
+	mustNoErr(t, s.UpsertNode(10, testNode("aa11")))
+	forged := testNode("aa11")
+	forged.SecretID = "another-secret"
+	forged.Attributes = map[string]string{"kernel.name": "forged"}
+	err := s.UpsertNode(11, forged)
+	if !errors.Is(err, structs.ErrNodeSecretDenied) {
+		t.Fatalf("want ErrNodeSecretDenied, got %v", err)
+	}
+	n, _ := s.NodeByID(nil, "aa11")
+	if n.SecretID != "secret-aa11" || n.ModifyIndex != 10 || n.Attributes["kernel.name"] == "forged" {
+		t.Fatalf("a refused registration changed the node: %+v", n)
+	}
+	if idx, _ := s.Index(TableNodes); idx != 10 {
+		t.Fatalf("nodes index moved to %d", idx)
+	}
+	// The same secret re-registers as before.
+	mustNoErr(t, s.UpsertNode(12, testNode("aa11")))
+}

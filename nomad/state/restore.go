@@ -83,3 +83,13 @@ func (r *StateRestore) SchedulerConfigRestore(c *structs.SchedulerConfiguration)
 
 // KVRestore restores a key of the generic key/value table.
 func (r *StateRestore) KVRestore(e *KVEntry) error { return r.insert(TableKV, e) }
+
+// ACLPolicyRestore restores an ACL policy.
+func (r *StateRestore) ACLPolicyRestore(p *structs.ACLPolicy) error {
+	return r.insert(TableACLPolicies, p)
+}
+
+// ACLTokenRestore restores an ACL token (as stored: hashed secret only).
+func (r *StateRestore) ACLTokenRestore(t *structs.ACLToken) error {
+	return r.insert(TableACLTokens, t)
+}

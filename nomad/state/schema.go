@@ -20,6 +20,8 @@ const (
 	TableDeployments     = "deployment"
 	TableSchedulerConfig = "scheduler_config"
 	TableKV              = "kv"
+	TableACLPolicies     = "acl_policy"
+	TableACLTokens       = "acl_token"
 )
 
 // IndexEntry is a row of the `index` table: the raft index of the latest
@@ -56,6 +58,8 @@ func stateSchema() *memdb.DBSchema {
 		schedulerConfigTableSchema(),
 		kvTableSchema(),
 		scalingEventsTableSchema(),
+		aclPoliciesTableSchema(),
+		aclTokensTableSchema(),
 	}
 	db := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
 	for _, t := range tables {

@@ -1,0 +1,113 @@
+package command
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/drover-sched/drover/api"
+)
+
+// aclOutputHelp documents the -json and -t flags every ACL read takes.
+const aclOutputHelp = `
+  -json
+    Output in JSON format.
+
+  -t
+    Format and display the output using a Go template.
+`
+
+// outputFlags registers -json and -t, the output choices of Nomad's ACL
+// commands.
+type outputFlags struct {
+	json bool
+	tmpl string
+}
+
+func (o *outputFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&o.json, "json", false, "")
+	fs.StringVar(&o.tmpl, "t", "", "")
+}
+
+// check refuses -json with -t, as Nomad does.
+func (o *outputFlags) check(m *Meta, fs *flag.FlagSet) (int, bool) {
+	if o.json && o.tmpl != "" {
+		return m.usageError(fs, "Both -json and -t are not allowed"), false
+	}
+	return 0, true
+}
+
+// print writes v as JSON or through the template, reporting whether it
+// did either; otherwise the caller prints its own layout.
+func (o *outputFlags) print(m *Meta, v any) (int, bool) {
+	switch {
+	case o.json:
+		return m.printJSON(v), true
+	case o.tmpl != "":
+		return m.printTemplate(o.tmpl, v), true
+	}
+	return 0, false
+}
+
+// formatACLToken lays a token out as Nomad's acl token commands do. The
+// secret is only known in the answer that created the token; elsewhere
+// Drover cannot show it (it keeps only a hash) and says so.
+func formatACLToken(t *api.ACLToken) string {
+	secret := t.SecretID
+	if secret == "" {
+		secret = "<hidden>"
+	}
+	expiry := "<none>"
+	if t.ExpirationTime != nil {
+		expiry = formatTime(*t.ExpirationTime)
+	}
+	policies := "n/a"
+	if t.Type != "management" {
+		policies = fmt.Sprint(t.Policies)
+	}
+	return keyValues([]string{
+		"Accessor ID|" + t.AccessorID,
+		"Secret ID|" + secret,
+		"Name|" + t.Name,
+		"Type|" + t.Type,
+		fmt.Sprintf("Global|%t", t.Global),
+		"Create Time|" + formatTime(t.CreateTime),
+		"Expiry Time|" + expiry,
+		fmt.Sprintf("Create Index|%d", t.CreateIndex),
+		fmt.Sprintf("Modify Index|%d", t.ModifyIndex),
+		"Policies|" + policies,
+	}) + "\nRoles\n<none>\n"
+}
+
+// readInput reads a file argument, "-" meaning stdin, up to limit bytes.
+// Its errors read well after "Error reading ".
+func (m *Meta) readInput(path string, limit int64, what string) ([]byte, error) {
+	var r io.Reader = m.stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", what, err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", what, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: it is larger than %d bytes, the most allowed", what, limit)
+	}
+	return b, nil
+}
+
+// trimmedInput reads a one-line value (a secret) from a file or stdin.
+func (m *Meta) trimmedInput(path, what string) (string, error) {
+	b, err := m.readInput(path, 1024, what)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}

@@ -1,0 +1,107 @@
+package jobspec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func nested(open, inner, close string, n int) string {
+	return strings.Repeat(open, n) + inner + strings.Repeat(close, n)
+}
+
+func TestCheckNestingCountsEveryWayHCLRecurses(t *testing.T) {
+	const limit = 6
+	cases := []struct {
+		name string
+		src  string
+		ok   bool
+	}{
+		{"lists at the limit", "x = " + nested("[", "1", "]", limit), true},
+		{"lists one deeper", "x = " + nested("[", "1", "]", limit+1), false},
+		{"blocks one deeper", nested("a {\n", "", "}\n", limit+1), false},
+		{"objects one deeper", "x = " + nested("{ a = ", "1", " }", limit+1), false},
+		{"parentheses one deeper", "x = " + nested("(", "1", ")", limit+1), false},
+		{"function calls one deeper", "x = " + nested("max(1, ", "1", ")", limit+1), false},
+		// Each template level is a quote and an interpolation.
+		{"templates at the limit", "x = " + nested(`"${`, "1", `}"`, limit/2), true},
+		{"templates one deeper", "x = " + nested(`"${`, "1", `}"`, limit/2) + "\ny = \"${\"${\"${\"${1}\"}\"}\"}\"", false},
+		{"if directives one deeper", "x = \"" + nested("%{ if true }", "a", "%{ endif }", limit) + "\"", false},
+		{"heredoc templates one deeper", "x = <<EOT\n" + nested("${[", "1", "]}", limit/2) + "\nEOT\n", false},
+		{"a conditional chain", "x = " + strings.Repeat("true ? 1 : ", limit+1) + "2", false},
+		{"a conditional chain over lines inside parentheses", "x = (" + strings.Repeat("true ? 1 :\n", limit+1) + "2)", false},
+		{"repeated unary not", "x = " + strings.Repeat("!", limit+1) + "true", false},
+		{"repeated unary minus", "x = " + strings.Repeat("-", limit+1) + "1", false},
+		{"binary minus is a loop, not recursion", "x = 1" + strings.Repeat(" - 1", 50), true},
+		{"conditionals on separate lines do not add up", strings.Repeat("x = true ? 1 : 2\n", 50), true},
+		{"list elements do not add up", "x = [" + strings.Repeat("!true, ", 50) + "true]", true},
+		{"JSON at the limit", `{"x": ` + nested("[", "1", "]", limit-1) + `}`, true},
+		{"JSON one deeper", `{"x": ` + nested("[", "1", "]", limit) + `}`, false},
+		{"JSON brackets inside strings do not count", `{"x": "` + strings.Repeat("[{", 50) + `"}`, true},
+		{"a template inside a JSON string", `{"x": "` + nested(`${[`, "1", `]}`, limit) + `"}`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckNesting([]byte(c.src), "f.hcl", limit)
+			switch {
+			case c.ok && err != nil:
+				t.Fatalf("want accepted, got %v", err)
+			case !c.ok && (err == nil || !strings.Contains(err.Error(), "Nesting too deep")):
+				t.Fatalf("want refused as too deep, got %v", err)
+			}
+		})
+	}
+}
+
+// The finding: a 200 KB body with a list nested 100,000 deep overflowed
+// the parser's stack and took the whole agent down. It must be an error
+// naming the line and the limit instead.
+func TestParseRefusesDeepNestingBeforeTheParserRecurses(t *testing.T) {
+	deep := 100_000
+	cases := []struct {
+		name, src, want string
+	}{
+		{"a list nested 100,000 deep", "job \"x\" {\n  meta = { a = " + nested("[", "1", "]", deep) + " }\n}\n",
+			"input.hcl:2,"},
+		{"100,000 unary operators", "job \"x\" {\n  region = " + strings.Repeat("!", deep) + "true\n}\n", "input.hcl:2,"},
+		{"a conditional chain 100,000 long", "job \"x\" {\n  region = " + strings.Repeat("true ? 1 : ", deep) + "2\n}\n", "input.hcl:2,"},
+		{"HCL's JSON syntax", `{"job": {"x": {"meta": ` + nested("[", "1", "]", deep) + `}}}`, "input.hcl:1,"},
+		{"the API's JSON", `{"Job": {"ID": "x", "TaskGroups": [{"Tasks": [{"Config": ` + nested(`{"a":`, "1", "}", deep) + `}]}]}}`, "input.hcl:1,"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseWithConfig(&ParseConfig{Path: "input.hcl", Body: []byte(c.src)})
+			assertErrorContains(t, err, c.want, "Nesting too deep", "more than 100 levels")
+		})
+	}
+}
+
+func TestParseRefusesDeepVariableValues(t *testing.T) {
+	const job = "variable \"v\" {\n  type = list(any)\n  default = []\n}\njob \"x\" {}\n"
+	deep := nested("[", "1", "]", 10_000)
+	t.Run("from a variable file", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "vars.hcl")
+		if err := os.WriteFile(path, []byte("v = "+deep+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ParseWithConfig(&ParseConfig{Path: "job.hcl", Body: []byte(job), VarFiles: []string{path}})
+		assertErrorContains(t, err, "vars.hcl:1,", "Nesting too deep")
+	})
+	t.Run("from a -var argument", func(t *testing.T) {
+		_, err := ParseWithConfig(&ParseConfig{Path: "job.hcl", Body: []byte(job), ArgVars: []string{"v=" + deep}})
+		assertErrorContains(t, err, "Nesting too deep")
+	})
+}
+
+func TestNestingErrorDescribesDeepJSON(t *testing.T) {
+	if msg := NestingError([]byte(`{"a": [[1]]}`), 3); msg != "" {
+		t.Fatalf("shallow JSON refused: %s", msg)
+	}
+	msg := NestingError([]byte("{\n \"a\": [[[1]]]}"), 3)
+	for _, want := range []string{"more than 3 levels", "line 2, column 9"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q does not mention %q", msg, want)
+		}
+	}
+}

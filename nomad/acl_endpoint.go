@@ -1,0 +1,199 @@
+package nomad
+
+import (
+	"strings"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/drover-sched/drover/acl"
+	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/structs"
+)
+
+// ACL is the ACL endpoint: policies and tokens (this file), token writes
+// and reads (acl_endpoint_tokens.go) and the bootstrap
+// (acl_bootstrap.go), in Nomad's model.
+//
+// These endpoints check tokens themselves, as Nomad's do: writing and
+// listing policies and tokens needs a management token; any token may
+// read itself and the policies it names; everyone may read the anonymous
+// policy. While ACLs are disabled they all answer ErrACLDisabled.
+//
+// Secrets are made on the leader, here, and never reach raft: entries
+// carry the secret's hash, and the one answer that carries a secret is
+// the answer to the request that created it.
+type ACL struct {
+	srv *Server
+}
+
+func (a *ACL) enabled() error {
+	if !a.srv.config.ACLEnabled {
+		return structs.ErrACLDisabled
+	}
+	return nil
+}
+
+// requireManagement resolves secret and refuses unless it is a management
+// token's.
+func (a *ACL) requireManagement(secret string) error {
+	_, aclObj, err := a.srv.resolveSecret(a.srv.State(), secret)
+	if err != nil {
+		return err
+	}
+	if aclObj == nil || !aclObj.IsManagement() {
+		return structs.ErrPermissionDenied
+	}
+	return nil
+}
+
+// UpsertPolicies creates or replaces policies (management only). Every
+// policy is validated, its rules parsed, before anything is written, so
+// one bad policy in a request writes none.
+func (a *ACL) UpsertPolicies(args *structs.ACLPolicyUpsertRequest, reply *structs.GenericResponse) error {
+	if err := a.enabled(); err != nil {
+		return err
+	}
+	if done, err := a.srv.forward("ACL.UpsertPolicies", args, args, reply); done {
+		return err
+	}
+	if err := a.requireManagement(args.AuthToken); err != nil {
+		return err
+	}
+	if err := checkBatch("policy", len(args.Policies)); err != nil {
+		return err
+	}
+	entry := &structs.ACLPolicyUpsertRequest{Policies: make([]*structs.ACLPolicy, 0, len(args.Policies))}
+	seen := map[string]bool{}
+	for i, p := range args.Policies {
+		if p == nil {
+			return errBadRequest("policy %d is empty", i)
+		}
+		if err := p.Validate(); err != nil {
+			return errBadRequest("policy %q: %v", p.Name, err)
+		}
+		if _, err := acl.Parse(p.Rules); err != nil {
+			return errBadRequest("policy %q: rules: %v", p.Name, err)
+		}
+		if seen[p.Name] {
+			return errBadRequest("policy %q is given twice in one request", p.Name)
+		}
+		seen[p.Name] = true
+		entry.Policies = append(entry.Policies, &structs.ACLPolicy{Name: p.Name, Description: p.Description, Rules: p.Rules})
+	}
+	idx, _, err := a.srv.raftApply(structs.ACLPolicyUpsertRequestType, entry)
+	if err != nil {
+		return err
+	}
+	reply.Index = idx
+	return nil
+}
+
+// DeletePolicies deletes policies by name (management only). Naming a
+// policy that does not exist deletes nothing and says which ones.
+func (a *ACL) DeletePolicies(args *structs.ACLPolicyDeleteRequest, reply *structs.GenericResponse) error {
+	if err := a.enabled(); err != nil {
+		return err
+	}
+	if done, err := a.srv.forward("ACL.DeletePolicies", args, args, reply); done {
+		return err
+	}
+	if err := a.requireManagement(args.AuthToken); err != nil {
+		return err
+	}
+	if err := checkBatch("policy", len(args.Names)); err != nil {
+		return err
+	}
+	st := a.srv.State()
+	var missing []string
+	for _, name := range args.Names {
+		p, err := st.ACLPolicyByName(nil, name)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return errBadRequest("ACL policy not found: %s (nothing was deleted)", strings.Join(missing, ", "))
+	}
+	idx, _, err := a.srv.raftApply(structs.ACLPolicyDeleteRequestType, &structs.ACLPolicyDeleteRequest{Names: args.Names})
+	if err != nil {
+		return err
+	}
+	reply.Index = idx
+	return nil
+}
+
+// ListPolicies lists policies: all of them for a management token, the
+// ones a client token names for any other (the anonymous policy for no
+// token), as Nomad does. Prefix filters by name.
+func (a *ACL) ListPolicies(args *structs.ACLPolicyListRequest, reply *structs.ACLPolicyListResponse) error {
+	if err := a.enabled(); err != nil {
+		return err
+	}
+	if done, err := a.srv.forward("ACL.ListPolicies", args, args, reply); done {
+		return err
+	}
+	tok, aclObj, err := a.srv.resolveSecret(a.srv.State(), args.AuthToken)
+	if err != nil {
+		return err
+	}
+	mgmt := aclObj.IsManagement()
+	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		iter, err := st.ACLPoliciesByNamePrefix(ws, args.Prefix)
+		if err != nil {
+			return 0, err
+		}
+		reply.Policies = []*structs.ACLPolicyListStub{}
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			p := raw.(*structs.ACLPolicy)
+			if mgmt || tok.HasPolicy(p.Name) {
+				reply.Policies = append(reply.Policies, p.Stub())
+			}
+		}
+		return maxIndex(st, state.TableACLPolicies), nil
+	})
+}
+
+// GetPolicy reads one policy: a management token reads any, another token
+// the policies it names, and anyone the anonymous policy. Policy is nil
+// when there is no such policy (for a caller allowed to ask).
+func (a *ACL) GetPolicy(args *structs.ACLPolicySpecificRequest, reply *structs.SingleACLPolicyResponse) error {
+	if err := a.enabled(); err != nil {
+		return err
+	}
+	if done, err := a.srv.forward("ACL.GetPolicy", args, args, reply); done {
+		return err
+	}
+	tok, aclObj, err := a.srv.resolveSecret(a.srv.State(), args.AuthToken)
+	if err != nil {
+		return err
+	}
+	if !aclObj.IsManagement() && args.Name != structs.AnonymousACLPolicy && !tok.HasPolicy(args.Name) {
+		return structs.ErrPermissionDenied
+	}
+	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		p, err := st.ACLPolicyByName(ws, args.Name)
+		if err != nil {
+			return 0, err
+		}
+		reply.Policy = p.Copy()
+		if p != nil {
+			return p.ModifyIndex, nil
+		}
+		return maxIndex(st, state.TableACLPolicies), nil
+	})
+}
+
+// checkBatch bounds how many objects one write names.
+func checkBatch(what string, n int) error {
+	switch {
+	case n == 0:
+		return errBadRequest("at least one %s must be given", what)
+	case n > structs.MaxACLObjectsPerRequest:
+		return errBadRequest("%d objects given; one request may write or delete at most %d of them (ACL %s)",
+			n, structs.MaxACLObjectsPerRequest, what)
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+package nomad
+
+import "github.com/drover-sched/drover/structs"
+
+// The ACL entries. Each is one state transaction. Their tokens carry only
+// the hash of a secret: the leader made the secret, hashed it and kept it
+// out of the log (see acl_endpoint.go).
+
+func (f *FSM) applyACLPolicyUpsert(buf []byte, index uint64) any {
+	var req structs.ACLPolicyUpsertRequest
+	decode(buf, &req, structs.ACLPolicyUpsertRequestType)
+	return errOrNil(f.State().UpsertACLPolicies(index, req.Policies))
+}
+
+func (f *FSM) applyACLPolicyDelete(buf []byte, index uint64) any {
+	var req structs.ACLPolicyDeleteRequest
+	decode(buf, &req, structs.ACLPolicyDeleteRequestType)
+	return errOrNil(f.State().DeleteACLPolicies(index, req.Names))
+}
+
+func (f *FSM) applyACLTokenUpsert(buf []byte, index uint64) any {
+	var req structs.ACLTokenUpsertRequest
+	decode(buf, &req, structs.ACLTokenUpsertRequestType)
+	return errOrNil(f.State().UpsertACLTokens(index, req.Tokens))
+}
+
+func (f *FSM) applyACLTokenDelete(buf []byte, index uint64) any {
+	var req structs.ACLTokenDeleteRequest
+	decode(buf, &req, structs.ACLTokenDeleteRequestType)
+	return errOrNil(f.State().DeleteACLTokens(index, req.AccessorIDs))
+}
+
+func (f *FSM) applyACLTokenBootstrap(buf []byte, index uint64) any {
+	var req structs.ACLTokenBootstrapApplyRequest
+	decode(buf, &req, structs.ACLTokenBootstrapRequestType)
+	return errOrNil(f.State().BootstrapACLToken(index, req.ResetIndex, req.Token))
+}

@@ -1,0 +1,67 @@
+package structs
+
+import (
+	"strings"
+	"unicode"
+)
+
+// The rules for the names users give jobs, groups and tasks. Each name ends
+// up somewhere it must survive unchanged: a job ID in a URL path segment
+// (/v1/job/<id>), a task name as a directory under the alloc dir. Go's HTTP
+// router cleans "." and ".." out of a path, so a job with such an ID could
+// be registered but never read or stopped again; a task named ".." or with
+// a '/' would put its directory outside the allocation's. Control
+// characters are refused everywhere: they survive nothing well, logs and
+// terminals least.
+
+// checkPathName returns why name cannot be used as a path segment, or "".
+func checkPathName(name string) string {
+	if name == "." || name == ".." {
+		return `"." and ".." are path segments; choose another name`
+	}
+	return ""
+}
+
+// hasControl reports whether s holds a control character (NUL included).
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, unicode.IsControl) >= 0
+}
+
+// validateIDChars adds a problem to p if id, a job ID or a part of one,
+// has a character a URL path segment or a log line cannot carry; what
+// names it in the message ("job ID").
+func validateIDChars(p problems, what, id string) bool {
+	if !validJobID.MatchString(id) || hasControl(id) {
+		p.add("%s %q must not contain spaces, control characters, '/', '?', '#' or '%%'", what, id)
+		return false
+	}
+	return true
+}
+
+// validateJobID adds the problems of a job ID to p.
+func validateJobID(p problems, id string) {
+	if validateIDChars(p, "job ID", id) && checkPathName(id) != "" {
+		p.add("job ID %q cannot be used: %s", id, checkPathName(id))
+	}
+}
+
+// validateGroupName adds the problems of a group's name to p.
+func validateGroupName(p problems, name string) {
+	switch {
+	case hasControl(name):
+		p.add("group name %q must not contain control characters", name)
+	case checkPathName(name) != "":
+		p.add("group name %q cannot be used: %s", name, checkPathName(name))
+	}
+}
+
+// validateTaskName adds the problems of a task's name to p: the name is
+// the task's directory inside the allocation directory.
+func validateTaskName(p problems, name string) {
+	switch {
+	case strings.ContainsAny(name, `/\`) || hasControl(name):
+		p.add("task name %q must not contain '/', '\\' or control characters (it names the task's directory)", name)
+	case checkPathName(name) != "":
+		p.add("task name %q cannot be used: %s", name, checkPathName(name))
+	}
+}
