@@ -12,7 +12,8 @@ import (
 )
 
 // Files returns the contents of every file matching the glob patterns
-// (relative to the test's package directory), in a stable order. A pattern
+// (relative to the test's package directory), in a stable order;
+// directories that match are skipped. A pattern
 // that matches nothing fails the test: a seed corpus that silently shrank
 // after a file moved would make the target weaker without anyone noticing.
 func Files(tb testing.TB, patterns ...string) [][]byte {
@@ -28,6 +29,9 @@ func Files(tb testing.TB, patterns ...string) [][]byte {
 		}
 		sort.Strings(names)
 		for _, name := range names {
+			if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+				continue // testdata/fuzz, say
+			}
 			b, err := os.ReadFile(name)
 			if err != nil {
 				tb.Fatalf("fuzzseed: %v", err)
