@@ -30,6 +30,9 @@ type httpAPI struct {
 	// forward carries client requests (logs, stats) to the agent that
 	// runs the allocation.
 	forward *http.Client
+	// parser evaluates job files for /v1/jobs/parse; nil means the shared
+	// default (see jobParser).
+	parser *jobParser
 }
 
 // agentInfo is what the HTTP API knows about its own agent.
