@@ -36,17 +36,13 @@ type rpcMethod struct {
 	args, reply reflect.Type
 }
 
-// rpcMethods lists every method of the endpoints setupEndpoints (rpc.go)
-// registers, by the rule rpcx uses: exported, (args, *reply) error. The
-// receivers are zero values; only their method sets are read.
+// rpcMethods lists every method of the endpoints the server registers
+// (Server.endpoints), by the rule rpcx uses: exported, (args, *reply)
+// error. Only the endpoints' method sets are read.
 func rpcMethods() []rpcMethod {
-	endpoints := map[string]any{
-		"Status": &Status{}, "KV": &KV{}, "Operator": &Operator{}, "Job": &Job{}, "Node": &Node{},
-		"Alloc": &Alloc{}, "Eval": &Eval{}, "Plan": &Plan{}, "Deployment": &Deployment{}, "System": &System{},
-	}
 	errType := reflect.TypeFor[error]()
 	var out []rpcMethod
-	for name, e := range endpoints {
+	for name, e := range (&Server{}).endpoints() {
 		typ := reflect.TypeOf(e)
 		for i := range typ.NumMethod() {
 			m := typ.Method(i)
