@@ -67,10 +67,12 @@ func mapCost(n, keySize, elemSize uint64) uint64 {
 // The estimate follows the value's structure against out's Go type, as the
 // decoder will: struct fields by name, slice and map elements by their
 // types, interfaces as go-msgpack fills them. It stops as soon as the
-// budget is spent, so it costs at most one pass over b. It also refuses a
-// zero-length extension decoded into an interface, which go-msgpack reads
-// together with the value after it, so that what it decodes is what was
-// framed. Drover's encoder writes neither.
+// budget is spent, so it costs at most one pass over b. It also refuses,
+// where an interface is decoded, a zero-length extension, which go-msgpack
+// reads together with the value after it, and a timestamp of the wrong
+// length, which it may keep as a raw extension whose encoding does not
+// decode: so that what is decoded is what was framed, and can be sent on.
+// Drover's encoder writes neither.
 //
 // b must already have passed the frame scanner or valueLen.
 func checkDecodeCost(b []byte, out any) error {
@@ -286,6 +288,13 @@ func (w *costWalker) generic(h header, depth int) error {
 	case kindExt:
 		if h.n == 0 {
 			return fmt.Errorf("%w: a zero-length extension (type %d) where any value may go", ErrMalformedMessage, h.extTag)
+		}
+		if h.extTag == -1 && h.n != 4 && h.n != 8 && h.n != 12 {
+			// go-msgpack reads this as a raw extension when it decodes into
+			// an interface it already filled (a map key given twice), and
+			// its encoding then no longer decodes: a request that cannot be
+			// forwarded or written to the log.
+			return fmt.Errorf("%w: a timestamp extension of %d bytes (a timestamp has 4, 8 or 12)", ErrMalformedMessage, h.n)
 		}
 		if err := w.add(costUnmarshal + allocCost(uint64(h.n))); err != nil {
 			return err

@@ -114,6 +114,13 @@ func TestDecodeCostRefusesShapesDroverNeverSends(t *testing.T) {
 		{"a field name that is a number", []byte{0x81, 0x01, 0x02}, &EchoArgs{}, "field name"},
 		{"a zero-length extension in an interface", []byte{0x92, 0xc7, 0x00, 0x05, 0x01}, new(any), "zero-length extension"},
 		{"a zero-length extension in an unknown field", []byte{0x81, 0xa1, 'z', 0xc7, 0x00, 0x05}, &EchoArgs{}, "zero-length extension"},
+		// Found by FuzzCodec (testdata/fuzz/FuzzCodec/332cf0d3d809b3a8): a
+		// map key given twice made go-msgpack decode the second value into
+		// the raw extension the first one left, keeping a 2-byte timestamp
+		// whose encoding no longer decodes, so the request could not be
+		// forwarded or written to the raft log.
+		{"a timestamp of the wrong length under a key given twice",
+			[]byte{0x82, 0xa1, 'k', 0xd5, 0x30, 0x00, 0x00, 0xa1, 'k', 0xd5, 0xff, 0x30, 0xa3}, new(any), "timestamp extension of 2 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Decode(tc.in, tc.out)
