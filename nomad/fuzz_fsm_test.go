@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-sched/drover/helper/fuzzseed"
@@ -69,6 +70,86 @@ func FuzzFSMApply(f *testing.F) {
 			t.Fatalf("the state after the entry changed in a snapshot restore: %s", d)
 		}
 	})
+}
+
+// restoreAllocBudget bounds what restoring a snapshot of n bytes may
+// allocate: the state store's tables and the decoder's buffers, and the
+// records, which take about what they take in the snapshot.
+func restoreAllocBudget(n int) uint64 {
+	return 2<<20 + 64*uint64(n)
+}
+
+// FuzzFSMRestore restores arbitrary bytes as a snapshot, as a server does
+// at start and when the leader installs one on it. Whatever the bytes:
+//
+//   - Restore never panics and allocates at most restoreAllocBudget,
+//     whatever a length in them claims;
+//   - a snapshot it refuses leaves the FSM's state as it was;
+//   - one it accepts is a fixed point: snapshotted and restored again, the
+//     state is the same.
+func FuzzFSMRestore(f *testing.F) {
+	all := buildLog(f).entries
+	full := testFSMFor(f)
+	for _, e := range all[:len(all)-4] {
+		full.Apply(e)
+	}
+	snapshot := persistFSM(f, full)
+	f.Add(snapshot)
+	f.Add(snapshot[:len(snapshot)/2])
+	f.Add(persistFSM(f, testFSMFor(f)))
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fsm := testFSM(t)
+		before := dumpState(t, fsm.State())
+		start := fuzzseed.AllocatedBytes()
+		err := func() (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("Restore panicked: %v", p)
+				}
+			}()
+			return fsm.Restore(io.NopCloser(bytes.NewReader(data)))
+		}()
+		if used, budget := fuzzseed.AllocatedBytes()-start, restoreAllocBudget(len(data)); used > budget {
+			t.Fatalf("restoring %d bytes allocated %d KiB, more than the %d KiB budget", len(data), used>>10, budget>>10)
+		}
+		if err != nil {
+			if d := fuzzseed.Diff(before, dumpState(t, fsm.State())); d != "" {
+				t.Fatalf("a refused snapshot (%v) changed the state: %s", err, d)
+			}
+			return
+		}
+		restored := dumpState(t, fsm.State())
+		again := testFSM(t)
+		if err := again.Restore(io.NopCloser(bytes.NewReader(persistFSM(t, fsm)))); err != nil {
+			t.Fatalf("a restored state cannot be snapshotted and restored again: %v", err)
+		}
+		if d := fuzzseed.Diff(restored, dumpState(t, again.State())); d != "" {
+			t.Fatalf("a restored state changed when snapshotted and restored again: %s", d)
+		}
+	})
+}
+
+func persistFSM(tb testing.TB, f *FSM) []byte {
+	tb.Helper()
+	snap, err := f.Snapshot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		tb.Fatal(err)
+	}
+	return sink.Bytes()
+}
+
+func testFSMFor(tb testing.TB) *FSM {
+	tb.Helper()
+	f, err := NewFSM(hclog.NewNullLogger(), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return f
 }
 
 // fuzzFSM is a fresh FSM with entries applied.
