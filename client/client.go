@@ -212,6 +212,7 @@ func (c *Client) newRunner(a *structs.Allocation, restore bool) *allocrunner.All
 		Alloc: a, Node: c.Node(), Region: c.cfg.Region, AllocDirBase: c.cfg.AllocDir(),
 		Driver: c.Driver, StateDB: c.db, Clock: c.clock, Logger: c.logger, HostEnv: c.hostEnv,
 		MaxKillTimeout: c.cfg.MaxKillTimeout, OnUpdate: c.updates.add, Restore: restore,
+		Artifacts: &c.cfg.Artifacts,
 	})
 	c.allocMu.Lock()
 	c.allocs[a.ID] = ar

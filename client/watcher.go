@@ -100,19 +100,33 @@ func (c *Client) fetchChanged(assigned map[string]uint64, index uint64, known ma
 	nodeID, secretID := c.identity()
 	req := &structs.AllocsGetRequest{AllocIDs: pull, NodeID: nodeID, SecretID: secretID, QueryOptions: structs.QueryOptions{
 		Region: c.cfg.Region, MinQueryIndex: min, MaxQueryTime: c.cfg.BlockingQueryWait, AllowStale: true}}
-	var resp structs.AllocsGetResponse
-	if err := c.rpc.RPC(c.ctx, "Alloc.GetAllocs", req, &resp); err != nil {
-		return nil, err
-	}
-	if resp.Index < index {
-		return nil, fmt.Errorf("stale alloc read: index %d is older than assignment index %d", resp.Index, index)
-	}
-	for _, a := range resp.Allocs {
-		if a.AllocModifyIndex < assigned[a.ID] {
-			return nil, fmt.Errorf("stale alloc %s: version %d is older than assigned %d", structs.ShortID(a.ID), a.AllocModifyIndex, assigned[a.ID])
+	// The server answers a page at a time, within a byte budget below the
+	// RPC message limit (allocations embed their jobs, which may be large):
+	// follow the pages until every alloc asked for has come. Each page is
+	// held to the same index, so none can be staler than the assignment.
+	var fetched []*structs.Allocation
+	for {
+		var resp structs.AllocsGetResponse
+		if err := c.rpc.RPC(c.ctx, "Alloc.GetAllocs", req, &resp); err != nil {
+			return nil, err
 		}
+		if resp.Index < index {
+			return nil, fmt.Errorf("stale alloc read: index %d is older than assignment index %d", resp.Index, index)
+		}
+		for _, a := range resp.Allocs {
+			if a.AllocModifyIndex < assigned[a.ID] {
+				return nil, fmt.Errorf("stale alloc %s: version %d is older than assigned %d", structs.ShortID(a.ID), a.AllocModifyIndex, assigned[a.ID])
+			}
+		}
+		fetched = append(fetched, resp.Allocs...)
+		if resp.NextToken == "" {
+			return fetched, nil
+		}
+		if resp.NextToken <= req.NextToken {
+			return nil, fmt.Errorf("alloc read: page token %q after %q does not move forward", resp.NextToken, req.NextToken)
+		}
+		req.NextToken = resp.NextToken
 	}
-	return resp.Allocs, nil
 }
 
 // applyAssignment makes the client's runners match the assignment at index.

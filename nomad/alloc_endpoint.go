@@ -48,7 +48,11 @@ func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsG
 				max = alloc.AllocModifyIndex
 			}
 		}
-		reply.Allocs = out
+		page, err := allocPager(allocKey).page(&args.QueryOptions, &reply.QueryMeta, out)
+		if err != nil {
+			return 0, err
+		}
+		reply.Allocs = page
 		if latest := maxIndex(st, state.TableAllocs); latest > max {
 			max = latest
 		}
@@ -91,7 +95,9 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 				list = append(list, alloc)
 			}
 		}
-		reply.Allocations = stubs(list)
+		if reply.Allocations, err = stubs(&args.QueryOptions, &reply.QueryMeta, list); err != nil {
+			return 0, err
+		}
 		return maxIndex(st, state.TableAllocs), nil
 	})
 }

@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/go-memdb"
@@ -32,8 +31,9 @@ func (d *Deployment) List(args *structs.GenericRequest, reply *structs.Deploymen
 				out = append(out, dep)
 			}
 		}
-		sort.Slice(out, func(a, b int) bool { return out[a].CreateIndex > out[b].CreateIndex })
-		reply.Deployments = out
+		if reply.Deployments, err = deploymentPager.page(&args.QueryOptions, &reply.QueryMeta, out); err != nil {
+			return 0, err
+		}
 		return maxIndex(st, state.TableDeployments), nil
 	})
 }

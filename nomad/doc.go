@@ -20,6 +20,13 @@
 // node and that node's allocations, and no answer carries a node's secret
 // (node_identity.go).
 //
+// Every read that answers a list of objects answers it a page at a time
+// (list_paging.go): up to QueryOptions.PerPage objects and half the RPC
+// message limit in bytes, with QueryMeta.NextToken naming where the next
+// page starts. A list of large objects (jobs with 1 MB of meta,
+// allocations embedding them) therefore always crosses the network, and a
+// caller that needs the whole list follows the tokens.
+//
 // # Who owns what
 //
 //   - Server.ctx owns the RPC accept loop, the leadership monitor, the join

@@ -18,6 +18,11 @@ func errBadRequest(format string, args ...any) error {
 // layer maps it to 413. Its text names the size, the limit and the setting.
 var ErrTooLarge = errors.New("request too large")
 
+// ErrAnswerTooLarge marks a read that cannot be answered because one
+// object it would carry is larger than any RPC answer can be. Its text
+// names the object and its size.
+var ErrAnswerTooLarge = errors.New("answer too large")
+
 func errTooLarge(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrTooLarge, fmt.Sprintf(format, args...))
 }

@@ -3,7 +3,6 @@ package nomad
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -209,8 +208,9 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 			}
 			out = append(out, ev)
 		}
-		sort.Slice(out, func(i, j int) bool { return out[i].CreateIndex > out[j].CreateIndex })
-		reply.Evaluations = out
+		if reply.Evaluations, err = evalPager.page(&args.QueryOptions, &reply.QueryMeta, out); err != nil {
+			return 0, err
+		}
 		return maxIndex(st, state.TableEvals), nil
 	})
 }
@@ -225,9 +225,18 @@ func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.Eva
 		if err != nil {
 			return 0, err
 		}
-		reply.Allocations = stubs(allocs)
+		if reply.Allocations, err = stubs(&args.QueryOptions, &reply.QueryMeta, allocs); err != nil {
+			return 0, err
+		}
 		return maxIndex(st, state.TableAllocs), nil
 	})
+}
+
+// evalPager pages evaluations newest first.
+var evalPager = pager[*structs.Evaluation]{
+	key:  func(e *structs.Evaluation) string { return newestKey(e.CreateIndex, e.ID) },
+	size: sized[*structs.Evaluation],
+	name: func(e *structs.Evaluation) string { return "evaluation " + e.ID },
 }
 
 // namespaceMatch treats "" as the default namespace and "*" as all.
@@ -241,11 +250,17 @@ func namespaceMatch(want, have string) bool {
 	return want == have
 }
 
-func stubs(allocs []*structs.Allocation) []*structs.AllocListStub {
+// stubs is the page q asks for of allocs' list views, newest first.
+func stubs(q *structs.QueryOptions, m *structs.QueryMeta, allocs []*structs.Allocation) ([]*structs.AllocListStub, error) {
 	out := make([]*structs.AllocListStub, 0, len(allocs))
 	for _, a := range allocs {
 		out = append(out, a.Stub())
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreateIndex > out[j].CreateIndex })
-	return out
+	return stubPager.page(q, m, out)
+}
+
+var stubPager = pager[*structs.AllocListStub]{
+	key:  func(a *structs.AllocListStub) string { return newestKey(a.CreateIndex, a.ID) },
+	size: sized[*structs.AllocListStub],
+	name: func(a *structs.AllocListStub) string { return "allocation " + a.ID },
 }

@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/go-memdb"
@@ -218,8 +217,9 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 			}
 			out = append(out, job.Stub(summary))
 		}
-		sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
-		reply.Jobs = out
+		if reply.Jobs, err = jobStubPager.page(&args.QueryOptions, &reply.QueryMeta, out); err != nil {
+			return 0, err
+		}
 		return maxIndex(st, state.TableJobs, state.TableJobSummary), nil
 	})
 }
@@ -252,7 +252,9 @@ func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAl
 		if err != nil {
 			return 0, err
 		}
-		reply.Allocations = stubs(allocs)
+		if reply.Allocations, err = stubs(&args.QueryOptions, &reply.QueryMeta, allocs); err != nil {
+			return 0, err
+		}
 		return maxIndex(st, state.TableAllocs), nil
 	})
 }
@@ -267,11 +269,9 @@ func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEv
 		if err != nil {
 			return 0, err
 		}
-		sort.Slice(evals, func(a, b int) bool { return evals[a].CreateIndex > evals[b].CreateIndex })
-		if evals == nil {
-			evals = []*structs.Evaluation{}
+		if reply.Evaluations, err = evalPager.page(&args.QueryOptions, &reply.QueryMeta, evals); err != nil {
+			return 0, err
 		}
-		reply.Evaluations = evals
 		return maxIndex(st, state.TableEvals), nil
 	})
 }
@@ -286,7 +286,9 @@ func (j *Job) GetJobVersions(args *structs.JobVersionsRequest, reply *structs.Jo
 		if err != nil {
 			return 0, err
 		}
-		reply.Versions = versions
+		if reply.Versions, err = jobVersionPager.page(&args.QueryOptions, &reply.QueryMeta, versions); err != nil {
+			return 0, err
+		}
 		if len(versions) > 0 {
 			return versions[0].ModifyIndex, nil
 		}
@@ -304,10 +306,9 @@ func (j *Job) Deployments(args *structs.JobSpecificRequest, reply *structs.JobDe
 		if err != nil {
 			return 0, err
 		}
-		if ds == nil {
-			ds = []*structs.Deployment{}
+		if reply.Deployments, err = deploymentPager.page(&args.QueryOptions, &reply.QueryMeta, ds); err != nil {
+			return 0, err
 		}
-		reply.Deployments = ds
 		return maxIndex(st, state.TableDeployments), nil
 	})
 }

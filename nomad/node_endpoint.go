@@ -369,7 +369,9 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 				out = append(out, node.Stub())
 			}
 		}
-		reply.Nodes = out
+		if reply.Nodes, err = nodeStubPager.page(&args.QueryOptions, &reply.QueryMeta, out); err != nil {
+			return 0, err
+		}
 		return maxIndex(st, state.TableNodes), nil
 	})
 }
@@ -403,7 +405,9 @@ func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeA
 		if err != nil {
 			return 0, err
 		}
-		reply.Allocs = allocs
+		if reply.Allocs, err = allocPager(allocKey).page(&args.QueryOptions, &reply.QueryMeta, allocs); err != nil {
+			return 0, err
+		}
 		return maxIndex(st, state.TableAllocs), nil
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drover-sched/drover/client/allocdir"
+	"github.com/drover-sched/drover/client/artifact"
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/state"
@@ -36,6 +37,8 @@ type Config struct {
 	// Restore re-attaches to the tasks of a restarted client; the start gate
 	// stays shut until Confirm.
 	Restore bool
+	// Artifacts fetches the tasks' artifacts; nil is a zero Fetcher.
+	Artifacts *artifact.Fetcher
 }
 
 // AllocRunner runs one allocation. See the package doc.
@@ -173,6 +176,7 @@ func (ar *AllocRunner) Run() {
 			HostEnv: ar.cfg.HostEnv, MaxKillTimeout: ar.cfg.MaxKillTimeout,
 			StartGate: ar.lifecycle.gate(phaseOf(task)),
 			OnUpdate:  ar.taskUpdated, Restore: ar.cfg.Restore,
+			Artifacts: ar.cfg.Artifacts,
 		})
 		ar.defs[task.Name] = task
 		ar.order = append(ar.order, task.Name)

@@ -22,6 +22,11 @@ var (
 	// ErrUnsafeArchive is an archive entry, or a symlink, that leads
 	// outside the destination.
 	ErrUnsafeArchive = errors.New("artifact leads outside its destination")
+	// ErrSourceRefused is a source the client's Sources do not allow: a
+	// local file outside the allowed directories, or an address such as
+	// loopback or link-local. Its message names the setting that would
+	// allow it.
+	ErrSourceRefused = errors.New("artifact source refused")
 )
 
 // Error is a failed fetch of one artifact.
@@ -54,5 +59,6 @@ func IsRecoverable(err error) bool {
 // on a retry with the same job.
 func final(err error) bool {
 	return errors.Is(err, ErrUnsupportedSource) || errors.Is(err, ErrChecksumMismatch) ||
-		errors.Is(err, ErrInvalidOption) || errors.Is(err, errDestinationEscapes)
+		errors.Is(err, ErrInvalidOption) || errors.Is(err, errDestinationEscapes) ||
+		errors.Is(err, ErrSourceRefused)
 }

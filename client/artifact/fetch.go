@@ -54,12 +54,19 @@ type Replacer interface {
 	ReplaceEnv(string) string
 }
 
-// Fetcher downloads artifacts. The zero value uses the Default bounds.
+// Fetcher downloads artifacts. The zero value uses the Default bounds
+// and the safe default Sources.
 type Fetcher struct {
 	MaxDownloadBytes int64
 	MaxUnpackedBytes int64
 	MaxArchiveFiles  int
 	Timeout          time.Duration
+	// Sources says where artifacts may come from.
+	Sources Sources
+
+	// newGuard makes the guard of one fetch (newDialGuard; tests give
+	// it a proxy or this machine's addresses).
+	newGuard func(*Sources) *dialGuard
 }
 
 // Request is one artifact to fetch for one task.
@@ -122,9 +129,6 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) error {
 	if err != nil {
 		return err
 	}
-	if err := f.checkLocalSize(addr); err != nil {
-		return err
-	}
 
 	// Stage next to the destination, in the alloc dir, so that the final
 	// move is a rename on one file system.
@@ -141,7 +145,11 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) error {
 	timeout := or(f.Timeout, DefaultTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client := f.client(a, env)
+	guard := newDialGuard(&f.Sources)
+	if f.newGuard != nil {
+		guard = f.newGuard(&f.Sources)
+	}
+	client := f.client(a, env, guard, req.AllocDir.Root)
 	_, err = client.Get(ctx, &getter.Request{
 		Src:             addr,
 		Dst:             staged,
@@ -150,6 +158,10 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) error {
 		Umask:           umask,
 		DisableSymlinks: true,
 	})
+	if refused := guard.refusal(); refused != nil {
+		// Whatever go-getter made of it, the refusal is the reason.
+		return refused
+	}
 	if err != nil {
 		var ce *getter.ChecksumError
 		if errors.As(err, &ce) {
@@ -176,8 +188,10 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) error {
 	return place(staged, dest, mode == getter.ModeFile)
 }
 
-// client is go-getter with only the getters Drover supports.
-func (f *Fetcher) client(a *structs.TaskArtifact, env Replacer) *getter.Client {
+// client is go-getter with only the getters Drover supports: HTTP through
+// guard, and local files through localGetter, from allocDir and the
+// directories Sources allows.
+func (f *Fetcher) client(a *structs.TaskArtifact, env Replacer, guard *dialGuard, allocDir string) *getter.Client {
 	var header http.Header
 	if len(a.GetterHeaders) > 0 {
 		header = make(http.Header, len(a.GetterHeaders))
@@ -185,40 +199,30 @@ func (f *Fetcher) client(a *structs.TaskArtifact, env Replacer) *getter.Client {
 			header.Set(k, env.ReplaceEnv(v))
 		}
 	}
+	maxBytes := or(f.MaxDownloadBytes, DefaultMaxDownloadBytes)
 	web := &getter.HttpGetter{
-		Client: httpClient(a.GetterInsecure, or(f.MaxDownloadBytes, DefaultMaxDownloadBytes)),
+		Client: httpClient(a.GetterInsecure, maxBytes, guard),
 		Header: header,
 		// As Nomad does: no X-Terraform-Get indirection, and no HEAD
 		// request first (which can resume a download into a stale file).
 		XTerraformGetDisabled: true,
 		DoNotCheckHeadFirst:   true,
 	}
+	local := &localGetter{
+		roots:    append([]string{allocDir}, f.Sources.LocalPaths...),
+		files:    f.Sources.LocalFiles,
+		anyPath:  f.Sources.AnyLocalPath,
+		maxBytes: maxBytes,
+		maxFiles: or(f.MaxArchiveFiles, DefaultMaxArchiveFiles),
+	}
 	return &getter.Client{
-		Getters: []getter.Getter{web, &getter.FileGetter{}},
+		Getters: []getter.Getter{web, local},
 		Decompressors: decompressors(limits{
 			bytes: or(f.MaxUnpackedBytes, DefaultMaxUnpackedBytes),
 			files: or(f.MaxArchiveFiles, DefaultMaxArchiveFiles),
 		}),
 		DisableSymlinks: true,
 	}
-}
-
-// checkLocalSize applies the download bound to a local file source before
-// it is copied (the HTTP bound is applied while reading).
-func (f *Fetcher) checkLocalSize(addr string) error {
-	_, rest, ok := strings.Cut(addr, "file://")
-	if !ok {
-		return nil
-	}
-	p, _, _ := strings.Cut(rest, "?")
-	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil // go-getter reports a missing source in its words
-	}
-	if max := or(f.MaxDownloadBytes, DefaultMaxDownloadBytes); fi.Size() > max {
-		return tooLarge(p, fi.Size(), max)
-	}
-	return nil
 }
 
 func getMode(m string) (getter.Mode, error) {

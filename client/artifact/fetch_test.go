@@ -264,9 +264,10 @@ func TestLocalFilesAreCopied(t *testing.T) {
 	if err := os.WriteFile(p, []byte("[a]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	allowed := &Fetcher{Sources: Sources{LocalPaths: []string{dir}}}
 	for i, src := range []string{p, "file://" + p} {
 		dest := fmt.Sprintf("local/c%d", i)
-		if err := f.fetch(nil, &structs.TaskArtifact{GetterSource: src, RelativeDest: dest}, nil); err != nil {
+		if err := f.fetch(allowed, &structs.TaskArtifact{GetterSource: src, RelativeDest: dest}, nil); err != nil {
 			t.Fatalf("%s: %v", src, err)
 		}
 		full := filepath.Join(f.task.Dir, dest, "conf.ini")
@@ -276,7 +277,7 @@ func TestLocalFilesAreCopied(t *testing.T) {
 		}
 	}
 	// Bounded like a download.
-	err := f.fetch(&Fetcher{MaxDownloadBytes: 2}, &structs.TaskArtifact{GetterSource: p}, nil)
+	err := f.fetch(&Fetcher{MaxDownloadBytes: 2, Sources: allowed.Sources}, &structs.TaskArtifact{GetterSource: p}, nil)
 	if !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("err = %v, want ErrTooLarge", err)
 	}

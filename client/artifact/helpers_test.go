@@ -68,11 +68,32 @@ func (f *fixture) url(path string, body []byte) string {
 	return f.srv.URL + path
 }
 
+// fetch fetches a for the fixture's task. The test servers listen on
+// loopback, which a Fetcher refuses by default, so a Fetcher that allows
+// no host is given 127.0.0.1; refusal tests use fetchAs.
 func (f *fixture) fetch(fe *Fetcher, a *structs.TaskArtifact, env Replacer) error {
 	if fe == nil {
 		fe = &Fetcher{}
 	}
-	return fe.Fetch(context.Background(), Request{Artifact: a, Env: env, AllocDir: f.alloc, TaskDir: f.task.Dir})
+	c := *fe
+	if c.Sources.AllowedHosts == nil {
+		c.Sources.AllowedHosts = []HostRule{mustRule(f.t, "127.0.0.1")}
+	}
+	return c.Fetch(context.Background(), Request{Artifact: a, Env: env, AllocDir: f.alloc, TaskDir: f.task.Dir})
+}
+
+// fetchAs fetches a with fe exactly as given.
+func (f *fixture) fetchAs(fe *Fetcher, a *structs.TaskArtifact) error {
+	return fe.Fetch(context.Background(), Request{Artifact: a, AllocDir: f.alloc, TaskDir: f.task.Dir})
+}
+
+func mustRule(t *testing.T, s string) HostRule {
+	t.Helper()
+	r, err := ParseHostRule(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // read returns a file of the task dir.

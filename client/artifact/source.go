@@ -31,16 +31,19 @@ func checkSource(src string) error {
 	if src == "" {
 		return fmt.Errorf("%w: the source is empty; %s", ErrUnsupportedSource, supported)
 	}
-	rest := src
+	rest, forced := src, ""
 	if m := forcedRe.FindStringSubmatch(src); m != nil {
-		switch strings.ToLower(m[1]) {
+		switch forced = strings.ToLower(m[1]); forced {
 		case "http", "https", "file":
 			rest = m[2]
 		default:
-			return unsupported(src, strings.ToLower(m[1]))
+			return unsupported(src, forced)
 		}
 	}
 	if strings.HasPrefix(rest, "/") {
+		if forced == "http" || forced == "https" {
+			return fmt.Errorf("%w: source %q forces the %s getter on a path; %s", ErrUnsupportedSource, src, forced, supported)
+		}
 		return nil
 	}
 	for _, s := range shorthands {
@@ -52,7 +55,11 @@ func checkSource(src string) error {
 	if err != nil {
 		return fmt.Errorf("%w: source %q is not a URL (%v); %s", ErrUnsupportedSource, src, err, supported)
 	}
-	switch strings.ToLower(u.Scheme) {
+	scheme := strings.ToLower(u.Scheme)
+	if forced != "" && scheme != "" && (forced == "file") != (scheme == "file") {
+		return fmt.Errorf("%w: source %q forces the %s getter on a %s:// URL; %s", ErrUnsupportedSource, src, forced, scheme, supported)
+	}
+	switch scheme {
 	case "http", "https", "file":
 		return nil
 	case "":

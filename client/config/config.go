@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/client/artifact"
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/structs"
 )
@@ -97,6 +98,10 @@ type Config struct {
 	DisableStateDB bool
 	// Version is advertised as nomad.version.
 	Version string
+
+	// Artifacts fetches tasks' artifacts: its bounds, and where they may
+	// come from (the zero value is safe; see artifact.Sources).
+	Artifacts artifact.Fetcher
 
 	// ACLEnabled says the cluster enforces ACL tokens, so the client must
 	// check the token of a request to its own endpoints (logs, file

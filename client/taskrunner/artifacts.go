@@ -53,7 +53,10 @@ func (tr *TaskRunner) fetchArtifacts(task *structs.Task, env *taskenv.Env, td al
 		}
 		cancel()
 	}()
-	var fetcher artifact.Fetcher
+	fetcher := tr.cfg.Artifacts
+	if fetcher == nil {
+		fetcher = &artifact.Fetcher{}
+	}
 	for _, i := range todo {
 		a := task.Artifacts[i]
 		err := fetcher.Fetch(ctx, artifact.Request{Artifact: a, Env: env, AllocDir: tr.cfg.AllocDir, TaskDir: td.Dir, User: task.User})

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drover-sched/drover/client/allocdir"
+	"github.com/drover-sched/drover/client/artifact"
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/logmon"
@@ -38,6 +39,9 @@ type Config struct {
 	OnUpdate func()
 	// Restore makes the runner pick up its state and handle from StateDB.
 	Restore bool
+	// Artifacts fetches the task's artifacts; nil is a zero Fetcher
+	// (see artifact.Sources for what that allows).
+	Artifacts *artifact.Fetcher
 }
 
 // TaskRunner runs one task. See the package doc for ownership.

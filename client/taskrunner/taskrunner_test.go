@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/client/allocdir"
+	"github.com/drover-sched/drover/client/artifact"
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/drivers/mock"
@@ -46,10 +47,15 @@ func newHarness(t *testing.T, task *structs.Task, jobType string, drv drivers.Dr
 		AllocDir: dir, Driver: drv, StateDB: h.db, Clock: clk, Region: "global",
 		HostEnv:  map[string]string{"PATH": "/usr/bin:/bin"},
 		OnUpdate: func() { h.updates.Add(1) },
+		// Artifact test servers listen on loopback, which a client
+		// refuses unless allowed.
+		Artifacts: &artifact.Fetcher{Sources: artifact.Sources{AllowedHosts: []artifact.HostRule{loopback}}},
 	}
 	h.tr = New(h.cfg)
 	return h
 }
+
+var loopback, _ = artifact.ParseHostRule("127.0.0.1")
 
 func (h *harness) run(t *testing.T) {
 	go h.tr.Run()

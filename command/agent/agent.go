@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -119,6 +120,7 @@ func (a *Agent) start() error {
 		}
 		// The client names its own logger.
 		ccfg := cfg.clientConfig(a.dataDir, a.servers, a.httpAddr, a.logger)
+		ccfg.Artifacts.Sources.OwnAddrs = a.ownAddrs()
 		if cfg.ClientHook != nil {
 			cfg.ClientHook(ccfg)
 		}
@@ -192,6 +194,24 @@ func (a *Agent) info() agentInfo {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return agentInfo{Config: a.config, HTTPAddr: a.httpAddr, RPCAddr: a.rpcAddr, Servers: append([]string(nil), a.servers...)}
+}
+
+// ownAddrs are the agent's listeners, bound and advertised, which no
+// artifact may be fetched from (see artifact.Sources.OwnAddrs). An
+// address that is a name, not an IP, cannot be dialled as such and is
+// left out.
+func (a *Agent) ownAddrs() []netip.AddrPort {
+	cands := []string{a.httpLn.Addr().String(), a.httpAddr}
+	if a.server != nil {
+		cands = append(cands, a.config.rpcBind(), a.rpcAddr)
+	}
+	var out []netip.AddrPort
+	for _, c := range cands {
+		if ap, err := netip.ParseAddrPort(c); err == nil {
+			out = append(out, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
+		}
+	}
+	return out
 }
 
 // HTTPAddr is the advertised address of the HTTP API ("host:port").

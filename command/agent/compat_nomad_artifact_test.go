@@ -75,7 +75,7 @@ func TestNomadClientRunsATaskWithArtifacts(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	a := NewTestAgent(t, nil)
+	a := NewTestAgent(t, allowLoopbackArtifacts)
 	c := nomadClient(t, a)
 	sum := md5.Sum([]byte(conf))
 	src := strings.NewReplacer("SERVER", srv.URL, "CONFSUM", hex.EncodeToString(sum[:])).Replace(artifactJobHCL)
@@ -121,7 +121,7 @@ func TestNomadClientSeesArtifactFailures(t *testing.T) {
 		_, _ = io.WriteString(w, "not what was promised")
 	}))
 	defer srv.Close()
-	a := NewTestAgent(t, nil)
+	a := NewTestAgent(t, allowLoopbackArtifacts)
 	c := nomadClient(t, a)
 
 	src := strings.NewReplacer("SERVER", srv.URL, "CONFSUM", strings.Repeat("0", 32)).Replace(artifactJobHCL)
@@ -180,3 +180,7 @@ func gzTar(t *testing.T, name, body string, mode int64) []byte {
 	}
 	return buf.Bytes()
 }
+
+// allowLoopbackArtifacts lets a test agent fetch artifacts from the test's
+// web servers, which listen on loopback.
+func allowLoopbackArtifacts(c *Config) { c.Client.Artifact.AllowedHosts = []string{"127.0.0.1"} }

@@ -141,6 +141,8 @@ type ClientConfig struct {
 	Options               map[string]string
 	MinDynamicPort        int
 	MaxDynamicPort        int
+	// Artifact is the artifact {} block (config_artifact.go).
+	Artifact ArtifactConfig
 }
 
 // Reserved is the client `reserved` block: capacity kept away from
@@ -230,6 +232,7 @@ func (c *Config) Copy() *Config {
 	out.Client.ServerJoin.RetryJoin = append([]string(nil), c.Client.ServerJoin.RetryJoin...)
 	out.Client.Meta = copyMap(c.Client.Meta)
 	out.Client.Options = copyMap(c.Client.Options)
+	out.Client.Artifact = c.Client.Artifact.copy()
 	out.Plugins = make(map[string]*PluginConfig, len(c.Plugins))
 	for k, p := range c.Plugins {
 		pc := *p

@@ -46,6 +46,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("agent: log_level %q must be one of trace, debug, info, warn, error, off", c.LogLevel))
 	}
 	errs = append(errs, c.Limits.validate()...)
+	errs = append(errs, c.Client.Artifact.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -234,6 +235,8 @@ func (c *Config) clientConfig(dataDir string, servers []string, httpAdvertise st
 	cc.GCDiskUsageThreshold = c.Client.GCDiskUsageThreshold
 	cc.GCInodeUsageThreshold = c.Client.GCInodeUsageThreshold
 	cc.EnabledDrivers, cc.Options = c.drivers(cc.Options)
+	// The agent adds its listeners (Sources.OwnAddrs) once it has them.
+	cc.Artifacts = c.Client.Artifact.fetcher(nil)
 	return cc
 }
 

@@ -57,7 +57,6 @@ var ignoredClient = map[string]string{
 	"chroot_env":     "the exec driver uses its own chroot",
 	"cni_path":       "no CNI",
 	"cni_config_dir": "no CNI",
-	"artifact":       "artifacts are not fetched yet",
 	"template":       "templates are not rendered yet",
 }
 
@@ -216,6 +215,7 @@ func (d *decoder) decodeClient(body hcl.Body, c *ClientConfig) {
 		blocks: map[string]blockSpec{
 			"server_join": {decode: func(d *decoder, b *hcl.Block) { d.decodeServerJoin("client.server_join", b.Body, &c.ServerJoin) }},
 			"reserved":    {decode: func(d *decoder, b *hcl.Block) { d.decodeReserved(b.Body, &c.Reserved) }},
+			"artifact":    {decode: func(d *decoder, b *hcl.Block) { d.decodeArtifact(b.Body, &c.Artifact) }},
 		},
 		maps: map[string]func(map[string]string){
 			"meta":    func(m map[string]string) { c.Meta = mergeMap(c.Meta, m) },

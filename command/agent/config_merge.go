@@ -104,6 +104,7 @@ func (c ClientConfig) merge(o *ClientConfig) ClientConfig {
 	c.Options = mergeMap(c.Options, o.Options)
 	setInt(&c.MinDynamicPort, o.MinDynamicPort)
 	setInt(&c.MaxDynamicPort, o.MaxDynamicPort)
+	c.Artifact = c.Artifact.merge(&o.Artifact)
 	return c
 }
 

@@ -18,15 +18,20 @@ func (s *httpAPI) allocsList(w http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	var out structs.AllocListResponse
-	if err := s.call(r, "Alloc.List", &args, &out); err != nil {
+	user := args.QueryOptions
+	allocs, meta, err := followPages(&args.QueryOptions, func() ([]*structs.AllocListStub, *structs.QueryMeta, error) {
+		var out structs.AllocListResponse
+		err := s.call(r, "Alloc.List", &args, &out)
+		return out.Allocations, &out.QueryMeta, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	if out.Allocations, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Allocations, func(a *structs.AllocListStub) string { return a.ID }); err != nil {
+	if allocs, err = paginate(&user, &meta, filter, allocs, func(a *structs.AllocListStub) string { return a.ID }); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
-	return nonNil(out.Allocations), nil
+	setMeta(w, &meta)
+	return nonNil(allocs), nil
 }
 
 // resolveAllocID turns an allocation ID prefix into the one ID it names.

@@ -11,15 +11,17 @@ import (
 )
 
 // signalScript records its pid in the shared alloc dir, records SIGUSR1,
-// and makes symlinks that lead out of the alloc dir; it writes hello.txt
-// once, so a restart does not truncate it under a reader. It waits with the
-// wait builtin, which a trapped signal interrupts at once.
+// and makes symlinks that lead out of the alloc dir. It makes the links
+// and hello.txt once, so a restart neither truncates nor replaces them
+// under a reader, and hello.txt after the links, so a test that has read
+// "hello" from it knows the links exist. It waits with the wait builtin,
+// which a trapped signal interrupts at once.
 const signalScript = `
 echo $$ >> "$NOMAD_ALLOC_DIR/pids"
 trap 'echo usr1 >> "$NOMAD_ALLOC_DIR/signals"' USR1
+[ -L "$NOMAD_TASK_DIR/etc-link" ] || ln -s /etc "$NOMAD_TASK_DIR/etc-link"
+[ -L "$NOMAD_TASK_DIR/up" ] || ln -s ../../.. "$NOMAD_TASK_DIR/up"
 [ -f "$NOMAD_TASK_DIR/hello.txt" ] || echo hello > "$NOMAD_TASK_DIR/hello.txt"
-ln -sfn /etc "$NOMAD_TASK_DIR/etc-link"
-ln -sfn ../../.. "$NOMAD_TASK_DIR/up"
 while :; do sleep 1000 & wait; done
 `
 

@@ -17,15 +17,20 @@ func (s *httpAPI) deploymentsList(w http.ResponseWriter, r *http.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	var out structs.DeploymentListResponse
-	if err := s.call(r, "Deployment.List", &args, &out); err != nil {
+	user := args.QueryOptions
+	deps, meta, err := followPages(&args.QueryOptions, func() ([]*structs.Deployment, *structs.QueryMeta, error) {
+		var out structs.DeploymentListResponse
+		err := s.call(r, "Deployment.List", &args, &out)
+		return out.Deployments, &out.QueryMeta, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	if out.Deployments, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Deployments, func(d *structs.Deployment) string { return d.ID }); err != nil {
+	if deps, err = paginate(&user, &meta, filter, deps, func(d *structs.Deployment) string { return d.ID }); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
-	return nonNil(out.Deployments), nil
+	setMeta(w, &meta)
+	return nonNil(deps), nil
 }
 
 // deploymentGet accepts an ID prefix, as the CLI lets people type one.

@@ -23,15 +23,25 @@ func (s *httpAPI) evalsList(w http.ResponseWriter, r *http.Request) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	var out structs.EvalListResponse
-	if err := s.call(r, "Eval.List", &args, &out); err != nil {
+	user := args.QueryOptions
+	evals, meta, err := s.allEvals(r, &args)
+	if err != nil {
 		return nil, err
 	}
-	if out.Evaluations, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Evaluations, func(e *structs.Evaluation) string { return e.ID }); err != nil {
+	if evals, err = paginate(&user, &meta, filter, evals, func(e *structs.Evaluation) string { return e.ID }); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
-	return nonNil(out.Evaluations), nil
+	setMeta(w, &meta)
+	return nonNil(evals), nil
+}
+
+// allEvals reads every page of Eval.List.
+func (s *httpAPI) allEvals(r *http.Request, args *structs.EvalListRequest) ([]*structs.Evaluation, structs.QueryMeta, error) {
+	return followPages(&args.QueryOptions, func() ([]*structs.Evaluation, *structs.QueryMeta, error) {
+		var out structs.EvalListResponse
+		err := s.call(r, "Eval.List", args, &out)
+		return out.Evaluations, &out.QueryMeta, err
+	})
 }
 
 // evalsCount answers Nomad's {"Count": n} for the evaluations the same
@@ -45,15 +55,15 @@ func (s *httpAPI) evalsCount(w http.ResponseWriter, r *http.Request) (any, error
 	if err != nil {
 		return nil, err
 	}
-	var out structs.EvalListResponse
-	if err := s.call(r, "Eval.List", &args, &out); err != nil {
-		return nil, err
-	}
-	matched, err := filterList(filter, out.Evaluations)
+	evals, meta, err := s.allEvals(r, &args)
 	if err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
+	matched, err := filterList(filter, evals)
+	if err != nil {
+		return nil, err
+	}
+	setMeta(w, &meta)
 	return &struct{ Count int }{len(matched)}, nil
 }
 
@@ -82,10 +92,14 @@ func (s *httpAPI) evalAllocations(w http.ResponseWriter, r *http.Request) (any, 
 	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}
-	var out structs.EvalAllocationsResponse
-	if err := s.call(r, "Eval.Allocations", &args, &out); err != nil {
+	allocs, meta, err := followPages(&args.QueryOptions, func() ([]*structs.AllocListStub, *structs.QueryMeta, error) {
+		var out structs.EvalAllocationsResponse
+		err := s.call(r, "Eval.Allocations", &args, &out)
+		return out.Allocations, &out.QueryMeta, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
-	return nonNil(out.Allocations), nil
+	setMeta(w, &meta)
+	return nonNil(allocs), nil
 }

@@ -127,7 +127,14 @@ func registerJob(t *testing.T, a *TestAgent, job *api.Job) structs.JobRegisterRe
 // waitUntil polls cond (an HTTP read, typically) until it holds.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitUntilWithin(t, 20*time.Second, what, cond)
+}
+
+// waitUntilWithin is waitUntil for work that takes longer (megabytes
+// through raft and the client's state, on a loaded machine).
+func waitUntilWithin(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for !cond() {

@@ -41,15 +41,20 @@ func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	var out structs.JobListResponse
-	if err := s.call(r, "Job.List", &args, &out); err != nil {
+	user := args.QueryOptions
+	jobs, meta, err := followPages(&args.QueryOptions, func() ([]*structs.JobListStub, *structs.QueryMeta, error) {
+		var out structs.JobListResponse
+		err := s.call(r, "Job.List", &args, &out)
+		return out.Jobs, &out.QueryMeta, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	if out.Jobs, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Jobs, func(j *structs.JobListStub) string { return j.ID }); err != nil {
+	if jobs, err = paginate(&user, &meta, filter, jobs, func(j *structs.JobListStub) string { return j.ID }); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
-	return nonNil(out.Jobs), nil
+	setMeta(w, &meta)
+	return nonNil(jobs), nil
 }
 
 // jobRegister serves PUT /v1/jobs and PUT /v1/job/:id: the body is Nomad's
@@ -230,12 +235,16 @@ func (s *httpAPI) jobAllocations(w http.ResponseWriter, r *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	var out structs.JobAllocationsResponse
-	if err := s.call(r, "Job.Allocations", &args, &out); err != nil {
+	allocs, meta, err := followPages(&args.QueryOptions, func() ([]*structs.AllocListStub, *structs.QueryMeta, error) {
+		var out structs.JobAllocationsResponse
+		err := s.call(r, "Job.Allocations", &args, &out)
+		return out.Allocations, &out.QueryMeta, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
-	return nonNil(out.Allocations), nil
+	setMeta(w, &meta)
+	return nonNil(allocs), nil
 }
 
 func (s *httpAPI) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -243,12 +252,16 @@ func (s *httpAPI) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	var out structs.JobEvaluationsResponse
-	if err := s.call(r, "Job.Evaluations", &args, &out); err != nil {
+	evals, meta, err := followPages(&args.QueryOptions, func() ([]*structs.Evaluation, *structs.QueryMeta, error) {
+		var out structs.JobEvaluationsResponse
+		err := s.call(r, "Job.Evaluations", &args, &out)
+		return out.Evaluations, &out.QueryMeta, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
-	return nonNil(out.Evaluations), nil
+	setMeta(w, &meta)
+	return nonNil(evals), nil
 }
 
 func (s *httpAPI) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -277,7 +290,13 @@ func (s *httpAPI) jobVersions(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	var out structs.JobVersionsResponse
-	if err := s.call(r, "Job.GetJobVersions", &args, &out); err != nil {
+	out.Versions, out.QueryMeta, err = followPages(&args.QueryOptions, func() ([]*structs.Job, *structs.QueryMeta, error) {
+		var page structs.JobVersionsResponse
+		err := s.call(r, "Job.GetJobVersions", &args, &page)
+		out.Diffs = append(out.Diffs, page.Diffs...)
+		return page.Versions, &page.QueryMeta, err
+	})
+	if err != nil {
 		return nil, err
 	}
 	setMeta(w, &out.QueryMeta)
@@ -314,12 +333,16 @@ func (s *httpAPI) jobDeployments(w http.ResponseWriter, r *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	var out structs.JobDeploymentsResponse
-	if err := s.call(r, "Job.Deployments", &args, &out); err != nil {
+	deps, meta, err := followPages(&args.QueryOptions, func() ([]*structs.Deployment, *structs.QueryMeta, error) {
+		var out structs.JobDeploymentsResponse
+		err := s.call(r, "Job.Deployments", &args, &out)
+		return out.Deployments, &out.QueryMeta, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
-	return nonNil(out.Deployments), nil
+	setMeta(w, &meta)
+	return nonNil(deps), nil
 }
 
 // jobLatestDeployment answers `null` when the job has no deployment, as

@@ -37,13 +37,13 @@ func (s *httpAPI) nodePoolsList(w http.ResponseWriter, r *http.Request) (any, er
 	}
 	prefix := args.Prefix
 	args.Prefix = ""
-	var out structs.NodeListResponse
-	if err := s.call(r, "Node.List", &args, &out); err != nil {
+	nodes, meta, err := s.allNodes(r, &args)
+	if err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
+	setMeta(w, &meta)
 	names := map[string]bool{nodePoolAll: true, structs.DefaultNodePool: true}
-	for _, n := range out.Nodes {
+	for _, n := range nodes {
 		if n.NodePool != "" {
 			names[n.NodePool] = true
 		}

@@ -24,19 +24,29 @@ func (s *httpAPI) nodesList(w http.ResponseWriter, r *http.Request) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	var out structs.NodeListResponse
-	if err := s.call(r, "Node.List", &args, &out); err != nil {
+	user := args.QueryOptions
+	nodes, meta, err := s.allNodes(r, &args)
+	if err != nil {
 		return nil, err
 	}
 	// Filled before filtering, so the filter sees the stubs as sent.
-	for _, n := range out.Nodes {
+	for _, n := range nodes {
 		fillNodeStub(n)
 	}
-	if out.Nodes, err = paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Nodes, func(n *structs.NodeListStub) string { return n.ID }); err != nil {
+	if nodes, err = paginate(&user, &meta, filter, nodes, func(n *structs.NodeListStub) string { return n.ID }); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
-	return nonNil(out.Nodes), nil
+	setMeta(w, &meta)
+	return nonNil(nodes), nil
+}
+
+// allNodes reads every page of Node.List.
+func (s *httpAPI) allNodes(r *http.Request, args *structs.NodeListRequest) ([]*structs.NodeListStub, structs.QueryMeta, error) {
+	return followPages(&args.QueryOptions, func() ([]*structs.NodeListStub, *structs.QueryMeta, error) {
+		var out structs.NodeListResponse
+		err := s.call(r, "Node.List", args, &out)
+		return out.Nodes, &out.QueryMeta, err
+	})
 }
 
 // fillNodeStub sets the fields Nomad's CLI dereferences without a nil
@@ -131,12 +141,16 @@ func (s *httpAPI) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, 
 	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}
-	var out structs.NodeAllocsResponse
-	if err := s.call(r, "Node.GetAllocs", &args, &out); err != nil {
+	allocs, meta, err := followPages(&args.QueryOptions, func() ([]*structs.Allocation, *structs.QueryMeta, error) {
+		var out structs.NodeAllocsResponse
+		err := s.call(r, "Node.GetAllocs", &args, &out)
+		return out.Allocs, &out.QueryMeta, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
-	return nonNil(out.Allocs), nil
+	setMeta(w, &meta)
+	return nonNil(allocs), nil
 }
 
 // nodeDrainBody is Nomad's drain request: a nil DrainSpec ends a drain.

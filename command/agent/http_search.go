@@ -89,60 +89,65 @@ func (s *httpAPI) search(w http.ResponseWriter, r *http.Request) (any, error) {
 	return out, nil
 }
 
-// searchContext lists the IDs of one context that start with q.Prefix.
+// searchContext lists the IDs of one context that start with q.Prefix,
+// following the server's pages to the end (the IDs are then sorted and
+// cut to searchLimit).
 func (s *httpAPI) searchContext(r *http.Request, ctx string, q structs.QueryOptions) ([]string, *structs.QueryMeta, error) {
-	var ids []string
 	switch ctx {
 	case searchJobs:
-		var out structs.JobListResponse
-		if err := s.call(r, "Job.List", &structs.JobListRequest{QueryOptions: q}, &out); err != nil {
-			return nil, nil, err
-		}
-		for _, j := range out.Jobs {
-			ids = append(ids, j.ID)
-		}
-		return ids, &out.QueryMeta, nil
+		args := structs.JobListRequest{QueryOptions: q}
+		return searchIDs(&args.QueryOptions, func(j *structs.JobListStub) string { return j.ID }, func() ([]*structs.JobListStub, *structs.QueryMeta, error) {
+			var out structs.JobListResponse
+			err := s.call(r, "Job.List", &args, &out)
+			return out.Jobs, &out.QueryMeta, err
+		})
 	case searchEvals:
-		var out structs.EvalListResponse
-		if err := s.call(r, "Eval.List", &structs.EvalListRequest{QueryOptions: q}, &out); err != nil {
-			return nil, nil, err
-		}
-		for _, e := range out.Evaluations {
-			ids = append(ids, e.ID)
-		}
-		return ids, &out.QueryMeta, nil
+		args := structs.EvalListRequest{QueryOptions: q}
+		return searchIDs(&args.QueryOptions, func(e *structs.Evaluation) string { return e.ID }, func() ([]*structs.Evaluation, *structs.QueryMeta, error) {
+			var out structs.EvalListResponse
+			err := s.call(r, "Eval.List", &args, &out)
+			return out.Evaluations, &out.QueryMeta, err
+		})
 	case searchAllocs:
-		var out structs.AllocListResponse
-		if err := s.call(r, "Alloc.List", &structs.AllocListRequest{QueryOptions: q}, &out); err != nil {
-			return nil, nil, err
-		}
-		for _, a := range out.Allocations {
-			ids = append(ids, a.ID)
-		}
-		return ids, &out.QueryMeta, nil
+		args := structs.AllocListRequest{QueryOptions: q}
+		return searchIDs(&args.QueryOptions, func(a *structs.AllocListStub) string { return a.ID }, func() ([]*structs.AllocListStub, *structs.QueryMeta, error) {
+			var out structs.AllocListResponse
+			err := s.call(r, "Alloc.List", &args, &out)
+			return out.Allocations, &out.QueryMeta, err
+		})
 	case searchNodes:
-		var out structs.NodeListResponse
-		if err := s.call(r, "Node.List", &structs.NodeListRequest{QueryOptions: q}, &out); err != nil {
-			return nil, nil, err
-		}
-		for _, n := range out.Nodes {
-			ids = append(ids, n.ID)
-		}
-		return ids, &out.QueryMeta, nil
+		args := structs.NodeListRequest{QueryOptions: q}
+		return searchIDs(&args.QueryOptions, func(n *structs.NodeListStub) string { return n.ID }, func() ([]*structs.NodeListStub, *structs.QueryMeta, error) {
+			var out structs.NodeListResponse
+			err := s.call(r, "Node.List", &args, &out)
+			return out.Nodes, &out.QueryMeta, err
+		})
 	case searchDeployments:
-		var out structs.DeploymentListResponse
-		if err := s.call(r, "Deployment.List", &structs.GenericRequest{QueryOptions: q}, &out); err != nil {
-			return nil, nil, err
-		}
-		for _, d := range out.Deployments {
-			ids = append(ids, d.ID)
-		}
-		return ids, &out.QueryMeta, nil
+		args := structs.GenericRequest{QueryOptions: q}
+		return searchIDs(&args.QueryOptions, func(d *structs.Deployment) string { return d.ID }, func() ([]*structs.Deployment, *structs.QueryMeta, error) {
+			var out structs.DeploymentListResponse
+			err := s.call(r, "Deployment.List", &args, &out)
+			return out.Deployments, &out.QueryMeta, err
+		})
 	case searchNamespaces:
+		var ids []string
 		if strings.HasPrefix(structs.DefaultNamespace, q.Prefix) {
 			ids = append(ids, structs.DefaultNamespace)
 		}
 		return ids, nil, nil
 	}
 	return nil, nil, nil
+}
+
+// searchIDs reads a whole list with followPages and returns its IDs.
+func searchIDs[T any](q *structs.QueryOptions, id func(T) string, call func() ([]T, *structs.QueryMeta, error)) ([]string, *structs.QueryMeta, error) {
+	list, meta, err := followPages(q, call)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, 0, len(list))
+	for _, v := range list {
+		ids = append(ids, id(v))
+	}
+	return ids, &meta, nil
 }
