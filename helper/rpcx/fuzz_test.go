@@ -19,13 +19,14 @@ const fuzzMessageLimit = 64 << 10
 
 // codecAllocBudget bounds what reading an input as a stream of messages may
 // allocate: the codec's buffers (including one readChunk, which the frame
-// scanner may take for a payload before it arrives), and the values
-// decoded into the types the target uses (EchoArgs, any, time.Time). An
-// empty map decoded into an interface costs the most per byte, about a
-// hundred and fifty; what the real request types cost is FuzzRPCRequest's
-// concern (nomad package).
+// scanner may take for a payload before it arrives, and what go-msgpack
+// allocates afresh under the race detector, which empties sync.Pools), and
+// the values decoded into the types the target uses (EchoArgs, any,
+// time.Time). An empty map decoded into an interface costs the most per
+// byte, about a hundred and fifty; what the real request types cost is
+// FuzzRPCRequest's concern (nomad package).
 func codecAllocBudget(inputLen int) uint64 {
-	return readChunk + 16<<10 + 256*uint64(inputLen)
+	return readChunk + 128<<10 + 256*uint64(inputLen)
 }
 
 // FuzzCodec feeds arbitrary bytes to the server side of the codec and to
