@@ -112,15 +112,17 @@ func TestDecodeCostRefusesShapesDroverNeverSends(t *testing.T) {
 	}{
 		{"a struct as an array of its fields", []byte{0x91, 0xa1, 'x'}, &EchoArgs{}, "sent as a map of its fields"},
 		{"a field name that is a number", []byte{0x81, 0x01, 0x02}, &EchoArgs{}, "field name"},
-		{"a zero-length extension in an interface", []byte{0x92, 0xc7, 0x00, 0x05, 0x01}, new(any), "zero-length extension"},
+		{"a zero-length extension in an interface", []byte{0x92, 0xc7, 0x00, 0x05, 0x01}, new(any), "an extension (type 5) where any value may go"},
+		{"a timestamp in an interface", []byte{0xd6, 0xff, 0, 0, 0, 1}, new(any), "an extension (type -1) where any value may go"},
 		{"a zero-length extension in an unknown field", []byte{0x81, 0xa1, 'z', 0xc7, 0x00, 0x05}, &EchoArgs{}, "zero-length extension"},
-		// Found by FuzzCodec (testdata/fuzz/FuzzCodec/332cf0d3d809b3a8): a
-		// map key given twice made go-msgpack decode the second value into
-		// the raw extension the first one left, keeping a 2-byte timestamp
-		// whose encoding no longer decodes, so the request could not be
-		// forwarded or written to the raft log.
+		// Found by FuzzCodec (testdata/fuzz/FuzzCodec/332cf0d3d809b3a8 and
+		// 2a4aee0489705726): a map key given twice made go-msgpack decode
+		// the second value into the raw extension the first one left,
+		// keeping a 2-byte timestamp, or an empty extension, whose encoding
+		// no longer decodes, so the request could not be forwarded or
+		// written to the raft log.
 		{"a timestamp of the wrong length under a key given twice",
-			[]byte{0x82, 0xa1, 'k', 0xd5, 0x30, 0x00, 0x00, 0xa1, 'k', 0xd5, 0xff, 0x30, 0xa3}, new(any), "timestamp extension of 2 bytes"},
+			[]byte{0x82, 0xa1, 'k', 0xd5, 0x30, 0x00, 0x00, 0xa1, 'k', 0xd5, 0xff, 0x30, 0xa3}, new(any), "an extension (type 48)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Decode(tc.in, tc.out)

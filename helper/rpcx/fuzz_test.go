@@ -97,14 +97,10 @@ func FuzzCodec(f *testing.F) {
 		if Decode(data, &v) != nil {
 			return
 		}
-		// One trip: what a server forwards after decoding a request.
-		w := reencode(t, v)
-		// From then on nothing changes. (The first trip may: a msgpack
-		// timestamp decodes into an interface as a time.Time, which
-		// encodes, as every time does with TimeNotBuiltin, as binary and
-		// comes back a string. Drover never puts a time in an interface
-		// field, so only a foreign encoder sends one.)
-		if a, b := canonical(t, canon, w), canonical(t, canon, reencode(t, w)); !bytes.Equal(a, b) {
+		// What a server forwards after decoding a request is what it
+		// decoded. (Decode refuses extensions where an interface is
+		// decoded, the one form go-msgpack did not give back as it took.)
+		if a, b := canonical(t, canon, v), canonical(t, canon, reencode(t, v)); !bytes.Equal(a, b) {
 			t.Fatalf("a value changed in an encode/decode round trip:\nbefore % x\nafter  % x", head(a), head(b))
 		}
 	})
