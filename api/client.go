@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,6 +71,11 @@ type Config struct {
 	// HTTPClient, if set, is used as is; Timeout still applies per request.
 	HTTPClient *http.Client
 
+	// TLSConfig configures HTTPS (see tls.go); unset fields are read from
+	// the environment (DROVER_CACERT, then NOMAD_CACERT, ...). It is not
+	// applied to an HTTPClient given above.
+	TLSConfig *TLSConfig
+
 	// Getenv reads the environment for DefaultConfig; nil means os.Getenv.
 	// Tests set it to avoid depending on the real environment.
 	Getenv func(string) string
@@ -97,6 +103,7 @@ func ConfigFromEnv(getenv func(string) string) *Config {
 		Namespace: first(EnvNamespace, NomadEnvNamespace),
 		Region:    first(EnvRegion, NomadEnvRegion),
 		SecretID:  first(EnvToken, NomadEnvToken),
+		TLSConfig: tlsFromEnv(first),
 	}
 	if d, err := time.ParseDuration(getenv(EnvHTTPTimeout)); err == nil && d != 0 {
 		c.Timeout = d
@@ -148,9 +155,14 @@ func NewClient(cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.TLSConfig = c.TLSConfig.withDefaults(env.TLSConfig)
 	hc := c.HTTPClient
 	if hc == nil {
-		hc = defaultHTTPClient()
+		tc, err := c.TLSConfig.build()
+		if err != nil {
+			return nil, err
+		}
+		hc = defaultHTTPClient(tc)
 	}
 	return &Client{config: c, baseURL: base, http: hc}, nil
 }
@@ -181,9 +193,10 @@ func parseAddress(addr string) (*url.URL, error) {
 // defaultHTTPClient has no overall timeout, because blocking queries and log
 // streams legitimately stay open for minutes; requests are bounded by
 // contexts instead. It does not share http.DefaultTransport, so a caller's
-// changes to that cannot leak in.
-func defaultHTTPClient() *http.Client {
+// changes to that cannot leak in. tlsConfig is used for https addresses.
+func defaultHTTPClient(tlsConfig *tls.Config) *http.Client {
 	return &http.Client{Transport: &http.Transport{
+		TLSClientConfig:       tlsConfig,
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: DefaultDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
 		TLSHandshakeTimeout:   10 * time.Second,
@@ -432,7 +445,7 @@ func (c *Client) do(r *request) (*http.Response, context.CancelFunc, time.Durati
 		if limit > 0 && r.ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || !headersInTime) {
 			return nil, nil, elapsed, &TimeoutError{Method: r.method, Path: r.path, Address: c.baseURL.String(), Limit: limit}
 		}
-		return nil, nil, elapsed, fmt.Errorf("%s %s: %w", r.method, r.path, err)
+		return nil, nil, elapsed, fmt.Errorf("%s %s: %w", r.method, r.path, explainTLS(err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer cancel()

@@ -57,6 +57,9 @@ type Client struct {
 
 	updates *updater
 	gc      *gc.Collector
+	// tokens resolves ACL tokens for the client's endpoints; nil while
+	// ACLs are off.
+	tokens *tokenCache
 
 	shutdownOnce sync.Once
 }
@@ -108,9 +111,12 @@ func NewClient(cfg *config.Config) (*Client, error) {
 	if cfg.RPC != nil {
 		c.rpc = cfg.RPC
 	} else {
-		c.pool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: c.logger})
+		c.pool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: c.logger, TLS: cfg.RPCTLS})
 		c.srv = servers.New(c.pool, cfg.Servers)
 		c.rpc = c.srv
+	}
+	if cfg.ACLEnabled {
+		c.tokens = newTokenCache(c.rpc, cfg.Region, c.clock, cfg.ACLTokenTTL, cfg.ACLPolicyTTL)
 	}
 	c.updates = newUpdater(c)
 	c.gc = gc.New(gc.Config{

@@ -58,6 +58,8 @@ var verbs = []verb{
 	{"acl token self", "Show the token in use", aclTokenSelf},
 	{"acl token update", "Change an ACL token's name, type or policies", aclTokenUpdate},
 	{"acl token delete", "Delete an ACL token", aclTokenDelete},
+	{"tls ca create", "Create a certificate authority for agents' TLS", tlsCACreate},
+	{"tls cert create", "Create a server, client or CLI certificate signed by the CA", tlsCertCreate},
 	{"status", "List jobs, or show the status of any object by ID", status},
 }
 

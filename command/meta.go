@@ -38,6 +38,10 @@ type Meta struct {
 	namespace string
 	region    string
 	token     string
+
+	// TLS flags, Nomad's: see clientFlagsHelp.
+	caCert, caPath, clientCert, clientKey, tlsServerName string
+	tlsSkipVerify                                        bool
 }
 
 // newMeta returns a Meta wired to the process: real environment and clock.
@@ -73,6 +77,33 @@ General Options:
   -token=<secret>
     The ACL token. Overrides DROVER_TOKEN and NOMAD_TOKEN.
 
+  -ca-cert=<path>
+    Path to a PEM encoded CA cert file to use to verify the agent's
+    certificate. Overrides DROVER_CACERT and NOMAD_CACERT.
+
+  -ca-path=<path>
+    Path to a directory of PEM encoded CA cert files to verify the agent's
+    certificate. If both -ca-cert and -ca-path are given, -ca-cert is used.
+    Overrides DROVER_CAPATH and NOMAD_CAPATH.
+
+  -client-cert=<path>
+    Path to a PEM encoded client certificate for TLS authentication to the
+    agent (needed when it sets tls.verify_https_client). Must be given with
+    -client-key. Overrides DROVER_CLIENT_CERT and NOMAD_CLIENT_CERT.
+
+  -client-key=<path>
+    Path to an unencrypted PEM encoded private key matching the client
+    certificate. Overrides DROVER_CLIENT_KEY and NOMAD_CLIENT_KEY.
+
+  -tls-server-name=<value>
+    The server name to use as the SNI host and to check the agent's
+    certificate against. Overrides DROVER_TLS_SERVER_NAME and
+    NOMAD_TLS_SERVER_NAME.
+
+  -tls-skip-verify
+    Do not verify the agent's TLS certificate. This is strongly
+    discouraged. Overrides DROVER_SKIP_VERIFY and NOMAD_SKIP_VERIFY.
+
   A request the agent does not answer within 60s fails; set
   DROVER_HTTP_TIMEOUT (such as 2m) to wait longer. Blocking queries get
   their wait on top, and followed streams are not bounded once open.
@@ -88,7 +119,23 @@ func (m *Meta) flagSet(name, help string) *flag.FlagSet {
 	fs.StringVar(&m.namespace, "namespace", "", "")
 	fs.StringVar(&m.region, "region", "", "")
 	fs.StringVar(&m.token, "token", "", "")
+	fs.StringVar(&m.caCert, "ca-cert", "", "")
+	fs.StringVar(&m.caPath, "ca-path", "", "")
+	fs.StringVar(&m.clientCert, "client-cert", "", "")
+	fs.StringVar(&m.clientKey, "client-key", "", "")
+	fs.StringVar(&m.tlsServerName, "tls-server-name", "", "")
+	fs.BoolVar(&m.tlsSkipVerify, "tls-skip-verify", false, "")
 	m.help = strings.TrimSpace(help) + "\n" + clientFlagsHelp
+	fs.Usage = func() { fmt.Fprint(m.stderr, m.help) }
+	return fs
+}
+
+// localFlagSet is flagSet for a verb that does not talk to an agent (the
+// tls verbs): only its own flags, and its help without the general ones.
+func (m *Meta) localFlagSet(name, help string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	m.help = strings.TrimSpace(help) + "\n"
 	fs.Usage = func() { fmt.Fprint(m.stderr, m.help) }
 	return fs
 }
@@ -126,11 +173,33 @@ func (m *Meta) client() (*api.Client, error) {
 	if m.token != "" {
 		cfg.SecretID = m.token
 	}
+	cfg.TLSConfig = m.tlsFlags(cfg.TLSConfig)
 	c, err := api.NewClient(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("error initializing client: %w", err)
 	}
 	return c, nil
+}
+
+// tlsFlags overlays the TLS flags given on env, the settings from the
+// environment. A CA or a client certificate given by flag replaces the
+// environment's whole, so a flag never pairs with a stray variable.
+func (m *Meta) tlsFlags(env *api.TLSConfig) *api.TLSConfig {
+	out := api.TLSConfig{}
+	if env != nil {
+		out = *env
+	}
+	if m.caCert != "" || m.caPath != "" {
+		out.CACert, out.CAPath = m.caCert, m.caPath
+	}
+	if m.clientCert != "" || m.clientKey != "" {
+		out.ClientCert, out.ClientKey = m.clientCert, m.clientKey
+	}
+	if m.tlsServerName != "" {
+		out.TLSServerName = m.tlsServerName
+	}
+	out.Insecure = out.Insecure || m.tlsSkipVerify
+	return &out
 }
 
 // out prints a line to stdout.

@@ -54,6 +54,11 @@ type agent struct {
 	cmd      *exec.Cmd
 	log      *bytes.Buffer
 	done     chan error
+	// tls, when set, is how the test reaches an agent whose API speaks
+	// HTTPS (tls.http): its CA and a CLI certificate.
+	tls *api.TLSConfig
+	// token, when set, is the ACL token api() and cli() send.
+	token string
 }
 
 // agentSpec describes an agent's configuration file body (without ports
@@ -133,12 +138,19 @@ func (a *agent) stop() {
 	}
 }
 
-func (a *agent) httpAddr() string { return fmt.Sprintf("http://127.0.0.1:%d", a.httpPort) }
-func (a *agent) rpcAddr() string  { return fmt.Sprintf("127.0.0.1:%d", a.rpcPort) }
+func (a *agent) httpAddr() string {
+	if a.tls != nil {
+		// The agents' certificates name localhost, not every address.
+		return fmt.Sprintf("https://localhost:%d", a.httpPort)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", a.httpPort)
+}
+
+func (a *agent) rpcAddr() string { return fmt.Sprintf("127.0.0.1:%d", a.rpcPort) }
 
 func (a *agent) api() *api.Client {
 	a.t.Helper()
-	c, err := api.NewClient(&api.Config{Address: a.httpAddr()})
+	c, err := api.NewClient(&api.Config{Address: a.httpAddr(), TLSConfig: a.tls, SecretID: a.token})
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -150,6 +162,12 @@ func (a *agent) cli(args ...string) (string, int) {
 	a.t.Helper()
 	cmd := exec.Command(binary(a.t), args...)
 	cmd.Env = append(os.Environ(), "DROVER_ADDR="+a.httpAddr(), "NOMAD_ADDR="+a.httpAddr())
+	if a.tls != nil {
+		cmd.Env = append(cmd.Env, "NOMAD_CACERT="+a.tls.CACert, "NOMAD_CLIENT_CERT="+a.tls.ClientCert, "NOMAD_CLIENT_KEY="+a.tls.ClientKey)
+	}
+	if a.token != "" {
+		cmd.Env = append(cmd.Env, "DROVER_TOKEN="+a.token)
+	}
 	out, err := cmd.CombinedOutput()
 	code := 0
 	if err != nil {

@@ -6,11 +6,15 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
-// Alloc reads allocations and stops them.
+// Alloc reads allocations and stops them. Reads need read-job in the
+// allocation's namespace (lists answer only those), stopping needs
+// alloc-lifecycle; a client reading its own allocations is authenticated
+// by its node secret instead.
 type Alloc struct {
 	srv *Server
 }
@@ -21,14 +25,25 @@ type Alloc struct {
 //
 // A client reads as its node (NodeID and SecretID, checked first) and is
 // answered only the allocations placed on that node: an ID of another
-// node's allocation is answered as if it did not exist.
+// node's allocation is answered as if it did not exist. Anyone else reads
+// with a token, and is answered only the allocations of namespaces where
+// it has read-job.
 func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsGetResponse) error {
+	if err := a.srv.requireNodePeer("Alloc.GetAllocs", args); err != nil {
+		return err
+	}
 	if done, err := a.srv.forward("Alloc.GetAllocs", args, args, reply); done {
 		return err
 	}
 	asNode := args.NodeID != "" || args.SecretID != ""
+	var aclObj *acl.ACL
 	if asNode {
 		if _, err := authenticateNode(a.srv.State(), args.NodeID, args.SecretID); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if aclObj, err = a.srv.allowNamespaceOp(args, acl.AllNamespaces, acl.NamespaceCapabilityReadJob); err != nil {
 			return err
 		}
 	}
@@ -40,7 +55,8 @@ func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsG
 			if err != nil {
 				return 0, err
 			}
-			if alloc == nil || (asNode && alloc.NodeID != args.NodeID) {
+			if alloc == nil || (asNode && alloc.NodeID != args.NodeID) ||
+				(!asNode && !allowedIn(aclObj, alloc.Namespace, acl.NamespaceCapabilityReadJob)) {
 				continue
 			}
 			out = append(out, alloc)
@@ -65,10 +81,17 @@ func (a *Alloc) GetAlloc(args *structs.AllocSpecificRequest, reply *structs.Sing
 	if done, err := a.srv.forward("Alloc.GetAlloc", args, args, reply); done {
 		return err
 	}
+	aclObj, err := a.srv.allowNamespaceOp(args, acl.AllNamespaces, acl.NamespaceCapabilityReadJob)
+	if err != nil {
+		return err
+	}
 	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		alloc, err := st.AllocByID(ws, args.AllocID)
 		if err != nil {
 			return 0, err
+		}
+		if alloc != nil && !allowedIn(aclObj, alloc.Namespace, acl.NamespaceCapabilityReadJob) {
+			return 0, objectDenied("allocation", alloc.ID, alloc.Namespace, acl.NamespaceCapabilityReadJob)
 		}
 		reply.Alloc = alloc
 		if alloc != nil {
@@ -78,9 +101,14 @@ func (a *Alloc) GetAlloc(args *structs.AllocSpecificRequest, reply *structs.Sing
 	})
 }
 
-// List returns allocation stubs filtered by ID prefix and namespace.
+// List returns allocation stubs filtered by ID prefix and namespace, and
+// to the namespaces where the token has read-job.
 func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListResponse) error {
 	if done, err := a.srv.forward("Alloc.List", args, args, reply); done {
+		return err
+	}
+	aclObj, err := a.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob)
+	if err != nil {
 		return err
 	}
 	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -91,7 +119,8 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 		var list []*structs.Allocation
 		for raw := it.Next(); raw != nil; raw = it.Next() {
 			alloc := raw.(*structs.Allocation)
-			if namespaceMatch(args.Namespace, alloc.Namespace) && strings.HasPrefix(alloc.ID, args.Prefix) {
+			if namespaceMatch(args.Namespace, alloc.Namespace) && strings.HasPrefix(alloc.ID, args.Prefix) &&
+				allowedIn(aclObj, alloc.Namespace, acl.NamespaceCapabilityReadJob) {
 				list = append(list, alloc)
 			}
 		}
@@ -103,8 +132,13 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 }
 
 // Stop asks for one allocation to be stopped and replaced (`alloc stop`).
+// It needs alloc-lifecycle in the allocation's namespace.
 func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopResponse) error {
 	if done, err := a.srv.forward("Alloc.Stop", args, args, reply); done {
+		return err
+	}
+	aclObj, err := a.srv.allowNamespaceOp(args, acl.AllNamespaces, acl.NamespaceCapabilityAllocLifecycle)
+	if err != nil {
 		return err
 	}
 	alloc, err := a.srv.State().AllocByID(nil, args.AllocID)
@@ -113,6 +147,9 @@ func (a *Alloc) Stop(args *structs.AllocStopRequest, reply *structs.AllocStopRes
 	}
 	if alloc == nil {
 		return fmt.Errorf("allocation %q: %w", args.AllocID, structs.ErrNotFound)
+	}
+	if !allowedIn(aclObj, alloc.Namespace, acl.NamespaceCapabilityAllocLifecycle) {
+		return objectDenied("allocation", alloc.ID, alloc.Namespace, acl.NamespaceCapabilityAllocLifecycle)
 	}
 	now := a.srv.Now()
 	job := alloc.Job

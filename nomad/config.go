@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/helper/tlsutil"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -119,6 +120,15 @@ type Config struct {
 	MaxBlockingQueries          int
 	MaxBlockingQueriesPerClient int
 
+	// TLS is the agent's TLS material and settings (the tls block); nil
+	// or with tls.rpc off, the RPC port is plaintext. With tls.rpc every
+	// connection to the RPC port, raft's included, must be TLS with a
+	// certificate of the CA, and this server dials other servers with TLS.
+	// With verify_server_hostname on, only server certificates may speak
+	// raft and call server endpoints (see peer_auth.go). The agent shares
+	// one Manager with its client and HTTP server, so a reload reaches all.
+	TLS *tlsutil.Manager
+
 	Logger hclog.Logger
 	Clock  Clock
 }
@@ -207,6 +217,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("server: job_max_count must be at least 1, got %d", c.JobMaxCount)
 	case c.JobMaxAllocs < c.JobMaxCount:
 		return fmt.Errorf("server: job_max_allocs (%d) must be at least job_max_count (%d)", c.JobMaxAllocs, c.JobMaxCount)
+	}
+	if c.TLS.RPCEnabled() && c.TLS.Region() != c.Region {
+		return fmt.Errorf("server: the TLS settings were made for region %q, the server is in %q", c.TLS.Region(), c.Region)
 	}
 	if c.DefaultSchedulerConfig != nil {
 		if err := c.DefaultSchedulerConfig.Validate(); err != nil {

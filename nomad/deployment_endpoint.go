@@ -5,11 +5,13 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
-// Deployment reads deployments.
+// Deployment reads deployments: read-job in their namespace (lists answer
+// only those).
 type Deployment struct {
 	srv *Server
 }
@@ -17,6 +19,10 @@ type Deployment struct {
 // List returns deployments, newest first, filtered by ID prefix.
 func (d *Deployment) List(args *structs.GenericRequest, reply *structs.DeploymentListResponse) error {
 	if done, err := d.srv.forward("Deployment.List", args, args, reply); done {
+		return err
+	}
+	aclObj, err := d.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob)
+	if err != nil {
 		return err
 	}
 	return d.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -27,7 +33,8 @@ func (d *Deployment) List(args *structs.GenericRequest, reply *structs.Deploymen
 		out := []*structs.Deployment{}
 		for raw := it.Next(); raw != nil; raw = it.Next() {
 			dep := raw.(*structs.Deployment)
-			if namespaceMatch(args.Namespace, dep.Namespace) && strings.HasPrefix(dep.ID, args.Prefix) {
+			if namespaceMatch(args.Namespace, dep.Namespace) && strings.HasPrefix(dep.ID, args.Prefix) &&
+				allowedIn(aclObj, dep.Namespace, acl.NamespaceCapabilityReadJob) {
 				out = append(out, dep)
 			}
 		}
@@ -43,10 +50,17 @@ func (d *Deployment) GetDeployment(args *structs.DeploymentSpecificRequest, repl
 	if done, err := d.srv.forward("Deployment.GetDeployment", args, args, reply); done {
 		return err
 	}
+	aclObj, err := d.srv.allowNamespaceOp(args, acl.AllNamespaces, acl.NamespaceCapabilityReadJob)
+	if err != nil {
+		return err
+	}
 	return d.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		dep, err := st.DeploymentByID(ws, args.DeploymentID)
 		if err != nil {
 			return 0, err
+		}
+		if dep != nil && !allowedIn(aclObj, dep.Namespace, acl.NamespaceCapabilityReadJob) {
+			return 0, objectDenied("deployment", dep.ID, dep.Namespace, acl.NamespaceCapabilityReadJob)
 		}
 		reply.Deployment = dep
 		return maxIndex(st, state.TableDeployments), nil

@@ -54,11 +54,47 @@
 // The ACL endpoint (acl_endpoint*.go, acl_bootstrap.go) stores policies
 // and tokens through raft. A token's secret is made on the leader and only
 // its SHA-256 goes to raft and the state store; encodeMsg also clears the
-// caller's AuthToken from every request before it becomes an entry, so no
-// secret is ever on disk. Server.ResolveToken (acl.go) is what every
-// endpoint asks before acting: it looks the token up by the hash of its
+// caller's AuthToken (and a forwarding server's ServerToken) from every
+// request before it becomes an entry, so no caller's secret is ever on
+// disk. Server.ResolveToken (acl.go) looks a token up by the hash of its
 // secret and compiles its policies into an *acl.ACL, cached in a bounded
 // LRU keyed by the policies' names and indexes.
+//
+// Every endpoint a user can reach checks the request's token with
+// Nomad's capabilities, first thing after it forwarded (acl_check.go):
+// jobs need submit-job, read-job, list-jobs, dispatch-job, scale-job and
+// the like in the job's namespace; allocations, evaluations and
+// deployments read-job (alloc-lifecycle to stop an allocation); nodes node
+// read or write; the raft and scheduler configuration operator read or
+// write; garbage collection and KV a management token. Lists answer only
+// the namespaces the token may read. A refusal wraps
+// structs.ErrPermissionDenied and changes nothing; an unknown or expired
+// token is structs.ErrTokenNotFound. A client's own node calls are
+// authenticated by its node secret instead, and Status needs nothing.
+//
+// # Who may call what
+//
+// With the agent's tls block (Config.TLS) the RPC port takes only TLS
+// connections with a certificate of the CA, and with verify_server_hostname
+// the certificate's name is its holder's role: raft and the servers' own
+// endpoints are for server certificates, node endpoints for client and
+// server certificates, and only a server may send a request marked
+// forwarded. peer_auth.go holds the certificate checks.
+//
+// The servers' own endpoints (Eval.Dequeue, Ack, Nack, Update, Create,
+// Reblock, Plan.Submit, Operator.RaftAddPeer) call requireServer first,
+// and forward calls checkForwarded for every request (server_secret.go):
+// the one place a caller is found to be a server. A call made in this
+// process with no remote caller behind it (rpcx.Peer.InProcess, no Addr)
+// is the server itself. With certificate roles checked, a server
+// certificate is the proof. Without them but with ACLs on, the proof is
+// the cluster's server secret: a server sends it as the AuthToken of its
+// own calls and as the ServerToken of a request it forwards. The first
+// leader with ACLs on makes the secret (its random value in the raft
+// entry, never made in the FSM); it replicates like any state and no
+// endpoint answers it. With neither, nothing is checked there.
+// TestEveryRPCEndpointRefusesACallerWithoutAToken walks the RPC registry,
+// so an endpoint added without a check fails it.
 //
 // Time comes from an injected Clock everywhere outside raft and the FSM, so
 // tests drive heartbeats, nack timeouts and delays with a FakeClock.

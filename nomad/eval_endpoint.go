@@ -8,12 +8,15 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
 // Eval serves workers (dequeue, ack, nack, update) and readers of evals.
-// Worker calls always run on the leader, where the broker lives.
+// Worker calls always run on the leader, where the broker lives, and only
+// servers may make them (see requireServer); reading evals needs read-job
+// in their namespace.
 type Eval struct {
 	srv *Server
 }
@@ -23,6 +26,9 @@ const maxDequeueTimeout = 10 * time.Second
 // Dequeue hands the caller the next ready eval for its schedulers, waiting
 // up to Timeout. WaitIndex is the state index the worker must reach first.
 func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequeueResponse) error {
+	if err := e.srv.requireServer("Eval.Dequeue", args); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Dequeue", args, args, reply); done {
 		return err
 	}
@@ -58,6 +64,9 @@ func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequ
 
 // Ack marks an eval done.
 func (e *Eval) Ack(args *structs.EvalAckRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServer("Eval.Ack", args); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Ack", args, args, reply); done {
 		return err
 	}
@@ -66,6 +75,9 @@ func (e *Eval) Ack(args *structs.EvalAckRequest, reply *structs.GenericResponse)
 
 // Nack returns an eval to the broker for redelivery.
 func (e *Eval) Nack(args *structs.EvalAckRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServer("Eval.Nack", args); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Nack", args, args, reply); done {
 		return err
 	}
@@ -90,6 +102,9 @@ func (e *Eval) checkToken(token string) error {
 
 // Update writes the worker's final version of its eval.
 func (e *Eval) Update(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServer("Eval.Update", args); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Update", args, args, reply); done {
 		return err
 	}
@@ -105,6 +120,9 @@ func (e *Eval) Update(args *structs.EvalUpdateRequest, reply *structs.GenericRes
 // Create writes follow-up evals a scheduler made (delayed reschedules,
 // disconnect timeouts, blocked evals). The creating eval's token is checked.
 func (e *Eval) Create(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServer("Eval.Create", args); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Create", args, args, reply); done {
 		return err
 	}
@@ -126,6 +144,9 @@ func (e *Eval) Create(args *structs.EvalUpdateRequest, reply *structs.GenericRes
 // Reblock puts a blocked eval that still cannot place back into
 // BlockedEvals, keeping its ID.
 func (e *Eval) Reblock(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
+	if err := e.srv.requireServer("Eval.Reblock", args); err != nil {
+		return err
+	}
 	if done, err := e.srv.forward("Eval.Reblock", args, args, reply); done {
 		return err
 	}
@@ -171,10 +192,17 @@ func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleE
 	if done, err := e.srv.forward("Eval.GetEval", args, args, reply); done {
 		return err
 	}
+	a, err := e.srv.allowNamespaceOp(args, acl.AllNamespaces, acl.NamespaceCapabilityReadJob)
+	if err != nil {
+		return err
+	}
 	return e.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		eval, err := st.EvalByID(ws, args.EvalID)
 		if err != nil {
 			return 0, err
+		}
+		if eval != nil && !allowedIn(a, eval.Namespace, acl.NamespaceCapabilityReadJob) {
+			return 0, objectDenied("evaluation", eval.ID, eval.Namespace, acl.NamespaceCapabilityReadJob)
 		}
 		reply.Eval = eval
 		if eval != nil {
@@ -184,9 +212,14 @@ func (e *Eval) GetEval(args *structs.EvalSpecificRequest, reply *structs.SingleE
 	})
 }
 
-// List returns evals, newest first, filtered by ID prefix, job and status.
+// List returns evals, newest first, filtered by ID prefix, job and status,
+// and to the namespaces where the token has read-job.
 func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListResponse) error {
 	if done, err := e.srv.forward("Eval.List", args, args, reply); done {
+		return err
+	}
+	a, err := e.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob)
+	if err != nil {
 		return err
 	}
 	return e.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -197,7 +230,8 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 		out := []*structs.Evaluation{}
 		for raw := it.Next(); raw != nil; raw = it.Next() {
 			ev := raw.(*structs.Evaluation)
-			if !namespaceMatch(args.Namespace, ev.Namespace) || !strings.HasPrefix(ev.ID, args.Prefix) {
+			if !namespaceMatch(args.Namespace, ev.Namespace) || !strings.HasPrefix(ev.ID, args.Prefix) ||
+				!allowedIn(a, ev.Namespace, acl.NamespaceCapabilityReadJob) {
 				continue
 			}
 			if args.FilterJobID != "" && ev.JobID != args.FilterJobID {
@@ -220,12 +254,16 @@ func (e *Eval) Allocations(args *structs.EvalSpecificRequest, reply *structs.Eva
 	if done, err := e.srv.forward("Eval.Allocations", args, args, reply); done {
 		return err
 	}
+	a, err := e.srv.allowNamespaceOp(args, acl.AllNamespaces, acl.NamespaceCapabilityReadJob)
+	if err != nil {
+		return err
+	}
 	return e.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		allocs, err := st.AllocsByEval(ws, args.EvalID)
 		if err != nil {
 			return 0, err
 		}
-		if reply.Allocations, err = stubs(&args.QueryOptions, &reply.QueryMeta, allocs); err != nil {
+		if reply.Allocations, err = stubs(&args.QueryOptions, &reply.QueryMeta, readable(a, allocs)); err != nil {
 			return 0, err
 		}
 		return maxIndex(st, state.TableAllocs), nil

@@ -105,6 +105,7 @@ func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
 		structs.ACLTokenUpsertRequestType:               f.applyACLTokenUpsert,
 		structs.ACLTokenDeleteRequestType:               f.applyACLTokenDelete,
 		structs.ACLTokenBootstrapRequestType:            f.applyACLTokenBootstrap,
+		structs.ServerSecretRequestType:                 f.applyServerSecret,
 	}
 	return f, nil
 }

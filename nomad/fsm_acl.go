@@ -35,3 +35,15 @@ func (f *FSM) applyACLTokenBootstrap(buf []byte, index uint64) any {
 	decode(buf, &req, structs.ACLTokenBootstrapRequestType)
 	return errOrNil(f.State().BootstrapACLToken(index, req.ResetIndex, req.Token))
 }
+
+// applyServerSecret stores the server secret the leader made, unless the
+// cluster has one; the answer says whether this entry's secret was kept.
+func (f *FSM) applyServerSecret(buf []byte, index uint64) any {
+	var req structs.ServerSecretRequest
+	decode(buf, &req, structs.ServerSecretRequestType)
+	stored, err := f.State().SetServerSecretIfMissing(index, req.Secret)
+	if err != nil {
+		return err
+	}
+	return stored
+}

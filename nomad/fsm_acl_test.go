@@ -26,6 +26,10 @@ func addACLEntries(l *fsmLog, ts time.Time) {
 	}
 	l.add(structs.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{client("t1"), client("t2")}})
 	l.add(structs.ACLTokenDeleteRequestType, &structs.ACLTokenDeleteRequest{AccessorIDs: []string{"t2"}})
+	// The server secret is set once: a second entry (a stale leader's)
+	// changes nothing.
+	l.add(structs.ServerSecretRequestType, &structs.ServerSecretRequest{Secret: "first-secret"})
+	l.add(structs.ServerSecretRequestType, &structs.ServerSecretRequest{Secret: "second-secret"})
 }
 
 func checkACLEntries(t *testing.T, st *state.StateStore) {
@@ -45,11 +49,14 @@ func checkACLEntries(t *testing.T, st *state.StateStore) {
 	if idx, _ := st.ACLBootstrapIndex(); idx == 0 {
 		t.Fatal("the bootstrap is not recorded")
 	}
+	if sec, _ := st.ServerSecret(); sec != "first-secret" {
+		t.Fatalf("server secret = %q; the first one stored must stay", sec)
+	}
 }
 
 // No raft entry carries the caller's token: secrets live only as hashes.
 func TestRaftEntriesNeverCarryTheCallersToken(t *testing.T) {
-	req := &structs.JobRegisterRequest{Job: fsmTestJob("web"), WriteRequest: structs.WriteRequest{AuthToken: "caller-secret", Region: "global"}}
+	req := &structs.JobRegisterRequest{Job: fsmTestJob("web"), WriteRequest: structs.WriteRequest{AuthToken: "caller-secret", ServerToken: "forwarder-secret", Region: "global"}}
 	buf, err := encodeMsg(structs.JobRegisterRequestType, req)
 	if err != nil {
 		t.Fatal(err)
@@ -58,8 +65,8 @@ func TestRaftEntriesNeverCarryTheCallersToken(t *testing.T) {
 	if err := rpcx.Decode(buf[1:], &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.AuthToken != "" || back.Region != "global" {
-		t.Fatalf("entry carries AuthToken %q (region %q)", back.AuthToken, back.Region)
+	if back.AuthToken != "" || back.ServerToken != "" || back.Region != "global" {
+		t.Fatalf("entry carries AuthToken %q, ServerToken %q (region %q)", back.AuthToken, back.ServerToken, back.Region)
 	}
 }
 

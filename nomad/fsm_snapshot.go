@@ -42,6 +42,7 @@ const (
 	recScalingEvents
 	recACLPolicy
 	recACLToken
+	recServerSecret
 )
 
 type fsmSnapshot struct {
@@ -89,6 +90,7 @@ func (s *fsmSnapshot) persist(w io.Writer) error {
 		{recScalingEvents, s.snap.ScalingEvents},
 		{recACLPolicy, s.snap.ACLPolicies},
 		{recACLToken, s.snap.ACLTokens},
+		{recServerSecret, s.snap.ServerSecrets},
 	}
 	for _, t := range tables {
 		it, err := t.iter(nil)
@@ -220,6 +222,11 @@ func restoreRecord(dec *rpcx.ValueReader, r *state.StateRestore, rec snapshotRec
 		v := new(structs.ACLToken)
 		if err = dec.Decode(v); err == nil {
 			err = r.ACLTokenRestore(v)
+		}
+	case recServerSecret:
+		v := new(structs.ServerSecret)
+		if err = dec.Decode(v); err == nil {
+			err = r.ServerSecretRestore(v)
 		}
 	default:
 		return fmt.Errorf("snapshot record type %d is unknown", rec)

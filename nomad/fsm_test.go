@@ -226,7 +226,7 @@ func dumpState(t *testing.T, st *state.StateStore) map[string][]any {
 	iters := map[string]func(memdb.WatchSet) (memdb.ResultIterator, error){
 		"nodes": st.Nodes, "jobs": st.Jobs, "versions": st.JobVersions, "summaries": st.JobSummaries,
 		"evals": st.Evals, "allocs": st.Allocs, "deployments": st.Deployments, "kv": st.KVs, "scaling": st.ScalingEvents,
-		"acl_policies": st.ACLPolicies, "acl_tokens": st.ACLTokens,
+		"acl_policies": st.ACLPolicies, "acl_tokens": st.ACLTokens, "server_secret": st.ServerSecrets,
 		"index": func(memdb.WatchSet) (memdb.ResultIterator, error) { return st.Indexes() },
 	}
 	for name, iter := range iters {

@@ -3,6 +3,7 @@ package nomad
 import (
 	"time"
 
+	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -20,6 +21,9 @@ import (
 // still store one child.
 func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispatchResponse) error {
 	if done, err := j.srv.forward("Job.Dispatch", args, args, reply); done {
+		return err
+	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityDispatchJob); err != nil {
 		return err
 	}
 	if args.JobID == "" {

@@ -6,23 +6,50 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
-// Job registers, stops and reads jobs.
+// Job registers, stops and reads jobs. Each method checks the request's
+// token for the namespace capability Nomad asks for (see acl_check.go);
+// a job is checked against the namespace it goes into.
 type Job struct {
 	srv *Server
 }
 
 // Register validates a job, then writes it and its evaluation in one raft
 // entry. With EnforceIndex the write only happens if the job's current
-// JobModifyIndex is JobModifyIndex (0: the job must not exist).
+// JobModifyIndex is JobModifyIndex (0: the job must not exist). It needs
+// submit-job (or register-job) in the job's namespace.
 func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) error {
 	if done, err := j.srv.forward("Job.Register", args, args, reply); done {
 		return err
 	}
-	if err := j.srv.checkJobRegistrationAllowed(); err != nil {
+	a, err := j.srv.allowNamespaceOp(args, registerNamespace(args), acl.NamespaceCapabilitySubmitJob, acl.NamespaceCapabilityRegisterJob)
+	if err != nil {
+		return err
+	}
+	return j.register(args, reply, a)
+}
+
+// registerNamespace is the namespace a registration writes the job into:
+// the job's own, or the request's when the job is in the default one.
+func registerNamespace(args *structs.JobRegisterRequest) string {
+	ns := structs.DefaultNamespace
+	if args.Job != nil && args.Job.Namespace != "" {
+		ns = args.Job.Namespace
+	}
+	if args.Namespace != "" && args.Namespace != ns && ns == structs.DefaultNamespace {
+		ns = args.Namespace
+	}
+	return ns
+}
+
+// register is Register once the token is checked (Revert checks its own
+// capability and calls it too); a is the caller's ACL.
+func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse, a *acl.ACL) error {
+	if err := j.srv.checkJobRegistrationAllowed(a); err != nil {
 		return err
 	}
 	if args.Job == nil {
@@ -41,9 +68,7 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 			return errBadRequest("%v", err)
 		}
 	}
-	if args.Namespace != "" && args.Namespace != job.Namespace && job.Namespace == structs.DefaultNamespace {
-		job.Namespace = args.Namespace
-	}
+	job.Namespace = registerNamespace(args)
 	st := j.srv.State()
 	existing, err := st.JobByID(nil, job.Namespace, job.ID)
 	if err != nil {
@@ -98,9 +123,17 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 }
 
 // Deregister stops a job (its allocations are stopped by the evaluation it
-// creates) or, with Purge, deletes it.
+// creates) or, with Purge, deletes it. It needs submit-job (or
+// deregister-job, purge-job to purge).
 func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobDeregisterResponse) error {
 	if done, err := j.srv.forward("Job.Deregister", args, args, reply); done {
+		return err
+	}
+	finer := acl.NamespaceCapabilityDeregisterJob
+	if args.Purge {
+		finer = acl.NamespaceCapabilityPurgeJob
+	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilitySubmitJob, finer); err != nil {
 		return err
 	}
 	if args.JobID == "" {
@@ -140,9 +173,13 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	return nil
 }
 
-// Evaluate creates a new evaluation for a job (`job eval`).
+// Evaluate creates a new evaluation for a job (`job eval`). It needs
+// submit-job (or evaluate-job).
 func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegisterResponse) error {
 	if done, err := j.srv.forward("Job.Evaluate", args, args, reply); done {
+		return err
+	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilitySubmitJob, acl.NamespaceCapabilityEvaluateJob); err != nil {
 		return err
 	}
 	ns := nsOrDefault(args.Namespace)
@@ -182,6 +219,9 @@ func (j *Job) GetJob(args *structs.JobSpecificRequest, reply *structs.SingleJobR
 	if done, err := j.srv.forward("Job.GetJob", args, args, reply); done {
 		return err
 	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob); err != nil {
+		return err
+	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		job, err := st.JobByID(ws, nsOrDefault(args.Namespace), args.JobID)
 		if err != nil {
@@ -195,9 +235,15 @@ func (j *Job) GetJob(args *structs.JobSpecificRequest, reply *structs.SingleJobR
 	})
 }
 
-// List returns job stubs with their summaries, filtered by ID prefix.
+// List returns job stubs with their summaries, filtered by ID prefix and
+// to the namespaces where the token has list-jobs (with namespace "*",
+// every such namespace).
 func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse) error {
 	if done, err := j.srv.forward("Job.List", args, args, reply); done {
+		return err
+	}
+	a, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityListJobs)
+	if err != nil {
 		return err
 	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -208,7 +254,8 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 		out := []*structs.JobListStub{}
 		for raw := it.Next(); raw != nil; raw = it.Next() {
 			job := raw.(*structs.Job)
-			if !namespaceMatch(args.Namespace, job.Namespace) || !strings.HasPrefix(job.ID, args.Prefix) {
+			if !namespaceMatch(args.Namespace, job.Namespace) || !strings.HasPrefix(job.ID, args.Prefix) ||
+				!allowedIn(a, job.Namespace, acl.NamespaceCapabilityListJobs) {
 				continue
 			}
 			summary, err := st.JobSummaryByID(ws, job.Namespace, job.ID)
@@ -229,6 +276,9 @@ func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummar
 	if done, err := j.srv.forward("Job.Summary", args, args, reply); done {
 		return err
 	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob); err != nil {
+		return err
+	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		s, err := st.JobSummaryByID(ws, nsOrDefault(args.Namespace), args.JobID)
 		if err != nil {
@@ -245,6 +295,9 @@ func (j *Job) Summary(args *structs.JobSpecificRequest, reply *structs.JobSummar
 // Allocations lists a job's allocations.
 func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAllocationsResponse) error {
 	if done, err := j.srv.forward("Job.Allocations", args, args, reply); done {
+		return err
+	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob); err != nil {
 		return err
 	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -264,6 +317,9 @@ func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEv
 	if done, err := j.srv.forward("Job.Evaluations", args, args, reply); done {
 		return err
 	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob); err != nil {
+		return err
+	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		evals, err := st.EvalsByJob(ws, nsOrDefault(args.Namespace), args.JobID)
 		if err != nil {
@@ -279,6 +335,9 @@ func (j *Job) Evaluations(args *structs.JobSpecificRequest, reply *structs.JobEv
 // GetJobVersions lists a job's stored versions, newest first.
 func (j *Job) GetJobVersions(args *structs.JobVersionsRequest, reply *structs.JobVersionsResponse) error {
 	if done, err := j.srv.forward("Job.GetJobVersions", args, args, reply); done {
+		return err
+	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob); err != nil {
 		return err
 	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -301,6 +360,9 @@ func (j *Job) Deployments(args *structs.JobSpecificRequest, reply *structs.JobDe
 	if done, err := j.srv.forward("Job.Deployments", args, args, reply); done {
 		return err
 	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob); err != nil {
+		return err
+	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		ds, err := st.DeploymentsByJobID(ws, nsOrDefault(args.Namespace), args.JobID, true)
 		if err != nil {
@@ -316,6 +378,9 @@ func (j *Job) Deployments(args *structs.JobSpecificRequest, reply *structs.JobDe
 // LatestDeployment returns a job's newest deployment, or nil.
 func (j *Job) LatestDeployment(args *structs.JobSpecificRequest, reply *structs.SingleDeploymentResponse) error {
 	if done, err := j.srv.forward("Job.LatestDeployment", args, args, reply); done {
+		return err
+	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob); err != nil {
 		return err
 	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -12,6 +13,9 @@ import (
 // runs on the leader, whose dispatcher tracks the job.
 func (j *Job) PeriodicForce(args *structs.PeriodicForceRequest, reply *structs.PeriodicForceResponse) error {
 	if done, err := j.srv.forward("Job.PeriodicForce", args, args, reply); done {
+		return err
+	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilitySubmitJob, acl.NamespaceCapabilityForcePeriodicJob); err != nil {
 		return err
 	}
 	if args.JobID == "" {

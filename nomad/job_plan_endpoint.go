@@ -3,6 +3,7 @@ package nomad
 import (
 	"fmt"
 
+	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/scheduler"
 	"github.com/drover-sched/drover/structs"
 )
@@ -12,6 +13,9 @@ import (
 // would submit is reported instead of committed. Nothing is written.
 func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse) error {
 	if done, err := j.srv.forward("Job.Plan", args, args, reply); done {
+		return err
+	}
+	if _, err := j.srv.allowNamespaceOp(args, planNamespace(args), acl.NamespaceCapabilitySubmitJob, acl.NamespaceCapabilityPlanJob); err != nil {
 		return err
 	}
 	if args.Job == nil {
@@ -97,6 +101,15 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	return nil
 }
 
+// planNamespace is the namespace a plan is checked in: its job's (the
+// default one when the job names none), or the request's without a job.
+func planNamespace(args *structs.JobPlanRequest) string {
+	if args.Job == nil {
+		return nsOrDefault(args.Namespace)
+	}
+	return nsOrDefault(args.Job.Namespace)
+}
+
 // annotateDiff copies the dry run's per-group counts into the diff, in the
 // words `job plan` prints: (2 create, 1 in-place update).
 func annotateDiff(d *structs.JobDiff, a *structs.PlanAnnotations) {
@@ -148,6 +161,10 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 	if done, err := j.srv.forward("Job.Revert", args, args, reply); done {
 		return err
 	}
+	a, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilitySubmitJob, acl.NamespaceCapabilityRevertJob)
+	if err != nil {
+		return err
+	}
 	ns := nsOrDefault(args.Namespace)
 	st := j.srv.State()
 	cur, err := st.JobByID(nil, ns, args.JobID)
@@ -172,12 +189,16 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 	}
 	reg := &structs.JobRegisterRequest{Job: old.Copy(), WriteRequest: args.WriteRequest}
 	reg.Job.Stop = false
-	return j.Register(reg, reply)
+	reg.Namespace = ns
+	return j.register(reg, reply, a)
 }
 
 // Stable marks a job version stable (or not).
 func (j *Job) Stable(args *structs.JobStabilityRequest, reply *structs.GenericResponse) error {
 	if done, err := j.srv.forward("Job.Stable", args, args, reply); done {
+		return err
+	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilitySubmitJob, acl.NamespaceCapabilityStableJob); err != nil {
 		return err
 	}
 	args.Namespace = nsOrDefault(args.Namespace)

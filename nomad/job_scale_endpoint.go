@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -26,7 +27,11 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 	if done, err := j.srv.forward("Job.Scale", args, args, reply); done {
 		return err
 	}
-	if err := j.srv.checkJobRegistrationAllowed(); err != nil {
+	a, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityScaleJob, acl.NamespaceCapabilitySubmitJob)
+	if err != nil {
+		return err
+	}
+	if err := j.srv.checkJobRegistrationAllowed(a); err != nil {
 		return err
 	}
 	ns := nsOrDefault(args.Namespace)
@@ -126,6 +131,9 @@ func scaleError(err error) error {
 // on the job, its allocations and its scaling events.
 func (j *Job) ScaleStatus(args *structs.JobScaleStatusRequest, reply *structs.JobScaleStatusResponse) error {
 	if done, err := j.srv.forward("Job.ScaleStatus", args, args, reply); done {
+		return err
+	}
+	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJobScaling, acl.NamespaceCapabilityReadJob); err != nil {
 		return err
 	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {

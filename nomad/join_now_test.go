@@ -131,3 +131,29 @@ func TestJoinNowKeepsRefusedAddressesOutOfTheRetryList(t *testing.T) {
 		t.Fatalf("the other region's cluster took a server in: peers %v, err %v", peers, err)
 	}
 }
+
+// With ACLs on, a server without state holds no server secret, so it
+// cannot ask the leader to add it (anyone could, or the raft configuration
+// would be anyone's); a member of the cluster adds it from inside, and it
+// then receives the secret with the rest of the state.
+func TestWithACLsANewServerIsAddedFromInsideTheCluster(t *testing.T) {
+	acls := func(c *Config) { c.ACLEnabled = true }
+	s1 := TestServer(t, func(c *Config) { c.NodeName = "s1"; c.ACLEnabled = true })
+	WaitForLeader(t, 10*time.Second, s1)
+	WaitFor(t, 5*time.Second, func() (bool, string) { return s1.serverSecret() != "", "no server secret" })
+	s2 := waiting(t, "s2", acls)
+
+	n, err := s2.JoinNow([]string{s1.RPCAddr()})
+	if n != 1 || !structs.IsErr(err, structs.ErrPermissionDenied) || !strings.Contains(err.Error(), "Operator.RaftAddPeer") {
+		t.Fatalf("a server without state asking to be added: joined %d, err %v; want the leader to refuse", n, err)
+	}
+	waitPeers(t, s1, 1)
+
+	if n, err := s1.JoinNow([]string{s2.RPCAddr()}); n != 1 || err != nil {
+		t.Fatalf("s1 adding s2: joined %d, err %v", n, err)
+	}
+	waitPeers(t, s1, 2)
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		return s2.serverSecret() == s1.serverSecret(), "s2 has not received the server secret"
+	})
+}

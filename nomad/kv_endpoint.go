@@ -9,7 +9,8 @@ import (
 
 // KV is a generic replicated key/value write and read. Nothing in Drover's
 // scheduling uses it; it exists so operators and tests can check that a
-// cluster replicates and survives failover without involving jobs.
+// cluster replicates and survives failover without involving jobs. With
+// ACLs on, both need a management token.
 type KV struct {
 	srv *Server
 }
@@ -17,6 +18,9 @@ type KV struct {
 // Write stores a key through raft.
 func (k *KV) Write(args *structs.GenericWriteRequest, reply *structs.GenericResponse) error {
 	if done, err := k.srv.forward("KV.Write", args, args, reply); done {
+		return err
+	}
+	if err := k.srv.allowManagement(args); err != nil {
 		return err
 	}
 	if args.Key == "" {
@@ -33,6 +37,9 @@ func (k *KV) Write(args *structs.GenericWriteRequest, reply *structs.GenericResp
 // Read returns a key; with AllowStale any server answers from its copy.
 func (k *KV) Read(args *structs.GenericReadRequest, reply *structs.GenericReadResponse) error {
 	if done, err := k.srv.forward("KV.Read", args, args, reply); done {
+		return err
+	}
+	if err := k.srv.allowManagement(args); err != nil {
 		return err
 	}
 	return k.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {

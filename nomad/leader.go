@@ -86,6 +86,12 @@ func (s *Server) establishLeadership() error {
 	if err := s.syncEvalBrokerPause(); err != nil {
 		return err
 	}
+	// Followers' workers prove themselves with the server secret once
+	// ACLs are on; until it exists they are refused and retry.
+	if err := s.bootstrapServerSecret(); err != nil {
+		s.logger.Error("making the server secret failed; retrying", "error", err)
+		s.goLeader(ctx, s.retryServerSecret)
+	}
 	s.planQueue.SetEnabled(true)
 	s.evalBroker.SetEnabled(true)
 	s.blockedEvals.SetEnabled(true)

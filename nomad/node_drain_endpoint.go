@@ -12,6 +12,9 @@ func (n *Node) UpdateDrain(args *structs.NodeUpdateDrainRequest, reply *structs.
 	if done, err := n.srv.forward("Node.UpdateDrain", args, args, reply); done {
 		return err
 	}
+	if _, err := n.srv.allowNode(args, true); err != nil {
+		return err
+	}
 	st := n.srv.State()
 	node, err := lookupNode(st, args.NodeID)
 	if err != nil {
@@ -76,6 +79,9 @@ func (n *Node) UpdateEligibility(args *structs.NodeUpdateEligibilityRequest, rep
 	if done, err := n.srv.forward("Node.UpdateEligibility", args, args, reply); done {
 		return err
 	}
+	if _, err := n.srv.allowNode(args, true); err != nil {
+		return err
+	}
 	switch args.Eligibility {
 	case structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible:
 	default:
@@ -115,6 +121,9 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 	if done, err := n.srv.forward("Node.Deregister", args, args, reply); done {
 		return err
 	}
+	if _, err := n.srv.allowNode(args, true); err != nil {
+		return err
+	}
 	st := n.srv.State()
 	node, err := lookupNode(st, args.NodeID)
 	if err != nil {
@@ -144,6 +153,9 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 // every system job, so the scheduler looks at the node afresh.
 func (n *Node) Evaluate(args *structs.NodeEvaluateRequest, reply *structs.NodeUpdateResponse) error {
 	if done, err := n.srv.forward("Node.Evaluate", args, args, reply); done {
+		return err
+	}
+	if _, err := n.srv.allowNode(args, true); err != nil {
 		return err
 	}
 	node, err := lookupNode(n.srv.State(), args.NodeID)

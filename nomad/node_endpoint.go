@@ -15,6 +15,9 @@ import (
 
 // Node is the endpoint clients talk to (register, heartbeat, read their
 // assignment, report allocation status) and operators read nodes through.
+// A client's own calls are authenticated by its node secret
+// (node_identity.go), an operator's by a token: node read to read nodes,
+// node write to change them (node_drain_endpoint.go).
 type Node struct {
 	srv *Server
 }
@@ -24,6 +27,9 @@ type Node struct {
 // the secret it registered with, so knowing a node's ID is not enough to
 // rewrite its attributes or resources.
 func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	if err := n.srv.requireNodePeer("Node.Register", args); err != nil {
+		return err
+	}
 	if done, err := n.srv.forward("Node.Register", args, args, reply); done {
 		return err
 	}
@@ -163,6 +169,9 @@ func (n *Node) createNodeEvals(node *structs.Node, now time.Time, reply *structs
 // and writes ready again (with node-update evals), as for any node that
 // comes back.
 func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	if err := n.srv.requireNodePeer("Node.UpdateStatus", args); err != nil {
+		return err
+	}
 	if done, err := n.srv.forward("Node.UpdateStatus", args, args, reply); done {
 		return err
 	}
@@ -225,6 +234,9 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 // answer (and backs off), and a client blocked on the query would not
 // learn of the deletion at all.
 func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
+	if err := n.srv.requireNodePeer("Node.GetClientAllocs", args); err != nil {
+		return err
+	}
 	if done, err := n.srv.forward("Node.GetClientAllocs", args, args, reply); done {
 		return err
 	}
@@ -263,6 +275,9 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 // failed allocs and a reconnect eval for allocs reported after being
 // unknown.
 func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	if err := n.srv.requireNodePeer("Node.UpdateAlloc", args); err != nil {
+		return err
+	}
 	if done, err := n.srv.forward("Node.UpdateAlloc", args, args, reply); done {
 		return err
 	}
@@ -357,6 +372,9 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 	if done, err := n.srv.forward("Node.List", args, args, reply); done {
 		return err
 	}
+	if _, err := n.srv.allowNode(args, false); err != nil {
+		return err
+	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		it, err := st.Nodes(ws)
 		if err != nil {
@@ -382,6 +400,9 @@ func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleN
 	if done, err := n.srv.forward("Node.GetNode", args, args, reply); done {
 		return err
 	}
+	if _, err := n.srv.allowNode(args, false); err != nil {
+		return err
+	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		node, err := st.NodeByID(ws, args.NodeID)
 		if err != nil {
@@ -395,9 +416,15 @@ func (n *Node) GetNode(args *structs.NodeSpecificRequest, reply *structs.SingleN
 	})
 }
 
-// GetAllocs returns every allocation on a node.
+// GetAllocs returns the allocations on a node: it needs node read, and
+// answers only the allocations of namespaces where the token has
+// read-job, as Nomad does.
 func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeAllocsResponse) error {
 	if done, err := n.srv.forward("Node.GetAllocs", args, args, reply); done {
+		return err
+	}
+	aclObj, err := n.srv.allowNode(args, false)
+	if err != nil {
 		return err
 	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -405,7 +432,7 @@ func (n *Node) GetAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeA
 		if err != nil {
 			return 0, err
 		}
-		if reply.Allocs, err = allocPager(allocKey).page(&args.QueryOptions, &reply.QueryMeta, allocs); err != nil {
+		if reply.Allocs, err = allocPager(allocKey).page(&args.QueryOptions, &reply.QueryMeta, readable(aclObj, allocs)); err != nil {
 			return 0, err
 		}
 		return maxIndex(st, state.TableAllocs), nil

@@ -14,9 +14,13 @@ type Operator struct {
 	srv *Server
 }
 
-// RaftGetConfiguration lists the raft servers and which one leads.
+// RaftGetConfiguration lists the raft servers and which one leads
+// (operator read).
 func (o *Operator) RaftGetConfiguration(args *structs.GenericRequest, reply *structs.RaftConfigurationResponse) error {
 	if done, err := o.srv.forward("Operator.RaftGetConfiguration", args, args, reply); done {
+		return err
+	}
+	if err := o.srv.allowOperator(args, false); err != nil {
 		return err
 	}
 	cfg, idx, err := o.srv.raftConfiguration()
@@ -36,12 +40,17 @@ func (o *Operator) RaftGetConfiguration(args *structs.GenericRequest, reply *str
 }
 
 // RaftAddPeer adds a server as a voter. Only the leader can; others forward.
+// Only a server may call it (see requireServer): joining servers and `server
+// join` do.
 //
 // A server whose data dir was wiped comes back with a new raft ID at its
 // old address. Raft refuses two servers at one address, so the old ID at
 // that address is removed first (never the leader's own: that would be a
 // misconfigured peer claiming the leader's address).
 func (o *Operator) RaftAddPeer(args *structs.RaftPeerAddRequest, reply *structs.GenericResponse) error {
+	if err := o.srv.requireServer("Operator.RaftAddPeer", args); err != nil {
+		return err
+	}
 	if done, err := o.srv.forward("Operator.RaftAddPeer", args, args, reply); done {
 		return err
 	}
@@ -77,9 +86,13 @@ func (o *Operator) RaftAddPeer(args *structs.RaftPeerAddRequest, reply *structs.
 	return nil
 }
 
-// RaftRemovePeerByAddress removes a server from the raft configuration.
+// RaftRemovePeer removes a server from the raft configuration (operator
+// write).
 func (o *Operator) RaftRemovePeer(args *structs.RaftPeerAddRequest, reply *structs.GenericResponse) error {
 	if done, err := o.srv.forward("Operator.RaftRemovePeer", args, args, reply); done {
+		return err
+	}
+	if err := o.srv.allowOperator(args, true); err != nil {
 		return err
 	}
 	f := o.srv.raft.RemoveServer(raft.ServerID(args.ID), 0, 30*time.Second)

@@ -9,9 +9,13 @@ import (
 
 // SchedulerGetConfiguration answers the cluster's scheduler configuration.
 // It is a blocking query on the configuration's index; a cluster that
-// never stored one answers the defaults at index 1.
+// never stored one answers the defaults at index 1. It needs operator
+// read.
 func (o *Operator) SchedulerGetConfiguration(args *structs.GenericRequest, reply *structs.SchedulerConfigurationResponse) error {
 	if done, err := o.srv.forward("Operator.SchedulerGetConfiguration", args, args, reply); done {
+		return err
+	}
+	if err := o.srv.allowOperator(args, false); err != nil {
 		return err
 	}
 	return o.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -31,9 +35,12 @@ func (o *Operator) SchedulerGetConfiguration(args *structs.GenericRequest, reply
 // configuration's ModifyIndex is still Config.ModifyIndex (0: none stored
 // yet); the FSM decides, so two racing operators cannot both win, and the
 // loser is answered Updated=false. Once applied, the leader's eval broker
-// follows the new PauseEvalBroker at once.
+// follows the new PauseEvalBroker at once. It needs operator write.
 func (o *Operator) SchedulerSetConfiguration(args *structs.SchedulerSetConfigRequest, reply *structs.SchedulerSetConfigurationResponse) error {
 	if done, err := o.srv.forward("Operator.SchedulerSetConfiguration", args, args, reply); done {
+		return err
+	}
+	if err := o.srv.allowOperator(args, true); err != nil {
 		return err
 	}
 	if err := args.Config.Validate(); err != nil {

@@ -14,8 +14,12 @@ type Plan struct {
 
 // Submit enqueues a plan and waits for its result. The submitting worker
 // must still own the plan's eval: a worker whose eval was redelivered to
-// another worker (nack timeout) must not commit a stale plan.
+// another worker (nack timeout) must not commit a stale plan. Only servers
+// may call it (see requireServer).
 func (p *Plan) Submit(args *structs.PlanRequest, reply *structs.PlanResponse) error {
+	if err := p.srv.requireServer("Plan.Submit", args); err != nil {
+		return err
+	}
 	if done, err := p.srv.forward("Plan.Submit", args, args, reply); done {
 		return err
 	}

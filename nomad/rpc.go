@@ -53,7 +53,14 @@ func (s *Server) endpoints() map[string]any {
 // forward sends a request to the leader when this server must not answer
 // it: writes always go to the leader, reads too unless they allow stale
 // answers. It reports whether it forwarded (and the reply is filled).
+//
+// It first refuses a request marked Forwarded that no server sent (see
+// checkForwarded). A request it forwards carries this server's proof
+// (signForwarded).
 func (s *Server) forward(method string, info structs.RPCInfo, args, reply any) (bool, error) {
+	if err := s.checkForwarded(method, info); err != nil {
+		return true, err
+	}
 	if info.IsRead() && info.AllowStaleRead() {
 		return false, nil
 	}
@@ -83,10 +90,13 @@ func (s *Server) forward(method string, info structs.RPCInfo, args, reply any) (
 	defer cancel()
 	stop := context.AfterFunc(info.CallContext(), cancel)
 	defer stop()
-	return true, s.connPool.RPC(ctx, leader, method, args, reply)
+	return true, s.forwardSigned(info, func() error { return s.connPool.RPC(ctx, leader, method, args, reply) })
 }
 
-// forwardTo sends a request to a specific server.
+// forwardTo sends a request this server makes for itself (joins) to a
+// specific server. It never carries the server secret: the address came
+// from an operator or from the answer of the server it names, and a
+// secret sent there would be a secret given away.
 func (s *Server) forwardTo(addr, method string, args, reply any) error {
 	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	defer cancel()

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -99,14 +100,16 @@ func (s *Server) syncEvalBrokerPause() error {
 	})
 }
 
-// checkJobRegistrationAllowed refuses job register, dispatch and scale
-// while the configuration's RejectJobRegistration is set, so operators
-// can shed load from automated submitters during an incident. Nomad
-// exempts management tokens; Drover has no ACL system, and Nomad with
-// ACLs disabled refuses every caller, so Drover does too. Work the
-// servers start themselves (periodic launches) is not refused, as in
-// Nomad.
-func (s *Server) checkJobRegistrationAllowed() error {
+// checkJobRegistrationAllowed refuses job register and scale while the
+// configuration's RejectJobRegistration is set, so operators can shed
+// load from automated submitters during an incident. a is the caller's
+// ACL: as in Nomad, a management token is exempt when ACLs are on, and
+// with ACLs off (a nil ACL) every caller is refused. Work the servers
+// start themselves (periodic launches) is not refused, as in Nomad.
+func (s *Server) checkJobRegistrationAllowed(a *acl.ACL) error {
+	if isExemptManagement(a) {
+		return nil
+	}
 	_, cfg, err := s.State().SchedulerConfig()
 	if err != nil {
 		return err

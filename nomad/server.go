@@ -115,14 +115,19 @@ func (s *Server) setup() error {
 	if err != nil {
 		return fmt.Errorf("server: advertise address %q: %w", s.advertise, err)
 	}
-	s.raftLayer = rpcx.NewRaftLayer(advAddr)
+	s.raftLayer = rpcx.NewRaftLayer(advAddr, s.config.TLS.OutgoingRPC())
 	s.blockingLimits = newBlockingLimiter(s.config.MaxBlockingQueries, s.config.MaxBlockingQueriesPerClient)
-	s.rpcServer = rpcx.NewServer(s.logger.Named("rpc"),
+	opts := []rpcx.ServerOption{
 		rpcx.WithRaftLayer(s.raftLayer),
 		rpcx.WithHandshakeTimeout(s.config.RPCHandshakeTimeout),
 		rpcx.WithMaxStreamsPerSession(s.config.RPCMaxStreamsPerSession),
-		rpcx.WithMaxConnsPerClient(s.config.RPCMaxConnsPerClient))
-	s.connPool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: s.logger.Named("pool")})
+		rpcx.WithMaxConnsPerClient(s.config.RPCMaxConnsPerClient),
+	}
+	if s.config.TLS.RPCEnabled() {
+		opts = append(opts, rpcx.WithTLS(s.config.TLS.IncomingRPC()), rpcx.WithConnAuthorizer(s.authorizeConn))
+	}
+	s.rpcServer = rpcx.NewServer(s.logger.Named("rpc"), opts...)
+	s.connPool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: s.logger.Named("pool"), TLS: s.config.TLS.OutgoingRPC()})
 
 	if err := s.setupLeaderComponents(); err != nil {
 		return err

@@ -8,6 +8,10 @@ import (
 
 // Status answers questions about the cluster itself: is this server alive,
 // who leads, who are the peers. Any server answers from its own view.
+//
+// It needs no token, as Nomad's /v1/status endpoints need none: health
+// checks and joining servers (which hold no secret yet, see
+// server_secret.go) ask it, and it answers nothing but addresses.
 type Status struct {
 	srv *Server
 }

@@ -16,9 +16,13 @@ type System struct {
 // the completed allocs of a batch job that still runs, nor a failed alloc
 // still to be rescheduled), stopped or finished jobs with nothing left
 // running, and down nodes with nothing left running. The FSM checks each
-// job and node again when it applies the deletion.
+// job and node again when it applies the deletion. It needs a management
+// token, as in Nomad.
 func (s *System) GarbageCollect(args *structs.GenericRequest, reply *structs.GenericResponse) error {
 	if done, err := s.srv.forward("System.GarbageCollect", args, args, reply); done {
+		return err
+	}
+	if err := s.srv.allowManagement(args); err != nil {
 		return err
 	}
 	idx, err := s.srv.collectGarbage(gcThresholds{force: true})

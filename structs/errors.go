@@ -34,10 +34,10 @@ var (
 	// reset index an operator must write to allow another (see
 	// ACL.Bootstrap).
 	ErrACLBootstrapDone = errors.New("ACL bootstrap already done")
-	// ErrJobRegistrationDisabled refuses job register, dispatch and scale
-	// while the scheduler configuration's RejectJobRegistration is set.
-	// Drover has no ACL system, so no token is exempt: Nomad without ACLs
-	// refuses every caller the same way.
+	// ErrJobRegistrationDisabled refuses the job writes the scheduler
+	// configuration's RejectJobRegistration covers (a 403 over HTTP). As
+	// in Nomad, a management token is exempt when ACLs are on; with ACLs
+	// off every caller is refused the same way.
 	ErrJobRegistrationDisabled = errors.New("job registration, dispatch and scale are disabled by the scheduler configuration " +
 		"(RejectJobRegistration is true; an operator can allow them again with " +
 		"`drover operator scheduler set-config -reject-job-registration=false`)")

@@ -33,6 +33,7 @@ const (
 	ACLTokenUpsertRequestType
 	ACLTokenDeleteRequestType
 	ACLTokenBootstrapRequestType
+	ServerSecretRequestType
 	// IgnoreUnknownTypeFlag marks a message type a newer server wrote that
 	// an older one may skip instead of crashing.
 	IgnoreUnknownTypeFlag MessageType = 128
@@ -66,6 +67,7 @@ var messageTypeNames = map[MessageType]string{
 	ACLTokenUpsertRequestType:               "ACLTokenUpsert",
 	ACLTokenDeleteRequestType:               "ACLTokenDelete",
 	ACLTokenBootstrapRequestType:            "ACLTokenBootstrap",
+	ServerSecretRequestType:                 "ServerSecret",
 }
 
 // String names the message type for logs.
@@ -79,7 +81,7 @@ func (t MessageType) String() string {
 // AllMessageTypes lists every message type, for tests that must cover all.
 func AllMessageTypes() []MessageType {
 	out := make([]MessageType, 0, len(messageTypeNames))
-	for t := NodeRegisterRequestType; t <= ACLTokenBootstrapRequestType; t++ {
+	for t := NodeRegisterRequestType; t <= ServerSecretRequestType; t++ {
 		out = append(out, t)
 	}
 	return out

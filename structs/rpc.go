@@ -19,6 +19,10 @@ type QueryOptions struct {
 	PerPage       int32
 	NextToken     string
 	Forwarded     bool
+	// ServerToken is the cluster's server secret, set by a server that
+	// forwards the request: the proof, when ACLs are on, that a request
+	// marked Forwarded comes from a server (see nomad.Server.requireServer).
+	ServerToken string
 
 	// callCtx is the context of the RPC this request arrived in: it
 	// names the caller and ends when the caller is gone. It is not part
@@ -59,6 +63,18 @@ func (q *QueryOptions) IsForwarded() bool { return q.Forwarded }
 // SetForwarded marks the request as forwarded, to stop forwarding loops.
 func (q *QueryOptions) SetForwarded() { q.Forwarded = true }
 
+// RequestAuthToken is the caller's ACL token secret ("" for none).
+func (q *QueryOptions) RequestAuthToken() string { return q.AuthToken }
+
+// SetRequestAuthToken replaces the token the request acts with.
+func (q *QueryOptions) SetRequestAuthToken(t string) { q.AuthToken = t }
+
+// RequestServerToken is the server secret a forwarding server attached.
+func (q *QueryOptions) RequestServerToken() string { return q.ServerToken }
+
+// SetRequestServerToken attaches a forwarding server's proof.
+func (q *QueryOptions) SetRequestServerToken(t string) { q.ServerToken = t }
+
 // QueryMeta is returned with every read: the index the answer reflects,
 // whether the server knew a leader, and how long since it heard from it.
 type QueryMeta struct {
@@ -74,6 +90,8 @@ type WriteRequest struct {
 	Namespace string
 	AuthToken string
 	Forwarded bool
+	// ServerToken: see QueryOptions.ServerToken. It never reaches raft.
+	ServerToken string
 
 	// callCtx: see QueryOptions.callCtx.
 	callCtx context.Context
@@ -106,9 +124,22 @@ func (w *WriteRequest) IsForwarded() bool { return w.Forwarded }
 // SetForwarded marks the request as forwarded.
 func (w *WriteRequest) SetForwarded() { w.Forwarded = true }
 
-// ClearAuthToken forgets the caller's token. The server calls it before a
-// request becomes a raft entry, so no secret is ever written to the log.
-func (w *WriteRequest) ClearAuthToken() { w.AuthToken = "" }
+// RequestAuthToken is the caller's ACL token secret ("" for none).
+func (w *WriteRequest) RequestAuthToken() string { return w.AuthToken }
+
+// SetRequestAuthToken replaces the token the request acts with.
+func (w *WriteRequest) SetRequestAuthToken(t string) { w.AuthToken = t }
+
+// RequestServerToken is the server secret a forwarding server attached.
+func (w *WriteRequest) RequestServerToken() string { return w.ServerToken }
+
+// SetRequestServerToken attaches a forwarding server's proof.
+func (w *WriteRequest) SetRequestServerToken(t string) { w.ServerToken = t }
+
+// ClearAuthToken forgets the caller's token and a forwarding server's
+// proof. The server calls it before a request becomes a raft entry, so no
+// caller's secret is ever written to the log.
+func (w *WriteRequest) ClearAuthToken() { w.AuthToken, w.ServerToken = "", "" }
 
 // WriteMeta is returned with every write: the raft index it committed at.
 type WriteMeta struct {
@@ -125,6 +156,13 @@ type RPCInfo interface {
 	SetForwarded()
 	// CallContext is the context of the RPC the request arrived in.
 	CallContext() context.Context
+	// RequestAuthToken and SetRequestAuthToken read and replace the
+	// caller's ACL token; RequestServerToken and SetRequestServerToken
+	// the proof a forwarding server attaches (see nomad's acl_check.go).
+	RequestAuthToken() string
+	SetRequestAuthToken(string)
+	RequestServerToken() string
+	SetRequestServerToken(string)
 }
 
 // GenericRequest is a request with no arguments.

@@ -77,3 +77,29 @@ type SingleAllocResponse struct {
 	Alloc *Allocation
 	QueryMeta
 }
+
+// AllocLocateRequest is Alloc.Locate: where the allocation AllocID (a full
+// ID or a prefix of one) runs, asked by an agent that must send a client
+// request (logs, files, signals, stats) to the agent of that node. The
+// caller's token must allow one of Capabilities, the ones the client
+// request needs, in the allocation's namespace.
+type AllocLocateRequest struct {
+	AllocID      string
+	Capabilities []string
+	QueryOptions
+}
+
+// AllocLocateResponse says where an allocation runs: its full ID and
+// namespace, and its node with the node's HTTP address and status.
+type AllocLocateResponse struct {
+	AllocID      string
+	Namespace    string
+	NodeID       string
+	NodeHTTPAddr string
+	NodeStatus   string
+	QueryMeta
+}
+
+// MaxLocateCapabilities bounds the capabilities one Alloc.Locate names;
+// the client requests need one or two.
+const MaxLocateCapabilities = 4

@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -41,6 +42,11 @@ type Config struct {
 	Servers []string
 	// RPC, if set, is used instead of dialling Servers.
 	RPC RPCer
+	// RPCTLS, when set, makes the client dial servers over mutual TLS with
+	// this config (the agent's tls block with rpc = true). Its callbacks
+	// read the agent's current certificates, so a reload reaches new
+	// connections. Nil means plaintext.
+	RPCTLS *tls.Config
 
 	Region     string
 	NodeName   string

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -13,11 +14,16 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/drover-sched/drover/helper/tlsutil"
 )
 
 // httpShutdownGrace is how long open HTTP requests get to finish on
 // shutdown before their connections are closed.
 const httpShutdownGrace = 5 * time.Second
+
+// httpReadHeaderTimeout bounds reading a request's headers.
+const httpReadHeaderTimeout = 10 * time.Second
 
 // Agent is one running `drover agent`: a server, a client, or both, and the
 // HTTP API in front of them.
@@ -39,6 +45,10 @@ type Agent struct {
 	client clientHandle
 	remote *remoteRPC
 	rpc    rpcer
+	// tls is the agent's TLS material, shared by the server, the client,
+	// the remote RPC pool and the HTTP API, so a reload reaches them all.
+	// It is never nil; with TLS off it gives no configs.
+	tls *tlsutil.Manager
 
 	httpLn      net.Listener
 	httpSrv     *http.Server
@@ -83,6 +93,11 @@ func (a *Agent) start() error {
 		return err
 	}
 	a.dirLock = lock
+	tm, err := tlsutil.New(cfg.TLS, cfg.Region, a.logger)
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	a.tls = tm
 	ln, err := net.Listen("tcp", cfg.httpBind())
 	if err != nil {
 		return fmt.Errorf("agent: HTTP listener: %w", err)
@@ -97,6 +112,7 @@ func (a *Agent) start() error {
 		if err != nil {
 			return err
 		}
+		scfg.TLS = a.tls
 		if cfg.ServerHook != nil {
 			cfg.ServerHook(scfg)
 		}
@@ -112,7 +128,7 @@ func (a *Agent) start() error {
 			a.servers = []string{a.rpcAddr}
 		} else {
 			a.servers = append(append([]string(nil), cfg.Client.Servers...), cfg.Client.ServerJoin.RetryJoin...)
-			a.remote = newRemoteRPC(a.servers, a.logger.Named("rpc"))
+			a.remote = newRemoteRPC(a.servers, a.logger.Named("rpc"), a.tls.OutgoingRPC())
 			a.rpc = a.remote
 		}
 		if cfg.Client.MemoryTotalMB != 0 {
@@ -121,6 +137,7 @@ func (a *Agent) start() error {
 		// The client names its own logger.
 		ccfg := cfg.clientConfig(a.dataDir, a.servers, a.httpAddr, a.logger)
 		ccfg.Artifacts.Sources.OwnAddrs = a.ownAddrs()
+		ccfg.RPCTLS = a.tls.OutgoingRPC()
 		if cfg.ClientHook != nil {
 			cfg.ClientHook(ccfg)
 		}
@@ -157,13 +174,18 @@ func (a *Agent) setupDataDir() error {
 }
 
 func (a *Agent) serveHTTP() {
+	forward := http.DefaultTransport.(*http.Transport).Clone()
+	// Requests forwarded to another agent (logs, files) speak HTTPS when
+	// the API does, presenting this agent's certificate.
+	forward.TLSClientConfig = a.tls.OutgoingHTTPS()
 	api := &httpAPI{
 		rpc:     a.rpc,
 		client:  a.client,
 		server:  a.server,
 		info:    a.info,
 		logger:  a.logger.Named("http"),
-		forward: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
+		forward: &http.Client{Transport: forward},
+		scheme:  a.httpScheme(),
 	}
 	// Handlers see the base context end when the agent shuts down, so a
 	// followed log stream ends instead of holding shutdown up.
@@ -177,14 +199,28 @@ func (a *Agent) serveHTTP() {
 	a.httpSrv = &http.Server{
 		ConnState:         a.connLimiter.connState,
 		Handler:           api.handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: httpReadHeaderTimeout,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          a.logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	ln := a.httpLn
+	if a.tls.HTTPEnabled() {
+		// The server's TLSConfig tells net/http to offer HTTP/2; the
+		// listener does the handshakes with the current certificates.
+		a.httpSrv.TLSConfig = a.tls.IncomingHTTPS()
+		ln = tls.NewListener(ln, a.httpSrv.TLSConfig)
+		// net/http bounds a TLS handshake by its shortest timeout, the
+		// header timeout here: with HTTPS it is also
+		// limits.https_handshake_timeout, so a client that opens a
+		// connection and stalls the handshake holds it no longer.
+		if hs := a.config.Limits.HTTPSHandshakeTimeout; hs > 0 && hs < a.httpSrv.ReadHeaderTimeout {
+			a.httpSrv.ReadHeaderTimeout = hs
+		}
 	}
 	a.httpDone = make(chan struct{})
 	go func() {
 		defer close(a.httpDone)
-		if err := a.httpSrv.Serve(a.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.logger.Error("HTTP server stopped", "error", err)
 		}
 	}()
@@ -217,6 +253,16 @@ func (a *Agent) ownAddrs() []netip.AddrPort {
 // HTTPAddr is the advertised address of the HTTP API ("host:port").
 func (a *Agent) HTTPAddr() string { return a.httpAddr }
 
+// HTTPURL is the advertised base URL of the HTTP API: https with tls.http.
+func (a *Agent) HTTPURL() string { return a.httpScheme() + "://" + a.httpAddr }
+
+func (a *Agent) httpScheme() string {
+	if a.tls.HTTPEnabled() {
+		return "https"
+	}
+	return "http"
+}
+
 // RPCAddr is the advertised RPC address of the agent's server, "" when it
 // has none.
 func (a *Agent) RPCAddr() string { return a.rpcAddr }
@@ -245,9 +291,11 @@ func (a *Agent) RPC(method string, args, reply any) error {
 	return a.rpc.RPC(context.Background(), method, args, reply)
 }
 
-// Reload applies what can change without a restart: the log level (and the
-// configuration /v1/agent/self reports). Everything else needs a restart;
-// the changes that were not applied are logged.
+// Reload applies what can change without a restart: the log level, the
+// TLS certificates, CA and key (new connections use them; a set of files
+// that does not load keeps the old ones and makes Reload return the
+// error), and the configuration /v1/agent/self reports. Everything else
+// needs a restart; the changes that were not applied are logged.
 func (a *Agent) Reload(newCfg *Config) error {
 	if err := newCfg.Validate(); err != nil {
 		return err
@@ -264,11 +312,13 @@ func (a *Agent) Reload(newCfg *Config) error {
 		a.logger.SetLevel(hclog.LevelFromString(next.LogLevel))
 		a.logger.Info("log level changed", "from", old.LogLevel, "to", next.LogLevel)
 	}
+	// The files may have changed even when their paths did not.
+	tlsErr := a.tls.Reload(next.TLS)
 	if old.Server.Enabled != next.Server.Enabled || old.Client.Enabled != next.Client.Enabled ||
 		old.DataDir != next.DataDir || old.Ports != next.Ports || old.BindAddr != next.BindAddr || old.ACL != next.ACL {
 		a.logger.Warn("configuration reloaded; server/client roles, data_dir, ports, addresses and the acl block change only on restart")
 	}
-	return nil
+	return tlsErr
 }
 
 // Shutdown stops the HTTP API, then the client, then the server, and

@@ -107,7 +107,8 @@ func (a *Agent) Banner() string {
 	c := a.Config()
 	rows := map[string]string{
 		"Version":         c.Version,
-		"Advertise Addrs": fmt.Sprintf("HTTP: %s; RPC: %s", a.httpAddr, orStr(a.rpcAddr, "-")),
+		"Advertise Addrs": fmt.Sprintf("HTTP: %s; RPC: %s", a.HTTPURL(), orStr(a.rpcAddr, "-")),
+		"TLS":             fmt.Sprintf("HTTP: %v; RPC: %v", c.TLS.EnableHTTP, c.TLS.EnableRPC),
 		"Bind Addrs":      fmt.Sprintf("HTTP: %s; RPC: %s", a.httpLn.Addr(), c.rpcBind()),
 		"Region":          fmt.Sprintf("%s (DC: %s)", c.Region, c.Datacenter),
 		"Server":          fmt.Sprint(c.Server.Enabled),

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	clientconfig "github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/helper/tlsutil"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
 )
@@ -35,6 +36,9 @@ type Config struct {
 
 	Server ServerConfig
 	Client ClientConfig
+	// TLS is the tls block (config_tls.go): mutual TLS on the RPC port,
+	// HTTPS on the API, and the files that hold the certificates.
+	TLS tlsutil.Config
 	// ACL is the acl block (config_acl.go). It holds no references, so
 	// Copy copies it with the struct.
 	ACL ACLConfig

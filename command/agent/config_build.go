@@ -42,6 +42,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("agent: %s %d is not a valid port", p.name, p.v))
 		}
 	}
+	if err := c.TLS.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("agent: %w", err))
+	}
 	if !validLogLevel(c.LogLevel) {
 		errs = append(errs, fmt.Errorf("agent: log_level %q must be one of trace, debug, info, warn, error, off", c.LogLevel))
 	}

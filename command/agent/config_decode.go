@@ -13,7 +13,6 @@ var ignoredTop = map[string]string{
 	"consul":                      "no Consul integration",
 	"vault":                       "no Vault integration",
 	"telemetry":                   "no metrics sink yet",
-	"tls":                         "no TLS yet",
 	"ui":                          "no web UI",
 	"autopilot":                   "no autopilot",
 	"audit":                       "no audit log",
@@ -78,6 +77,7 @@ func (d *decoder) decodeTop(body hcl.Body, c *Config) {
 			"advertise": {decode: func(d *decoder, b *hcl.Block) { d.decodeAdvertise(b.Body, &c.Advertise) }},
 			"server":    {decode: func(d *decoder, b *hcl.Block) { d.decodeServer(b.Body, &c.Server) }},
 			"client":    {decode: func(d *decoder, b *hcl.Block) { d.decodeClient(b.Body, &c.Client) }},
+			"tls":       {decode: func(d *decoder, b *hcl.Block) { d.decodeTLS(b.Body, &c.TLS) }},
 			"acl":       {decode: func(d *decoder, b *hcl.Block) { d.decodeACL(b.Body, &c.ACL) }},
 			"limits":    {decode: func(d *decoder, b *hcl.Block) { d.decodeLimits(b.Body, &c.Limits) }},
 			"plugin": {labels: []string{"name"}, decode: func(d *decoder, b *hcl.Block) {

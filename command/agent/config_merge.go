@@ -31,6 +31,7 @@ func (c *Config) Merge(o *Config) *Config {
 
 	out.Server = out.Server.merge(&o.Server)
 	out.Client = out.Client.merge(&o.Client)
+	out.TLS = mergeTLS(out.TLS, &o.TLS)
 	out.ACL = out.ACL.merge(&o.ACL)
 	out.Limits = out.Limits.merge(&o.Limits)
 

@@ -117,7 +117,7 @@ consul {
 vault { enabled = true }
 telemetry { prometheus_metrics = true }
 audit { enabled = true }
-tls { http = true }
+tls { rpc_upgrade_mode = true }
 ui { enabled = true }
 limits { http_max_conns_per_client = 10 }
 frobnicate = 3
@@ -140,7 +140,8 @@ plugin "qemu" {}
 	}
 	want := []string{
 		`agent.hcl:2: "consul"`, `agent.hcl:5: "vault"`, `agent.hcl:6: "telemetry"`, `agent.hcl:7: "audit"`,
-		`agent.hcl:8: "tls"`, `agent.hcl:9: "ui"`, `agent.hcl:11: unknown key "frobnicate"`,
+		`agent.hcl:9: "ui"`, `agent.hcl:11: unknown key "frobnicate"`,
+		`agent.hcl:8: "tls.rpc_upgrade_mode"`,
 		`agent.hcl:14: "server.raft_protocol"`, `agent.hcl:15: unknown key "server.wibble"`,
 		`agent.hcl:17: plugin "docker"`, `agent.hcl:20: unknown plugin "qemu"`,
 	}

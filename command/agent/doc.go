@@ -23,7 +23,18 @@
 // the reverse order. The HTTP port is bound before the client starts so the
 // client can record the address other agents reach it at (Node.HTTPAddr);
 // it serves only once everything is up. Run is the command: banner,
-// signals, SIGHUP reload (log level; other changes need a restart).
+// signals, SIGHUP reload (log level and TLS certificates; other changes
+// need a restart).
+//
+// # TLS
+//
+// The tls block (config_tls.go) becomes one tlsutil.Manager per agent,
+// handed to the server, the client's RPC pool, a client-only agent's
+// remote pool, the HTTPS listener and the transport that forwards client
+// requests to other agents, so one reload reaches all of them. With
+// tls.http the API is served over HTTPS and the agent's URL is https;
+// other agents' Node.HTTPAddr stay host:port, as in Nomad, and are dialled
+// with the scheme this agent uses.
 //
 // # HTTP API
 //
@@ -33,13 +44,33 @@
 // state; each is one RPC through the rpcer interface, which is the local
 // server or, on a client-only agent, the configured servers over the rpcx
 // pool. Errors are plain text; errorStatus maps them to 400 (the caller's
-// mistake), 404, 409, 501 (endpoint not on this server yet) or 500. Jobs
+// mistake), 403 (a token that may not), 404, 409, 501 (endpoint not on
+// this server yet) or 500. Jobs
 // arrive in the api package's form and are converted by
 // ApiJobToStructJob. Log and stats requests for an allocation on another
 // node are proxied to that node's agent; stats are answered in Nomad's
 // AllocResourceUsage shape, with CPU rates from the task's previous sample
 // (alloc_stats.go). Nomad's own Go client is the compatibility check: the
 // compat_nomad_*_test.go files drive a dev agent with it.
+//
+// # ACL tokens
+//
+// Every route checks the request's token (authToken: X-Nomad-Token, a
+// bearer token or ?token=), with Nomad's capabilities, and a refusal is a
+// 403 whose body starts with Nomad's "Permission denied". Where a route is
+// one RPC, the server that answers the RPC checks (so a direct RPC caller
+// meets the same checks); what the agent answers itself (agent info,
+// parse, validate, namespaces, and the client's logs, files, signals and
+// stats) checks in http_acl_check.go, resolving the token with the local
+// server, or on a client-only agent through its client, which asks the
+// servers and remembers the answer for acl.token_ttl. httpAPI.call always
+// names the HTTP client as the RPC's peer, so no HTTP request is ever
+// taken for the server's own work. A request for an allocation this
+// agent's client runs is checked here against the client's copy of it;
+// any other is located by the servers (Alloc.Locate, which checks the
+// token) and proxied to the agent that runs it, which checks again.
+// TestEveryHTTPRouteRefusesARequestWithoutAToken walks every registered
+// route.
 //
 // Goroutines: the agent owns the HTTP serve loop (waited on in Shutdown);
 // a followed log stream owns one watcher that closes the log reader when

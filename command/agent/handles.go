@@ -1,10 +1,13 @@
 package agent
 
 import (
+	"context"
 	"io"
 
+	"github.com/drover-sched/drover/acl"
 	clientconfig "github.com/drover-sched/drover/client/config"
 	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/structs"
 )
 
 // serverHandle is what the agent needs of a running server. It is an
@@ -20,6 +23,9 @@ type serverHandle interface {
 	Leader() string
 	// JoinNow joins the servers at addrs (see nomad.Server.JoinNow).
 	JoinNow(addrs []string) (int, error)
+	// ResolveToken is what the holder of an ACL token secret may do (see
+	// nomad.Server.ResolveToken): nil while ACLs are off.
+	ResolveToken(secret string) (*acl.ACL, error)
 }
 
 // clientHandle is what the agent needs of a running client.
@@ -29,6 +35,13 @@ type clientHandle interface {
 	AllocLogs(allocID, task, logType, origin string, offset int64, follow bool) (io.ReadCloser, error)
 	// AllocStats returns an allocation's resource usage, JSON-encodable.
 	AllocStats(allocID string) (any, error)
+	// LocalAlloc is the client's own copy of an allocation it runs or
+	// keeps, nil for any other.
+	LocalAlloc(allocID string) *structs.Allocation
+	// ResolveToken is what the holder of an ACL token secret may do on
+	// this client's endpoints (see client.Client.ResolveToken): nil while
+	// ACLs are off.
+	ResolveToken(ctx context.Context, secret string) (*acl.ACL, error)
 	Shutdown() error
 }
 

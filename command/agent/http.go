@@ -30,6 +30,13 @@ type httpAPI struct {
 	// forward carries client requests (logs, stats) to the agent that
 	// runs the allocation.
 	forward *http.Client
+	// scheme is "https" when the agents' API speaks TLS (tls.http), the
+	// scheme of other agents' HTTPAddr, which is host:port as in Nomad.
+	// Empty means http.
+	scheme string
+	// routes lists every "METHOD /pattern" handler registers, so a test
+	// can hold every route to the token checks (http_acl_check.go).
+	routes []string
 	// parser evaluates job files for /v1/jobs/parse; nil means the shared
 	// default (see jobParser).
 	parser *jobParser
@@ -56,6 +63,7 @@ type apiFunc func(w http.ResponseWriter, r *http.Request) (any, error)
 
 func (s *httpAPI) handler() http.Handler {
 	mux := http.NewServeMux()
+	s.routes = nil
 	s.routeJobs(mux)
 	s.routeNodes(mux)
 	s.routeNodePools(mux)
@@ -77,8 +85,15 @@ func (s *httpAPI) handler() http.Handler {
 func (s *httpAPI) handle(mux *http.ServeMux, pattern string, f apiFunc, methods ...string) {
 	h := s.wrap(f, s.bodyLimit)
 	for _, m := range methods {
-		mux.HandleFunc(m+" "+pattern, h)
+		s.handleFunc(mux, m+" "+pattern, h)
 	}
+}
+
+// handleFunc registers a handler that writes its own answer (streams,
+// proxies) for "METHOD /pattern", and records the route.
+func (s *httpAPI) handleFunc(mux *http.ServeMux, route string, h http.HandlerFunc) {
+	s.routes = append(s.routes, route)
+	mux.HandleFunc(route, h)
 }
 
 // handleJob is handle for the endpoints whose body is a job (register,
@@ -87,7 +102,7 @@ func (s *httpAPI) handle(mux *http.ServeMux, pattern string, f apiFunc, methods 
 func (s *httpAPI) handleJob(mux *http.ServeMux, pattern string, f apiFunc, methods ...string) {
 	h := s.wrap(f, s.jobBodyLimit)
 	for _, m := range methods {
-		mux.HandleFunc(m+" "+pattern, h)
+		s.handleFunc(mux, m+" "+pattern, h)
 	}
 }
 
@@ -147,13 +162,29 @@ func (s *httpAPI) writeError(w http.ResponseWriter, r *http.Request, err error) 
 
 // call makes an RPC for the HTTP request r: it ends when r's client goes
 // away, and it names r's client to the servers (rpcx.Peer), which count
-// blocking queries per client.
+// blocking queries per client. The peer always has an address, even one
+// that is not host:port: an in-process call without one is the server's
+// own work, which acts with a server's authority (nomad's isOwnCall),
+// and an HTTP request never may.
 func (s *httpAPI) call(r *http.Request, method string, args, reply any) error {
-	ctx := r.Context()
+	peer := rpcx.Peer{Addr: httpClientAddr{r.RemoteAddr}}
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-		ctx = rpcx.WithPeer(ctx, rpcx.Peer{Addr: net.TCPAddrFromAddrPort(ap)})
+		peer.Addr = net.TCPAddrFromAddrPort(ap)
 	}
-	return s.rpc.RPC(ctx, method, args, reply)
+	return s.rpc.RPC(rpcx.WithPeer(r.Context(), peer), method, args, reply)
+}
+
+// httpClientAddr is the address of an HTTP client that is not host:port
+// (a unix socket's, or none at all).
+type httpClientAddr struct{ addr string }
+
+func (a httpClientAddr) Network() string { return "http" }
+
+func (a httpClientAddr) String() string {
+	if a.addr == "" {
+		return "an HTTP client"
+	}
+	return a.addr
 }
 
 // decodeBody reads a JSON request body into out. Unknown fields are
@@ -195,4 +226,11 @@ func optionalBody(r *http.Request, out any) error {
 		return nil
 	}
 	return err
+}
+
+// routeList is every "METHOD /pattern" the API serves, in the order the
+// routes are registered.
+func (s *httpAPI) routeList() []string {
+	s.handler()
+	return append([]string(nil), s.routes...)
 }

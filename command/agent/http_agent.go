@@ -14,13 +14,17 @@ func (s *httpAPI) routeAgent(mux *http.ServeMux) {
 	s.handle(mux, "/v1/agent/self", s.agentSelf, read...)
 	s.handle(mux, "/v1/agent/members", s.agentMembers, read...)
 	s.handle(mux, "/v1/agent/servers", s.agentServers, read...)
-	mux.HandleFunc("GET /v1/agent/health", s.agentHealth)
+	s.handleFunc(mux, "GET /v1/agent/health", s.agentHealth)
 }
 
 // agentSelf answers Nomad's {"config", "member", "stats"}. Nomad's CLI and
 // client read config.Region, config.Datacenter, config.NodeName and
-// stats.client.node_id from it; the rest is for people.
+// stats.client.node_id from it; the rest is for people. It needs agent
+// read.
 func (s *httpAPI) agentSelf(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.allowAgent(r, false); err != nil {
+		return nil, err
+	}
 	info := s.info()
 	c := info.Config
 	self := map[string]any{
@@ -147,9 +151,21 @@ func (s *httpAPI) memberFor(c *Config, name, addr string, leader bool) agentMemb
 
 // agentMembers lists the servers of the region from the raft
 // configuration. Datacenters of other servers are not known without serf;
-// they are reported as this agent's.
+// they are reported as this agent's. It needs node read, as in Nomad: a
+// server agent reads the raft configuration on its own behalf once the
+// token passed (a client-only agent has no authority of its own, so its
+// members need the token's operator read too).
 func (s *httpAPI) agentMembers(w http.ResponseWriter, r *http.Request) (any, error) {
-	raft, err := s.raftServers(r)
+	if err := s.allowNodeRead(r); err != nil {
+		return nil, err
+	}
+	var raft *structs.RaftConfigurationResponse
+	var err error
+	if s.server != nil {
+		raft, err = s.ownRaftServers(r)
+	} else {
+		raft, err = s.raftServers(r)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +182,12 @@ func (s *httpAPI) agentMembers(w http.ResponseWriter, r *http.Request) (any, err
 	}, nil
 }
 
+// agentServers lists the servers the agent's client talks to (agent
+// read).
 func (s *httpAPI) agentServers(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.allowAgent(r, false); err != nil {
+		return nil, err
+	}
 	return nonNil(s.info().Servers), nil
 }
 

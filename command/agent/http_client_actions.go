@@ -57,7 +57,7 @@ func (s *httpAPI) clientAllocRestart(w http.ResponseWriter, r *http.Request) {
 	if err == nil && req.AllTasks && req.TaskName != "" {
 		err = badRequest("TaskName %q and AllTasks are exclusive: name one task, or ask for all", req.TaskName)
 	}
-	s.clientAction(w, r, err, struct{}{}, func(c clientActions, allocID string) error {
+	s.clientAction(w, r, err, capsLifecycle, struct{}{}, func(c clientActions, allocID string) error {
 		return c.RestartAlloc(r.Context(), allocID, req.TaskName)
 	})
 }
@@ -68,7 +68,7 @@ func (s *httpAPI) clientAllocSignal(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = checkSignalParam(req.Signal)
 	}
-	s.clientAction(w, r, err, struct{}{}, func(c clientActions, allocID string) error {
+	s.clientAction(w, r, err, capsLifecycle, struct{}{}, func(c clientActions, allocID string) error {
 		return c.SignalAlloc(r.Context(), allocID, req.Task, req.Signal)
 	})
 }
@@ -78,21 +78,22 @@ func (s *httpAPI) clientAllocSignal(w http.ResponseWriter, r *http.Request) {
 // body as an error. (Its Allocations().GC wants a body, so it fails
 // against Nomad and Drover alike; Nodes().GcAlloc is the one that works.)
 func (s *httpAPI) clientAllocGC(w http.ResponseWriter, r *http.Request) {
-	s.clientAction(w, r, nil, nil, func(c clientActions, allocID string) error {
+	s.clientAction(w, r, nil, capsAllocGC, nil, func(c clientActions, allocID string) error {
 		return c.GCAlloc(allocID)
 	})
 }
 
 // clientAction writes parseErr if there is one; otherwise it runs act on
-// the local client, or forwards the request to the allocation's node. On
-// success it answers with reply as JSON, or with an empty body when reply
-// is nil (see clientAllocGC).
-func (s *httpAPI) clientAction(w http.ResponseWriter, r *http.Request, parseErr error, reply any, act func(clientActions, string) error) {
+// the local client, or forwards the request to the allocation's node; the
+// token must allow one of caps (see locateAlloc). On success it answers
+// with reply as JSON, or with an empty body when reply is nil (see
+// clientAllocGC).
+func (s *httpAPI) clientAction(w http.ResponseWriter, r *http.Request, parseErr error, caps []string, reply any, act func(clientActions, string) error) {
 	if parseErr != nil {
 		s.writeError(w, r, parseErr)
 		return
 	}
-	alloc, local, err := s.locateAlloc(w, r)
+	allocID, local, err := s.locateAlloc(w, r, caps)
 	if err != nil || !local {
 		if err != nil {
 			s.writeError(w, r, err)
@@ -101,7 +102,7 @@ func (s *httpAPI) clientAction(w http.ResponseWriter, r *http.Request, parseErr 
 	}
 	c, err := s.localActions()
 	if err == nil {
-		err = act(c, alloc.ID)
+		err = act(c, allocID)
 	}
 	if err != nil {
 		s.writeError(w, r, clientError(err))

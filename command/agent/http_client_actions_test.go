@@ -85,7 +85,7 @@ func newActionsClient(t *testing.T, nodeID string) *actionsClient {
 	if err := os.WriteFile(filepath.Join(dir, "hello"), []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &actionsClient{fakeClient: fakeClient{nodeID: nodeID}, dir: dir}
+	return &actionsClient{fakeClient: fakeClient{nodeID: nodeID, runs: testAllocID}, dir: dir}
 }
 
 func TestClientActionsAreForwardedWithTheirBodies(t *testing.T) {

@@ -105,11 +105,11 @@ func (s *httpAPI) localFS(w http.ResponseWriter, r *http.Request, parseErr error
 		s.writeError(w, r, parseErr)
 		return nil, "", false
 	}
-	alloc, local, err := s.locateAlloc(w, r)
+	allocID, local, err := s.locateAlloc(w, r, capsFS)
 	if err == nil && local {
 		var c clientActions
 		if c, err = s.localActions(); err == nil {
-			return c, alloc.ID, true
+			return c, allocID, true
 		}
 	}
 	if err != nil {

@@ -25,22 +25,22 @@ import (
 const forwardedHeader = "X-Drover-Forwarded"
 
 func (s *httpAPI) routeClient(mux *http.ServeMux) {
-	mux.HandleFunc("GET /v1/client/fs/logs/{alloc}", s.clientLogs)
-	mux.HandleFunc("GET /v1/client/allocation/{alloc}/stats", s.clientAllocStats)
+	s.handleFunc(mux, "GET /v1/client/fs/logs/{alloc}", s.clientLogs)
+	s.handleFunc(mux, "GET /v1/client/allocation/{alloc}/stats", s.clientAllocStats)
 	// Restart, signal and GC (http_client_actions.go), the alloc dir
 	// (http_client_files.go), the host (http_client_stats.go).
 	for _, m := range write {
-		mux.HandleFunc(m+" /v1/client/allocation/{alloc}/restart", s.clientAllocRestart)
-		mux.HandleFunc(m+" /v1/client/allocation/{alloc}/signal", s.clientAllocSignal)
-		mux.HandleFunc(m+" /v1/client/allocation/{alloc}/gc", s.clientAllocGC)
+		s.handleFunc(mux, m+" /v1/client/allocation/{alloc}/restart", s.clientAllocRestart)
+		s.handleFunc(mux, m+" /v1/client/allocation/{alloc}/signal", s.clientAllocSignal)
+		s.handleFunc(mux, m+" /v1/client/allocation/{alloc}/gc", s.clientAllocGC)
 	}
 	// Nomad's client collects with a GET.
-	mux.HandleFunc("GET /v1/client/allocation/{alloc}/gc", s.clientAllocGC)
-	mux.HandleFunc("GET /v1/client/fs/ls/{alloc}", s.clientFSList)
-	mux.HandleFunc("GET /v1/client/fs/stat/{alloc}", s.clientFSStat)
-	mux.HandleFunc("GET /v1/client/fs/cat/{alloc}", s.clientFSCat)
-	mux.HandleFunc("GET /v1/client/fs/readat/{alloc}", s.clientFSReadAt)
-	mux.HandleFunc("GET /v1/client/stats", s.clientStats)
+	s.handleFunc(mux, "GET /v1/client/allocation/{alloc}/gc", s.clientAllocGC)
+	s.handleFunc(mux, "GET /v1/client/fs/ls/{alloc}", s.clientFSList)
+	s.handleFunc(mux, "GET /v1/client/fs/stat/{alloc}", s.clientFSStat)
+	s.handleFunc(mux, "GET /v1/client/fs/cat/{alloc}", s.clientFSCat)
+	s.handleFunc(mux, "GET /v1/client/fs/readat/{alloc}", s.clientFSReadAt)
+	s.handleFunc(mux, "GET /v1/client/stats", s.clientStats)
 }
 
 // logParams are the query parameters of /v1/client/fs/logs/:alloc.
@@ -87,14 +87,14 @@ func (s *httpAPI) clientLogs(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	alloc, local, err := s.locateAlloc(w, r)
+	allocID, local, err := s.locateAlloc(w, r, capsLogs)
 	if err != nil || !local {
 		if err != nil {
 			s.writeError(w, r, err)
 		}
 		return
 	}
-	rc, err := s.client.AllocLogs(alloc.ID, p.task, p.logType, p.origin, p.offset, p.follow)
+	rc, err := s.client.AllocLogs(allocID, p.task, p.logType, p.origin, p.offset, p.follow)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -176,14 +176,14 @@ func streamLogs(w http.ResponseWriter, rc io.Reader, p logParams, file string) {
 }
 
 func (s *httpAPI) clientAllocStats(w http.ResponseWriter, r *http.Request) {
-	alloc, local, err := s.locateAlloc(w, r)
+	allocID, local, err := s.locateAlloc(w, r, capsAllocRead)
 	if err != nil || !local {
 		if err != nil {
 			s.writeError(w, r, err)
 		}
 		return
 	}
-	stats, err := s.client.AllocStats(alloc.ID)
+	stats, err := s.client.AllocStats(allocID)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -191,25 +191,49 @@ func (s *httpAPI) clientAllocStats(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, r, stats)
 }
 
-// locateAlloc finds the allocation named in the path. It reports local
-// when this agent's client runs it; otherwise it has already forwarded
-// the request (and written the answer) or returns why it could not.
-func (s *httpAPI) locateAlloc(w http.ResponseWriter, r *http.Request) (*structs.Allocation, bool, error) {
-	alloc, err := s.getAlloc(nil, r, r.PathValue("alloc"))
-	if err != nil {
-		return nil, false, err
-	}
-	if s.client != nil && alloc.NodeID == s.client.NodeID() {
-		return alloc, true, nil
+// locateAlloc finds the allocation named in the path (an ID or a prefix)
+// for a client request that needs one of caps. It reports local when this
+// agent's client runs it, after checking the token here; otherwise it has
+// already forwarded the request to the agent that runs it (and written
+// the answer), or returns why it could not.
+//
+// An allocation this agent's client runs is checked here alone, with the
+// client's own copy of it: this is the agent a forwarded request ends at,
+// and anyone can reach it directly. Any other is located by the servers
+// (Alloc.Locate), which check the token for caps in the allocation's
+// namespace, so that a token that may read logs needs neither read-job
+// nor node read to be sent to them.
+func (s *httpAPI) locateAlloc(w http.ResponseWriter, r *http.Request, caps []string) (string, bool, error) {
+	id := r.PathValue("alloc")
+	if s.client != nil && len(id) >= fullIDLen {
+		if alloc := s.client.LocalAlloc(id); alloc != nil {
+			if _, err := s.allowNamespaceOp(r, alloc.Namespace, caps...); err != nil {
+				return "", false, err
+			}
+			return alloc.ID, true, nil
+		}
 	}
 	if r.Header.Get(forwardedHeader) != "" {
-		return nil, false, notFound("allocation %s is not running on this agent's node", alloc.ID)
+		return "", false, notFound("allocation %s is not running on this agent's node", id)
 	}
-	return alloc, false, s.forwardToNode(w, r, alloc.NodeID)
+	args := structs.AllocLocateRequest{AllocID: id, Capabilities: caps}
+	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
+		return "", false, err
+	}
+	args.MinQueryIndex, args.MaxQueryTime = 0, 0
+	var loc structs.AllocLocateResponse
+	if err := s.call(r, "Alloc.Locate", &args, &loc); err != nil {
+		return "", false, err
+	}
+	if s.client != nil && loc.NodeID == s.client.NodeID() {
+		return loc.AllocID, true, nil
+	}
+	return loc.AllocID, false, s.proxyToNode(w, r, loc.NodeID, loc.NodeHTTPAddr, loc.NodeStatus)
 }
 
 // forwardToNode proxies the request to the HTTP API of the agent on node,
-// streaming the answer back as it comes.
+// streaming the answer back as it comes. Reading the node's address needs
+// the token's node read, which is what its callers need anyway.
 func (s *httpAPI) forwardToNode(w http.ResponseWriter, r *http.Request, nodeID string) error {
 	args := structs.NodeSpecificRequest{NodeID: nodeID}
 	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
@@ -223,16 +247,29 @@ func (s *httpAPI) forwardToNode(w http.ResponseWriter, r *http.Request, nodeID s
 	if out.Node == nil {
 		return notFound("node %s of the allocation not found", nodeID)
 	}
-	addr := out.Node.HTTPAddr
+	return s.proxyToNode(w, r, nodeID, out.Node.HTTPAddr, out.Node.Status)
+}
+
+// proxyToNode proxies the request to the HTTP API at httpAddr, the agent
+// of node nodeID (whose status names the likely cause of a failure).
+func (s *httpAPI) proxyToNode(w http.ResponseWriter, r *http.Request, nodeID, httpAddr, status string) error {
+	if nodeID == "" {
+		return notFound("the allocation is not placed on a node")
+	}
+	addr := httpAddr
 	if addr == "" {
 		return fmt.Errorf("node %s has no HTTP address; cannot reach its client", nodeID)
 	}
 	if !strings.Contains(addr, "://") {
-		addr = "http://" + addr
+		scheme := s.scheme
+		if scheme == "" {
+			scheme = "http"
+		}
+		addr = scheme + "://" + addr
 	}
 	target, err := url.Parse(addr)
 	if err != nil {
-		return fmt.Errorf("node %s has a bad HTTP address %q: %w", nodeID, out.Node.HTTPAddr, err)
+		return fmt.Errorf("node %s has a bad HTTP address %q: %w", nodeID, httpAddr, err)
 	}
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -244,7 +281,7 @@ func (s *httpAPI) forwardToNode(w http.ResponseWriter, r *http.Request, nodeID s
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			// The node's status tells an operator whether to expect this
 			// (a down or disconnected node) or to look at the network.
-			s.writeError(w, r, fmt.Errorf("forwarding to node %s (status %s) at %s: %w", nodeID, out.Node.Status, out.Node.HTTPAddr, err))
+			s.writeError(w, r, fmt.Errorf("forwarding to node %s (status %s) at %s: %w", nodeID, status, httpAddr, err))
 		},
 	}
 	proxy.ServeHTTP(w, r)

@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/rpc"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -24,10 +27,26 @@ type fakeClient struct {
 	pipe   *io.PipeReader
 	closed chan struct{}
 	asked  []string
+	// runs is the ID of an allocation the client knows it runs: requests
+	// for it are answered without asking the servers (LocalAlloc).
+	runs string
 }
 
 func (c *fakeClient) NodeID() string  { return c.nodeID }
 func (c *fakeClient) Shutdown() error { return nil }
+
+// LocalAlloc knows the allocation the client runs; others are located
+// through the servers (Alloc.Locate), as for an allocation the client
+// has not received yet.
+func (c *fakeClient) LocalAlloc(id string) *structs.Allocation {
+	if c.runs == "" || id != c.runs {
+		return nil
+	}
+	return &structs.Allocation{ID: id, Namespace: structs.DefaultNamespace, NodeID: c.nodeID}
+}
+
+// ResolveToken answers "ACLs are off".
+func (c *fakeClient) ResolveToken(context.Context, string) (*acl.ACL, error) { return nil, nil }
 func (c *fakeClient) AllocStats(allocID string) (any, error) {
 	return map[string]any{"ResourceUsage": map[string]any{"MemoryStats": map[string]any{"RSS": 1024}}, "Node": c.nodeID}, nil
 }
@@ -68,6 +87,17 @@ func allocRPC(ownerNode string, ownerHTTP *string) fakeRPC {
 				return nil
 			}
 			reply.(*structs.SingleAllocResponse).Alloc = &structs.Allocation{ID: testAllocID, NodeID: ownerNode}
+			return nil
+		},
+		"Alloc.Locate": func(args, reply any) error {
+			id := args.(*structs.AllocLocateRequest).AllocID
+			if !strings.HasPrefix(testAllocID, id) {
+				return rpc.ServerError(fmt.Sprintf("allocation %q: not found", id))
+			}
+			*reply.(*structs.AllocLocateResponse) = structs.AllocLocateResponse{
+				AllocID: testAllocID, Namespace: structs.DefaultNamespace, NodeID: ownerNode,
+				NodeHTTPAddr: *ownerHTTP, NodeStatus: structs.NodeStatusDown,
+			}
 			return nil
 		},
 		"Alloc.List": func(args, reply any) error {
@@ -159,7 +189,7 @@ func TestFollowedLogStreamsAndStopsWhenTheCallerLeaves(t *testing.T) {
 func TestClientRequestsAreForwardedToTheAllocsNode(t *testing.T) {
 	// Agent B runs the allocation; agent A does not (it has no client).
 	var bAddr string
-	owner := &fakeClient{nodeID: "node-b", logs: map[string]string{"app/stdout": "from b\n"}}
+	owner := &fakeClient{nodeID: "node-b", logs: map[string]string{"app/stdout": "from b\n"}, runs: testAllocID}
 	b := fakeAPI(t, allocRPC("node-b", &bAddr), owner)
 	bAddr = strings.TrimPrefix(b.URL, "http://")
 	a := fakeAPI(t, allocRPC("node-b", &bAddr), nil)

@@ -9,7 +9,8 @@ import (
 
 // clientStats answers GET /v1/client/stats[?node_id=]: the host stats of
 // the named node's client, or of this agent's own. Another node's request
-// is forwarded to its agent.
+// is forwarded to its agent. It needs node read, checked by the agent
+// that answers (and by the servers when they name another node's agent).
 func (s *httpAPI) clientStats(w http.ResponseWriter, r *http.Request) {
 	nodeID := r.URL.Query().Get("node_id")
 	if s.client == nil || (nodeID != "" && nodeID != s.client.NodeID()) {
@@ -27,6 +28,10 @@ func (s *httpAPI) clientStats(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			s.writeError(w, r, err)
 		}
+		return
+	}
+	if err := s.allowNodeRead(r); err != nil {
+		s.writeError(w, r, err)
 		return
 	}
 	c, err := s.localActions()

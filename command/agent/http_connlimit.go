@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -14,62 +15,122 @@ import (
 const connLimitLogInterval = time.Minute
 
 // connLimiter enforces limits.http_max_conns_per_client on the HTTP
-// listener: each remote IP may hold at most max connections; one more is
-// closed as soon as the server sees it, before a byte of it is read. It
-// hooks into http.Server.ConnState, so it sees exactly the connections the
-// server serves (TLS ones included, by their remote address) and frees a
-// slot when a connection closes or is hijacked.
+// listener: each remote IP may hold at most max connections. It hooks into
+// http.Server.ConnState, so it sees exactly the connections the server
+// serves (TLS ones included, by their remote address) and frees a slot when
+// a connection closes or is hijacked.
+//
+// What the limit bounds is work and descriptors, not politeness about
+// keep-alive: a client that makes a fresh HTTP client (and so a fresh
+// pool of idle keep-alive connections) for every request would otherwise
+// run into the limit with no request in progress at all. So a connection
+// over the limit first takes the slot of one of that address's idle
+// connections, which is closed (a client retries a request that finds its
+// idle connection closed). Only when every one of the address's
+// connections is busy is the new one refused: it is answered 429 Too Many
+// Requests, naming the setting, and closed.
 type connLimiter struct {
 	max    func() int
 	logger hclog.Logger
 	now    func() time.Time
 
 	mu      sync.Mutex
-	perIP   map[string]int
+	perIP   map[string]map[net.Conn]bool // connection -> idle
 	conns   map[net.Conn]string
 	lastLog map[string]time.Time
 }
 
 func newConnLimiter(max func() int, logger hclog.Logger) *connLimiter {
 	return &connLimiter{max: max, logger: logger, now: time.Now,
-		perIP: map[string]int{}, conns: map[net.Conn]string{}, lastLog: map[string]time.Time{}}
+		perIP: map[string]map[net.Conn]bool{}, conns: map[net.Conn]string{}, lastLog: map[string]time.Time{}}
 }
 
 // connState is the http.Server ConnState hook.
 func (l *connLimiter) connState(c net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateNew:
-		if !l.admit(c) {
-			c.Close()
+		evicted, ok := l.admit(c)
+		if evicted != nil {
+			evicted.Close()
 		}
+		if !ok {
+			refuse(c)
+		}
+	case http.StateIdle, http.StateActive:
+		l.setIdle(c, state == http.StateIdle)
 	case http.StateClosed, http.StateHijacked:
 		l.release(c)
 	}
 }
 
-func (l *connLimiter) admit(c net.Conn) bool {
+// refusedBody is the whole answer to a connection over the limit.
+const refusedBody = "too many connections from your address (limits.http_max_conns_per_client); close idle connections or retry later"
+
+// refuse answers a connection over the limit and closes it. The answer is
+// written without reading the request, within a short deadline, so a
+// client that never reads cannot hold the goroutine.
+func refuse(c net.Conn) {
+	c.SetWriteDeadline(time.Now().Add(time.Second))
+	fmt.Fprintf(c, "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		len(refusedBody), refusedBody)
+	c.Close()
+}
+
+// admit counts a new connection. Over the limit it takes an idle
+// connection's slot, returning that connection for the caller to close,
+// or reports false when every connection of the address is busy.
+func (l *connLimiter) admit(c net.Conn) (evicted net.Conn, ok bool) {
 	ip := remoteIP(c.RemoteAddr())
 	max := l.max()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if max > 0 && l.perIP[ip] >= max {
-		l.logRefusal(ip, max)
-		return false
+	mine := l.perIP[ip]
+	if max > 0 && len(mine) >= max {
+		for other, idle := range mine {
+			if idle {
+				evicted = other
+				break
+			}
+		}
+		if evicted == nil {
+			l.logRefusal(ip, max)
+			return nil, false
+		}
+		l.forget(evicted)
+		mine = l.perIP[ip]
 	}
-	l.perIP[ip]++
+	if mine == nil {
+		mine = map[net.Conn]bool{}
+		l.perIP[ip] = mine
+	}
+	mine[c] = false
 	l.conns[c] = ip
-	return true
+	return evicted, true
+}
+
+func (l *connLimiter) setIdle(c net.Conn, idle bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ip, ok := l.conns[c]; ok {
+		l.perIP[ip][c] = idle
+	}
 }
 
 func (l *connLimiter) release(c net.Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.forget(c)
+}
+
+// forget drops c's slot. Called with mu held.
+func (l *connLimiter) forget(c net.Conn) {
 	ip, ok := l.conns[c]
 	if !ok {
 		return
 	}
 	delete(l.conns, c)
-	if l.perIP[ip]--; l.perIP[ip] <= 0 {
+	delete(l.perIP[ip], c)
+	if len(l.perIP[ip]) == 0 {
 		delete(l.perIP, ip)
 	}
 }
@@ -88,14 +149,26 @@ func (l *connLimiter) logRefusal(ip string, max int) {
 		}
 	}
 	l.lastLog[ip] = now
-	l.logger.Warn("closing HTTP connection: too many from one address (limits.http_max_conns_per_client); further refusals of it are not logged for a minute",
+	l.logger.Warn("refusing HTTP connection: every connection from this address is busy (limits.http_max_conns_per_client); further refusals of it are not logged for a minute",
 		"remote_ip", ip, "limit", max)
 }
 
 func (l *connLimiter) open(ip string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.perIP[ip]
+	return len(l.perIP[ip])
+}
+
+func (l *connLimiter) idle(ip string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, idle := range l.perIP[ip] {
+		if idle {
+			n++
+		}
+	}
+	return n
 }
 
 // remoteIP is the address part of a connection's remote address.

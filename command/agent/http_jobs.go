@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
@@ -133,6 +134,7 @@ func (s *httpAPI) convertJob(r *http.Request, j *api.Job, wr api.WriteRequest) *
 // job, listing the problems; only a body without a job is a 400.
 // DriverConfigValidated is true as in Nomad, whose servers do not run
 // drivers either: task configs are checked when a client starts the task.
+// It needs read-job in the job's namespace, as in Nomad.
 func (s *httpAPI) jobValidate(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobValidateRequest
 	ignored, err := decodeJobBody(r, &body)
@@ -140,9 +142,15 @@ func (s *httpAPI) jobValidate(w http.ResponseWriter, r *http.Request) (any, erro
 		return nil, err
 	}
 	if body.Job == nil {
+		if _, err := s.allowNamespaceOp(r, s.namespace(r), acl.NamespaceCapabilityReadJob); err != nil {
+			return nil, err
+		}
 		return nil, badRequest("request body has no Job (expected {\"Job\": {...}})")
 	}
 	job := s.convertJob(r, body.Job, body.WriteRequest)
+	if _, err := s.allowNamespaceOp(r, job.Namespace, acl.NamespaceCapabilityReadJob); err != nil {
+		return nil, err
+	}
 	out := &api.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}, Warnings: ignoredWarning(ignored)}
 	err = job.Validate()
 	if err == nil {
@@ -161,7 +169,13 @@ func (s *httpAPI) jobValidate(w http.ResponseWriter, r *http.Request) (any, erro
 }
 
 // jobsParse serves POST /v1/jobs/parse: a job file in, its api.Job out.
+// It needs parse-job (or read-job or submit-job, which Nomad also
+// accepts) in the request's namespace, checked before the body is read.
 func (s *httpAPI) jobsParse(w http.ResponseWriter, r *http.Request) (any, error) {
+	if _, err := s.allowNamespaceOp(r, s.namespace(r), acl.NamespaceCapabilityParseJob,
+		acl.NamespaceCapabilityReadJob, acl.NamespaceCapabilitySubmitJob); err != nil {
+		return nil, err
+	}
 	var body api.JobsParseRequest
 	if err := decodeBody(r, &body); err != nil {
 		return nil, err

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -123,26 +125,97 @@ func TestHTTPConnectionsPerClientAreBounded(t *testing.T) {
 		c.Client.Enabled = false
 		c.Limits.HTTPMaxConnsPerClient = 2
 	})
+
+	// Two idle keep-alive connections: a third takes the slot of one of
+	// them, which the server closes.
 	first, err := dialHTTP(t, a.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer first.Close()
 	second, err := dialHTTP(t, a.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer second.Close()
-	if _, err := dialHTTP(t, a.Addr); err == nil {
-		t.Fatal("a third connection from the same address must be closed at once")
-	}
-	first.Close()
-	// The slot frees once the server has seen the close.
-	a.waitFor(t, "a freed connection slot", func() bool { return a.connLimiter.open("127.0.0.1") < 2 })
+	a.waitFor(t, "both connections idle", func() bool { return a.connLimiter.idle("127.0.0.1") == 2 })
 	third, err := dialHTTP(t, a.Addr)
 	if err != nil {
-		t.Fatalf("after one closed, a new connection must be served: %v", err)
+		t.Fatalf("a connection over the limit while others idle must be served: %v", err)
 	}
 	third.Close()
+	if !closedByServer(first) && !closedByServer(second) {
+		t.Fatal("an idle connection must have been closed to make room")
+	}
+
+	// Two busy connections (blocking queries in progress): a third is
+	// answered 429, naming the setting.
+	resp, _ := call(t, "GET", a.URL+"/v1/jobs", nil)
+	url := fmt.Sprintf("%s/v1/jobs?index=%d&wait=1m", a.URL, index(t, resp)+1000)
+	first.Close()
+	second.Close()
+	http.DefaultClient.CloseIdleConnections()
+	a.waitFor(t, "the slots to free", func() bool { return a.connLimiter.open("127.0.0.1") == 0 })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 2 {
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			if r, err := (&http.Client{Transport: tr}).Do(req); err == nil {
+				r.Body.Close()
+			}
+		}()
+	}
+	a.waitFor(t, "two busy connections", func() bool {
+		return a.connLimiter.open("127.0.0.1") == 2 && a.connLimiter.idle("127.0.0.1") == 0
+	})
+	c, err := net.Dial("tcp", a.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	refused, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("a connection over the limit while all are busy: %v", err)
+	}
+	body, _ := io.ReadAll(refused.Body)
+	if refused.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "limits.http_max_conns_per_client") {
+		t.Fatalf("got %d %q, want 429 naming limits.http_max_conns_per_client", refused.StatusCode, body)
+	}
+}
+
+// closedByServer reports whether the server has closed c.
+func closedByServer(c net.Conn) bool {
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	_, err := c.Read(make([]byte, 1))
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
+}
+
+func TestConnLimiterGivesAnIdleConnectionsSlotToANewOne(t *testing.T) {
+	l := newConnLimiter(func() int { return 1 }, hclog.NewNullLogger())
+	a1, a2, other := fakeConn("10.0.0.1:1"), fakeConn("10.0.0.1:2"), fakeConn("10.0.0.2:1")
+	if _, ok := l.admit(a1); !ok {
+		t.Fatal("the first connection must be admitted")
+	}
+	if _, ok := l.admit(other); !ok {
+		t.Fatal("another address has its own slots")
+	}
+	l.setIdle(a1, true)
+	evicted, ok := l.admit(a2)
+	if !ok || evicted != a1 {
+		t.Fatalf("admit over the limit with an idle connection = %v, %v; want a1 evicted", evicted, ok)
+	}
+	if n := l.open("10.0.0.1"); n != 1 {
+		t.Fatalf("%d slots counted, want 1", n)
+	}
+	l.release(a1) // its close arrives later and must not free a2's slot
+	if n := l.open("10.0.0.1"); n != 1 {
+		t.Fatalf("the evicted connection's close freed another's slot: %d counted", n)
+	}
 }
 
 func TestConnLimiterLogsOncePerIntervalPerAddress(t *testing.T) {
@@ -152,11 +225,11 @@ func TestConnLimiterLogsOncePerIntervalPerAddress(t *testing.T) {
 	l.now = func() time.Time { return now }
 	l.logger = recordingLogger(&logged)
 	a1, a2 := fakeConn("10.0.0.1:1"), fakeConn("10.0.0.1:2")
-	if !l.admit(a1) {
+	if _, ok := l.admit(a1); !ok {
 		t.Fatal("the first connection must be admitted")
 	}
 	for i := 0; i < 5; i++ {
-		if l.admit(a2) {
+		if _, ok := l.admit(a2); ok {
 			t.Fatal("a second connection must be refused")
 		}
 	}
@@ -169,7 +242,7 @@ func TestConnLimiterLogsOncePerIntervalPerAddress(t *testing.T) {
 		t.Fatalf("a refusal a minute later is logged again, got %d", len(logged))
 	}
 	l.release(a1)
-	if !l.admit(a2) {
+	if _, ok := l.admit(a2); !ok {
 		t.Fatal("a released slot must be reusable")
 	}
 }

@@ -26,8 +26,11 @@ type joinResponse struct {
 }
 
 // agentJoin joins this agent's server to the servers at ?address= (one
-// or more RPC addresses, host:port).
+// or more RPC addresses, host:port). It needs agent write.
 func (s *httpAPI) agentJoin(w http.ResponseWriter, r *http.Request) (any, error) {
+	if err := s.allowAgent(r, true); err != nil {
+		return nil, err
+	}
 	if s.server == nil {
 		return nil, badRequest("this agent runs no server: join is for servers (a client finds servers through client.servers or server_join)")
 	}

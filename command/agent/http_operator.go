@@ -36,6 +36,20 @@ func (s *httpAPI) raftServers(r *http.Request) (*structs.RaftConfigurationRespon
 	return &out, nil
 }
 
+// ownRaftServers reads the raft configuration as the agent's own server,
+// not as the HTTP client: the call carries no token and names no remote
+// caller, so the server treats it as its own work. Only a handler that
+// already checked the request's token for what it answers may use it.
+func (s *httpAPI) ownRaftServers(r *http.Request) (*structs.RaftConfigurationResponse, error) {
+	args := structs.GenericRequest{QueryOptions: structs.QueryOptions{Region: s.region(r), AllowStale: true}}
+	var out structs.RaftConfigurationResponse
+	if err := s.server.RPC(r.Context(), "Operator.RaftGetConfiguration", &args, &out); err != nil {
+		return nil, err
+	}
+	out.Servers = nonNil(out.Servers)
+	return &out, nil
+}
+
 // systemGC forces a garbage collection. A server without the endpoint
 // treats it as a no-op, since GC also runs on its own timer.
 func (s *httpAPI) systemGC(w http.ResponseWriter, r *http.Request) (any, error) {

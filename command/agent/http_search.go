@@ -13,6 +13,11 @@ import (
 // {"Matches": {context: [ids]}, "Truncations": {context: bool}} from the
 // list endpoints' prefix filters, at most searchLimit IDs per context,
 // as Nomad does.
+//
+// Each context is read with the request's token, through the list
+// endpoints that check it: a context the token may not read answers no
+// matches, and a search in which it may read none is refused, as Nomad's
+// is.
 
 func (s *httpAPI) routeSearch(mux *http.ServeMux) {
 	s.handle(mux, "/v1/search", s.search, write...)
@@ -67,8 +72,15 @@ func (s *httpAPI) search(w http.ResponseWriter, r *http.Request) (any, error) {
 	}
 	out := &searchResponse{Matches: map[string][]string{}, Truncations: map[string]bool{}}
 	meta := structs.QueryMeta{KnownLeader: true}
+	var denied error
+	readable := 0
 	for _, ctx := range contexts {
 		ids, m, err := s.searchContext(r, ctx, q)
+		if structs.IsErr(err, structs.ErrPermissionDenied) {
+			denied, ids, m, err = err, nil, nil, nil
+		} else if err == nil {
+			readable++
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -84,6 +96,9 @@ func (s *httpAPI) search(w http.ResponseWriter, r *http.Request) (any, error) {
 			out.Truncations[ctx] = false
 		}
 		out.Matches[ctx] = nonNil(ids)
+	}
+	if readable == 0 && denied != nil {
+		return nil, denied
 	}
 	setMeta(w, &meta)
 	return out, nil
@@ -130,6 +145,13 @@ func (s *httpAPI) searchContext(r *http.Request, ctx string, q structs.QueryOpti
 			return out.Deployments, &out.QueryMeta, err
 		})
 	case searchNamespaces:
+		a, err := s.aclFor(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !a.AllowNamespace(structs.DefaultNamespace) {
+			return nil, nil, permissionDenied("the token may use no namespace")
+		}
 		var ids []string
 		if strings.HasPrefix(structs.DefaultNamespace, q.Prefix) {
 			ids = append(ids, structs.DefaultNamespace)

@@ -71,13 +71,32 @@ var defaultNamespace = namespace{
 	ModifyIndex: 1,
 }
 
+// namespaces lists the namespaces the token may use at all (any
+// capability), as Nomad filters its list.
 func (s *httpAPI) namespaces(w http.ResponseWriter, r *http.Request) (any, error) {
+	a, err := s.aclFor(r)
+	if err != nil {
+		return nil, err
+	}
 	setMeta(w, &structs.QueryMeta{Index: 1, KnownLeader: true})
-	return []namespace{defaultNamespace}, nil
+	out := []namespace{}
+	if a.AllowNamespace(structs.DefaultNamespace) {
+		out = append(out, defaultNamespace)
+	}
+	return out, nil
 }
 
+// namespaceGet reads a namespace the token may use at all.
 func (s *httpAPI) namespaceGet(w http.ResponseWriter, r *http.Request) (any, error) {
-	if name := r.PathValue("name"); name != structs.DefaultNamespace {
+	a, err := s.aclFor(r)
+	if err != nil {
+		return nil, err
+	}
+	name := r.PathValue("name")
+	if !a.AllowNamespace(name) {
+		return nil, permissionDenied("the token may not use namespace %q", name)
+	}
+	if name != structs.DefaultNamespace {
 		return nil, notFound("namespace %q not found (Drover has only %q)", name, structs.DefaultNamespace)
 	}
 	setMeta(w, &structs.QueryMeta{Index: 1, KnownLeader: true})

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync"
@@ -38,9 +39,11 @@ type remoteRPC struct {
 	next    int
 }
 
-func newRemoteRPC(servers []string, logger hclog.Logger) *remoteRPC {
+// newRemoteRPC returns a remoteRPC for servers; tlsConfig, when set, makes
+// it dial them over TLS.
+func newRemoteRPC(servers []string, logger hclog.Logger, tlsConfig *tls.Config) *remoteRPC {
 	return &remoteRPC{
-		pool:    rpcx.NewConnPool(rpcx.PoolConfig{Logger: logger}),
+		pool:    rpcx.NewConnPool(rpcx.PoolConfig{Logger: logger, TLS: tlsConfig}),
 		servers: append([]string(nil), servers...),
 	}
 }

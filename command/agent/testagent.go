@@ -22,7 +22,8 @@ type TestAgent struct {
 	*Agent
 	// Addr is the HTTP API address, "127.0.0.1:port".
 	Addr string
-	// URL is the HTTP API base URL, "http://127.0.0.1:port".
+	// URL is the HTTP API base URL, "http://127.0.0.1:port" (https with
+	// tls.http).
 	URL string
 }
 
@@ -34,7 +35,9 @@ const testStartTimeout = 30 * time.Second
 // may change the configuration first (disable the client, add meta, set
 // ServerHook or ClientHook). It returns once the server has a leader and
 // the client's node is registered and ready, so a test can submit work at
-// once. Logs are discarded unless DROVER_TEST_LOG is set (to a level).
+// once (a client-only agent with ACLs on returns once its client has
+// registered: reading the node needs a token). Logs are discarded unless
+// DROVER_TEST_LOG is set (to a level).
 func NewTestAgent(t testing.TB, cb func(*Config)) *TestAgent {
 	t.Helper()
 	cfg := DevConfig()
@@ -67,7 +70,7 @@ func NewTestAgent(t testing.TB, cb func(*Config)) *TestAgent {
 			t.Errorf("test agent shutdown: %v", err)
 		}
 	})
-	ta := &TestAgent{Agent: a, Addr: a.HTTPAddr(), URL: "http://" + a.HTTPAddr()}
+	ta := &TestAgent{Agent: a, Addr: a.HTTPAddr(), URL: a.HTTPURL()}
 	if cfg.Server.Enabled {
 		ta.waitFor(t, "a cluster leader", func() bool {
 			var leader string
@@ -75,7 +78,12 @@ func NewTestAgent(t testing.TB, cb func(*Config)) *TestAgent {
 			return err == nil && leader != ""
 		})
 	}
-	if cfg.Client.Enabled {
+	if cfg.Client.Enabled && cfg.ACL.Enabled && !cfg.Server.Enabled {
+		// A client-only agent with ACLs on has no token to read its node
+		// with: the test waits for the node itself, with a token of its
+		// own, once the client has registered.
+		ta.waitFor(t, "the client to register", func() bool { return a.NodeID() != "" })
+	} else if cfg.Client.Enabled {
 		ta.waitFor(t, "the client's node to be ready", func() bool {
 			id := a.NodeID()
 			if id == "" {

@@ -11,9 +11,23 @@
 //	0x01 RPCStandard   one net/rpc connection
 //	0x02 RPCRaft       hashicorp/raft's protocol, handed to a RaftLayer
 //	0x03 RPCMultiplex  a yamux session; each stream is one net/rpc connection
+//	0x04 RPCTLS        a TLS handshake, then one of the above inside TLS
 //
 // A connection that sends nothing within the handshake timeout, or sends an
 // unknown byte, is closed.
+//
+// # TLS
+//
+// A server made WithTLS accepts only RPCTLS: a connection whose first byte
+// is anything else is closed before another byte is read, and the refusal
+// is logged at most once a minute per client IP. The handshake and the
+// inner type byte must arrive within the handshake timeout. The TLS config
+// decides which client certificates are good (Drover's requires one signed
+// by the CA, see helper/tlsutil); every call on the connection then carries
+// the verified state in its Peer, and a ConnAuthorizer may refuse a peer a
+// connection type before anything of it is served: Drover's servers let
+// only server certificates speak raft. The ConnPool (PoolConfig.TLS) and
+// the RaftLayer dial with TLS when given a config.
 //
 // # Why yamux
 //
@@ -56,7 +70,7 @@
 // # Who is calling, and for how long
 //
 // Every call runs with a context (see CallContextSetter) that carries a
-// Peer, the remote address and, with TLS, the verified certificate, and
+// Peer, the remote address and, with TLS, the verified connection state, and
 // that ends when the caller is gone: its stream or connection closed, or
 // the server shut down. A blocking query left behind by a caller that gave
 // up therefore stops at once instead of waiting out its minutes. In-process

@@ -2,10 +2,13 @@ package rpcx
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -42,6 +45,12 @@ type PoolConfig struct {
 	// and a server goroutine start per call. Zero means
 	// DefaultMaxIdleStreams; negative means a fresh stream for every call.
 	MaxIdleStreams int
+
+	// TLS, when set, makes every session a TLS connection (see DialTLS)
+	// with this config. Its callbacks may return fresh material per
+	// handshake (certificates reloaded on SIGHUP); sessions already open
+	// keep theirs. Nil means plaintext.
+	TLS *tls.Config
 
 	// Now is the clock for idle accounting. Nil means time.Now; tests
 	// substitute a fake.
@@ -166,6 +175,9 @@ func (p *ConnPool) rpc(ctx context.Context, addr, method string, args, reply any
 	for attempt := 0; ; attempt++ {
 		s, err := p.acquire(ctx, keyFor(addr, args))
 		if err != nil {
+			if errors.Is(err, errClosedAtOnce) {
+				return p.explain(ctx, false, err)
+			}
 			return err
 		}
 		cs, err := s.getStream(p.cfg.MaxMessageSize)
@@ -175,16 +187,36 @@ func (p *ConnPool) rpc(ctx context.Context, addr, method string, args, reply any
 			if errors.Is(err, yamux.ErrSessionShutdown) && attempt == 0 {
 				continue
 			}
-			return err
+			return p.explain(ctx, s.answered.Load(), err)
 		}
 		err = cs.call(ctx, method, args, reply)
 		s.putStream(cs, p.cfg.MaxIdleStreams)
 		p.release(s)
+		if err == nil || IsRemoteError(err) {
+			s.answered.Store(true)
+		}
 		if err != nil {
 			p.dropIfClosed(s)
 		}
+		return p.explain(ctx, s.answered.Load(), err)
+	}
+}
+
+// explain adds why a server most likely closed a session that never got
+// an answer: a server that requires TLS closes plaintext at once, and one
+// that does not trust a certificate closes the TLS session right after
+// the handshake (in TLS 1.3 the client learns of it only then), so on
+// their own such errors read as a bare EOF.
+func (p *ConnPool) explain(ctx context.Context, answered bool, err error) error {
+	if err == nil || answered || ctx.Err() != nil || !closedByPeer(err) {
 		return err
 	}
+	if p.cfg.TLS == nil {
+		return fmt.Errorf("%w (the server closed the connection before answering: if it requires TLS (tls.rpc), "+
+			"this agent needs tls.rpc and a certificate of the cluster's CA)", err)
+	}
+	return fmt.Errorf("%w (the server closed the connection before answering: it may have refused this agent's "+
+		"certificate, and its log says why; check tls.ca_file and tls.cert_file)", err)
 }
 
 // acquire returns a live session to addr, dialing if there is none, and
@@ -208,7 +240,7 @@ func (p *ConnPool) acquire(ctx context.Context, key poolKey) (*poolSession, erro
 		}
 		if dials == 2 {
 			p.mu.Unlock()
-			return nil, fmt.Errorf("session to %s closed as soon as it was opened", key.addr)
+			return nil, fmt.Errorf("session to %s: %w", key.addr, errClosedAtOnce)
 		}
 		d, ok := p.dials[key]
 		if !ok {
@@ -280,6 +312,11 @@ func (p *ConnPool) connect(addr string) (*yamux.Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.cfg.TLS != nil {
+		if conn, err = clientTLS(ctx, conn, addr, p.cfg.TLS, p.cfg.DialTimeout); err != nil {
+			return nil, err
+		}
+	}
 	if err := writeConnType(conn, RPCMultiplex, p.cfg.DialTimeout); err != nil {
 		conn.Close()
 		return nil, err
@@ -349,4 +386,19 @@ func (p *ConnPool) Shutdown() {
 		s.sess.Close()
 	}
 	p.wg.Wait()
+}
+
+// errClosedAtOnce is acquire's error when every session it dialled died
+// before it could be used.
+var errClosedAtOnce = errors.New("closed as soon as it was opened")
+
+// closedByPeer reports whether err is one of the ways a call learns that
+// its session or stream was closed under it.
+func closedByPeer(err error) bool {
+	for _, target := range []error{errClosedAtOnce, io.EOF, io.ErrUnexpectedEOF, yamux.ErrSessionShutdown, yamux.ErrStreamClosed, yamux.ErrConnectionReset, syscall.ECONNRESET, syscall.EPIPE} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package rpcx
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/net-rpc-msgpackrpc/v2"
@@ -21,6 +22,11 @@ type poolSession struct {
 
 	mu   sync.Mutex
 	idle []*clientStream
+
+	// answered is set once a call on the session got an answer: a
+	// session that dies before that was most likely refused by the
+	// server (see refusedHint).
+	answered atomic.Bool
 }
 
 // clientStream is one yamux stream with its codec. It carries one call at a

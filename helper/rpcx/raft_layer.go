@@ -2,6 +2,7 @@ package rpcx
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"sync"
@@ -18,18 +19,24 @@ import (
 //
 // A connection that Accept returns belongs to raft: the Server does not close
 // it on Shutdown. Raft's transport closes it when raft shuts down.
+//
+// With TLS, Dial speaks TLS to peers, and the Server hands Accept only
+// connections that completed the handshake and passed its ConnAuthorizer.
 type RaftLayer struct {
 	addr      net.Addr
+	tls       *tls.Config
 	conns     chan net.Conn
 	closed    chan struct{}
 	closeOnce sync.Once
 }
 
 // NewRaftLayer returns a layer that reports addr (the address peers dial,
-// usually the RPC listener's address) from Addr.
-func NewRaftLayer(addr net.Addr) *RaftLayer {
+// usually the RPC listener's address) from Addr. With tlsConfig set, Dial
+// connects over TLS (see DialTLS); nil means plaintext.
+func NewRaftLayer(addr net.Addr, tlsConfig *tls.Config) *RaftLayer {
 	return &RaftLayer{
 		addr:   addr,
+		tls:    tlsConfig,
 		conns:  make(chan net.Conn),
 		closed: make(chan struct{}),
 	}
@@ -59,7 +66,7 @@ func (l *RaftLayer) Addr() net.Addr {
 
 // Dial connects to a peer's RPC port and announces a raft connection.
 func (l *RaftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return dialType(string(address), RPCRaft, timeout)
+	return dialType(string(address), RPCRaft, timeout, l.tls)
 }
 
 // handoff gives conn to whoever is blocked in Accept. It gives up, closing

@@ -14,7 +14,7 @@ import (
 func startRaftServer(t *testing.T) (*testServer, *RaftLayer) {
 	t.Helper()
 	ln := mustListen(t)
-	layer := NewRaftLayer(ln.Addr())
+	layer := NewRaftLayer(ln.Addr(), nil)
 	ts := startServerOn(t, ln, WithRaftLayer(layer))
 	t.Cleanup(func() { layer.Close() })
 	return ts, layer

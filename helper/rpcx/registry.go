@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/token"
 	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -163,4 +164,29 @@ func (m *method) newReply() reflect.Value {
 		v.Elem().Set(reflect.MakeSlice(m.replyType.Elem(), 0, 0))
 	}
 	return v
+}
+
+// Methods lists every registered "Service.Method", sorted. Tests use it
+// to hold every endpoint to a rule (every endpoint checks its caller, say)
+// so that a new endpoint cannot be added without meeting it.
+func (s *Server) Methods() []string {
+	var out []string
+	for name, svc := range s.services.load() {
+		for m := range svc.methods {
+			out = append(out, name+"."+m)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NewCallValues returns a fresh argument (a pointer, as the dispatcher
+// decodes into) and reply for method, for a caller that knows the method
+// only by name.
+func (s *Server) NewCallValues(method string) (args, reply any, err error) {
+	_, m, err := s.services.lookup(method)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m.newArgs().Interface(), m.newReply().Interface(), nil
 }

@@ -85,3 +85,26 @@ func TestRegisterRefusesWhatNetRPCRefuses(t *testing.T) {
 		})
 	}
 }
+
+func TestMethodsListsEveryServedMethodAndNewCallValuesMakesItsTypes(t *testing.T) {
+	s := NewServer(nil)
+	if err := s.Register("Mixed", &mixed{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Methods(); !slices.Equal(got, []string{"Mixed.Served"}) {
+		t.Fatalf("Methods = %v, want only the method the dispatcher serves", got)
+	}
+	args, reply, err := s.NewCallValues("Mixed.Served")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := args.(*EchoArgs); !ok {
+		t.Fatalf("args are %T, want *EchoArgs", args)
+	}
+	if _, ok := reply.(*EchoReply); !ok {
+		t.Fatalf("reply is %T, want *EchoReply", reply)
+	}
+	if _, _, err := s.NewCallValues("Mixed.lowercase"); err == nil || !strings.Contains(err.Error(), "can't find method") {
+		t.Fatalf("an unserved method: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package rpcx
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +50,8 @@ type Server struct {
 	reads *readBudget
 	// conns counts open connections per client IP.
 	conns *connLimiter
+	// refusals logs refused connections, rate-limited per client IP.
+	refusals *refusalLog
 
 	// ctx is cancelled by Shutdown and stops every Serve.
 	ctx    context.Context
@@ -67,6 +70,8 @@ type serverConfig struct {
 	maxReadBytes      int64
 	writeTimeout      time.Duration
 	raft              *RaftLayer
+	tls               *tls.Config
+	authorize         ConnAuthorizer
 }
 
 // DefaultMaxConnsPerClient bounds the connections one client IP may hold
@@ -130,6 +135,28 @@ func WithRaftLayer(l *RaftLayer) ServerOption {
 	return func(c *serverConfig) { c.raft = l }
 }
 
+// WithTLS makes the server require TLS on every connection: the first
+// byte must be RPCTLS, the handshake must finish within the handshake
+// timeout, and cfg decides which client certificates are good (it should
+// require and verify one). A connection that starts with any other byte is
+// closed before anything else is read. Every call then carries the
+// verified connection state in its Peer.
+func WithTLS(cfg *tls.Config) ServerOption {
+	return func(c *serverConfig) { c.tls = cfg }
+}
+
+// ConnAuthorizer decides whether a peer may open a connection of a type,
+// once the type is known (inside TLS, after the handshake) and before any
+// byte of it is served. An error closes the connection and is logged.
+type ConnAuthorizer func(t ConnType, p Peer) error
+
+// WithConnAuthorizer installs fn to vet every connection. A server uses it
+// to let only server certificates speak raft: raft has no authentication
+// of its own, so whoever reaches it can rewrite the log.
+func WithConnAuthorizer(fn ConnAuthorizer) ServerOption {
+	return func(c *serverConfig) { c.authorize = fn }
+}
+
 // NewServer returns a Server with no endpoints registered. A nil logger
 // discards logs.
 func NewServer(logger hclog.Logger, opts ...ServerOption) *Server {
@@ -169,13 +196,14 @@ func NewServer(logger hclog.Logger, opts ...ServerOption) *Server {
 	logger = logger.Named("rpc")
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
-		logger: logger,
-		cfg:    cfg,
-		yamux:  yamuxConfig(logger),
-		reads:  newReadBudget(ctx, cfg.maxReadBytes),
-		conns:  newConnLimiter(cfg.maxConnsPerClient, logger),
-		ctx:    ctx,
-		cancel: cancel,
+		logger:   logger,
+		cfg:      cfg,
+		yamux:    yamuxConfig(logger),
+		reads:    newReadBudget(ctx, cfg.maxReadBytes),
+		conns:    newConnLimiter(cfg.maxConnsPerClient, logger),
+		refusals: newRefusalLog(logger),
+		ctx:      ctx,
+		cancel:   cancel,
 	}
 }
 
@@ -285,17 +313,74 @@ func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, t *tracker) er
 	}
 }
 
-// handleConn reads the connection-type byte and dispatches. conn is
-// registered with t on entry; each branch decides who closes it.
+// handleConn reads the connection-type byte (and, for TLS, runs the
+// handshake and reads the inner type), vets the peer, and dispatches.
+// Everything before dispatch shares one deadline, the handshake timeout,
+// so a peer that stalls anywhere in it is dropped. conn is registered with
+// t on entry; each branch decides who closes it.
 func (s *Server) handleConn(ctx context.Context, conn net.Conn, t *tracker) {
-	typ, err := s.readConnType(conn)
-	if err != nil {
-		s.logger.Debug("connection closed before sending its type", "remote", conn.RemoteAddr(), "error", err)
-		t.remove(conn)
-		conn.Close()
+	raw := conn
+	drop := func() {
+		t.remove(raw)
+		raw.Close()
+	}
+	if err := raw.SetDeadline(time.Now().Add(s.cfg.handshakeTimeout)); err != nil {
+		drop()
 		return
 	}
-	peer := Peer{Addr: conn.RemoteAddr()}
+	typ, err := readConnType(raw)
+	if err != nil {
+		s.logger.Debug("connection closed before sending its type", "remote", raw.RemoteAddr(), "error", err)
+		drop()
+		return
+	}
+	peer := Peer{Addr: raw.RemoteAddr()}
+	switch {
+	case typ == RPCTLS && s.cfg.tls == nil:
+		s.refusals.warn(raw.RemoteAddr(), "refusing TLS connection: this server does not have TLS enabled (tls.rpc)")
+		drop()
+		return
+	case typ == RPCTLS:
+		tc := tls.Server(raw, s.cfg.tls)
+		if err := tc.Handshake(); err != nil {
+			s.refusals.warn(raw.RemoteAddr(), "refusing connection: TLS handshake failed", "error", err)
+			drop()
+			return
+		}
+		state := tc.ConnectionState()
+		peer.TLS = &state
+		if typ, err = readConnType(tc); err != nil {
+			s.logger.Debug("TLS connection closed before sending its type", "remote", raw.RemoteAddr(), "error", err)
+			drop()
+			return
+		}
+		t.remove(raw)
+		if !t.add(tc) {
+			raw.Close()
+			return
+		}
+		conn = tc
+		drop = func() {
+			t.remove(tc)
+			raw.Close()
+		}
+	case s.cfg.tls != nil:
+		// Nothing past the first byte is read from a plaintext peer.
+		s.refusals.warn(raw.RemoteAddr(), "refusing plaintext connection: this server requires TLS (tls.rpc)", "type", typ)
+		drop()
+		return
+	}
+	if s.cfg.authorize != nil && typ != RPCTLS {
+		if err := s.cfg.authorize(typ, peer); err != nil {
+			s.refusals.warn(raw.RemoteAddr(), "refusing connection", "type", typ, "error", err)
+			drop()
+			return
+		}
+	}
+	if err := raw.SetDeadline(time.Time{}); err != nil {
+		drop()
+		return
+	}
 	switch typ {
 	case RPCStandard:
 		s.serveCodec(ctx, conn, peer, make(chan struct{}, maxCallsPerConn)) // closes conn when done
@@ -305,27 +390,23 @@ func (s *Server) handleConn(ctx context.Context, conn net.Conn, t *tracker) {
 	case RPCRaft:
 		t.remove(conn)
 		if s.cfg.raft == nil {
-			s.logger.Warn("closing raft connection: this server has no raft layer", "remote", conn.RemoteAddr())
+			s.logger.Warn("closing raft connection: this server has no raft layer", "remote", raw.RemoteAddr())
 			conn.Close()
 			return
 		}
 		s.cfg.raft.handoff(ctx, conn)
 	default:
-		s.logger.Warn("closing connection of unknown type", "remote", conn.RemoteAddr(), "type", typ)
-		t.remove(conn)
-		conn.Close()
+		// Unknown, or TLS inside TLS.
+		s.refusals.warn(raw.RemoteAddr(), "closing connection of unknown type", "type", typ)
+		drop()
 	}
 }
 
-func (s *Server) readConnType(conn net.Conn) (ConnType, error) {
-	if err := conn.SetReadDeadline(time.Now().Add(s.cfg.handshakeTimeout)); err != nil {
-		return 0, err
-	}
+// readConnType reads the connection-type byte. The caller sets the
+// deadline.
+func readConnType(conn net.Conn) (ConnType, error) {
 	var b [1]byte
 	if _, err := io.ReadFull(conn, b[:]); err != nil {
-		return 0, err
-	}
-	if err := conn.SetReadDeadline(time.Time{}); err != nil {
 		return 0, err
 	}
 	return ConnType(b[0]), nil

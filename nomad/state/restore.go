@@ -93,3 +93,8 @@ func (r *StateRestore) ACLPolicyRestore(p *structs.ACLPolicy) error {
 func (r *StateRestore) ACLTokenRestore(t *structs.ACLToken) error {
 	return r.insert(TableACLTokens, t)
 }
+
+// ServerSecretRestore restores the cluster's server secret.
+func (r *StateRestore) ServerSecretRestore(sec *structs.ServerSecret) error {
+	return r.insert(TableServerSecret, sec)
+}

@@ -22,6 +22,7 @@ const (
 	TableKV              = "kv"
 	TableACLPolicies     = "acl_policy"
 	TableACLTokens       = "acl_token"
+	TableServerSecret    = "server_secret"
 )
 
 // IndexEntry is a row of the `index` table: the raft index of the latest
@@ -60,6 +61,7 @@ func stateSchema() *memdb.DBSchema {
 		scalingEventsTableSchema(),
 		aclPoliciesTableSchema(),
 		aclTokensTableSchema(),
+		serverSecretTableSchema(),
 	}
 	db := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
 	for _, t := range tables {
@@ -247,6 +249,20 @@ func schedulerConfigTableSchema() *memdb.TableSchema {
 		Indexes: map[string]*memdb.IndexSchema{
 			// A singleton: every object has the same id, so an insert
 			// replaces the previous configuration.
+			"id": {
+				Name:    "id",
+				Unique:  true,
+				Indexer: &memdb.ConditionalIndex{Conditional: func(any) (bool, error) { return true, nil }},
+			},
+		},
+	}
+}
+
+func serverSecretTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableServerSecret,
+		Indexes: map[string]*memdb.IndexSchema{
+			// A singleton, like the scheduler configuration.
 			"id": {
 				Name:    "id",
 				Unique:  true,
