@@ -11,11 +11,13 @@ import (
 
 // MaxNestingDepth bounds how deeply a job file may nest: blocks, lists,
 // objects, parentheses, quoted templates and their directives, and the
-// operators HCL's parser recurses into (chained conditionals, repeated
-// unary operators). HCL's parsers, and the decoders after them, recurse
+// expressions HCL builds one tree level per operator of (chained
+// conditionals, unary and binary operators, index and splat chains).
+// HCL's parsers, and the evaluation and walks of what they build, recurse
 // once per level, and a Go stack overflow cannot be recovered: a 200 KB
-// body nested 100,000 deep would take the whole agent down. Real job files
-// nest a dozen levels; a hundred leaves room for generated ones.
+// body nested 100,000 deep, or a 1 MB sum 1+1+...+1, would take the whole
+// agent down. Real job files nest a dozen levels; a hundred leaves room
+// for generated ones.
 const MaxNestingDepth = 100
 
 // CheckNesting refuses src, a job file, variable file or agent
@@ -55,8 +57,8 @@ func tooDeep(rng hcl.Range, limit int) *hcl.Diagnostic {
 }
 
 // depthFrame is one open bracket (or template directive) and the
-// recursion its contents added without opening another: conditionals and
-// unary operators since the last element separator.
+// recursion its contents added without opening another: conditionals,
+// operators, indexes and splats since the last element separator.
 type depthFrame struct {
 	closer hclsyntax.TokenType
 	// newlineSeparates is true in a body or object, where a newline ends
@@ -100,6 +102,12 @@ func tokensTooDeep(tokens hclsyntax.Tokens, limit, base int) *hcl.Range {
 		case hclsyntax.TokenOBrace:
 			push(hclsyntax.TokenCBrace, true)
 		case hclsyntax.TokenOBrack:
+			if i > 0 && endsValue(tokens[i-1].Type) {
+				// An index or a splat of the value before: one tree
+				// level that outlasts its brackets.
+				top.extra++
+				depth++
+			}
 			push(hclsyntax.TokenCBrack, false)
 		case hclsyntax.TokenOParen:
 			push(hclsyntax.TokenCParen, false)
@@ -137,11 +145,20 @@ func tokensTooDeep(tokens hclsyntax.Tokens, limit, base int) *hcl.Range {
 				depth -= top.extra
 				top.extra = 0
 			}
-		case hclsyntax.TokenQuestion, hclsyntax.TokenBang:
+		case hclsyntax.TokenQuestion, hclsyntax.TokenBang, hclsyntax.TokenMinus,
+			hclsyntax.TokenPlus, hclsyntax.TokenSlash, hclsyntax.TokenPercent,
+			hclsyntax.TokenEqualOp, hclsyntax.TokenNotEqual, hclsyntax.TokenLessThan, hclsyntax.TokenLessThanEq,
+			hclsyntax.TokenGreaterThan, hclsyntax.TokenGreaterThanEq, hclsyntax.TokenAnd, hclsyntax.TokenOr:
+			// Unary operators recurse in the parser; binary ones are read
+			// in a loop, but each makes the tree one level deeper, and
+			// evaluating it recurses per level. Counting every operator
+			// of an element bounds its tree's depth from above.
 			top.extra++
 			depth++
-		case hclsyntax.TokenMinus:
-			if i == 0 || !endsValue(tokens[i-1].Type) {
+		case hclsyntax.TokenStar:
+			// A product, or an attribute splat (.*); the * of a full
+			// splat ([*]) was counted with its bracket.
+			if i > 0 && (endsValue(tokens[i-1].Type) || tokens[i-1].Type == hclsyntax.TokenDot) {
 				top.extra++
 				depth++
 			}
@@ -163,8 +180,8 @@ func keyword(tokens hclsyntax.Tokens, i int) string {
 }
 
 // endsValue reports whether a token of type t can end an operand, so that
-// a minus after it is binary (iterative in the parser) rather than unary
-// (recursive).
+// a bracket after it is an index or splat of that operand and a star after
+// it a product.
 func endsValue(t hclsyntax.TokenType) bool {
 	switch t {
 	case hclsyntax.TokenIdent, hclsyntax.TokenNumberLit, hclsyntax.TokenCQuote, hclsyntax.TokenCBrack,

@@ -33,7 +33,19 @@ func TestCheckNestingCountsEveryWayHCLRecurses(t *testing.T) {
 		{"a conditional chain over lines inside parentheses", "x = (" + strings.Repeat("true ? 1 :\n", limit+1) + "2)", false},
 		{"repeated unary not", "x = " + strings.Repeat("!", limit+1) + "true", false},
 		{"repeated unary minus", "x = " + strings.Repeat("-", limit+1) + "1", false},
-		{"binary minus is a loop, not recursion", "x = 1" + strings.Repeat(" - 1", 50), true},
+		// The parser reads a chain of binary operators in a loop, but it
+		// builds a tree one level deeper per operator, and evaluating or
+		// walking that tree recurses once per level.
+		{"a chain of additions", "x = 1" + strings.Repeat(" + 1", limit+1), false},
+		{"a chain of binary minus", "x = 1" + strings.Repeat(" - 1", limit+1), false},
+		{"a chain of comparisons and logic", "x = 1 == 1" + strings.Repeat(" && 1 < 2 || 2 >= 1", limit), false},
+		{"a chain of products", "x = 2" + strings.Repeat(" * 2", limit+1), false},
+		{"a binary chain at the limit", "x = 1" + strings.Repeat(" + 1", limit), true},
+		{"binary chains on separate lines do not add up", strings.Repeat("x = 1 + 1 + 1\n", 50), true},
+		{"an index chain", "x = local.a" + strings.Repeat("[local.i]", limit+1), false},
+		{"a splat chain", "x = local.a" + strings.Repeat("[*]", limit+1), false},
+		{"an attribute splat chain", "x = local.a" + strings.Repeat(".*", limit+1), false},
+		{"a full splat is not a product", "x = local.a[*].b", true},
 		{"conditionals on separate lines do not add up", strings.Repeat("x = true ? 1 : 2\n", 50), true},
 		{"list elements do not add up", "x = [" + strings.Repeat("!true, ", 50) + "true]", true},
 		{"JSON at the limit", `{"x": ` + nested("[", "1", "]", limit-1) + `}`, true},
@@ -66,6 +78,11 @@ func TestParseRefusesDeepNestingBeforeTheParserRecurses(t *testing.T) {
 			"input.hcl:2,"},
 		{"100,000 unary operators", "job \"x\" {\n  region = " + strings.Repeat("!", deep) + "true\n}\n", "input.hcl:2,"},
 		{"a conditional chain 100,000 long", "job \"x\" {\n  region = " + strings.Repeat("true ? 1 : ", deep) + "2\n}\n", "input.hcl:2,"},
+		// Found from outside: a 1 MB file of 1+1+...+1 overflowed the
+		// stack evaluating the sum and killed the agent through
+		// /v1/jobs/parse; so did a chain of [*] splats.
+		{"500,000 additions", "job \"x\" {\n  region = 1" + strings.Repeat("+1", 500_000) + "\n}\n", "input.hcl:2,"},
+		{"300,000 splats", "job \"x\" {\n  region = local.a" + strings.Repeat("[*]", 300_000) + "\n}\n", "input.hcl:2,"},
 		{"HCL's JSON syntax", `{"job": {"x": {"meta": ` + nested("[", "1", "]", deep) + `}}}`, "input.hcl:1,"},
 		{"the API's JSON", `{"Job": {"ID": "x", "TaskGroups": [{"Tasks": [{"Config": ` + nested(`{"a":`, "1", "}", deep) + `}]}]}}`, "input.hcl:1,"},
 	}

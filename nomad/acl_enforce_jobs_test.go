@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +75,25 @@ func TestJobEndpointsNeedTheirCapabilities(t *testing.T) {
 	req := &structs.JobRegisterRequest{Job: jobIn("default", "web"), WriteRequest: write(f.secret["writer"])}
 	req.Namespace = "other"
 	requireDenied(t, "writer with ?namespace=other", userRPC(s, "Job.Register", req, &structs.JobRegisterResponse{}))
+	// Found from outside: "*" is how a request names every namespace,
+	// and a token allowed anything in one namespace is allowed it in
+	// "*". A writer of the default namespace put a job into namespace
+	// "*", and a token of namespace "other" could then read and stop it.
+	// No job may be in "*", however the request names it.
+	for _, req := range []*structs.JobRegisterRequest{
+		{Job: jobIn("*", "star"), WriteRequest: write(f.secret["writer"])},
+		{Job: jobIn("default", "star"), WriteRequest: structs.WriteRequest{Namespace: "*", AuthToken: f.secret["writer"]}},
+		{Job: jobIn("*", "star"), WriteRequest: structs.WriteRequest{Namespace: "*", AuthToken: f.mgmt}},
+	} {
+		before := latestIndex(t, s)
+		err := userRPC(s, "Job.Register", req, &structs.JobRegisterResponse{})
+		if err == nil || !strings.Contains(err.Error(), `namespace "*"`) {
+			t.Fatalf("a job into namespace * (request namespace %q): got %v, want a refusal naming the namespace", req.Namespace, err)
+		}
+		if latestIndex(t, s) != before {
+			t.Fatal("a refused register into namespace * wrote to raft")
+		}
+	}
 	if err := register(f.secret["elsewhere"], jobIn("other", "away")); err != nil {
 		t.Fatalf("elsewhere into its namespace: %v", err)
 	}

@@ -3,6 +3,7 @@ package nomad
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -286,6 +287,15 @@ func TestAllocLocateNeedsOnlyTheClientCapability(t *testing.T) {
 	}
 	_, err = locate(logReader, w.otherAlloc.ID, "read-logs")
 	requireDenied(t, "read-logs in another namespace", err)
+	// Found from outside: a prefix that matched only another namespace's
+	// allocation answered 403 naming that namespace, and one that matched
+	// nothing 404, so a token could learn, a character at a time, the
+	// IDs of allocations it may not see. A prefix finds only what the
+	// token may act on.
+	_, err = locate(logReader, w.otherAlloc.ID[:len(w.otherAlloc.ID)-1], "read-logs")
+	if !structs.IsErr(err, structs.ErrNotFound) || strings.Contains(err.Error(), w.otherAlloc.Namespace) {
+		t.Fatalf("a prefix of another namespace's allocation: got %v, want not found, naming no namespace", err)
+	}
 	_, err = locate(logs, w.defAlloc.ID, "read-logs")
 	requireDenied(t, "alloc-lifecycle asking for read-logs", err)
 	_, err = locate("", w.defAlloc.ID, "read-logs")

@@ -20,8 +20,11 @@ import (
 // directly.
 //
 // AllocID may be a prefix; it must match exactly one allocation the token
-// may act on. The answer holds only what routing needs: no allocation,
-// job or node object.
+// may act on. A prefix never finds an allocation the token may not act
+// on (it is "not found", as if it did not exist), or a token could learn
+// other namespaces' allocation IDs a character at a time; only a whole ID
+// of such an allocation is refused as such. The answer holds only what
+// routing needs: no allocation, job or node object.
 func (a *Alloc) Locate(args *structs.AllocLocateRequest, reply *structs.AllocLocateResponse) error {
 	if done, err := a.srv.forward("Alloc.Locate", args, args, reply); done {
 		return err
@@ -55,7 +58,9 @@ func (a *Alloc) Locate(args *structs.AllocLocateRequest, reply *structs.AllocLoc
 	for raw := it.Next(); raw != nil; raw = it.Next() {
 		alloc := raw.(*structs.Allocation)
 		if !allowedIn(aclObj, alloc.Namespace, caps...) {
-			denied = alloc.Namespace
+			if alloc.ID == args.AllocID {
+				denied = alloc.Namespace
+			}
 			continue
 		}
 		matches = append(matches, alloc)

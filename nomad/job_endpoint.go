@@ -59,6 +59,9 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		return err
 	}
 	job := args.Job.Copy()
+	// The namespace the job goes into is validated with the rest: the
+	// request's may differ from the job's own.
+	job.Namespace = registerNamespace(args)
 	job.Canonicalize()
 	if err := job.Validate(); err != nil {
 		return errBadRequest("%v", err)
@@ -68,7 +71,6 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 			return errBadRequest("%v", err)
 		}
 	}
-	job.Namespace = registerNamespace(args)
 	st := j.srv.State()
 	existing, err := st.JobByID(nil, job.Namespace, job.ID)
 	if err != nil {

@@ -45,12 +45,12 @@ func (s *Server) setupRaft() error {
 	if s.config.RaftSnapshotThreshold > 0 {
 		conf.SnapshotThreshold = s.config.RaftSnapshotThreshold
 	}
-	s.raftTransport = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+	s.raftTransport = newVettedTransport(raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  s.raftLayer,
 		MaxPool: raftTransportPool,
 		Timeout: raftTransportTimeout,
 		Logger:  s.logger.Named("raft-net"),
-	})
+	}), s.logger.Named("raft-net"))
 
 	var (
 		logs   raft.LogStore
@@ -91,6 +91,9 @@ func (s *Server) setupRaft() error {
 			return fmt.Errorf("raft: snapshot store: %w", err)
 		}
 		snaps = fss
+		if err := checkRaftLog(logs, snaps); err != nil {
+			return poisonedRaftDB(path, err)
+		}
 	}
 
 	hasState, err := raft.HasExistingState(logs, stable, snaps)

@@ -36,7 +36,7 @@ type Server struct {
 	fsm           *FSM
 	raft          *raft.Raft
 	raftLayer     *rpcx.RaftLayer
-	raftTransport *raft.NetworkTransport
+	raftTransport *vettedTransport
 	raftClosers   []func() error
 
 	rpcServer *rpcx.Server

@@ -166,6 +166,7 @@ func (j *Job) Validate() error {
 	if j.Name == "" {
 		p.add("job name is missing")
 	}
+	validateNamespace(p, j.Namespace)
 	switch j.Type {
 	case JobTypeService, JobTypeBatch, JobTypeSystem, JobTypeSysBatch:
 	case "":

@@ -198,6 +198,11 @@ func TestValidateRefusesNamesThatCannotBeAddressed(t *testing.T) {
 		{"task ..", func(j *Job) { j.TaskGroups[0].Tasks[0].Name = ".." }, `task name ".." cannot be used: "." and ".." are path segments`},
 		{"task with a slash would escape the alloc dir", func(j *Job) { j.TaskGroups[0].Tasks[0].Name = "../../etc" }, `task name "../../etc" must not contain '/'`},
 		{"task with a NUL", func(j *Job) { j.TaskGroups[0].Tasks[0].Name = "a\x00" }, `task name "a\x00" must not contain`},
+		{"namespace with letters, digits and dashes", func(j *Job) { j.Namespace = "team-A1" }, ""},
+		{"namespace *, which every ACL check reads as any namespace", func(j *Job) { j.Namespace = "*" }, `namespace "*" must be`},
+		{"namespace with a glob", func(j *Job) { j.Namespace = "team-*" }, `namespace "team-*" must be`},
+		{"namespace with a slash", func(j *Job) { j.Namespace = "a/b" }, `namespace "a/b" must be`},
+		{"namespace too long", func(j *Job) { j.Namespace = strings.Repeat("n", 129) }, `must be 1 to 128 letters, digits or '-'`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 )
@@ -63,5 +64,20 @@ func validateTaskName(p problems, name string) {
 		p.add("task name %q must not contain '/', '\\' or control characters (it names the task's directory)", name)
 	case checkPathName(name) != "":
 		p.add("task name %q cannot be used: %s", name, checkPathName(name))
+	}
+}
+
+// validNamespace is Nomad's rule for a namespace name.
+var validNamespace = regexp.MustCompile(`^[a-zA-Z0-9-]{1,128}$`)
+
+// validateNamespace adds a problem to p if ns cannot name the namespace a
+// job lives in. Beyond Nomad's rule, the rule matters for access control:
+// a request names every namespace with "*", and a token allowed a
+// capability in any one namespace is allowed it in "*" (acl.AllNamespaces),
+// so a job in a namespace called "*" would be open to every tenant. "" is
+// the default namespace, filled in by Canonicalize.
+func validateNamespace(p problems, ns string) {
+	if ns != "" && !validNamespace.MatchString(ns) {
+		p.add("namespace %q must be 1 to 128 letters, digits or '-' (\"*\" names every namespace in a request; no job can be in it)", ns)
 	}
 }

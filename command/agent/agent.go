@@ -83,6 +83,15 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 	return a, nil
 }
 
+// aclWithoutTLSWarning is logged by a server with ACLs on whose RPC port
+// does not check certificate roles. Raft has no authentication of its
+// own: whoever reaches the port can send a forged leader's entries, and
+// one request rewrites the log, ACL tokens included. Tokens then guard
+// the HTTP API against honest mistakes, not against anyone on the network.
+const aclWithoutTLSWarning = "ACLs are on, but without tls.rpc and tls.verify_server_hostname anyone who can reach this server's RPC port " +
+	"can speak raft and rewrite the cluster's state, ACL tokens included; turn on mutual TLS (see \"Turn TLS on\" in the README) " +
+	"before relying on ACLs"
+
 func (a *Agent) start() error {
 	cfg := a.config
 	if err := a.setupDataDir(); err != nil {
@@ -111,6 +120,9 @@ func (a *Agent) start() error {
 		scfg, err := cfg.serverConfig(a.dataDir, a.logger.Named("server"))
 		if err != nil {
 			return err
+		}
+		if cfg.ACL.Enabled && !(a.tls.RPCEnabled() && a.tls.VerifyServerHostname()) {
+			a.logger.Warn(aclWithoutTLSWarning)
 		}
 		scfg.TLS = a.tls
 		if cfg.ServerHook != nil {

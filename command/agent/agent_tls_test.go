@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/drover-sched/drover/helper/tlsutil"
@@ -239,3 +241,55 @@ func TestHTTPSHandshakeIsBoundedByTheLimit(t *testing.T) {
 		t.Fatalf("closed after %s, want about limits.https_handshake_timeout (200ms)", d)
 	}
 }
+
+// Found from outside: with ACLs on and no TLS, one raft AppendEntries to
+// the RPC port minted a management token (raft trusts whoever speaks
+// it). Nothing prevents that without certificate roles, so a server with
+// ACLs on says so when it starts without them, and not with them.
+func TestAServerWithACLsWarnsWithoutTLSRoles(t *testing.T) {
+	ca := tlstest.NewCA(t)
+	for _, c := range []struct {
+		name string
+		tls  func() tlsutil.Config
+		warn bool
+	}{
+		{"without TLS", func() tlsutil.Config { return tlsutil.Config{} }, true},
+		{"with TLS but no certificate roles", func() tlsutil.Config {
+			cfg := ca.Config(t, tlstest.Server, "global")
+			cfg.VerifyServerHostname = false
+			return cfg
+		}, true},
+		{"with TLS and certificate roles", func() tlsutil.Config { return ca.Config(t, tlstest.Server, "global") }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DevConfig()
+			cfg.BindAddr, cfg.Ports, cfg.DataDir = "127.0.0.1", Ports{}, t.TempDir()
+			cfg.Client.Enabled = false
+			cfg.ACL.Enabled = true
+			cfg.TLS = c.tls()
+			var mu sync.Mutex
+			var lines []string
+			logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: writerFunc(func(p []byte) (int, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				lines = append(lines, string(p))
+				return len(p), nil
+			})})
+			a, err := NewAgent(cfg, logger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Shutdown()
+			mu.Lock()
+			warned := strings.Contains(strings.Join(lines, ""), "can speak raft and rewrite the cluster's state")
+			mu.Unlock()
+			if warned != c.warn {
+				t.Fatalf("warned = %v, want %v; log:\n%s", warned, c.warn, strings.Join(lines, ""))
+			}
+		})
+	}
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -64,7 +64,11 @@ func (s *Server) serveCodec(ctx context.Context, rwc io.ReadWriteCloser, peer Pe
 	w := &slotWaiter{ctx: ctx, calls: calls, frame: c.frame}
 	var req rpc.Request
 	for {
-		if !w.readable() {
+		// A stream goes on yielding what it buffered after its session is
+		// gone, and a peer may have sent thousands of requests before it
+		// hung up: once the peer is gone (ctx), or an answer could not be
+		// written to it (broken), nothing more is read or started.
+		if !w.readable() || ctx.Err() != nil || c.broken.Load() {
 			return
 		}
 		req = rpc.Request{}
@@ -97,6 +101,10 @@ func (s *Server) serveCodec(ctx context.Context, rwc io.ReadWriteCloser, peer Pe
 			continue
 		}
 		if !w.slot() {
+			return
+		}
+		if ctx.Err() != nil {
+			<-calls
 			return
 		}
 		setCallContext(argp.Interface(), ctx)

@@ -1,6 +1,7 @@
 package rpcx
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/rpc"
@@ -46,9 +47,13 @@ type msgCodec struct {
 
 	// broken is set once a read or write failed in a way that leaves the
 	// stream's position unknown. A pooled client stream is then discarded.
-	broken    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
+	broken atomic.Bool
+	// unwritable is set once a write failed or the codec was closed: no
+	// answer can reach the peer any more. (A read that failed still lets
+	// the server tell the peer why before it closes.)
+	unwritable atomic.Bool
+	closeOnce  sync.Once
+	closeErr   error
 }
 
 func newMsgCodec(rwc io.ReadWriteCloser, maxMessageSize int) *msgCodec {
@@ -92,9 +97,17 @@ func (c *msgCodec) ReadRequestBody(body any) error {
 
 // WriteResponse implements rpc.ServerCodec. If the response cannot be
 // encoded within the size limit, the caller is sent an error in its place.
+//
+// An answer to a stream that cannot be written any more (an earlier write
+// failed or timed out, or it was closed) is not even encoded: every call of a session may be
+// waiting to answer such a stream, and each would render its reply only
+// to fail the write.
 func (c *msgCodec) WriteResponse(r *rpc.Response, body any) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if c.unwritable.Load() {
+		return errBrokenStream
+	}
 	msg, err := c.encode(r, body)
 	if err != nil {
 		failed := rpc.Response{
@@ -137,6 +150,7 @@ func (c *msgCodec) ReadResponseBody(body any) error {
 func (c *msgCodec) Close() error {
 	c.closeOnce.Do(func() {
 		c.broken.Store(true)
+		c.unwritable.Store(true)
 		c.closeErr = c.rwc.Close()
 	})
 	return c.closeErr
@@ -198,6 +212,9 @@ func (c *msgCodec) encode(header, body any) ([]byte, error) {
 	return c.wbuf, nil
 }
 
+// errBrokenStream is what writing to a stream that cannot be written returns.
+var errBrokenStream = errors.New("rpcx: the connection or stream is broken; the answer was not sent")
+
 // writeDeadliner is what net.Conn and yamux.Stream offer to bound a write.
 type writeDeadliner interface {
 	SetWriteDeadline(time.Time) error
@@ -212,6 +229,7 @@ func (c *msgCodec) write(msg []byte) error {
 	}
 	if _, err := c.rwc.Write(msg); err != nil {
 		c.broken.Store(true)
+		c.unwritable.Store(true)
 		return err
 	}
 	return nil

@@ -413,8 +413,12 @@ func readConnType(conn net.Conn) (ConnType, error) {
 }
 
 // serveSession runs a yamux session over conn and serves each stream the
-// client opens as its own net/rpc connection.
+// client opens as its own net/rpc connection. The streams' context ends
+// with the session, so requests a peer left in their buffers when it hung
+// up are not served.
 func (s *Server) serveSession(ctx context.Context, conn net.Conn, peer Peer, t *tracker) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	defer t.remove(conn)
 	sess, err := yamux.Server(conn, s.yamux)
 	if err != nil {

@@ -196,8 +196,8 @@ func TestOversizedRequestIsAnsweredWithAnErrorThenClosed(t *testing.T) {
 	if err == nil {
 		t.Fatal("an oversized request succeeded")
 	}
-	if IsRemoteError(err) && !strings.Contains(err.Error(), ErrMessageTooLarge.Error()) {
-		t.Fatalf("the error does not say the message was too large: %v", err)
+	if !IsRemoteError(err) || !strings.Contains(err.Error(), ErrMessageTooLarge.Error()) {
+		t.Fatalf("the caller was not told the message was too large: %v", err)
 	}
 	if err := c.Call("Test.Echo", &EchoArgs{}, &EchoReply{}); err == nil {
 		t.Fatal("the connection still works after an oversized message")
