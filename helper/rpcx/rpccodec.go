@@ -20,7 +20,9 @@ import (
 // writes, not in what:
 //
 //   - Reads go through a frameScanner, which bounds a message's size and
-//     never lets a length prefix drive an allocation (see frameScanner).
+//     never lets a length prefix drive an allocation (see frameScanner),
+//     and a value is decoded only if what it decodes into stays within a
+//     multiple of its size (see checkDecodeCost).
 //   - Writes encode the whole message into memory first. A message that is
 //     too large or fails to encode is then never half-written, so the
 //     stream stays usable; on the server the caller gets an error response
@@ -200,6 +202,14 @@ func (c *msgCodec) read(out any, header bool) error {
 	}
 	if out == nil {
 		return nil
+	}
+	if err := checkDecodeCost(b, out); err != nil {
+		// Refused before decoding; like a body of the wrong type, the value
+		// was consumed whole.
+		if header {
+			c.broken.Store(true)
+		}
+		return fmt.Errorf("rpcx: decode %T: %w", out, err)
 	}
 	c.dec.ResetBytes(b)
 	if err := decodeInto(c.dec, out); err != nil {
