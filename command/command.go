@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/drover-sched/drover/command/agent"
 )
 
 // Version is Drover's version, reported by `drover version` and in node
@@ -13,6 +15,11 @@ const Version = "0.1.0-dev"
 // Run executes the CLI with args (without the program name) and returns the
 // process exit code.
 func Run(args []string) int {
+	// The agent runs its own executable to evaluate job files it receives
+	// (see agent.MaybeRunParseChild); such a child is no CLI.
+	if code, ok := agent.MaybeRunParseChild(); ok {
+		return code
+	}
 	return run(args, os.Stdout, os.Stderr)
 }
 

@@ -1,6 +1,8 @@
 package jobspec
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -85,4 +87,29 @@ func TestErrorsCarryDiagnostics(t *testing.T) {
 	if d.Severity != hcl.DiagError || d.Subject == nil || d.Subject.Start.Line != 3 {
 		t.Errorf("diagnostic = %+v", d)
 	}
+}
+
+// Bug found by FuzzParse (testdata/fuzz/FuzzParse/594d693d5358f8ee): bytes
+// that are not UTF-8 were accepted, in a map key or a string, and became
+// U+FFFD when the parsed job was sent to the servers as JSON, so the job
+// stored was not the job written. Job and variable files must be UTF-8.
+func TestFilesThatAreNotUTF8AreRefusedAtTheFirstBadByte(t *testing.T) {
+	src := "job \"j\" {\n  meta = {\n    \"r\xe9gion\" = \"eu\"\n  }\n}\n"
+	_, err := parseString(t, "job.hcl", src)
+	assertErrorContains(t, err, "job.hcl:3,7", "Invalid character encoding", "0xe9", "UTF-8")
+
+	_, err = parseString(t, "job.hcl", `{"job": {"j": {"meta": {"k": "caf`+"\xe9"+`"}}}}`)
+	assertErrorContains(t, err, "Invalid character encoding")
+
+	dir := t.TempDir()
+	vars := filepath.Join(dir, "vars.hcl")
+	if err := os.WriteFile(vars, []byte("region = \"\xff\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ParseWithConfig(&ParseConfig{Path: "job.hcl", Body: []byte("variable \"region\" {}\njob \"j\" {\n  region = var.region\n}\n"), VarFiles: []string{vars}})
+	assertErrorContains(t, err, "vars.hcl:1,11", "Invalid character encoding")
+
+	// Text that is UTF-8 is fine, whatever the script.
+	job := mustParse(t, "job \"j\" {\n  meta = {\n    \"région\" = \"東京\"\n  }\n}\n")
+	assertEqual(t, map[string]string{"région": "東京"}, job.Meta)
 }

@@ -85,6 +85,9 @@ func parse(c *ParseConfig) (*api.Job, hcl.Diagnostics, error) {
 		filename = "<job>"
 	}
 
+	if diags := checkUTF8(src, filename); diags.HasErrors() {
+		return nil, diags, errorFrom(diags)
+	}
 	if err := CheckNesting(src, filename, MaxNestingDepth); err != nil {
 		return nil, err.(*Error).Diagnostics, err
 	}
@@ -177,6 +180,9 @@ func singleJobBlock(content *hcl.BodyContent, filename string) (*hcl.Block, hcl.
 // as native syntax otherwise, going by content rather than by file name
 // because job files arrive over stdin and the API too.
 func parseHCLOrJSON(src []byte, filename string) (*hcl.File, hcl.Diagnostics) {
+	if diags := checkUTF8(src, filename); diags.HasErrors() {
+		return nil, diags
+	}
 	if err := CheckNesting(src, filename, MaxNestingDepth); err != nil {
 		return nil, err.(*Error).Diagnostics
 	}

@@ -110,7 +110,10 @@ type Config struct {
 	// take to say what it carries (and, with TLS, to finish its
 	// handshake); RPCMaxStreamsPerSession bounds the streams one
 	// multiplexed session may have open.
-	RPCMaxConnsPerClient    int
+	RPCMaxConnsPerClient int
+	// RPCMaxConns bounds the RPC connections of every client together
+	// (zero: rpcx.DefaultMaxConns, half the file descriptor limit).
+	RPCMaxConns             int
 	RPCHandshakeTimeout     time.Duration
 	RPCMaxStreamsPerSession int
 	// MaxBlockingQueries bounds the blocking queries waiting on this

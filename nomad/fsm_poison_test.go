@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/helper/fuzzseed"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
@@ -97,5 +98,41 @@ func TestFSMRestoreRefusesAMalformedSnapshotWithoutPanicking(t *testing.T) {
 	}()
 	if err == nil {
 		t.Fatal("a malformed snapshot must be refused")
+	}
+}
+
+// Bug found while fuzzing restore (FuzzFSMRestore): a snapshot was read
+// with a bare go-msgpack stream decoder, which trusts length prefixes, so
+// 42 bytes claiming an allocation with sixteen million AllocStates made a
+// server allocate 128 MiB before it found the claim empty, and a slice of
+// structs claimed the same way costs gigabytes. A snapshot may come from a
+// peer (a leader installing one): each record is now framed and checked
+// first, as an RPC message is.
+func TestFSMRestoreRefusesLengthsTheSnapshotDoesNotHold(t *testing.T) {
+	hdr, err := rpcx.Encode(&snapshotHeader{Version: snapshotVersion, LatestIndex: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		field string
+		claim []byte
+	}{
+		{"AllocStates", []byte{0xdd, 0x00, 0xff, 0xff, 0xff}},        // 16M pointers
+		{"Name", []byte{0xdb, 0x00, 0xff, 0xff, 0xff}},               // a 16 MiB string
+		{"AllocatedResources", []byte{0xdf, 0x00, 0xff, 0xff, 0xff}}, // 16M entries
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			b := append(append([]byte{}, hdr...), byte(recAlloc), 0x81, 0xa0|byte(len(tc.field)))
+			b = append(append(b, tc.field...), tc.claim...)
+			f := testFSM(t)
+			before := fuzzseed.AllocatedBytes()
+			err := f.Restore(io.NopCloser(bytes.NewReader(b)))
+			if err == nil {
+				t.Fatal("a snapshot whose record claims bytes it does not hold was restored")
+			}
+			if grew := fuzzseed.AllocatedBytes() - before; grew > 8<<20 {
+				t.Fatalf("refusing a %d-byte snapshot allocated %d MiB", len(b), grew>>20)
+			}
+		})
 	}
 }

@@ -19,6 +19,12 @@ import (
 // be told apart.
 const snapshotVersion = 1
 
+// maxSnapshotRecord bounds one record of a snapshot being restored. A
+// record is one object of the state, which job_max_source_size keeps well
+// under the RPC message limit; the bound is four times that limit so that
+// a snapshot written before that limit existed still restores.
+const maxSnapshotRecord = 4 * rpcx.DefaultMaxMessageSize
+
 // snapshotRecord tags each object in a snapshot stream. Append-only.
 type snapshotRecord uint8
 
@@ -118,7 +124,10 @@ func (s *fsmSnapshot) Release() {}
 
 // restoreSnapshot reads a stream written by persist into an empty store.
 func restoreSnapshot(r io.Reader, st *state.StateStore) error {
-	dec := codec.NewDecoder(bufio.NewReaderSize(r, 256*1024), rpcx.MsgpackHandle)
+	// Each record is framed and checked before it is decoded, as an RPC
+	// message is: a snapshot may come from a peer (a leader installing
+	// one), and a corrupt one must not make a length claim an allocation.
+	dec := rpcx.NewValueReader(r, maxSnapshotRecord)
 	var hdr snapshotHeader
 	if err := dec.Decode(&hdr); err != nil {
 		return fmt.Errorf("reading snapshot header: %w", err)
@@ -146,7 +155,7 @@ func restoreSnapshot(r io.Reader, st *state.StateStore) error {
 	return restore.Commit()
 }
 
-func restoreRecord(dec *codec.Decoder, r *state.StateRestore, rec snapshotRecord) error {
+func restoreRecord(dec *rpcx.ValueReader, r *state.StateRestore, rec snapshotRecord) error {
 	var err error
 	switch rec {
 	case recIndex:

@@ -26,7 +26,7 @@ func testFSM(t *testing.T) *FSM {
 
 // fsmLog builds raft log entries with increasing indexes.
 type fsmLog struct {
-	t       *testing.T
+	t       testing.TB
 	entries []*raft.Log
 }
 
@@ -88,7 +88,7 @@ func evalFor(id string, job *structs.Job, status string) *structs.Evaluation {
 
 // buildLog writes one entry of every message type, in an order that makes
 // each meaningful (the alloc exists before the client reports on it).
-func buildLog(t *testing.T) *fsmLog {
+func buildLog(t testing.TB) *fsmLog {
 	l := &fsmLog{t: t}
 	ts := time.Unix(1700000000, 0).UTC()
 	job := fsmTestJob("web")

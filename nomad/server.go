@@ -127,6 +127,7 @@ func (s *Server) setup() error {
 		rpcx.WithHandshakeTimeout(s.config.RPCHandshakeTimeout),
 		rpcx.WithMaxStreamsPerSession(s.config.RPCMaxStreamsPerSession),
 		rpcx.WithMaxConnsPerClient(s.config.RPCMaxConnsPerClient),
+		rpcx.WithMaxConns(s.config.RPCMaxConns),
 	}
 	if s.config.TLS.RPCEnabled() {
 		opts = append(opts, rpcx.WithTLS(s.config.TLS.IncomingRPC()), rpcx.WithConnAuthorizer(s.authorizeConn))

@@ -207,6 +207,10 @@ func (a *Agent) serveHTTP() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		return a.config.Limits.HTTPMaxConnsPerClient
+	}, func() int {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.config.Limits.HTTPMaxConns
 	}, a.logger.Named("http"))
 	a.httpSrv = &http.Server{
 		ConnState:         a.connLimiter.connState,

@@ -175,6 +175,7 @@ func (c *Config) serverConfig(dataDir string, logger hclog.Logger) (*nomad.Confi
 	setInt(&s.JobMaxAllocs, c.Server.JobMaxAllocs)
 	// Carried for the RPC layer (rpc_*, blocking queries).
 	setInt(&s.RPCMaxConnsPerClient, c.Limits.RPCMaxConnsPerClient)
+	setInt(&s.RPCMaxConns, c.Limits.RPCMaxConns)
 	setDur(&s.RPCHandshakeTimeout, c.Limits.RPCHandshakeTimeout)
 	setInt(&s.RPCMaxStreamsPerSession, c.Limits.RPCMaxStreamsPerSession)
 	setInt(&s.MaxBlockingQueries, c.Limits.MaxBlockingQueries)

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/nomad"
 )
 
@@ -28,6 +29,12 @@ type Limits struct {
 	// RPC port.
 	RPCHandshakeTimeout  time.Duration
 	RPCMaxConnsPerClient int
+	// RPCMaxConns and HTTPMaxConns bound the connections of every client
+	// together on each port, so that many hosts at once cannot take every
+	// file descriptor either. By default half the process's descriptor
+	// limit for RPC and a quarter for HTTP.
+	RPCMaxConns  int
+	HTTPMaxConns int
 	// RPCMaxStreamsPerSession bounds the streams of one multiplexed RPC
 	// session.
 	RPCMaxStreamsPerSession int
@@ -54,6 +61,8 @@ func DefaultLimits() Limits {
 		RPCHandshakeTimeout:         nomad.DefaultRPCHandshakeTimeout,
 		RPCMaxConnsPerClient:        nomad.DefaultRPCMaxConnsPerClient,
 		RPCMaxStreamsPerSession:     nomad.DefaultRPCMaxStreamsPerSession,
+		RPCMaxConns:                 rpcx.DefaultMaxConns(),
+		HTTPMaxConns:                max(rpcx.DefaultMaxConns()/2, 512),
 		HTTPMaxBodySize:             DefaultHTTPMaxBodySize,
 		MaxBlockingQueries:          nomad.DefaultMaxBlockingQueries,
 		MaxBlockingQueriesPerClient: nomad.DefaultMaxBlockingQueriesPerClient,
@@ -70,6 +79,8 @@ func (d *decoder) decodeLimits(body hcl.Body, l *Limits) {
 			"rpc_handshake_timeout":           limitDurAttr(&l.RPCHandshakeTimeout),
 			"rpc_max_conns_per_client":        limitIntAttr(&l.RPCMaxConnsPerClient, maxConns),
 			"rpc_max_streams_per_session":     limitIntAttr(&l.RPCMaxStreamsPerSession, 1<<16),
+			"rpc_max_conns":                   limitIntAttr(&l.RPCMaxConns, maxConns),
+			"http_max_conns":                  limitIntAttr(&l.HTTPMaxConns, maxConns),
 			"http_max_body_size":              sizeAttr(&l.HTTPMaxBodySize, 1<<10, 1<<30),
 			"max_blocking_queries":            limitIntAttr(&l.MaxBlockingQueries, maxConns),
 			"max_blocking_queries_per_client": limitIntAttr(&l.MaxBlockingQueriesPerClient, maxConns),
@@ -161,6 +172,8 @@ func (l Limits) merge(o *Limits) Limits {
 	setDur(&l.RPCHandshakeTimeout, o.RPCHandshakeTimeout)
 	setInt(&l.RPCMaxConnsPerClient, o.RPCMaxConnsPerClient)
 	setInt(&l.RPCMaxStreamsPerSession, o.RPCMaxStreamsPerSession)
+	setInt(&l.RPCMaxConns, o.RPCMaxConns)
+	setInt(&l.HTTPMaxConns, o.HTTPMaxConns)
 	setDur(&l.HTTPMaxBodySize, o.HTTPMaxBodySize)
 	setInt(&l.MaxBlockingQueries, o.MaxBlockingQueries)
 	setInt(&l.MaxBlockingQueriesPerClient, o.MaxBlockingQueriesPerClient)
@@ -181,6 +194,8 @@ func (l Limits) validate() []error {
 		{"rpc_handshake_timeout", int64(l.RPCHandshakeTimeout)},
 		{"rpc_max_conns_per_client", int64(l.RPCMaxConnsPerClient)},
 		{"rpc_max_streams_per_session", int64(l.RPCMaxStreamsPerSession)},
+		{"rpc_max_conns", int64(l.RPCMaxConns)},
+		{"http_max_conns", int64(l.HTTPMaxConns)},
 		{"http_max_body_size", l.HTTPMaxBodySize},
 		{"max_blocking_queries", int64(l.MaxBlockingQueries)},
 		{"max_blocking_queries_per_client", int64(l.MaxBlockingQueriesPerClient)},

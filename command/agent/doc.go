@@ -72,9 +72,19 @@
 // TestEveryHTTPRouteRefusesARequestWithoutAToken walks every registered
 // route.
 //
+// # Job files from the network
+//
+// A job file is a program (for expressions, locals, number literals), and
+// a small one can take gigabytes or minutes to evaluate, so
+// /v1/jobs/parse never evaluates one in the agent: it runs the agent's own
+// executable as a child (job_parse_child.go, selected by an environment
+// variable that command.Run checks first), with a heap limit the child
+// watches and a deadline the agent enforces, at most two at a time.
+//
 // Goroutines: the agent owns the HTTP serve loop (waited on in Shutdown);
 // a followed log stream owns one watcher that closes the log reader when
-// the request ends, and waits for it before returning.
+// the request ends, and waits for it before returning. A parse request
+// owns its child process and waits for it.
 //
 // NewTestAgent starts a real in-process dev agent on free ports for tests
 // in any package.

@@ -37,6 +37,9 @@ type httpAPI struct {
 	// routes lists every "METHOD /pattern" handler registers, so a test
 	// can hold every route to the token checks (http_acl_check.go).
 	routes []string
+	// parser evaluates job files for /v1/jobs/parse; nil means the shared
+	// default (see jobParser).
+	parser *jobParser
 }
 
 // agentInfo is what the HTTP API knows about its own agent.

@@ -30,7 +30,12 @@ const connLimitLogInterval = time.Minute
 // connections is busy is the new one refused: it is answered 429 Too Many
 // Requests, naming the setting, and closed.
 type connLimiter struct {
+	// max bounds one address's connections, total everyone's together
+	// (limits.http_max_conns, which bounds the descriptors the HTTP port
+	// may take from the rest of the agent); the same rule applies to the
+	// total: an idle connection of anyone's gives way first.
 	max    func() int
+	total  func() int
 	logger hclog.Logger
 	now    func() time.Time
 
@@ -40,8 +45,8 @@ type connLimiter struct {
 	lastLog map[string]time.Time
 }
 
-func newConnLimiter(max func() int, logger hclog.Logger) *connLimiter {
-	return &connLimiter{max: max, logger: logger, now: time.Now,
+func newConnLimiter(max, total func() int, logger hclog.Logger) *connLimiter {
+	return &connLimiter{max: max, total: total, logger: logger, now: time.Now,
 		perIP: map[string]map[net.Conn]bool{}, conns: map[net.Conn]string{}, lastLog: map[string]time.Time{}}
 }
 
@@ -64,7 +69,7 @@ func (l *connLimiter) connState(c net.Conn, state http.ConnState) {
 }
 
 // refusedBody is the whole answer to a connection over the limit.
-const refusedBody = "too many connections from your address (limits.http_max_conns_per_client); close idle connections or retry later"
+const refusedBody = "too many connections busy (limits.http_max_conns_per_client, limits.http_max_conns); close idle connections or retry later"
 
 // refuse answers a connection over the limit and closes it. The answer is
 // written without reading the request, within a short deadline, so a
@@ -81,19 +86,27 @@ func refuse(c net.Conn) {
 // or reports false when every connection of the address is busy.
 func (l *connLimiter) admit(c net.Conn) (evicted net.Conn, ok bool) {
 	ip := remoteIP(c.RemoteAddr())
-	max := l.max()
+	max, total := l.max(), l.total()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	mine := l.perIP[ip]
-	if max > 0 && len(mine) >= max {
-		for other, idle := range mine {
-			if idle {
-				evicted = other
-				break
+	overIP := max > 0 && len(mine) >= max
+	overTotal := total > 0 && len(l.conns) >= total
+	if overIP || overTotal {
+		evicted = idleIn(mine)
+		if evicted == nil && !overIP {
+			for _, conns := range l.perIP {
+				if evicted = idleIn(conns); evicted != nil {
+					break
+				}
 			}
 		}
 		if evicted == nil {
-			l.logRefusal(ip, max)
+			if overIP {
+				l.logRefusal(ip, "limits.http_max_conns_per_client", max)
+			} else {
+				l.logRefusal(ip, "limits.http_max_conns", total)
+			}
 			return nil, false
 		}
 		l.forget(evicted)
@@ -106,6 +119,16 @@ func (l *connLimiter) admit(c net.Conn) (evicted net.Conn, ok bool) {
 	mine[c] = false
 	l.conns[c] = ip
 	return evicted, true
+}
+
+// idleIn returns one idle connection of conns, nil if none is.
+func idleIn(conns map[net.Conn]bool) net.Conn {
+	for c, idle := range conns {
+		if idle {
+			return c
+		}
+	}
+	return nil
 }
 
 func (l *connLimiter) setIdle(c net.Conn, idle bool) {
@@ -138,7 +161,7 @@ func (l *connLimiter) forget(c net.Conn) {
 // logRefusal logs a refusal unless ip was logged within the interval;
 // entries older than that are dropped, so the map holds only addresses
 // refused recently. Called with mu held.
-func (l *connLimiter) logRefusal(ip string, max int) {
+func (l *connLimiter) logRefusal(ip, setting string, max int) {
 	now := l.now()
 	if last, ok := l.lastLog[ip]; ok && now.Sub(last) < connLimitLogInterval {
 		return
@@ -149,8 +172,8 @@ func (l *connLimiter) logRefusal(ip string, max int) {
 		}
 	}
 	l.lastLog[ip] = now
-	l.logger.Warn("refusing HTTP connection: every connection from this address is busy (limits.http_max_conns_per_client); further refusals of it are not logged for a minute",
-		"remote_ip", ip, "limit", max)
+	l.logger.Warn("refusing HTTP connection: every connection it may take is busy; further refusals of this address are not logged for a minute",
+		"remote_ip", ip, "setting", setting, "limit", max)
 }
 
 func (l *connLimiter) open(ip string) int {

@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/api"
-	"github.com/drover-sched/drover/jobspec"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
 )
@@ -190,28 +187,12 @@ func (s *httpAPI) jobsParse(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, &codedError{code: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf(
 			"JobHCL is %d bytes, over the %d bytes server.job_max_source_size allows; make the job file smaller or raise the setting", len(body.JobHCL), limit)}
 	}
-	cfg := &jobspec.ParseConfig{Path: "input.hcl", Body: []byte(body.JobHCL)}
-	if body.Variables != "" {
-		// The parser reads variable files by path; the request carries the
-		// content, so it goes through a private temporary file.
-		dir, err := os.MkdirTemp("", "drover-parse-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		name := "variables.hcl"
-		if strings.HasPrefix(strings.TrimSpace(body.Variables), "{") {
-			name = "variables.json"
-		}
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(body.Variables), 0o600); err != nil {
-			return nil, err
-		}
-		cfg.VarFiles = []string{path}
-	}
-	job, err := jobspec.ParseWithConfig(cfg)
+	// Evaluated in a child process with a heap limit and a deadline (see
+	// job_parse_child.go): a job file is a program, and a small one can
+	// take gigabytes.
+	job, err := s.jobParser().parse(r.Context(), body.JobHCL, body.Variables)
 	if err != nil {
-		return nil, badRequest("%v", err)
+		return nil, err
 	}
 	if body.Canonicalize {
 		job.Canonicalize()

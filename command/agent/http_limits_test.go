@@ -196,7 +196,7 @@ func closedByServer(c net.Conn) bool {
 }
 
 func TestConnLimiterGivesAnIdleConnectionsSlotToANewOne(t *testing.T) {
-	l := newConnLimiter(func() int { return 1 }, hclog.NewNullLogger())
+	l := newConnLimiter(func() int { return 1 }, func() int { return 100 }, hclog.NewNullLogger())
 	a1, a2, other := fakeConn("10.0.0.1:1"), fakeConn("10.0.0.1:2"), fakeConn("10.0.0.2:1")
 	if _, ok := l.admit(a1); !ok {
 		t.Fatal("the first connection must be admitted")
@@ -221,7 +221,7 @@ func TestConnLimiterGivesAnIdleConnectionsSlotToANewOne(t *testing.T) {
 func TestConnLimiterLogsOncePerIntervalPerAddress(t *testing.T) {
 	now := time.Unix(1000, 0)
 	var logged []string
-	l := newConnLimiter(func() int { return 1 }, nil)
+	l := newConnLimiter(func() int { return 1 }, func() int { return 100 }, nil)
 	l.now = func() time.Time { return now }
 	l.logger = recordingLogger(&logged)
 	a1, a2 := fakeConn("10.0.0.1:1"), fakeConn("10.0.0.1:2")
@@ -244,6 +244,23 @@ func TestConnLimiterLogsOncePerIntervalPerAddress(t *testing.T) {
 	l.release(a1)
 	if _, ok := l.admit(a2); !ok {
 		t.Fatal("a released slot must be reusable")
+	}
+}
+
+func TestConnLimiterBoundsEveryAddressTogether(t *testing.T) {
+	l := newConnLimiter(func() int { return 10 }, func() int { return 2 }, hclog.NewNullLogger())
+	a, b, c := fakeConn("10.0.0.1:1"), fakeConn("10.0.0.2:1"), fakeConn("10.0.0.3:1")
+	for _, conn := range []net.Conn{a, b} {
+		if _, ok := l.admit(conn); !ok {
+			t.Fatal("connections within the total must be admitted")
+		}
+	}
+	if _, ok := l.admit(c); ok {
+		t.Fatal("a third connection while the total is busy must be refused")
+	}
+	l.setIdle(b, true)
+	if evicted, ok := l.admit(c); !ok || evicted != b {
+		t.Fatalf("over the total with another address's connection idle = %v, %v; want b evicted", evicted, ok)
 	}
 }
 

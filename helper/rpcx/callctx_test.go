@@ -268,3 +268,37 @@ func TestConnectionsPerClientIPAreBounded(t *testing.T) {
 	})
 	open[1].Close()
 }
+
+func TestConnectionsOfEveryClientTogetherAreBounded(t *testing.T) {
+	ts := startServer(t, "", WithMaxConns(2), WithMaxConnsPerClient(100))
+	var open []net.Conn
+	for range 2 {
+		c, err := Dial(ts.addr, RPCStandard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		client := rpc.NewClientWithCodec(NewClientCodec(c, 0))
+		if err := client.Call("Test.Echo", &EchoArgs{}, &EchoReply{}); err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, c)
+	}
+	third, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, third)
+	waitFor(t, "the refusal to be logged", func() bool {
+		return strings.Contains(ts.logs.String(), "limits.rpc_max_conns")
+	})
+	open[0].Close()
+	waitFor(t, "a new connection to be served after one closed", func() bool {
+		c, err := Dial(ts.addr, RPCStandard)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		return rpc.NewClientWithCodec(NewClientCodec(c, 0)).Call("Test.Echo", &EchoArgs{}, &EchoReply{}) == nil
+	})
+}

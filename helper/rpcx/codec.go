@@ -75,13 +75,24 @@ func Encode(v any) ([]byte, error) {
 	return b, nil
 }
 
-// Decode deserialises b into out, which must be a non-nil pointer. b is
-// checked first as the RPC codec checks a message (lengths backed by bytes
-// present, nesting bounded), so a corrupt log entry or snapshot fails
-// cleanly instead of allocating what a broken length prefix claims. Decoded
+// Decode deserialises b, which must hold exactly one value, into out, which
+// must be a non-nil pointer. b is checked first as the RPC codec checks a
+// message (lengths backed by bytes present, nesting bounded), so a corrupt
+// log entry or snapshot fails cleanly instead of allocating what a broken
+// length prefix claims, or what many small values would each become (see
+// checkDecodeCost). Bytes after the value are refused too: they mean
+// corruption, and the decoder would not simply ignore them (it reads the
+// value after a zero-length extension as the extension's content). Decoded
 // values never alias b, so the caller may reuse b afterwards.
 func Decode(b []byte, out any) error {
-	if err := checkValue(b); err != nil {
+	n, err := valueLen(b)
+	if err != nil {
+		return fmt.Errorf("rpcx: decode %T: %w", out, err)
+	}
+	if n != len(b) {
+		return fmt.Errorf("rpcx: decode %T: %w: %d bytes after the value's %d", out, ErrMalformedMessage, len(b)-n, n)
+	}
+	if err := checkDecodeCost(b, out); err != nil {
 		return fmt.Errorf("rpcx: decode %T: %w", out, err)
 	}
 	if err := decodeInto(codec.NewDecoderBytes(b, MsgpackHandle), out); err != nil {

@@ -2,8 +2,10 @@ package rpcx
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -172,6 +174,41 @@ func TestDecodeRejectsMalformedInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Bug found by FuzzCodec (testdata/fuzz/FuzzCodec/65086e03d8c42b05):
+// Decode checked that its input began with a well-formed value and ignored
+// whatever followed. go-msgpack decodes a zero-length extension into an
+// interface by reading the next value as the extension's content, so
+// "ext16 of length 0, then a byte" decoded, swallowing the trailing byte,
+// into a value whose own encoding (the extension alone) no longer decodes.
+// A raft entry is exactly one value: anything after it is corruption.
+func TestDecodeRefusesBytesAfterTheValue(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{
+		{"a zero-length extension and the byte it would swallow", []byte{0xc8, 0x00, 0x00, 0x30, 0x30}},
+		{"a string and a stray byte", []byte{0xa1, 'a', 0x01}},
+		{"two values", append(mustEncode(t, EchoArgs{Msg: "one"}), mustEncode(t, EchoArgs{Msg: "two"})...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var v any
+			err := Decode(tc.in, &v)
+			if !errors.Is(err, ErrMalformedMessage) || !strings.Contains(err.Error(), "after the value") {
+				t.Fatalf("want ErrMalformedMessage naming the bytes after the value, got %v (decoded %#v)", err, v)
+			}
+		})
+	}
+}
+
+func mustEncode(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := Encode(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestTimesInsideCollectionsRoundTrip(t *testing.T) {

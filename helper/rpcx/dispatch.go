@@ -82,7 +82,7 @@ func (s *Server) serveCodec(ctx context.Context, rwc io.ReadWriteCloser, peer Pe
 		if err != nil {
 			// Skip the body so the stream stays in step for the next call.
 			_ = c.ReadRequestBody(nil)
-			respond(c, req.ServiceMethod, req.Seq, nil, err.Error())
+			s.respond(c, req.ServiceMethod, req.Seq, nil, err.Error())
 			if c.broken.Load() {
 				return
 			}
@@ -94,7 +94,7 @@ func (s *Server) serveCodec(ctx context.Context, rwc io.ReadWriteCloser, peer Pe
 			// type leaves the stream in step; anything else (too large,
 			// malformed, cut off) does not, and the caller is told why
 			// before the connection closes.
-			respond(c, req.ServiceMethod, req.Seq, nil, err.Error())
+			s.respond(c, req.ServiceMethod, req.Seq, nil, err.Error())
 			if c.broken.Load() {
 				return
 			}
@@ -115,7 +115,7 @@ func (s *Server) serveCodec(ctx context.Context, rwc io.ReadWriteCloser, peer Pe
 			defer running.Done()
 			defer func() { <-calls }()
 			reply, errmsg := s.invoke(svc, m, serviceMethod, argp)
-			respond(c, serviceMethod, seq, reply, errmsg)
+			s.respond(c, serviceMethod, seq, reply, errmsg)
 			if c.broken.Load() {
 				// The answer could not be written (the peer stopped
 				// reading until the write timed out): the stream's
@@ -212,19 +212,19 @@ func (s *Server) invoke(svc *service, m *method, serviceMethod string, argp refl
 // respond writes the answer to one call. An errmsg replaces the reply, as
 // in net/rpc. A write that fails means the connection is going away; the
 // read loop finds that out for itself.
-func respond(c *msgCodec, serviceMethod string, seq uint64, reply any, errmsg string) {
+func (s *Server) respond(c *msgCodec, serviceMethod string, seq uint64, reply any, errmsg string) {
 	resp := responseHeaders.Get().(*rpc.Response)
 	*resp = rpc.Response{ServiceMethod: serviceMethod, Seq: seq, Error: errmsg}
 	if errmsg != "" {
 		reply = emptyBody
 	}
-	_ = c.WriteResponse(resp, reply)
+	_ = c.writeAnswer(resp, reply, s.writes)
 	*resp = rpc.Response{}
 	responseHeaders.Put(resp)
 }
 
 // responseHeaders recycles response headers, which would otherwise cost an
-// allocation per call: the encoder takes them as an interface. WriteResponse
+// allocation per call: the encoder takes them as an interface. writeAnswer
 // has encoded and sent the header by the time it returns.
 var responseHeaders = sync.Pool{New: func() any { return new(rpc.Response) }}
 

@@ -90,8 +90,18 @@ func (f *frameScanner) peek() error {
 // every length prefix is backed by bytes that are really there, so decoding
 // it cannot allocate more than b's size suggests.
 func checkValue(b []byte) error {
+	_, err := valueLen(b)
+	return err
+}
+
+// valueLen is checkValue that also returns how many bytes the value takes.
+func valueLen(b []byte) (int, error) {
 	w := valueWalker{budget: len(b), inMemory: true}
-	return w.value(&sliceSource{b: b}, len(b))
+	src := &sliceSource{b: b}
+	if err := w.value(src, len(b)); err != nil {
+		return 0, err
+	}
+	return src.pos, nil
 }
 
 // valueSource is where a valueWalker gets bytes from: a network stream, or a

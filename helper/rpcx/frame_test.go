@@ -7,8 +7,6 @@ import (
 	"net/rpc"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-msgpack/v2/codec"
 )
 
 // frameSamples are values covering every msgpack type family.
@@ -168,100 +166,6 @@ func TestFrameScannerAllocatesOnlyWhatArrives(t *testing.T) {
 	if grew := totalAlloc() - before; grew > 1<<20 {
 		t.Fatalf("scanning a truncated claim allocated %d KiB", grew>>10)
 	}
-}
-
-// FuzzCodec feeds arbitrary bytes to the server side of the codec, the way
-// a hostile peer would, and checks that nothing panics and that the frame
-// scanner agrees with the decoder on where a value ends.
-func FuzzCodec(f *testing.F) {
-	for _, seed := range fuzzSeeds(f) {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		// The server read path: headers and bodies until the stream fails.
-		c := newMsgCodec(readOnly{bytes.NewReader(data)}, 64<<10)
-		for i := 0; i < 64; i++ {
-			var req rpc.Request
-			if err := c.ReadRequestHeader(&req); err != nil {
-				if c.broken.Load() {
-					break
-				}
-				continue
-			}
-			var err error
-			switch i % 4 {
-			case 0:
-				err = c.ReadRequestBody(nil)
-			case 1:
-				err = c.ReadRequestBody(&EchoArgs{})
-			case 2:
-				var v any
-				err = c.ReadRequestBody(&v)
-			case 3:
-				var tm time.Time
-				err = c.ReadRequestBody(&tm)
-			}
-			if err != nil && c.broken.Load() {
-				break
-			}
-		}
-
-		// The stream scanner and checkValue agree, and the scanner and the
-		// decoder agree on where a value ends.
-		frame, err := newFrameScanner(bytes.NewReader(data), 1<<20).next()
-		if cerr := checkValue(data); (cerr == nil) != (err == nil) && len(data) < 1<<20 {
-			t.Fatalf("the stream scanner says %v, checkValue says %v", err, cerr)
-		}
-		if err == nil {
-			var v any
-			dec := codec.NewDecoderBytes(frame, MsgpackHandle)
-			if dec.Decode(&v) == nil && dec.NumBytesRead() != len(frame) {
-				t.Fatalf("scanner framed %d bytes, decoder read %d: % x", len(frame), dec.NumBytesRead(), head(frame))
-			}
-		}
-
-		// The helpers the FSM uses.
-		var args EchoArgs
-		_ = Decode(data, &args)
-		var v any
-		_ = Decode(data, &v)
-	})
-}
-
-func fuzzSeeds(tb testing.TB) [][]byte {
-	msg := func(hdr, body any) []byte {
-		h, err := Encode(hdr)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		b, err := Encode(body)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return append(h, b...)
-	}
-	good := msg(rpc.Request{ServiceMethod: "Test.Echo", Seq: 1}, EchoArgs{Msg: "hi", Data: []byte{1, 2}, N: 3})
-	seeds := [][]byte{
-		good,
-		append(append([]byte{}, good...), good...),
-		good[:len(good)/2],
-		msg(rpc.Request{ServiceMethod: "Test.Nope", Seq: 2}, map[string]any{"a": []any{1, "b"}}),
-		msg(rpc.Request{ServiceMethod: "Test.Echo", Seq: 3}, "wrong type"),
-		msg(rpc.Request{ServiceMethod: "Test.Echo", Seq: 4}, time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)),
-		append(msg(rpc.Request{Seq: 5}, nil)[:0:0], 0xdd, 0xff, 0xff, 0xff, 0xff),
-		{0xc9, 0xff, 0xff, 0xff, 0xff, 0xff},
-		{0xc1},
-		bytes.Repeat([]byte{0x91}, 300),
-		{0x81, 0x01, 0x02},
-	}
-	for _, v := range frameSamples()[:20] {
-		b, err := Encode(v)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		seeds = append(seeds, b)
-	}
-	return seeds
 }
 
 // readOnly adapts a reader to the codec's io.ReadWriteCloser.

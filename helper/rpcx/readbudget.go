@@ -57,3 +57,26 @@ func (b *readBudget) acquire(n, held int64) error {
 }
 
 func (b *readBudget) release(n int64) { b.sem.Release(n) }
+
+// DefaultMaxPendingWriteBytes bounds the bytes of encoded answers that
+// every connection of a Server holds at once while they wait for, or are
+// in, a write (see msgCodec.writeAnswer).
+const DefaultMaxPendingWriteBytes = 256 << 20
+
+// writeBudget is the server-wide byte budget for answers being written.
+type writeBudget struct {
+	sem  *semaphore.Weighted
+	size int64
+}
+
+func newWriteBudget(size int64) *writeBudget {
+	return &writeBudget{sem: semaphore.NewWeighted(size), size: size}
+}
+
+func (b *writeBudget) tryAcquire(n int64) bool { return n <= b.size && b.sem.TryAcquire(n) }
+func (b *writeBudget) release(n int64)         { b.sem.Release(n) }
+
+func (b *writeBudget) busyError(n int) string {
+	return fmt.Sprintf("%v: answers waiting for their readers already hold the server's %d-byte write budget; this %d-byte answer was dropped, retry later",
+		ErrServerBusy, b.size, n)
+}

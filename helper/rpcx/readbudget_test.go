@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/rpc"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -59,5 +62,79 @@ func TestAMessageLargerThanTheWholeBudgetIsRefused(t *testing.T) {
 	}
 	if waited := time.Since(start); waited > budget.wait/2 {
 		t.Fatalf("a message that can never fit waited %s for room", waited)
+	}
+}
+
+// gateWriter is a connection whose writes wait for a gate, as a peer that
+// does not read makes them wait; what it was sent is kept.
+type gateWriter struct {
+	started chan struct{}
+	gate    chan struct{}
+	mu      sync.Mutex
+	sent    bytes.Buffer
+}
+
+func (w *gateWriter) Read(p []byte) (int, error) { select {} }
+func (w *gateWriter) Close() error               { return nil }
+func (w *gateWriter) Write(p []byte) (int, error) {
+	if w.gate != nil {
+		w.started <- struct{}{}
+		<-w.gate
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sent.Write(p)
+}
+
+func TestAnswersWaitingForSlowReadersShareOneByteBudget(t *testing.T) {
+	budget := newWriteBudget(1 << 20)
+	slow := &gateWriter{started: make(chan struct{}, 1), gate: make(chan struct{})}
+	quick := &gateWriter{}
+	big := func(seq uint64) (*rpc.Response, *EchoReply) {
+		return &rpc.Response{ServiceMethod: "Test.Big", Seq: seq}, &EchoReply{Data: make([]byte, 700<<10)}
+	}
+
+	// An answer to a peer that does not read holds its bytes...
+	done := make(chan error, 1)
+	go func() {
+		h, b := big(1)
+		done <- newMsgCodec(slow, DefaultMaxMessageSize).writeAnswer(h, b, budget)
+	}()
+	<-slow.started
+
+	// ...so another large answer meanwhile is refused at once with "server
+	// busy", instead of being held too.
+	h, b := big(2)
+	qc := newMsgCodec(quick, DefaultMaxMessageSize)
+	if err := qc.writeAnswer(h, b, budget); err != nil {
+		t.Fatal(err)
+	}
+	var resp rpc.Response
+	dec := newMsgCodec(readOnly{bytes.NewReader(quick.sent.Bytes())}, DefaultMaxMessageSize)
+	if err := dec.ReadResponseHeader(&resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.Seq != 2 || !strings.Contains(resp.Error, "server busy") || !strings.Contains(resp.Error, "write budget") {
+		t.Fatalf("answer over the write budget: %+v", resp)
+	}
+
+	// Once the slow peer reads, the bytes are free again.
+	close(slow.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	quick.sent.Reset()
+	h, b = big(3)
+	if err := qc.writeAnswer(h, b, budget); err != nil {
+		t.Fatal(err)
+	}
+	dec = newMsgCodec(readOnly{bytes.NewReader(quick.sent.Bytes())}, DefaultMaxMessageSize)
+	resp = rpc.Response{}
+	var reply EchoReply
+	if err := dec.ReadResponseHeader(&resp); err != nil || resp.Error != "" {
+		t.Fatalf("answer after the budget was freed: %v %+v", err, resp)
+	}
+	if err := dec.ReadResponseBody(&reply); err != nil || len(reply.Data) != 700<<10 {
+		t.Fatalf("body: %v, %d bytes", err, len(reply.Data))
 	}
 }

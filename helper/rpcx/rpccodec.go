@@ -20,7 +20,9 @@ import (
 // writes, not in what:
 //
 //   - Reads go through a frameScanner, which bounds a message's size and
-//     never lets a length prefix drive an allocation (see frameScanner).
+//     never lets a length prefix drive an allocation (see frameScanner),
+//     and a value is decoded only if what it decodes into stays within a
+//     multiple of its size (see checkDecodeCost).
 //   - Writes encode the whole message into memory first. A message that is
 //     too large or fails to encode is then never half-written, so the
 //     stream stays usable; on the server the caller gets an error response
@@ -95,29 +97,61 @@ func (c *msgCodec) ReadRequestBody(body any) error {
 
 // WriteResponse implements rpc.ServerCodec. If the response cannot be
 // encoded within the size limit, the caller is sent an error in its place.
+// The server's dispatcher answers through writeAnswer instead, which also
+// bounds the bytes waiting to be written; this is for net/rpc's own use.
+func (c *msgCodec) WriteResponse(r *rpc.Response, body any) error {
+	return c.writeAnswer(r, body, nil)
+}
+
+// writeAnswer encodes a response outside the write lock, so that calls
+// finishing together on one session render their answers in parallel and
+// only the write is serialised, then writes it.
 //
 // An answer to a stream that cannot be written any more (an earlier write
-// failed or timed out, or it was closed) is not even encoded: every call of a session may be
-// waiting to answer such a stream, and each would render its reply only
-// to fail the write.
-func (c *msgCodec) WriteResponse(r *rpc.Response, body any) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+// failed or timed out, or it was closed) is not even encoded: every call of
+// a session may be waiting to answer such a stream, and each would render
+// its reply only to fail the write.
+//
+// budget, when set, is the server-wide bound on the bytes of encoded
+// answers waiting for or in the middle of a write. A peer that reads
+// slowly (but not so slowly that a write times out) would otherwise make
+// the server hold one encoded answer per call in flight, on every session
+// it opens. Past the budget the call is answered with a short "server busy"
+// error instead, at once: waiting for room would hold the encoded answer
+// all the same.
+func (c *msgCodec) writeAnswer(r *rpc.Response, body any, budget *writeBudget) error {
 	if c.unwritable.Load() {
 		return errBrokenStream
 	}
-	msg, err := c.encode(r, body)
+	msg, err := encodeMessage(r, body, c.limit)
 	if err != nil {
 		failed := rpc.Response{
 			ServiceMethod: r.ServiceMethod,
 			Seq:           r.Seq,
 			Error:         fmt.Sprintf("rpcx: server could not send the response: %v", err),
 		}
-		if msg, err = c.encode(&failed, nil); err != nil {
+		if msg, err = encodeMessage(&failed, nil, c.limit); err != nil {
 			return err
 		}
 	}
-	return c.write(msg)
+	defer putMessage(msg)
+	if budget != nil {
+		if !budget.tryAcquire(int64(len(*msg))) {
+			busy := rpc.Response{ServiceMethod: r.ServiceMethod, Seq: r.Seq, Error: budget.busyError(len(*msg))}
+			putMessage(msg)
+			if msg, err = encodeMessage(&busy, nil, c.limit); err != nil {
+				return err
+			}
+		} else {
+			defer budget.release(int64(len(*msg)))
+		}
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.unwritable.Load() {
+		return errBrokenStream
+	}
+	return c.write(*msg)
 }
 
 // WriteRequest implements rpc.ClientCodec. A request that cannot be encoded
@@ -169,6 +203,14 @@ func (c *msgCodec) read(out any, header bool) error {
 	if out == nil {
 		return nil
 	}
+	if err := checkDecodeCost(b, out); err != nil {
+		// Refused before decoding; like a body of the wrong type, the value
+		// was consumed whole.
+		if header {
+			c.broken.Store(true)
+		}
+		return fmt.Errorf("rpcx: decode %T: %w", out, err)
+	}
 	c.dec.ResetBytes(b)
 	if err := decodeInto(c.dec, out); err != nil {
 		// The value was consumed whole, so a body that does not fit its Go
@@ -200,6 +242,46 @@ func (c *msgCodec) encode(header, body any) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrMessageTooLarge, len(c.wbuf), c.limit)
 	}
 	return c.wbuf, nil
+}
+
+// encoders and messages recycle what encodeMessage needs per answer: an
+// encoder (costly to make) and a buffer. Buffers that grew past keepBufCap
+// for one large answer are not kept.
+var (
+	encoders = sync.Pool{New: func() any { return codec.NewEncoderBytes(nil, MsgpackHandle) }}
+	messages = sync.Pool{New: func() any { return new([]byte) }}
+)
+
+// encodeMessage renders header and body into a buffer of its own, which
+// the caller gives back with putMessage.
+func encodeMessage(header, body any, limit int) (*[]byte, error) {
+	buf := messages.Get().(*[]byte)
+	*buf = (*buf)[:0]
+	enc := encoders.Get().(*codec.Encoder)
+	defer encoders.Put(enc)
+	enc.ResetBytes(buf)
+	err := enc.Encode(header)
+	if err == nil {
+		err = enc.Encode(body)
+	}
+	enc.ResetBytes(nil)
+	switch {
+	case err != nil:
+		putMessage(buf)
+		return nil, fmt.Errorf("rpcx: encode %T: %w", body, err)
+	case len(*buf) > limit:
+		n := len(*buf)
+		putMessage(buf)
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrMessageTooLarge, n, limit)
+	}
+	return buf, nil
+}
+
+func putMessage(buf *[]byte) {
+	if cap(*buf) > keepBufCap {
+		return
+	}
+	messages.Put(buf)
 }
 
 // errBrokenStream is what writing to a stream that cannot be written returns.

@@ -46,8 +46,10 @@ type Server struct {
 	cfg      serverConfig
 	yamux    *yamux.Config
 
-	// reads is the byte budget shared by every connection's message reads.
-	reads *readBudget
+	// reads is the byte budget shared by every connection's message reads,
+	// writes the one for answers waiting to be written.
+	reads  *readBudget
+	writes *writeBudget
 	// conns counts open connections per client IP.
 	conns *connLimiter
 	// refusals logs refused connections, rate-limited per client IP.
@@ -67,11 +69,14 @@ type serverConfig struct {
 	handshakeTimeout  time.Duration
 	maxStreams        int
 	maxConnsPerClient int
+	maxConns          int
 	maxReadBytes      int64
-	writeTimeout      time.Duration
-	raft              *RaftLayer
-	tls               *tls.Config
-	authorize         ConnAuthorizer
+	// maxPendingWriteBytes: see DefaultMaxPendingWriteBytes.
+	maxPendingWriteBytes int64
+	writeTimeout         time.Duration
+	raft                 *RaftLayer
+	tls                  *tls.Config
+	authorize            ConnAuthorizer
 }
 
 // DefaultMaxConnsPerClient bounds the connections one client IP may hold
@@ -119,10 +124,24 @@ func WithMaxConnsPerClient(n int) ServerOption {
 	return func(c *serverConfig) { c.maxConnsPerClient = n }
 }
 
+// WithMaxConns bounds the connections open at once from every client
+// together; a connection past it is closed at once. Zero or less means
+// DefaultMaxConns().
+func WithMaxConns(n int) ServerOption {
+	return func(c *serverConfig) { c.maxConns = n }
+}
+
 // WithMaxReadBytes sets the server-wide budget of bytes that messages being
 // read may hold (see DefaultMaxReadBytes).
 func WithMaxReadBytes(n int64) ServerOption {
 	return func(c *serverConfig) { c.maxReadBytes = n }
+}
+
+// WithMaxPendingWriteBytes sets the server-wide budget of bytes that
+// encoded answers waiting to be written may hold (see
+// DefaultMaxPendingWriteBytes).
+func WithMaxPendingWriteBytes(n int64) ServerOption {
+	return func(c *serverConfig) { c.maxPendingWriteBytes = n }
 }
 
 // WithWriteTimeout bounds writing one answer to a peer.
@@ -183,12 +202,22 @@ func NewServer(logger hclog.Logger, opts ...ServerOption) *Server {
 	if cfg.maxConnsPerClient <= 0 {
 		cfg.maxConnsPerClient = DefaultMaxConnsPerClient
 	}
+	if cfg.maxConns <= 0 {
+		cfg.maxConns = DefaultMaxConns()
+	}
 	if cfg.maxReadBytes <= 0 {
 		cfg.maxReadBytes = DefaultMaxReadBytes
 	}
 	if cfg.maxReadBytes < int64(cfg.maxMessageSize) {
 		// One message of the largest size must always fit.
 		cfg.maxReadBytes = int64(cfg.maxMessageSize)
+	}
+	if cfg.maxPendingWriteBytes <= 0 {
+		cfg.maxPendingWriteBytes = DefaultMaxPendingWriteBytes
+	}
+	if cfg.maxPendingWriteBytes < int64(cfg.maxMessageSize) {
+		// One answer of the largest size must always fit.
+		cfg.maxPendingWriteBytes = int64(cfg.maxMessageSize)
 	}
 	if cfg.writeTimeout <= 0 {
 		cfg.writeTimeout = DefaultWriteTimeout
@@ -200,7 +229,8 @@ func NewServer(logger hclog.Logger, opts ...ServerOption) *Server {
 		cfg:      cfg,
 		yamux:    yamuxConfig(logger),
 		reads:    newReadBudget(ctx, cfg.maxReadBytes),
-		conns:    newConnLimiter(cfg.maxConnsPerClient, logger),
+		writes:   newWriteBudget(cfg.maxPendingWriteBytes),
+		conns:    newConnLimiter(cfg.maxConnsPerClient, cfg.maxConns, logger),
 		refusals: newRefusalLog(logger),
 		ctx:      ctx,
 		cancel:   cancel,

@@ -118,8 +118,8 @@ func TestRemoteHandlerErrorsComeBackAsServerErrors(t *testing.T) {
 	}
 }
 
-// encodeMessage renders a request as the codec would.
-func encodeMessage(t testing.TB, method string, seq uint64, body any) []byte {
+// encodeRequest renders a request as the codec would.
+func encodeRequest(t testing.TB, method string, seq uint64, body any) []byte {
 	t.Helper()
 	h, err := Encode(rpc.Request{ServiceMethod: method, Seq: seq})
 	if err != nil {
@@ -144,7 +144,7 @@ func TestServerSurvivesHostilePeers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	request := encodeMessage(t, "Test.Echo", 1, &EchoArgs{Msg: "hi"})
+	request := encodeRequest(t, "Test.Echo", 1, &EchoArgs{Msg: "hi"})
 
 	for _, tc := range []struct {
 		name  string
@@ -162,7 +162,7 @@ func TestServerSurvivesHostilePeers(t *testing.T) {
 		{name: "a body for an unknown method claiming a 4 GiB time", send: append(append([]byte{0x01}, unknownHeader...), 0xc9, 0xff, 0xff, 0xff, 0xff, 0xff)},
 		{name: "a body claiming a 4 GiB string", send: append(append([]byte{0x01}, validHeader...), 0xdb, 0xff, 0xff, 0xff, 0xff)},
 		{name: "a body nested too deep", send: append(append([]byte{0x01}, validHeader...), bytes.Repeat([]byte{0x91}, 1000)...)},
-		{name: "a message over the size limit", send: append([]byte{0x01}, encodeMessage(t, "Test.Echo", 1, &EchoArgs{Data: make([]byte, 2*limit)})...)},
+		{name: "a message over the size limit", send: append([]byte{0x01}, encodeRequest(t, "Test.Echo", 1, &EchoArgs{Data: make([]byte, 2*limit)})...)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := startServer(t, "", WithMaxMessageSize(limit))
