@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -55,6 +56,12 @@ var (
 	registry   = map[string]Entry{}
 )
 
+// calledMaybeRun records that this executable calls MaybeRun first thing,
+// so that its children run their entry. A Runner refuses to start its own
+// executable otherwise: such a child (a test binary whose TestMain lacks
+// the call, most likely) would run the whole program again instead.
+var calledMaybeRun atomic.Bool
+
 // Register makes e the child entry point called name. It is meant for init
 // functions; registering a name twice is a programming error and panics.
 func Register(name string, e Entry) {
@@ -78,6 +85,7 @@ func lookup(name string) Entry {
 // call it before anything else and exit with the code when it returns
 // true.
 func MaybeRun() (int, bool) {
+	calledMaybeRun.Store(true)
 	name, ok := os.LookupEnv(envEntry)
 	if !ok {
 		return 0, false

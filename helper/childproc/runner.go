@@ -131,6 +131,9 @@ func (r *Runner) start(ctx context.Context, exe string, input []byte, stdout, st
 		envWall + "=" + r.cfg.Limits.Wall.String(),
 		envProgressFD + "=3", // the first of ExtraFiles
 		"GOMAXPROCS=1",
+		// Only a binary built with -race (a test binary) reads this: it
+		// otherwise waits a second at exit for its report.
+		"GORACE=atexit_sleep_ms=0",
 	}, r.cfg.Env...)
 	cmd.Stdin = bytes.NewReader(input)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -179,6 +182,10 @@ func (r *Runner) limitError(l Limit, steps *lastLine) *LimitError {
 func (r *Runner) executable() (string, error) {
 	if r.cfg.Exe != "" {
 		return r.cfg.Exe, nil
+	}
+	if !calledMaybeRun.Load() {
+		return "", errors.New("this executable does not call childproc.MaybeRun first thing (in main, or in TestMain for a test binary), " +
+			"so a child of it would not run its entry")
 	}
 	if runtime.GOOS == "linux" {
 		if _, err := os.Stat("/proc/self/exe"); err == nil {
