@@ -58,6 +58,12 @@ func (tr *TaskRunner) Run() {
 					return
 				}
 				h, startErr = tr.start()
+				if startErr != nil && tr.killRequested() {
+					// The kill cut the start short (a download or a
+					// render): the task was stopped, not failed.
+					tr.markDead(killedEvent(tr.clock.Now(), nil), false)
+					return
+				}
 			}
 			attached = nil
 			if startErr == nil {
@@ -260,4 +266,14 @@ func (tr *TaskRunner) kill(h *drivers.TaskHandle, waitCh <-chan *drivers.ExitRes
 	}
 	tr.finishAttempt(h)
 	tr.markDead(killedEvent(tr.clock.Now(), err), false)
+}
+
+// killRequested reports whether Kill has been called.
+func (tr *TaskRunner) killRequested() bool {
+	select {
+	case <-tr.killCh:
+		return true
+	default:
+		return false
+	}
 }

@@ -7,7 +7,7 @@ type Limit string
 
 // The limits a Runner enforces (see Limits).
 const (
-	LimitHeap   Limit = "heap"
+	LimitHeap   Limit = "memory"
 	LimitWall   Limit = "time"
 	LimitOutput Limit = "output"
 )
