@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 	Register("spin", func(_ []byte, step func(string)) ([]byte, error) {
 		step("warming up")
 		step("spinning")
+		//lint:ignore SA5002 the child spins until a limit stops it
 		for {
 		}
 	})
@@ -50,6 +51,7 @@ func TestMain(m *testing.M) {
 			return nil, err
 		}
 		step(strconv.Itoa(cmd.Process.Pid))
+		//lint:ignore SA5002 the child spins until it is killed
 		for {
 		}
 	})
@@ -61,9 +63,11 @@ func TestMain(m *testing.M) {
 
 var sink [][]byte
 
+// recurse overflows the stack, on purpose.
 func recurse(n int) int {
 	var pad [256]byte
 	pad[n%256] = byte(n)
+	//lint:ignore SA5007 the child must crash with a stack overflow
 	return recurse(n+1) + int(pad[(n+1)%256])
 }
 
