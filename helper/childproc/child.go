@@ -123,6 +123,10 @@ func runChild(name string, heap uint64, wall time.Duration, in io.Reader, out, p
 	// only a computation that really holds that much is stopped.
 	debug.SetMemoryLimit(int64(heap / 2))
 	debug.SetMaxStack(int(min(heap/2, 1<<30)))
+	if err := limitData(heap); err != nil {
+		fmt.Fprintf(os.Stderr, "capping the child's memory: %v\n", err)
+		return exitUsage
+	}
 
 	var outMu sync.Mutex
 	answer := func(kind byte, payload []byte) {

@@ -36,6 +36,16 @@ func TestMain(m *testing.M) {
 		step("recursing")
 		return nil, fmt.Errorf("%d", recurse(0))
 	})
+	Register("alloc", func(in []byte, step func(string)) ([]byte, error) {
+		// One allocation of the size asked, written through, as a
+		// template's indent makes its prefix.
+		n, err := strconv.Atoi(string(in))
+		if err != nil {
+			return nil, err
+		}
+		step("allocating")
+		return []byte(strings.Repeat("x", n)[:1]), nil
+	})
 	Register("big", func(in []byte, _ func(string)) ([]byte, error) {
 		n, err := strconv.Atoi(string(in))
 		return make([]byte, n), err

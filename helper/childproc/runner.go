@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -102,6 +103,10 @@ func (r *Runner) Run(ctx context.Context, input []byte) ([]byte, error) {
 		return nil, &ExitError{Entry: r.cfg.Entry, Err: runErr, Stderr: firstParagraph(stderr.String()), Step: steps.last()}
 	}
 	answer := stdout.Bytes()
+	if len(answer) == 0 && strings.Contains(stderr.String(), "runtime: out of memory") {
+		// An allocation past the child's data limit (see limitData).
+		return nil, r.limitError(LimitHeap, steps)
+	}
 	if len(answer) == 0 {
 		if runErr == nil {
 			runErr = errors.New("exit status 0")
