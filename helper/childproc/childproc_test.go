@@ -250,3 +250,15 @@ func TestRunningAnUnknownEntryIsAnExitError(t *testing.T) {
 		t.Fatalf("%v (%T)", err, err)
 	}
 }
+
+// An executable that never calls MaybeRun would run itself again, whole,
+// as the child (a test binary: all its tests): it is refused instead.
+func TestAnExecutableThatDoesNotCallMaybeRunIsNotStarted(t *testing.T) {
+	calledMaybeRun.Store(false)
+	defer calledMaybeRun.Store(true)
+	_, err := runner("echo", Limits{}).Run(context.Background(), []byte("hello"))
+	var ee *ExitError
+	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "does not call childproc.MaybeRun") {
+		t.Fatalf("%v (%T)", err, err)
+	}
+}
