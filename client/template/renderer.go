@@ -153,6 +153,7 @@ func (r *Renderer) runError(ctx context.Context, templates []*structs.Template, 
 		step, err = le.Step, &LimitError{limit: le}
 	case errors.As(err, &ee):
 		step = ee.Step
+		err = fmt.Errorf("the render process ended without an answer (%v): %s", ee.Err, ee.Stderr)
 	case errors.As(err, &ce):
 		return fmt.Errorf("rendering templates: %s", ce.Msg)
 	}

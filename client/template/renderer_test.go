@@ -200,3 +200,16 @@ func benchmarkRender(b *testing.B, render func(Input) error) {
 		}
 	}
 }
+
+// A template that recurses without end overflows the child's stack (its
+// bound is half the memory limit): the child dies, the client does not,
+// and the error says why.
+func TestATemplateThatCrashesTheChildIsReported(t *testing.T) {
+	in, _ := allocTree(t)
+	in.Templates = []*structs.Template{{EmbeddedTmpl: `{{ define "r" }}{{ template "r" . }}{{ end }}{{ template "r" . }}`, DestPath: "local/deep"}}
+	_, err := NewRenderer(RendererConfig{Memory: 16 << 20}).Render(context.Background(), in)
+	var te *Error
+	if !errors.As(err, &te) || te.Index != 0 || !strings.Contains(err.Error(), "the render process ended without an answer") || !strings.Contains(err.Error(), "stack") {
+		t.Fatalf("error %v", err)
+	}
+}
