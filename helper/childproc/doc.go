@@ -25,7 +25,9 @@
 // limits:
 //
 //   - heap: the child watches its own Go heap and stops itself when it
-//     passes the limit (the goroutine stacks are bounded by half of it);
+//     passes the limit (the goroutine stacks are bounded by half of it),
+//     and caps its data segment (rlimit.go) so that one allocation far
+//     past the limit fails before it is written;
 //   - wall time: the parent kills the child's process group at the
 //     deadline, and the child exits by itself shortly after it, should
 //     the parent be gone;
