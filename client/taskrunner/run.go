@@ -64,6 +64,12 @@ func (tr *TaskRunner) Run() {
 					tr.markDead(killedEvent(tr.clock.Now(), nil), false)
 					return
 				}
+				if startErr != nil && closed(tr.shutdownCh) {
+					// The client is stopping and cut the start short:
+					// no restart to record; the next client starts the
+					// task afresh.
+					return
+				}
 			}
 			attached = nil
 			if startErr == nil {
@@ -269,9 +275,12 @@ func (tr *TaskRunner) kill(h *drivers.TaskHandle, waitCh <-chan *drivers.ExitRes
 }
 
 // killRequested reports whether Kill has been called.
-func (tr *TaskRunner) killRequested() bool {
+func (tr *TaskRunner) killRequested() bool { return closed(tr.killCh) }
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
 	select {
-	case <-tr.killCh:
+	case <-ch:
 		return true
 	default:
 		return false

@@ -77,6 +77,29 @@ func TestKillingATaskWhoseTemplateSpinsStopsTheRenderAtOnce(t *testing.T) {
 	testutil.WaitFor(t, "the render child to be gone", func() bool { return renderChildren(t) == 0 })
 }
 
+// A client that shuts down while a template renders stops the render and
+// leaves the task as it was, for the next client to start afresh.
+func TestShutdownDuringARenderStopsItAndRecordsNoRestart(t *testing.T) {
+	h := bombHarness(t, spinningTemplate, template.RendererConfig{Timeout: time.Minute})
+	go h.tr.Run()
+	testutil.WaitFor(t, "the render to reach the spinning template", func() bool { return renderChildren(t) == 1 })
+	start := time.Now()
+	h.tr.Shutdown()
+	select {
+	case <-h.tr.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after Shutdown")
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("Run returned %v after Shutdown", took)
+	}
+	want := []string{structs.TaskReceived, structs.TaskSetup}
+	if s := h.tr.TaskState(); s.State != structs.TaskStatePending || strings.Join(eventTypes(s), ",") != strings.Join(want, ",") {
+		t.Fatalf("state %s, events %v, want pending with %v", s.State, eventTypes(s), want)
+	}
+	testutil.WaitFor(t, "the render child to be gone", func() bool { return renderChildren(t) == 0 })
+}
+
 // bombHarness is a task whose second template is data, rendered by a
 // renderer with cfg's limits, that fails for good at its first failure.
 func bombHarness(t *testing.T, data string, cfg template.RendererConfig) *harness {
