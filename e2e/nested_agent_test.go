@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -90,4 +91,164 @@ func assertSoleWork(t *testing.T, s *agent, jobID, id string, pid int, m taskMar
 	}
 	allocs, _ := jobAllocs(s, jobID)
 	return allocs
+}
+
+// startPair starts inner agents <prefix>-a and <prefix>-b in datacenter dc,
+// runs the job (count 1, disconnect block group) and returns the agent
+// whose node runs the job's alloc first, the other, the alloc and its
+// task's pid. B joins after the alloc runs on A, so the alloc is on A.
+func startPair(t *testing.T, c *nestedCluster, prefix, dc string, specA innerSpec, jobID string, m taskMarker, group string) (a, b *innerAgent, orig *api.Allocation, origPid int) {
+	t.Helper()
+	specA.name, specA.dc = prefix+"-a", dc
+	a = c.startInner(specA)
+	dumpOnFailure(t, a)
+	registerJob(t, c.server, nestedJob(jobID, dc, m, group), 10*time.Second)
+	orig, origPid = waitForFirstAlloc(t, c.server, jobID, m)
+	b = c.startInner(innerSpec{name: prefix + "-b", dc: dc})
+	dumpOnFailure(t, b)
+	if orig.NodeID != a.nodeID() {
+		t.Fatalf("the first alloc runs on %s, want inner agent %s", orig.NodeName, a.spec.name)
+	}
+	return a, b, orig, origPid
+}
+
+// waitForReplacement waits until the inner agent's node is disconnected,
+// orig unknown with its process still pid, and a replacement running with a
+// process of its own; it returns the replacement and its pid.
+func waitForReplacement(t *testing.T, s *agent, ia *innerAgent, jobID string, orig *api.Allocation, origPid int, m taskMarker) (*api.Allocation, int) {
+	t.Helper()
+	var repl *api.Allocation
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		if st := ia.status(); !hasSuffix(st, "disconnected") {
+			return false, "inner node is " + st
+		}
+		allocs, err := jobAllocs(s, jobID)
+		if err != nil {
+			return false, err.Error()
+		}
+		repl = nil
+		for _, al := range allocs {
+			if al.ID == orig.ID && al.ClientStatus != "unknown" {
+				return false, "original is " + al.ClientStatus
+			}
+			if al.ID != orig.ID && al.DesiredStatus == "run" && al.ClientStatus == "running" {
+				repl = al
+			}
+		}
+		return repl != nil && m.procs()[repl.ID] != 0, "no running replacement: " + describeAllocs(allocs)
+	})
+	if pid := m.procs()[orig.ID]; pid != origPid {
+		t.Fatalf("the original's task (pid %d) must outlive its agent, have pid %d", origPid, pid)
+	}
+	return repl, m.procs()[repl.ID]
+}
+
+// An inner agent killed with SIGKILL (its pid read through the outer
+// alloc's directory) is brought back by the outer restart policy, after a
+// delay longer than the heartbeat TTL: meanwhile its node is disconnected,
+// the work unknown and replaced, and the work's process (its own process
+// group) keeps running without its agent. The restarted agent has the same
+// data dir, so it is the same node; it re-attaches to the process, and the
+// reconnect keeps the original (keep_original): one live alloc, the same
+// pid, [unknown, running] in AllocStates, the replacement's process gone.
+func TestNestedKilledAgentRestartedByOuterPolicy(t *testing.T) {
+	start := time.Now()
+	m := newTaskMarker(t)
+	c := startNestedCluster(t)
+	a, _, orig, origPid := startPair(t, c, "killed", "nested-killed-agent", innerSpec{restartDelay: 8 * time.Second}, "work", m, `
+    disconnect {
+      lost_after = "5m"
+      reconcile  = "keep_original"
+    }`)
+	nodeID, outerAlloc := a.nodeID(), a.alloc().ID
+	pid := a.pidFromAlloc()
+	if marked := a.pid(); pid != marked {
+		t.Fatalf("alloc/agent.pid says %d, the marked inner agent process is %d", pid, marked)
+	}
+
+	killedAt := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill inner agent pid %d: %v", pid, err)
+	}
+	repl, _ := waitForReplacement(t, c.server, a, "work", orig, origPid, m)
+	t.Logf("disconnected and replaced %s after the kill", time.Since(killedAt).Round(time.Millisecond))
+
+	a.waitReady(30 * time.Second)
+	t.Logf("inner agent back and ready %s after the kill", time.Since(killedAt).Round(time.Millisecond))
+	if newPid := a.pidFromAlloc(); newPid == pid || newPid != a.pid() {
+		t.Fatalf("after the restart alloc/agent.pid says %d (killed: %d, marked process: %d)", newPid, pid, a.pid())
+	}
+	if id := a.alloc().ID; id != outerAlloc {
+		t.Fatalf("the outer restart policy should restart the agent in place (alloc %s), have alloc %s", outerAlloc[:8], id[:8])
+	}
+	if id := a.nodeID(); id != nodeID {
+		t.Fatalf("restarted inner agent registered as node %s, want the same node %s", id, nodeID)
+	}
+	allocs := assertSoleWork(t, c.server, "work", orig.ID, origPid, m)
+	for _, al := range allocs {
+		switch al.ID {
+		case orig.ID:
+			assertUnknownThenRunning(t, al)
+		case repl.ID:
+			if al.DesiredStatus != "stop" || !al.ClientTerminalStatus() {
+				t.Fatalf("replacement %s is desired=%s client=%s, want stopped", al.ID[:8], al.DesiredStatus, al.ClientStatus)
+			}
+		}
+	}
+	t.Logf("scenario took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// Stopping an inner agent's job shuts the agent down gracefully (SIGINT
+// from the outer client), and a client agent leaves its tasks running when
+// it shuts down: the work's process outlives its agent. With no agent, the
+// node misses its heartbeats: disconnected, work unknown, replaced on B.
+// Running the job again starts a new outer alloc; with a data dir outside
+// the outer alloc dir the agent is the same node, re-attaches to the
+// process it left, and the reconnect keeps the original (keep_original).
+func TestNestedStoppedAgentJobRunAgain(t *testing.T) {
+	start := time.Now()
+	m := newTaskMarker(t)
+	c := startNestedCluster(t)
+	a, _, orig, origPid := startPair(t, c, "stopped", "nested-stopped-agent", innerSpec{dataDir: t.TempDir()}, "work", m, `
+    disconnect {
+      lost_after = "5m"
+      reconcile  = "keep_original"
+    }`)
+	nodeID, outerAlloc, agentPid := a.nodeID(), a.alloc().ID, a.pid()
+
+	stoppedAt := time.Now()
+	if out, code := c.server.cli("job", "stop", a.jobID); code != 0 {
+		t.Fatalf("job stop %s: exit %d: %s", a.jobID, code, out)
+	}
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		al, _, err := c.server.api().Allocations().Info(outerAlloc, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return al.ClientTerminalStatus() && a.pid() == 0, fmt.Sprintf("outer alloc is %s, inner agent pid %d (was %d)", al.ClientStatus, a.pid(), agentPid)
+	})
+	t.Logf("inner agent stopped %s after job stop", time.Since(stoppedAt).Round(time.Millisecond))
+	repl, _ := waitForReplacement(t, c.server, a, "work", orig, origPid, m)
+	t.Logf("disconnected and replaced %s after job stop", time.Since(stoppedAt).Round(time.Millisecond))
+
+	rerunAt := time.Now()
+	a.run()
+	if id := a.alloc().ID; id == outerAlloc {
+		t.Fatalf("job run after job stop should make a new outer alloc, have the old one %s", id[:8])
+	}
+	if id := a.nodeID(); id != nodeID {
+		t.Fatalf("re-run inner agent registered as node %s, want the same node %s (same data dir)", id, nodeID)
+	}
+	allocs := assertSoleWork(t, c.server, "work", orig.ID, origPid, m)
+	for _, al := range allocs {
+		switch al.ID {
+		case orig.ID:
+			assertUnknownThenRunning(t, al)
+		case repl.ID:
+			if al.DesiredStatus != "stop" || !al.ClientTerminalStatus() {
+				t.Fatalf("replacement %s is desired=%s client=%s, want stopped", al.ID[:8], al.DesiredStatus, al.ClientStatus)
+			}
+		}
+	}
+	t.Logf("reconnect settled %s after job run; scenario took %s", time.Since(rerunAt).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -122,8 +123,9 @@ plugin "raw_exec" {
 	return ia
 }
 
-// jobHCL is the outer job that runs the inner agent. bash execs the agent
-// under the marker, so the pid the outer driver started is the agent's.
+// jobHCL is the outer job that runs the inner agent. bash writes its pid
+// into the alloc dir (alloc/agent.pid, readable through `alloc fs`) and
+// execs the agent under the marker, so that pid is the agent's.
 func (ia *innerAgent) jobHCL() string {
 	dataDir := `$NOMAD_ALLOC_DIR/data`
 	if ia.spec.dataDir != "" {
@@ -146,7 +148,7 @@ job %q {
       kill_timeout = "10s"
       config {
         command = "/bin/bash"
-        args    = ["-c", "exec -a %s-%s %s agent -config %s -data-dir %s"]
+        args    = ["-c", "echo $$ > $NOMAD_ALLOC_DIR/agent.pid; exec -a %s-%s %s agent -config %s -data-dir %s"]
       }
       resources {
         cpu    = 100
@@ -218,6 +220,22 @@ func (ia *innerAgent) status() string { return describeNode(ia.node()) }
 
 // pid is the inner agent's process, found by its marker (0 if none).
 func (ia *innerAgent) pid() int { return ia.c.agents.procs()[ia.spec.name] }
+
+// pidFromAlloc reads the inner agent's pid through the outer alloc's
+// directory (`alloc fs <alloc> alloc/agent.pid`), as an operator would.
+func (ia *innerAgent) pidFromAlloc() int {
+	ia.c.t.Helper()
+	id := ia.alloc().ID
+	out, code := ia.c.server.cli("alloc", "fs", id, "alloc/agent.pid")
+	if code != 0 {
+		ia.c.t.Fatalf("alloc fs %s alloc/agent.pid: exit %d: %s", id[:8], code, out)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		ia.c.t.Fatalf("alloc/agent.pid of %s holds %q, not a pid", id[:8], out)
+	}
+	return pid
+}
 
 // alloc is the outer alloc that runs the inner agent now.
 func (ia *innerAgent) alloc() *api.Allocation {
