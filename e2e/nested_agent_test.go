@@ -252,3 +252,104 @@ func TestNestedStoppedAgentJobRunAgain(t *testing.T) {
 	}
 	t.Logf("reconnect settled %s after job run; scenario took %s", time.Since(rerunAt).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
+
+// The same stop and re-run without a disconnect block: the node goes down,
+// the work is lost and replaced on B. The agent, run again with its data
+// dir, re-attaches to the process it left, reads that the server stopped
+// the alloc and stops it: desired stop wins over resuming, and only the
+// replacement's process is left.
+func TestNestedStoppedAgentLostWorkIsStopped(t *testing.T) {
+	start := time.Now()
+	m := newTaskMarker(t)
+	c := startNestedCluster(t)
+	a, _, orig, origPid := startPair(t, c, "lost", "nested-lost-work", innerSpec{dataDir: t.TempDir()}, "work", m, "")
+	nodeID := a.nodeID()
+
+	stoppedAt := time.Now()
+	if out, code := c.server.cli("job", "stop", a.jobID); code != 0 {
+		t.Fatalf("job stop %s: exit %d: %s", a.jobID, code, out)
+	}
+	repl := waitForLostAndReplaced(t, c.server, a, orig, origPid, m)
+	t.Logf("node down, work lost and replaced %s after job stop", time.Since(stoppedAt).Round(time.Millisecond))
+
+	a.run()
+	if id := a.nodeID(); id != nodeID {
+		t.Fatalf("re-run inner agent registered as node %s, want the same node %s (same data dir)", id, nodeID)
+	}
+	assertSoleWork(t, c.server, "work", repl.ID, m.procs()[repl.ID], m)
+	t.Logf("scenario took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// waitForLostAndReplaced waits until the inner agent's node is down, orig
+// lost (its process, which outlived the agent, still pid) and a
+// replacement running; it returns the replacement.
+func waitForLostAndReplaced(t *testing.T, s *agent, ia *innerAgent, orig *api.Allocation, origPid int, m taskMarker) *api.Allocation {
+	t.Helper()
+	var repl *api.Allocation
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		if st := ia.status(); !hasSuffix(st, "down") {
+			return false, "inner node is " + st
+		}
+		allocs, err := jobAllocs(s, "work")
+		if err != nil {
+			return false, err.Error()
+		}
+		repl = nil
+		for _, al := range allocs {
+			if al.ID == orig.ID && al.ClientStatus != "lost" {
+				return false, "original is " + al.ClientStatus
+			}
+			if al.ID != orig.ID && al.DesiredStatus == "run" && al.ClientStatus == "running" {
+				repl = al
+			}
+		}
+		return repl != nil && m.procs()[repl.ID] != 0, "no running replacement: " + describeAllocs(allocs)
+	})
+	if pid := m.procs()[orig.ID]; pid != origPid {
+		t.Fatalf("the original's task (pid %d) should outlive its agent until the agent returns, have pid %d", origPid, pid)
+	}
+	return repl
+}
+
+// An inner agent whose data dir lived in its outer alloc dir loses its
+// state when its job is stopped and run again: the new agent registers as
+// a new node under the same name, and the old node stays down. Nothing is
+// left that knows the old task, so its process survives, orphaned, beside
+// the replacement: a machine whose client state is wiped leaks the work it
+// ran. The test asserts exactly that (and kills the orphan at cleanup), so
+// a change in this behaviour is noticed.
+func TestNestedWipedAgentOrphansItsWork(t *testing.T) {
+	start := time.Now()
+	m := newTaskMarker(t)
+	c := startNestedCluster(t)
+	a, _, orig, origPid := startPair(t, c, "wiped", "nested-wiped-agent", innerSpec{}, "work", m, "")
+	oldNode := a.nodeID()
+
+	if out, code := c.server.cli("job", "stop", a.jobID); code != 0 {
+		t.Fatalf("job stop %s: exit %d: %s", a.jobID, code, out)
+	}
+	repl := waitForLostAndReplaced(t, c.server, a, orig, origPid, m)
+	a.run()
+	newNode := a.nodeID()
+	if newNode == oldNode {
+		t.Fatalf("an agent with a fresh data dir should register a new node, have the old one %s", oldNode)
+	}
+	if n, _, err := c.server.api().Nodes().Info(oldNode, nil); err != nil || n.Status != "down" {
+		t.Fatalf("the old node should stay down: %v, %v", n, err)
+	}
+	waitForEvalsDone(t, c.server, "work")
+	check := func() (bool, string) {
+		allocs, err := jobAllocs(c.server, "work")
+		if err != nil {
+			return false, err.Error()
+		}
+		running := runningAllocs(allocs)
+		if len(running) != 1 || running[0].ID != repl.ID {
+			return false, fmt.Sprintf("want only %s running: %s", repl.ID[:8], describeAllocs(allocs))
+		}
+		procs := m.procs()
+		return len(procs) == 2 && procs[orig.ID] == origPid && procs[repl.ID] != 0, fmt.Sprintf("want the orphan %d and the replacement's process, have %v", origPid, procs)
+	}
+	waitForStable(t, 20*time.Second, 3*time.Second, check)
+	t.Logf("scenario took %s", time.Since(start).Round(time.Millisecond))
+}
