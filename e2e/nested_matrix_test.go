@@ -4,14 +4,20 @@ package e2e
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/drover-sched/drover/api"
 )
 
+// matrixCount is each matrix job's count: more than one, so a cell also
+// checks that every original is paired with its own replacement.
+const matrixCount = 2
+
 // matrixCase is one cell of the frozen half of the reconnect matrix: a
-// count-1 job whose group has this disconnect block.
+// job whose group has this disconnect block.
 type matrixCase struct {
 	reconcile string
 	replace   bool
@@ -31,28 +37,29 @@ func (mc matrixCase) group() string {
 // matrixCell is what the test saw of one case while the agent was frozen.
 type matrixCell struct {
 	matrixCase
-	m        taskMarker // this cell's task processes only
-	orig     *api.Allocation
-	origPid  int
-	repl     *api.Allocation // nil when replace = false
-	replPid  int
-	wantOrig bool
+	m     taskMarker // this cell's task processes only
+	origs []*api.Allocation
+	repl  map[string]*api.Allocation // original ID -> its replacement
+	pids  map[string]int             // alloc ID -> task pid, before the thaw
+	keep  map[string]bool            // alloc IDs that must survive the thaw
 }
 
 // The frozen half of the matrix: disconnect.reconcile in {keep_original,
 // keep_replacement, best_score, longest_running} x replace in {true, false},
-// one job per cell, all eight in one inner datacenter. Every original runs
-// on inner agent A; B joins afterwards, so replacements can only go to B.
-// A is frozen with `alloc signal -s SIGSTOP` on its outer alloc: its node
-// goes disconnected, every original becomes unknown while its process keeps
-// running, replace = true cells get a running replacement on B and
+// one job (count 2) per cell, all eight in one inner datacenter. Every
+// original runs on inner agent A; B joins afterwards, so replacements can
+// only go to B. A is frozen with `alloc signal -s SIGSTOP` on its outer
+// alloc: its node goes disconnected, every original becomes unknown while
+// its process keeps running, replace = true cells get one running
+// replacement per original on B (PreviousAllocation names the original) and
 // replace = false cells get none. After `alloc signal -s SIGCONT` each job
-// has exactly one live alloc and one process: the original for
-// keep_original, longest_running (it started first) and every replace =
-// false cell; the replacement for keep_replacement; for best_score the one
-// whose placement scored higher (ties keep the original). A kept original
-// records [unknown, running] in AllocStates; the loser is stopped, its
-// client reports it terminal and its process is gone.
+// has exactly count live allocs and count processes, one of each pair: the
+// original for keep_original, longest_running (it started first) and every
+// replace = false cell; the replacement for keep_replacement; for
+// best_score the one whose placement scored higher (ties keep the
+// original). A kept original records [unknown, running] in AllocStates;
+// each loser is stopped, its client reports it terminal and its process is
+// gone.
 func TestNestedFrozenMatrix(t *testing.T) {
 	start := time.Now()
 	c := startNestedCluster(t)
@@ -65,18 +72,29 @@ func TestNestedFrozenMatrix(t *testing.T) {
 	for _, reconcile := range []string{"keep_original", "keep_replacement", "best_score", "longest_running"} {
 		for _, replace := range []bool{true, false} {
 			mc := matrixCase{reconcile: reconcile, replace: replace}
-			cell := &matrixCell{matrixCase: mc, m: newTaskMarker(t)}
+			cell := &matrixCell{matrixCase: mc, m: newTaskMarker(t), pids: map[string]int{}, keep: map[string]bool{}}
 			cells = append(cells, cell)
-			registerJob(t, s, nestedJob(mc.jobID(), dc, cell.m, mc.group()), 10*time.Second)
+			job := strings.Replace(nestedJob(mc.jobID(), dc, cell.m, mc.group()), "count = 1", fmt.Sprintf("count = %d", matrixCount), 1)
+			registerJob(t, s, job, 10*time.Second)
 		}
 	}
 	for _, cell := range cells {
-		cell.orig, cell.origPid = waitForFirstAlloc(t, s, cell.jobID(), cell.m)
+		cell.origs = waitForRunningWork(t, s, cell.jobID(), cell.m, matrixCount)
+		for _, o := range cell.origs {
+			cell.pids[o.ID] = cell.m.procs()[o.ID]
+		}
 	}
 	b := c.startInner(innerSpec{name: "matrix-b", dc: dc})
 	dumpOnFailure(t, b)
 	aID := a.nodeID()
-	t.Logf("8 originals running on %s after %s", aID[:8], time.Since(start).Round(time.Millisecond))
+	for _, cell := range cells {
+		for _, o := range cell.origs {
+			if o.NodeID != aID {
+				t.Fatalf("%s: original %s runs on %s, want inner agent A", cell.jobID(), o.ID[:8], o.NodeName)
+			}
+		}
+	}
+	t.Logf("%d originals running on A after %s", len(cells)*matrixCount, time.Since(start).Round(time.Millisecond))
 
 	frozenAt := time.Now()
 	thaw := a.freeze()
@@ -85,51 +103,47 @@ func TestNestedFrozenMatrix(t *testing.T) {
 			return false, "frozen inner node is " + st
 		}
 		for _, cell := range cells {
-			allocs, err := jobAllocs(s, cell.jobID())
-			if err != nil {
-				return false, err.Error()
-			}
-			cell.repl = nil
-			for _, al := range allocs {
-				if al.ID == cell.orig.ID && al.ClientStatus != "unknown" {
-					return false, cell.jobID() + ": original is " + al.ClientStatus
-				}
-				if al.ID != cell.orig.ID && al.DesiredStatus == "run" && al.ClientStatus == "running" {
-					cell.repl = al
-				}
-			}
-			if cell.replace && (cell.repl == nil || cell.m.procs()[cell.repl.ID] == 0) {
-				return false, cell.jobID() + ": no running replacement: " + describeAllocs(allocs)
+			if ok, why := cell.disconnected(s); !ok {
+				return false, cell.jobID() + ": " + why
 			}
 		}
 		return true, ""
 	})
-	disconnected := time.Since(frozenAt)
+	t.Logf("disconnected and replaced %s after the freeze", time.Since(frozenAt).Round(time.Millisecond))
 	for _, cell := range cells {
 		waitForEvalsDone(t, s, cell.jobID())
 		allocs, err := jobAllocs(s, cell.jobID())
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := 1
+		want := matrixCount
 		if cell.replace {
-			want = 2
+			want *= 2
 		}
 		if len(allocs) != want {
 			t.Fatalf("%s: while A is frozen want %d allocs, have %s", cell.jobID(), want, describeAllocs(allocs))
 		}
-		if pid := cell.m.procs()[cell.orig.ID]; pid != cell.origPid {
-			t.Fatalf("%s: the frozen agent's task (pid %d) must keep running, have pid %d", cell.jobID(), cell.origPid, pid)
-		}
-		if cell.repl != nil {
-			if cell.repl.NodeID == aID {
-				t.Fatalf("%s: replacement %s placed on the disconnected node", cell.jobID(), cell.repl.ID[:8])
+		procs := cell.m.procs()
+		for _, o := range cell.origs {
+			if procs[o.ID] != cell.pids[o.ID] {
+				t.Fatalf("%s: the frozen agent's task (pid %d) must keep running, have %v", cell.jobID(), cell.pids[o.ID], procs)
 			}
-			cell.replPid = cell.m.procs()[cell.repl.ID]
+			r := cell.repl[o.ID]
+			if r == nil {
+				cell.keep[o.ID] = true
+				continue
+			}
+			if r.NodeID == aID {
+				t.Fatalf("%s: replacement %s placed on the disconnected node", cell.jobID(), r.ID[:8])
+			}
+			cell.pids[r.ID] = procs[r.ID]
+			if keepsOriginal(cell.reconcile, o, r) {
+				cell.keep[o.ID] = true
+			} else {
+				cell.keep[r.ID] = true
+			}
 		}
-		cell.wantOrig = wantOriginal(cell)
 	}
-	t.Logf("disconnected and replaced %s after the freeze", disconnected.Round(time.Millisecond))
 
 	thawedAt := time.Now()
 	thaw()
@@ -137,23 +151,79 @@ func TestNestedFrozenMatrix(t *testing.T) {
 		st := a.status()
 		return hasSuffix(st, "ready"), "thawed inner node is " + st
 	})
-	for _, cell := range cells {
-		cell := cell
-		t.Run(cell.jobID(), func(t *testing.T) { checkMatrixCell(t, s, cell) })
-	}
+	// The cells only read the servers' state: check them side by side.
+	t.Run("settled", func(t *testing.T) {
+		for _, cell := range cells {
+			cell := cell
+			t.Run(cell.jobID(), func(t *testing.T) {
+				t.Parallel()
+				cell.checkSettled(t, s)
+			})
+		}
+	})
 	t.Logf("all cells settled %s after the thaw; scenario took %s", time.Since(thawedAt).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
-// wantOriginal says which alloc the cell's policy must keep.
-func wantOriginal(cell *matrixCell) bool {
-	if cell.repl == nil {
-		return true
+// waitForRunningWork waits until the job has exactly n allocs, all running
+// with a task process, and returns them.
+func waitForRunningWork(t *testing.T, s *agent, jobID string, m taskMarker, n int) []*api.Allocation {
+	t.Helper()
+	var allocs []*api.Allocation
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		var err error
+		if allocs, err = jobAllocs(s, jobID); err != nil {
+			return false, err.Error()
+		}
+		if len(allocs) != n || len(runningAllocs(allocs)) != n {
+			return false, describeAllocs(allocs)
+		}
+		procs := m.procs()
+		for _, a := range allocs {
+			if procs[a.ID] == 0 {
+				return false, "no process for alloc " + a.ID[:8]
+			}
+		}
+		return true, ""
+	})
+	return allocs
+}
+
+// disconnected checks the cell while A is frozen: every original unknown,
+// and for replace = true each one's replacement running with a process.
+func (cell *matrixCell) disconnected(s *agent) (bool, string) {
+	allocs, err := jobAllocs(s, cell.jobID())
+	if err != nil {
+		return false, err.Error()
 	}
-	switch cell.reconcile {
+	byID := map[string]*api.Allocation{}
+	for _, al := range allocs {
+		byID[al.ID] = al
+	}
+	cell.repl = map[string]*api.Allocation{}
+	procs := cell.m.procs()
+	for _, o := range cell.origs {
+		if st := byID[o.ID].ClientStatus; st != "unknown" {
+			return false, fmt.Sprintf("original %s is %s", o.ID[:8], st)
+		}
+		for _, al := range allocs {
+			if al.PreviousAllocation == o.ID && al.DesiredStatus == "run" && al.ClientStatus == "running" && procs[al.ID] != 0 {
+				cell.repl[o.ID] = al
+			}
+		}
+		if cell.replace && cell.repl[o.ID] == nil {
+			return false, fmt.Sprintf("no running replacement for %s: %s", o.ID[:8], describeAllocs(allocs))
+		}
+	}
+	return true, ""
+}
+
+// keepsOriginal says which of a pair the policy must keep.
+func keepsOriginal(reconcile string, orig, repl *api.Allocation) bool {
+	switch reconcile {
 	case "keep_replacement":
 		return false
 	case "best_score":
-		return placementScore(cell.orig) >= placementScore(cell.repl)
+		return placementScore(orig) >= placementScore(repl)
 	}
 	return true
 }
@@ -172,40 +242,65 @@ func placementScore(a *api.Allocation) float64 {
 	return 0
 }
 
-func checkMatrixCell(t *testing.T, s *agent, cell *matrixCell) {
-	m := cell.m
-	keep, keepPid, drop := cell.orig, cell.origPid, cell.repl
-	if !cell.wantOrig {
-		keep, keepPid, drop = cell.repl, cell.replPid, cell.orig
-	}
-	if drop != nil {
-		waitFor(t, 30*time.Second, func() (bool, string) {
-			d, _, err := s.api().Allocations().Info(drop.ID, nil)
-			if err != nil {
-				return false, err.Error()
+// checkSettled waits until exactly the kept allocs run, with the processes
+// they had before the thaw and no other, every loser stopped and terminal,
+// and checks it still holds once every eval is done.
+func (cell *matrixCell) checkSettled(t *testing.T, s *agent) {
+	check := func() (bool, string) {
+		allocs, err := jobAllocs(s, cell.jobID())
+		if err != nil {
+			return false, err.Error()
+		}
+		var running []string
+		for _, al := range runningAllocs(allocs) {
+			running = append(running, al.ID)
+		}
+		if len(running) != len(cell.keep) {
+			return false, fmt.Sprintf("want %d running, have %s", len(cell.keep), describeAllocs(allocs))
+		}
+		for _, id := range running {
+			if !cell.keep[id] {
+				return false, fmt.Sprintf("%s runs and should not: %s", id[:8], describeAllocs(allocs))
 			}
-			if d.DesiredStatus == "run" || !d.ClientTerminalStatus() {
-				return false, fmt.Sprintf("the loser %s is desired=%s client=%s", d.ID[:8], d.DesiredStatus, d.ClientStatus)
+		}
+		for _, al := range allocs {
+			if !cell.keep[al.ID] && (al.DesiredStatus == "run" || !al.ClientTerminalStatus()) {
+				return false, fmt.Sprintf("loser %s is desired=%s client=%s", al.ID[:8], al.DesiredStatus, al.ClientStatus)
 			}
-			return m.procs()[drop.ID] == 0, "the loser's process is still alive"
-		})
+		}
+		procs := cell.m.procs()
+		if len(procs) != len(cell.keep) {
+			return false, fmt.Sprintf("want %d task processes, have %v", len(cell.keep), procs)
+		}
+		for id := range cell.keep {
+			if procs[id] != cell.pids[id] {
+				return false, fmt.Sprintf("kept %s should keep pid %d, have %v", id[:8], cell.pids[id], procs)
+			}
+		}
+		return true, ""
 	}
-	allocs := assertSoleWork(t, s, cell.jobID(), keep.ID, keepPid, m)
+	waitForStable(t, 30*time.Second, 2*time.Second, check)
+	waitForEvalsDone(t, s, cell.jobID())
+	if ok, why := check(); !ok {
+		t.Fatalf("after every eval finished: %s", why)
+	}
+	allocs, err := jobAllocs(s, cell.jobID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
 	for _, al := range allocs {
-		if al.ID == cell.orig.ID && cell.wantOrig {
+		if !cell.keep[al.ID] {
+			continue
+		}
+		original := al.PreviousAllocation == ""
+		if original {
 			assertUnknownThenRunning(t, al)
 		}
+		kept = append(kept, fmt.Sprintf("%s (original %t, score %.3f)", al.ID[:8], original, placementScore(al)))
 	}
-	t.Logf("kept %s (original: %t, scores orig %.3f repl %.3f)", keep.ID[:8], cell.wantOrig, placementScore(cell.orig), replScore(cell))
+	sort.Strings(kept)
+	t.Logf("kept %v", kept)
 }
 
-func replScore(cell *matrixCell) float64 {
-	if cell.repl == nil {
-		return 0
-	}
-	return placementScore(cell.repl)
-}
-
-func hasSuffix(s, suffix string) bool {
-	return len(s) >= len(suffix) && s[len(s)-len(suffix):] == suffix
-}
+func hasSuffix(s, suffix string) bool { return strings.HasSuffix(s, suffix) }
