@@ -119,7 +119,7 @@ func waitForReplacement(t *testing.T, s *agent, ia *innerAgent, jobID string, or
 	t.Helper()
 	var repl *api.Allocation
 	waitFor(t, 30*time.Second, func() (bool, string) {
-		if st := ia.status(); !hasSuffix(st, "disconnected") {
+		if st := ia.status(); st != "disconnected" {
 			return false, "inner node is " + st
 		}
 		allocs, err := jobAllocs(s, jobID)
@@ -209,7 +209,7 @@ func TestNestedStoppedAgentJobRunAgain(t *testing.T) {
 	start := time.Now()
 	m := newTaskMarker(t)
 	c := startNestedCluster(t)
-	a, _, orig, origPid := startPair(t, c, "stopped", "nested-stopped-agent", innerSpec{dataDir: t.TempDir()}, "work", m, `
+	a, _, orig, origPid := startPair(t, c, "stopped", "nested-stopped-agent", innerSpec{keepState: true}, "work", m, `
     disconnect {
       lost_after = "5m"
       reconcile  = "keep_original"
@@ -262,7 +262,7 @@ func TestNestedStoppedAgentLostWorkIsStopped(t *testing.T) {
 	start := time.Now()
 	m := newTaskMarker(t)
 	c := startNestedCluster(t)
-	a, _, orig, origPid := startPair(t, c, "lost", "nested-lost-work", innerSpec{dataDir: t.TempDir()}, "work", m, "")
+	a, _, orig, origPid := startPair(t, c, "lost", "nested-lost-work", innerSpec{keepState: true}, "work", m, "")
 	nodeID := a.nodeID()
 
 	stoppedAt := time.Now()
@@ -287,7 +287,7 @@ func waitForLostAndReplaced(t *testing.T, s *agent, ia *innerAgent, orig *api.Al
 	t.Helper()
 	var repl *api.Allocation
 	waitFor(t, 30*time.Second, func() (bool, string) {
-		if st := ia.status(); !hasSuffix(st, "down") {
+		if st := ia.status(); st != "down" {
 			return false, "inner node is " + st
 		}
 		allocs, err := jobAllocs(s, "work")

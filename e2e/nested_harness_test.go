@@ -70,10 +70,11 @@ func killMarked(t *testing.T, m taskMarker) {
 type innerSpec struct {
 	name string // node name; the outer job is "inner-<name>"
 	dc   string
-	// dataDir, when set, is a fixed data dir that outlives the outer alloc
-	// (so a stopped and re-run inner job is the same node). Empty means
-	// inside the outer alloc dir, which only an in-place restart keeps.
-	dataDir string
+	// keepState puts the data dir in the test's directory, where it
+	// outlives the outer alloc (so a stopped and re-run inner job is the
+	// same node). Otherwise it is inside the outer alloc dir, which only an
+	// in-place restart keeps.
+	keepState bool
 	// restartDelay is the outer restart policy's delay (default 1s).
 	restartDelay time.Duration
 }
@@ -128,8 +129,10 @@ plugin "raw_exec" {
 // execs the agent under the marker, so that pid is the agent's.
 func (ia *innerAgent) jobHCL() string {
 	dataDir := `$NOMAD_ALLOC_DIR/data`
-	if ia.spec.dataDir != "" {
-		dataDir = ia.spec.dataDir
+	if ia.spec.keepState {
+		// Under the cluster's dir, which is removed only after every inner
+		// agent has been killed.
+		dataDir = filepath.Join(ia.c.dir, ia.spec.name+"-data")
 	}
 	return fmt.Sprintf(`
 job %q {
@@ -215,8 +218,13 @@ func (ia *innerAgent) nodeID() string {
 	return n.ID
 }
 
-// status is the inner agent's node status.
-func (ia *innerAgent) status() string { return describeNode(ia.node()) }
+// status is the inner agent's node status ("absent" before it registers).
+func (ia *innerAgent) status() string {
+	if n := ia.node(); n != nil {
+		return n.Status
+	}
+	return "absent"
+}
 
 // pid is the inner agent's process, found by its marker (0 if none).
 func (ia *innerAgent) pid() int { return ia.c.agents.procs()[ia.spec.name] }
