@@ -40,11 +40,10 @@ func TestNestedAllocRestartReattaches(t *testing.T) {
 	start := time.Now()
 	m := newTaskMarker(t)
 	c := startNestedCluster(t)
-	dc := "nested-alloc-restart"
-	a := c.startInner(innerSpec{name: "restart-a", dc: dc})
+	a := c.startInner(innerSpec{name: "restart-a"})
 	dumpOnFailure(t, a)
 	nodeID, agentPid := a.nodeID(), a.pid()
-	registerJob(t, c.server, nestedJob("work", dc, m, `
+	registerJob(t, c.server, nestedJob("work", c.dc, m, `
     disconnect {
       lost_after = "5m"
     }`), 10*time.Second)
@@ -93,18 +92,18 @@ func assertSoleWork(t *testing.T, s *agent, jobID, id string, pid int, m taskMar
 	return allocs
 }
 
-// startPair starts inner agents <prefix>-a and <prefix>-b in datacenter dc,
+// startPair starts inner agents <prefix>-a and <prefix>-b,
 // runs the job (count 1, disconnect block group) and returns the agent
 // whose node runs the job's alloc first, the other, the alloc and its
 // task's pid. B joins after the alloc runs on A, so the alloc is on A.
-func startPair(t *testing.T, c *nestedCluster, prefix, dc string, specA innerSpec, jobID string, m taskMarker, group string) (a, b *innerAgent, orig *api.Allocation, origPid int) {
+func startPair(t *testing.T, c *nestedCluster, prefix string, specA innerSpec, jobID string, m taskMarker, group string) (a, b *innerAgent, orig *api.Allocation, origPid int) {
 	t.Helper()
-	specA.name, specA.dc = prefix+"-a", dc
+	specA.name = prefix + "-a"
 	a = c.startInner(specA)
 	dumpOnFailure(t, a)
-	registerJob(t, c.server, nestedJob(jobID, dc, m, group), 10*time.Second)
+	registerJob(t, c.server, nestedJob(jobID, c.dc, m, group), 10*time.Second)
 	orig, origPid = waitForFirstAlloc(t, c.server, jobID, m)
-	b = c.startInner(innerSpec{name: prefix + "-b", dc: dc})
+	b = c.startInner(innerSpec{name: prefix + "-b"})
 	dumpOnFailure(t, b)
 	if orig.NodeID != a.nodeID() {
 		t.Fatalf("the first alloc runs on %s, want inner agent %s", orig.NodeName, a.spec.name)
@@ -155,7 +154,7 @@ func TestNestedKilledAgentRestartedByOuterPolicy(t *testing.T) {
 	start := time.Now()
 	m := newTaskMarker(t)
 	c := startNestedCluster(t)
-	a, _, orig, origPid := startPair(t, c, "killed", "nested-killed-agent", innerSpec{restartDelay: 8 * time.Second}, "work", m, `
+	a, _, orig, origPid := startPair(t, c, "killed", innerSpec{restartDelay: 8 * time.Second}, "work", m, `
     disconnect {
       lost_after = "5m"
       reconcile  = "keep_original"
@@ -209,7 +208,7 @@ func TestNestedStoppedAgentJobRunAgain(t *testing.T) {
 	start := time.Now()
 	m := newTaskMarker(t)
 	c := startNestedCluster(t)
-	a, _, orig, origPid := startPair(t, c, "stopped", "nested-stopped-agent", innerSpec{keepState: true}, "work", m, `
+	a, _, orig, origPid := startPair(t, c, "stopped", innerSpec{keepState: true}, "work", m, `
     disconnect {
       lost_after = "5m"
       reconcile  = "keep_original"
@@ -262,7 +261,7 @@ func TestNestedStoppedAgentLostWorkIsStopped(t *testing.T) {
 	start := time.Now()
 	m := newTaskMarker(t)
 	c := startNestedCluster(t)
-	a, _, orig, origPid := startPair(t, c, "lost", "nested-lost-work", innerSpec{keepState: true}, "work", m, "")
+	a, _, orig, origPid := startPair(t, c, "lost", innerSpec{keepState: true}, "work", m, "")
 	nodeID := a.nodeID()
 
 	stoppedAt := time.Now()
@@ -322,7 +321,7 @@ func TestNestedWipedAgentOrphansItsWork(t *testing.T) {
 	start := time.Now()
 	m := newTaskMarker(t)
 	c := startNestedCluster(t)
-	a, _, orig, origPid := startPair(t, c, "wiped", "nested-wiped-agent", innerSpec{}, "work", m, "")
+	a, _, orig, origPid := startPair(t, c, "wiped", innerSpec{}, "work", m, "")
 	oldNode := a.nodeID()
 
 	if out, code := c.server.cli("job", "stop", a.jobID); code != 0 {

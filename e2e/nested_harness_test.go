@@ -34,6 +34,9 @@ type nestedCluster struct {
 	// "<agents>-<inner node name>".
 	agents taskMarker
 	dir    string
+	// dc is the inner agents' datacenter, named after the test, so only
+	// the work under test can land on them.
+	dc string
 }
 
 // startNestedCluster starts the outer server and client. At cleanup it
@@ -41,7 +44,7 @@ type nestedCluster struct {
 // kills every inner agent, before the outer agents' data dirs go away.
 func startNestedCluster(t *testing.T) *nestedCluster {
 	t.Helper()
-	c := &nestedCluster{t: t, agents: newTaskMarker(t), dir: t.TempDir()}
+	c := &nestedCluster{t: t, agents: newTaskMarker(t), dir: t.TempDir(), dc: strings.ToLower(t.Name())}
 	c.server = startServer(t, "server")
 	c.outer = startClient(t, "outer", c.server)
 	waitForReadyNodes(t, c.server, "outer")
@@ -69,7 +72,6 @@ func killMarked(t *testing.T, m taskMarker) {
 // innerSpec says how to run one inner agent.
 type innerSpec struct {
 	name string // node name; the outer job is "inner-<name>"
-	dc   string
 	// keepState puts the data dir in the test's directory, where it
 	// outlives the outer alloc (so a stopped and re-run inner job is the
 	// same node). Otherwise it is inside the outer alloc dir, which only an
@@ -116,7 +118,7 @@ plugin "raw_exec" {
     enabled = true
   }
 }
-`, spec.name, spec.dc, freePort(c.t), freePort(c.t), c.server.rpcAddr())
+`, spec.name, c.dc, freePort(c.t), freePort(c.t), c.server.rpcAddr())
 	if err := os.WriteFile(ia.config, []byte(body), 0o600); err != nil {
 		c.t.Fatal(err)
 	}

@@ -63,8 +63,7 @@ type matrixCell struct {
 func TestNestedFrozenMatrix(t *testing.T) {
 	start := time.Now()
 	c := startNestedCluster(t)
-	dc := "nested-frozen-matrix"
-	a := c.startInner(innerSpec{name: "matrix-a", dc: dc})
+	a := c.startInner(innerSpec{name: "matrix-a"})
 	dumpOnFailure(t, a)
 	s := c.server
 
@@ -74,7 +73,7 @@ func TestNestedFrozenMatrix(t *testing.T) {
 			mc := matrixCase{reconcile: reconcile, replace: replace}
 			cell := &matrixCell{matrixCase: mc, m: newTaskMarker(t), pids: map[string]int{}, keep: map[string]bool{}}
 			cells = append(cells, cell)
-			job := strings.Replace(nestedJob(mc.jobID(), dc, cell.m, mc.group()), "count = 1", fmt.Sprintf("count = %d", matrixCount), 1)
+			job := strings.Replace(nestedJob(mc.jobID(), c.dc, cell.m, mc.group()), "count = 1", fmt.Sprintf("count = %d", matrixCount), 1)
 			registerJob(t, s, job, 10*time.Second)
 		}
 	}
@@ -84,7 +83,7 @@ func TestNestedFrozenMatrix(t *testing.T) {
 			cell.pids[o.ID] = cell.m.procs()[o.ID]
 		}
 	}
-	b := c.startInner(innerSpec{name: "matrix-b", dc: dc})
+	b := c.startInner(innerSpec{name: "matrix-b"})
 	dumpOnFailure(t, b)
 	aID := a.nodeID()
 	for _, cell := range cells {
