@@ -19,8 +19,8 @@ const (
 	// or the drainer set DesiredTransition.Migrate) and move elsewhere.
 	Migrate
 	// Lost allocs are on a down or deleted node, or on a disconnected node
-	// whose group has no disconnect window: they are marked lost and
-	// replaced.
+	// whose group has no disconnect window or that never reported them
+	// started (pending): they are marked lost and replaced.
 	Lost
 	// Disconnecting allocs are on a disconnected node and not yet marked
 	// unknown; their group has a disconnect window.
@@ -156,8 +156,9 @@ type Classifier struct {
 //   - its client is done with it: a failed one may be rescheduled, a
 //     completed batch one of the current version holds its slot;
 //   - otherwise by node: gone or down is lost, disconnected is
-//     disconnecting, unknown or expired, draining is migrate, and an alloc
-//     still unknown on a ready node waits for its client's report.
+//     disconnecting, unknown or expired (but lost if still pending),
+//     draining is migrate, and an alloc still unknown on a ready node waits
+//     for its client's report.
 func (c Classifier) Classify(a *structs.Allocation, node *structs.Node) Bucket {
 	if a.ServerTerminalStatus() {
 		return Ignore
@@ -191,10 +192,16 @@ func (c Classifier) Classify(a *structs.Allocation, node *structs.Node) Bucket {
 		}
 		return Lost
 	case node.Status == structs.NodeStatusDisconnected:
-		if !a.SupportsDisconnect() && !holdsOnLost {
+		if holdsOnLost {
+			return c.unknownBucket(a, false)
+		}
+		// A pending alloc was never reported started: there is nothing on
+		// its client to reconnect to, so it is lost like one on a down
+		// node rather than held unknown in its slot.
+		if !a.SupportsDisconnect() || a.ClientStatus == structs.AllocClientStatusPending {
 			return Lost
 		}
-		return c.unknownBucket(a, !holdsOnLost)
+		return c.unknownBucket(a, true)
 	}
 	if a.ClientStatus == structs.AllocClientStatusUnknown {
 		// The node is back but its client has not reported this alloc:
