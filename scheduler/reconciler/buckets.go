@@ -188,12 +188,12 @@ func (c Classifier) Classify(a *structs.Allocation, node *structs.Node) Bucket {
 		return Lost
 	case node.Status == structs.NodeStatusDown:
 		if holdsOnLost {
-			return c.unknownBucket(a, false)
+			return c.unknownBucket(a, node, false)
 		}
 		return Lost
 	case node.Status == structs.NodeStatusDisconnected:
 		if holdsOnLost {
-			return c.unknownBucket(a, false)
+			return c.unknownBucket(a, node, false)
 		}
 		// A pending alloc was never reported started: there is nothing on
 		// its client to reconnect to, so it is lost like one on a down
@@ -201,7 +201,7 @@ func (c Classifier) Classify(a *structs.Allocation, node *structs.Node) Bucket {
 		if !a.SupportsDisconnect() || a.ClientStatus == structs.AllocClientStatusPending {
 			return Lost
 		}
-		return c.unknownBucket(a, true)
+		return c.unknownBucket(a, node, true)
 	}
 	if a.ClientStatus == structs.AllocClientStatusUnknown {
 		// The node is back but its client has not reported this alloc:
@@ -215,28 +215,51 @@ func (c Classifier) Classify(a *structs.Allocation, node *structs.Node) Bucket {
 }
 
 // unknownBucket sorts an alloc on an unreachable node that may come back.
-func (c Classifier) unknownBucket(a *structs.Allocation, expires bool) Bucket {
+func (c Classifier) unknownBucket(a *structs.Allocation, node *structs.Node, expires bool) Bucket {
 	if a.ClientStatus != structs.AllocClientStatusUnknown {
 		return Disconnecting
 	}
-	if expires && c.expired(a) {
+	if expires && c.expired(a, node) {
 		return Expired
 	}
 	return Unknown
 }
 
 // expired reports whether an unknown alloc's disconnect window is over.
-func (c Classifier) expired(a *structs.Allocation) bool {
+func (c Classifier) expired(a *structs.Allocation, node *structs.Node) bool {
 	if c.EvalID != "" && a.FollowupEvalID == c.EvalID {
 		return true
 	}
-	at, ok := a.DisconnectedAt()
+	at, ok := unknownSince(a, node)
 	if !ok {
-		// Unknown without a history entry: nothing says when it started, so
-		// it cannot be waited out; treat it as expired.
-		return true
+		// Nothing says when it became unknown, so no window can be
+		// measured: it waits. It is still bounded: the heartbeater marks
+		// a disconnected node down once the longest window of its allocs
+		// has passed, and the alloc is then lost.
+		return false
 	}
 	return !c.Now.Before(a.DisconnectTimeout(at))
+}
+
+// unknownSince is when an unknown alloc became unknown: its AllocStates
+// entry, which the plan that marked it writes. An alloc without that entry
+// (written before AllocStates were kept, or restored from elsewhere) is
+// not taken as expired: it is measured from its ModifyTime, which the plan
+// that marked it stamped and later writes only move forward, so its window
+// is never cut short; else from its node's StatusUpdatedAt, when the node's
+// current status began (its disconnect, normally one evaluation before the
+// mark). ok is false when none of them is known.
+func unknownSince(a *structs.Allocation, node *structs.Node) (time.Time, bool) {
+	if at, ok := a.DisconnectedAt(); ok {
+		return at, true
+	}
+	if a.ModifyTime != 0 {
+		return time.Unix(0, a.ModifyTime), true
+	}
+	if node != nil && node.StatusUpdatedAt != 0 {
+		return time.Unix(node.StatusUpdatedAt, 0), true
+	}
+	return time.Time{}, false
 }
 
 // preventRescheduleOnLost reports whether the alloc's group asks that allocs

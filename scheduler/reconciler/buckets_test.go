@@ -18,6 +18,11 @@ func TestClassify(t *testing.T) {
 	ready := testNode("n1", structs.NodeStatusReady)
 	down := testNode("n1", structs.NodeStatusDown)
 	disc := testNode("n1", structs.NodeStatusDisconnected)
+	disconnectedSince := func(at time.Time) *structs.Node {
+		n := testNode("n1", structs.NodeStatusDisconnected)
+		n.StatusUpdatedAt = at.Unix()
+		return n
+	}
 	draining := testNode("n1", structs.NodeStatusReady)
 	draining.DrainStrategy = &structs.DrainStrategy{}
 
@@ -69,6 +74,16 @@ func TestClassify(t *testing.T) {
 				unknownSince(t0.Add(-time.Minute))(a)
 				a.FollowupEvalID = "eval-0"
 			}), disc, false, Expired},
+		{"an unknown alloc with no history waits from when it was last modified", service,
+			mk(service, unknown, func(a *structs.Allocation) { a.ModifyTime = t0.Add(-time.Minute).UnixNano() }), disc, false, Unknown},
+		{"an unknown alloc with no history expires lost_after after it was last modified", service,
+			mk(service, unknown, func(a *structs.Allocation) { a.ModifyTime = t0.Add(-11 * time.Minute).UnixNano() }), disc, false, Expired},
+		{"an unknown alloc with no history or modify time waits from its node's disconnect", service,
+			mk(service, unknown, nil), disconnectedSince(t0.Add(-time.Minute)), false, Unknown},
+		{"an unknown alloc with no history or modify time expires lost_after after its node's disconnect", service,
+			mk(service, unknown, nil), disconnectedSince(t0.Add(-11 * time.Minute)), false, Expired},
+		{"an unknown alloc with no time at all waits (its node going down bounds it)", service,
+			mk(service, unknown, nil), disc, false, Unknown},
 		{"an unknown alloc whose node went down is lost", service,
 			mk(service, unknown, unknownSince(t0.Add(-time.Minute))), down, false, Lost},
 		{"an unknown alloc on a ready node whose client has not reported is ignored", service,
