@@ -144,6 +144,18 @@ type Classifier struct {
 	// FollowupEvalID names it has expired.
 	EvalID string
 	Now    time.Time
+	// DueAt is when the eval being processed was due (its WaitUntil, zero
+	// if none). The broker releases no eval before then, so it is a lower
+	// bound on the time even where Now, from another server's clock, is a
+	// little behind.
+	DueAt time.Time
+	// ReportWindow is Input.ReportWindow (zero: DefaultReportWindow).
+	ReportWindow time.Duration
+}
+
+// newClassifier is the classifier of one evaluation.
+func newClassifier(job *structs.Job, batch bool, eval *structs.Evaluation, now time.Time, window time.Duration) Classifier {
+	return Classifier{Job: job, Batch: batch, EvalID: eval.ID, Now: now, DueAt: eval.WaitUntil, ReportWindow: window}
 }
 
 // Classify returns the bucket of alloc a on node (nil if the node is gone).
@@ -205,7 +217,13 @@ func (c Classifier) Classify(a *structs.Allocation, node *structs.Node) Bucket {
 	}
 	if a.ClientStatus == structs.AllocClientStatusUnknown {
 		// The node is back but its client has not reported this alloc:
-		// leave it alone until it does (DESIGN.md, "Node lifecycle").
+		// leave it alone until it does (DESIGN.md, "Node lifecycle"), for
+		// the report window only. A client that is back and has not
+		// reported it by then does not have it: it is lost, whatever the
+		// group's disconnect policy, since its node is not away any more.
+		if c.reportOverdue(a, node) {
+			return Expired
+		}
 		return Ignore
 	}
 	if a.DesiredTransition.ShouldMigrate() || node.DrainStrategy != nil {
@@ -239,6 +257,34 @@ func (c Classifier) expired(a *structs.Allocation, node *structs.Node) bool {
 		return false
 	}
 	return !c.Now.Before(a.DisconnectTimeout(at))
+}
+
+// reportDeadline is when an unknown alloc on a ready node stops waiting for
+// its client's report: the report window after the node became ready (its
+// StatusUpdatedAt) or after the alloc was marked unknown, whichever is
+// later. A drain or eligibility change also moves StatusUpdatedAt; that
+// only lengthens the wait, by an operator's action.
+func (c Classifier) reportDeadline(a *structs.Allocation, node *structs.Node) time.Time {
+	var since time.Time
+	if node != nil && node.StatusUpdatedAt != 0 {
+		since = time.Unix(node.StatusUpdatedAt, 0)
+	}
+	if at, ok := unknownSince(a, node); ok && at.After(since) {
+		since = at
+	}
+	// With no time known at all (only records no Drover server wrote),
+	// the node has been ready for as long as anyone can tell.
+	return since.Add(reportWindow(c.ReportWindow))
+}
+
+// reportOverdue reports whether an unknown alloc on a ready node has waited
+// for its client's report past its deadline.
+func (c Classifier) reportOverdue(a *structs.Allocation, node *structs.Node) bool {
+	now := c.Now
+	if c.DueAt.After(now) {
+		now = c.DueAt
+	}
+	return !now.Before(c.reportDeadline(a, node))
 }
 
 // unknownSince is when an unknown alloc became unknown: its AllocStates

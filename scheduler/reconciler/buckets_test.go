@@ -23,6 +23,11 @@ func TestClassify(t *testing.T) {
 		n.StatusUpdatedAt = at.Unix()
 		return n
 	}
+	readySince := func(at time.Time) *structs.Node {
+		n := testNode("n1", structs.NodeStatusReady)
+		n.StatusUpdatedAt = at.Unix()
+		return n
+	}
 	draining := testNode("n1", structs.NodeStatusReady)
 	draining.DrainStrategy = &structs.DrainStrategy{}
 
@@ -88,6 +93,14 @@ func TestClassify(t *testing.T) {
 			mk(service, unknown, unknownSince(t0.Add(-time.Minute))), down, false, Lost},
 		{"an unknown alloc on a ready node whose client has not reported is ignored", service,
 			mk(service, unknown, unknownSince(t0.Add(-time.Minute))), ready, false, Ignore},
+		{"an unknown alloc on a node ready for longer than the report window has expired", service,
+			mk(service, unknown, unknownSince(t0.Add(-10*time.Minute))), readySince(t0.Add(-DefaultReportWindow)), false, Expired},
+		{"an unknown alloc on a node ready for less than the report window is ignored", service,
+			mk(service, unknown, unknownSince(t0.Add(-10*time.Minute))), readySince(t0.Add(-DefaultReportWindow + time.Second)), false, Ignore},
+		{"the report window runs from the mark when the node's status is older", service,
+			mk(service, unknown, unknownSince(t0.Add(-time.Minute))), readySince(t0.Add(-time.Hour)), false, Ignore},
+		{"the report window bounds groups that prevent rescheduling on lost too", noLost,
+			mk(noLost, unknown, unknownSince(t0.Add(-time.Hour))), readySince(t0.Add(-DefaultReportWindow)), false, Expired},
 		{"an alloc reported running after a disconnect on a ready node is reconnecting", service,
 			mk(service, running, unknownSince(t0.Add(-time.Minute))), ready, false, Reconnecting},
 		{"an alloc reported failed after a disconnect is still reconnecting", service,

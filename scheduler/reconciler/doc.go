@@ -39,7 +39,8 @@
 //     rescheduling on lost nodes keeps it, as unknown.
 //   - unknown -> lost: when the disconnect window ends with the node still
 //     away, or when the node is ready again but its client has not
-//     reported the alloc in time,
+//     reported the alloc within Input.ReportWindow (DefaultReportWindow),
+//     for which the evaluation that finds it waiting creates a follow-up,
 //     or when the node goes down.
 //   - unknown -> running|complete|failed: the client's report after its
 //     node is ready again; the reconnect decision follows.

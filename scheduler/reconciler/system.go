@@ -25,6 +25,8 @@ type SystemInput struct {
 	Evals   []*structs.Evaluation
 	Now     time.Time
 	NewID   func() string
+	// ReportWindow is as in Input.
+	ReportWindow time.Duration
 }
 
 // ReconcileSystem decides what should happen to a system or sysbatch job's
@@ -35,7 +37,7 @@ type SystemInput struct {
 // there again until the job changes.
 func ReconcileSystem(in SystemInput) *Result {
 	sysbatch := in.Job != nil && in.Job.Type == structs.JobTypeSysBatch
-	classifier := Classifier{Job: in.Job, Batch: sysbatch, EvalID: in.Eval.ID, Now: in.Now}
+	classifier := newClassifier(in.Job, sysbatch, in.Eval, in.Now, in.ReportWindow)
 	pending := pendingEvals(in.Evals)
 	byGroup := map[string][]*structs.Allocation{}
 	for _, a := range in.Allocs {
@@ -55,7 +57,7 @@ func ReconcileSystem(in SystemInput) *Result {
 		}
 	}
 	res := &Result{DesiredTGUpdates: map[string]*structs.DesiredUpdates{}, Buckets: map[string]*Buckets{}}
-	res.Followups = makeAllFollowups(Input{Job: in.Job, Eval: in.Eval, Now: in.Now, NewID: in.NewID}, plans)
+	res.Followups = makeAllFollowups(Input{Job: in.Job, Eval: in.Eval, Evals: in.Evals, Now: in.Now, NewID: in.NewID}, plans)
 	for _, gp := range plans {
 		emit(res, gp)
 	}
@@ -119,12 +121,8 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 		// A failed system alloc is replaced on its node below, linked to it.
 	}
 	for _, k := range []Bucket{Lost, Expired} {
-		desc := DescLost
-		if k == Expired {
-			desc = DescExpired
-		}
 		for _, a := range b.Get(k) {
-			d.stop(a, desc, true)
+			d.stop(a, lostDescription(k, in.Nodes[a.NodeID]), true)
 		}
 	}
 	for _, a := range b.Disconnecting {
@@ -162,6 +160,7 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 	}
 
 	gp.planSystemUpdates(in, tg, running, sysbatch)
+	gp.awaiting = awaitingDue(b.Ignore, in.Nodes, c, d)
 	kept := gp.kept[:0]
 	for _, a := range gp.kept {
 		if !d.stopped(a) {
