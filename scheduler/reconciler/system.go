@@ -85,6 +85,12 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 		}
 	}
 
+	// A reconnect is recorded on the alloc, which is then decided like any
+	// alloc of its status on a ready node: a running one is kept (unless its
+	// node left the job's scope), a finished sysbatch one holds its node,
+	// and a failed system one is replaced on its node below. Every decision
+	// carries the record (d.current).
+	var failed []*structs.Allocation
 	for _, r := range b.Reconnecting {
 		gp.reconnected = append(gp.reconnected, r)
 		d.rewrite(r, UpdateReconnect, func(x *structs.Allocation) {
@@ -92,15 +98,19 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 		})
 		switch {
 		case !r.ClientTerminalStatus():
+			if outOfScope(in, r) {
+				d.stop(r, DescNodeNotEligible, false)
+				continue
+			}
 			keep(d.current(r), true)
 		case sysbatch && sameVersion(r.Job, in.Job):
 			held[r.NodeID] = true // finished here; not run again
+		case r.ClientStatus == structs.AllocClientStatusFailed:
+			failed = append(failed, r)
 		}
 	}
 	for _, a := range b.Untainted {
-		node := in.Nodes[a.NodeID]
-		if _, ok := in.Eligible[a.NodeID]; !ok && a.ClientStatus != structs.AllocClientStatusComplete &&
-			node != nil && in.InScope != nil && !in.InScope(node) {
+		if a.ClientStatus != structs.AllocClientStatusComplete && outOfScope(in, a) {
 			d.stop(a, DescNodeNotEligible, false)
 			continue
 		}
@@ -141,9 +151,9 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 	// One alloc on every eligible node that has none; a failed one on the
 	// node is the previous alloc of the new one.
 	failedOn := map[string]*structs.Allocation{}
-	for _, a := range b.Failed {
+	for _, a := range append(append([]*structs.Allocation(nil), b.Failed...), failed...) {
 		if !sysbatch && !d.stopped(a) {
-			failedOn[a.NodeID] = a
+			failedOn[a.NodeID] = d.current(a)
 		}
 	}
 	for _, id := range sortedKeys(in.Eligible) {
@@ -169,6 +179,15 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 	}
 	gp.kept = kept
 	return gp
+}
+
+// outOfScope reports whether a's node, ready but not eligible for new
+// allocs, has left the job's datacenters or node pool: its alloc stops. An
+// alloc on a node that is merely ineligible or draining stays.
+func outOfScope(in SystemInput, a *structs.Allocation) bool {
+	node := in.Nodes[a.NodeID]
+	_, eligible := in.Eligible[a.NodeID]
+	return !eligible && node != nil && in.InScope != nil && !in.InScope(node)
 }
 
 // planSystemUpdates moves running allocs of older job versions to the
