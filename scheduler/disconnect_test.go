@@ -269,3 +269,33 @@ func TestReconnectReportWindowComesFromTheConfig(t *testing.T) {
 		t.Fatalf("original = %s, want lost after a 30s window", o.ClientStatus)
 	}
 }
+
+// A pending alloc (never reported started) on a node that disconnects is
+// lost and replaced at once, even with a disconnect window and replace =
+// false: there is nothing on its client to reconnect to.
+func TestPendingAllocOnADisconnectedNodeIsLostAndReplaced(t *testing.T) {
+	h := NewHarness(t)
+	h.Nodes(3)
+	j := serviceJob(2)
+	j.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{LostAfter: 10 * time.Minute, Replace: structs.BoolPtr(false)}
+	j.Canonicalize()
+	job := h.Job(j)
+	h.Run(job, structs.EvalTriggerJobRegister)
+	orig := h.Live(job)[0] // still pending
+	h.NodeStatus(orig.NodeID, structs.NodeStatusDisconnected)
+	h.Run(job, structs.EvalTriggerNodeUpdate)
+	o := h.Alloc(orig.ID)
+	if o.ClientStatus != structs.AllocClientStatusLost || o.DesiredStatus != structs.AllocDesiredStatusStop {
+		t.Fatalf("pending alloc on the disconnected node = %s/%s, want stop/lost", o.DesiredStatus, o.ClientStatus)
+	}
+	r := replacementOf(h, job, orig)
+	if r == nil || r.NodeID == orig.NodeID {
+		t.Fatalf("no replacement off the disconnected node: %s", names(h.Allocs(job)))
+	}
+	if live := h.Live(job); len(live) != 2 {
+		t.Fatalf("live = %s, want 2", names(live))
+	}
+	if got := len(h.CreatedBy(structs.EvalTriggerMaxDisconnectTimeout)); got != 0 {
+		t.Fatalf("%d disconnect timeouts for a lost alloc", got)
+	}
+}
