@@ -28,8 +28,9 @@ const (
 	// Reconnecting allocs were marked unknown, their node is ready again and
 	// their client has reported them since: keep them or their replacement.
 	Reconnecting
-	// Expired allocs are unknown past their disconnect window: they become
-	// lost.
+	// Expired allocs are unknown past their disconnect window, or unknown
+	// on a node that is ready again but unreported past the report window:
+	// they become lost.
 	Expired
 	// Unknown allocs are already unknown, inside their disconnect window,
 	// with the node still disconnected (or down, when the group forbids
@@ -40,7 +41,8 @@ const (
 	Failed
 	// Ignore allocs need nothing: they are stopping or stopped, completed
 	// (service) or already replaced, or unknown on a ready node whose client
-	// has not reported them yet.
+	// has not reported them yet (inside the report window; a follow-up
+	// eval is due when it ends).
 	Ignore
 )
 
