@@ -302,6 +302,13 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 // batch is one raft entry with the evals it triggers: reschedule evals for
 // failed allocs and a reconnect eval for allocs reported after being
 // unknown.
+//
+// Each report's AllocModifyIndex is the version of the alloc it is based
+// on. A report based on a version older than the servers' latest change
+// to the alloc is ignored (structs.Allocation.StaleClientReport), here and
+// again when the entry applies: it cannot undo an unknown mark, a stop or
+// a reconnect decision the client had not seen. A report without one
+// (clients of earlier releases) is taken as before.
 func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
 	if err := n.srv.requireNodePeer("Node.UpdateAlloc", args); err != nil {
 		return err
@@ -343,9 +350,17 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 			}
 			return errBadRequest("alloc %s: %v", upd.ID, err)
 		}
+		if existing.StaleClientReport(upd) {
+			// Made before the client saw the servers' latest change; it
+			// reports again once it has read that version.
+			n.srv.logger.Debug("ignoring an alloc report based on an older version", "alloc_id", upd.ID,
+				"report_based_on", upd.AllocModifyIndex, "alloc_modify_index", existing.AllocModifyIndex)
+			continue
+		}
 		u := &structs.Allocation{
 			ID: upd.ID, NodeID: existing.NodeID, ClientStatus: upd.ClientStatus, ClientDescription: upd.ClientDescription,
 			TaskStates: upd.TaskStates, DeploymentStatus: upd.DeploymentStatus, NetworkStatus: upd.NetworkStatus,
+			AllocModifyIndex: upd.AllocModifyIndex, // the basis, checked again when the entry applies
 		}
 		updates = append(updates, u)
 		trigger := ""

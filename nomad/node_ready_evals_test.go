@@ -159,10 +159,11 @@ func TestFSMRefusesReadyNodeEvalsReadBeforeASystemJob(t *testing.T) {
 	down := fsmTestNode("n1")
 	down.Status = structs.NodeStatusDown
 	setup := func(t *testing.T) *FSM {
+		// The node down at 1, job web at 2, the system job at 3.
 		l := &fsmLog{t: t}
-		l.add(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: down})           // 1
-		l.add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: fsmTestJob("web")}) // 2
-		l.add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: sys})               // 3
+		l.add(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: down})
+		l.add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: fsmTestJob("web")})
+		l.add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: sys})
 		f, err := NewFSM(hclog.NewNullLogger(), nil)
 		if err != nil {
 			t.Fatal(err)
