@@ -153,9 +153,9 @@ func (n *Node) heartbeatReply(nodeID string, reply *structs.NodeUpdateResponse) 
 
 // nodeJobEvals are the evals of a node becoming ready (or re-evaluated):
 // one for each job with allocs on the node and one for every system and
-// sysbatch job, with
-// their IDs and times chosen here so the FSM only stores them. It also
-// returns the state index the jobs were read at (see EvalsReadIndex).
+// sysbatch job, with their IDs and times chosen here so the FSM only
+// stores them. It also returns the state index read before the jobs (see
+// EvalsReadIndex): every job written up to it is among those read.
 func (n *Node) nodeJobEvals(node *structs.Node, now time.Time) ([]*structs.Evaluation, uint64, error) {
 	st := n.srv.State()
 	readIndex, err := st.LatestIndex()
