@@ -111,6 +111,7 @@ func (n *Node) applyReadyNode(node *structs.Node, ready bool, now time.Time, rep
 		var idx uint64
 		idx, _, err = n.srv.raftApply(mk(evals, readIndex))
 		if errors.Is(err, errReadyNodeEvalsStale) {
+			n.srv.logger.Debug("reading a ready node's evals again", "node_id", node.ID, "attempt", attempt+1, "error", err)
 			continue
 		}
 		if err != nil {
