@@ -1,159 +1,269 @@
 package nomad
 
 import (
-	"fmt"
-	"sort"
+	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/drover-sched/drover/structs"
 )
 
-// itSystemJob is a system or sysbatch job of the mock driver.
-func itSystemJob(id, typ string) *structs.Job {
+func itSystemJob(id string) *structs.Job {
 	j := itJob(id, 1)
-	j.Type = typ
+	j.Type = structs.JobTypeSystem
 	return j
 }
 
-// readyEvals returns the node-update evals for node, per job ID.
-func readyEvals(t *testing.T, s *Server, nodeID string, skip map[string]bool) map[string]int {
-	t.Helper()
-	it, err := s.State().Evals(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		e := raw.(*structs.Evaluation)
-		if e.NodeID == nodeID && e.TriggeredBy == structs.EvalTriggerNodeUpdate && !skip[e.ID] {
-			out[e.JobID]++
+// readyNodeCase makes node n ready on s, the way a client does, and
+// returns the answer of the call that made it ready.
+type readyNodeCase struct {
+	name  string
+	ready func(t *testing.T, s *Server, n *structs.Node) *structs.NodeUpdateResponse
+}
+
+var readyNodeCases = []readyNodeCase{
+	{"a new node registering ready", func(t *testing.T, s *Server, n *structs.Node) *structs.NodeUpdateResponse {
+		return registerNode(t, s, n)
+	}},
+	{"a down node heartbeating", func(t *testing.T, s *Server, n *structs.Node) *structs.NodeUpdateResponse {
+		registerNode(t, s, n)
+		var resp structs.NodeUpdateResponse
+		down := &structs.NodeUpdateStatusRequest{NodeID: n.ID, SecretID: n.SecretID, Status: structs.NodeStatusDown}
+		if err := s.RPC("Node.UpdateStatus", down, &resp); err != nil {
+			t.Fatalf("marking the node down: %v", err)
 		}
-	}
-	return out
-}
-
-// evalIDs returns the IDs of every eval in the state.
-func evalIDs(t *testing.T, s *Server) map[string]bool {
-	t.Helper()
-	it, err := s.State().Evals(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]bool{}
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		out[raw.(*structs.Evaluation).ID] = true
-	}
-	return out
-}
-
-func setNodeStatus(t *testing.T, s *Server, n *structs.Node, status string) {
-	t.Helper()
-	var resp structs.NodeUpdateResponse
-	req := &structs.NodeUpdateStatusRequest{NodeID: n.ID, SecretID: n.SecretID, Status: status}
-	if err := s.RPC("Node.UpdateStatus", req, &resp); err != nil {
-		t.Fatalf("status %s for %s: %v", status, n.ID, err)
-	}
-}
-
-func liveOn(t *testing.T, s *Server, jobID, nodeID string) int {
-	n := 0
-	for _, a := range desiredRunning(jobAllocs(t, s, jobID)) {
-		if a.NodeID == nodeID {
-			n++
+		resp = structs.NodeUpdateResponse{}
+		up := &structs.NodeUpdateStatusRequest{NodeID: n.ID, SecretID: n.SecretID, Status: structs.NodeStatusReady}
+		if err := s.RPC("Node.UpdateStatus", up, &resp); err != nil {
+			t.Fatalf("heartbeat: %v", err)
 		}
-	}
-	return n
+		return &resp
+	}},
 }
 
-// The ready-node eval loop: a node that becomes ready again, or registers
-// ready, gets exactly one node-update eval for every system and sysbatch
-// job (none for a stopped one, none for a service job with nothing on it),
-// and the system schedulers then run each of those jobs on it.
-func TestNodeBecomingReadyEvaluatesEverySystemAndSysbatchJob(t *testing.T) {
-	s, clock := startFakeClockServer(t)
-	n1, n2 := itNode("n1"), itNode("n2")
-	registerNode(t, s, n1)
-	registerNode(t, s, n2)
-	// Two system jobs had an alloc on n2 before it went away: one that
-	// is lost with its node, and one whose group waits for a disconnected
-	// node (its alloc is still unknown on n2 when n2 is back, so the job
-	// gets its eval from the node's allocs and must not get a second).
-	registerJob(t, s, itSystemJob("sys-before", structs.JobTypeSystem))
-	waiting := itSystemJob("sys-waiting", structs.JobTypeSystem)
-	waiting.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{LostAfter: time.Hour}
-	registerJob(t, s, waiting)
-	WaitFor(t, 10*time.Second, func() (bool, string) {
-		return liveOn(t, s, "sys-before", n2.ID) == 1 && liveOn(t, s, "sys-waiting", n2.ID) == 1, "system jobs not placed on n2"
-	})
-	for _, a := range desiredRunning(jobAllocs(t, s, "sys-waiting")) {
-		if err := reportAlloc(s, a, structs.AllocClientStatusRunning); err != nil { // pending ones are lost at once
-			t.Fatal(err)
-		}
-	}
-	expireNode(t, s, clock, n2.ID, n1) // a missed heartbeat: disconnected
-	if st := nodeStatus(s, n2.ID); st != structs.NodeStatusDisconnected {
-		t.Fatalf("n2 is %s, want disconnected", st)
-	}
-	WaitFor(t, 10*time.Second, func() (bool, string) {
-		var st string
-		for _, a := range jobAllocs(t, s, "sys-waiting") {
-			if a.NodeID == n2.ID {
-				st = a.ClientStatus
+// A node becoming ready and the evals that give it its system work are
+// one raft entry: the status and the evals carry the same index, and the
+// answer names that one index for both.
+func TestNodeBecomingReadyWritesStatusAndEvalsInOneEntry(t *testing.T) {
+	for _, tc := range readyNodeCases {
+		t.Run(tc.name, func(t *testing.T) {
+			// No workers: the evals stay as the entry wrote them.
+			s := TestServer(t, func(c *Config) { c.NumSchedulers = 0 })
+			WaitForLeader(t, 5*time.Second, s)
+			sys := itSystemJob("sys")
+			registerJob(t, s, sys)
+
+			resp := tc.ready(t, s, itNode("n1"))
+			if len(resp.EvalIDs) != 1 {
+				t.Fatalf("want one eval (for the system job), got %v", resp.EvalIDs)
 			}
-		}
-		return liveOn(t, s, "sys-before", n2.ID) == 0 && st == structs.AllocClientStatusUnknown,
-			"sys-before still wanted on the disconnected node, or sys-waiting's alloc there is " + st
-	})
-
-	// Registered while n2 is down: nothing of theirs runs there yet.
-	registerJob(t, s, itSystemJob("sys", structs.JobTypeSystem))
-	registerJob(t, s, itSystemJob("batch-sys", structs.JobTypeSysBatch))
-	stopped := itSystemJob("stopped-sys", structs.JobTypeSystem)
-	registerJob(t, s, stopped)
-	var dresp structs.JobDeregisterResponse
-	if err := s.RPC("Job.Deregister", &structs.JobDeregisterRequest{JobID: stopped.ID}, &dresp); err != nil {
-		t.Fatal(err)
-	}
-	registerJob(t, s, itJob("svc", 1))
-	for _, id := range []string{"sys", "batch-sys", "stopped-sys", "svc", "sys-before", "sys-waiting"} {
-		WaitFor(t, 10*time.Second, func() (bool, string) { return allEvalsDone(s, id) })
-	}
-	if liveOn(t, s, "sys", n2.ID)+liveOn(t, s, "batch-sys", n2.ID)+liveOn(t, s, "sys-before", n2.ID) != 0 {
-		t.Fatal("a system job runs on the down node")
-	}
-
-	before := evalIDs(t, s)
-	setNodeStatus(t, s, n2, structs.NodeStatusReady)
-	got := readyEvals(t, s, n2.ID, before)
-	want := map[string]int{"sys": 1, "batch-sys": 1, "sys-before": 1, "sys-waiting": 1}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("evals for n2 becoming ready: %v, want %v", got, want)
-	}
-	for _, id := range []string{"sys", "batch-sys", "sys-before"} {
-		WaitFor(t, 10*time.Second, func() (bool, string) {
-			return liveOn(t, s, id, n2.ID) == 1, id + " not placed on n2 after it came back"
+			if resp.NodeModifyIndex == 0 || resp.EvalCreateIndex != resp.NodeModifyIndex {
+				t.Fatalf("status written at %d, evals at %d: want one entry", resp.NodeModifyIndex, resp.EvalCreateIndex)
+			}
+			ev, err := s.State().EvalByID(nil, resp.EvalIDs[0])
+			if err != nil || ev == nil {
+				t.Fatalf("eval %s: %v %v", resp.EvalIDs[0], ev, err)
+			}
+			if ev.JobID != "sys" || ev.NodeID != "n1" || ev.TriggeredBy != structs.EvalTriggerNodeUpdate || ev.CreateIndex != resp.NodeModifyIndex {
+				t.Fatalf("eval %+v: want a node-update eval of job sys for n1 at index %d", ev, resp.NodeModifyIndex)
+			}
+			if ev.CreateTime == 0 || ev.CreateTime != ev.ModifyTime {
+				t.Fatalf("eval times %d/%d: the leader stamps both", ev.CreateTime, ev.ModifyTime)
+			}
 		})
 	}
+}
 
-	// A new node registering ready gets the same.
-	n3 := itNode("n3")
-	before = evalIDs(t, s)
-	registerNode(t, s, n3)
-	got = readyEvals(t, s, n3.ID, before)
-	want = map[string]int{"sys": 1, "batch-sys": 1, "sys-before": 1, "sys-waiting": 1}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("evals for n3 registering: %v, want %v", got, want)
+// A server that crashes right after the entry that made a node ready
+// restores, from a log that ends with that entry, a ready node together
+// with its evals: there is no index at which the node is ready and its
+// system work forgotten.
+func TestLogEndingAtNodeReadyRestoresItsEvals(t *testing.T) {
+	for _, tc := range readyNodeCases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := TestServer(t, func(c *Config) { c.NumSchedulers = 0 })
+			WaitForLeader(t, 5*time.Second, s)
+			registerJob(t, s, itSystemJob("sys"))
+			resp := tc.ready(t, s, itNode("n1"))
+			if err := s.Shutdown(); err != nil {
+				t.Fatal(err)
+			}
+
+			f := replayRaftLog(t, filepath.Join(s.config.DataDir, "raft", "raft.db"), resp.NodeModifyIndex)
+			n, err := f.State().NodeByID(nil, "n1")
+			if err != nil || n == nil || n.Status != structs.NodeStatusReady {
+				t.Fatalf("node after replay to %d: %+v %v, want ready", resp.NodeModifyIndex, n, err)
+			}
+			if len(resp.EvalIDs) == 0 {
+				t.Fatal("the node became ready without evals")
+			}
+			for _, id := range resp.EvalIDs {
+				e, err := f.State().EvalByID(nil, id)
+				if err != nil || e == nil {
+					t.Fatalf("log replayed to %d holds a ready node without its eval %s (%v)", resp.NodeModifyIndex, id, err)
+				}
+				if e.JobID != "sys" || e.NodeID != "n1" || e.Status != structs.EvalStatusPending {
+					t.Fatalf("eval after replay: %+v", e)
+				}
+			}
+		})
 	}
-	var placed []string
-	WaitFor(t, 10*time.Second, func() (bool, string) {
-		placed = placed[:0]
-		for _, id := range []string{"sys", "batch-sys", "sys-before", "sys-waiting"} {
-			if liveOn(t, s, id, n3.ID) == 1 {
-				placed = append(placed, id)
+}
+
+// replayRaftLog applies the command entries of a raft-boltdb log up to and
+// including index last to a fresh FSM: what a server restarting from a
+// log that ends there would hold.
+func replayRaftLog(t *testing.T, path string, last uint64) *FSM {
+	t.Helper()
+	store, err := raftboltdb.New(raftboltdb.Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	first, err := store.FirstIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewFSM(hclog.NewNullLogger(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := first; i <= last; i++ {
+		var l raft.Log
+		if err := store.GetLog(i, &l); err != nil {
+			t.Fatalf("raft log entry %d: %v", i, err)
+		}
+		if resp := f.Apply(&l); resp != nil {
+			if err, ok := resp.(error); ok {
+				t.Fatalf("replaying entry %d: %v", i, err)
 			}
 		}
-		sort.Strings(placed)
-		return len(placed) == 4, fmt.Sprintf("placed on n3: %v", placed)
+	}
+	return f
+}
+
+// The FSM refuses an entry that makes a node ready with evals read before
+// a system job was registered, unless the entry has an eval for that job:
+// the job's own eval may have run while the node was not ready. Entries
+// without a read index (older servers, down and disconnected) are not
+// checked.
+func TestFSMRefusesReadyNodeEvalsReadBeforeASystemJob(t *testing.T) {
+	sys := fsmTestJob("sys")
+	sys.Type = structs.JobTypeSystem
+	down := fsmTestNode("n1")
+	down.Status = structs.NodeStatusDown
+	setup := func(t *testing.T) *FSM {
+		// The node down at 1, job web at 2, the system job at 3.
+		l := &fsmLog{t: t}
+		l.add(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: down})
+		l.add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: fsmTestJob("web")})
+		l.add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: sys})
+		f, err := NewFSM(hclog.NewNullLogger(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.applyTo(t, f)
+		return f
+	}
+	sysEval := evalFor("e-sys", sys, structs.EvalStatusPending)
+	ready := func(readIndex uint64, evals ...*structs.Evaluation) map[string]struct {
+		mt  structs.MessageType
+		msg any
+	} {
+		up := fsmTestNode("n1")
+		return map[string]struct {
+			mt  structs.MessageType
+			msg any
+		}{
+			"heartbeat": {structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: "n1", Status: structs.NodeStatusReady, UpdatedAt: 100, Evals: evals, EvalsReadIndex: readIndex}},
+			"register":  {structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: up, Evals: evals, EvalsReadIndex: readIndex}},
+		}
+	}
+	cases := []struct {
+		name      string
+		readIndex uint64
+		evals     []*structs.Evaluation
+		wantErr   bool
+	}{
+		{"evals read before the system job existed are refused", 2, nil, true},
+		{"evals read after it are taken", 3, nil, false},
+		{"evals read before it that include it are taken", 2, []*structs.Evaluation{sysEval}, false},
+		{"an entry without a read index is not checked", 0, nil, false},
+	}
+	for _, tc := range cases {
+		for kind, e := range ready(tc.readIndex, tc.evals...) {
+			t.Run(kind+": "+tc.name, func(t *testing.T) {
+				f := setup(t)
+				before := dumpState(t, f.State())
+				resp := f.Apply(entryAt(t, 10, e.mt, e.msg))
+				err, _ := resp.(error)
+				if tc.wantErr {
+					if !errors.Is(err, errReadyNodeEvalsStale) || !strings.Contains(err.Error(), `job "sys"`) {
+						t.Fatalf("want the entry refused naming job sys, got %v", resp)
+					}
+					if after := dumpState(t, f.State()); !structs.DeepEqual(before, after) {
+						t.Fatal("the refused entry changed the state")
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("entry refused: %v", err)
+				}
+				if n, _ := f.State().NodeByID(nil, "n1"); n == nil || n.Status != structs.NodeStatusReady {
+					t.Fatalf("node after the entry: %+v", n)
+				}
+			})
+		}
+	}
+}
+
+// A system job registered after the leader read the jobs for a node
+// becoming ready, but before its entry committed, gets an eval for the
+// node all the same: the FSM refuses the stale entry and the leader reads
+// again, all in one call.
+func TestNodeReadyRereadsTheJobsWhenASystemJobArrivesMeanwhile(t *testing.T) {
+	s := TestServer(t, func(c *Config) { c.NumSchedulers = 0 })
+	WaitForLeader(t, 5*time.Second, s)
+	registerJob(t, s, itSystemJob("early"))
+	node := itNode("n1")
+	node.Status = structs.NodeStatusInit
+	registerNode(t, s, node)
+
+	ep := &Node{srv: s}
+	var reply structs.NodeUpdateResponse
+	builds := 0
+	err := ep.applyReadyNode(node, true, s.Now(), &reply, func(evals []*structs.Evaluation, readIndex uint64) (structs.MessageType, any) {
+		builds++
+		if builds == 1 {
+			registerJob(t, s, itSystemJob("late")) // between the read and the entry
+		}
+		return structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{
+			NodeID: node.ID, Status: structs.NodeStatusReady, UpdatedAt: 1, Evals: evals, EvalsReadIndex: readIndex}
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if builds != 2 {
+		t.Fatalf("entry built %d times, want 2 (refused once, then read again)", builds)
+	}
+	jobs := map[string]bool{}
+	for _, id := range reply.EvalIDs {
+		e, err := s.State().EvalByID(nil, id)
+		if err != nil || e == nil {
+			t.Fatalf("eval %s: %v", id, err)
+		}
+		if e.CreateIndex != reply.NodeModifyIndex {
+			t.Fatalf("eval %s at %d, node ready at %d", id, e.CreateIndex, reply.NodeModifyIndex)
+		}
+		jobs[e.JobID] = true
+	}
+	if !jobs["early"] || !jobs["late"] || len(jobs) != 2 {
+		t.Fatalf("evals for jobs %v, want early and late", jobs)
+	}
 }
