@@ -157,8 +157,8 @@ func planGroup(in groupInput) *groupPlan {
 		}
 		cur := d.current(f)
 		dec := check.decide(cur)
-		switch dec.when {
-		case now:
+		switch dec.timing {
+		case rescheduleNow:
 			hold(&holder{alloc: cur, kind: holdReplace, origin: Failed, place: &Placement{
 				Reason:            PlaceReschedule,
 				Previous:          cur,
@@ -166,7 +166,7 @@ func planGroup(in groupInput) *groupPlan {
 				RescheduleTracker: carryTracker(cur, in.tg.ReschedulePolicy, in.now, dec.delay),
 				PenaltyNodes:      []string{cur.NodeID},
 			}})
-		case later:
+		case rescheduleLater:
 			hold(&holder{alloc: cur, kind: holdFailed, origin: Failed, dueAt: dec.at})
 		default:
 			hold(&holder{alloc: cur, kind: holdFailed, origin: Failed})
