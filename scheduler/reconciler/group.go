@@ -70,16 +70,14 @@ func planGroup(in groupInput) *groupPlan {
 		awaiting.holders, migrating, untainted)
 	keep := countSlots(holders, in.tg.Count, concat(unknown.standIns, awaiting.standIns), decided)
 	reportsDue := awaitingDue(buckets.Ignore, in.nodes, in.classifier, decided)
-	slots := placeSlots(in, keep)
-	updates := planUpdates(in, keep, decided)
-	places := append(slots, updates.places...)
+	updates := planUpdates(in, keep, placeSlots(in, keep), decided)
 
-	replaced := previousIDs(places)
+	replaced := previousIDs(updates.places)
 	return &groupPlan{
 		name:        in.tg.Name,
 		buckets:     buckets,
 		decisions:   decided,
-		places:      refreshPrevious(places, decided),
+		places:      refreshPrevious(updates.places, decided),
 		delayed:     delayedReschedules(keep, decided, replaced),
 		reconnected: reconnecting.reconnected,
 		rollingWait: updates.wait,

@@ -92,12 +92,12 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 	sg.decideUnknown(buckets, nodes, decided)
 
 	places := sg.placeOnFreeNodes(nodes, concat(buckets.Failed, failedAway), decided)
-	updates := sg.planUpdates(nodes.running, decided)
+	updates := sg.planUpdates(nodes.running, places, decided)
 	return &groupPlan{
 		name:        tg.Name,
 		buckets:     buckets,
 		decisions:   decided,
-		places:      append(places, updates.places...),
+		places:      updates.places,
 		reconnected: reconnected,
 		rollingWait: updates.wait,
 		deferred:    updates.deferred,
@@ -236,8 +236,9 @@ func outOfScope(in SystemInput, a *structs.Allocation) bool {
 // one. A destructive update stops the old alloc and places the new one on
 // the same node in one plan: the old one keeps its resources until its
 // client stops it (promise 1), so the new one may wait (blocked) until
-// then. At most update.max_parallel are replaced per evaluation.
-func (sg systemGroup) planUpdates(running []*structs.Allocation, decided *decisions) rollout {
+// then. At most update.max_parallel are replaced per evaluation. The
+// replacements follow places, the placements made before.
+func (sg systemGroup) planUpdates(running []*structs.Allocation, places []Placement, decided *decisions) rollout {
 	var candidates []*structs.Allocation
 	compare := comparer(sg.in.Job, sg.tg.Name)
 	for _, a := range running {
@@ -254,7 +255,7 @@ func (sg systemGroup) planUpdates(running []*structs.Allocation, decided *decisi
 			}
 		}
 	}
-	var out rollout
+	out := rollout{places: places}
 	limit := len(candidates)
 	if u := sg.tg.Update; !sg.sysbatch && u.Rolling() && u.MaxParallel < limit {
 		limit = u.MaxParallel

@@ -119,9 +119,11 @@ var destructiveTaskFields = func() []string {
 	return out
 }()
 
-// rollout is the destructive updates one evaluation starts.
+// rollout is the placements of an evaluation once the destructive updates
+// it starts are added.
 type rollout struct {
-	// places are the replacements to make now.
+	// places are the placements made before, then the replacements of
+	// the destructive updates to make now.
 	places []Placement
 	// wait is the stagger before the next batch, when some were deferred
 	// (zero when none were).
@@ -132,7 +134,8 @@ type rollout struct {
 // planUpdates moves the kept allocs of older job versions to the current
 // one: in place when only in-place fields changed, else by a destructive
 // replacement, at most update.max_parallel of those in flight at a time.
-func planUpdates(in groupInput, keep []*holder, decided *decisions) rollout {
+// The replacements follow places, the placements the count made.
+func planUpdates(in groupInput, keep []*holder, places []Placement, decided *decisions) rollout {
 	var candidates []*holder
 	inflight := 0
 	compare := comparer(in.job, in.tg.Name)
@@ -154,7 +157,7 @@ func planUpdates(in groupInput, keep []*holder, decided *decisions) rollout {
 			candidates = append(candidates, h)
 		}
 	}
-	var out rollout
+	out := rollout{places: places}
 	limit := len(candidates)
 	if u := in.tg.Update; !in.batch && u.Rolling() {
 		limit = max(min(limit, u.MaxParallel-inflight), 0)
