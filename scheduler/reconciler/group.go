@@ -50,8 +50,8 @@ type groupPlan struct {
 // decision per alloc, and it is passed to each step in turn: a step must see
 // what an earlier one stopped (a reconnect may stop an alloc of another
 // bucket), and the order in which decisions are first made is the order of
-// the result. The steps run in README.md's order, which is also the order of
-// the slot holders a scale down ranks.
+// the result. The steps run in README.md's order, so the holders, and with
+// them the placements, come in that order too.
 func planGroup(in groupInput) *groupPlan {
 	buckets := SortInto(in.allocs, in.nodes, in.classifier)
 	decided := newDecisions()

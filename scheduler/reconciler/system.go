@@ -78,9 +78,9 @@ type systemGroup struct {
 // it reads and records in decided; the steps that find allocs holding a
 // node also record them in nodes, passed to each in turn, because the first
 // alloc to claim a node keeps it and a later one there is a duplicate.
-func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Allocation, c Classifier, sysbatch bool) *groupPlan {
+func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Allocation, classifier Classifier, sysbatch bool) *groupPlan {
 	sg := systemGroup{in: in, tg: tg, sysbatch: sysbatch}
-	buckets := SortInto(allocs, in.Nodes, c)
+	buckets := SortInto(allocs, in.Nodes, classifier)
 	decided := newDecisions()
 	nodes := newNodeClaims()
 
@@ -102,7 +102,7 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 		rollingWait: updates.wait,
 		deferred:    updates.deferred,
 		kept:        nodes.keptAllocs(decided),
-		awaiting:    awaitingDue(buckets.Ignore, in.Nodes, c, decided),
+		awaiting:    awaitingDue(buckets.Ignore, in.Nodes, classifier, decided),
 	}
 }
 
