@@ -40,8 +40,12 @@ func (s *Server) setupLeaderComponents() error {
 		Logger:                 s.logger.Named("heartbeat"),
 		Rand:                   rand.New(rand.NewSource(s.seed)),
 	})
+	periodicClock := s.clock
+	if s.opts.wrapPeriodicClock != nil {
+		periodicClock = s.opts.wrapPeriodicClock(periodicClock)
+	}
 	s.periodicDispatcher = NewPeriodicDispatch(PeriodicDispatchConfig{
-		Clock:         s.clock,
+		Clock:         periodicClock,
 		Logger:        s.logger.Named("periodic"),
 		State:         s.State,
 		CatchUpWindow: s.config.JobGCThreshold,

@@ -93,6 +93,9 @@ type serverOptions struct {
 	// the server, so a test can step in before a node's status change is
 	// committed.
 	wrapHeartbeaterDeps func(heartbeaterDeps) heartbeaterDeps
+	// wrapPeriodicClock, if set, wraps the clock the periodic dispatcher
+	// is given, so a test can see the timer its loop waits on.
+	wrapPeriodicClock func(Clock) Clock
 }
 
 // NewServer starts a server: it listens, sets up raft from the data dir (or
