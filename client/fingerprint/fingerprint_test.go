@@ -24,19 +24,26 @@ func fixtureRoots(t *testing.T, cpuinfo, meminfo, osrel string) machine {
 	return m
 }
 
+// operatorSettings are a client configuration with a class, meta and
+// reservations, and three drivers: healthy, unhealthy with attributes,
+// and not detected.
+func operatorSettings(dataDir string) (*config.Config, map[string]*structs.DriverInfo) {
+	cfg := &config.Config{DataDir: dataDir, NodeClass: "gpu", Meta: map[string]string{"rack": "r1"},
+		Reserved: config.Reserved{CPU: 100, MemoryMB: 256, ReservedPorts: "22"}}
+	cfg.Canonicalize()
+	return cfg, map[string]*structs.DriverInfo{
+		"raw_exec": {Detected: true, Healthy: true},
+		"exec":     {Detected: true, Healthy: false, Attributes: map[string]string{"cgroup.memory": "1"}},
+		"off":      {Detected: false},
+	}
+}
+
 func TestFingerprintFromFixtures(t *testing.T) {
 	m := fixtureRoots(t,
 		"processor\t: 0\nmodel name\t: Test CPU\ncpu MHz\t\t: 2000.000\n\nprocessor\t: 1\ncpu MHz\t\t: 3000.000\n",
 		"MemTotal:        2048000 kB\nMemFree: 1 kB\n",
 		"NAME=\"Debian GNU/Linux\"\nID=debian\nVERSION_ID=\"12\"\n")
-	cfg := &config.Config{DataDir: t.TempDir(), NodeClass: "gpu", Meta: map[string]string{"rack": "r1"},
-		Reserved: config.Reserved{CPU: 100, MemoryMB: 256, ReservedPorts: "22"}}
-	cfg.Canonicalize()
-	drv := map[string]*structs.DriverInfo{
-		"raw_exec": {Detected: true, Healthy: true},
-		"exec":     {Detected: true, Healthy: false, Attributes: map[string]string{"cgroup.memory": "1"}},
-		"off":      {Detected: false},
-	}
+	cfg, drv := operatorSettings(t.TempDir())
 	n, err := m.fingerprint(cfg, drv)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/drover-sched/drover/client/config"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -32,15 +31,7 @@ var volatileAttrs = []string{"unique.storage.bytesfree"}
 // the data dir is fixed because its path is an attribute.
 func hostFingerprint(t *testing.T) *structs.Node {
 	t.Helper()
-	dataDir := filepath.Join(os.TempDir(), "drover-fingerprint-recording")
-	cfg := &config.Config{DataDir: dataDir, NodeClass: "gpu", Meta: map[string]string{"rack": "r1"},
-		Reserved: config.Reserved{CPU: 100, MemoryMB: 256, ReservedPorts: "22"}}
-	cfg.Canonicalize()
-	drv := map[string]*structs.DriverInfo{
-		"raw_exec": {Detected: true, Healthy: true},
-		"exec":     {Detected: true, Healthy: false, Attributes: map[string]string{"cgroup.memory": "1"}},
-		"off":      {Detected: false},
-	}
+	cfg, drv := operatorSettings(filepath.Join(os.TempDir(), "drover-fingerprint-recording"))
 	n, err := Fingerprint(cfg, drv)
 	if err != nil {
 		t.Fatal(err)
