@@ -110,5 +110,5 @@
 // each; a test runs a component alone against an in-memory twin (a real
 // state store, raft entries recorded instead of committed), or wraps the
 // server's side through serverOptions, which only tests pass to newServer.
-// Production types keep no fields for tests to poke.
+// No production type keeps a hook that a test sets once it runs.
 package nomad
