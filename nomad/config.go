@@ -68,11 +68,20 @@ type Config struct {
 	EvalNackSubsequentReenqueue time.Duration
 	EvalFailedFollowupDelay     time.Duration
 
-	// Garbage collection thresholds (used by core GC).
+	// Garbage collection: how long an object must have been terminal
+	// before the leader's core GC collects it (the agent's
+	// *_gc_threshold keys; BatchEvalGCThreshold is for the evals of batch
+	// jobs, whose results users read later), and how often each kind is
+	// collected (the *_gc_interval keys). Nomad's defaults.
 	EvalGCThreshold       time.Duration
+	BatchEvalGCThreshold  time.Duration
 	JobGCThreshold        time.Duration
 	NodeGCThreshold       time.Duration
 	DeploymentGCThreshold time.Duration
+	EvalGCInterval        time.Duration
+	JobGCInterval         time.Duration
+	NodeGCInterval        time.Duration
+	DeploymentGCInterval  time.Duration
 
 	// DefaultSchedulerConfig is the scheduler configuration the first
 	// leader of a new cluster stores (the agent's
@@ -167,9 +176,14 @@ func DefaultConfig() *Config {
 		EvalNackSubsequentReenqueue: 20 * time.Second,
 		EvalFailedFollowupDelay:     1 * time.Minute,
 		EvalGCThreshold:             1 * time.Hour,
+		BatchEvalGCThreshold:        24 * time.Hour,
 		JobGCThreshold:              4 * time.Hour,
 		NodeGCThreshold:             24 * time.Hour,
 		DeploymentGCThreshold:       1 * time.Hour,
+		EvalGCInterval:              5 * time.Minute,
+		JobGCInterval:               5 * time.Minute,
+		NodeGCInterval:              5 * time.Minute,
+		DeploymentGCInterval:        5 * time.Minute,
 		RaftSnapshotThreshold:       8192,
 		ACLTokenMinExpirationTTL:    time.Minute,
 		ACLTokenMaxExpirationTTL:    24 * time.Hour,
@@ -218,6 +232,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("server: num_schedulers must be >= 0, got %d", c.NumSchedulers)
 	case c.ReconnectReportWindow < 0:
 		return fmt.Errorf("server: reconnect_report_window must be a positive duration such as \"5m\" (or unset for the default), got %s", c.ReconnectReportWindow)
+	case c.EvalGCInterval <= 0 || c.JobGCInterval <= 0 || c.NodeGCInterval <= 0 || c.DeploymentGCInterval <= 0:
+		return fmt.Errorf("server: eval_gc_interval, job_gc_interval, node_gc_interval and deployment_gc_interval must each be a positive duration such as \"5m\", got %s, %s, %s and %s",
+			c.EvalGCInterval, c.JobGCInterval, c.NodeGCInterval, c.DeploymentGCInterval)
 	case c.MinHeartbeatTTL <= 0:
 		return fmt.Errorf("server: min_heartbeat_ttl must be > 0")
 	case c.MaxHeartbeatsPerSecond <= 0:

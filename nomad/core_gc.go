@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/drover-sched/drover/nomad/state"
@@ -20,23 +22,44 @@ type gcDeps interface {
 // coreGC collects terminal objects (see collect).
 type coreGC struct{ deps gcDeps }
 
-// collectGarbage runs one collection on this server.
+// collectGarbage runs one forced collection of every kind on this server.
 func (s *Server) collectGarbage(g gcThresholds) (uint64, error) {
 	return coreGC{deps: s}.collect(g)
 }
 
+// gcMaxObjectsPerEntry bounds one GC raft entry: the number of objects
+// (eval, alloc, job, node or deployment IDs) it names. An ID is 36 bytes
+// and a job's options a few dozen, so an entry stays under 1 MiB, far
+// below the RPC message limit (rpcx.DefaultMaxMessageSize, 16 MiB), and
+// applying it deletes at most this many records in one transaction. A
+// collection of 100,000 allocs becomes about twenty entries, and the
+// plan applier's entries go through raft between them, so a large GC
+// never holds the FSM for long.
+const gcMaxObjectsPerEntry = 4096
+
 // gcThresholds says how old a terminal object must be to be collected.
-// force collects every terminal object at once.
+// force collects every terminal object at once. batchEval is the eval
+// threshold for the evals (and their allocs) of batch jobs.
 type gcThresholds struct {
-	force bool
-	now   time.Time
-	eval  time.Duration
-	job   time.Duration
-	node  time.Duration
+	force      bool
+	now        time.Time
+	eval       time.Duration
+	batchEval  time.Duration
+	job        time.Duration
+	node       time.Duration
+	deployment time.Duration
 }
 
 func (g gcThresholds) old(modifyTime int64, threshold time.Duration) bool {
 	return g.force || g.now.Sub(time.Unix(0, modifyTime)) >= threshold
+}
+
+// evalThreshold is the threshold an eval of the given job type waits.
+func (g gcThresholds) evalThreshold(jobType string) time.Duration {
+	if jobType == structs.JobTypeBatch {
+		return g.batchEval
+	}
+	return g.eval
 }
 
 // allocDone reports whether an alloc is finished on both sides: the servers
@@ -48,8 +71,9 @@ func allocDone(a *structs.Allocation) bool {
 }
 
 // collect deletes terminal evals and their allocs, purges stopped
-// or finished jobs with nothing left, and removes down nodes with nothing
-// left, each as one raft entry. It returns the last index written.
+// or finished jobs with nothing left, removes down nodes with nothing
+// left and terminal deployments, in bounded raft entries
+// (gcMaxObjectsPerEntry). It returns the last index written.
 //
 // What to collect is decided on a read of the state, and raft may apply
 // other entries before the deletion: a job registered again, a node that
@@ -59,19 +83,39 @@ func allocDone(a *structs.Allocation) bool {
 // (state.AllocIsGCable, state.JobIsGCable) so both sides apply the same.
 func (c coreGC) collect(g gcThresholds) (uint64, error) {
 	var last uint64
-	idx, err := c.collectEvals(g)
-	if err != nil {
+	for _, kind := range gcKinds {
+		idx, err := c.collectKind(context.Background(), kind, g)
+		if err != nil {
+			return 0, err
+		}
+		last = max(last, idx)
+	}
+	return last, nil
+}
+
+// collectKind runs the collection of one kind of object. ctx ends it
+// between two raft entries (the leader loop's, on losing leadership).
+func (c coreGC) collectKind(ctx context.Context, kind gcKind, g gcThresholds) (uint64, error) {
+	switch kind {
+	case gcEvals:
+		return c.collectEvals(ctx, g)
+	case gcJobs:
+		return c.collectJobs(ctx, g)
+	case gcNodes:
+		return c.collectNodes(ctx, g)
+	case gcDeployments:
+		return c.collectDeployments(ctx, g)
+	}
+	return 0, fmt.Errorf("core gc: unknown kind %d", kind)
+}
+
+// apply writes one GC entry unless ctx has ended.
+func (c coreGC) apply(ctx context.Context, t structs.MessageType, msg any) (uint64, error) {
+	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	last = max(last, idx)
-	if idx, err = c.collectJobs(g); err != nil {
-		return 0, err
-	}
-	last = max(last, idx)
-	if idx, err = c.collectNodes(g); err != nil {
-		return 0, err
-	}
-	return max(last, idx), nil
+	idx, _, err := c.deps.raftApply(t, msg)
+	return idx, err
 }
 
 // collectEvals deletes terminal evals together with their allocs, when
@@ -81,7 +125,12 @@ func (c coreGC) collect(g gcThresholds) (uint64, error) {
 // to be rescheduled holds its reschedule history; deleting either would
 // make the scheduler run the work again from scratch, so the eval and its
 // allocs wait until the job is done.
-func (c coreGC) collectEvals(g gcThresholds) (uint64, error) {
+//
+// An eval goes in the same entry as its allocs. An eval with more allocs
+// than one entry may name has them deleted over several entries and is
+// deleted with the last (the FSM keeps an eval while any alloc of it is
+// left).
+func (c coreGC) collectEvals(ctx context.Context, g gcThresholds) (uint64, error) {
 	st := c.deps.State()
 	jobs := map[structs.NamespacedID]*structs.Job{}
 	jobOf := func(namespace, id string) (*structs.Job, error) {
@@ -97,14 +146,25 @@ func (c coreGC) collectEvals(g gcThresholds) (uint64, error) {
 		return job, nil
 	}
 
+	var last uint64
 	var evalIDs, allocIDs []string
+	flush := func() error {
+		if len(evalIDs)+len(allocIDs) == 0 {
+			return nil
+		}
+		idx, err := c.apply(ctx, structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: evalIDs, Allocs: allocIDs})
+		evalIDs, allocIDs = nil, nil
+		last = max(last, idx)
+		return err
+	}
 	it, err := st.Evals(nil)
 	if err != nil {
 		return 0, err
 	}
 	for raw := it.Next(); raw != nil; raw = it.Next() {
 		ev := raw.(*structs.Evaluation)
-		if !ev.TerminalStatus() || !g.old(ev.ModifyTime, g.eval) {
+		threshold := g.evalThreshold(ev.Type)
+		if !ev.TerminalStatus() || !g.old(ev.ModifyTime, threshold) {
 			continue
 		}
 		allocs, err := st.AllocsByEval(nil, ev.ID)
@@ -118,22 +178,31 @@ func (c coreGC) collectEvals(g gcThresholds) (uint64, error) {
 			if err != nil {
 				return 0, err
 			}
-			if !state.AllocIsGCable(a, job) || !g.old(a.ModifyTime, g.eval) {
+			if !state.AllocIsGCable(a, job) || !g.old(a.ModifyTime, threshold) {
 				collectable = false
 				break
 			}
 			ids = append(ids, a.ID)
 		}
-		if collectable {
-			evalIDs = append(evalIDs, ev.ID)
-			allocIDs = append(allocIDs, ids...)
+		if !collectable {
+			continue
 		}
+		if len(evalIDs)+len(allocIDs)+1+len(ids) > gcMaxObjectsPerEntry {
+			if err := flush(); err != nil {
+				return last, err
+			}
+		}
+		for len(ids)+1 > gcMaxObjectsPerEntry {
+			allocIDs = ids[:gcMaxObjectsPerEntry]
+			ids = ids[gcMaxObjectsPerEntry:]
+			if err := flush(); err != nil {
+				return last, err
+			}
+		}
+		evalIDs = append(evalIDs, ev.ID)
+		allocIDs = append(allocIDs, ids...)
 	}
-	if len(evalIDs) == 0 {
-		return 0, nil
-	}
-	idx, _, err := c.deps.raftApply(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: evalIDs, Allocs: allocIDs})
-	return idx, err
+	return last, flush()
 }
 
 // collectJobs purges jobs that may be collected (the jobs table's gc
@@ -141,10 +210,22 @@ func (c coreGC) collectEvals(g gcThresholds) (uint64, error) {
 // no alloc still held by a client and no unfinished eval. A service job
 // that is merely dead (scaled to zero, or out of reschedules) is the
 // user's until they stop it. Each purge is conditional on the job's
-// ModifyIndex as read here.
-func (c coreGC) collectJobs(g gcThresholds) (uint64, error) {
+// ModifyIndex as read here. A purge deletes the job's remaining evals and
+// allocs with it, so each job counts them against the entry's bound.
+func (c coreGC) collectJobs(ctx context.Context, g gcThresholds) (uint64, error) {
 	st := c.deps.State()
+	var last uint64
 	jobs := map[structs.NamespacedID]*structs.JobDeregisterOptions{}
+	weight := 0
+	flush := func() error {
+		if len(jobs) == 0 {
+			return nil
+		}
+		idx, err := c.apply(ctx, structs.JobBatchDeregisterRequestType, &structs.JobBatchDeregisterRequest{Jobs: jobs})
+		jobs, weight = map[structs.NamespacedID]*structs.JobDeregisterOptions{}, 0
+		last = max(last, idx)
+		return err
+	}
 	jit, err := st.JobsByGC(nil, true)
 	if err != nil {
 		return 0, err
@@ -174,23 +255,37 @@ func (c coreGC) collectJobs(g gcThresholds) (uint64, error) {
 				live = true
 			}
 		}
-		if !live {
-			jobs[job.NamespacedID()] = &structs.JobDeregisterOptions{Purge: true, ExpectedModifyIndex: job.ModifyIndex}
+		if live {
+			continue
 		}
+		w := 1 + len(allocs) + len(evals)
+		if weight > 0 && weight+w > gcMaxObjectsPerEntry {
+			if err := flush(); err != nil {
+				return last, err
+			}
+		}
+		jobs[job.NamespacedID()] = &structs.JobDeregisterOptions{Purge: true, ExpectedModifyIndex: job.ModifyIndex}
+		weight += w
 	}
-	if len(jobs) == 0 {
-		return 0, nil
-	}
-	idx, _, err := c.deps.raftApply(structs.JobBatchDeregisterRequestType, &structs.JobBatchDeregisterRequest{Jobs: jobs})
-	return idx, err
+	return last, flush()
 }
 
 // collectNodes removes down nodes with nothing left running, each
 // conditional on the node's ModifyIndex as read here.
-func (c coreGC) collectNodes(g gcThresholds) (uint64, error) {
+func (c coreGC) collectNodes(ctx context.Context, g gcThresholds) (uint64, error) {
 	st := c.deps.State()
+	var last uint64
 	var nodeIDs []string
 	expected := map[string]uint64{}
+	flush := func() error {
+		if len(nodeIDs) == 0 {
+			return nil
+		}
+		idx, err := c.apply(ctx, structs.NodeBatchDeregisterRequestType, &structs.NodeBatchDeregisterRequest{NodeIDs: nodeIDs, NodeModifyIndexes: expected})
+		nodeIDs, expected = nil, map[string]uint64{}
+		last = max(last, idx)
+		return err
+	}
 	nit, err := st.Nodes(nil)
 	if err != nil {
 		return 0, err
@@ -210,14 +305,66 @@ func (c coreGC) collectNodes(g gcThresholds) (uint64, error) {
 				live = true
 			}
 		}
-		if !live {
-			nodeIDs = append(nodeIDs, node.ID)
-			expected[node.ID] = node.ModifyIndex
+		if live {
+			continue
 		}
+		if len(nodeIDs) == gcMaxObjectsPerEntry {
+			if err := flush(); err != nil {
+				return last, err
+			}
+		}
+		nodeIDs = append(nodeIDs, node.ID)
+		expected[node.ID] = node.ModifyIndex
 	}
-	if len(nodeIDs) == 0 {
-		return 0, nil
+	return last, flush()
+}
+
+// collectDeployments deletes deployments that are over (not Active) and
+// older than their threshold, unless an alloc of the deployment is still
+// held by a client: its health still counts for the deployment's record.
+// A finished deployment never becomes active again, so the FSM needs no
+// second check.
+func (c coreGC) collectDeployments(ctx context.Context, g gcThresholds) (uint64, error) {
+	st := c.deps.State()
+	var last uint64
+	var ids []string
+	flush := func() error {
+		if len(ids) == 0 {
+			return nil
+		}
+		idx, err := c.apply(ctx, structs.DeploymentDeleteRequestType, &structs.DeploymentDeleteRequest{Deployments: ids})
+		ids = nil
+		last = max(last, idx)
+		return err
 	}
-	idx, _, err := c.deps.raftApply(structs.NodeBatchDeregisterRequestType, &structs.NodeBatchDeregisterRequest{NodeIDs: nodeIDs, NodeModifyIndexes: expected})
-	return idx, err
+	it, err := st.Deployments(nil)
+	if err != nil {
+		return 0, err
+	}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		d := raw.(*structs.Deployment)
+		if d.Active() || !g.old(d.ModifyTime, g.deployment) {
+			continue
+		}
+		allocs, err := st.AllocsByDeployment(nil, d.ID)
+		if err != nil {
+			return 0, err
+		}
+		live := false
+		for _, a := range allocs {
+			if !allocDone(a) {
+				live = true
+			}
+		}
+		if live {
+			continue
+		}
+		if len(ids) == gcMaxObjectsPerEntry {
+			if err := flush(); err != nil {
+				return last, err
+			}
+		}
+		ids = append(ids, d.ID)
+	}
+	return last, flush()
 }

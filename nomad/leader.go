@@ -109,6 +109,8 @@ func (s *Server) establishLeadership() error {
 	s.goLeader(ctx, func(ctx context.Context) { reapCancelableEvals(ctx, s.evalBroker, s.blockedEvals, s.evalWriter()) })
 	s.goLeader(ctx, func(ctx context.Context) { periodicUnblockFailed(ctx, s.blockedEvals, s.clock, time.Minute) })
 	s.goLeader(ctx, s.heartbeats.run)
+	gcCfg := s.gcLoopConfig()
+	s.goLeader(ctx, func(ctx context.Context) { runCoreGC(ctx, gcCfg) })
 	s.leaderReady.Store(true)
 	s.logger.Info("cluster leadership acquired")
 	return nil

@@ -112,10 +112,17 @@ type ServerConfig struct {
 	// ReconnectReportWindow is nomad.Config.ReconnectReportWindow (a
 	// Drover key; zero: the scheduler's default).
 	ReconnectReportWindow time.Duration
+	// The GC thresholds and intervals are nomad.Config's (zero: Nomad's
+	// default).
 	EvalGCThreshold       time.Duration
+	BatchEvalGCThreshold  time.Duration
 	JobGCThreshold        time.Duration
 	NodeGCThreshold       time.Duration
 	DeploymentGCThreshold time.Duration
+	EvalGCInterval        time.Duration
+	JobGCInterval         time.Duration
+	NodeGCInterval        time.Duration
+	DeploymentGCInterval  time.Duration
 	// DefaultSchedulerConfig is the default_scheduler_config block: the
 	// scheduler configuration a new cluster starts with. nil: not set.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration

@@ -165,6 +165,11 @@ func (c *Config) serverConfig(dataDir string, logger hclog.Logger) (*nomad.Confi
 	setDur(&s.JobGCThreshold, c.Server.JobGCThreshold)
 	setDur(&s.NodeGCThreshold, c.Server.NodeGCThreshold)
 	setDur(&s.DeploymentGCThreshold, c.Server.DeploymentGCThreshold)
+	setDur(&s.BatchEvalGCThreshold, c.Server.BatchEvalGCThreshold)
+	setDur(&s.EvalGCInterval, c.Server.EvalGCInterval)
+	setDur(&s.JobGCInterval, c.Server.JobGCInterval)
+	setDur(&s.NodeGCInterval, c.Server.NodeGCInterval)
+	setDur(&s.DeploymentGCInterval, c.Server.DeploymentGCInterval)
 	s.DefaultSchedulerConfig = copySchedulerConfig(c.Server.DefaultSchedulerConfig)
 	s.ACLEnabled = c.ACL.Enabled
 	setDur(&s.ACLTokenMinExpirationTTL, c.ACL.TokenMinExpirationTTL)

@@ -70,6 +70,11 @@ func (s ServerConfig) merge(o *ServerConfig) ServerConfig {
 	setDur(&s.JobGCThreshold, o.JobGCThreshold)
 	setDur(&s.NodeGCThreshold, o.NodeGCThreshold)
 	setDur(&s.DeploymentGCThreshold, o.DeploymentGCThreshold)
+	setDur(&s.BatchEvalGCThreshold, o.BatchEvalGCThreshold)
+	setDur(&s.EvalGCInterval, o.EvalGCInterval)
+	setDur(&s.JobGCInterval, o.JobGCInterval)
+	setDur(&s.NodeGCInterval, o.NodeGCInterval)
+	setDur(&s.DeploymentGCInterval, o.DeploymentGCInterval)
 	// A later default_scheduler_config block replaces an earlier one
 	// whole, as in Nomad.
 	if o.DefaultSchedulerConfig != nil {

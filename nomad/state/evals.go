@@ -72,7 +72,11 @@ func upsertEvalsTxn(txn *memdb.Txn, index uint64, evals []*structs.Evaluation, j
 // overtaken (a batch job registered again, say), so each alloc is checked
 // again against AllocIsGCable with its job as it is now. One that no
 // longer passes is kept, and so is its eval, so that the eval is collected
-// with it later rather than leaving it orphaned.
+// with it later rather than leaving it orphaned. An eval with an alloc
+// left that this entry does not delete is kept too: a collection too
+// large for one raft entry deletes an eval's allocs over several entries
+// and the eval with the last of them, and whatever an earlier entry kept
+// must keep the eval.
 //
 // Every node that loses an alloc gets its deleted-allocs index moved to
 // index (see NodeAllocsDeletedIndex), so its client's assignment never
@@ -115,6 +119,13 @@ func (s *StateStore) DeleteEvals(index uint64, evalIDs, allocIDs []string) error
 				return err
 			}
 			if e == nil {
+				continue
+			}
+			left, err := txn.First(TableAllocs, "eval", id)
+			if err != nil {
+				return err
+			}
+			if left != nil {
 				continue
 			}
 			if err := txn.Delete(TableEvals, e); err != nil {
