@@ -54,6 +54,10 @@ type Client struct {
 
 	allocMu sync.RWMutex
 	allocs  map[string]*allocrunner.AllocRunner
+	// unassigned holds the allocs the servers no longer assign to this
+	// node (they collected them): each one's directory goes as soon as
+	// its runner is done, not when the local GC limits get to it.
+	unassigned map[string]bool
 
 	updates *updater
 	gc      *gc.Collector
@@ -234,6 +238,15 @@ func (c *Client) newRunner(a *structs.Allocation, restore bool) *allocrunner.All
 		}
 		if ar.IsTerminal() {
 			c.gc.Mark(a.ID, c.clock.Now(), func() error { return c.destroyRunner(ar) })
+			// applyAssignment sets unassigned and then destroys what is
+			// marked; marking before reading it here means one of the
+			// two sees the other and the directory goes promptly.
+			c.allocMu.RLock()
+			gone := c.unassigned[a.ID]
+			c.allocMu.RUnlock()
+			if gone {
+				c.gc.Destroy(a.ID, "collected by the servers")
+			}
 		}
 	}()
 	return ar
@@ -245,6 +258,7 @@ func (c *Client) destroyRunner(ar *allocrunner.AllocRunner) error {
 	c.allocMu.Lock()
 	if c.allocs[ar.ID()] == ar {
 		delete(c.allocs, ar.ID())
+		delete(c.unassigned, ar.ID())
 	}
 	c.allocMu.Unlock()
 	return err

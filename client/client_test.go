@@ -1,7 +1,10 @@
 package client
 
 import (
+	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -42,20 +45,13 @@ func TestAssignmentStartsUpdatesAndStopsAllocs(t *testing.T) {
 		t.Fatalf("stopped task %+v (%s)", ts, eventList(ts))
 	}
 
-	// Missing from the assignment: stopped too, and its dir becomes garbage.
+	// Missing from the assignment: stopped too, and its dir removed as
+	// soon as it has stopped (the servers no longer know it).
 	e.fs.RemoveAlloc(gone.ID)
-	e.waitFor("removed alloc to stop", func() bool {
-		ar := c.runner(gone.ID)
-		return ar != nil && ar.IsTerminal()
-	})
-	e.waitFor("removed alloc to be GC eligible", func() bool {
-		for _, id := range c.gc.Eligible() {
-			if id == gone.ID {
-				return true
-			}
-		}
-		return false
-	})
+	e.waitFor("removed alloc to stop and be destroyed", func() bool { return c.runner(gone.ID) == nil })
+	if _, err := os.Stat(filepath.Join(e.dir, "alloc", gone.ID)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the removed alloc's directory is still there: %v", err)
+	}
 	if got := e.serverStatus(keep.ID); got != structs.AllocClientStatusRunning {
 		t.Fatalf("untouched alloc is %s", got)
 	}

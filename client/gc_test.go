@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -66,5 +67,45 @@ func TestGCRemovesTerminalAllocDirsByCountThenAge(t *testing.T) {
 		if c.runner(id) != nil {
 			t.Fatalf("alloc %s still present", id)
 		}
+	}
+}
+
+// Once the servers have collected a finished alloc (it leaves the
+// assignment), the client removes its directory at once: not on the next
+// GC interval (an hour here), nor when a count, age or disk limit is hit.
+func TestGCRemovesAnAllocDirPromptlyOnceTheServersCollectedIt(t *testing.T) {
+	e := newEnv(t, time.Hour)
+	c := e.start(func(cfg *config.Config) {
+		cfg.GCInterval = time.Hour
+		cfg.GCMaxAllocs = 50
+		cfg.GCAllocDirTTL = 0
+		cfg.GCDiskUsageThreshold = 100
+		cfg.GCInodeUsageThreshold = 100
+	})
+	done := e.fs.UpsertAlloc(allocFor(c.NodeID(), job(structs.JobTypeBatch, mockTask(map[string]any{"run_for": "1s"}))))
+	kept := e.fs.UpsertAlloc(allocFor(c.NodeID(), job(structs.JobTypeBatch, mockTask(map[string]any{"run_for": "1s"}))))
+	for _, a := range []*structs.Allocation{done, kept} {
+		e.waitServerStatus(a.ID, structs.AllocClientStatusComplete)
+		e.waitFor("the alloc to become GC eligible", func() bool { return slices.Contains(c.gc.Eligible(), a.ID) })
+	}
+	dir := filepath.Join(e.dir, "alloc", done.ID)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("a finished alloc's directory must stay while the servers keep it: %v", err)
+	}
+
+	start := e.clk.Now()
+	e.fs.RemoveAlloc(done.ID)
+	e.waitFor("the collected alloc to be destroyed", func() bool { return c.runner(done.ID) == nil })
+	if waited := e.clk.Now().Sub(start); waited >= time.Hour {
+		t.Fatalf("the directory went only after %s, on a GC pass; want at once", waited)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the collected alloc's directory is still there: %v", err)
+	}
+	if c.runner(kept.ID) == nil {
+		t.Fatal("an alloc the servers still keep was destroyed")
+	}
+	if _, err := os.Stat(filepath.Join(e.dir, "alloc", kept.ID)); err != nil {
+		t.Fatalf("the kept alloc's directory is gone: %v", err)
 	}
 }

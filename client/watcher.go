@@ -135,6 +135,7 @@ func (c *Client) applyAssignment(assigned map[string]uint64, index uint64, fetch
 	for _, a := range fetched {
 		byID[a.ID] = a
 	}
+	var unassigned []string
 	c.allocMu.RLock()
 	runners := make(map[string]bool, len(c.allocs))
 	for id, ar := range c.allocs {
@@ -152,10 +153,14 @@ func (c *Client) applyAssignment(assigned map[string]uint64, index uint64, fetch
 		if a := ar.Alloc(); a.CreateIndex > index {
 			continue
 		}
-		c.logger.Info("stopping alloc no longer assigned to this node", "alloc_id", id)
+		unassigned = append(unassigned, id)
+		if !ar.IsTerminal() {
+			c.logger.Info("stopping alloc no longer assigned to this node", "alloc_id", id)
+		}
 		ar.Kill("alloc is no longer assigned to this node")
 	}
 	c.allocMu.RUnlock()
+	c.collectUnassigned(unassigned)
 
 	for id := range known {
 		if _, ok := assigned[id]; !ok && !runners[id] {
@@ -180,5 +185,28 @@ func (c *Client) applyAssignment(assigned map[string]uint64, index uint64, fetch
 	}
 	if added {
 		c.gc.Trigger()
+	}
+}
+
+// collectUnassigned removes the directories of allocs the servers no
+// longer assign to this node. The servers drop an alloc only once it is
+// terminal on both sides and collected (a stale answer was filtered out
+// above), so nothing will ask for it again: its directory goes now rather
+// than when the local GC's count, age or disk limits reach it. A runner
+// still stopping is destroyed when it is done (see newRunner).
+func (c *Client) collectUnassigned(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	c.allocMu.Lock()
+	if c.unassigned == nil {
+		c.unassigned = map[string]bool{}
+	}
+	for _, id := range ids {
+		c.unassigned[id] = true
+	}
+	c.allocMu.Unlock()
+	for _, id := range ids {
+		c.gc.Destroy(id, "collected by the servers")
 	}
 }

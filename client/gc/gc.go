@@ -74,6 +74,24 @@ func (c *Collector) Mark(id string, terminalAt time.Time, destroy func() error) 
 	}
 }
 
+// Destroy removes a marked alloc's directory now, whatever the limits say,
+// and reports whether it was marked. Only one caller destroys an alloc: the
+// entry is taken out under the lock first.
+func (c *Collector) Destroy(id, reason string) bool {
+	c.mu.Lock()
+	e, ok := c.entries[id]
+	delete(c.entries, id)
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	c.logger.Info("garbage collecting alloc dir", "alloc_id", id, "reason", reason)
+	if err := e.destroy(); err != nil {
+		c.logger.Warn("failed to destroy alloc dir", "alloc_id", id, "error", err)
+	}
+	return true
+}
+
 // Remove forgets an alloc (it was destroyed some other way).
 func (c *Collector) Remove(id string) {
 	c.mu.Lock()
