@@ -60,7 +60,7 @@ func (s *httpAPI) systemGC(w http.ResponseWriter, r *http.Request) (any, error) 
 	var out structs.GenericResponse
 	err := s.call(r, "System.GarbageCollect", &args, &out)
 	if err != nil && isMissingMethod(err) {
-		s.logger.Info("forced garbage collection requested, but the server has no System.GarbageCollect; periodic GC still runs")
+		s.logger.Info("forced garbage collection requested, but the server has no System.GarbageCollect; the leader's periodic GC still collects on its intervals")
 		return nil, nil
 	}
 	return nil, err
