@@ -60,6 +60,11 @@ func TestNomadAgentFileParsesEveryKey(t *testing.T) {
 			JobGCThreshold:         8 * time.Hour,
 			NodeGCThreshold:        48 * time.Hour,
 			DeploymentGCThreshold:  3 * time.Hour,
+			BatchEvalGCThreshold:   36 * time.Hour,
+			EvalGCInterval:         3 * time.Minute,
+			JobGCInterval:          7 * time.Minute,
+			NodeGCInterval:         11 * time.Minute,
+			DeploymentGCInterval:   13 * time.Minute,
 		},
 		Client: ClientConfig{
 			Enabled:    true,
@@ -338,6 +343,8 @@ func TestServerConfigFromAgentConfig(t *testing.T) {
 		s.MaxHeartbeatsPerSecond != 75.5 || s.FailoverHeartbeatTTL != 6*time.Minute ||
 		s.EvalGCThreshold != 2*time.Hour || s.JobGCThreshold != 8*time.Hour ||
 		s.NodeGCThreshold != 48*time.Hour || s.DeploymentGCThreshold != 3*time.Hour ||
+		s.BatchEvalGCThreshold != 36*time.Hour || s.EvalGCInterval != 3*time.Minute || s.JobGCInterval != 7*time.Minute ||
+		s.NodeGCInterval != 11*time.Minute || s.DeploymentGCInterval != 13*time.Minute ||
 		s.RetryJoinInterval != 15*time.Second {
 		t.Fatalf("server config: %+v", s)
 	}
@@ -367,5 +374,27 @@ func TestJSONMalformedValuesHavePositionsToo(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q\nshould contain %q", err, want)
 		}
+	}
+}
+
+// Unset GC keys keep Nomad's defaults; a bad one is refused by name.
+func TestServerGCSettingsDefaultToNomadsAndRejectBadValues(t *testing.T) {
+	c, _, err := ParseConfig("agent.hcl", []byte(`server { enabled = true }`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := DefaultConfig().Merge(c).serverConfig("/data", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.EvalGCThreshold != time.Hour || s.BatchEvalGCThreshold != 24*time.Hour || s.JobGCThreshold != 4*time.Hour ||
+		s.NodeGCThreshold != 24*time.Hour || s.DeploymentGCThreshold != time.Hour ||
+		s.EvalGCInterval != 5*time.Minute || s.JobGCInterval != 5*time.Minute ||
+		s.NodeGCInterval != 5*time.Minute || s.DeploymentGCInterval != 5*time.Minute {
+		t.Fatalf("defaults: %+v", s)
+	}
+	_, _, err = ParseConfig("agent.hcl", []byte("server {\n  job_gc_interval = \"soon\"\n}"))
+	if err == nil || !strings.Contains(err.Error(), "job_gc_interval") || !strings.Contains(err.Error(), `"5m"`) {
+		t.Fatalf("a bad interval must be refused by name with an example, got %v", err)
 	}
 }

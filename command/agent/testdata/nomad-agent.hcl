@@ -44,6 +44,11 @@ server {
   job_gc_threshold          = "8h"
   node_gc_threshold         = "48h"
   deployment_gc_threshold   = "3h"
+  batch_eval_gc_threshold   = "36h"
+  eval_gc_interval          = "3m"
+  job_gc_interval           = "7m"
+  node_gc_interval          = "11m"
+  deployment_gc_interval    = "13m"
 }
 
 client {
