@@ -27,7 +27,16 @@ type EchoReply struct {
 	N    int
 }
 
-var errDeliberate = errors.New("test service: deliberate failure")
+// errDeliberate is the test service's sentinel: an ErrorCoder, as
+// Drover's sentinels are, so it keeps its identity across a call.
+var errDeliberate error = &codedError{code: "rpcx.test.Deliberate", text: "test service: deliberate failure"}
+
+// codedError is an ErrorCoder for tests (Drover's is structs.CodedError,
+// which this package does not import).
+type codedError struct{ code, text string }
+
+func (e *codedError) Error() string     { return e.text }
+func (e *codedError) ErrorCode() string { return e.code }
 
 // testService is registered as "Test" on every test server.
 type testService struct {

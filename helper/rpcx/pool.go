@@ -151,8 +151,9 @@ func NewConnPool(cfg PoolConfig) *ConnPool {
 
 // RPC calls method on the server at addr and decodes the result into reply.
 //
-// An error returned by the remote handler comes back as an rpc.ServerError,
-// unwrapped, so callers can compare its text (see IsErr, IsRemoteError).
+// An error returned by the remote handler comes back as a *RemoteError,
+// unwrapped, which errors.Is matches against the handler's sentinel (see
+// ErrorCoder) and IsRemoteError recognises.
 // Other errors are transport failures wrapped with the method and address:
 // the call may or may not have run. If ctx ends first, the call's stream is
 // abandoned and the error wraps ctx.Err(); the server's handler is not

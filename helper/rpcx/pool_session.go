@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/net-rpc-msgpackrpc/v2"
 	"github.com/hashicorp/yamux"
 )
 
@@ -81,12 +80,12 @@ func (cs *clientStream) call(ctx context.Context, method string, args, reply any
 		return err
 	}
 	if ctx.Done() == nil {
-		return msgpackrpc.CallWithCodec(cs.codec, method, args, reply)
+		return cs.codec.call(method, args, reply)
 	}
 	stop := context.AfterFunc(ctx, func() {
 		cs.stream.SetDeadline(longAgo)
 	})
-	err := msgpackrpc.CallWithCodec(cs.codec, method, args, reply)
+	err := cs.codec.call(method, args, reply)
 	if !stop() {
 		cs.codec.broken.Store(true)
 		if err != nil {
