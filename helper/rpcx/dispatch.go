@@ -219,10 +219,7 @@ func (s *Server) respond(c *msgCodec, serviceMethod string, seq uint64, reply an
 	resp := responseHeaders.Get().(*responseHeader)
 	*resp = responseHeader{ServiceMethod: serviceMethod, Seq: seq}
 	if rerr != nil {
-		resp.Error, resp.ErrorCode = rerr.Text, rerr.Code
-		if resp.ErrorCode == "" {
-			resp.ErrorCode = noCode
-		}
+		resp.Error, resp.ErrorCode = rerr.Text, encodeCodes(rerr.Codes)
 		reply = emptyBody
 	}
 	_ = c.writeAnswer(resp, reply, s.writes)

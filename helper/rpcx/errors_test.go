@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/rpc"
+	"slices"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -19,6 +20,8 @@ type ErrArgs struct {
 	Code, Text string
 	// Wrap is the context the handler wraps the error in with %w.
 	Wrap string
+	// AlsoB makes the handler's error wrap errCodedB as well.
+	AlsoB bool
 }
 
 // ErrService returns the error its caller describes, or forwards to
@@ -35,6 +38,9 @@ func (s *ErrService) Fail(args *ErrArgs, reply *EchoReply) error {
 	}
 	if args.Wrap != "" {
 		err = fmt.Errorf("%s: %w", args.Wrap, err)
+	}
+	if args.AlsoB {
+		err = fmt.Errorf("%w: %w", err, errCodedB)
 	}
 	return err
 }
@@ -94,6 +100,10 @@ func TestRemoteErrorsKeepTheirCodeAcrossACall(t *testing.T) {
 				if !errors.As(err, &se) || string(se) != err.Error() {
 					t.Fatalf("wrap %q: %v does not unwrap to net/rpc's error with its text", wrap, err)
 				}
+				both := call(ctx, "Err.Fail", &ErrArgs{Code: errCodedA.code, Text: errCodedA.text, Wrap: wrap, AlsoB: true})
+				if !errors.Is(both, errCodedA) || !errors.Is(both, errCodedB) {
+					t.Fatalf("wrap %q: an error wrapping two sentinels came back as %#v", wrap, both)
+				}
 				if wrap != "" && err.Error() != wrap+": "+errCodedA.text && err.Error() != "forwarded: "+wrap+": "+errCodedA.text {
 					t.Fatalf("wrap %q: text %q lost its context", wrap, err)
 				}
@@ -115,7 +125,7 @@ func TestRemoteErrorsWithoutAKnownCodeStayText(t *testing.T) {
 	// A code the caller has no sentinel for matches nothing it has.
 	err = pool.RPC(ctx, ts.addr, "Err.Fail", &ErrArgs{Code: "rpcx.test.Unknown", Text: errCodedA.text}, &EchoReply{})
 	var re *RemoteError
-	if !errors.As(err, &re) || re.Code != "rpcx.test.Unknown" || re.Text != errCodedA.text {
+	if !errors.As(err, &re) || !slices.Equal(re.Codes, []string{"rpcx.test.Unknown"}) || re.Text != errCodedA.text {
 		t.Fatalf("got %#v, want the code and text as sent", err)
 	}
 	if errors.Is(err, errCodedA) || errors.Is(err, errCodedB) {
@@ -165,7 +175,7 @@ func TestRemoteErrorsWithPeersThatSendNoCode(t *testing.T) {
 		pool := newTestPool(t, PoolConfig{})
 		err = pool.RPC(testCtx(t), ln.Addr().String(), "Err.Fail", &ErrArgs{Code: errCodedA.code, Text: errCodedA.text, Wrap: "ctx"}, &EchoReply{})
 		var re *RemoteError
-		if !errors.As(err, &re) || re.Code != "" {
+		if !errors.As(err, &re) || !re.Legacy || re.Codes != nil {
 			t.Fatalf("got %#v, want a remote error without a code", err)
 		}
 		if !errors.Is(err, errCodedA) || errors.Is(err, errCodedB) {
@@ -205,12 +215,20 @@ func serveOldServer(ln net.Listener, srv *rpc.Server) {
 	}
 }
 
-func TestNewRemoteErrorTakesTheFirstCodeInTheChain(t *testing.T) {
+func TestNewRemoteErrorTakesEveryCodeInTheChain(t *testing.T) {
 	err := NewRemoteError(fmt.Errorf("outer: %w", fmt.Errorf("inner: %w", errCodedB)))
-	if err.Code != errCodedB.code || err.Text != "outer: inner: "+errCodedB.text {
+	if !slices.Equal(err.Codes, []string{errCodedB.code}) || err.Text != "outer: inner: "+errCodedB.text {
 		t.Fatalf("got %+v", err)
 	}
-	if err := NewRemoteError(errors.New("plain")); err.Code != "" || errors.Is(err, errCodedA) {
+	both := NewRemoteError(fmt.Errorf("%w: %w", errCodedA, fmt.Errorf("x: %w", errCodedB)))
+	if !slices.Equal(both.Codes, []string{errCodedA.code, errCodedB.code}) || !errors.Is(both, errCodedA) || !errors.Is(both, errCodedB) {
+		t.Fatalf("two sentinels: %+v", both)
+	}
+	again := NewRemoteError(fmt.Errorf("forwarded: %w", both))
+	if !slices.Equal(again.Codes, both.Codes) {
+		t.Fatalf("a remote error passed on lost its codes: %+v", again)
+	}
+	if err := NewRemoteError(errors.New("plain")); err.Codes != nil || errors.Is(err, errCodedA) {
 		t.Fatalf("a plain error got a code: %+v", err)
 	}
 }

@@ -104,8 +104,8 @@ func (c *msgCodec) WriteResponse(r *rpc.Response, body any) error {
 }
 
 // responseHeader is the header of a response message: net/rpc's
-// rpc.Response, field for field, plus the ErrorCode of the error (see
-// ErrorCoder; noCode for an error without one). It is encoded as a map, so
+// rpc.Response, field for field, plus the ErrorCodes of the error (see
+// ErrorCoder and encodeCodes; noCode for an error without one). It is encoded as a map, so
 // a peer that decodes the header into an rpc.Response (net/rpc,
 // net-rpc-msgpackrpc, a Drover of an earlier release) skips the code and
 // reads the rest; and the field is left out of answers that are not
@@ -206,10 +206,7 @@ func (c *msgCodec) call(method string, args, reply any) error {
 		return err
 	}
 	if resp.Error != "" {
-		remote := &RemoteError{Text: resp.Error, Code: resp.ErrorCode, Legacy: resp.ErrorCode == ""}
-		if remote.Code == noCode {
-			remote.Code = ""
-		}
+		remote := &RemoteError{Text: resp.Error, Codes: decodeCodes(resp.ErrorCode), Legacy: resp.ErrorCode == ""}
 		if err := c.ReadResponseBody(nil); err != nil {
 			// The stream is out of step and will not be reused; the
 			// handler's error is still the answer.
