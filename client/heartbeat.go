@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"time"
 
 	"github.com/drover-sched/drover/structs"
@@ -27,7 +28,7 @@ func (c *Client) heartbeatLoop() {
 			registered = err == nil
 		} else {
 			err = c.heartbeat()
-			if structs.IsErr(err, structs.ErrNotFound) {
+			if errors.Is(err, structs.ErrNotFound) {
 				c.logger.Warn("servers do not know this node; registering again")
 				registered = false
 				failures = 0

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -160,7 +161,7 @@ func refusedOnMerit(err error) bool {
 	}
 	for _, notOnMerit := range []error{structs.ErrNodeNotReady, structs.ErrNoLeader, structs.ErrNotLeader,
 		structs.ErrNotFound, structs.ErrNodeSecretDenied, structs.ErrNodeSecretMissing} {
-		if structs.IsErr(err, notOnMerit) {
+		if errors.Is(err, notOnMerit) {
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -138,7 +139,7 @@ func bootstrapThroughElections(t *testing.T, s *Server, secret string) {
 				t.Fatalf("bootstrap answered %+v", out.Tokens)
 			}
 			return
-		case lost && (structs.IsErr(err, structs.ErrACLBootstrapDone) || strings.Contains(err.Error(), "Invalid bootstrap reset index")):
+		case lost && (errors.Is(err, structs.ErrACLBootstrapDone) || strings.Contains(err.Error(), "Invalid bootstrap reset index")):
 			refused := err
 			WaitFor(t, 5*time.Second, func() (bool, string) {
 				a, err := s.ResolveToken(secret)

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -300,14 +301,14 @@ func TestAllocLocateNeedsOnlyTheClientCapability(t *testing.T) {
 	// IDs of allocations it may not see. A prefix finds only what the
 	// token may act on.
 	_, err = locate(logReader, w.otherAlloc.ID[:len(w.otherAlloc.ID)-1], "read-logs")
-	if !structs.IsErr(err, structs.ErrNotFound) || strings.Contains(err.Error(), w.otherAlloc.Namespace) {
+	if !errors.Is(err, structs.ErrNotFound) || strings.Contains(err.Error(), w.otherAlloc.Namespace) {
 		t.Fatalf("a prefix of another namespace's allocation: got %v, want not found, naming no namespace", err)
 	}
 	_, err = locate(logs, w.defAlloc.ID, "read-logs")
 	requireDenied(t, "alloc-lifecycle asking for read-logs", err)
 	_, err = locate("", w.defAlloc.ID, "read-logs")
 	requireDenied(t, "no token", err)
-	if _, err := locate(w.mgmt, structs.GenerateUUID(), "read-fs"); !structs.IsErr(err, structs.ErrNotFound) {
+	if _, err := locate(w.mgmt, structs.GenerateUUID(), "read-fs"); !errors.Is(err, structs.ErrNotFound) {
 		t.Fatalf("an unknown alloc: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -405,7 +406,7 @@ func TestSchedulerConfigRejectJobRegistration(t *testing.T) {
 
 	var resp structs.JobRegisterResponse
 	err = s.RPC("Job.Register", &structs.JobRegisterRequest{Job: itJob("api", 1)}, &resp)
-	if !structs.IsErr(err, structs.ErrJobRegistrationDisabled) {
+	if !errors.Is(err, structs.ErrJobRegistrationDisabled) {
 		t.Fatalf("register while rejecting: got %v, want %v", err, structs.ErrJobRegistrationDisabled)
 	}
 	if !strings.Contains(err.Error(), "RejectJobRegistration") {
@@ -413,11 +414,11 @@ func TestSchedulerConfigRejectJobRegistration(t *testing.T) {
 	}
 	update := itJob("web", 5)
 	err = s.RPC("Job.Register", &structs.JobRegisterRequest{Job: update}, &resp)
-	if !structs.IsErr(err, structs.ErrJobRegistrationDisabled) {
+	if !errors.Is(err, structs.ErrJobRegistrationDisabled) {
 		t.Fatalf("updating a job while rejecting: got %v", err)
 	}
 	err = s.RPC("Job.Revert", &structs.JobRevertRequest{JobID: "web", JobVersion: 0}, &resp)
-	if !structs.IsErr(err, structs.ErrJobRegistrationDisabled) {
+	if !errors.Is(err, structs.ErrJobRegistrationDisabled) {
 		t.Fatalf("revert while rejecting: got %v", err)
 	}
 	if now, _ := s.State().LatestIndex(); now != latest {

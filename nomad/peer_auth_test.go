@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -64,7 +65,7 @@ func wantDenied(t *testing.T, err error, role string) {
 	if err == nil {
 		t.Fatal("want the call refused, it succeeded")
 	}
-	if !structs.IsErr(err, structs.ErrPermissionDenied) || !strings.Contains(err.Error(), role) {
+	if !errors.Is(err, structs.ErrPermissionDenied) || !strings.Contains(err.Error(), role) {
 		t.Fatalf("want a permission error naming %q, got %v", role, err)
 	}
 }
@@ -107,7 +108,7 @@ func TestTLSClusterFormsElectsForwardsAndReplicates(t *testing.T) {
 		if err == nil {
 			break
 		}
-		if !structs.IsErr(err, structs.ErrNoLeader) || time.Now().After(deadline) {
+		if !errors.Is(err, structs.ErrNoLeader) || time.Now().After(deadline) {
 			t.Fatalf("a client certificate registering through a follower: %v", err)
 		}
 		WaitForLeader(t, 10*time.Second, servers...)
