@@ -8,6 +8,7 @@ import (
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 )
 
 // allocAgent is a fake agent that knows allocJSON's allocation (task
@@ -209,13 +210,5 @@ func TestAllocActionsAgainstADevAgent(t *testing.T) {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	wait.Until(t, 20*time.Second, what, cond, wait.Every(20*time.Millisecond))
 }

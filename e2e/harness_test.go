@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 )
 
 // binary returns the drover binary under test.
@@ -183,18 +184,5 @@ func (a *agent) cli(args ...string) (string, int) {
 // waitFor polls cond until it holds or the timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("condition not met after %s: %s", timeout, why)
-		}
-	}
+	wait.For(t, timeout, cond, wait.Every(50*time.Millisecond))
 }
