@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/structs"
+	"github.com/google/go-cmp/cmp"
 )
 
 func getSchedulerConfig(t *testing.T, s *Server, q structs.QueryOptions) *structs.SchedulerConfigurationResponse {
@@ -55,8 +56,8 @@ func TestSchedulerConfigNewClusterStoresNomadDefaults(t *testing.T) {
 		SchedulerAlgorithm: structs.SchedulerAlgorithmBinpack,
 		PreemptionConfig:   structs.PreemptionConfig{SystemSchedulerEnabled: true},
 	}
-	if got := withoutIndexes(*resp.SchedulerConfig); got != want {
-		t.Fatalf("defaults: got %+v, want %+v", got, want)
+	if diff := cmp.Diff(want, withoutIndexes(*resp.SchedulerConfig)); diff != "" {
+		t.Fatalf("defaults (-want +got):\n%s", diff)
 	}
 	c := resp.SchedulerConfig
 	if c.CreateIndex == 0 || c.ModifyIndex != c.CreateIndex || resp.Index != c.ModifyIndex || !resp.KnownLeader {
@@ -77,8 +78,8 @@ func TestSchedulerConfigDefaultIsStoredOnceAndHonoured(t *testing.T) {
 	s1 := TestServer(t, func(c *Config) { c.DataDir = dir; c.DefaultSchedulerConfig = &first })
 	WaitForLeader(t, 5*time.Second, s1)
 	got := getSchedulerConfig(t, s1, structs.QueryOptions{}).SchedulerConfig
-	if withoutIndexes(*got) != first {
-		t.Fatalf("got %+v, want the configured default %+v", got, first)
+	if diff := cmp.Diff(first, withoutIndexes(*got)); diff != "" {
+		t.Fatalf("not the configured default (-want +got):\n%s", diff)
 	}
 	if !s1.evalBroker.Paused() {
 		t.Fatal("a default with pause_eval_broker must pause the leader's broker")
@@ -92,8 +93,8 @@ func TestSchedulerConfigDefaultIsStoredOnceAndHonoured(t *testing.T) {
 	s2 := TestServer(t, func(c *Config) { c.DataDir = dir; c.RPCAddr = addr; c.DefaultSchedulerConfig = &second })
 	WaitForLeader(t, 5*time.Second, s2)
 	again := getSchedulerConfig(t, s2, structs.QueryOptions{}).SchedulerConfig
-	if *again != *got {
-		t.Fatalf("a stored configuration must survive a restart unchanged: got %+v, want %+v", again, got)
+	if diff := cmp.Diff(got, again); diff != "" {
+		t.Fatalf("a stored configuration must survive a restart unchanged (-before +after):\n%s", diff)
 	}
 	if !s2.evalBroker.Paused() {
 		t.Fatal("the restarted leader must honour the stored pause")
@@ -151,8 +152,8 @@ func TestSchedulerSetConfigCheckAndSet(t *testing.T) {
 	if resp.Updated {
 		t.Fatalf("a check-and-set against index %d must fail (stored %d)", stale.ModifyIndex, before.ModifyIndex)
 	}
-	if after := getSchedulerConfig(t, s, structs.QueryOptions{}).SchedulerConfig; *after != *before {
-		t.Fatalf("a failed check-and-set changed the configuration: %+v -> %+v", before, after)
+	if diff := cmp.Diff(before, getSchedulerConfig(t, s, structs.QueryOptions{}).SchedulerConfig); diff != "" {
+		t.Fatalf("a failed check-and-set changed the configuration (-before +after):\n%s", diff)
 	}
 
 	current := stale
@@ -194,8 +195,8 @@ func TestSchedulerSetConfigRefusesAnUnknownAlgorithm(t *testing.T) {
 		}
 	}
 	after := getSchedulerConfig(t, s, structs.QueryOptions{})
-	if *after.SchedulerConfig != *before.SchedulerConfig || after.Index != before.Index {
-		t.Fatalf("a refused change altered the configuration: %+v -> %+v", before.SchedulerConfig, after.SchedulerConfig)
+	if diff := cmp.Diff(before.SchedulerConfig, after.SchedulerConfig); diff != "" || after.Index != before.Index {
+		t.Fatalf("a refused change altered the configuration at index %d -> %d (-before +after):\n%s", before.Index, after.Index, diff)
 	}
 	if now, _ := s.State().LatestIndex(); now != latest {
 		t.Fatalf("a refused change wrote to raft: latest index %d -> %d", latest, now)

@@ -3,6 +3,7 @@ package agent
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	nomadapi "github.com/hashicorp/nomad/api"
 )
 
@@ -50,8 +51,8 @@ func TestNomadClientDistinctHosts(t *testing.T) {
 			t.Fatalf("%s: constraints %+v", what, got)
 		}
 		for i := range want {
-			if *got[i] != *want[i] {
-				t.Fatalf("%s: constraint %d is %+v, want %+v (Nomad's parser)", what, i, *got[i], *want[i])
+			if diff := cmp.Diff(*want[i], *got[i]); diff != "" {
+				t.Fatalf("%s: constraint %d differs from Nomad's parser's (-nomad +drover):\n%s", what, i, diff)
 			}
 		}
 	}
