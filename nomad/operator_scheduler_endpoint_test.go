@@ -49,6 +49,7 @@ func withoutIndexes(c structs.SchedulerConfiguration) structs.SchedulerConfigura
 // A new cluster's leader stores Nomad's defaults through raft, so they
 // are read back with a real index and CAS works against it.
 func TestSchedulerConfigNewClusterStoresNomadDefaults(t *testing.T) {
+	t.Parallel()
 	s := TestServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	resp := getSchedulerConfig(t, s, structs.QueryOptions{})
@@ -72,6 +73,7 @@ func TestSchedulerConfigNewClusterStoresNomadDefaults(t *testing.T) {
 // pause included; a restarted server keeps the stored configuration even
 // if its default changed meanwhile.
 func TestSchedulerConfigDefaultIsStoredOnceAndHonoured(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	first := structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmSpread, PauseEvalBroker: true,
 		MemoryOversubscriptionEnabled: true, PreemptionConfig: structs.PreemptionConfig{BatchSchedulerEnabled: true}}
@@ -140,6 +142,7 @@ func TestSchedulerSetConfigForwardsFromAFollower(t *testing.T) {
 // A check-and-set applies only against the index the caller read; a stale
 // one answers Updated=false and changes nothing.
 func TestSchedulerSetConfigCheckAndSet(t *testing.T) {
+	t.Parallel()
 	s := TestServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	before := getSchedulerConfig(t, s, structs.QueryOptions{}).SchedulerConfig
@@ -325,6 +328,7 @@ func TestSchedulerConfigPausedClusterPlacesAfterResume(t *testing.T) {
 // loses their answer, and the broker looked at is the one of whichever
 // server has established leadership at that moment.
 func TestSchedulerConfigNewLeaderHonoursTheStoredPause(t *testing.T) {
+	t.Parallel()
 	servers := startCluster(t, 3)
 	var resp structs.SchedulerSetConfigurationResponse
 	writeThroughElections(t, WaitForLeader(t, 10*time.Second, servers...), "Operator.SchedulerSetConfiguration",

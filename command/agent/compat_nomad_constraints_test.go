@@ -35,6 +35,7 @@ job "spread" {
 // the two allocations is placed, and the other is refused by
 // distinct_hosts and distinct_property on that node.
 func TestNomadClientDistinctHosts(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	c := nomadClient(t, a)
 	job, err := c.Jobs().ParseHCL(distinctHostsHCL, true)

@@ -60,6 +60,7 @@ func waitScaledTo(t *testing.T, c *nomadapi.Client, jobID string, n int) {
 // allocations, ScaleStatus counts them and lists the events, and bad
 // requests are refused with Nomad's status codes without changing the job.
 func TestNomadClientScalesAJob(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	c := nomadClient(t, a)
 	jobs := c.Jobs()
