@@ -194,6 +194,9 @@ func TestCancellingKillsTheChildsGroupAndSlotsBoundConcurrency(t *testing.T) {
 	}()
 	s := <-steps
 	pid := waitForStep(t, s)
+	if n := Running(os.Getpid(), "group"); n != 1 {
+		t.Fatalf("Running counts %d children of entry group, want 1", n)
+	}
 
 	waitCtx, waitCancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer waitCancel()
@@ -210,6 +213,9 @@ func TestCancellingKillsTheChildsGroupAndSlotsBoundConcurrency(t *testing.T) {
 	// Polling another process's state: there is no event to wait on.
 	if !wait.Holds(10*time.Second, func() bool { return !alive(pid) }) {
 		t.Fatalf("process %d of the child's group outlived it", pid)
+	}
+	if n := Running(os.Getpid(), "group"); n != 0 {
+		t.Fatalf("Running counts %d children of entry group after it ended, want 0", n)
 	}
 }
 
