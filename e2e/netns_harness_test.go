@@ -322,6 +322,8 @@ type netnsCluster struct {
 	servers []*agent
 	nodes   map[string]*netnsNode // by agent name
 	clients map[string]*agent
+	// rpcAddrs are the servers' RPC addresses, quoted for HCL.
+	rpcAddrs []string
 }
 
 // netnsClusterSpec says what to start. Heartbeats expire fast: a missed
@@ -378,10 +380,24 @@ server {
 		c.nodes[sn.name] = sn
 	}
 	waitForAgreedLeader(t, c.servers, 30*time.Second, "")
+	c.rpcAddrs = rpcAddrs
 	for _, name := range spec.clients {
-		cn := n.addNode(name)
-		c.nodes[name] = cn
-		c.clients[name] = cn.startAgent(fmt.Sprintf(`
+		c.startClient(name)
+	}
+	if len(spec.clients) > 0 {
+		waitForReadyNodes(t, c.servers[0], spec.clients...)
+	}
+	t.Logf("network %s (10.213.%d.0/24): %d servers, clients %v up in %s", n.name, n.subnet, spec.servers, spec.clients, time.Since(started).Round(time.Millisecond))
+	return c
+}
+
+// startClient adds a client-only agent in a namespace of its own,
+// pointed at every server, with raw_exec and the mock driver.
+func (c *netnsCluster) startClient(name string) *agent {
+	c.net.t.Helper()
+	cn := c.net.addNode(name)
+	c.nodes[name] = cn
+	a := cn.startAgent(fmt.Sprintf(`
 client {
   enabled           = true
   servers           = [%s]
@@ -396,13 +412,9 @@ plugin "raw_exec" {
 plugin "mock_driver" {
   config {}
 }
-`, strings.Join(rpcAddrs, ", ")))
-	}
-	if len(spec.clients) > 0 {
-		waitForReadyNodes(t, c.servers[0], spec.clients...)
-	}
-	t.Logf("network %s (10.213.%d.0/24): %d servers, clients %v up in %s", n.name, n.subnet, spec.servers, spec.clients, time.Since(started).Round(time.Millisecond))
-	return c
+`, strings.Join(c.rpcAddrs, ", ")))
+	c.clients[name] = a
+	return a
 }
 
 // leader returns the server that all servers agree leads, and the others.
