@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,16 +112,27 @@ func TestNetnsLeaderCutFromPeers(t *testing.T) {
 	before, beforePid := waitForFirstAlloc(t, followers[0], "before", m)
 
 	// Never more than one "before" alloc running, at any check.
+	// Never more than one "before" alloc running, at any check, on any
+	// server that answers (a stale read: each server's own state, and no
+	// waiting on a leader that may be gone).
 	checks := 0
-	noDouble := func(s *agent) {
+	noDouble := func() {
 		t.Helper()
-		allocs, err := jobAllocs(s, "before")
-		if err != nil {
-			return // this server cannot answer now
-		}
-		checks++
-		if r := runningAllocs(allocs); len(r) > 1 {
-			t.Fatalf("job before placed twice: %s", describeAllocs(allocs))
+		for _, s := range c.servers {
+			stubs, _, err := quickAPI(t, s, 2*time.Second).Jobs().Allocations("before", true, &api.QueryOptions{AllowStale: true})
+			if err != nil {
+				continue // this server cannot answer now
+			}
+			checks++
+			running := 0
+			for _, a := range stubs {
+				if a.DesiredStatus == "run" && a.ClientStatus == "running" {
+					running++
+				}
+			}
+			if running > 1 {
+				t.Fatalf("job before placed twice, as %s sees it: %d allocs running", s.name, running)
+			}
 		}
 		if p := m.procs(); len(p) > 1 {
 			t.Fatalf("job before runs %d processes: %v", len(p), p)
@@ -132,30 +144,73 @@ func TestNetnsLeaderCutFromPeers(t *testing.T) {
 	for _, f := range followers {
 		block(t, ln, c.nodeOf(f))
 	}
-	var acked []string
-	tried, i := 0, 0
-	var newLeader string
-	steppedDown := false
-	ackedAfter := 0
-	waitFor(t, 60*time.Second, func() (bool, string) {
-		s := c.servers[i%len(c.servers)]
-		i++
-		id := fmt.Sprintf("ack-%02d", tried)
-		job, err := quickAPI(t, s, 5*time.Second).Jobs().ParseHCL(mockJob(id, 1), true)
-		if err == nil {
-			tried++
-			if _, _, err = quickAPI(t, s, 5*time.Second).Jobs().Register(job, nil); err == nil {
-				acked = append(acked, id)
-				if newLeader != "" {
-					ackedAfter++
+	// One writer per server, each registering through its own server
+	// until told to stop: a call to the cut-off leader may hang until its
+	// timeout, and must not hold up the others.
+	var (
+		mu             sync.Mutex
+		acked          []string
+		tried          int
+		ackedAfterElec int
+		newLeader      string
+	)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, s := range c.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := quickAPI(t, s, 5*time.Second)
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := fmt.Sprintf("ack-%s-%02d", s.name, n)
+				job, err := q.Jobs().ParseHCL(mockJob(id, 1), true)
+				if err != nil {
+					// Parsing is local to the server: a failure means it
+					// cannot answer at all right now.
+					select {
+					case <-stop:
+						return
+					case <-time.After(200 * time.Millisecond):
+					}
+					continue
+				}
+				_, _, err = q.Jobs().Register(job, nil)
+				mu.Lock()
+				tried++
+				if err == nil {
+					acked = append(acked, id)
+					if newLeader != "" {
+						ackedAfterElec++
+					}
+				}
+				mu.Unlock()
+				// A steady trickle, not a flood: the point is writes
+				// arriving throughout the cut, not load.
+				select {
+				case <-stop:
+					return
+				case <-time.After(time.Second):
 				}
 			}
-		}
-		noDouble(followers[0])
+		}()
+	}
+	steppedDown := false
+	var downAfter time.Duration
+	waitFor(t, 60*time.Second, func() (bool, string) {
+		noDouble()
 		if !steppedDown {
 			l, err := quickAPI(t, leader, 2*time.Second).Status().Leader()
-			steppedDown = err != nil || l != leader.rpcAddr()
+			if steppedDown = err != nil || l != leader.rpcAddr(); steppedDown {
+				downAfter = time.Since(cutAt)
+			}
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		if newLeader == "" {
 			l1, e1 := quickAPI(t, followers[0], 2*time.Second).Status().Leader()
 			l2, e2 := quickAPI(t, followers[1], 2*time.Second).Status().Leader()
@@ -164,10 +219,13 @@ func TestNetnsLeaderCutFromPeers(t *testing.T) {
 				t.Logf("new leader %s agreed %s after the cut", newLeader, time.Since(cutAt).Round(time.Millisecond))
 			}
 		}
-		return steppedDown && newLeader != "" && ackedAfter >= 3,
+		return steppedDown && newLeader != "" && ackedAfterElec >= 4,
 			fmt.Sprintf("old leader stepped down: %v; new leader %q; %d registrations acknowledged of %d tried", steppedDown, newLeader, len(acked), tried)
 	})
-	t.Logf("during the cut: %d registrations tried, %d acknowledged, %d no-double-placement checks", tried, len(acked), checks)
+	close(stop)
+	wg.Wait()
+	t.Logf("the cut leader stepped down within %s; during the cut: %d registrations tried, %d acknowledged, %d no-double-placement checks",
+		downAfter.Round(time.Millisecond), tried, len(acked), checks)
 
 	healAt := time.Now()
 	for _, f := range followers {
