@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/helper/childproc"
 )
 
 // Version is Drover's version, reported by `drover version` and in node
@@ -16,8 +16,9 @@ const Version = "0.1.0-dev"
 // process exit code.
 func Run(args []string) int {
 	// The agent runs its own executable to evaluate job files it receives
-	// (see agent.MaybeRunParseChild); such a child is no CLI.
-	if code, ok := agent.MaybeRunParseChild(); ok {
+	// and to render templates (see helper/childproc); such a child is no
+	// CLI.
+	if code, ok := childproc.MaybeRun(); ok {
 		return code
 	}
 	return run(args, os.Stdout, os.Stderr)

@@ -13,9 +13,9 @@ import (
 	"github.com/drover-sched/drover/api"
 )
 
-// matrixCase is one job of the partitioned reconnect matrix, with what it
+// partitionCase is one job of the partitioned reconnect matrix, with what it
 // must look like once its client is back.
-type matrixCase struct {
+type partitionCase struct {
 	id    string
 	group string
 	m     taskMarker
@@ -58,18 +58,18 @@ func TestNetnsReconnectMatrix(t *testing.T) {
 	c := startNetnsCluster(t, netnsClusterSpec{servers: 1, clients: []string{"away"}})
 	s := c.servers[0]
 
-	var cases []*matrixCase
+	var cases []*partitionCase
 	for _, rec := range []string{"keep_original", "keep_replacement", "best_score", "longest_running"} {
 		for _, replace := range []bool{true, false} {
-			mc := &matrixCase{id: fmt.Sprintf("m-%s-%t", strings.ReplaceAll(rec, "_", "-"), replace), group: disconnectGroup(rec, replace), m: newTaskMarker(t)}
+			mc := &partitionCase{id: fmt.Sprintf("m-%s-%t", strings.ReplaceAll(rec, "_", "-"), replace), group: disconnectGroup(rec, replace), m: newTaskMarker(t)}
 			mc.settled = matrixSettled(mc, rec, replace)
 			cases = append(cases, mc)
 		}
 	}
-	sys := &matrixCase{id: "sys", m: newTaskMarker(t)}
+	sys := &partitionCase{id: "sys", m: newTaskMarker(t)}
 	sys.job = strings.Replace(serviceJob("sys", sys.m, disconnectGroup("keep_original", true)), `type        = "service"`, `type        = "system"`, 1)
-	port := &matrixCase{id: "port", m: newTaskMarker(t), group: disconnectGroup("keep_original", true) + staticPortBlock}
-	ver := &matrixCase{id: "ver", m: newTaskMarker(t), group: disconnectGroup("keep_original", true)}
+	port := &partitionCase{id: "port", m: newTaskMarker(t), group: disconnectGroup("keep_original", true) + staticPortBlock}
+	ver := &partitionCase{id: "ver", m: newTaskMarker(t), group: disconnectGroup("keep_original", true)}
 	port.settled = matrixSettled(port, "keep_original", true)
 	cases = append(cases, sys, port, ver)
 
@@ -309,7 +309,7 @@ const staticPortBlock = `
 // matrixSettled is the final shape of a service case: which alloc
 // survives depends on the reconcile policy and on whether a replacement
 // was placed at all.
-func matrixSettled(mc *matrixCase, reconcile string, replace bool) func([]*api.Allocation) (bool, string) {
+func matrixSettled(mc *partitionCase, reconcile string, replace bool) func([]*api.Allocation) (bool, string) {
 	return func(allocs []*api.Allocation) (bool, string) {
 		r := runningAllocs(allocs)
 		if len(r) != 1 {

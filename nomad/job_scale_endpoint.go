@@ -93,8 +93,8 @@ func (j *Job) Scale(args *structs.JobScaleRequest, reply *structs.JobRegisterRes
 
 // checkScaleRequest checks what a scaling request says by itself, before
 // any job is looked at: the group it names, that a repeated job ID and
-// namespace agree with the request's, and that an error event carries no
-// count.
+// namespace agree with the request's, that an error event carries no
+// count, and that the event's Message and Meta are within their bounds.
 func checkScaleRequest(args *structs.JobScaleRequest, ns string) error {
 	if args.JobID == "" {
 		return errBadRequest("job ID is missing")
@@ -110,6 +110,9 @@ func checkScaleRequest(args *structs.JobScaleRequest, ns string) error {
 	}
 	if args.Count != nil && args.Error {
 		return errBadRequest("Count must not be set when Error is true: an error event records no count change")
+	}
+	if err := structs.CheckScalingEventSize(args.Message, args.Meta); err != nil {
+		return errBadRequest("%v", err)
 	}
 	return nil
 }

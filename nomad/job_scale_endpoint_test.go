@@ -173,6 +173,12 @@ func TestJobScaleRefusalsChangeNothing(t *testing.T) {
 		{"above the scaling maximum", req("bounded", map[string]string{"Group": "web"}, scaleCount(4), false), true, "Count: 4 is greater than the maximum 3"},
 		{"below the scaling minimum", req("bounded", map[string]string{"Group": "web"}, scaleCount(0), false), true, "Count: 0 is less than the minimum 1"},
 		{"an unknown job", req("nope", map[string]string{"Group": "web"}, scaleCount(1), false), false, `job "nope": not found`},
+		{"a message over its bound", withEvent(req("web", map[string]string{"Group": "web"}, scaleCount(2), false),
+			strings.Repeat("m", structs.MaxScalingEventMessage+1), nil), true,
+			"Message is 4097 bytes, over the 4096 bytes it may have"},
+		{"meta over its bound", withEvent(req("web", map[string]string{"Group": "web"}, nil, false),
+			"", map[string]any{"k": strings.Repeat("v", 900<<10)}), true,
+			"Meta is 921608 bytes as JSON, over the 8192 bytes it may have"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -305,4 +311,10 @@ func TestJobScaleIsRefusedWhileRegistrationIsRejected(t *testing.T) {
 	if _, err := scaleJob(s, "web", "web", scaleCount(2), ""); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// withEvent sets a scaling request's message and meta.
+func withEvent(r *structs.JobScaleRequest, message string, meta map[string]any) *structs.JobScaleRequest {
+	r.Message, r.Meta = message, meta
+	return r
 }

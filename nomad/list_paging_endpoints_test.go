@@ -38,7 +38,8 @@ func idsOf[T any](list []T, id func(T) string) []string {
 // a page and follows the tokens: the pages hold one object each and
 // together the whole list, in the order of the unpaged answer.
 func TestEveryListEndpointPagesAndResumes(t *testing.T) {
-	s := TestServer(t, nil)
+	// The nodes' TTL outlasts the test: a missed heartbeat would write.
+	s := TestServer(t, func(c *Config) { c.MinHeartbeatTTL = time.Hour })
 	WaitForLeader(t, 5*time.Second, s)
 	n1, n2 := itNode("n1"), itNode("n2")
 	registerNode(t, s, n1)
@@ -49,9 +50,25 @@ func TestEveryListEndpointPagesAndResumes(t *testing.T) {
 	job.Meta = map[string]string{"v": "2"}
 	registerJob(t, s, job)
 	registerJob(t, s, itJob("api", 1))
+	// Three live allocs is not enough: the update to v2 may still be
+	// replacing them. Every eval done is: nothing writes after that.
 	WaitFor(t, 10*time.Second, func() (bool, string) {
 		live := desiredRunning(jobAllocs(t, s, "web"))
-		return len(live) == 3, fmt.Sprintf("%d live allocs", len(live))
+		if len(live) != 3 {
+			return false, fmt.Sprintf("%d live allocs", len(live))
+		}
+		for _, id := range []string{"web", "api"} {
+			evals, err := s.State().EvalsByJob(nil, structs.DefaultNamespace, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range evals {
+				if !e.TerminalStatus() {
+					return false, fmt.Sprintf("eval %s of %s is %s", e.ID, id, e.Status)
+				}
+			}
+		}
+		return true, ""
 	})
 	// Deployments, which these jobs do not make, written as the FSM
 	// would; nothing writes after them.

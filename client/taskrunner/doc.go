@@ -14,6 +14,12 @@
 // itself (actions.go). Every state change is persisted to the client's state DB
 // before OnUpdate tells the alloc runner.
 //
+// Run's work before a start that can take long (downloading artifacts,
+// rendering templates in a child process) runs under a context that a
+// short-lived goroutine cancels on Kill or Shutdown; the goroutine ends
+// with that step. A start cut short by Kill leaves the task killed, not
+// failed.
+//
 // # Restore
 //
 // A runner created with Restore looks up its state and handle in the DB. A

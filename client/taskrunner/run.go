@@ -58,6 +58,18 @@ func (tr *TaskRunner) Run() {
 					return
 				}
 				h, startErr = tr.start()
+				if startErr != nil && tr.killRequested() {
+					// The kill cut the start short (a download or a
+					// render): the task was stopped, not failed.
+					tr.markDead(killedEvent(tr.clock.Now(), nil), false)
+					return
+				}
+				if startErr != nil && closed(tr.shutdownCh) {
+					// The client is stopping and cut the start short:
+					// no restart to record; the next client starts the
+					// task afresh.
+					return
+				}
 			}
 			attached = nil
 			if startErr == nil {
@@ -260,4 +272,17 @@ func (tr *TaskRunner) kill(h *drivers.TaskHandle, waitCh <-chan *drivers.ExitRes
 	}
 	tr.finishAttempt(h)
 	tr.markDead(killedEvent(tr.clock.Now(), err), false)
+}
+
+// killRequested reports whether Kill has been called.
+func (tr *TaskRunner) killRequested() bool { return closed(tr.killCh) }
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

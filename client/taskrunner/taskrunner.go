@@ -15,6 +15,7 @@ import (
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/logmon"
 	"github.com/drover-sched/drover/client/state"
+	"github.com/drover-sched/drover/client/template"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -42,6 +43,9 @@ type Config struct {
 	// Artifacts fetches the task's artifacts; nil is a zero Fetcher
 	// (see artifact.Sources for what that allows).
 	Artifacts *artifact.Fetcher
+	// Templates renders the task's templates; nil is
+	// template.DefaultRenderer, shared by the whole client.
+	Templates *template.Renderer
 }
 
 // TaskRunner runs one task. See the package doc for ownership.

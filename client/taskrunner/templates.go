@@ -1,6 +1,7 @@
 package taskrunner
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/taskenv"
 	"github.com/drover-sched/drover/client/template"
+	"github.com/drover-sched/drover/helper/childproc"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -25,11 +27,30 @@ import (
 // Nomad reports a failed prestart hook) names the template and the error,
 // and the error is recoverable, so the restart policy decides whether to
 // try again, as for any failed start.
+//
+// The templates render in a child process (see template.Renderer), all of
+// one start in one child, so a template that spins or grows is stopped by
+// the renderer's limits, and Kill or Shutdown kill the child at once: the
+// task's start then fails without an event, and Run sees the kill.
 func (tr *TaskRunner) renderTemplates(task *structs.Task, td allocdir.TaskDir, env *taskenv.Env) (*taskenv.Env, error) {
 	if len(task.Templates) == 0 {
 		return env, nil
 	}
-	vars, err := template.Render(template.Input{
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-tr.killCh:
+		case <-tr.shutdownCh:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	renderer := tr.cfg.Templates
+	if renderer == nil {
+		renderer = template.DefaultRenderer()
+	}
+	vars, err := renderer.Render(ctx, template.Input{
 		Templates:   task.Templates,
 		TaskDir:     td.Dir,
 		SharedDir:   tr.cfg.AllocDir.SharedDir,
@@ -38,6 +59,9 @@ func (tr *TaskRunner) renderTemplates(task *structs.Task, td allocdir.TaskDir, e
 		Now:         tr.clock.Now,
 		Chown:       os.Geteuid() == 0,
 	})
+	if err != nil && ctx.Err() != nil {
+		return nil, &drivers.RecoverableError{Err: err}
+	}
 	if err != nil {
 		tr.logger.Warn("failed to render template", "error", err)
 		tr.update(templateFailedEvent(tr.clock.Now(), err), nil)
@@ -57,6 +81,10 @@ func templateFailedEvent(now time.Time, err error) *structs.TaskEvent {
 	if errors.As(err, &te) {
 		e.Details["template_index"] = strconv.Itoa(te.Index)
 		e.Details["destination"] = te.Destination
+	}
+	var le *childproc.LimitError
+	if errors.As(err, &le) {
+		e.Details["limit"] = string(le.Limit)
 	}
 	return e
 }

@@ -39,4 +39,16 @@
 // task runs: change_mode, change_signal, change_script and splay are
 // accepted and have nothing to react to, `once` holds trivially, and
 // `wait` has no burst of changes to absorb.
+//
+// # Where
+//
+// A template is a program its job's author wrote, and a Go template
+// cannot be stopped once it runs, so the task runner never calls Render
+// in the client's process: a Renderer (renderer.go) renders all templates
+// of one task start in one child process of the agent's own executable
+// (helper/childproc, entry child.go), under a heap limit, a deadline, one
+// core and a bound on concurrent renders. The child renders with Render
+// itself, so it reads and writes through the same sandbox; what it cannot
+// read there (the task's environment, the interpolated paths, the clock)
+// the agent sends it. Stopping the task kills the child at once.
 package template

@@ -55,6 +55,13 @@ func (e *Error) Unwrap() error { return e.Err }
 // Templates see the task's environment without the variables of env
 // templates, so that the order of templates does not matter.
 func Render(in Input) (map[string]string, error) {
+	return render(in, func(int) {})
+}
+
+// render is Render that calls starting with a template's index before it
+// renders it, so that a child stopped by a limit can be said to have been
+// at that template.
+func render(in Input, starting func(i int)) (map[string]string, error) {
 	sb, err := newSandbox(in.TaskDir, in.SharedDir)
 	if err != nil {
 		return nil, err
@@ -67,6 +74,7 @@ func Render(in Input) (map[string]string, error) {
 	}
 	vars := map[string]string{}
 	for i, t := range in.Templates {
+		starting(i)
 		got, err := renderOne(&in, sb, t)
 		if err != nil {
 			return nil, &Error{Index: i, Destination: t.DestPath, Err: err}

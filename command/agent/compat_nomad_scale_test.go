@@ -139,6 +139,10 @@ func TestNomadClientScalesAJob(t *testing.T) {
 		{"another job in the target", &nomadapi.ScalingRequest{Count: ptr(int64(2)), Target: map[string]string{"Group": "web", "Job": "other"}}, 400, `Target.Job "other" does not match`},
 		{"a count with an error", &nomadapi.ScalingRequest{Count: ptr(int64(2)), Error: true, Target: map[string]string{"Group": "web"}}, 400, "Count must not be set when Error is true"},
 		{"a stale job modify index", &nomadapi.ScalingRequest{Count: ptr(int64(2)), JobModifyIndex: 1, Target: map[string]string{"Group": "web"}}, 409, "conflicting job modify index"},
+		{"a message over its bound", &nomadapi.ScalingRequest{Message: strings.Repeat("m", 900<<10), Target: map[string]string{"Group": "web"}}, 400,
+			"Message is 921600 bytes, over the 4096 bytes it may have"},
+		{"meta over its bound", &nomadapi.ScalingRequest{Meta: map[string]any{"k": strings.Repeat("v", 900<<10)}, Target: map[string]string{"Group": "web"}}, 400,
+			"Meta is 921608 bytes as JSON, over the 8192 bytes it may have"},
 	}
 	for _, r := range refusals {
 		_, _, err := jobs.ScaleWithRequest("scaled", r.req, nil)

@@ -74,11 +74,13 @@ func (d *decoder) decodeLimits(body hcl.Body, l *Limits) {
 	d.walk(body, &section{
 		path: "limits",
 		attrs: map[string]attrFunc{
-			"https_handshake_timeout":         limitDurAttr(&l.HTTPSHandshakeTimeout),
-			"http_max_conns_per_client":       limitIntAttr(&l.HTTPMaxConnsPerClient, maxConns),
-			"rpc_handshake_timeout":           limitDurAttr(&l.RPCHandshakeTimeout),
-			"rpc_max_conns_per_client":        limitIntAttr(&l.RPCMaxConnsPerClient, maxConns),
-			"rpc_max_streams_per_session":     limitIntAttr(&l.RPCMaxStreamsPerSession, 1<<16),
+			"https_handshake_timeout":     limitDurAttr(&l.HTTPSHandshakeTimeout),
+			"http_max_conns_per_client":   limitIntAttr(&l.HTTPMaxConnsPerClient, maxConns),
+			"rpc_handshake_timeout":       limitDurAttr(&l.RPCHandshakeTimeout),
+			"rpc_max_conns_per_client":    limitIntAttr(&l.RPCMaxConnsPerClient, maxConns),
+			"rpc_max_streams_per_session": limitIntAttr(&l.RPCMaxStreamsPerSession, 1<<16),
+			// rpc_max_streams is the shorter name of the same setting.
+			"rpc_max_streams":                 limitIntAttr(&l.RPCMaxStreamsPerSession, 1<<16),
 			"rpc_max_conns":                   limitIntAttr(&l.RPCMaxConns, maxConns),
 			"http_max_conns":                  limitIntAttr(&l.HTTPMaxConns, maxConns),
 			"http_max_body_size":              sizeAttr(&l.HTTPMaxBodySize, 1<<10, 1<<30),

@@ -51,6 +51,12 @@ server {
 		t.Fatalf("server config: %+v", s)
 	}
 
+	// rpc_max_streams is the same setting under its shorter name.
+	short, _, err := ParseConfig("short.hcl", []byte("limits {\n  rpc_max_streams = 300\n}\n"))
+	if err != nil || short.Limits.RPCMaxStreamsPerSession != 300 {
+		t.Fatalf("rpc_max_streams = 300: %v, got %d", err, short.Limits.RPCMaxStreamsPerSession)
+	}
+
 	// A later file sets one key; the others keep their values.
 	later, _, err := ParseConfig("later.hcl", []byte("limits {\n  http_max_conns_per_client = 7\n}\n"))
 	if err != nil {

@@ -30,7 +30,7 @@ func TestJobsParseEvaluatesUntrustedFilesOutsideTheAgent(t *testing.T) {
 	s := &httpAPI{
 		rpc: fakeRPC{}, logger: hclog.NewNullLogger(), forward: &http.Client{},
 		info:   func() agentInfo { return agentInfo{Config: DevConfig()} },
-		parser: &jobParser{timeout: 5 * time.Second, memLimit: 16 << 20, slots: make(chan struct{}, parseSlots)},
+		parser: newJobParser(5*time.Second, 16<<20),
 	}
 	srv := httptest.NewServer(s.handler())
 	t.Cleanup(srv.Close)

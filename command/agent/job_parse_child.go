@@ -1,23 +1,18 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/helper/childproc"
 	"github.com/drover-sched/drover/jobspec"
 )
 
@@ -27,13 +22,13 @@ import (
 // for minutes, and no check on the source can tell all such files apart
 // from real ones. So the agent never evaluates a job file it receives
 // (/v1/jobs/parse) in its own process: it runs its own executable as a
-// child, which parses one file with a heap limit and a deadline, and a
-// file that needs more is refused with a 400 saying which limit stopped
-// it. The CLI parses the user's own files in its own process, as before.
+// child (see helper/childproc), which parses one file with a heap limit
+// and a deadline, and a file that needs more is refused with a 400 saying
+// which limit stopped it. The CLI parses the user's own files in its own
+// process, as before.
 
-// parseChildEnv, set in a child's environment to the child's heap limit in
-// bytes, makes the executable parse one job file instead of being Drover.
-const parseChildEnv = "DROVER_JOB_PARSE_CHILD"
+// parseChildEntry is the child entry point that parses one job file.
+const parseChildEntry = "job-parse"
 
 // Defaults for the child: real job files need a few MiB and milliseconds.
 const (
@@ -45,78 +40,26 @@ const (
 	maxParseOutput = 64 << 20
 )
 
-// parseChildRequest and parseChildResponse are what the agent and the
-// child exchange on the child's stdin and stdout.
+func init() { childproc.Register(parseChildEntry, runParseChild) }
+
+// parseChildRequest is what the agent sends the child on its stdin; the
+// child answers with the job as JSON.
 type parseChildRequest struct {
 	JobHCL    string
 	Variables string
 }
 
-type parseChildResponse struct {
-	Job   *api.Job
-	Error string
-}
-
-// MaybeRunParseChild runs the job parse child and returns its exit code
-// if this process was started as one (see parseChildEnv). Drover's main
-// and the agent package's tests call it before anything else.
-func MaybeRunParseChild() (int, bool) {
-	v, ok := os.LookupEnv(parseChildEnv)
-	if !ok {
-		return 0, false
-	}
-	limit, err := strconv.ParseUint(v, 10, 64)
-	if err != nil || limit == 0 {
-		fmt.Fprintf(os.Stderr, "%s=%q is not a heap limit in bytes\n", parseChildEnv, v)
-		return 2, true
-	}
-	return runParseChild(os.Stdin, os.Stdout, limit), true
-}
-
-// runParseChild parses the one job file on in and writes the result to
-// out. A watchdog ends the process with an answer if the heap grows past
-// limit; the agent's deadline ends it otherwise.
-func runParseChild(in io.Reader, out io.Writer, limit uint64) int {
-	debug.SetMemoryLimit(int64(limit / 2))
-	var outMu sync.Mutex
-	answer := func(resp parseChildResponse) {
-		outMu.Lock() // held until exit: one answer only
-		_ = json.NewEncoder(out).Encode(resp)
-	}
-	go watchHeap(limit, func() {
-		answer(parseChildResponse{Error: fmt.Sprintf(
-			"evaluating the job file needed more than %d MiB and was stopped; a job file that builds large values "+
-				"(nested for expressions, long ranges, locals built from locals, huge numbers) cannot be parsed by the agent", limit>>20)})
-		os.Exit(3)
-	})
-
+// runParseChild is the child's side: it parses the one job file in input.
+func runParseChild(input []byte, _ func(string)) ([]byte, error) {
 	var req parseChildRequest
-	if err := json.NewDecoder(in).Decode(&req); err != nil {
-		answer(parseChildResponse{Error: "reading the parse request: " + err.Error()})
-		return 2
+	if err := json.Unmarshal(input, &req); err != nil {
+		return nil, fmt.Errorf("reading the parse request: %w", err)
 	}
 	job, err := parseJobFile(req.JobHCL, req.Variables)
 	if err != nil {
-		answer(parseChildResponse{Error: err.Error()})
-		return 0
+		return nil, err
 	}
-	answer(parseChildResponse{Job: job})
-	return 0
-}
-
-// watchHeap calls over once the heap passes limit. It samples every few
-// milliseconds; at the rates an evaluator allocates, the heap overshoots
-// the limit by tens of MiB at most before it is stopped.
-func watchHeap(limit uint64, over func()) {
-	var m runtime.MemStats
-	for {
-		runtime.ReadMemStats(&m)
-		if m.HeapAlloc > limit {
-			over()
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return json.Marshal(job)
 }
 
 // parseJobFile parses a job file the way /v1/jobs/parse always has: no
@@ -146,15 +89,18 @@ func parseJobFile(hcl, variables string) (*api.Job, error) {
 
 // jobParser runs parse children for the HTTP API.
 type jobParser struct {
-	// exe is the executable to run; empty means this process's own.
-	exe      string
-	timeout  time.Duration
-	memLimit uint64
-	slots    chan struct{}
+	runner *childproc.Runner
 }
 
-func newJobParser() *jobParser {
-	return &jobParser{timeout: defaultParseTimeout, memLimit: defaultParseMemLimit, slots: make(chan struct{}, parseSlots)}
+// newJobParser returns a parser whose children run under the given
+// limits. Nothing of the agent's environment (tokens, paths) reaches a
+// child; the parser needs none, as the variables come in the request.
+func newJobParser(timeout time.Duration, memLimit uint64) *jobParser {
+	return &jobParser{runner: childproc.New(childproc.Config{
+		Entry:       parseChildEntry,
+		Limits:      childproc.Limits{Heap: memLimit, Wall: timeout, Output: maxParseOutput},
+		Concurrency: parseSlots,
+	})}
 }
 
 var (
@@ -167,7 +113,7 @@ func (s *httpAPI) jobParser() *jobParser {
 	if s.parser != nil {
 		return s.parser
 	}
-	defaultParserOnce.Do(func() { defaultParser = newJobParser() })
+	defaultParserOnce.Do(func() { defaultParser = newJobParser(defaultParseTimeout, defaultParseMemLimit) })
 	return defaultParser
 }
 
@@ -175,81 +121,43 @@ func (s *httpAPI) jobParser() *jobParser {
 // (a bad file, a file over a limit) is a bad request; one the agent caused
 // (no child could run) is not.
 func (p *jobParser) parse(ctx context.Context, hcl, variables string) (*api.Job, error) {
-	select {
-	case p.slots <- struct{}{}:
-		defer func() { <-p.slots }()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	exe, err := p.executable()
-	if err != nil {
-		return nil, fmt.Errorf("parsing the job file: finding the agent's executable to run the parser: %w", err)
-	}
 	in, err := json.Marshal(parseChildRequest{JobHCL: hcl, Variables: variables})
 	if err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, exe)
-	// Nothing of the agent's environment (tokens, paths) reaches the
-	// child, and it uses one core.
-	cmd.Env = []string{parseChildEnv + "=" + strconv.FormatUint(p.memLimit, 10), "GOMAXPROCS=1"}
-	cmd.Stdin = bytes.NewReader(in)
-	stdout := &cappedBuffer{max: maxParseOutput}
-	stderr := &cappedBuffer{max: 4 << 10}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	runErr := cmd.Run()
+	out, err := p.runner.Run(ctx, in)
+	var (
+		limitErr *childproc.LimitError
+		childErr *childproc.ChildError
+	)
 	switch {
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
-		return nil, badRequest("evaluating the job file took longer than %s and was stopped; a job file that computes a lot "+
-			"(nested for expressions, long ranges, huge numbers) cannot be parsed by the agent", p.timeout)
-	case ctx.Err() != nil:
+	case errors.As(err, &limitErr):
+		return nil, parseLimitError(limitErr)
+	case errors.As(err, &childErr):
+		return nil, badRequest("%s", childErr.Msg)
+	case err != nil && ctx.Err() != nil:
 		return nil, ctx.Err()
-	case stdout.overflow:
-		return nil, badRequest("the parsed job is larger than %d MiB", maxParseOutput>>20)
+	case err != nil:
+		return nil, fmt.Errorf("parsing the job file: %w", err)
 	}
-	var resp parseChildResponse
-	if err := json.Unmarshal(stdout.Bytes(), &resp); err != nil {
-		return nil, fmt.Errorf("parsing the job file: the parser exited (%v) without an answer: %s", runErr, strings.TrimSpace(stderr.String()))
+	var job api.Job
+	if err := json.Unmarshal(out, &job); err != nil {
+		return nil, fmt.Errorf("parsing the job file: the parser's answer is no job: %w", err)
 	}
-	if resp.Error != "" {
-		return nil, badRequest("%s", resp.Error)
-	}
-	if resp.Job == nil {
-		return nil, fmt.Errorf("parsing the job file: the parser answered neither a job nor an error")
-	}
-	return resp.Job, nil
+	return &job, nil
 }
 
-// executable is what to run as the child: this very binary. On Linux that
-// is /proc/self/exe, which still works after the file on disk has been
-// replaced by an upgrade, so agent and child always agree.
-func (p *jobParser) executable() (string, error) {
-	if p.exe != "" {
-		return p.exe, nil
+// parseLimitError says, as /v1/jobs/parse always has, which limit stopped
+// the evaluation of a job file and what kind of file does that.
+func parseLimitError(e *childproc.LimitError) error {
+	switch e.Limit {
+	case childproc.LimitHeap:
+		return badRequest("evaluating the job file needed more than %d MiB and was stopped; a job file that builds large values "+
+			"(nested for expressions, long ranges, locals built from locals, huge numbers) cannot be parsed by the agent", e.Limits.Heap>>20)
+	case childproc.LimitWall:
+		return badRequest("evaluating the job file took longer than %s and was stopped; a job file that computes a lot "+
+			"(nested for expressions, long ranges, huge numbers) cannot be parsed by the agent", e.Limits.Wall)
+	default:
+		return badRequest("the parsed job is larger than %d MiB", e.Limits.Output>>20)
 	}
-	if runtime.GOOS == "linux" {
-		if _, err := os.Stat("/proc/self/exe"); err == nil {
-			return "/proc/self/exe", nil
-		}
-	}
-	return os.Executable()
-}
-
-// cappedBuffer keeps at most max bytes and notes that more were written.
-type cappedBuffer struct {
-	bytes.Buffer
-	max      int
-	overflow bool
-}
-
-func (b *cappedBuffer) Write(p []byte) (int, error) {
-	n := len(p)
-	if room := b.max - b.Len(); n > room {
-		b.overflow = true
-		p = p[:max(room, 0)]
-	}
-	b.Buffer.Write(p)
-	return n, nil
 }
