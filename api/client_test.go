@@ -150,7 +150,7 @@ func TestErrorResponsesKeepStatusCodeAndBody(t *testing.T) {
 		t.Errorf("message %q", err.Error())
 	}
 
-	f.on("PUT /v1/jobs", reply{Status: http.StatusBadRequest, Body: "enforcing job modify index 3: job exists with conflicting job modify index: 4"})
+	f.on("PUT /v1/jobs", reply{Status: http.StatusBadRequest, Body: "Enforcing job modify index 3: job exists with conflicting job modify index: 4"})
 	_, _, err = c.Jobs().EnforceRegister(&Job{ID: new("web")}, 3, nil)
 	if !HasStatusCode(err, 400) || !strings.Contains(err.Error(), "conflicting job modify index") {
 		t.Errorf("register error %v", err)

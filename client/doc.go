@@ -48,4 +48,13 @@
 // rules). Every answer carries the raft index it reflects; an answer older
 // than the last applied one is ignored, and an alloc created after an
 // answer's index is never removed because that answer lacks it.
+//
+// Reports carry their basis the same way: each alloc's status report
+// names, as its AllocModifyIndex, the version of the alloc the client ran
+// when it made it. The servers ignore a non-terminal report based on an
+// older version than their latest change to the alloc (an unknown mark, a
+// stop, a reconnect decision, an in-place update), so an alloc runner
+// reports again whenever it reads a newer version, even if its status did
+// not change: a report held while the node was not ready, or in flight
+// when the servers changed the alloc, is then replaced by one they take.
 package client

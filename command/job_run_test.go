@@ -177,7 +177,7 @@ func TestJobRunDetachPrintsTheEvaluationAndReturns(t *testing.T) {
 
 func TestJobRunCheckIndexSendsTheIndexAndReportsAConflict(t *testing.T) {
 	f := newFakeAgent(t)
-	f.on("PUT /v1/jobs", reply{status: 409, body: `enforcing job modify index 5: job exists with conflicting job modify index: 7`})
+	f.on("PUT /v1/jobs", reply{status: 409, body: `Enforcing job modify index 5: job exists with conflicting job modify index: 7`})
 	res := runCLI(t, f, "", "job", "run", "-check-index", "5", writeJob(t, webJob))
 	if res.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)

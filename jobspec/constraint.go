@@ -92,7 +92,9 @@ func (d *decoder) constraint(body hcl.Body) *api.Constraint {
 	c := &api.Constraint{}
 	c.LTarget, c.Operand, c.RTarget = t.resolve(d)
 	if distinctHosts {
-		c.Operand = api.ConstraintDistinctHosts
+		// The value is written too, as Nomad's parser does, so the job
+		// reads the same through either API.
+		c.Operand, c.RTarget = api.ConstraintDistinctHosts, "true"
 	}
 	if distinctProperty != "" {
 		// The property is the left side; value, if set, is how many

@@ -17,7 +17,10 @@ func TestConstraintShorthandsMapToOperands(t *testing.T) {
 		{"an explicit operator", `attribute = "${attr.kernel.name}"
 			operator = "regexp"
 			value = "^lin"`, api.Constraint{LTarget: "${attr.kernel.name}", RTarget: "^lin", Operand: "regexp"}},
-		{"distinct_hosts", `distinct_hosts = true`, api.Constraint{Operand: "distinct_hosts"}},
+		// Nomad's parser writes the value as well, and the Nomad API shows it.
+		{"distinct_hosts", `distinct_hosts = true`, api.Constraint{Operand: "distinct_hosts", RTarget: "true"}},
+		{"distinct_hosts = true wins over a value", `distinct_hosts = true
+			value = "false"`, api.Constraint{Operand: "distinct_hosts", RTarget: "true"}},
 		{"distinct_hosts = false does nothing", `distinct_hosts = false`, api.Constraint{Operand: "="}},
 		{"distinct_hosts as an operator", `operator = "distinct_hosts"
 			value = "true"`, api.Constraint{Operand: "distinct_hosts", RTarget: "true"}},

@@ -58,7 +58,7 @@ func wantFullGroup() *api.TaskGroup {
 		PreventRescheduleOnLost:   new(true),
 		Meta:                      map[string]string{"tier.name": "front"},
 		Constraints: []*api.Constraint{
-			{Operand: "distinct_hosts"},
+			{Operand: "distinct_hosts", RTarget: "true"},
 			{LTarget: "${meta.rack}", RTarget: "2", Operand: "distinct_property"},
 			{LTarget: "${attr.os.version}", RTarget: "^12", Operand: "regexp"},
 			{LTarget: "${attr.nomad.version}", RTarget: ">= 1.0", Operand: "version"},

@@ -45,6 +45,11 @@ type Config struct {
 	// NumSchedulers is how many scheduler workers run on this server.
 	NumSchedulers     int
 	EnabledSchedulers []string
+	// ReconnectReportWindow is how long an unknown alloc on a node that is
+	// ready again waits for its client's report before the scheduler marks
+	// it lost (scheduler.Config.ReconnectReportWindow); zero means the
+	// scheduler's default, 5 minutes.
+	ReconnectReportWindow time.Duration
 
 	// Heartbeat tuning (see heartbeat.go).
 	MinHeartbeatTTL        time.Duration
@@ -207,6 +212,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("server: bootstrap_expect > 1 needs a data_dir (dev mode is single-server)")
 	case c.NumSchedulers < 0:
 		return fmt.Errorf("server: num_schedulers must be >= 0, got %d", c.NumSchedulers)
+	case c.ReconnectReportWindow < 0:
+		return fmt.Errorf("server: reconnect_report_window must be a positive duration such as \"5m\" (or unset for the default), got %s", c.ReconnectReportWindow)
 	case c.MinHeartbeatTTL <= 0:
 		return fmt.Errorf("server: min_heartbeat_ttl must be > 0")
 	case c.MaxHeartbeatsPerSecond <= 0:

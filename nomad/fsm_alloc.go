@@ -32,6 +32,11 @@ func (f *FSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 		if existing == nil || existing.ClientTerminalStatus() {
 			continue // collected, or a late report about finished work
 		}
+		if existing.StaleClientReport(update) {
+			// Based on a version older than a server change raft ordered
+			// before this entry (the endpoint read the alloc before it).
+			continue
+		}
 		node, ok := nodes[existing.NodeID]
 		if !ok {
 			if node, err = st.NodeByID(nil, existing.NodeID); err != nil {

@@ -79,7 +79,15 @@ func twoPartEntries(evals []*structs.Evaluation) map[string]struct {
 			Alloc: []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusFailed}}, Evals: evals, UpdatedAt: 100}},
 		"node eligibility": {structs.NodeUpdateEligibilityRequestType, &structs.NodeUpdateEligibilityRequest{
 			NodeID: "n1", Eligibility: structs.NodeSchedulingIneligible, UpdatedAt: 100, Evals: evals}},
+		"node register": {structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: renamedTestNode(), Evals: evals}},
 	}
+}
+
+// renamedTestNode is node n1 re-registering under another name.
+func renamedTestNode() *structs.Node {
+	n := fsmTestNode("n1")
+	n.Name = "n1-renamed"
+	return n
 }
 
 // An entry whose evals fail (here: one has no ID) after its first change
@@ -145,6 +153,10 @@ func TestFSMBlockingQuerySeesAnEntryWhole(t *testing.T) {
 		"node eligibility": {state.TableNodes, func(ws memdb.WatchSet, s *state.StateStore) bool {
 			n, _ := s.NodeByID(ws, "n1")
 			return n != nil && n.SchedulingEligibility == structs.NodeSchedulingIneligible
+		}},
+		"node register": {state.TableNodes, func(ws memdb.WatchSet, s *state.StateStore) bool {
+			n, _ := s.NodeByID(ws, "n1")
+			return n != nil && n.Name == "n1-renamed"
 		}},
 		"client alloc update": {state.TableAllocs, func(ws memdb.WatchSet, s *state.StateStore) bool {
 			a, _ := s.AllocByID(ws, "a1")

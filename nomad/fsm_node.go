@@ -1,18 +1,38 @@
 package nomad
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
+// applyNodeRegister records a node and, when the registration makes it
+// ready, the evals that give it its work, in one transaction.
 func (f *FSM) applyNodeRegister(buf []byte, index uint64) any {
 	var req structs.NodeRegisterRequest
 	decode(buf, &req, structs.NodeRegisterRequestType)
 	st := f.State()
-	if err := st.UpsertNode(index, req.Node); err != nil {
+	if req.Node == nil {
+		return fmt.Errorf("node register entry %d has no node", index)
+	}
+	if req.Node.Status == structs.NodeStatusReady {
+		if err := checkReadyNodeEvals(st, req.Node.ID, req.EvalsReadIndex, req.Evals); err != nil {
+			return err
+		}
+	}
+	err := st.Write(index, func(txn *state.Txn) error {
+		if err := st.UpsertNodeTxn(txn, req.Node, nil); err != nil {
+			return err
+		}
+		return st.UpsertEvalsTxn(txn, req.Evals)
+	})
+	if err != nil {
 		f.logger.Error("UpsertNode failed", "error", err)
 		return err
 	}
+	f.notifyEvals(st, req.Evals)
 	if req.Node.Status == structs.NodeStatusReady {
 		f.hooks.CapacityChanged(req.Node.ID, req.Node.ComputedClass, index)
 	}
@@ -48,6 +68,11 @@ func (f *FSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 	var req structs.NodeUpdateStatusRequest
 	decode(buf, &req, structs.NodeUpdateStatusRequestType)
 	st := f.State()
+	if req.Status == structs.NodeStatusReady {
+		if err := checkReadyNodeEvals(st, req.NodeID, req.EvalsReadIndex, req.Evals); err != nil {
+			return err
+		}
+	}
 	err := st.Write(index, func(txn *state.Txn) error {
 		if err := st.UpdateNodeStatusTxn(txn, req.NodeID, req.Status, req.UpdatedAt, req.NodeEvent); err != nil {
 			return err
@@ -101,6 +126,44 @@ func (f *FSM) applyNodeUpdateEligibility(buf []byte, index uint64) any {
 	if req.Eligibility == structs.NodeSchedulingEligible {
 		if node, err := st.NodeByID(nil, req.NodeID); err == nil && node != nil {
 			f.hooks.CapacityChanged(node.ID, node.ComputedClass, index)
+		}
+	}
+	return nil
+}
+
+// errReadyNodeEvalsStale refuses an entry that makes a node ready with
+// evals read before a system or sysbatch job changed: the leader reads the
+// jobs again and writes a new entry.
+var errReadyNodeEvalsStale = errors.New("the node's evals were read before a system job changed")
+
+// checkReadyNodeEvals refuses an entry that makes node nodeID ready if a
+// system or sysbatch job that wants to run changed after readIndex (where
+// the leader read the jobs) and none of evals is for it. Such a job's own
+// eval may have run on a state where the node was not ready yet, so
+// without one here the node would never get that job's work. It reads
+// only the state, so every server decides the same; readIndex 0 (an entry
+// written before the field existed) skips the check.
+func checkReadyNodeEvals(st *state.StateStore, nodeID string, readIndex uint64, evals []*structs.Evaluation) error {
+	if readIndex == 0 {
+		return nil
+	}
+	covered := make(map[structs.NamespacedID]bool, len(evals))
+	for _, e := range evals {
+		if e != nil {
+			covered[e.NamespacedJobID()] = true
+		}
+	}
+	for _, typ := range []string{structs.JobTypeSystem, structs.JobTypeSysBatch} {
+		it, err := st.JobsBySchedulerType(nil, typ)
+		if err != nil {
+			return err
+		}
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			job := raw.(*structs.Job)
+			if job.Stop || job.ModifyIndex <= readIndex || covered[job.NamespacedID()] {
+				continue
+			}
+			return fmt.Errorf("node %s: %w (job %q at index %d, evals read at %d)", nodeID, errReadyNodeEvalsStale, job.ID, job.ModifyIndex, readIndex)
 		}
 	}
 	return nil

@@ -133,7 +133,9 @@ func disconnectOne(t *testing.T, s *Server, clock *FakeClock, lostAfter time.Dur
 	registerNode(t, s, n1)
 	registerNode(t, s, n2)
 	job := itJob("web", 1)
-	job.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{LostAfter: lostAfter}
+	// keep_original: a test whose client reports the original after it
+	// comes back keeps it on its node.
+	job.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{LostAfter: lostAfter, Reconcile: structs.ReconcileKeepOriginal}
 	orig = placeOne(t, s, job)
 	away, other = n1, n2
 	if orig.NodeID == n2.ID {
@@ -202,12 +204,21 @@ func TestDisconnectedNodeGoesDownAfterItsWindow(t *testing.T) {
 // back on the normal TTL: the window's timer no longer applies.
 func TestDisconnectedNodeThatHeartbeatsInTimeIsReady(t *testing.T) {
 	s, clock := startFakeClockServer(t)
-	away, other, _ := disconnectOne(t, s, clock, 10*time.Minute)
+	away, other, orig := disconnectOne(t, s, clock, 10*time.Minute)
 	advanceKeeping(t, s, clock, 5*time.Minute, other)
 	heartbeat(t, s, away)
 	if st := nodeStatus(s, away.ID); st != structs.NodeStatusReady {
 		t.Fatalf("a node that heartbeated within its window is %s", st)
 	}
+	// Its client reports the alloc, as a client that is back does (an
+	// alloc left unreported would be lost after the report window).
+	if err := reportAlloc(s, orig, structs.AllocClientStatusRunning); err != nil {
+		t.Fatal(err)
+	}
+	WaitFor(t, 10*time.Second, func() (bool, string) {
+		a, _ := s.State().AllocByID(nil, orig.ID)
+		return !a.NeedsToReconnect() && a.DesiredStatus == structs.AllocDesiredStatusRun, "original not reconnected yet"
+	})
 	// Past the old window, still beating: still ready.
 	advanceKeeping(t, s, clock, 6*time.Minute, other, away)
 	if st := nodeStatus(s, away.ID); st != structs.NodeStatusReady {

@@ -162,9 +162,21 @@ func (n *Node) Evaluate(args *structs.NodeEvaluateRequest, reply *structs.NodeUp
 	if err != nil {
 		return err
 	}
-	if err := n.createNodeEvals(node, n.srv.Now(), reply); err != nil {
+	evals, _, err := n.nodeJobEvals(node, n.srv.Now())
+	if err != nil {
 		return err
 	}
-	reply.EvalIDs = append([]string{}, reply.EvalIDs...)
+	reply.EvalIDs = []string{}
+	if len(evals) == 0 {
+		return nil
+	}
+	idx, _, err := n.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: evals})
+	if err != nil {
+		return err
+	}
+	for _, e := range evals {
+		reply.EvalIDs = append(reply.EvalIDs, e.ID)
+	}
+	reply.EvalCreateIndex, reply.Index = idx, idx
 	return nil
 }

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -72,19 +73,97 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	}
 	node.AddEvent(&structs.NodeEvent{Message: msg, Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now})
 
-	idx, _, err := n.srv.raftApply(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node, WriteRequest: args.WriteRequest})
+	// A node that is (again) ready may be able to run system jobs, and its
+	// old allocs may need a decision: the evals go in the same entry.
+	var change nodeChange
+	if node.Status == structs.NodeStatusReady && (existing == nil || existing.Status != structs.NodeStatusReady) {
+		change = nodeBecomesReady
+	}
+	err = n.applyNodeStatus(node, change, now, reply, func(evals []*structs.Evaluation, readIndex uint64) (structs.MessageType, any) {
+		return structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node, Evals: evals, EvalsReadIndex: readIndex, WriteRequest: args.WriteRequest}
+	})
 	if err != nil {
 		return err
 	}
-	reply.NodeModifyIndex = idx
-	// A node that is (again) ready may be able to run system jobs, and its
-	// old allocs may need a decision.
-	if node.Status == structs.NodeStatusReady && (existing == nil || existing.Status != structs.NodeStatusReady) {
-		if err := n.createNodeEvals(node, now, reply); err != nil {
+	return n.heartbeatReply(node.ID, reply)
+}
+
+// readyNodeAttempts bounds how often a node becoming ready is written
+// again because a system job changed between reading the jobs and the
+// entry committing (errReadyNodeEvalsStale). Each retry reads a state
+// that includes the refused entry's index, so only a job changed in that
+// short window refuses it again; a client whose heartbeat still fails
+// retries it.
+const readyNodeAttempts = 5
+
+// nodeChange is what a status write means for the node's work, and so
+// which evals go with it.
+type nodeChange int
+
+const (
+	// nodeStays: no evals (a write that changes nothing the scheduler
+	// acts on, such as initializing).
+	nodeStays nodeChange = iota
+	// nodeBecomesReady: evals for its jobs and every system job.
+	nodeBecomesReady
+	// nodeGoesAway (down or disconnected, as its client says): evals for
+	// the jobs of its live allocs, as for a missed heartbeat.
+	nodeGoesAway
+)
+
+// statusChange is the nodeChange of a node taking status.
+func statusChange(status string) nodeChange {
+	switch status {
+	case structs.NodeStatusReady:
+		return nodeBecomesReady
+	case structs.NodeStatusDown, structs.NodeStatusDisconnected:
+		return nodeGoesAway
+	}
+	return nodeStays
+}
+
+// applyNodeStatus writes the entry mk builds, with the evals change calls
+// for, and fills reply from it. The status and the evals are one entry,
+// so a crash cannot leave a ready node without its system work, or a node
+// that went away with its work wanted where it was. The caller holds the
+// node's status lock.
+func (n *Node) applyNodeStatus(node *structs.Node, change nodeChange, now time.Time, reply *structs.NodeUpdateResponse,
+	mk func(evals []*structs.Evaluation, readIndex uint64) (structs.MessageType, any)) error {
+	var err error
+	for attempt := 0; attempt < readyNodeAttempts; attempt++ {
+		var evals []*structs.Evaluation
+		var readIndex uint64
+		switch change {
+		case nodeBecomesReady:
+			if evals, readIndex, err = n.nodeJobEvals(node, now); err != nil {
+				return err
+			}
+		case nodeGoesAway:
+			allocs, err := n.srv.State().AllocsByNode(nil, node.ID)
+			if err != nil {
+				return err
+			}
+			evals = nodeEvals(node, allocs, now)
+		}
+		var idx uint64
+		idx, _, err = n.srv.raftApply(mk(evals, readIndex))
+		if errors.Is(err, errReadyNodeEvalsStale) {
+			n.srv.logger.Debug("reading a ready node's evals again", "node_id", node.ID, "attempt", attempt+1, "error", err)
+			continue
+		}
+		if err != nil {
 			return err
 		}
+		reply.NodeModifyIndex, reply.Index = idx, idx
+		if len(evals) > 0 {
+			reply.EvalCreateIndex = idx
+			for _, e := range evals {
+				reply.EvalIDs = append(reply.EvalIDs, e.ID)
+			}
+		}
+		return nil
 	}
-	return n.heartbeatReply(node.ID, reply)
+	return fmt.Errorf("node %s: system jobs kept changing while it became ready; retry: %w", node.ID, err)
 }
 
 // heartbeatReply arms the node's timer and fills the TTL and server list.
@@ -110,13 +189,20 @@ func (n *Node) heartbeatReply(nodeID string, reply *structs.NodeUpdateResponse) 
 	return nil
 }
 
-// createNodeEvals writes evals for the jobs with allocs on the node and for
-// every system and sysbatch job.
-func (n *Node) createNodeEvals(node *structs.Node, now time.Time, reply *structs.NodeUpdateResponse) error {
+// nodeJobEvals are the evals of a node becoming ready (or re-evaluated):
+// one for each job with allocs on the node and one for every system and
+// sysbatch job, with their IDs and times chosen here so the FSM only
+// stores them. It also returns the state index read before the jobs (see
+// EvalsReadIndex): every job written up to it is among those read.
+func (n *Node) nodeJobEvals(node *structs.Node, now time.Time) ([]*structs.Evaluation, uint64, error) {
 	st := n.srv.State()
+	readIndex, err := st.LatestIndex()
+	if err != nil {
+		return nil, 0, err
+	}
 	allocs, err := st.AllocsByNode(nil, node.ID)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	evals := nodeEvals(node, allocs, now)
 	seen := map[structs.NamespacedID]bool{}
@@ -125,7 +211,7 @@ func (n *Node) createNodeEvals(node *structs.Node, now time.Time, reply *structs
 	}
 	it, err := st.Jobs(nil)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	for raw := it.Next(); raw != nil; raw = it.Next() {
 		job := raw.(*structs.Job)
@@ -138,19 +224,7 @@ func (n *Node) createNodeEvals(node *structs.Node, now time.Time, reply *structs
 			Status: structs.EvalStatusPending, CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
 		})
 	}
-	if len(evals) == 0 {
-		return nil
-	}
-	idx, _, err := n.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: evals})
-	if err != nil {
-		return err
-	}
-	for _, e := range evals {
-		reply.EvalIDs = append(reply.EvalIDs, e.ID)
-	}
-	reply.EvalCreateIndex = idx
-	reply.Index = idx
-	return nil
+	return evals, readIndex, nil
 }
 
 // UpdateStatus is the heartbeat (status ready from a client), and the way
@@ -191,22 +265,14 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	}
 	now := n.srv.Now()
 	if node.Status != args.Status {
-		req := &structs.NodeUpdateStatusRequest{
-			NodeID: node.ID, Status: args.Status, UpdatedAt: now.Unix(),
-			NodeEvent: &structs.NodeEvent{Message: fmt.Sprintf("Node status %s -> %s", node.Status, args.Status), Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now},
-		}
-		idx, _, err := n.srv.raftApply(structs.NodeUpdateStatusRequestType, req)
+		event := &structs.NodeEvent{Message: fmt.Sprintf("Node status %s -> %s", node.Status, args.Status), Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now}
+		err := n.applyNodeStatus(node, statusChange(args.Status), now, reply, func(evals []*structs.Evaluation, readIndex uint64) (structs.MessageType, any) {
+			return structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{
+				NodeID: node.ID, Status: args.Status, UpdatedAt: now.Unix(), NodeEvent: event, Evals: evals, EvalsReadIndex: readIndex,
+			}
+		})
 		if err != nil {
 			return err
-		}
-		reply.NodeModifyIndex = idx
-		reply.Index = idx
-		if args.Status == structs.NodeStatusReady {
-			updated := node.Copy()
-			updated.Status = args.Status
-			if err := n.createNodeEvals(updated, now, reply); err != nil {
-				return err
-			}
 		}
 	}
 	switch args.Status {
@@ -274,6 +340,13 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 // batch is one raft entry with the evals it triggers: reschedule evals for
 // failed allocs and a reconnect eval for allocs reported after being
 // unknown.
+//
+// Each report's AllocModifyIndex is the version of the alloc it is based
+// on. A report based on a version older than the servers' latest change
+// to the alloc is ignored (structs.Allocation.StaleClientReport), here and
+// again when the entry applies: it cannot undo an unknown mark, a stop or
+// a reconnect decision the client had not seen. A report without one
+// (clients of earlier releases) is taken as before.
 func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
 	if err := n.srv.requireNodePeer("Node.UpdateAlloc", args); err != nil {
 		return err
@@ -321,9 +394,17 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 			}
 			return errBadRequest("alloc %s: %v", upd.ID, err)
 		}
+		if existing.StaleClientReport(upd) {
+			// Made before the client saw the servers' latest change; it
+			// reports again once it has read that version.
+			n.srv.logger.Debug("ignoring an alloc report based on an older version", "alloc_id", upd.ID,
+				"report_based_on", upd.AllocModifyIndex, "alloc_modify_index", existing.AllocModifyIndex)
+			continue
+		}
 		u := &structs.Allocation{
 			ID: upd.ID, NodeID: existing.NodeID, ClientStatus: upd.ClientStatus, ClientDescription: upd.ClientDescription,
 			TaskStates: upd.TaskStates, DeploymentStatus: upd.DeploymentStatus, NetworkStatus: upd.NetworkStatus,
+			AllocModifyIndex: upd.AllocModifyIndex, // the basis, checked again when the entry applies
 		}
 		updates = append(updates, u)
 		trigger := ""

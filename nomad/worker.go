@@ -86,6 +86,9 @@ type workerOptions struct {
 	clock        Clock
 	newScheduler func(jobType string, cfg scheduler.Config) (scheduler.Scheduler, error)
 	syncLimit    time.Duration
+	// reportWindow is the server's ReconnectReportWindow, handed to every
+	// scheduler.
+	reportWindow time.Duration
 }
 
 // Worker runs evaluations. It implements scheduler.Planner for the
@@ -248,6 +251,8 @@ func (w *Worker) schedule(eval *structs.Evaluation, waitIndex uint64, logger hcl
 		State:   snap,
 		Planner: w,
 		Now:     w.srv.Now(),
+
+		ReconnectReportWindow: w.opts.reportWindow,
 	})
 	if err != nil {
 		return err

@@ -352,3 +352,39 @@ func TestWorker_PauseStopsTakingEvalsUntilResume(t *testing.T) {
 func testWorkerNode(id string) *structs.Node {
 	return &structs.Node{ID: id, SecretID: "s-" + id, Status: structs.NodeStatusReady, SchedulingEligibility: structs.NodeSchedulingEligible}
 }
+
+// The server's reconnect report window reaches every scheduler it runs.
+func TestWorker_PassesTheReconnectReportWindow(t *testing.T) {
+	f := newFakeWorkerServer(t)
+	got := make(chan time.Duration, 1)
+	w := newWorker(context.Background(), f, []string{"service"}, 1, workerOptions{
+		syncLimit:    5 * time.Second,
+		reportWindow: 90 * time.Second,
+		newScheduler: func(jobType string, cfg scheduler.Config) (scheduler.Scheduler, error) {
+			return &standIn{cfg: cfg, process: func(cfg scheduler.Config, _ *structs.Evaluation) error {
+				got <- cfg.ReconnectReportWindow
+				return nil
+			}}, nil
+		},
+	})
+	t.Cleanup(func() {
+		close(f.closed)
+		w.Stop()
+	})
+	f.evals <- &structs.EvalDequeueResponse{Eval: workerEval(0), Token: "t"}
+	if d := <-got; d != 90*time.Second {
+		t.Fatalf("scheduler got ReconnectReportWindow %v, want 90s", d)
+	}
+}
+
+func TestServer_WorkersUseTheConfiguredReconnectReportWindow(t *testing.T) {
+	s := TestServer(t, func(c *Config) { c.ReconnectReportWindow = 42 * time.Second })
+	if len(s.workers) == 0 {
+		t.Fatal("no workers started")
+	}
+	for _, w := range s.workers {
+		if w.opts.reportWindow != 42*time.Second {
+			t.Fatalf("worker report window %v, want 42s", w.opts.reportWindow)
+		}
+	}
+}

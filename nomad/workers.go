@@ -13,7 +13,7 @@ func (s *Server) startWorkers() {
 		}
 	}
 	for i := 0; i < s.config.NumSchedulers; i++ {
-		s.workers = append(s.workers, NewWorker(s.ctx, s, schedulers, i))
+		s.workers = append(s.workers, newWorker(s.ctx, s, schedulers, i, workerOptions{reportWindow: s.config.ReconnectReportWindow}))
 	}
 }
 

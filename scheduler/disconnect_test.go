@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/scheduler/reconciler"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -210,5 +211,91 @@ func TestReconnectedAllocThatFailedIsRescheduled(t *testing.T) {
 	o := h.Alloc(orig.ID)
 	if o.NeedsToReconnect() || o.ClientStatus != structs.AllocClientStatusFailed {
 		t.Fatalf("original = %s, states %+v", o.ClientStatus, o.AllocStates)
+	}
+}
+
+// An unknown alloc on a node that is ready again is not left alone forever:
+// the evaluation of the node's return creates a follow-up due when the
+// report window ends, and that follow-up marks the alloc lost (its
+// replacement keeps running, nothing more is placed) without any new job
+// change or report.
+func TestUnreportedAllocOnAReadyNodeIsLostWhenItsReportWindowEnds(t *testing.T) {
+	h := NewHarness(t)
+	job, orig, node := disconnectSetup(t, h, true, "")
+	h.Now = h.Now.Add(2 * time.Minute)
+	h.NodeStatus(node, structs.NodeStatusReady)
+	readyAt := h.Now
+	h.Run(job, structs.EvalTriggerNodeUpdate)
+	timeouts := h.CreatedBy(structs.EvalTriggerReconnectReportTimeout)
+	if len(timeouts) != 1 || !timeouts[0].WaitUntil.Equal(readyAt.Add(reconciler.DefaultReportWindow)) {
+		t.Fatalf("want one report timeout due %v after the node came back, got %+v", reconciler.DefaultReportWindow, timeouts)
+	}
+	// Another evaluation inside the window neither acts nor adds a timeout.
+	h.Now = h.Now.Add(time.Minute)
+	h.Run(job, structs.EvalTriggerNodeUpdate)
+	if o := h.Alloc(orig.ID); o.ClientStatus != structs.AllocClientStatusUnknown || o.DesiredStatus != structs.AllocDesiredStatusRun {
+		t.Fatalf("unreported original touched inside its window: %s/%s", o.DesiredStatus, o.ClientStatus)
+	}
+	if got := len(h.CreatedBy(structs.EvalTriggerReconnectReportTimeout)); got != 1 {
+		t.Fatalf("%d report timeouts, want still 1", got)
+	}
+
+	h.Now = timeouts[0].WaitUntil
+	h.Process(timeouts[0])
+	o := h.Alloc(orig.ID)
+	if o.ClientStatus != structs.AllocClientStatusLost || o.DesiredStatus != structs.AllocDesiredStatusStop || o.DesiredDescription != reconciler.DescUnreported {
+		t.Fatalf("original after its report window = %s/%s %q", o.DesiredStatus, o.ClientStatus, o.DesiredDescription)
+	}
+	if live := h.Live(job); len(live) != 2 {
+		t.Fatalf("live = %s, want the count of 2", names(live))
+	}
+}
+
+// The window comes from the scheduler's Config.
+func TestReconnectReportWindowComesFromTheConfig(t *testing.T) {
+	h := NewHarness(t)
+	job, orig, node := disconnectSetup(t, h, true, "")
+	h.NodeStatus(node, structs.NodeStatusReady)
+	h.Now = h.Now.Add(30 * time.Second)
+	e := h.Eval(job, structs.EvalTriggerNodeUpdate)
+	s, err := NewScheduler(e.Type, Config{State: h.snapshot(), Planner: h, Now: h.Now, ReconnectReportWindow: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Process(e); err != nil {
+		t.Fatal(err)
+	}
+	if o := h.Alloc(orig.ID); o.ClientStatus != structs.AllocClientStatusLost {
+		t.Fatalf("original = %s, want lost after a 30s window", o.ClientStatus)
+	}
+}
+
+// A pending alloc (never reported started) on a node that disconnects is
+// lost and replaced at once, even with a disconnect window and replace =
+// false: there is nothing on its client to reconnect to.
+func TestPendingAllocOnADisconnectedNodeIsLostAndReplaced(t *testing.T) {
+	h := NewHarness(t)
+	h.Nodes(3)
+	j := serviceJob(2)
+	j.TaskGroups[0].Disconnect = &structs.DisconnectStrategy{LostAfter: 10 * time.Minute, Replace: structs.BoolPtr(false)}
+	j.Canonicalize()
+	job := h.Job(j)
+	h.Run(job, structs.EvalTriggerJobRegister)
+	orig := h.Live(job)[0] // still pending
+	h.NodeStatus(orig.NodeID, structs.NodeStatusDisconnected)
+	h.Run(job, structs.EvalTriggerNodeUpdate)
+	o := h.Alloc(orig.ID)
+	if o.ClientStatus != structs.AllocClientStatusLost || o.DesiredStatus != structs.AllocDesiredStatusStop {
+		t.Fatalf("pending alloc on the disconnected node = %s/%s, want stop/lost", o.DesiredStatus, o.ClientStatus)
+	}
+	r := replacementOf(h, job, orig)
+	if r == nil || r.NodeID == orig.NodeID {
+		t.Fatalf("no replacement off the disconnected node: %s", names(h.Allocs(job)))
+	}
+	if live := h.Live(job); len(live) != 2 {
+		t.Fatalf("live = %s, want 2", names(live))
+	}
+	if got := len(h.CreatedBy(structs.EvalTriggerMaxDisconnectTimeout)); got != 0 {
+		t.Fatalf("%d disconnect timeouts for a lost alloc", got)
 	}
 }

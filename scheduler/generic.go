@@ -37,7 +37,7 @@ func (s *genericScheduler) attempt(r *run) (*attemptResult, error) {
 	}
 	res := reconciler.Reconcile(reconciler.Input{
 		Job: view.job, Eval: r.eval, Allocs: view.allocs, Nodes: view.nodes, Evals: view.evals,
-		Now: r.cfg.Now, NewID: r.ids.next,
+		Now: r.cfg.Now, NewID: r.ids.next, ReportWindow: r.cfg.ReconnectReportWindow,
 	})
 	plan, b, err := r.newPlan(view.job)
 	if err != nil {

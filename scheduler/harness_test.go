@@ -297,9 +297,10 @@ func (h *Harness) ClientAll(job *structs.Job, status string, f func(a *structs.A
 	}
 }
 
-// NodeStatus changes a node's status (a heartbeat or a missed TTL).
+// NodeStatus changes a node's status (a heartbeat or a missed TTL),
+// stamped like the leader does: StatusUpdatedAt in Unix seconds.
 func (h *Harness) NodeStatus(id, status string) {
-	if err := h.State.UpdateNodeStatus(h.next(), id, status, h.Now.UnixNano(), nil); err != nil {
+	if err := h.State.UpdateNodeStatus(h.next(), id, status, h.Now.Unix(), nil); err != nil {
 		h.t.Fatal(err)
 	}
 }

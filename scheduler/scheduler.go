@@ -57,6 +57,11 @@ type Config struct {
 	// Seed seeds node shuffling, port choice and new IDs; if 0 it is
 	// derived from the eval ID (so a post-mortem can replay).
 	Seed int64
+	// ReconnectReportWindow bounds how long an unknown alloc on a node
+	// that is ready again waits for its client's report before it is lost
+	// (reconciler.Input.ReportWindow); zero means
+	// reconciler.DefaultReportWindow.
+	ReconnectReportWindow time.Duration
 }
 
 // ErrUnknownScheduler is returned by NewScheduler for a job type no

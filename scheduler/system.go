@@ -43,7 +43,7 @@ func (s *systemScheduler) attempt(r *run) (*attemptResult, error) {
 	res := reconciler.ReconcileSystem(reconciler.SystemInput{
 		Job: view.job, Eval: r.eval, Allocs: view.allocs, Nodes: view.nodes, Eligible: eligible,
 		InScope: func(n *structs.Node) bool { return inScope(view.job, n) },
-		Evals:   view.evals, Now: r.cfg.Now, NewID: r.ids.next,
+		Evals:   view.evals, Now: r.cfg.Now, NewID: r.ids.next, ReportWindow: r.cfg.ReconnectReportWindow,
 	})
 	plan, b, err := r.newPlan(view.job)
 	if err != nil {

@@ -166,6 +166,33 @@ func (a *Allocation) AppendState(field, value string, t time.Time) {
 	a.AllocStates = append(a.AllocStates, &AllocState{Field: field, Value: value, Time: t})
 }
 
+// StaleClientReport reports whether update, a client's report about a,
+// must be ignored because it was based on an older version of a than the
+// servers' latest change to it (DESIGN promise 3: a report older than an
+// assignment never undoes it).
+//
+// A report's basis is its AllocModifyIndex: the version of the alloc the
+// client last received and acted on. Every server change a client must see
+// (a placement, an in-place update, a stop, a lost or unknown mark, a
+// reconnect decision) moves a's AllocModifyIndex past it, so a report
+// with a lower basis was made without knowing of that change: it would
+// overwrite an unknown mark with what the client saw before the
+// disconnect, or speak for a version that was since stopped or replaced.
+// Such a report is ignored, and the client, which reads the newer version
+// through its assignment, reports again on it.
+//
+// Two kinds of report are always taken. A terminal one (complete,
+// failed): the work has stopped whatever the client knew, and holding its
+// resources for a newer report would only leak them. And one without a
+// basis (AllocModifyIndex 0): from a client of a release before the basis
+// was sent, which is checked only against the state machine, as it was
+// then. A basis above a's (a client that read a server further ahead
+// than this one) is current.
+func (a *Allocation) StaleClientReport(update *Allocation) bool {
+	return update.AllocModifyIndex != 0 && update.AllocModifyIndex < a.AllocModifyIndex &&
+		!ClientTerminalStatus(update.ClientStatus)
+}
+
 // ApplyClientUpdate returns a copy of a with the client-owned fields of
 // update (ClientStatus, ClientDescription, TaskStates, DeploymentStatus,
 // NetworkStatus), after checking the transition. Server-owned fields of

@@ -17,7 +17,11 @@ var (
 	ErrNodeNotReady      = errors.New("node is not ready")
 	ErrNodeSecretDenied  = errors.New("node secret ID does not match")
 	ErrNodeSecretMissing = errors.New("node secret ID is missing")
-	ErrIndexConflict     = errors.New("enforcing job modify index")
+	// ErrIndexConflict starts with Nomad's text (its API's
+	// RegisterEnforceIndexErrPrefix): Nomad's `job run -check-index` and
+	// scripts written for it recognise the refusal by that prefix.
+	//lint:ignore ST1005 Nomad's exact text, which its users match on.
+	ErrIndexConflict     = errors.New("Enforcing job modify index")
 	ErrInvalidTransition = errors.New("invalid allocation transition")
 	ErrTokenMismatch     = errors.New("evaluation token does not match")
 	// ErrPermissionDenied is Nomad's text exactly: clients and scripts

@@ -30,6 +30,10 @@ const (
 	EvalTriggerScaling              = "job-scaling"
 	EvalTriggerMaxDisconnectTimeout = "max-disconnect-timeout"
 	EvalTriggerReconnect            = "reconnect"
+	// EvalTriggerReconnectReportTimeout is the follow-up that acts when an
+	// unknown alloc on a node that is ready again was not reported by its
+	// client within the scheduler's report window: the alloc is then lost.
+	EvalTriggerReconnectReportTimeout = "reconnect-report-timeout"
 )
 
 // Core (garbage collection) job IDs, run by the _core scheduler.

@@ -3,6 +3,9 @@ package structs
 // AllocUpdateRequest carries client status updates (Node.UpdateAlloc) in one
 // raft entry, with the evaluations they trigger (made by the leader).
 type AllocUpdateRequest struct {
+	// Alloc are the reports (from a client) or the updates (in the raft
+	// entry). A client report's AllocModifyIndex is the version of the
+	// alloc it is based on; see Allocation.StaleClientReport.
 	Alloc     []*Allocation
 	Evals     []*Evaluation
 	UpdatedAt int64

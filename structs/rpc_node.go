@@ -6,6 +6,10 @@ import "time"
 type NodeRegisterRequest struct {
 	Node      *Node
 	NodeEvent *NodeEvent
+	// Evals and EvalsReadIndex are written by the leader when the
+	// registration makes the node ready, as in NodeUpdateStatusRequest.
+	Evals          []*Evaluation
+	EvalsReadIndex uint64
 	WriteRequest
 }
 
@@ -32,7 +36,9 @@ type NodeServerInfo struct {
 // NodeUpdateStatusRequest is a heartbeat (Status ready) or a server-side
 // status change (down, disconnected). UpdatedAt (Unix seconds, like
 // Node.StatusUpdatedAt) is stamped by the leader;
-// Evals are the node-update evaluations created with the change.
+// Evals are the node-update evaluations created with the change, applied
+// in the same transaction: a node is never ready (or down) in the state
+// without the evals that give it (or take away) its work.
 type NodeUpdateStatusRequest struct {
 	NodeID    string
 	SecretID  string
@@ -40,6 +46,14 @@ type NodeUpdateStatusRequest struct {
 	NodeEvent *NodeEvent
 	UpdatedAt int64
 	Evals     []*Evaluation
+	// EvalsReadIndex is the state index at which the leader read the jobs
+	// it wrote Evals for, when the change makes the node ready. The FSM
+	// refuses the entry if a system or sysbatch job that Evals leaves out
+	// changed after it (the leader then reads again): that job's own eval
+	// may have run while the node was not ready yet, and nothing else
+	// would place it there. Zero (entries of servers before it existed,
+	// status changes to down or disconnected) skips the check.
+	EvalsReadIndex uint64
 	WriteRequest
 }
 

@@ -331,8 +331,9 @@ func (ar *AllocRunner) fail(desc string) {
 	ar.cfg.OnUpdate(ar.snapshot())
 }
 
-// Update applies a newer server version of the alloc. An older or equal
-// version (a stale read) is ignored. Desired stop or evict stops the
+// Update applies a newer server version of the alloc. An older version (a
+// stale read) is ignored. Reports made from here on are based on this
+// version (their AllocModifyIndex). Desired stop or evict stops the
 // tasks; desired run confirms the alloc and opens the start gate.
 func (ar *AllocRunner) Update(a *structs.Allocation) {
 	ar.mu.Lock()
@@ -340,14 +341,18 @@ func (ar *AllocRunner) Update(a *structs.Allocation) {
 		ar.mu.Unlock()
 		return
 	}
+	newer := a.AllocModifyIndex > ar.alloc.AllocModifyIndex
 	ar.alloc = a
 	runners := ar.runners()
-	// The servers' view of the client status differs from what was
-	// reported (they marked it unknown during a disconnect, or missed a
-	// report): report again.
-	differs := a.ClientStatus != ar.status && ar.status != ""
+	// Report again, based on this version, if anything was reported
+	// before: when the servers' view of the client status differs (they
+	// marked it unknown during a disconnect, or missed a report), and when
+	// the servers changed the alloc since, because they ignore a report
+	// based on an older version than their latest change (DESIGN promise
+	// 3), and one may have been in flight.
+	reportAgain := (a.ClientStatus != ar.status || newer) && ar.status != ""
 	ar.mu.Unlock()
-	if differs {
+	if reportAgain {
 		ar.taskUpdated()
 	}
 	if ar.cfg.StateDB != nil {

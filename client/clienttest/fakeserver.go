@@ -345,6 +345,9 @@ func (f *FakeServer) updateAlloc(req *structs.AllocUpdateRequest, resp *structs.
 		if !ok {
 			continue // already garbage collected; the real server ignores it too
 		}
+		if a.StaleClientReport(u) {
+			continue // based on a version older than the last change, as the real server ignores it
+		}
 		na, err := a.ApplyClientUpdate(u)
 		if err != nil {
 			return err

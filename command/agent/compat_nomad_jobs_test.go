@@ -216,8 +216,9 @@ func TestNomadClientJobs(t *testing.T) {
 	// RegisterOpts with EnforceIndex: a stale index is refused, the current
 	// one accepted.
 	_, _, err = jobs.RegisterOpts(changed, &nomadapi.RegisterOptions{EnforceIndex: true, ModifyIndex: 1}, nil)
-	if err == nil || !strings.Contains(err.Error(), "modify index") {
-		t.Fatalf("register with a stale index: want an error, got %v", err)
+	// Nomad's CLI tells this refusal from others by this prefix.
+	if err == nil || !strings.Contains(err.Error(), "("+nomadapi.RegisterEnforceIndexErrPrefix+" 1: ") {
+		t.Fatalf("register with a stale index: want an error with %q, got %v", nomadapi.RegisterEnforceIndexErrPrefix, err)
 	}
 	reg2, _, err := jobs.RegisterOpts(changed, &nomadapi.RegisterOptions{EnforceIndex: true, ModifyIndex: *got.JobModifyIndex}, nil)
 	if err != nil || reg2.EvalID == "" {

@@ -109,10 +109,13 @@ type ServerConfig struct {
 	MinHeartbeatTTL        time.Duration
 	MaxHeartbeatsPerSecond float64
 	FailoverHeartbeatTTL   time.Duration
-	EvalGCThreshold        time.Duration
-	JobGCThreshold         time.Duration
-	NodeGCThreshold        time.Duration
-	DeploymentGCThreshold  time.Duration
+	// ReconnectReportWindow is nomad.Config.ReconnectReportWindow (a
+	// Drover key; zero: the scheduler's default).
+	ReconnectReportWindow time.Duration
+	EvalGCThreshold       time.Duration
+	JobGCThreshold        time.Duration
+	NodeGCThreshold       time.Duration
+	DeploymentGCThreshold time.Duration
 	// DefaultSchedulerConfig is the default_scheduler_config block: the
 	// scheduler configuration a new cluster starts with. nil: not set.
 	DefaultSchedulerConfig *structs.SchedulerConfiguration

@@ -160,6 +160,7 @@ func (c *Config) serverConfig(dataDir string, logger hclog.Logger) (*nomad.Confi
 		s.MaxHeartbeatsPerSecond = c.Server.MaxHeartbeatsPerSecond
 	}
 	setDur(&s.FailoverHeartbeatTTL, c.Server.FailoverHeartbeatTTL)
+	setDur(&s.ReconnectReportWindow, c.Server.ReconnectReportWindow)
 	setDur(&s.EvalGCThreshold, c.Server.EvalGCThreshold)
 	setDur(&s.JobGCThreshold, c.Server.JobGCThreshold)
 	setDur(&s.NodeGCThreshold, c.Server.NodeGCThreshold)

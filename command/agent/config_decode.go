@@ -157,6 +157,7 @@ func (d *decoder) decodeServer(body hcl.Body, s *ServerConfig) {
 			"min_heartbeat_ttl":         durAttr(&s.MinHeartbeatTTL),
 			"max_heartbeats_per_second": floatAttr(&s.MaxHeartbeatsPerSecond, 0, 1e9),
 			"failover_heartbeat_ttl":    durAttr(&s.FailoverHeartbeatTTL),
+			"reconnect_report_window":   durAttr(&s.ReconnectReportWindow),
 			"eval_gc_threshold":         durAttr(&s.EvalGCThreshold),
 			"job_gc_threshold":          durAttr(&s.JobGCThreshold),
 			"node_gc_threshold":         durAttr(&s.NodeGCThreshold),

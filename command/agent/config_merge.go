@@ -65,6 +65,7 @@ func (s ServerConfig) merge(o *ServerConfig) ServerConfig {
 		s.MaxHeartbeatsPerSecond = o.MaxHeartbeatsPerSecond
 	}
 	setDur(&s.FailoverHeartbeatTTL, o.FailoverHeartbeatTTL)
+	setDur(&s.ReconnectReportWindow, o.ReconnectReportWindow)
 	setDur(&s.EvalGCThreshold, o.EvalGCThreshold)
 	setDur(&s.JobGCThreshold, o.JobGCThreshold)
 	setDur(&s.NodeGCThreshold, o.NodeGCThreshold)

@@ -55,7 +55,8 @@ func errorStatus(err error) int {
 		return http.StatusRequestEntityTooLarge
 	case structs.IsErr(err, nomad.ErrTooManyBlockingQueries):
 		return http.StatusTooManyRequests
-	case structs.IsErr(err, structs.ErrIndexConflict):
+	case strings.Contains(strings.ToLower(msg), strings.ToLower(structs.ErrIndexConflict.Error())):
+		// Case-blind: servers of earlier releases wrote it in lower case.
 		return http.StatusConflict
 	case isMissingMethod(err):
 		return http.StatusNotImplemented

@@ -100,9 +100,17 @@ func TestJobsEndpoints(t *testing.T) {
 
 	t.Run("check-and-set register conflicts", func(t *testing.T) {
 		resp, body := call(t, "PUT", a.URL+"/v1/jobs", api.JobRegisterRequest{Job: mockJob("web", 1), EnforceIndex: true, JobModifyIndex: 1})
-		requireStatus(t, resp, body, http.StatusConflict, "enforcing job modify index")
+		requireStatus(t, resp, body, http.StatusConflict, "conflicting job modify index")
+		// Nomad's `job run -check-index` recognises the refusal by this
+		// prefix of the body.
+		if !strings.HasPrefix(string(body), "Enforcing job modify index 1: ") {
+			t.Fatalf("body %q should start with Nomad's \"Enforcing job modify index 1: \"", body)
+		}
 		resp, body = call(t, "PUT", a.URL+"/v1/jobs", api.JobRegisterRequest{Job: mockJob("new", 1), EnforceIndex: true, JobModifyIndex: 3})
 		requireStatus(t, resp, body, http.StatusConflict, "job not found")
+		if !strings.HasPrefix(string(body), "Enforcing job modify index 3: ") {
+			t.Fatalf("body %q should start with Nomad's \"Enforcing job modify index 3: \"", body)
+		}
 	})
 
 	t.Run("stop and purge", func(t *testing.T) {

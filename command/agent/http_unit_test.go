@@ -47,6 +47,8 @@ func TestErrorStatusMapping(t *testing.T) {
 		{rpc.ServerError("bad request: job priority 500 must be between 1 and 100"), 400},
 		{&structs.ValidationError{Problems: []string{"p"}}, 400},
 		{rpc.ServerError("job \"x\" not found"), 404},
+		{rpc.ServerError("Enforcing job modify index 3: job exists with 4"), 409},
+		// A server of an earlier release wrote the text in lower case.
 		{rpc.ServerError("enforcing job modify index 3: job exists with 4"), 409},
 		{rpc.ServerError("rpc: can't find method Job.Frobnicate"), 501},
 		{rpc.ServerError("Permission denied"), 403},

@@ -28,43 +28,50 @@ func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 // registered", "Node re-registered") to the node's history, in the same
 // write. The event's CreateIndex is set to index.
 func (s *StateStore) UpsertNodeWithEvent(index uint64, node *structs.Node, event *structs.NodeEvent) error {
+	return s.Write(index, func(txn *Txn) error {
+		return s.UpsertNodeTxn(txn, node, event)
+	})
+}
+
+// UpsertNodeTxn is UpsertNodeWithEvent inside txn, for a registration
+// entry that also writes the evals of a node becoming ready.
+func (s *StateStore) UpsertNodeTxn(t *Txn, node *structs.Node, event *structs.NodeEvent) error {
 	if node == nil || node.ID == "" {
 		return fmt.Errorf("state: a node to upsert must have an ID")
 	}
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		existing, err := nodeByIDTxn(txn, nil, node.ID)
-		if err != nil {
-			return err
+	txn, index := s.mem(t), t.index
+	existing, err := nodeByIDTxn(txn, nil, node.ID)
+	if err != nil {
+		return err
+	}
+	n := node.Copy()
+	if existing != nil {
+		if existing.SecretID != node.SecretID {
+			return fmt.Errorf("state: node %s: %w: a registration may not change a node's secret", node.ID, structs.ErrNodeSecretDenied)
 		}
-		n := node.Copy()
-		if existing != nil {
-			if existing.SecretID != node.SecretID {
-				return fmt.Errorf("state: node %s: %w: a registration may not change a node's secret", node.ID, structs.ErrNodeSecretDenied)
+		kept := existing.Copy()
+		n.CreateIndex = kept.CreateIndex
+		n.DrainStrategy = kept.DrainStrategy
+		n.SchedulingEligibility = kept.SchedulingEligibility
+		n.Events = kept.Events
+		n.LastDrain = kept.LastDrain
+	} else {
+		n.CreateIndex = index
+		if n.SchedulingEligibility == "" {
+			n.SchedulingEligibility = structs.NodeSchedulingEligible
+			if n.DrainStrategy != nil {
+				n.SchedulingEligibility = structs.NodeSchedulingIneligible
 			}
-			kept := existing.Copy()
-			n.CreateIndex = kept.CreateIndex
-			n.DrainStrategy = kept.DrainStrategy
-			n.SchedulingEligibility = kept.SchedulingEligibility
-			n.Events = kept.Events
-			n.LastDrain = kept.LastDrain
-		} else {
-			n.CreateIndex = index
-			if n.SchedulingEligibility == "" {
-				n.SchedulingEligibility = structs.NodeSchedulingEligible
-				if n.DrainStrategy != nil {
-					n.SchedulingEligibility = structs.NodeSchedulingIneligible
-				}
-			}
 		}
-		n.Drain = n.DrainStrategy != nil
-		if event != nil {
-			e := event.Copy()
-			e.CreateIndex = index
-			n.AddEvent(e)
-		}
-		n.ModifyIndex = index
-		return insertNode(txn, index, n)
-	})
+	}
+	n.Drain = n.DrainStrategy != nil
+	if event != nil {
+		e := event.Copy()
+		e.CreateIndex = index
+		n.AddEvent(e)
+	}
+	n.ModifyIndex = index
+	return insertNode(txn, index, n)
 }
 
 // UpdateNodeStatus records a heartbeat or a server-side status change

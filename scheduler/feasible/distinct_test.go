@@ -77,6 +77,16 @@ func TestDistinctHosts(t *testing.T) {
 			wantPlaced: 2,
 		},
 		{
+			// The jobspec parser writes distinct_hosts = true with its value,
+			// as Nomad's does.
+			name: "group level with the value true, as the jobspec parser writes it",
+			setup: func(job *structs.Job, nodes []*structs.Node, _ *structs.Plan) []*structs.Allocation {
+				job.TaskGroups[0].Constraints = []*structs.Constraint{{Operand: structs.ConstraintDistinctHosts, RTarget: "true"}}
+				return []*structs.Allocation{MockAllocFor(job, job.TaskGroups[0], nodes[0], 0)}
+			},
+			wantPlaced: 2,
+		},
+		{
 			name: "distinct_hosts = false does nothing",
 			setup: func(job *structs.Job, _ []*structs.Node, _ *structs.Plan) []*structs.Allocation {
 				job.TaskGroups[0].Constraints = []*structs.Constraint{{Operand: structs.ConstraintDistinctHosts, RTarget: "false"}}

@@ -19,8 +19,8 @@ const (
 	// or the drainer set DesiredTransition.Migrate) and move elsewhere.
 	Migrate
 	// Lost allocs are on a down or deleted node, or on a disconnected node
-	// whose group has no disconnect window: they are marked lost and
-	// replaced.
+	// whose group has no disconnect window or that never reported them
+	// started (pending): they are marked lost and replaced.
 	Lost
 	// Disconnecting allocs are on a disconnected node and not yet marked
 	// unknown; their group has a disconnect window.
@@ -28,8 +28,9 @@ const (
 	// Reconnecting allocs were marked unknown, their node is ready again and
 	// their client has reported them since: keep them or their replacement.
 	Reconnecting
-	// Expired allocs are unknown past their disconnect window: they become
-	// lost.
+	// Expired allocs are unknown past their disconnect window, or unknown
+	// on a node that is ready again but unreported past the report window:
+	// they become lost.
 	Expired
 	// Unknown allocs are already unknown, inside their disconnect window,
 	// with the node still disconnected (or down, when the group forbids
@@ -40,7 +41,8 @@ const (
 	Failed
 	// Ignore allocs need nothing: they are stopping or stopped, completed
 	// (service) or already replaced, or unknown on a ready node whose client
-	// has not reported them yet.
+	// has not reported them yet (inside the report window; a follow-up
+	// eval is due when it ends).
 	Ignore
 )
 
@@ -144,6 +146,18 @@ type Classifier struct {
 	// FollowupEvalID names it has expired.
 	EvalID string
 	Now    time.Time
+	// DueAt is when the eval being processed was due (its WaitUntil, zero
+	// if none). The broker releases no eval before then, so it is a lower
+	// bound on the time even where Now, from another server's clock, is a
+	// little behind.
+	DueAt time.Time
+	// ReportWindow is Input.ReportWindow (zero: DefaultReportWindow).
+	ReportWindow time.Duration
+}
+
+// newClassifier is the classifier of one evaluation.
+func newClassifier(job *structs.Job, batch bool, eval *structs.Evaluation, now time.Time, window time.Duration) Classifier {
+	return Classifier{Job: job, Batch: batch, EvalID: eval.ID, Now: now, DueAt: eval.WaitUntil, ReportWindow: window}
 }
 
 // Classify returns the bucket of alloc a on node (nil if the node is gone).
@@ -156,8 +170,9 @@ type Classifier struct {
 //   - its client is done with it: a failed one may be rescheduled, a
 //     completed batch one of the current version holds its slot;
 //   - otherwise by node: gone or down is lost, disconnected is
-//     disconnecting, unknown or expired, draining is migrate, and an alloc
-//     still unknown on a ready node waits for its client's report.
+//     disconnecting, unknown or expired (but lost if still pending),
+//     draining is migrate, and an alloc still unknown on a ready node waits
+//     for its client's report.
 func (c Classifier) Classify(a *structs.Allocation, node *structs.Node) Bucket {
 	if a.ServerTerminalStatus() {
 		return Ignore
@@ -187,18 +202,30 @@ func (c Classifier) Classify(a *structs.Allocation, node *structs.Node) Bucket {
 		return Lost
 	case node.Status == structs.NodeStatusDown:
 		if holdsOnLost {
-			return c.unknownBucket(a, false)
+			return c.unknownBucket(a, node, false)
 		}
 		return Lost
 	case node.Status == structs.NodeStatusDisconnected:
-		if !a.SupportsDisconnect() && !holdsOnLost {
+		if holdsOnLost {
+			return c.unknownBucket(a, node, false)
+		}
+		// A pending alloc was never reported started: there is nothing on
+		// its client to reconnect to, so it is lost like one on a down
+		// node rather than held unknown in its slot.
+		if !a.SupportsDisconnect() || a.ClientStatus == structs.AllocClientStatusPending {
 			return Lost
 		}
-		return c.unknownBucket(a, !holdsOnLost)
+		return c.unknownBucket(a, node, true)
 	}
 	if a.ClientStatus == structs.AllocClientStatusUnknown {
 		// The node is back but its client has not reported this alloc:
-		// leave it alone until it does (DESIGN.md, "Node lifecycle").
+		// leave it alone until it does (DESIGN.md, "Node lifecycle"), for
+		// the report window only. A client that is back and has not
+		// reported it by then does not have it: it is lost, whatever the
+		// group's disconnect policy, since its node is not away any more.
+		if c.reportOverdue(a, node) {
+			return Expired
+		}
 		return Ignore
 	}
 	if a.DesiredTransition.ShouldMigrate() || node.DrainStrategy != nil {
@@ -208,28 +235,79 @@ func (c Classifier) Classify(a *structs.Allocation, node *structs.Node) Bucket {
 }
 
 // unknownBucket sorts an alloc on an unreachable node that may come back.
-func (c Classifier) unknownBucket(a *structs.Allocation, expires bool) Bucket {
+func (c Classifier) unknownBucket(a *structs.Allocation, node *structs.Node, expires bool) Bucket {
 	if a.ClientStatus != structs.AllocClientStatusUnknown {
 		return Disconnecting
 	}
-	if expires && c.expired(a) {
+	if expires && c.expired(a, node) {
 		return Expired
 	}
 	return Unknown
 }
 
 // expired reports whether an unknown alloc's disconnect window is over.
-func (c Classifier) expired(a *structs.Allocation) bool {
+func (c Classifier) expired(a *structs.Allocation, node *structs.Node) bool {
 	if c.EvalID != "" && a.FollowupEvalID == c.EvalID {
 		return true
 	}
-	at, ok := a.DisconnectedAt()
+	at, ok := unknownSince(a, node)
 	if !ok {
-		// Unknown without a history entry: nothing says when it started, so
-		// it cannot be waited out; treat it as expired.
-		return true
+		// Nothing says when it became unknown, so no window can be
+		// measured: it waits. It is still bounded: the heartbeater marks
+		// a disconnected node down once the longest window of its allocs
+		// has passed, and the alloc is then lost.
+		return false
 	}
 	return !c.Now.Before(a.DisconnectTimeout(at))
+}
+
+// reportDeadline is when an unknown alloc on a ready node stops waiting for
+// its client's report: the report window after the node became ready (its
+// StatusUpdatedAt) or after the alloc was marked unknown, whichever is
+// later. A drain or eligibility change also moves StatusUpdatedAt; that
+// only lengthens the wait, by an operator's action.
+func (c Classifier) reportDeadline(a *structs.Allocation, node *structs.Node) time.Time {
+	var since time.Time
+	if node != nil && node.StatusUpdatedAt != 0 {
+		since = time.Unix(node.StatusUpdatedAt, 0)
+	}
+	if at, ok := unknownSince(a, node); ok && at.After(since) {
+		since = at
+	}
+	// With no time known at all (only records no Drover server wrote),
+	// the node has been ready for as long as anyone can tell.
+	return since.Add(reportWindow(c.ReportWindow))
+}
+
+// reportOverdue reports whether an unknown alloc on a ready node has waited
+// for its client's report past its deadline.
+func (c Classifier) reportOverdue(a *structs.Allocation, node *structs.Node) bool {
+	now := c.Now
+	if c.DueAt.After(now) {
+		now = c.DueAt
+	}
+	return !now.Before(c.reportDeadline(a, node))
+}
+
+// unknownSince is when an unknown alloc became unknown: its AllocStates
+// entry, which the plan that marked it writes. An alloc without that entry
+// (written before AllocStates were kept, or restored from elsewhere) is
+// not taken as expired: it is measured from its ModifyTime, which the plan
+// that marked it stamped and later writes only move forward, so its window
+// is never cut short; else from its node's StatusUpdatedAt, when the node's
+// current status began (its disconnect, normally one evaluation before the
+// mark). ok is false when none of them is known.
+func unknownSince(a *structs.Allocation, node *structs.Node) (time.Time, bool) {
+	if at, ok := a.DisconnectedAt(); ok {
+		return at, true
+	}
+	if a.ModifyTime != 0 {
+		return time.Unix(0, a.ModifyTime), true
+	}
+	if node != nil && node.StatusUpdatedAt != 0 {
+		return time.Unix(node.StatusUpdatedAt, 0), true
+	}
+	return time.Time{}, false
 }
 
 // preventRescheduleOnLost reports whether the alloc's group asks that allocs

@@ -18,6 +18,16 @@ func TestClassify(t *testing.T) {
 	ready := testNode("n1", structs.NodeStatusReady)
 	down := testNode("n1", structs.NodeStatusDown)
 	disc := testNode("n1", structs.NodeStatusDisconnected)
+	disconnectedSince := func(at time.Time) *structs.Node {
+		n := testNode("n1", structs.NodeStatusDisconnected)
+		n.StatusUpdatedAt = at.Unix()
+		return n
+	}
+	readySince := func(at time.Time) *structs.Node {
+		n := testNode("n1", structs.NodeStatusReady)
+		n.StatusUpdatedAt = at.Unix()
+		return n
+	}
 	draining := testNode("n1", structs.NodeStatusReady)
 	draining.DrainStrategy = &structs.DrainStrategy{}
 
@@ -57,7 +67,9 @@ func TestClassify(t *testing.T) {
 		{"an alloc whose node was garbage-collected is lost", service, mk(service, running, nil), nil, false, Lost},
 		{"an alloc on a disconnected node without lost_after is lost", plain, mk(plain, running, nil), disc, false, Lost},
 		{"a running alloc on a disconnected node with lost_after is disconnecting", service, mk(service, running, nil), disc, false, Disconnecting},
-		{"a pending alloc on a disconnected node with lost_after is disconnecting", service, mk(service, structs.AllocClientStatusPending, nil), disc, false, Disconnecting},
+		{"a pending alloc on a disconnected node is lost, even with lost_after", service, mk(service, structs.AllocClientStatusPending, nil), disc, false, Lost},
+		{"a pending alloc on a disconnected node of a group that prevents rescheduling on lost is disconnecting", noLost,
+			mk(noLost, structs.AllocClientStatusPending, nil), disc, false, Disconnecting},
 		{"an unknown alloc inside its window waits as unknown", service,
 			mk(service, unknown, unknownSince(t0.Add(-time.Minute))), disc, false, Unknown},
 		{"an unknown alloc past lost_after has expired", service,
@@ -67,10 +79,28 @@ func TestClassify(t *testing.T) {
 				unknownSince(t0.Add(-time.Minute))(a)
 				a.FollowupEvalID = "eval-0"
 			}), disc, false, Expired},
+		{"an unknown alloc with no history waits from when it was last modified", service,
+			mk(service, unknown, func(a *structs.Allocation) { a.ModifyTime = t0.Add(-time.Minute).UnixNano() }), disc, false, Unknown},
+		{"an unknown alloc with no history expires lost_after after it was last modified", service,
+			mk(service, unknown, func(a *structs.Allocation) { a.ModifyTime = t0.Add(-11 * time.Minute).UnixNano() }), disc, false, Expired},
+		{"an unknown alloc with no history or modify time waits from its node's disconnect", service,
+			mk(service, unknown, nil), disconnectedSince(t0.Add(-time.Minute)), false, Unknown},
+		{"an unknown alloc with no history or modify time expires lost_after after its node's disconnect", service,
+			mk(service, unknown, nil), disconnectedSince(t0.Add(-11 * time.Minute)), false, Expired},
+		{"an unknown alloc with no time at all waits (its node going down bounds it)", service,
+			mk(service, unknown, nil), disc, false, Unknown},
 		{"an unknown alloc whose node went down is lost", service,
 			mk(service, unknown, unknownSince(t0.Add(-time.Minute))), down, false, Lost},
 		{"an unknown alloc on a ready node whose client has not reported is ignored", service,
 			mk(service, unknown, unknownSince(t0.Add(-time.Minute))), ready, false, Ignore},
+		{"an unknown alloc on a node ready for longer than the report window has expired", service,
+			mk(service, unknown, unknownSince(t0.Add(-10*time.Minute))), readySince(t0.Add(-DefaultReportWindow)), false, Expired},
+		{"an unknown alloc on a node ready for less than the report window is ignored", service,
+			mk(service, unknown, unknownSince(t0.Add(-10*time.Minute))), readySince(t0.Add(-DefaultReportWindow + time.Second)), false, Ignore},
+		{"the report window runs from the mark when the node's status is older", service,
+			mk(service, unknown, unknownSince(t0.Add(-time.Minute))), readySince(t0.Add(-time.Hour)), false, Ignore},
+		{"the report window bounds groups that prevent rescheduling on lost too", noLost,
+			mk(noLost, unknown, unknownSince(t0.Add(-time.Hour))), readySince(t0.Add(-DefaultReportWindow)), false, Expired},
 		{"an alloc reported running after a disconnect on a ready node is reconnecting", service,
 			mk(service, running, unknownSince(t0.Add(-time.Minute))), ready, false, Reconnecting},
 		{"an alloc reported failed after a disconnect is still reconnecting", service,

@@ -110,11 +110,24 @@ func (w *world) setNode(id, status string) *structs.Node {
 	return n
 }
 
+// setNodeSince sets a node's status as the leader writes it: with the time
+// (Unix seconds) the status began.
+func (w *world) setNodeSince(id, status string, since time.Time) *structs.Node {
+	n := w.setNode(id, status)
+	n.StatusUpdatedAt = since.Unix()
+	return n
+}
+
 func (w *world) input() Input {
 	ids := 0
 	eval := &structs.Evaluation{ID: w.evalID, Namespace: structs.DefaultNamespace, JobID: "web", Type: structs.JobTypeService, Priority: 50}
 	if w.job != nil {
 		eval.Type = w.job.Type
+	}
+	for _, e := range w.evals {
+		if e.ID == w.evalID {
+			eval = e.Copy() // a follow-up being run: as stored, WaitUntil included
+		}
 	}
 	return Input{
 		Job: w.job, Eval: eval,

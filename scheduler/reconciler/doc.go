@@ -25,6 +25,26 @@
 //     place or destructively, at most update.max_parallel destructive updates
 //     per evaluation.
 //
+// Disconnects, in the terms of DESIGN.md's allocation state machine (the
+// server's two marks, lost and unknown, both made through a plan):
+//
+//   - running -> unknown: a running alloc on a node that becomes
+//     disconnected, when its group has a disconnect window
+//     (disconnect.lost_after) or forbids rescheduling on lost nodes. It
+//     keeps its slot and may get a replacement (disconnect.replace).
+//   - pending -> lost: a pending alloc on a node that becomes disconnected.
+//     Its client never reported it started, so there is nothing to
+//     reconnect to: it is stopped as lost and replaced at once, as on a
+//     down node (Nomad does the same). Only a group that forbids
+//     rescheduling on lost nodes keeps it, as unknown.
+//   - unknown -> lost: when the disconnect window ends with the node still
+//     away, or when the node is ready again but its client has not
+//     reported the alloc within Input.ReportWindow (DefaultReportWindow),
+//     for which the evaluation that finds it waiting creates a follow-up,
+//     or when the node goes down.
+//   - unknown -> running|complete|failed: the client's report after its
+//     node is ready again; the reconnect decision follows.
+//
 // The system and sysbatch schedulers, which place one allocation per node
 // rather than Count per group, use ReconcileSystem.
 package reconciler

@@ -71,6 +71,34 @@ func followupEval(id string, parent *structs.Evaluation, job *structs.Job, trigg
 	return e
 }
 
+// uncovered drops the items that a pending eval of the job (other than the
+// one being processed) already covers: one with the same trigger due
+// within followupWindow after the item, as makeFollowups would have made
+// it. An item is checked on every evaluation but cannot be linked to its
+// eval (its alloc is not written), so this keeps one eval per deadline.
+func uncovered(items []due, evals []*structs.Evaluation, current string) []due {
+	var waits []time.Time
+	for _, e := range evals {
+		if e.Status == structs.EvalStatusPending && e.ID != current && e.TriggeredBy == structs.EvalTriggerReconnectReportTimeout {
+			waits = append(waits, e.WaitUntil)
+		}
+	}
+	var out []due
+	for _, it := range items {
+		covered := false
+		for _, w := range waits {
+			if !w.Before(it.at) && w.Sub(it.at) <= followupWindow {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 // makeFollowups creates one eval per window of items and returns them with
 // the eval ID for each alloc.
 func makeFollowups(items []due, parent *structs.Evaluation, job *structs.Job, trigger string, now time.Time, newID func() string) ([]*structs.Evaluation, map[string]string) {

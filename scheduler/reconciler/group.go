@@ -18,6 +18,7 @@ type groupInput struct {
 	evalID string
 	// pendingEval reports whether the job has a pending eval with this ID.
 	pendingEval func(id string) bool
+	classifier  Classifier
 }
 
 // holdKind says how a slot holder holds its slot, which decides whether a
@@ -71,11 +72,14 @@ type groupPlan struct {
 	deferred    int
 	// kept are the existing allocs that keep their slot themselves.
 	kept []*structs.Allocation
+	// awaiting are unknown allocs on ready nodes waiting for their
+	// client's report, due when their report window ends.
+	awaiting []due
 }
 
 // planGroup makes one group's decisions: sort, decide per bucket, count.
 func planGroup(in groupInput) *groupPlan {
-	c := Classifier{Job: in.job, Batch: in.batch, EvalID: in.evalID, Now: in.now}
+	c := in.classifier
 	b := SortInto(in.allocs, in.nodes, c)
 	gp := &groupPlan{name: in.tg.Name, buckets: b, decisions: newDecisions()}
 	d := gp.decisions
@@ -170,15 +174,11 @@ func planGroup(in groupInput) *groupPlan {
 	}
 
 	for _, k := range []Bucket{Lost, Expired} {
-		desc := DescLost
-		if k == Expired {
-			desc = DescExpired
-		}
 		for _, a := range b.Get(k) {
 			if d.stopped(a) {
 				continue
 			}
-			d.stop(a, desc, true)
+			d.stop(a, lostDescription(k, in.nodes[a.NodeID]), true)
 			if succ.live(a, in.batch) == nil {
 				hold(&holder{alloc: a, kind: holdReplace, origin: k, place: &Placement{
 					Reason:            PlaceLost,
@@ -253,6 +253,7 @@ func planGroup(in groupInput) *groupPlan {
 		giveUp(d, h)
 		giveUpStandIns(d, standIns, h.alloc.ID)
 	}
+	gp.awaiting = awaitingDue(b.Ignore, in.nodes, c, d)
 	used := map[int]bool{}
 	for _, h := range keep {
 		used[h.index] = true
@@ -373,6 +374,31 @@ func expiryOf(a *structs.Allocation, now time.Time) time.Time {
 // forbids rescheduling on lost nodes.
 func replaceWhileUnknown(a *structs.Allocation) bool {
 	return !preventRescheduleOnLost(a) && a.DisconnectStrategy().ShouldReplace()
+}
+
+// awaitingDue lists the allocs of ignore that wait for their client's
+// report and are not being stopped, each due when its report window ends:
+// the follow-up evaluation that acts then must exist, or nothing would look
+// at the alloc again until the job or the node changes.
+func awaitingDue(ignore AllocSet, nodes map[string]*structs.Node, c Classifier, d *decisions) []due {
+	var out []due
+	for _, a := range ignore {
+		if awaitingReport(a) && !d.stopped(a) {
+			out = append(out, dueOf(a, c.reportDeadline(a, nodes[a.NodeID])))
+		}
+	}
+	return out
+}
+
+// lostDescription says why an alloc of the Lost or Expired bucket is lost.
+func lostDescription(k Bucket, node *structs.Node) string {
+	switch {
+	case k == Lost:
+		return DescLost
+	case node != nil && node.Status != structs.NodeStatusDown && node.Status != structs.NodeStatusDisconnected:
+		return DescUnreported
+	}
+	return DescExpired
 }
 
 // awaitingReport reports whether a is unknown on a node that is back, and

@@ -119,6 +119,7 @@ func TestPropertiesOverRandomHistories(t *testing.T) {
 				return rapid.SampledFrom(ready).Draw(rt, "node")
 			})
 			checkApplied(rt, w, before, replace)
+			checkReportTimeouts(rt, w)
 		}
 		rt.Repeat(map[string]func(*rapid.T){
 			// Reconciling is what is tested; it runs about a third of the time.
@@ -137,7 +138,8 @@ func TestPropertiesOverRandomHistories(t *testing.T) {
 			},
 			"heartbeat": func(rt *rapid.T) {
 				if ids := nodesIn(structs.NodeStatusDisconnected, structs.NodeStatusDown); len(ids) > 0 {
-					w.nodes[rapid.SampledFrom(ids).Draw(rt, "node")].Status = structs.NodeStatusReady
+					n := w.nodes[rapid.SampledFrom(ids).Draw(rt, "node")]
+					n.Status, n.StatusUpdatedAt = structs.NodeStatusReady, w.now.Unix()
 				}
 			},
 			"report": func(rt *rapid.T) {
@@ -279,6 +281,31 @@ func checkResult(rt *rapid.T, w *world, res *Result) {
 	for _, a := range res.Keep {
 		if stopped[a.ID] {
 			rt.Fatalf("alloc %s is both kept and stopped", a.ID)
+		}
+	}
+}
+
+// checkReportTimeouts checks, after a result was applied, that every alloc
+// still waiting for its client's report on a ready node has a pending
+// follow-up due when its report window ends, so it is never left waiting
+// without a bound.
+func checkReportTimeouts(rt *rapid.T, w *world) {
+	c := Classifier{}
+	for _, a := range w.allocs {
+		n := w.nodes[a.NodeID]
+		if a.ServerTerminalStatus() || a.ClientStatus != structs.AllocClientStatusUnknown || n == nil || n.Status != structs.NodeStatusReady {
+			continue
+		}
+		deadline := c.reportDeadline(a, n)
+		covered := false
+		for _, e := range w.evals {
+			if e.Status == structs.EvalStatusPending && e.TriggeredBy == structs.EvalTriggerReconnectReportTimeout &&
+				!e.WaitUntil.Before(deadline) && e.WaitUntil.Sub(deadline) <= followupWindow {
+				covered = true
+			}
+		}
+		if !covered {
+			rt.Fatalf("alloc %s waits for its report on a ready node with no follow-up due at %v", a.ID, deadline)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // same Result.
 func Reconcile(in Input) *Result {
 	batch := isBatch(in)
-	classifier := Classifier{Job: in.Job, Batch: batch, EvalID: in.Eval.ID, Now: in.Now}
+	classifier := newClassifier(in.Job, batch, in.Eval, in.Now, in.ReportWindow)
 	pending := pendingEvals(in.Evals)
 	byGroup := map[string][]*structs.Allocation{}
 	for _, a := range in.Allocs {
@@ -32,6 +32,7 @@ func Reconcile(in Input) *Result {
 			plans = append(plans, planGroup(groupInput{
 				job: in.Job, tg: tg, allocs: byGroup[name], nodes: in.Nodes, batch: batch,
 				now: in.Now, evalID: in.Eval.ID, pendingEval: func(id string) bool { return pending[id] != nil },
+				classifier: classifier,
 			}))
 		}
 	}
@@ -48,7 +49,7 @@ func Reconcile(in Input) *Result {
 // makeAllFollowups creates the follow-up evals of every group, one per
 // window of due times and kind, and links the allocs to them.
 func makeAllFollowups(in Input, plans []*groupPlan) []*structs.Evaluation {
-	var delayed, timeouts []due
+	var delayed, timeouts, reports []due
 	var rollingWait time.Duration
 	for _, gp := range plans {
 		delayed = append(delayed, gp.delayed...)
@@ -57,13 +58,15 @@ func makeAllFollowups(in Input, plans []*groupPlan) []*structs.Evaluation {
 				timeouts = append(timeouts, dueOf(x.alloc, x.expiry))
 			}
 		}
+		reports = append(reports, gp.awaiting...)
 		if gp.deferred > 0 && (rollingWait == 0 || gp.rollingWait < rollingWait) {
 			rollingWait = gp.rollingWait
 		}
 	}
 	resched, reschedIDs := makeFollowups(delayed, in.Eval, in.Job, structs.EvalTriggerRetryFailedAlloc, in.Now, in.NewID)
 	timeout, timeoutIDs := makeFollowups(timeouts, in.Eval, in.Job, structs.EvalTriggerMaxDisconnectTimeout, in.Now, in.NewID)
-	out := append(resched, timeout...)
+	report, _ := makeFollowups(uncovered(reports, in.Evals, in.Eval.ID), in.Eval, in.Job, structs.EvalTriggerReconnectReportTimeout, in.Now, in.NewID)
+	out := append(append(resched, timeout...), report...)
 	if rollingWait > 0 {
 		out = append(out, followupEval(in.NewID(), in.Eval, in.Job, structs.EvalTriggerRollingUpdate, in.Now.Add(rollingWait), in.Now))
 	}

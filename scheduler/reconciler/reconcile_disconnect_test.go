@@ -218,7 +218,8 @@ func TestNodeFailures(t *testing.T) {
 			name: "an unknown alloc on a ready node whose client has not reported is neither stopped nor replaced",
 			setup: func(w *world) {
 				w.job = withDisconnect(w.job, lostAfter, false, "")
-				disconnected(w.add(0, "n1", running), t0.Add(-20*time.Minute))
+				// Inside its report window (see reconcile_report_test.go).
+				disconnected(w.add(0, "n1", running), t0.Add(-time.Minute))
 				w.add(1, "n1", running)
 				w.add(2, "n1", running)
 				w.job = nextVersion(w.job, func(j *structs.Job) { j.TaskGroups[0].Count = 1 })

@@ -44,6 +44,20 @@ func TestReconnect(t *testing.T) {
 			func(w *world, o, r *structs.Allocation) { scored(o, 0.2); scored(r, 0.5) }, false},
 		{"best_score prefers the original on a tie", structs.ReconcileBestScore, running,
 			func(w *world, o, r *structs.Allocation) { scored(o, 0.5); scored(r, 0.5) }, true},
+		{"best_score keeps a running original over a better-scored replacement that is still pending", structs.ReconcileBestScore, running,
+			func(w *world, o, r *structs.Allocation) {
+				scored(o, 0.2)
+				scored(r, 0.9)
+				r.ClientStatus = structs.AllocClientStatusPending
+			}, true},
+		{"best_score keeps a running replacement over an original that reported pending", structs.ReconcileBestScore, structs.AllocClientStatusPending,
+			func(w *world, o, r *structs.Allocation) { scored(o, 0.9); scored(r, 0.2) }, false},
+		{"best_score decides by score when both are pending", structs.ReconcileBestScore, structs.AllocClientStatusPending,
+			func(w *world, o, r *structs.Allocation) {
+				scored(o, 0.2)
+				scored(r, 0.9)
+				r.ClientStatus = structs.AllocClientStatusPending
+			}, false},
 		{"an empty reconcile policy means best_score", "", running,
 			func(w *world, o, r *structs.Allocation) { scored(o, 0.1); scored(r, 0.5) }, false},
 		{"keep_original keeps the original", structs.ReconcileKeepOriginal, running,

@@ -13,6 +13,11 @@ import (
 // a replacement that already completed (batch) wins because the work is
 // done, and a replacement that is itself failed always loses.
 //
+// best_score compares the scores the two nodes got at placement, but only
+// between allocs in the same state: a running alloc is never stopped in
+// favour of one that has not started (pending), whatever their scores, so
+// a reconnect never trades work that runs for work that may not start.
+//
 // Ties go to the original: it is the one the client was running all along,
 // and keeping it avoids moving work twice.
 func keepOriginal(orig, repl *structs.Allocation, strategy string) bool {
@@ -39,6 +44,11 @@ func keepOriginal(orig, repl *structs.Allocation, strategy string) bool {
 			return true
 		}
 		return !o.After(r)
+	}
+	origRuns := orig.ClientStatus == structs.AllocClientStatusRunning
+	replRuns := repl.ClientStatus == structs.AllocClientStatusRunning
+	if origRuns != replRuns {
+		return origRuns
 	}
 	return allocScore(orig) >= allocScore(repl)
 }

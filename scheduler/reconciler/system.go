@@ -25,6 +25,8 @@ type SystemInput struct {
 	Evals   []*structs.Evaluation
 	Now     time.Time
 	NewID   func() string
+	// ReportWindow is as in Input.
+	ReportWindow time.Duration
 }
 
 // ReconcileSystem decides what should happen to a system or sysbatch job's
@@ -35,7 +37,7 @@ type SystemInput struct {
 // there again until the job changes.
 func ReconcileSystem(in SystemInput) *Result {
 	sysbatch := in.Job != nil && in.Job.Type == structs.JobTypeSysBatch
-	classifier := Classifier{Job: in.Job, Batch: sysbatch, EvalID: in.Eval.ID, Now: in.Now}
+	classifier := newClassifier(in.Job, sysbatch, in.Eval, in.Now, in.ReportWindow)
 	pending := pendingEvals(in.Evals)
 	byGroup := map[string][]*structs.Allocation{}
 	for _, a := range in.Allocs {
@@ -55,7 +57,7 @@ func ReconcileSystem(in SystemInput) *Result {
 		}
 	}
 	res := &Result{DesiredTGUpdates: map[string]*structs.DesiredUpdates{}, Buckets: map[string]*Buckets{}}
-	res.Followups = makeAllFollowups(Input{Job: in.Job, Eval: in.Eval, Now: in.Now, NewID: in.NewID}, plans)
+	res.Followups = makeAllFollowups(Input{Job: in.Job, Eval: in.Eval, Evals: in.Evals, Now: in.Now, NewID: in.NewID}, plans)
 	for _, gp := range plans {
 		emit(res, gp)
 	}
@@ -83,6 +85,12 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 		}
 	}
 
+	// A reconnect is recorded on the alloc, which is then decided like any
+	// alloc of its status on a ready node: a running one is kept (unless its
+	// node left the job's scope), a finished sysbatch one holds its node,
+	// and a failed system one is replaced on its node below. Every decision
+	// carries the record (d.current).
+	var failed []*structs.Allocation
 	for _, r := range b.Reconnecting {
 		gp.reconnected = append(gp.reconnected, r)
 		d.rewrite(r, UpdateReconnect, func(x *structs.Allocation) {
@@ -90,15 +98,19 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 		})
 		switch {
 		case !r.ClientTerminalStatus():
+			if outOfScope(in, r) {
+				d.stop(r, DescNodeNotEligible, false)
+				continue
+			}
 			keep(d.current(r), true)
 		case sysbatch && sameVersion(r.Job, in.Job):
 			held[r.NodeID] = true // finished here; not run again
+		case r.ClientStatus == structs.AllocClientStatusFailed:
+			failed = append(failed, r)
 		}
 	}
 	for _, a := range b.Untainted {
-		node := in.Nodes[a.NodeID]
-		if _, ok := in.Eligible[a.NodeID]; !ok && a.ClientStatus != structs.AllocClientStatusComplete &&
-			node != nil && in.InScope != nil && !in.InScope(node) {
+		if a.ClientStatus != structs.AllocClientStatusComplete && outOfScope(in, a) {
 			d.stop(a, DescNodeNotEligible, false)
 			continue
 		}
@@ -119,12 +131,8 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 		// A failed system alloc is replaced on its node below, linked to it.
 	}
 	for _, k := range []Bucket{Lost, Expired} {
-		desc := DescLost
-		if k == Expired {
-			desc = DescExpired
-		}
 		for _, a := range b.Get(k) {
-			d.stop(a, desc, true)
+			d.stop(a, lostDescription(k, in.Nodes[a.NodeID]), true)
 		}
 	}
 	for _, a := range b.Disconnecting {
@@ -143,9 +151,9 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 	// One alloc on every eligible node that has none; a failed one on the
 	// node is the previous alloc of the new one.
 	failedOn := map[string]*structs.Allocation{}
-	for _, a := range b.Failed {
+	for _, a := range append(append([]*structs.Allocation(nil), b.Failed...), failed...) {
 		if !sysbatch && !d.stopped(a) {
-			failedOn[a.NodeID] = a
+			failedOn[a.NodeID] = d.current(a)
 		}
 	}
 	for _, id := range sortedKeys(in.Eligible) {
@@ -162,6 +170,7 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 	}
 
 	gp.planSystemUpdates(in, tg, running, sysbatch)
+	gp.awaiting = awaitingDue(b.Ignore, in.Nodes, c, d)
 	kept := gp.kept[:0]
 	for _, a := range gp.kept {
 		if !d.stopped(a) {
@@ -170,6 +179,15 @@ func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Al
 	}
 	gp.kept = kept
 	return gp
+}
+
+// outOfScope reports whether a's node, ready but not eligible for new
+// allocs, has left the job's datacenters or node pool: its alloc stops. An
+// alloc on a node that is merely ineligible or draining stays.
+func outOfScope(in SystemInput, a *structs.Allocation) bool {
+	node := in.Nodes[a.NodeID]
+	_, eligible := in.Eligible[a.NodeID]
+	return !eligible && node != nil && in.InScope != nil && !in.InScope(node)
 }
 
 // planSystemUpdates moves running allocs of older job versions to the

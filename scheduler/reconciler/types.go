@@ -28,6 +28,29 @@ type Input struct {
 	// NewID returns IDs for follow-up evaluations. It must be deterministic
 	// (seeded) so that an evaluation can be replayed.
 	NewID func() string
+	// ReportWindow bounds how long an unknown alloc on a node that is ready
+	// again waits for its client's report before it is lost; zero means
+	// DefaultReportWindow.
+	ReportWindow time.Duration
+}
+
+// DefaultReportWindow is how long an unknown alloc on a node that is ready
+// again waits for its client's report. A client reports its allocs right
+// after its first successful heartbeat, and holds a refused report until
+// the next one, so a client that has the alloc reports it within a few
+// heartbeat TTLs (10s to a few minutes, growing with the cluster); five
+// minutes covers that with room. A client that has not reported by then
+// does not have the alloc (its state was lost, or it was replaced by a
+// fresh install): the alloc is lost, which frees its slot and resources
+// (DESIGN.md, "Node lifecycle and disconnects").
+const DefaultReportWindow = 5 * time.Minute
+
+// reportWindow returns w, or the default for zero.
+func reportWindow(w time.Duration) time.Duration {
+	if w <= 0 {
+		return DefaultReportWindow
+	}
+	return w
 }
 
 // Result is what Reconcile decided. Every existing allocation appears at most
@@ -179,6 +202,7 @@ const (
 	DescRescheduled       = "alloc was rescheduled because it failed"
 	DescLost              = "alloc is lost since its node is down"
 	DescExpired           = "alloc is lost since its disconnect window expired"
+	DescUnreported        = "alloc is lost since its client did not report it after its node came back"
 	DescUnknown           = "alloc is unknown since its node is disconnected"
 	DescReconnectLoser    = "alloc not needed after its node reconnected: the other copy was kept"
 	DescNodeNotEligible   = "alloc not needed since its node no longer matches the job"
