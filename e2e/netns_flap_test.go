@@ -249,6 +249,9 @@ func TestNetnsFlappingLink(t *testing.T) {
 		} else if !confirm.seen(why) {
 			ok = true
 			halfSeen++
+			if halfSeen <= 5 {
+				t.Logf("a check failed (not yet a violation: the next check must confirm it): %s", why)
+			}
 		}
 		if !ok {
 			var hist []string

@@ -116,6 +116,9 @@ func TestNetnsSoak(t *testing.T) {
 			violate("%s", why)
 		default:
 			halfSeen++
+			if halfSeen <= 5 {
+				t.Logf("a check failed (not yet a violation: the next check must confirm it): %s", why)
+			}
 		}
 	}
 	register := func(f *soakFault) {
