@@ -33,11 +33,18 @@ func TestConfig(t testing.TB) *Config {
 // ends. cb may change the configuration first.
 func TestServer(t testing.TB, cb func(*Config)) *Server {
 	t.Helper()
+	return testServerWith(t, cb, serverOptions{})
+}
+
+// testServerWith is TestServer with some of the server's parts replaced
+// by twins.
+func testServerWith(t testing.TB, cb func(*Config), opts serverOptions) *Server {
+	t.Helper()
 	cfg := TestConfig(t)
 	if cb != nil {
 		cb(cfg)
 	}
-	s, err := NewServer(cfg)
+	s, err := newServer(cfg, opts)
 	if err != nil {
 		t.Fatalf("starting test server: %v", err)
 	}
