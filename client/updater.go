@@ -148,6 +148,8 @@ func (u *updater) call(ctx context.Context, batch []*structs.Allocation) error {
 	nodeID, secretID := u.c.identity()
 	req := &structs.AllocUpdateRequest{Alloc: batch, NodeID: nodeID, SecretID: secretID, WriteRequest: structs.WriteRequest{Region: u.c.cfg.Region}}
 	var resp structs.GenericResponse
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	return u.c.rpc.RPC(ctx, "Node.UpdateAlloc", req, &resp)
 }
 

@@ -23,6 +23,7 @@ import (
 // loses their answer, and "the leader" is whichever server leads at the
 // moment it matters.
 func TestACLsOnAThreeServerCluster(t *testing.T) {
+	t.Parallel()
 	var servers []*Server
 	for i := 0; i < 3; i++ {
 		servers = append(servers, aclClusterServer(t, i))

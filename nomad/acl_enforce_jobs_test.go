@@ -66,6 +66,7 @@ func jobIn(ns, id string) *structs.Job {
 // token with it succeeds, one without gets "Permission denied" and
 // changes nothing; a management token may do everything.
 func TestJobEndpointsNeedTheirCapabilities(t *testing.T) {
+	t.Parallel()
 	f := newACLTokens(t, testPolicies, nil)
 	s := f.s
 	register := func(token string, job *structs.Job) error {

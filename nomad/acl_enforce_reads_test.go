@@ -92,6 +92,7 @@ func namespaces[T any](list []T, ns func(T) string) []string {
 // may read (read-job in the object's namespace); a list over every
 // namespace is filtered, a read of one object outside is refused.
 func TestReadsAnswerOnlyTheNamespacesATokenMayRead(t *testing.T) {
+	t.Parallel()
 	w := newACLWorld(t)
 	s := w.s
 	reader, elsewhere := w.secret["reader"], w.secret["elsewhere"]
@@ -180,6 +181,7 @@ func TestReadsAnswerOnlyTheNamespacesATokenMayRead(t *testing.T) {
 // Nodes need node read to read and node write to change; a node's
 // allocations are also filtered by read-job, as in Nomad.
 func TestNodeEndpointsNeedTheNodePolicy(t *testing.T) {
+	t.Parallel()
 	w := newACLWorld(t)
 	s := w.s
 	noder, nodewriter, reader := w.secret["noder"], w.secret["nodewriter"], w.secret["reader"]
@@ -242,6 +244,7 @@ func TestNodeEndpointsNeedTheNodePolicy(t *testing.T) {
 // Operator reads need operator read, changes operator write; garbage
 // collection and the KV test endpoint need a management token.
 func TestOperatorSystemAndKVNeedTheirPolicies(t *testing.T) {
+	t.Parallel()
 	f := newACLTokens(t, testPolicies, nil)
 	s := f.s
 	opreader, opwriter := f.secret["opreader"], f.secret["opwriter"]
@@ -279,6 +282,7 @@ func TestOperatorSystemAndKVNeedTheirPolicies(t *testing.T) {
 // Alloc.Locate tells an agent where to send a client request: the token
 // needs only the capability of that request, in the alloc's namespace.
 func TestAllocLocateNeedsOnlyTheClientCapability(t *testing.T) {
+	t.Parallel()
 	w := newACLWorld(t)
 	s := w.s
 	logs := w.token(t, "lifecycle")

@@ -90,6 +90,7 @@ func isNodeRefusal(err error) bool {
 // The list of endpoints is the server's own registry, so an endpoint
 // added without a check fails this test.
 func TestEveryRPCEndpointRefusesACallerWithoutAToken(t *testing.T) {
+	t.Parallel()
 	s := aclServer(t, nil)
 	boot := bootstrapACL(t, s)
 	upsertPolicy(t, s, boot.SecretID, structs.AnonymousACLPolicy, `node { policy = "deny" }`)
@@ -182,6 +183,7 @@ func TestServerOnlyEndpointsRefuseEveryToken(t *testing.T) {
 // survives leadership changes: a restarted leader keeps the secret the
 // other servers already use. Without ACLs there is none.
 func TestTheServerSecretIsMadeOnceWithACLs(t *testing.T) {
+	t.Parallel()
 	plain := TestServer(t, nil)
 	WaitForLeader(t, 10*time.Second, plain)
 	if sec := plain.serverSecret(); sec != "" {
@@ -210,6 +212,7 @@ func TestTheServerSecretIsMadeOnceWithACLs(t *testing.T) {
 // workers) reach the leader with the server secret, while a user's call
 // to the same server-only endpoint through that follower is refused.
 func TestFollowersProveThemselvesToTheLeader(t *testing.T) {
+	t.Parallel()
 	var servers []*Server
 	for i := 0; i < 3; i++ {
 		servers = append(servers, aclClusterServer(t, i))
@@ -364,6 +367,7 @@ func TestForwardingWaitsForTheSecretOnlyWhenRefused(t *testing.T) {
 // server's. Tokens still gate what users may do, and a three-server
 // cluster with both forwards and checks as it does with either.
 func TestWithTLSRolesAndACLsTheCertificateProvesAServer(t *testing.T) {
+	t.Parallel()
 	ca := tlstest.NewCA(t)
 	servers := startTLSCluster(t, ca, 3, func(c *Config) { c.ACLEnabled = true })
 	leader := WaitForLeader(t, 20*time.Second, servers...)

@@ -71,6 +71,7 @@ func wantDenied(t *testing.T, err error, role string) {
 }
 
 func TestTLSClusterFormsElectsForwardsAndReplicates(t *testing.T) {
+	t.Parallel()
 	ca := tlstest.NewCA(t)
 	servers := startTLSCluster(t, ca, 3, nil)
 	leader := WaitForLeader(t, 20*time.Second, servers...)

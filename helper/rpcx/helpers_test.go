@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -201,15 +202,7 @@ func (b *syncBuffer) String() string {
 // waitFor polls cond until it holds, failing the test after 10 seconds.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	wait.Until(t, 10*time.Second, what, cond, wait.Every(time.Millisecond))
 }
 
 // waitClosed fails the test unless the peer closes conn within 10 seconds.

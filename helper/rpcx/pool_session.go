@@ -26,6 +26,10 @@ type poolSession struct {
 	// session that dies before that was most likely refused by the
 	// server (see refusedHint).
 	answered atomic.Bool
+
+	// probing is set while a ping checks the session after a call on it
+	// timed out (see ConnPool.probe).
+	probing atomic.Bool
 }
 
 // clientStream is one yamux stream with its codec. It carries one call at a
