@@ -65,10 +65,14 @@ func (g gcThresholds) evalThreshold(jobType string) time.Duration {
 	return g.eval
 }
 
-// allocDone reports whether an alloc is finished on both sides: the servers
-// want it stopped (or it ran to completion) and its client has confirmed a
-// terminal status. A job or node with an alloc that is not done is never
-// collected (promise 2).
+// allocDone reports whether an alloc's client status is terminal
+// (complete, failed, or lost: the servers mark an alloc lost only when its
+// node is gone). The servers' desired status is not consulted: an alloc the
+// servers stopped is not done until its client confirms, and one its client
+// finished is done whatever the servers still wanted of it (a batch alloc
+// that ran to completion; a failed one, which of a job or node being
+// collected nothing will replace). A job or node with an alloc that is not
+// done is never collected (promise 2).
 func allocDone(a *structs.Allocation) bool {
 	return a.ClientTerminalStatus()
 }

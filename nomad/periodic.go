@@ -17,7 +17,7 @@ import (
 // ErrPeriodicNotTracked is returned by ForceRun for a job the dispatcher
 // does not track: it is not periodic, stopped, or this server does not
 // lead.
-var ErrPeriodicNotTracked = errors.New("periodic job is not tracked by the dispatcher")
+var ErrPeriodicNotTracked = structs.NewCodedError("PeriodicNotTracked", "periodic job is not tracked by the dispatcher")
 
 // errChildExists means the child of a launch time was already registered
 // (a forced launch in the same second as a scheduled one).

@@ -207,6 +207,7 @@ func TestPeriodicForceRPCLaunchesImmediately(t *testing.T) {
 // and checks what must hold whoever leads: only a leader tracks the job,
 // and each launch exists exactly once.
 func TestPeriodicOnlyTheLeaderLaunchesAndANewLeaderTakesOver(t *testing.T) {
+	t.Parallel()
 	clock := NewFakeClock(periodicEpoch)
 	var servers []*Server
 	for i := 0; i < 3; i++ {
