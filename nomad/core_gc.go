@@ -135,8 +135,8 @@ func (c coreGC) apply(ctx context.Context, t structs.MessageType, msg any) (uint
 //
 // An eval goes in the same entry as its allocs. An eval with more allocs
 // than one entry may name has them deleted over several entries and is
-// deleted with the last (the FSM keeps an eval while any alloc of it is
-// left).
+// deleted with the last (KeepEvalsWithAllocs: the FSM keeps an eval while
+// any alloc of it is left).
 func (c coreGC) collectEvals(ctx context.Context, g gcThresholds) (uint64, error) {
 	st := c.deps.State()
 	jobs := map[structs.NamespacedID]*structs.Job{}
@@ -159,7 +159,7 @@ func (c coreGC) collectEvals(ctx context.Context, g gcThresholds) (uint64, error
 		if len(evalIDs)+len(allocIDs) == 0 {
 			return nil
 		}
-		idx, err := c.apply(ctx, structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: evalIDs, Allocs: allocIDs})
+		idx, err := c.apply(ctx, structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: evalIDs, Allocs: allocIDs, KeepEvalsWithAllocs: true})
 		evalIDs, allocIDs = nil, nil
 		last = max(last, idx)
 		return err

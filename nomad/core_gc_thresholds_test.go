@@ -243,8 +243,9 @@ func TestCoreGCSplitsALargeCollectionIntoBoundedEntries(t *testing.T) {
 	}
 }
 
-// An eval is deleted only once none of its allocs are left: an entry
-// that names the eval but not all of its allocs keeps it.
+// An eval is deleted only once none of its allocs are left: a GC entry
+// that names the eval but not all of its allocs keeps it. An entry without
+// KeepEvalsWithAllocs (written before it existed) applies as it always did.
 func TestFSMKeepsAnEvalWhileAnAllocOfItIsLeft(t *testing.T) {
 	d := newFSMGCDeps(t)
 	st := d.State()
@@ -264,7 +265,7 @@ func TestFSMKeepsAnEvalWhileAnAllocOfItIsLeft(t *testing.T) {
 	if err := st.UpsertAllocs(d.nextIndex(), []*structs.Allocation{a1, a2}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := d.raftApply(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: []string{"e"}, Allocs: []string{"a1"}}); err != nil {
+	if _, _, err := d.raftApply(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: []string{"e"}, Allocs: []string{"a1"}, KeepEvalsWithAllocs: true}); err != nil {
 		t.Fatal(err)
 	}
 	if a, _ := st.AllocByID(nil, "a1"); a != nil {
@@ -272,5 +273,11 @@ func TestFSMKeepsAnEvalWhileAnAllocOfItIsLeft(t *testing.T) {
 	}
 	if e, _ := st.EvalByID(nil, "e"); e == nil {
 		t.Fatal("the eval was deleted while its alloc a2 is left")
+	}
+	if _, _, err := d.raftApply(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: []string{"e"}}); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := st.EvalByID(nil, "e"); e != nil {
+		t.Fatal("an entry without KeepEvalsWithAllocs must delete the eval, as entries always did")
 	}
 }

@@ -19,6 +19,9 @@ func (f *FSM) applyEvalUpdate(buf []byte, index uint64) any {
 func (f *FSM) applyEvalDelete(buf []byte, index uint64) any {
 	var req structs.EvalDeleteRequest
 	decode(buf, &req, structs.EvalDeleteRequestType)
+	if req.KeepEvalsWithAllocs {
+		return errOrNil(f.State().DeleteEvalsOnceEmpty(index, req.Evals, req.Allocs))
+	}
 	return errOrNil(f.State().DeleteEvals(index, req.Evals, req.Allocs))
 }
 

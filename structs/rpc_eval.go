@@ -14,6 +14,13 @@ type EvalUpdateRequest struct {
 type EvalDeleteRequest struct {
 	Evals  []string
 	Allocs []string
+	// KeepEvalsWithAllocs keeps an eval of Evals while any alloc of it is
+	// left after this entry. Core GC sets it: it spreads the allocs of a
+	// very large eval over several bounded entries and names the eval in
+	// the last, and an alloc an earlier entry had to keep must keep its
+	// eval. Entries written before the field existed decode it as false
+	// and apply as they always did.
+	KeepEvalsWithAllocs bool
 	WriteRequest
 }
 

@@ -72,16 +72,25 @@ func upsertEvalsTxn(txn *memdb.Txn, index uint64, evals []*structs.Evaluation, j
 // overtaken (a batch job registered again, say), so each alloc is checked
 // again against AllocIsGCable with its job as it is now. One that no
 // longer passes is kept, and so is its eval, so that the eval is collected
-// with it later rather than leaving it orphaned. An eval with an alloc
-// left that this entry does not delete is kept too: a collection too
-// large for one raft entry deletes an eval's allocs over several entries
-// and the eval with the last of them, and whatever an earlier entry kept
-// must keep the eval.
+// with it later rather than leaving it orphaned.
 //
 // Every node that loses an alloc gets its deleted-allocs index moved to
 // index (see NodeAllocsDeletedIndex), so its client's assignment never
 // goes back in time and a client blocked on it wakes up.
 func (s *StateStore) DeleteEvals(index uint64, evalIDs, allocIDs []string) error {
+	return s.deleteEvals(index, evalIDs, allocIDs, false)
+}
+
+// DeleteEvalsOnceEmpty is DeleteEvals that also keeps every eval with an
+// alloc left after the deletion, whether this call kept the alloc or never
+// named it: a collection too large for one raft entry deletes an eval's
+// allocs over several entries and the eval with the last of them, and an
+// alloc an earlier entry kept must keep its eval.
+func (s *StateStore) DeleteEvalsOnceEmpty(index uint64, evalIDs, allocIDs []string) error {
+	return s.deleteEvals(index, evalIDs, allocIDs, true)
+}
+
+func (s *StateStore) deleteEvals(index uint64, evalIDs, allocIDs []string, keepNonEmpty bool) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
 		js := jobSet{}
 		keptEvals := map[string]bool{}
@@ -121,12 +130,14 @@ func (s *StateStore) DeleteEvals(index uint64, evalIDs, allocIDs []string) error
 			if e == nil {
 				continue
 			}
-			left, err := txn.First(TableAllocs, "eval", id)
-			if err != nil {
-				return err
-			}
-			if left != nil {
-				continue
+			if keepNonEmpty {
+				left, err := txn.First(TableAllocs, "eval", id)
+				if err != nil {
+					return err
+				}
+				if left != nil {
+					continue
+				}
 			}
 			if err := txn.Delete(TableEvals, e); err != nil {
 				return fmt.Errorf("state: deleting eval %s: %w", id, err)
