@@ -71,8 +71,9 @@ var gcT0 = time.Unix(1_800_000_000, 0)
 // gcThresholdFixture holds, all terminal since gcT0: a stopped service
 // job "svc" with its complete eval and stopped alloc, a finished batch
 // job "batch" with its complete eval and completed alloc, a down node
-// "gone" with nothing on it, and a successful deployment "dep".
-func gcThresholdFixture(t *testing.T) *fsmGCDeps {
+// "gone" with nothing on it, and a successful deployment "dep". change,
+// if set, may change each alloc before it is stored.
+func gcThresholdFixture(t *testing.T, change func(*structs.Allocation)) *fsmGCDeps {
 	t.Helper()
 	d := newFSMGCDeps(t)
 	st := d.State()
@@ -99,6 +100,9 @@ func gcThresholdFixture(t *testing.T) *fsmGCDeps {
 			a.DesiredStatus = structs.AllocDesiredStatusStop
 		}
 		a.ModifyTime = gcT0.UnixNano()
+		if change != nil {
+			change(a)
+		}
 		must(st.UpsertAllocs(d.nextIndex(), []*structs.Allocation{a}))
 	}
 	gone := fsmTestNode("gone")
@@ -160,7 +164,7 @@ func TestCoreGCCollectsEachKindOnlyPastItsThreshold(t *testing.T) {
 		{"a finished deployment waits deployment_gc_threshold", gcDeployments, "deployment dep", g.deployment},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := gcThresholdFixture(t)
+			d := gcThresholdFixture(t, nil)
 			gc := coreGC{deps: d}
 			g := g
 			g.now = gcT0.Add(tc.threshold - time.Second)
@@ -279,5 +283,62 @@ func TestFSMKeepsAnEvalWhileAnAllocOfItIsLeft(t *testing.T) {
 	}
 	if e, _ := st.EvalByID(nil, "e"); e != nil {
 		t.Fatal("an entry without KeepEvalsWithAllocs must delete the eval, as entries always did")
+	}
+}
+
+// However old, nothing live is collected (promise 2): a stopped job whose
+// alloc its client still reports running keeps the job, its eval and the
+// alloc; a down node still holding that alloc stays; a deployment still
+// running stays; an eval not yet finished stays.
+func TestCoreGCNeverCollectsWhatIsStillLive(t *testing.T) {
+	d := gcThresholdFixture(t, func(a *structs.Allocation) {
+		if a.ID == "a-svc" {
+			a.ClientStatus, a.NodeID = structs.AllocClientStatusRunning, "gone"
+		}
+	})
+	st := d.State()
+	if a, _ := st.AllocByID(nil, "a-svc"); a.ClientStatus != structs.AllocClientStatusRunning {
+		t.Fatalf("fixture: a-svc is %s; want running", a.ClientStatus)
+	}
+	pending := evalFor("e-pending", fsmTestJob("batch"), structs.EvalStatusPending)
+	pending.Type, pending.ModifyTime = structs.JobTypeBatch, gcT0.UnixNano()
+	if err := st.UpsertEvals(d.nextIndex(), []*structs.Evaluation{pending}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.UpsertDeployment(d.nextIndex(), &structs.Deployment{ID: "live-dep", Namespace: structs.DefaultNamespace, JobID: "svc",
+		Status: structs.DeploymentStatusRunning, ModifyTime: gcT0.UnixNano()}); err != nil {
+		t.Fatal(err)
+	}
+	g := gcThresholds{now: gcT0.Add(1000 * time.Hour), eval: time.Hour, batchEval: time.Hour, job: time.Hour, node: time.Hour, deployment: time.Hour}
+	for _, k := range gcKinds {
+		if _, err := (coreGC{deps: d}).collectKind(context.Background(), k, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j, _ := st.JobByID(nil, structs.DefaultNamespace, "svc"); j == nil {
+		t.Fatal("a stopped job whose alloc still runs was collected")
+	}
+	if e, _ := st.EvalByID(nil, "e-svc"); e == nil {
+		t.Fatal("the eval of an alloc that still runs was collected")
+	}
+	if a, _ := st.AllocByID(nil, "a-svc"); a == nil {
+		t.Fatal("an alloc its client reports running was collected")
+	}
+	if n, _ := st.NodeByID(nil, "gone"); n == nil {
+		t.Fatal("a down node still holding a running alloc was collected")
+	}
+	if dep, _ := st.DeploymentByID(nil, "live-dep"); dep == nil {
+		t.Fatal("a running deployment was collected")
+	}
+	if e, _ := st.EvalByID(nil, "e-pending"); e == nil {
+		t.Fatal("a pending eval was collected")
+	}
+	// The batch job has a pending eval, so it still runs: its completed
+	// alloc holds its slot, and the alloc, its eval and the job all stay.
+	if e, _ := st.EvalByID(nil, "e-batch"); e == nil {
+		t.Fatal("the eval of a completed batch alloc was collected while its job still runs")
+	}
+	if j, _ := st.JobByID(nil, structs.DefaultNamespace, "batch"); j == nil {
+		t.Fatal("a job with a pending eval was collected")
 	}
 }
