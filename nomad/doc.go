@@ -33,8 +33,8 @@
 //     loop and the workers; Shutdown cancels it and waits for them.
 //   - monitorLeadership is the only caller of establishLeadership and
 //     revokeLeadership. The leader context it creates owns the plan
-//     applier, the heartbeat timers, the failed-eval and cancel reapers and
-//     the unblock-failed loop; revokeLeadership cancels and waits for them,
+//     applier, the heartbeat timers, the failed-eval and cancel reapers,
+//     the unblock-failed loop and the core GC loop; revokeLeadership cancels and waits for them,
 //     then disables the broker, blocked evals and plan queue.
 //   - The FSM owns the state store pointer (it changes on snapshot
 //     restore); everyone else reads it through Server.State().
@@ -48,6 +48,10 @@
 //     state (catching up a missed launch once); revokeLeadership disables
 //     it, which stops and waits for the loop. FSM hooks keep it in step
 //     with job registers and stops.
+//   - The core GC loop (runCoreGC, core_gc_loop.go) runs under the leader
+//     context and owns its per-kind timers and the record of which kind is
+//     collecting; each collection runs on a goroutine the loop waits for,
+//     and writes its deletions in bounded raft entries (core_gc.go).
 //
 // # ACLs
 //
