@@ -96,26 +96,8 @@ func testReconnect(t *testing.T, reconcile string, keepOriginal bool) {
 
 	frozenAt := time.Now()
 	thaw := c.clients[orig.NodeName].freeze()
-	var repl *api.Allocation
-	waitFor(t, 20*time.Second, func() (bool, string) {
-		if st := nodeStatus(s, orig.NodeName); st != "disconnected" {
-			return false, "frozen node is " + st
-		}
-		allocs, err := jobAllocs(s, "reconnect")
-		if err != nil {
-			return false, err.Error()
-		}
-		repl = nil
-		for _, a := range allocs {
-			if a.ID == orig.ID && a.ClientStatus != "unknown" {
-				return false, "original is " + a.ClientStatus
-			}
-			if a.ID != orig.ID && a.NodeName != orig.NodeName && a.DesiredStatus == "run" && a.ClientStatus == "running" {
-				repl = a
-			}
-		}
-		return repl != nil && m.procs()[repl.ID] != 0, "no running replacement: " + describeAllocs(allocs)
-	})
+	repl := waitForAwayAndReplaced(t, s, "reconnect", orig, m, 20*time.Second,
+		func() string { return nodeStatus(s, orig.NodeName) }, "disconnected", "unknown")
 	t.Logf("disconnected, original unknown, replacement running %s after the freeze", time.Since(frozenAt))
 	if m.procs()[orig.ID] != origPid {
 		t.Fatalf("the frozen client's task (pid %d) should keep running: %v", origPid, m.procs())

@@ -320,3 +320,33 @@ func isZombie(stat []byte) bool {
 	i := bytes.LastIndexByte(stat, ')')
 	return i >= 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X')
 }
+
+// waitForAwayAndReplaced waits until the node of orig, as nodeIs tells it,
+// is nodeWant ("disconnected", "down"), orig's client status is origWant
+// ("unknown", "lost"), and another alloc of jobID on another node runs with
+// a live task process; it returns that replacement.
+func waitForAwayAndReplaced(t *testing.T, s *agent, jobID string, orig *api.Allocation, m taskMarker, timeout time.Duration,
+	nodeIs func() string, nodeWant, origWant string) *api.Allocation {
+	t.Helper()
+	var repl *api.Allocation
+	waitFor(t, timeout, func() (bool, string) {
+		if st := nodeIs(); st != nodeWant {
+			return false, "the original's node is " + st
+		}
+		allocs, err := jobAllocs(s, jobID)
+		if err != nil {
+			return false, err.Error()
+		}
+		repl = nil
+		for _, a := range allocs {
+			if a.ID == orig.ID && a.ClientStatus != origWant {
+				return false, "original is " + a.ClientStatus
+			}
+			if a.ID != orig.ID && a.NodeName != orig.NodeName && a.DesiredStatus == "run" && a.ClientStatus == "running" {
+				repl = a
+			}
+		}
+		return repl != nil && m.procs()[repl.ID] != 0, "no running replacement: " + describeAllocs(allocs)
+	})
+	return repl
+}

@@ -116,26 +116,7 @@ func startPair(t *testing.T, c *nestedCluster, prefix string, specA innerSpec, j
 // process of its own; it returns the replacement and its pid.
 func waitForReplacement(t *testing.T, s *agent, ia *innerAgent, jobID string, orig *api.Allocation, origPid int, m taskMarker) (*api.Allocation, int) {
 	t.Helper()
-	var repl *api.Allocation
-	waitFor(t, 30*time.Second, func() (bool, string) {
-		if st := ia.status(); st != "disconnected" {
-			return false, "inner node is " + st
-		}
-		allocs, err := jobAllocs(s, jobID)
-		if err != nil {
-			return false, err.Error()
-		}
-		repl = nil
-		for _, al := range allocs {
-			if al.ID == orig.ID && al.ClientStatus != "unknown" {
-				return false, "original is " + al.ClientStatus
-			}
-			if al.ID != orig.ID && al.DesiredStatus == "run" && al.ClientStatus == "running" {
-				repl = al
-			}
-		}
-		return repl != nil && m.procs()[repl.ID] != 0, "no running replacement: " + describeAllocs(allocs)
-	})
+	repl := waitForAwayAndReplaced(t, s, jobID, orig, m, 30*time.Second, ia.status, "disconnected", "unknown")
 	if pid := m.procs()[orig.ID]; pid != origPid {
 		t.Fatalf("the original's task (pid %d) must outlive its agent, have pid %d", origPid, pid)
 	}
@@ -284,26 +265,7 @@ func TestNestedStoppedAgentLostWorkIsStopped(t *testing.T) {
 // replacement running; it returns the replacement.
 func waitForLostAndReplaced(t *testing.T, s *agent, ia *innerAgent, orig *api.Allocation, origPid int, m taskMarker) *api.Allocation {
 	t.Helper()
-	var repl *api.Allocation
-	waitFor(t, 30*time.Second, func() (bool, string) {
-		if st := ia.status(); st != "down" {
-			return false, "inner node is " + st
-		}
-		allocs, err := jobAllocs(s, "work")
-		if err != nil {
-			return false, err.Error()
-		}
-		repl = nil
-		for _, al := range allocs {
-			if al.ID == orig.ID && al.ClientStatus != "lost" {
-				return false, "original is " + al.ClientStatus
-			}
-			if al.ID != orig.ID && al.DesiredStatus == "run" && al.ClientStatus == "running" {
-				repl = al
-			}
-		}
-		return repl != nil && m.procs()[repl.ID] != 0, "no running replacement: " + describeAllocs(allocs)
-	})
+	repl := waitForAwayAndReplaced(t, s, "work", orig, m, 30*time.Second, ia.status, "down", "lost")
 	if pid := m.procs()[orig.ID]; pid != origPid {
 		t.Fatalf("the original's task (pid %d) should outlive its agent until the agent returns, have pid %d", origPid, pid)
 	}

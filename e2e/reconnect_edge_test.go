@@ -17,26 +17,8 @@ import (
 func disconnectAndReplace(t *testing.T, s *agent, clients map[string]*agent, jobID string, orig *api.Allocation, m taskMarker) (*api.Allocation, func()) {
 	t.Helper()
 	thaw := clients[orig.NodeName].freeze()
-	var repl *api.Allocation
-	waitFor(t, 20*time.Second, func() (bool, string) {
-		if st := nodeStatus(s, orig.NodeName); st != "disconnected" {
-			return false, "frozen node is " + st
-		}
-		allocs, err := jobAllocs(s, jobID)
-		if err != nil {
-			return false, err.Error()
-		}
-		repl = nil
-		for _, a := range allocs {
-			if a.ID == orig.ID && a.ClientStatus != "unknown" {
-				return false, "original is " + a.ClientStatus
-			}
-			if a.ID != orig.ID && a.DesiredStatus == "run" && a.ClientStatus == "running" {
-				repl = a
-			}
-		}
-		return repl != nil && m.procs()[repl.ID] != 0, "no running replacement: " + describeAllocs(allocs)
-	})
+	repl := waitForAwayAndReplaced(t, s, jobID, orig, m, 20*time.Second,
+		func() string { return nodeStatus(s, orig.NodeName) }, "disconnected", "unknown")
 	return repl, thaw
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/client/template"
+	"github.com/drover-sched/drover/helper/childproc"
 )
 
 // A job's templates are programs run by the client agent. Against real
@@ -150,24 +152,5 @@ func peakRSS(t *testing.T, pid int) uint64 {
 // renderChildrenOf counts pid's children that render templates (their
 // argv[0] names the entry).
 func renderChildrenOf(pid int) int {
-	dirs, _ := os.ReadDir("/proc")
-	n := 0
-	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) || fields[0] == "Z" {
-			continue
-		}
-		if cmdline, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline"); strings.HasPrefix(string(cmdline), "drover-child template-render") {
-			n++
-		}
-	}
-	return n
+	return childproc.Running(pid, template.RenderEntry)
 }

@@ -75,8 +75,11 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 
 	// A node that is (again) ready may be able to run system jobs, and its
 	// old allocs may need a decision: the evals go in the same entry.
-	becomesReady := node.Status == structs.NodeStatusReady && (existing == nil || existing.Status != structs.NodeStatusReady)
-	err = n.applyReadyNode(node, becomesReady, now, reply, func(evals []*structs.Evaluation, readIndex uint64) (structs.MessageType, any) {
+	var change nodeChange
+	if node.Status == structs.NodeStatusReady && (existing == nil || existing.Status != structs.NodeStatusReady) {
+		change = nodeBecomesReady
+	}
+	err = n.applyNodeStatus(node, change, now, reply, func(evals []*structs.Evaluation, readIndex uint64) (structs.MessageType, any) {
 		return structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node, Evals: evals, EvalsReadIndex: readIndex, WriteRequest: args.WriteRequest}
 	})
 	if err != nil {
@@ -93,20 +96,54 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 // retries it.
 const readyNodeAttempts = 5
 
-// applyReadyNode writes the entry mk builds, with the evals of a node
-// becoming ready when ready is true (none otherwise), and fills reply from
-// it. The status and the evals are one entry, so a crash cannot leave a
-// ready node without them. The caller holds the node's status lock.
-func (n *Node) applyReadyNode(node *structs.Node, ready bool, now time.Time, reply *structs.NodeUpdateResponse,
+// nodeChange is what a status write means for the node's work, and so
+// which evals go with it.
+type nodeChange int
+
+const (
+	// nodeStays: no evals (a write that changes nothing the scheduler
+	// acts on, such as initializing).
+	nodeStays nodeChange = iota
+	// nodeBecomesReady: evals for its jobs and every system job.
+	nodeBecomesReady
+	// nodeGoesAway (down or disconnected, as its client says): evals for
+	// the jobs of its live allocs, as for a missed heartbeat.
+	nodeGoesAway
+)
+
+// statusChange is the nodeChange of a node taking status.
+func statusChange(status string) nodeChange {
+	switch status {
+	case structs.NodeStatusReady:
+		return nodeBecomesReady
+	case structs.NodeStatusDown, structs.NodeStatusDisconnected:
+		return nodeGoesAway
+	}
+	return nodeStays
+}
+
+// applyNodeStatus writes the entry mk builds, with the evals change calls
+// for, and fills reply from it. The status and the evals are one entry,
+// so a crash cannot leave a ready node without its system work, or a node
+// that went away with its work wanted where it was. The caller holds the
+// node's status lock.
+func (n *Node) applyNodeStatus(node *structs.Node, change nodeChange, now time.Time, reply *structs.NodeUpdateResponse,
 	mk func(evals []*structs.Evaluation, readIndex uint64) (structs.MessageType, any)) error {
 	var err error
 	for attempt := 0; attempt < readyNodeAttempts; attempt++ {
 		var evals []*structs.Evaluation
 		var readIndex uint64
-		if ready {
+		switch change {
+		case nodeBecomesReady:
 			if evals, readIndex, err = n.nodeJobEvals(node, now); err != nil {
 				return err
 			}
+		case nodeGoesAway:
+			allocs, err := n.srv.State().AllocsByNode(nil, node.ID)
+			if err != nil {
+				return err
+			}
+			evals = nodeEvals(node, allocs, now)
 		}
 		var idx uint64
 		idx, _, err = n.srv.raftApply(mk(evals, readIndex))
@@ -229,7 +266,7 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	now := n.srv.Now()
 	if node.Status != args.Status {
 		event := &structs.NodeEvent{Message: fmt.Sprintf("Node status %s -> %s", node.Status, args.Status), Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now}
-		err := n.applyReadyNode(node, args.Status == structs.NodeStatusReady, now, reply, func(evals []*structs.Evaluation, readIndex uint64) (structs.MessageType, any) {
+		err := n.applyNodeStatus(node, statusChange(args.Status), now, reply, func(evals []*structs.Evaluation, readIndex uint64) (structs.MessageType, any) {
 			return structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{
 				NodeID: node.ID, Status: args.Status, UpdatedAt: now.Unix(), NodeEvent: event, Evals: evals, EvalsReadIndex: readIndex,
 			}

@@ -238,7 +238,7 @@ func TestNodeReadyRereadsTheJobsWhenASystemJobArrivesMeanwhile(t *testing.T) {
 	ep := &Node{srv: s}
 	var reply structs.NodeUpdateResponse
 	builds := 0
-	err := ep.applyReadyNode(node, true, s.Now(), &reply, func(evals []*structs.Evaluation, readIndex uint64) (structs.MessageType, any) {
+	err := ep.applyNodeStatus(node, nodeBecomesReady, s.Now(), &reply, func(evals []*structs.Evaluation, readIndex uint64) (structs.MessageType, any) {
 		builds++
 		if builds == 1 {
 			registerJob(t, s, itSystemJob("late")) // between the read and the entry

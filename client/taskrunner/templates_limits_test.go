@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/internal/testutil"
 	"github.com/drover-sched/drover/client/template"
+	"github.com/drover-sched/drover/helper/childproc"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -129,32 +129,7 @@ func failedHook(t *testing.T, h *harness) *structs.TaskEvent {
 
 // renderChildren counts this process's children that render templates.
 func renderChildren(t *testing.T) int {
-	t.Helper()
-	self := strconv.Itoa(os.Getpid())
-	dirs, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: the fields after the last ')'.
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(fields) < 2 || fields[1] != self || fields[0] == "Z" {
-			continue
-		}
-		env, _ := os.ReadFile("/proc/" + d.Name() + "/environ")
-		if strings.Contains(string(env), "DROVER_CHILD=template-render") {
-			n++
-		}
-	}
-	return n
+	return childproc.Running(os.Getpid(), template.RenderEntry)
 }
 
 func totalAlloc() uint64 {

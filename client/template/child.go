@@ -11,11 +11,11 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// childEntry is the child entry point that renders one task start's
+// RenderEntry names the child entry point that renders one task start's
 // templates (see renderer.go for why they render in a child).
-const childEntry = "template-render"
+const RenderEntry = "template-render"
 
-func init() { childproc.Register(childEntry, renderChild) }
+func init() { childproc.Register(RenderEntry, renderChild) }
 
 // childRequest is everything a render reads that does not come from the
 // sandboxed directories, resolved by the agent: paths already

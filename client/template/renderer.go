@@ -65,7 +65,7 @@ func NewRenderer(cfg RendererConfig) *Renderer {
 		cfg.Concurrency = DefaultRenderConcurrency
 	}
 	return &Renderer{runner: childproc.New(childproc.Config{
-		Entry:       childEntry,
+		Entry:       RenderEntry,
 		Limits:      childproc.Limits{Heap: cfg.Memory, Wall: cfg.Timeout, Output: maxAnswer},
 		Concurrency: cfg.Concurrency,
 		// The child needs nothing of the agent's environment (which may

@@ -2,11 +2,11 @@ package agent
 
 import (
 	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/client/template"
+	"github.com/drover-sched/drover/helper/childproc"
 	nomadapi "github.com/hashicorp/nomad/api"
 )
 
@@ -50,29 +50,5 @@ func TestStoppingAJobWhoseTemplateSpinsEndsItsAllocPromptly(t *testing.T) {
 // templateRenderChildren counts this process's children that render
 // templates.
 func templateRenderChildren(t *testing.T) int {
-	t.Helper()
-	self := strconv.Itoa(os.Getpid())
-	dirs, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: the fields after the last ')'.
-		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(fields) < 2 || fields[1] != self || fields[0] == "Z" {
-			continue
-		}
-		if env, _ := os.ReadFile("/proc/" + d.Name() + "/environ"); strings.Contains(string(env), "DROVER_CHILD=template-render") {
-			n++
-		}
-	}
-	return n
+	return childproc.Running(os.Getpid(), template.RenderEntry)
 }

@@ -192,6 +192,9 @@ func TestCancellingKillsTheChildsGroupAndSlotsBoundConcurrency(t *testing.T) {
 	}()
 	s := <-steps
 	pid := waitForStep(t, s)
+	if n := Running(os.Getpid(), "group"); n != 1 {
+		t.Fatalf("Running counts %d children of entry group, want 1", n)
+	}
 
 	waitCtx, waitCancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer waitCancel()
@@ -211,6 +214,9 @@ func TestCancellingKillsTheChildsGroupAndSlotsBoundConcurrency(t *testing.T) {
 			t.Fatalf("process %d of the child's group outlived it", pid)
 		}
 		time.Sleep(10 * time.Millisecond) // polling another process's state: no event to wait on
+	}
+	if n := Running(os.Getpid(), "group"); n != 0 {
+		t.Fatalf("Running counts %d children of entry group after it ended, want 0", n)
 	}
 }
 

@@ -131,7 +131,7 @@ func (r *Runner) Run(ctx context.Context, input []byte) ([]byte, error) {
 func (r *Runner) start(ctx context.Context, exe string, input []byte, stdout, stderr io.Writer, steps *lastLine) error {
 	cmd := exec.CommandContext(ctx, exe)
 	// What ps shows: which entry, rather than /proc/self/exe.
-	cmd.Args = []string{"drover-child " + r.cfg.Entry}
+	cmd.Args = []string{argv0Prefix + r.cfg.Entry}
 	cmd.Env = append([]string{
 		envEntry + "=" + r.cfg.Entry,
 		envHeap + "=" + strconv.FormatUint(r.cfg.Limits.Heap, 10),
