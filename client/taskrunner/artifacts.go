@@ -11,11 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/client/artifact"
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/structs"
 )
@@ -37,9 +34,7 @@ type artifactHook struct {
 	// fetcher is nil for a zero Fetcher (see artifact.Sources for what
 	// that allows).
 	fetcher *artifact.Fetcher
-	events  eventEmitter
-	clock   clock.Clock
-	logger  hclog.Logger
+	hookDeps
 }
 
 func (*artifactHook) Name() string { return "artifacts" }

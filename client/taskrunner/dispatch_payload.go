@@ -6,10 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/drover-sched/drover/client/allocdir"
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/structs"
 )
@@ -30,9 +27,7 @@ import (
 // "../" in the file nor a symlink the task left in its directory can make
 // the client write outside it.
 type dispatchPayloadHook struct {
-	events eventEmitter
-	clock  clock.Clock
-	logger hclog.Logger
+	hookDeps
 }
 
 func (*dispatchPayloadHook) Name() string { return "dispatch_payload" }

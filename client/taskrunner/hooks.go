@@ -3,7 +3,10 @@ package taskrunner
 import (
 	"context"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/drover-sched/drover/client/allocdir"
+	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/taskenv"
 	"github.com/drover-sched/drover/structs"
@@ -132,17 +135,24 @@ type UpdateHook interface {
 // may use what an earlier one made (templates render files the artifacts
 // brought, with the environment the env hook built).
 func newHooks(tr *TaskRunner) []Hook {
-	emit := hookEvents{tr}
+	deps := hookDeps{events: hookEvents{tr}, clock: tr.clock, logger: tr.logger}
 	return []Hook{
-		&dispatchPayloadHook{events: emit, clock: tr.clock, logger: tr.logger},
+		&dispatchPayloadHook{hookDeps: deps},
 		&envHook{node: tr.cfg.Node, region: tr.cfg.Region, hostEnv: tr.cfg.HostEnv},
-		&artifactHook{fetcher: tr.cfg.Artifacts, events: emit, clock: tr.clock, logger: tr.logger},
-		&templateHook{renderer: tr.cfg.Templates, events: emit, clock: tr.clock, logger: tr.logger},
+		&artifactHook{hookDeps: deps, fetcher: tr.cfg.Artifacts},
+		&templateHook{hookDeps: deps, renderer: tr.cfg.Templates},
 	}
 }
 
+// hookDeps is what the runner lends a hook that reports what it does: its
+// event log, clock and logger, and nothing else of the runner.
+type hookDeps struct {
+	events eventEmitter
+	clock  clock.Clock
+	logger hclog.Logger
+}
+
 // eventEmitter records a task event without changing the task's state.
-// It is all of the runner a hook may write to.
 type eventEmitter interface {
 	EmitEvent(ev *structs.TaskEvent)
 }

@@ -16,33 +16,31 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// recordingHook implements every stage and records each call, so a test
-// can check when the runner calls what. prestart, if set, does the
-// prestart's work.
+// recordingHook implements every stage and records each call with its
+// request, so a test can check when the runner calls what. prestart, if
+// set, does the prestart's work.
 type recordingHook struct {
 	prestart func(ctx context.Context, req *PrestartRequest) error
 
 	mu    sync.Mutex
-	calls []string
-	reqs  []*PrestartRequest
-	posts []*PoststartRequest
-	exits []*ExitedRequest
-	ups   []*UpdateRequest
+	calls []hookCall
+}
+
+type hookCall struct {
+	stage string
+	req   any
 }
 
 func (*recordingHook) Name() string { return "recorder" }
 
-func (r *recordingHook) record(call string) {
+func (r *recordingHook) record(stage string, req any) {
 	r.mu.Lock()
-	r.calls = append(r.calls, call)
+	r.calls = append(r.calls, hookCall{stage, req})
 	r.mu.Unlock()
 }
 
 func (r *recordingHook) Prestart(ctx context.Context, req *PrestartRequest, _ *PrestartResponse) error {
-	r.mu.Lock()
-	r.reqs = append(r.reqs, req)
-	r.mu.Unlock()
-	r.record("prestart")
+	r.record("prestart", req)
 	if r.prestart != nil {
 		return r.prestart(ctx, req)
 	}
@@ -50,38 +48,47 @@ func (r *recordingHook) Prestart(ctx context.Context, req *PrestartRequest, _ *P
 }
 
 func (r *recordingHook) Poststart(_ context.Context, req *PoststartRequest) error {
-	r.mu.Lock()
-	r.posts = append(r.posts, req)
-	r.mu.Unlock()
-	r.record("poststart")
+	r.record("poststart", req)
 	return nil
 }
 
 func (r *recordingHook) Exited(_ context.Context, req *ExitedRequest) error {
-	r.mu.Lock()
-	r.exits = append(r.exits, req)
-	r.mu.Unlock()
-	r.record("exited")
+	r.record("exited", req)
 	return nil
 }
 
-func (r *recordingHook) Stop(context.Context, *StopRequest) error {
-	r.record("stop")
+func (r *recordingHook) Stop(_ context.Context, req *StopRequest) error {
+	r.record("stop", req)
 	return errors.New("a stop hook's error is only logged")
 }
 
 func (r *recordingHook) Update(_ context.Context, req *UpdateRequest) error {
-	r.mu.Lock()
-	r.ups = append(r.ups, req)
-	r.mu.Unlock()
-	r.record("update")
+	r.record("update", req)
 	return nil
 }
 
+// sequence is the stages called so far, comma-separated.
 func (r *recordingHook) sequence() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return strings.Join(r.calls, ",")
+	var out []string
+	for _, c := range r.calls {
+		out = append(out, c.stage)
+	}
+	return strings.Join(out, ",")
+}
+
+// first returns the request of the first call of stage.
+func first[T any](r *recordingHook, stage string) T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.calls {
+		if c.stage == stage {
+			return c.req.(T)
+		}
+	}
+	var zero T
+	return zero
 }
 
 // withRecorder adds a recording hook after the task's own hooks.
@@ -90,13 +97,18 @@ func withRecorder(h *harness, r *recordingHook) *recordingHook {
 	return r
 }
 
-func TestHooksAreCalledAtEachStageOfATasksLife(t *testing.T) {
+// mockHarness runs task on the mock driver with a fake clock.
+func mockHarness(t *testing.T, task *structs.Task, jobType string) (*harness, *clock.Fake, *mock.Driver) {
 	clk := clock.NewFake(time.Time{})
 	drv := mock.New("", clk)
-	defer drv.Shutdown()
+	t.Cleanup(drv.Shutdown)
+	return newHarness(t, task, jobType, drv, clk), clk, drv
+}
+
+func TestHooksAreCalledAtEachStageOfATasksLife(t *testing.T) {
 	task := &structs.Task{Name: "t", Driver: "mock", Config: map[string]any{"run_for": "1s", "exit_code": 3},
 		RestartPolicy: &structs.RestartPolicy{Attempts: 1, Interval: 10 * time.Minute, Delay: time.Second, Mode: structs.RestartPolicyModeFail}}
-	h := newHarness(t, task, structs.JobTypeService, drv, clk)
+	h, clk, _ := mockHarness(t, task, structs.JobTypeService)
 	rec := withRecorder(h, &recordingHook{})
 	newer := h.cfg.Alloc.Copy()
 	newer.AllocModifyIndex = 7
@@ -109,12 +121,10 @@ func TestHooksAreCalledAtEachStageOfATasksLife(t *testing.T) {
 	if got := rec.sequence(); got != want {
 		t.Fatalf("hook calls %s, want %s", got, want)
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if rec.ups[0].Alloc != newer {
+	if first[*UpdateRequest](rec, "update").Alloc != newer {
 		t.Fatal("the update hook was not given the newer alloc")
 	}
-	req := rec.reqs[0]
+	req := first[*PrestartRequest](rec, "prestart")
 	if req.Alloc != newer || req.Task.Name != "t" || req.TaskDir.Dir != h.dir.Task("t").Dir || req.AllocDir != h.dir {
 		t.Fatalf("prestart request %+v", req)
 	}
@@ -122,21 +132,18 @@ func TestHooksAreCalledAtEachStageOfATasksLife(t *testing.T) {
 	if req.Env == nil || req.Env.Map()["NOMAD_ALLOC_ID"] != newer.ID {
 		t.Fatalf("a later prestart hook did not get the environment the env hook built")
 	}
-	if p := rec.posts[0]; p.Handle == nil || p.Reattached || p.Alloc != newer {
+	if p := first[*PoststartRequest](rec, "poststart"); p.Handle == nil || p.Reattached || p.Alloc != newer {
 		t.Fatalf("poststart request %+v", p)
 	}
-	if e := rec.exits[0]; e.Result == nil || e.Result.ExitCode != 3 {
+	if e := first[*ExitedRequest](rec, "exited"); e.Result == nil || e.Result.ExitCode != 3 {
 		t.Fatalf("exited request %+v", e)
 	}
 }
 
 func TestAFailingPrestartHookFailsTheStartUnderTheRestartPolicy(t *testing.T) {
-	clk := clock.NewFake(time.Time{})
-	drv := mock.New("", clk)
-	defer drv.Shutdown()
 	task := &structs.Task{Name: "t", Driver: "mock", Config: map[string]any{"run_for": "1s"},
 		RestartPolicy: &structs.RestartPolicy{Attempts: 2, Interval: 10 * time.Minute, Delay: time.Second, Mode: structs.RestartPolicyModeFail}}
-	h := newHarness(t, task, structs.JobTypeBatch, drv, clk)
+	h, clk, drv := mockHarness(t, task, structs.JobTypeBatch)
 	failing := withRecorder(h, &recordingHook{prestart: func(context.Context, *PrestartRequest) error {
 		return &drivers.RecoverableError{Err: errors.New("not yet")}
 	}})
@@ -167,14 +174,11 @@ func blockingHook(entered chan<- struct{}) *recordingHook {
 }
 
 func TestKillDuringAPrestartHookLeavesTheTaskKilled(t *testing.T) {
-	clk := clock.NewFake(time.Time{})
-	drv := mock.New("", clk)
-	defer drv.Shutdown()
-	h := newHarness(t, &structs.Task{Name: "t", Driver: "mock", Config: map[string]any{"run_for": "1s"}}, structs.JobTypeService, drv, clk)
+	h, _, _ := mockHarness(t, &structs.Task{Name: "t", Driver: "mock", Config: map[string]any{"run_for": "1s"}}, structs.JobTypeService)
 	entered := make(chan struct{})
 	rec := withRecorder(h, blockingHook(entered))
 	h.run(t)
-	<-entered
+	testutil.WaitFor(t, "the prestart hook to run", func() bool { return closed(entered) })
 	h.tr.Kill("alloc stopped")
 	<-h.tr.Done()
 	s := h.tr.TaskState()
@@ -188,14 +192,11 @@ func TestKillDuringAPrestartHookLeavesTheTaskKilled(t *testing.T) {
 }
 
 func TestShutdownDuringAPrestartHookRecordsNoRestart(t *testing.T) {
-	clk := clock.NewFake(time.Time{})
-	drv := mock.New("", clk)
-	defer drv.Shutdown()
-	h := newHarness(t, &structs.Task{Name: "t", Driver: "mock", Config: map[string]any{"run_for": "1s"}}, structs.JobTypeService, drv, clk)
+	h, _, _ := mockHarness(t, &structs.Task{Name: "t", Driver: "mock", Config: map[string]any{"run_for": "1s"}}, structs.JobTypeService)
 	entered := make(chan struct{})
 	rec := withRecorder(h, blockingHook(entered))
 	go h.tr.Run()
-	<-entered
+	testutil.WaitFor(t, "the prestart hook to run", func() bool { return closed(entered) })
 	h.tr.Shutdown()
 	<-h.tr.Done()
 	s := h.tr.TaskState()
@@ -215,14 +216,7 @@ func TestReattachingSkipsPrestartAndTellsPoststart(t *testing.T) {
 	h := newHarness(t, rawTask("web", "sleep 1000"), structs.JobTypeService, drv, clk)
 	go h.tr.Run()
 	testutil.WaitFor(t, "task to run", h.running)
-	h.tr.Shutdown()
-	<-h.tr.Done()
-	drv.Shutdown()
-
-	drv2 := rawexec.New(nil, clk, true)
-	defer drv2.Shutdown()
-	cfg := h.cfg
-	cfg.Driver, cfg.Restore = drv2, true
+	cfg := clientRestart(t, h, drv)
 	tr2 := New(cfg)
 	rec := &recordingHook{}
 	tr2.hooks = append(tr2.hooks, rec)
@@ -233,9 +227,7 @@ func TestReattachingSkipsPrestartAndTellsPoststart(t *testing.T) {
 	if got := rec.sequence(); got != "poststart,exited,stop" {
 		t.Fatalf("hook calls %s, want poststart,exited,stop (no prestart for a re-attached process)", got)
 	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if !rec.posts[0].Reattached || rec.posts[0].Handle == nil {
-		t.Fatalf("poststart request %+v", rec.posts[0])
+	if p := first[*PoststartRequest](rec, "poststart"); !p.Reattached || p.Handle == nil {
+		t.Fatalf("poststart request %+v", p)
 	}
 }

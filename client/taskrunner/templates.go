@@ -7,9 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/template"
 	"github.com/drover-sched/drover/helper/childproc"
@@ -38,9 +35,7 @@ type templateHook struct {
 	// renderer is nil for template.DefaultRenderer, shared by the whole
 	// client.
 	renderer *template.Renderer
-	events   eventEmitter
-	clock    clock.Clock
-	logger   hclog.Logger
+	hookDeps
 }
 
 func (*templateHook) Name() string { return "template" }
