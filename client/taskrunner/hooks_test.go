@@ -223,7 +223,9 @@ func TestReattachingSkipsPrestartAndTellsPoststart(t *testing.T) {
 	go tr2.Run()
 	testutil.WaitFor(t, "poststart after re-attaching", func() bool { return rec.sequence() != "" })
 	tr2.Kill("test over")
-	<-tr2.Done()
+	// The clock runs on so that a process that outlives its kill signal
+	// gets SIGKILL after kill_timeout.
+	testutil.WaitForWhile(t, "the re-attached task to be killed", func() bool { return closed(tr2.Done()) }, func() { clk.Advance(time.Second) })
 	if got := rec.sequence(); got != "poststart,exited,stop" {
 		t.Fatalf("hook calls %s, want poststart,exited,stop (no prestart for a re-attached process)", got)
 	}
