@@ -31,19 +31,7 @@ var importRules = []struct {
 func TestPackageImportRules(t *testing.T) {
 	fset := token.NewFileSet()
 	checked := 0
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+	err := walkSources(func(path string) error {
 		dir := filepath.ToSlash(filepath.Dir(path))
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
 		if err != nil {
@@ -94,4 +82,24 @@ func TestAllowedImport(t *testing.T) {
 	if allowedImport("structsx", []string{"structs"}) {
 		t.Fatal("a prefix that is not a path element must not match")
 	}
+}
+
+// walkSources calls fn with the path of every Go file of the module that is
+// not a test, skipping hidden folders, testdata and bin.
+func walkSources(fn func(path string) error) error {
+	return filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		return fn(path)
+	})
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseAcceptsNomadPolicies(t *testing.T) {
@@ -116,8 +118,9 @@ plugin   { policy = "list" }
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !reflect.DeepEqual(p, hclForm) {
-					t.Fatalf("JSON %+v\nHCL %+v", p, hclForm)
+				// The compiled capability sets count too, as they did for reflect.DeepEqual.
+				if diff := cmp.Diff(hclForm, p, cmp.AllowUnexported(Rule{}, NamedRule{}, NamespaceRule{})); diff != "" {
+					t.Fatalf("JSON and HCL forms differ (-HCL +JSON):\n%s", diff)
 				}
 			},
 		},

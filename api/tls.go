@@ -199,7 +199,12 @@ func loadCAPath(dir string) (*x509.CertPool, error) {
 }
 
 // explainTLS adds what to do to the errors a TLS handshake with an agent
-// gives, which on their own name no setting.
+// gives, which on their own name no setting. Typed errors are matched by
+// type; the rest by the standard library's text, because that is all it
+// gives: crypto/tls reports the peer's alert (certificate required, bad
+// certificate) with an unexported type, net/http an HTTP answer to a TLS
+// hello with a plain error, and platform verifiers an unknown authority
+// without x509's type.
 func explainTLS(err error) error {
 	var unknown x509.UnknownAuthorityError
 	var host x509.HostnameError

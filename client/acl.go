@@ -69,10 +69,10 @@ func (t *tokenCache) resolve(ctx context.Context, secret string) (*acl.ACL, erro
 	var out structs.ResolveACLTokenResponse
 	if err := t.rpc.RPC(ctx, "ACL.ResolveToken", &args, &out); err != nil {
 		t.cache.Remove(key)
-		if structs.IsErr(err, structs.ErrTokenNotFound) {
+		if errors.Is(err, structs.ErrTokenNotFound) {
 			return nil, structs.ErrTokenNotFound
 		}
-		if structs.IsErr(err, structs.ErrACLDisabled) {
+		if errors.Is(err, structs.ErrACLDisabled) {
 			return nil, fmt.Errorf("%w: this client has acl.enabled but its servers do not; set the same acl.enabled on every agent", ErrACLUnresolvable)
 		}
 		return nil, fmt.Errorf("%w, so the request is refused: %v", ErrACLUnresolvable, err)

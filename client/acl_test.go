@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/client/clock"
+	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -32,7 +33,7 @@ func (f *fakeResolver) RPC(_ context.Context, method string, args, reply any) er
 	}
 	out, ok := f.tokens[args.(*structs.ResolveACLTokenRequest).SecretID]
 	if !ok {
-		return errors.New(structs.ErrTokenNotFound.Error())
+		return rpcx.NewRemoteError(structs.ErrTokenNotFound) // as the servers' answer arrives
 	}
 	*reply.(*structs.ResolveACLTokenResponse) = *out
 	return nil

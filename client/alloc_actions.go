@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -16,11 +15,11 @@ import (
 // directory now rather than when the GC gets to it.
 
 // ErrUnknownSignal is a signal name Drover cannot send.
-var ErrUnknownSignal = errors.New("unknown signal")
+var ErrUnknownSignal = structs.NewCodedError("UnknownSignal", "unknown signal")
 
 // ErrAllocNotTerminal refuses to collect an alloc that still runs (or
 // whose tasks are still stopping).
-var ErrAllocNotTerminal = errors.New("allocation is not terminal")
+var ErrAllocNotTerminal = structs.NewCodedError("AllocNotTerminal", "allocation is not terminal")
 
 // RestartAlloc restarts task, or every running task when task is "",
 // without counting against the restart policy. It returns once the old

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	"github.com/drover-sched/drover/structs"
@@ -11,7 +13,20 @@ const (
 	backoffBase = time.Second
 	// fenceCheckInterval is how often fenceLoop looks at heartbeat age.
 	fenceCheckInterval = time.Second
+	// callTimeout bounds one call the client makes for its node
+	// (registering, a heartbeat, a batch of alloc reports). Over a link
+	// that died silently a call gets no error at all; with a deadline it
+	// fails, the client retries, and the connection pool closes the dead
+	// connection (rpcx's probe) so the retry dials a new one.
+	callTimeout = 30 * time.Second
 )
+
+// heartbeatTimeout bounds one heartbeat: an answer later than the TTL the
+// servers gave is worth nothing (they will have marked the node), so the
+// client gives up then and tries again, within callTimeout.
+func heartbeatTimeout(ttl time.Duration) time.Duration {
+	return min(max(ttl, 5*time.Second), callTimeout)
+}
 
 // heartbeatLoop registers the node, then heartbeats at about half the TTL
 // the servers give. A server that no longer knows the node (it was garbage
@@ -27,7 +42,7 @@ func (c *Client) heartbeatLoop() {
 			registered = err == nil
 		} else {
 			err = c.heartbeat()
-			if structs.IsErr(err, structs.ErrNotFound) {
+			if errors.Is(err, structs.ErrNotFound) {
 				c.logger.Warn("servers do not know this node; registering again")
 				registered = false
 				failures = 0
@@ -58,7 +73,9 @@ func (c *Client) register() error {
 	node := c.Node()
 	req := &structs.NodeRegisterRequest{Node: node, WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
 	var resp structs.NodeUpdateResponse
-	if err := c.rpc.RPC(c.ctx, "Node.Register", req, &resp); err != nil {
+	ctx, cancel := context.WithTimeout(c.ctx, callTimeout)
+	defer cancel()
+	if err := c.rpc.RPC(ctx, "Node.Register", req, &resp); err != nil {
 		return err
 	}
 	c.logger.Info("node registered", "node_id", node.ID, "heartbeat_ttl", resp.HeartbeatTTL)
@@ -72,7 +89,12 @@ func (c *Client) heartbeat() error {
 	req := &structs.NodeUpdateStatusRequest{NodeID: nodeID, SecretID: secretID, Status: structs.NodeStatusReady,
 		WriteRequest: structs.WriteRequest{Region: c.cfg.Region}}
 	var resp structs.NodeUpdateResponse
-	if err := c.rpc.RPC(c.ctx, "Node.UpdateStatus", req, &resp); err != nil {
+	c.mu.Lock()
+	ttl := c.heartbeatTTL
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(c.ctx, heartbeatTimeout(ttl))
+	defer cancel()
+	if err := c.rpc.RPC(ctx, "Node.UpdateStatus", req, &resp); err != nil {
 		return err
 	}
 	c.heartbeatOK(&resp)

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -12,10 +11,10 @@ import (
 
 // ErrUnknownAlloc is returned for an alloc this client does not have (never
 // ran it, or its directory was garbage collected).
-var ErrUnknownAlloc = errors.New("unknown allocation")
+var ErrUnknownAlloc = structs.NewCodedError("UnknownAlloc", "unknown allocation")
 
 // ErrUnknownTask is returned for a task name the alloc does not have.
-var ErrUnknownTask = errors.New("unknown task")
+var ErrUnknownTask = structs.NewCodedError("UnknownTask", "unknown task")
 
 // AllocLogs streams a task's stdout or stderr. origin is "start" or "end"
 // and offset counts bytes from it; with follow, the reader waits for new

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -147,6 +148,8 @@ func (u *updater) call(ctx context.Context, batch []*structs.Allocation) error {
 	nodeID, secretID := u.c.identity()
 	req := &structs.AllocUpdateRequest{Alloc: batch, NodeID: nodeID, SecretID: secretID, WriteRequest: structs.WriteRequest{Region: u.c.cfg.Region}}
 	var resp structs.GenericResponse
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	return u.c.rpc.RPC(ctx, "Node.UpdateAlloc", req, &resp)
 }
 
@@ -160,7 +163,7 @@ func refusedOnMerit(err error) bool {
 	}
 	for _, notOnMerit := range []error{structs.ErrNodeNotReady, structs.ErrNoLeader, structs.ErrNotLeader,
 		structs.ErrNotFound, structs.ErrNodeSecretDenied, structs.ErrNodeSecretMissing} {
-		if structs.IsErr(err, notOnMerit) {
+		if errors.Is(err, notOnMerit) {
 			return false
 		}
 	}

@@ -2,9 +2,10 @@ package client
 
 import (
 	"errors"
-	"net/rpc"
+	"fmt"
 	"testing"
 
+	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -13,18 +14,22 @@ import (
 // held and sent again once the node has registered or heartbeated, never
 // dropped. Only what the servers judged the update itself for is dropped.
 func TestRefusedOnMeritTellsTheUpdateFromTheNode(t *testing.T) {
+	// remote is a handler's error as the servers' answer brings it.
+	remote := func(format string, sentinel error) error {
+		return rpcx.NewRemoteError(fmt.Errorf(format, sentinel))
+	}
 	cases := []struct {
 		name string
 		err  error
 		want bool
 	}{
-		{"an invalid transition", rpc.ServerError("bad request: alloc a1: invalid allocation transition"), true},
-		{"another node's alloc", rpc.ServerError("bad request: alloc a1 is placed on node n2, not on n1"), true},
-		{"the node is not ready", rpc.ServerError("node n1 is down, heartbeat first: " + structs.ErrNodeNotReady.Error()), false},
-		{"no leader", rpc.ServerError(structs.ErrNoLeader.Error()), false},
-		{"the node is unknown", rpc.ServerError("node n1: " + structs.ErrNotFound.Error()), false},
-		{"the secret is refused", rpc.ServerError("node n1: " + structs.ErrNodeSecretDenied.Error()), false},
-		{"the secret is missing", rpc.ServerError("node n1: " + structs.ErrNodeSecretMissing.Error()), false},
+		{"an invalid transition", &rpcx.RemoteError{Text: "bad request: alloc a1: invalid allocation transition"}, true},
+		{"another node's alloc", &rpcx.RemoteError{Text: "bad request: alloc a1 is placed on node n2, not on n1"}, true},
+		{"the node is not ready", remote("node n1 is down, heartbeat first: %w", structs.ErrNodeNotReady), false},
+		{"no leader", remote("%w", structs.ErrNoLeader), false},
+		{"the node is unknown", remote("node n1: %w", structs.ErrNotFound), false},
+		{"the secret is refused", remote("node n1: %w", structs.ErrNodeSecretDenied), false},
+		{"the secret is missing", remote("node n1: %w", structs.ErrNodeSecretMissing), false},
 		{"a transport failure", errors.New("connection refused"), false},
 	}
 	for _, c := range cases {

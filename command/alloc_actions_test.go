@@ -8,6 +8,8 @@ import (
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/helper/testutil/wait"
+	"github.com/google/go-cmp/cmp"
 )
 
 // allocAgent is a fake agent that knows allocJSON's allocation (task
@@ -82,8 +84,8 @@ func TestAllocSignal(t *testing.T) {
 		reqs := f.requests("PUT /v1/client/allocation/" + allocID + "/signal")
 		var got api.AllocSignalRequest
 		decodedBody(t, reqs[len(reqs)-1], &got)
-		if got != tc.want {
-			t.Fatalf("%v: sent %+v, want %+v", tc.args, got, tc.want)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Fatalf("%v: sent (-want +got):\n%s", tc.args, diff)
 		}
 	}
 	f.on("PUT /v1/client/allocation/"+allocID+"/signal", reply{status: 400, body: `Signal "SIGFOO" is not a signal Drover can send: use one of SIGABRT, SIGHUP`})
@@ -209,13 +211,5 @@ func TestAllocActionsAgainstADevAgent(t *testing.T) {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	wait.Until(t, 20*time.Second, what, cond, wait.Every(20*time.Millisecond))
 }

@@ -9,4 +9,10 @@
 // test disconnects them through Drover (alloc signal, alloc restart, job
 // stop and run, a killed process brought back by the outer restart
 // policy), so a disconnect is made the way an operator could make one.
+//
+// The netns_*_test.go tests put every agent in a network namespace of its
+// own (10.213.0.0/16, a /24 per test) and make partitions by cutting links
+// and routing while every process keeps running. They need root and the
+// ip command, and skip with the reason otherwise. netns_soak_test.go is
+// behind the soak build tag as well: `make soak`.
 package e2e

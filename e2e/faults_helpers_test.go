@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 )
 
 // Helpers for the fault tests: a server whose heartbeats expire within
@@ -272,10 +273,7 @@ func newTaskMarker(t *testing.T) taskMarker {
 			syscall.Kill(-pid, syscall.SIGKILL)
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for len(m.procs()) > 0 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		wait.Holds(5*time.Second, func() bool { return len(m.procs()) == 0 }, wait.Every(20*time.Millisecond))
 		if left := m.procs(); len(left) > 0 {
 			t.Errorf("task processes %v of %s survived the test", left, m)
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 )
 
 // binary returns the drover binary under test.
@@ -59,6 +60,9 @@ type agent struct {
 	tls *api.TLSConfig
 	// token, when set, is the ACL token api() and cli() send.
 	token string
+	// host, when set, is the address the agent binds and is reached at
+	// (an agent in its own network namespace); empty means 127.0.0.1.
+	host string
 }
 
 // agentSpec describes an agent's configuration file body (without ports
@@ -84,14 +88,14 @@ func writeConfig(t *testing.T, a *agent, extra string) {
 	body := fmt.Sprintf(`
 name      = %q
 data_dir  = %q
-bind_addr = "127.0.0.1"
+bind_addr = %q
 log_level = "DEBUG"
 ports {
   http = %d
   rpc  = %d
 }
 %s
-`, a.name, filepath.Join(a.dir, "data"), a.httpPort, a.rpcPort, extra)
+`, a.name, filepath.Join(a.dir, "data"), a.hostAddr(), a.httpPort, a.rpcPort, extra)
 	if err := os.WriteFile(a.config, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -143,10 +147,18 @@ func (a *agent) httpAddr() string {
 		// The agents' certificates name localhost, not every address.
 		return fmt.Sprintf("https://localhost:%d", a.httpPort)
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d", a.httpPort)
+	return fmt.Sprintf("http://%s:%d", a.hostAddr(), a.httpPort)
 }
 
-func (a *agent) rpcAddr() string { return fmt.Sprintf("127.0.0.1:%d", a.rpcPort) }
+func (a *agent) rpcAddr() string { return fmt.Sprintf("%s:%d", a.hostAddr(), a.rpcPort) }
+
+// hostAddr is the address the agent binds: host, or the loopback.
+func (a *agent) hostAddr() string {
+	if a.host != "" {
+		return a.host
+	}
+	return "127.0.0.1"
+}
 
 func (a *agent) api() *api.Client {
 	a.t.Helper()
@@ -183,18 +195,5 @@ func (a *agent) cli(args ...string) (string, int) {
 // waitFor polls cond until it holds or the timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("condition not met after %s: %s", timeout, why)
-		}
-	}
+	wait.For(t, timeout, cond, wait.Every(50*time.Millisecond))
 }

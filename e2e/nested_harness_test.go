@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 )
 
 // Nested agents: an outer Drover cluster (a server and one client with
@@ -63,10 +64,7 @@ func killMarked(t *testing.T, m taskMarker) {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(m.procs()) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond) // polling /proc, not synchronising
-	}
+	wait.Holds(10*time.Second, func() bool { return len(m.procs()) == 0 }, wait.Every(20*time.Millisecond))
 }
 
 // innerSpec says how to run one inner agent.

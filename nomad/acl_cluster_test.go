@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 // loses their answer, and "the leader" is whichever server leads at the
 // moment it matters.
 func TestACLsOnAThreeServerCluster(t *testing.T) {
+	t.Parallel()
 	var servers []*Server
 	for i := 0; i < 3; i++ {
 		servers = append(servers, aclClusterServer(t, i))
@@ -138,7 +140,7 @@ func bootstrapThroughElections(t *testing.T, s *Server, secret string) {
 				t.Fatalf("bootstrap answered %+v", out.Tokens)
 			}
 			return
-		case lost && (structs.IsErr(err, structs.ErrACLBootstrapDone) || strings.Contains(err.Error(), "Invalid bootstrap reset index")):
+		case lost && (errors.Is(err, structs.ErrACLBootstrapDone) || strings.Contains(err.Error(), "Invalid bootstrap reset index")):
 			refused := err
 			WaitFor(t, 5*time.Second, func() (bool, string) {
 				a, err := s.ResolveToken(secret)

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,7 +64,7 @@ func createToken(t *testing.T, s *Server, secret string, tok *structs.ACLToken) 
 
 func requireErr(t *testing.T, err, want error) {
 	t.Helper()
-	if err == nil || !structs.IsErr(err, want) {
+	if err == nil || !errors.Is(err, want) {
 		t.Fatalf("got %v, want %v", err, want)
 	}
 }

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,7 @@ func jobIn(ns, id string) *structs.Job {
 // token with it succeeds, one without gets "Permission denied" and
 // changes nothing; a management token may do everything.
 func TestJobEndpointsNeedTheirCapabilities(t *testing.T) {
+	t.Parallel()
 	f := newACLTokens(t, testPolicies, nil)
 	s := f.s
 	register := func(token string, job *structs.Job) error {
@@ -273,7 +275,7 @@ func TestRejectJobRegistrationExemptsManagementTokens(t *testing.T) {
 	reg := func(token, id string) error {
 		return userRPC(s, "Job.Register", &structs.JobRegisterRequest{Job: itJob(id, 1), WriteRequest: write(token)}, &structs.JobRegisterResponse{})
 	}
-	if err := reg(f.secret["writer"], "w"); !structs.IsErr(err, structs.ErrJobRegistrationDisabled) {
+	if err := reg(f.secret["writer"], "w"); !errors.Is(err, structs.ErrJobRegistrationDisabled) {
 		t.Fatalf("a client token while registration is rejected: %v", err)
 	}
 	if err := reg(f.mgmt, "m"); err != nil {

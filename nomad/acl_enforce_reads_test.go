@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -91,6 +92,7 @@ func namespaces[T any](list []T, ns func(T) string) []string {
 // may read (read-job in the object's namespace); a list over every
 // namespace is filtered, a read of one object outside is refused.
 func TestReadsAnswerOnlyTheNamespacesATokenMayRead(t *testing.T) {
+	t.Parallel()
 	w := newACLWorld(t)
 	s := w.s
 	reader, elsewhere := w.secret["reader"], w.secret["elsewhere"]
@@ -179,6 +181,7 @@ func TestReadsAnswerOnlyTheNamespacesATokenMayRead(t *testing.T) {
 // Nodes need node read to read and node write to change; a node's
 // allocations are also filtered by read-job, as in Nomad.
 func TestNodeEndpointsNeedTheNodePolicy(t *testing.T) {
+	t.Parallel()
 	w := newACLWorld(t)
 	s := w.s
 	noder, nodewriter, reader := w.secret["noder"], w.secret["nodewriter"], w.secret["reader"]
@@ -241,6 +244,7 @@ func TestNodeEndpointsNeedTheNodePolicy(t *testing.T) {
 // Operator reads need operator read, changes operator write; garbage
 // collection and the KV test endpoint need a management token.
 func TestOperatorSystemAndKVNeedTheirPolicies(t *testing.T) {
+	t.Parallel()
 	f := newACLTokens(t, testPolicies, nil)
 	s := f.s
 	opreader, opwriter := f.secret["opreader"], f.secret["opwriter"]
@@ -278,6 +282,7 @@ func TestOperatorSystemAndKVNeedTheirPolicies(t *testing.T) {
 // Alloc.Locate tells an agent where to send a client request: the token
 // needs only the capability of that request, in the alloc's namespace.
 func TestAllocLocateNeedsOnlyTheClientCapability(t *testing.T) {
+	t.Parallel()
 	w := newACLWorld(t)
 	s := w.s
 	logs := w.token(t, "lifecycle")
@@ -300,14 +305,14 @@ func TestAllocLocateNeedsOnlyTheClientCapability(t *testing.T) {
 	// IDs of allocations it may not see. A prefix finds only what the
 	// token may act on.
 	_, err = locate(logReader, w.otherAlloc.ID[:len(w.otherAlloc.ID)-1], "read-logs")
-	if !structs.IsErr(err, structs.ErrNotFound) || strings.Contains(err.Error(), w.otherAlloc.Namespace) {
+	if !errors.Is(err, structs.ErrNotFound) || strings.Contains(err.Error(), w.otherAlloc.Namespace) {
 		t.Fatalf("a prefix of another namespace's allocation: got %v, want not found, naming no namespace", err)
 	}
 	_, err = locate(logs, w.defAlloc.ID, "read-logs")
 	requireDenied(t, "alloc-lifecycle asking for read-logs", err)
 	_, err = locate("", w.defAlloc.ID, "read-logs")
 	requireDenied(t, "no token", err)
-	if _, err := locate(w.mgmt, structs.GenerateUUID(), "read-fs"); !structs.IsErr(err, structs.ErrNotFound) {
+	if _, err := locate(w.mgmt, structs.GenerateUUID(), "read-fs"); !errors.Is(err, structs.ErrNotFound) {
 		t.Fatalf("an unknown alloc: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func remoteRPC(t *testing.T, s *Server, method string, args, reply any) error {
 
 func requireDenied(t *testing.T, what string, err error) {
 	t.Helper()
-	if err == nil || !structs.IsErr(err, structs.ErrPermissionDenied) {
+	if err == nil || !errors.Is(err, structs.ErrPermissionDenied) {
 		t.Fatalf("%s: got %v, want %q", what, err, structs.ErrPermissionDenied)
 	}
 }
@@ -63,14 +64,14 @@ var rpcNotChecked = map[string]struct {
 	"Status.Peers":  {"the peers' addresses, as Nomad's /v1/status/peers", isNil},
 	"Status.Member": {"joining servers ask it before they hold any secret", isNil},
 	"ACL.Bootstrap": {"bootstrapping is how the first token is made; once done it refuses",
-		func(err error) bool { return structs.IsErr(err, structs.ErrACLBootstrapDone) }},
+		func(err error) bool { return errors.Is(err, structs.ErrACLBootstrapDone) }},
 	"ACL.GetTokenSelf": {"no token reads the anonymous token, as in Nomad", isNil},
 	"ACL.ResolveToken": {"the secret asked about is the credential", isNil},
 	"ACL.ListPolicies": {"answers only the caller's own policies (the anonymous one)", isNil},
 	"Node.Register": {"a client's own call: its node secret is checked (node_identity.go)",
-		func(err error) bool { return structs.IsErr(err, ErrBadRequest) }},
+		func(err error) bool { return errors.Is(err, ErrBadRequest) }},
 	"Node.UpdateStatus": {"a client's own call: its node secret is checked",
-		func(err error) bool { return structs.IsErr(err, ErrBadRequest) }},
+		func(err error) bool { return errors.Is(err, ErrBadRequest) }},
 	"Node.GetClientAllocs": {"a client's own call: its node secret is checked", isNodeRefusal},
 	"Node.UpdateAlloc":     {"a client's own call: its node secret is checked", isNodeRefusal},
 }
@@ -78,8 +79,8 @@ var rpcNotChecked = map[string]struct {
 func isNil(err error) bool { return err == nil }
 
 func isNodeRefusal(err error) bool {
-	return structs.IsErr(err, structs.ErrNodeSecretMissing) || structs.IsErr(err, structs.ErrNodeSecretDenied) ||
-		structs.IsErr(err, ErrBadRequest)
+	return errors.Is(err, structs.ErrNodeSecretMissing) || errors.Is(err, structs.ErrNodeSecretDenied) ||
+		errors.Is(err, ErrBadRequest)
 }
 
 // Every RPC endpoint a user can reach checks the caller: with ACLs on and
@@ -89,6 +90,7 @@ func isNodeRefusal(err error) bool {
 // The list of endpoints is the server's own registry, so an endpoint
 // added without a check fails this test.
 func TestEveryRPCEndpointRefusesACallerWithoutAToken(t *testing.T) {
+	t.Parallel()
 	s := aclServer(t, nil)
 	boot := bootstrapACL(t, s)
 	upsertPolicy(t, s, boot.SecretID, structs.AnonymousACLPolicy, `node { policy = "deny" }`)
@@ -109,7 +111,7 @@ func TestEveryRPCEndpointRefusesACallerWithoutAToken(t *testing.T) {
 			}
 			continue
 		}
-		if !structs.IsErr(err, structs.ErrPermissionDenied) {
+		if !errors.Is(err, structs.ErrPermissionDenied) {
 			t.Errorf("%s answered a caller without a token with %v; it must check the token (nomad/acl_check.go) "+
 				"or be listed in rpcNotChecked with the reason it need not", m, err)
 		}
@@ -181,6 +183,7 @@ func TestServerOnlyEndpointsRefuseEveryToken(t *testing.T) {
 // survives leadership changes: a restarted leader keeps the secret the
 // other servers already use. Without ACLs there is none.
 func TestTheServerSecretIsMadeOnceWithACLs(t *testing.T) {
+	t.Parallel()
 	plain := TestServer(t, nil)
 	WaitForLeader(t, 10*time.Second, plain)
 	if sec := plain.serverSecret(); sec != "" {
@@ -209,6 +212,7 @@ func TestTheServerSecretIsMadeOnceWithACLs(t *testing.T) {
 // workers) reach the leader with the server secret, while a user's call
 // to the same server-only endpoint through that follower is refused.
 func TestFollowersProveThemselvesToTheLeader(t *testing.T) {
+	t.Parallel()
 	var servers []*Server
 	for i := 0; i < 3; i++ {
 		servers = append(servers, aclClusterServer(t, i))
@@ -246,7 +250,7 @@ func TestFollowersProveThemselvesToTheLeader(t *testing.T) {
 	if err := acrossElections(t, func() error {
 		return follower.RPC("ACL.Bootstrap", &structs.ACLTokenBootstrapRequest{BootstrapSecret: secret, WriteRequest: write("")},
 			&structs.ACLTokenUpsertResponse{})
-	}); err != nil && !structs.IsErr(err, structs.ErrACLBootstrapDone) {
+	}); err != nil && !errors.Is(err, structs.ErrACLBootstrapDone) {
 		t.Fatalf("bootstrap: %v", err)
 	}
 	user := args()
@@ -284,7 +288,7 @@ func acrossElections(t *testing.T, call func() error) error {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		err := call()
-		if err == nil || !(structs.IsErr(err, structs.ErrNoLeader) || strings.Contains(err.Error(), "leadership lost")) {
+		if err == nil || !(errors.Is(err, structs.ErrNoLeader) || strings.Contains(err.Error(), "leadership lost")) {
 			return err
 		}
 		// The next call waits for the new leader itself (forward waits
@@ -363,6 +367,7 @@ func TestForwardingWaitsForTheSecretOnlyWhenRefused(t *testing.T) {
 // server's. Tokens still gate what users may do, and a three-server
 // cluster with both forwards and checks as it does with either.
 func TestWithTLSRolesAndACLsTheCertificateProvesAServer(t *testing.T) {
+	t.Parallel()
 	ca := tlstest.NewCA(t)
 	servers := startTLSCluster(t, ca, 3, func(c *Config) { c.ACLEnabled = true })
 	leader := WaitForLeader(t, 20*time.Second, servers...)
@@ -379,7 +384,7 @@ func TestWithTLSRolesAndACLsTheCertificateProvesAServer(t *testing.T) {
 	if err := acrossElections(t, func() error {
 		return follower.RPC("ACL.Bootstrap", &structs.ACLTokenBootstrapRequest{BootstrapSecret: secret, WriteRequest: write("")},
 			&structs.ACLTokenUpsertResponse{})
-	}); err != nil && !structs.IsErr(err, structs.ErrACLBootstrapDone) {
+	}); err != nil && !errors.Is(err, structs.ErrACLBootstrapDone) {
 		t.Fatalf("bootstrap through a follower over TLS: %v", err)
 	}
 

@@ -11,6 +11,7 @@ import (
 // safe (run with -race), never fails, never sees a half-built ACL, and
 // ends on the newest policy.
 func TestResolveTokenConcurrentlyWithPolicyChanges(t *testing.T) {
+	t.Parallel()
 	s := aclServer(t, nil)
 	mgmt := bootstrapACL(t, s).SecretID
 	read := `namespace "default" { policy = "read" }`

@@ -1,10 +1,11 @@
 package nomad
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
+
+	"github.com/drover-sched/drover/structs"
 )
 
 // Default blocking-query limits. A waiting query costs a goroutine and a
@@ -18,7 +19,7 @@ const (
 
 // ErrTooManyBlockingQueries refuses a blocking query past a limit. The HTTP
 // API answers it with 429 Too Many Requests.
-var ErrTooManyBlockingQueries = errors.New("too many blocking queries")
+var ErrTooManyBlockingQueries = structs.NewCodedError("TooManyBlockingQueries", "too many blocking queries")
 
 // blockingLimiter counts the blocking queries waiting on this server, in
 // total and per client IP. A query is counted from when it starts waiting

@@ -101,7 +101,7 @@ func TestBlockingQueriesPastTheLimitsAreRefused(t *testing.T) {
 
 	// A third from the same client is refused at once, naming the setting.
 	err := s.RPCContext(asUser(ctx, "192.0.2.1"), "KV.Read", waitingRead(s), &structs.GenericReadResponse{})
-	if !structs.IsErr(err, ErrTooManyBlockingQueries) || !strings.Contains(err.Error(), "limits.max_blocking_queries_per_client = 2") {
+	if !errors.Is(err, ErrTooManyBlockingQueries) || !strings.Contains(err.Error(), "limits.max_blocking_queries_per_client = 2") {
 		t.Fatalf("third blocking query from one client: %v", err)
 	}
 	// The same client's ordinary reads are still answered.
@@ -117,7 +117,7 @@ func TestBlockingQueriesPastTheLimitsAreRefused(t *testing.T) {
 		return total == 3, fmt.Sprintf("%d waiting in total", total)
 	})
 	err = s.RPCContext(asUser(ctx, "192.0.2.3"), "KV.Read", waitingRead(s), &structs.GenericReadResponse{})
-	if !structs.IsErr(err, ErrTooManyBlockingQueries) || !strings.Contains(err.Error(), "limits.max_blocking_queries = 3") {
+	if !errors.Is(err, ErrTooManyBlockingQueries) || !strings.Contains(err.Error(), "limits.max_blocking_queries = 3") {
 		t.Fatalf("a blocking query past the server's total: %v", err)
 	}
 

@@ -51,6 +51,7 @@ func onlyAlloc(t *testing.T, s *nomad.Server, jobID string) *structs.Allocation 
 }
 
 func TestClientRunsABatchJobToCompletion(t *testing.T) {
+	t.Parallel()
 	s, c := startServerAndClient(t)
 	var resp structs.JobRegisterResponse
 	job := rawExecJob("hello", structs.JobTypeBatch, `echo "hello from ${NOMAD_JOB_NAME}"; sleep 0.3`)
@@ -89,6 +90,7 @@ func TestClientRunsABatchJobToCompletion(t *testing.T) {
 }
 
 func TestClientStopsATaskWhenTheJobStops(t *testing.T) {
+	t.Parallel()
 	s, _ := startServerAndClient(t)
 	var resp structs.JobRegisterResponse
 	if err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: rawExecJob("svc", structs.JobTypeService, "exec sleep 300")}, &resp); err != nil {
@@ -121,6 +123,7 @@ func TestClientStopsATaskWhenTheJobStops(t *testing.T) {
 // its allocs, and reports their status. Heartbeats are short here (a TTL
 // of one to two seconds) so that several pass while the job starts.
 func TestRealClientActsAsItsNodeOnEveryCall(t *testing.T) {
+	t.Parallel()
 	s := nomad.TestServer(t, func(c *nomad.Config) { c.MinHeartbeatTTL = time.Second })
 	nomad.WaitForLeader(t, 5*time.Second, s)
 	c := client.TestClient(t, func(cfg *config.Config) { cfg.Servers = []string{s.RPCAddr()} })

@@ -139,6 +139,10 @@ type Config struct {
 
 	Logger hclog.Logger
 	Clock  Clock
+	// Seed seeds the server's random choices outside raft (the heartbeat
+	// TTL stagger), so a test can repeat them; 0 picks a random seed at
+	// start.
+	Seed int64
 }
 
 // DefaultConfig returns a configuration for a single in-memory dev server.

@@ -7,6 +7,24 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
+// gcDeps is what garbage collection needs from the server: the state it
+// decides on and the raft log it writes deletions to.
+type gcDeps interface {
+	// State returns the current state store.
+	State() *state.StateStore
+	// raftApply commits one entry through raft and returns its index and
+	// the FSM's response; an error the FSM returned is the error.
+	raftApply(t structs.MessageType, msg any) (uint64, any, error)
+}
+
+// coreGC collects terminal objects (see collect).
+type coreGC struct{ deps gcDeps }
+
+// collectGarbage runs one collection on this server.
+func (s *Server) collectGarbage(g gcThresholds) (uint64, error) {
+	return coreGC{deps: s}.collect(g)
+}
+
 // gcThresholds says how old a terminal object must be to be collected.
 // force collects every terminal object at once.
 type gcThresholds struct {
@@ -21,15 +39,19 @@ func (g gcThresholds) old(modifyTime int64, threshold time.Duration) bool {
 	return g.force || g.now.Sub(time.Unix(0, modifyTime)) >= threshold
 }
 
-// allocDone reports whether an alloc is finished on both sides: the servers
-// want it stopped (or it ran to completion) and its client has confirmed a
-// terminal status. A job or node with an alloc that is not done is never
-// collected (promise 2).
+// allocDone reports whether an alloc's client status is terminal
+// (complete, failed, or lost: the servers mark an alloc lost only when its
+// node is gone). The servers' desired status is not consulted: an alloc the
+// servers stopped is not done until its client confirms, and one its client
+// finished is done whatever the servers still wanted of it (a batch alloc
+// that ran to completion; a failed one, which of a job or node being
+// collected nothing will replace). A job or node with an alloc that is not
+// done is never collected (promise 2).
 func allocDone(a *structs.Allocation) bool {
 	return a.ClientTerminalStatus()
 }
 
-// collectGarbage deletes terminal evals and their allocs, purges stopped
+// collect deletes terminal evals and their allocs, purges stopped
 // or finished jobs with nothing left, and removes down nodes with nothing
 // left, each as one raft entry. It returns the last index written.
 //
@@ -39,18 +61,18 @@ func allocDone(a *structs.Allocation) bool {
 // node's ModifyIndex) and the FSM checks it again, skipping whatever
 // changed; the rules themselves live in the state package
 // (state.AllocIsGCable, state.JobIsGCable) so both sides apply the same.
-func (s *Server) collectGarbage(g gcThresholds) (uint64, error) {
+func (c coreGC) collect(g gcThresholds) (uint64, error) {
 	var last uint64
-	idx, err := s.collectEvals(g)
+	idx, err := c.collectEvals(g)
 	if err != nil {
 		return 0, err
 	}
 	last = max(last, idx)
-	if idx, err = s.collectJobs(g); err != nil {
+	if idx, err = c.collectJobs(g); err != nil {
 		return 0, err
 	}
 	last = max(last, idx)
-	if idx, err = s.collectNodes(g); err != nil {
+	if idx, err = c.collectNodes(g); err != nil {
 		return 0, err
 	}
 	return max(last, idx), nil
@@ -63,8 +85,8 @@ func (s *Server) collectGarbage(g gcThresholds) (uint64, error) {
 // to be rescheduled holds its reschedule history; deleting either would
 // make the scheduler run the work again from scratch, so the eval and its
 // allocs wait until the job is done.
-func (s *Server) collectEvals(g gcThresholds) (uint64, error) {
-	st := s.State()
+func (c coreGC) collectEvals(g gcThresholds) (uint64, error) {
+	st := c.deps.State()
 	jobs := map[structs.NamespacedID]*structs.Job{}
 	jobOf := func(namespace, id string) (*structs.Job, error) {
 		key := structs.NamespacedID{Namespace: namespace, ID: id}
@@ -114,7 +136,7 @@ func (s *Server) collectEvals(g gcThresholds) (uint64, error) {
 	if len(evalIDs) == 0 {
 		return 0, nil
 	}
-	idx, _, err := s.raftApply(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: evalIDs, Allocs: allocIDs})
+	idx, _, err := c.deps.raftApply(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: evalIDs, Allocs: allocIDs})
 	return idx, err
 }
 
@@ -124,8 +146,8 @@ func (s *Server) collectEvals(g gcThresholds) (uint64, error) {
 // that is merely dead (scaled to zero, or out of reschedules) is the
 // user's until they stop it. Each purge is conditional on the job's
 // ModifyIndex as read here.
-func (s *Server) collectJobs(g gcThresholds) (uint64, error) {
-	st := s.State()
+func (c coreGC) collectJobs(g gcThresholds) (uint64, error) {
+	st := c.deps.State()
 	jobs := map[structs.NamespacedID]*structs.JobDeregisterOptions{}
 	jit, err := st.JobsByGC(nil, true)
 	if err != nil {
@@ -163,14 +185,14 @@ func (s *Server) collectJobs(g gcThresholds) (uint64, error) {
 	if len(jobs) == 0 {
 		return 0, nil
 	}
-	idx, _, err := s.raftApply(structs.JobBatchDeregisterRequestType, &structs.JobBatchDeregisterRequest{Jobs: jobs})
+	idx, _, err := c.deps.raftApply(structs.JobBatchDeregisterRequestType, &structs.JobBatchDeregisterRequest{Jobs: jobs})
 	return idx, err
 }
 
 // collectNodes removes down nodes with nothing left running, each
 // conditional on the node's ModifyIndex as read here.
-func (s *Server) collectNodes(g gcThresholds) (uint64, error) {
-	st := s.State()
+func (c coreGC) collectNodes(g gcThresholds) (uint64, error) {
+	st := c.deps.State()
 	var nodeIDs []string
 	expected := map[string]uint64{}
 	nit, err := st.Nodes(nil)
@@ -200,6 +222,6 @@ func (s *Server) collectNodes(g gcThresholds) (uint64, error) {
 	if len(nodeIDs) == 0 {
 		return 0, nil
 	}
-	idx, _, err := s.raftApply(structs.NodeBatchDeregisterRequestType, &structs.NodeBatchDeregisterRequest{NodeIDs: nodeIDs, NodeModifyIndexes: expected})
+	idx, _, err := c.deps.raftApply(structs.NodeBatchDeregisterRequestType, &structs.NodeBatchDeregisterRequest{NodeIDs: nodeIDs, NodeModifyIndexes: expected})
 	return idx, err
 }

@@ -98,4 +98,17 @@
 //
 // Time comes from an injected Clock everywhere outside raft and the FSM, so
 // tests drive heartbeats, nack timeouts and delays with a FakeClock.
+// Randomness outside raft (the heartbeat TTL stagger) comes from a source
+// seeded with Config.Seed.
+//
+// # Dependencies between components
+//
+// Leader components take what they need of the server as a small
+// interface, not *Server: the plan applier planApplierDeps, the
+// heartbeater heartbeaterDeps (with heartbeatConfig for its tuning, clock
+// and random source), garbage collection gcDeps. The server implements
+// each; a test runs a component alone against an in-memory twin (a real
+// state store, raft entries recorded instead of committed), or wraps the
+// server's side through serverOptions, which only tests pass to newServer.
+// No production type keeps a hook that a test sets once it runs.
 package nomad

@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -17,14 +16,14 @@ import (
 // delivery limit. Only reapFailedEvals dequeues from it.
 const failedQueue = "_failed"
 
-// Errors returned by the broker. Callers on the far side of an RPC test
-// them with structs.IsErr, so their texts are unique.
+// Errors returned by the broker. They are coded, so callers on the far side
+// of an RPC still tell them apart with errors.Is.
 var (
 	// ErrBrokerDisabled is returned while this server is not the leader.
-	ErrBrokerDisabled = errors.New("eval broker disabled")
+	ErrBrokerDisabled = structs.NewCodedError("BrokerDisabled", "eval broker disabled")
 	// ErrNotOutstanding is returned for an eval that no worker holds (it
 	// was acked, nacked, timed out, or never delivered).
-	ErrNotOutstanding = errors.New("evaluation is not outstanding")
+	ErrNotOutstanding = structs.NewCodedError("NotOutstanding", "evaluation is not outstanding")
 )
 
 // EvalBrokerConfig configures an EvalBroker.

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -85,7 +86,7 @@ func TestFSMRefusesASecondBootstrapAndChangesNothing(t *testing.T) {
 		t.Fatalf("first bootstrap: %v", resp)
 	}
 	resp := f.Apply(l.entries[1])
-	if err, ok := resp.(error); !ok || !structs.IsErr(err, structs.ErrACLBootstrapDone) {
+	if err, ok := resp.(error); !ok || !errors.Is(err, structs.ErrACLBootstrapDone) {
 		t.Fatalf("second bootstrap: %v", resp)
 	}
 	if tok, _ := f.State().ACLTokenByAccessorID(nil, "second"); tok != nil {

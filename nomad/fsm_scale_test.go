@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/structs"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // scaleLog registers web and scales it up with an eval, then records an
@@ -61,7 +63,7 @@ func TestFSMJobScaleAppliesAndSurvivesASnapshot(t *testing.T) {
 	}
 	again, _ := restored.State().ScalingEventsByJob(nil, "default", "web")
 	if !structs.DeepEqual(events, again) {
-		t.Fatalf("restored events differ:\n%+v\n%+v", events, again)
+		t.Fatalf("restored events differ (-before +restored):\n%s", cmp.Diff(events, again, cmpopts.EquateEmpty()))
 	}
 
 	// Two servers applying the same log hold the same events.

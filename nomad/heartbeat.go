@@ -8,8 +8,40 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
+
+// heartbeaterDeps is what the heartbeater needs from the server: the
+// state it reads nodes and allocations from, and a way to commit a node's
+// new status. Tests give it a twin that wraps the server's.
+type heartbeaterDeps interface {
+	// State returns the current state store (it changes after a raft
+	// snapshot restore).
+	State() *state.StateStore
+	// ApplyNodeStatus commits a node status change (with its evals)
+	// through raft and returns once the FSM on this server applied it.
+	ApplyNodeStatus(req *structs.NodeUpdateStatusRequest) error
+}
+
+// heartbeatConfig tunes the heartbeater and supplies its clock and its
+// randomness, so a test can drive both.
+type heartbeatConfig struct {
+	// MinHeartbeatTTL, MaxHeartbeatsPerSecond, HeartbeatGrace,
+	// FailoverHeartbeatTTL and MaxNodeDownPerSecond are the server
+	// Config's fields of the same names.
+	MinHeartbeatTTL        time.Duration
+	MaxHeartbeatsPerSecond float64
+	HeartbeatGrace         time.Duration
+	FailoverHeartbeatTTL   time.Duration
+	MaxNodeDownPerSecond   float64
+
+	Clock  Clock
+	Logger hclog.Logger
+	// Rand staggers TTLs. The heartbeater owns it from then on (it is
+	// not safe for concurrent use).
+	Rand *rand.Rand
+}
 
 // invalidateRetry is how soon a node whose status change failed to commit
 // is looked at again (while this server still leads), so a transient raft
@@ -62,7 +94,8 @@ const invalidateRetry = 5 * time.Second
 // a stall window's too, takes a new gen, so the callback of the timer it
 // replaces is ignored.
 type heartbeater struct {
-	srv    *Server
+	deps   heartbeaterDeps
+	cfg    heartbeatConfig
 	logger hclog.Logger
 	clock  Clock
 
@@ -73,18 +106,13 @@ type heartbeater struct {
 	timers  map[string]nodeTimer
 	gen     uint64 // identifies each armed timer, so a stale callback is ignored
 	expired chan expiry
-	rng     *rand.Rand
+	rng     *rand.Rand // under mu
 
 	// Stall detection (heartbeat_stall.go).
 	term     uint64    // identifies the watchdog of one term of leadership
 	watchdog Timer     // re-arms itself every stallTick while enabled
 	lastSeen time.Time // when the heartbeater last ran, by any of its paths
 	stall    stallRecord
-
-	// beforeApply (tests only) runs in invalidate after it decided to
-	// change a node's status and before the raft apply, with the node's
-	// lock held.
-	beforeApply func(nodeID string)
 }
 
 type nodeTimer struct {
@@ -101,14 +129,21 @@ type expiry struct {
 	windows  int
 }
 
-func newHeartbeater(s *Server) *heartbeater {
+// newHeartbeater returns a disabled heartbeater; the leader runs it with
+// run. cfg.Clock and cfg.Rand are required.
+func newHeartbeater(deps heartbeaterDeps, cfg heartbeatConfig) *heartbeater {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
 	return &heartbeater{
-		srv:     s,
-		logger:  s.logger.Named("heartbeat"),
-		clock:   s.clock,
+		deps:    deps,
+		cfg:     cfg,
+		logger:  logger,
+		clock:   cfg.Clock,
 		timers:  map[string]nodeTimer{},
 		expired: make(chan expiry, 4096),
-		rng:     rand.New(rand.NewSource(time.Now().UnixNano())),
+		rng:     cfg.Rand,
 	}
 }
 
@@ -121,7 +156,7 @@ func (h *heartbeater) run(ctx context.Context) {
 	h.setEnabled(true)
 	defer h.setEnabled(false)
 	h.initializeTimers()
-	interval := time.Duration(float64(time.Second) / h.srv.config.MaxNodeDownPerSecond)
+	interval := time.Duration(float64(time.Second) / h.cfg.MaxNodeDownPerSecond)
 	for {
 		select {
 		case <-ctx.Done():
@@ -170,13 +205,13 @@ func (h *heartbeater) wait(ctx context.Context, d time.Duration) bool {
 // that is longer. A node that already heartbeated in this term keeps the
 // timer its heartbeat armed.
 func (h *heartbeater) initializeTimers() {
-	st := h.srv.State()
+	st := h.deps.State()
 	it, err := st.Nodes(nil)
 	if err != nil {
 		h.logger.Error("listing nodes for heartbeat timers", "error", err)
 		return
 	}
-	ttl := h.srv.config.FailoverHeartbeatTTL
+	ttl := h.cfg.FailoverHeartbeatTTL
 	now := h.clock.Now()
 	for raw := it.Next(); raw != nil; raw = it.Next() {
 		node := raw.(*structs.Node)
@@ -213,7 +248,7 @@ func (h *heartbeater) resetTTL(nodeID string, numNodes int) time.Duration {
 	h.mu.Lock()
 	ttl += time.Duration(h.rng.Int63n(int64(ttl)))
 	h.mu.Unlock()
-	h.arm(nodeID, ttl+h.srv.config.HeartbeatGrace)
+	h.arm(nodeID, ttl+h.cfg.HeartbeatGrace)
 	return ttl
 }
 
@@ -221,7 +256,7 @@ func (h *heartbeater) resetTTL(nodeID string, numNodes int) time.Duration {
 // again: MinHeartbeatTTL, or more when the fleet would otherwise beat
 // faster than MaxHeartbeatsPerSecond.
 func (h *heartbeater) baseTTL(numNodes int) time.Duration {
-	cfg := h.srv.config
+	cfg := h.cfg
 	scaled := time.Duration(float64(numNodes) / cfg.MaxHeartbeatsPerSecond * float64(time.Second))
 	return max(cfg.MinHeartbeatTTL, scaled)
 }
@@ -313,7 +348,7 @@ func (h *heartbeater) lockNode(nodeID string) func() { return h.nodeLocks.lock(n
 // armDisconnected arms a disconnected node's timer for the rest of its
 // disconnect window. The caller holds the node's lock.
 func (h *heartbeater) armDisconnected(nodeID string) {
-	st := h.srv.State()
+	st := h.deps.State()
 	node, err := st.NodeByID(nil, nodeID)
 	if err != nil || node == nil {
 		return
@@ -347,7 +382,7 @@ func (h *heartbeater) disconnectDeadline(node *structs.Node, allocs []*structs.A
 	if since.After(now) {
 		since = now // another server's clock ran ahead
 	}
-	return since.Add(window + h.srv.config.HeartbeatGrace)
+	return since.Add(window + h.cfg.HeartbeatGrace)
 }
 
 // invalidate acts on a node whose timer expired: a ready (or initializing)
@@ -362,7 +397,7 @@ func (h *heartbeater) invalidate(e expiry) bool {
 	if h.armed(nodeID) {
 		return false // it heartbeated while queued
 	}
-	st := h.srv.State()
+	st := h.deps.State()
 	node, err := st.NodeByID(nil, nodeID)
 	if err != nil || node == nil || node.Status == structs.NodeStatusDown {
 		return false
@@ -400,10 +435,7 @@ func (h *heartbeater) invalidate(e expiry) bool {
 		NodeEvent: &structs.NodeEvent{Message: msg, Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now},
 		Evals:     nodeEvals(node, allocs, now),
 	}
-	if hook := h.testHook(); hook != nil {
-		hook(nodeID)
-	}
-	if _, _, err := h.srv.raftApply(structs.NodeUpdateStatusRequestType, req); err != nil {
+	if err := h.deps.ApplyNodeStatus(req); err != nil {
 		h.logger.Error("marking node after missed heartbeat", "node", nodeID, "status", status, "error", err)
 		h.arm(nodeID, invalidateRetry) // a no-op once leadership is gone
 		return false
@@ -427,12 +459,6 @@ func (h *heartbeater) stalledOver(e expiry) bool {
 	}
 	h.observeLocked(h.clock.Now(), time.Time{})
 	return h.stallWindowLocked(e.nodeID, e.deadline, e.windows)
-}
-
-func (h *heartbeater) testHook() func(string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.beforeApply
 }
 
 // nodeEvals makes one node-update eval per job with a non-terminal alloc on

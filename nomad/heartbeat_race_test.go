@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,16 +24,40 @@ func lastNodeEvent(s *Server, id string) string {
 	return n.Events[len(n.Events)-1].Message
 }
 
+// steppingHeartbeatDeps is the heartbeater's view of a server with a step
+// that runs after the heartbeater decided to change a node's status and
+// before the change is committed, with the node's lock held.
+type steppingHeartbeatDeps struct {
+	heartbeaterDeps // the server's; set once, before the server starts
+	step            atomic.Pointer[func(nodeID string)]
+}
+
+func (d *steppingHeartbeatDeps) wrap(server heartbeaterDeps) heartbeaterDeps {
+	d.heartbeaterDeps = server
+	return d
+}
+
+// beforeApply sets the step.
+func (d *steppingHeartbeatDeps) beforeApply(step func(nodeID string)) { d.step.Store(&step) }
+
+func (d *steppingHeartbeatDeps) ApplyNodeStatus(req *structs.NodeUpdateStatusRequest) error {
+	if step := d.step.Load(); step != nil {
+		(*step)(req.NodeID)
+	}
+	return d.heartbeaterDeps.ApplyNodeStatus(req)
+}
+
 // A heartbeat that arrives after the heartbeater saw the node's timer
 // expired, but before it wrote the node down, must not leave a live node
 // down: either the heartbeat wins or it writes the node ready again.
 func TestHeartbeatRacingAnInvalidationLeavesTheNodeReady(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
-	s := TestServer(t, func(c *Config) {
+	deps := &steppingHeartbeatDeps{}
+	s := testServerWith(t, func(c *Config) {
 		c.Clock = clock
 		c.MinHeartbeatTTL = 10 * time.Second
 		c.HeartbeatGrace = 5 * time.Second
-	})
+	}, serverOptions{wrapHeartbeaterDeps: deps.wrap})
 	WaitForLeader(t, 5*time.Second, s)
 	node := itNode("n1")
 	registerNode(t, s, node)
@@ -41,8 +66,7 @@ func TestHeartbeatRacingAnInvalidationLeavesTheNodeReady(t *testing.T) {
 	reached := make(chan struct{})
 	beat := make(chan error, 1)
 	slippedIn := make(chan bool, 1)
-	h.mu.Lock()
-	h.beforeApply = func(id string) {
+	deps.beforeApply(func(id string) {
 		close(reached)
 		go func() { beat <- sendHeartbeat(s, node) }()
 		// Hold the invalidation between its check and its apply until
@@ -63,8 +87,7 @@ func TestHeartbeatRacingAnInvalidationLeavesTheNodeReady(t *testing.T) {
 			}
 		}
 		slippedIn <- false
-	}
-	h.mu.Unlock()
+	})
 
 	// Every TTL is at most 2*10s + 5s grace.
 	clock.Advance(26 * time.Second)

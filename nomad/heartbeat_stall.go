@@ -58,7 +58,7 @@ const (
 // the node's silence, and requiring that much lateness keeps an ordinary
 // slow timer from delaying a dead node's invalidation.
 func (h *heartbeater) stallThreshold() time.Duration {
-	return max(h.srv.config.HeartbeatGrace, minStallThreshold)
+	return max(h.cfg.HeartbeatGrace, minStallThreshold)
 }
 
 // stallTick is the watchdog's period: a quarter of the threshold, so any
@@ -119,7 +119,7 @@ func (h *heartbeater) watch(term uint64) {
 	}
 	now := h.clock.Now()
 	h.observeLocked(now, time.Time{})
-	if h.stall.active() && !now.Before(h.stall.until.Add(h.srv.config.HeartbeatGrace)) {
+	if h.stall.active() && !now.Before(h.stall.until.Add(h.cfg.HeartbeatGrace)) {
 		h.reportStallLocked()
 	}
 	h.armWatchdogLocked()
@@ -148,7 +148,7 @@ func (h *heartbeater) observeLocked(now, due time.Time) {
 // deadlines.
 func (h *heartbeater) recordStallLocked(from, until time.Time, late time.Duration) {
 	s := &h.stall
-	if s.active() && !from.After(s.until.Add(h.srv.config.HeartbeatGrace)) {
+	if s.active() && !from.After(s.until.Add(h.cfg.HeartbeatGrace)) {
 		if from.Before(s.from) {
 			s.from = from
 		}
@@ -166,7 +166,7 @@ func (h *heartbeater) recordStallLocked(from, until time.Time, late time.Duratio
 // expire, if the current stall covers the deadline it missed and it has
 // windows left. It reports whether it did.
 func (h *heartbeater) stallWindowLocked(nodeID string, deadline time.Time, windows int) bool {
-	if windows >= maxStallWindows || !h.stall.covers(deadline, h.srv.config.HeartbeatGrace) {
+	if windows >= maxStallWindows || !h.stall.covers(deadline, h.cfg.HeartbeatGrace) {
 		return false
 	}
 	h.armLocked(nodeID, h.freshWindowLocked(), windows+1)
@@ -179,7 +179,7 @@ func (h *heartbeater) stallWindowLocked(nodeID string, deadline time.Time, windo
 // client whose heartbeat was lost in the stall has a full period to send
 // another.
 func (h *heartbeater) freshWindowLocked() time.Duration {
-	return 2*h.baseTTL(len(h.timers)) + h.srv.config.HeartbeatGrace
+	return 2*h.baseTTL(len(h.timers)) + h.cfg.HeartbeatGrace
 }
 
 // reportStallLocked logs the current stall once. It runs with mu held,

@@ -169,9 +169,7 @@ func TestExpiryWithoutAStallMarksTheNodeDown(t *testing.T) {
 			n := itNode("n1")
 			start := clock.Now()
 			registerArmed(t, s, n)
-			s.heartbeats.mu.Lock()
-			deadline := s.heartbeats.timers[n.ID].deadline
-			s.heartbeats.mu.Unlock()
+			deadline, _ := s.heartbeats.timerDeadline(n.ID)
 			if d := deadline.Sub(start); d < stallTestTTL+stallTestGrace || d >= 2*stallTestTTL+stallTestGrace {
 				t.Fatalf("timer armed for %s, want TTL plus grace", d)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -119,17 +120,7 @@ func TestHeartbeatTTLScalesWithTheFleet(t *testing.T) {
 
 // eventually polls cond for up to d and reports whether it held.
 func eventually(d time.Duration, cond func() bool) bool {
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(d)
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline:
-			return false
-		}
-	}
-	return true
+	return wait.Holds(d, cond, wait.Every(5*time.Millisecond))
 }
 
 // After a leader change every node first gets the failover TTL, so an

@@ -91,6 +91,7 @@ func evalStatus(t *testing.T, s *Server, id string) string {
 }
 
 func TestJobRegisterPlacesAllocationsThroughThePipeline(t *testing.T) {
+	t.Parallel()
 	s := TestServer(t, func(c *Config) { c.NumSchedulers = 2 })
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
@@ -219,6 +220,7 @@ func TestUpdateAllocIsRefusedForAnUnknownTransition(t *testing.T) {
 }
 
 func TestJobPlanIsADryRunWithAnnotatedDiff(t *testing.T) {
+	t.Parallel()
 	s := TestServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
@@ -341,6 +343,7 @@ func TestServiceAllocCompletedByItsClientIsReplaced(t *testing.T) {
 }
 
 func TestDrainingANodeMovesItsAllocs(t *testing.T) {
+	t.Parallel()
 	s := TestServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -123,7 +124,9 @@ func checkScaleRequest(args *structs.JobScaleRequest, ns string) error {
 func scaleError(err error) error {
 	var ve *structs.ValidationError
 	if errors.As(err, &ve) || errors.Is(err, structs.ErrScalingBlocked) {
-		return errBadRequest("%v", err)
+		// Both sentinels cross RPC: the HTTP API answers with Nomad's
+		// text for a blocked scale.
+		return fmt.Errorf("%w: %w", ErrBadRequest, err)
 	}
 	return err
 }

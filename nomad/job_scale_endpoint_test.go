@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -300,7 +301,7 @@ func TestJobScaleIsRefusedWhileRegistrationIsRejected(t *testing.T) {
 	mustSetSchedulerConfig(t, s, structs.SchedulerConfiguration{RejectJobRegistration: true})
 	latest, _ := s.State().LatestIndex()
 	for _, count := range []*int64{scaleCount(2), nil} {
-		if _, err := scaleJob(s, "web", "web", count, ""); !structs.IsErr(err, structs.ErrJobRegistrationDisabled) {
+		if _, err := scaleJob(s, "web", "web", count, ""); !errors.Is(err, structs.ErrJobRegistrationDisabled) {
 			t.Fatalf("scale (count %v) while rejecting: got %v", count, err)
 		}
 	}

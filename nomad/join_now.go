@@ -99,8 +99,10 @@ func (s *Server) isPeer(id string) bool {
 
 // duringElection reports whether err says only that the cluster had no
 // leader, or lost it, while the request ran: trying again later will do.
-// The errors come back over RPC as text, hence IsErr.
+// Raft's refusals reach here over RPC as structs.ErrNotLeader (see
+// notLeader); raft's own errors are matched too for a call this server
+// answered itself.
 func duringElection(err error) bool {
-	return structs.IsErr(err, structs.ErrNoLeader) || structs.IsErr(err, raft.ErrLeadershipLost) ||
-		structs.IsErr(err, raft.ErrNotLeader)
+	return errors.Is(err, structs.ErrNoLeader) || errors.Is(err, structs.ErrNotLeader) ||
+		errors.Is(err, raft.ErrLeadershipLost) || errors.Is(err, raft.ErrNotLeader)
 }

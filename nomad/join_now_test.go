@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -144,7 +145,7 @@ func TestWithACLsANewServerIsAddedFromInsideTheCluster(t *testing.T) {
 	s2 := waiting(t, "s2", acls)
 
 	n, err := s2.JoinNow([]string{s1.RPCAddr()})
-	if n != 1 || !structs.IsErr(err, structs.ErrPermissionDenied) || !strings.Contains(err.Error(), "Operator.RaftAddPeer") {
+	if n != 1 || !errors.Is(err, structs.ErrPermissionDenied) || !strings.Contains(err.Error(), "Operator.RaftAddPeer") {
 		t.Fatalf("a server without state asking to be added: joined %d, err %v; want the leader to refuse", n, err)
 	}
 	waitPeers(t, s1, 1)

@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"math/rand"
+
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -24,9 +26,26 @@ func (s *Server) setupLeaderComponents() error {
 	s.evalBroker = broker
 	s.blockedEvals = NewBlockedEvals(broker, BlockedEvalsConfig{Clock: s.clock, Logger: s.logger.Named("blocked_evals")})
 	s.planQueue = NewPlanQueue()
-	s.heartbeats = newHeartbeater(s)
+	var hbDeps heartbeaterDeps = s
+	if s.opts.wrapHeartbeaterDeps != nil {
+		hbDeps = s.opts.wrapHeartbeaterDeps(hbDeps)
+	}
+	s.heartbeats = newHeartbeater(hbDeps, heartbeatConfig{
+		MinHeartbeatTTL:        s.config.MinHeartbeatTTL,
+		MaxHeartbeatsPerSecond: s.config.MaxHeartbeatsPerSecond,
+		HeartbeatGrace:         s.config.HeartbeatGrace,
+		FailoverHeartbeatTTL:   s.config.FailoverHeartbeatTTL,
+		MaxNodeDownPerSecond:   s.config.MaxNodeDownPerSecond,
+		Clock:                  s.clock,
+		Logger:                 s.logger.Named("heartbeat"),
+		Rand:                   rand.New(rand.NewSource(s.seed)),
+	})
+	periodicClock := s.clock
+	if s.opts.wrapPeriodicClock != nil {
+		periodicClock = s.opts.wrapPeriodicClock(periodicClock)
+	}
 	s.periodicDispatcher = NewPeriodicDispatch(PeriodicDispatchConfig{
-		Clock:         s.clock,
+		Clock:         periodicClock,
 		Logger:        s.logger.Named("periodic"),
 		State:         s.State,
 		CatchUpWindow: s.config.JobGCThreshold,
@@ -47,3 +66,10 @@ func (w serverEvalWriter) UpsertEvals(evals []*structs.Evaluation) error {
 }
 
 func (s *Server) evalWriter() evalWriter { return serverEvalWriter{s} }
+
+// ApplyNodeStatus commits a node status change for the heartbeater
+// (heartbeaterDeps).
+func (s *Server) ApplyNodeStatus(req *structs.NodeUpdateStatusRequest) error {
+	_, _, err := s.raftApply(structs.NodeUpdateStatusRequestType, req)
+	return err
+}

@@ -363,6 +363,12 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		return errBadRequest("no allocations to update")
 	}
 	if node.Status != structs.NodeStatusReady {
+		// Logged at WARN because it is the observable half of the
+		// reconnect ordering: a client back from a partition whose report
+		// overtakes its first heartbeat is refused here, and operators
+		// (and the e2e partition tests) look for this line.
+		n.srv.logger.Warn("refused alloc update from a node that has not heartbeated since it was marked not ready",
+			"node_id", node.ID, "node_status", node.Status, "allocs", len(args.Alloc))
 		return fmt.Errorf("node %s is %s, heartbeat first: %w", node.ID, node.Status, structs.ErrNodeNotReady)
 	}
 	now := n.srv.Now()

@@ -303,6 +303,7 @@ func TestAllocGetAllocsForANodeAnswersOnlyThatNodesAllocs(t *testing.T) {
 }
 
 func TestRegisterRefusesANewNodeWithoutASoundSecret(t *testing.T) {
+	t.Parallel()
 	f := newIdentityFixture(t)
 	uuidID := structs.GenerateUUID()
 	cases := []struct {
@@ -333,6 +334,7 @@ func TestRegisterRefusesANewNodeWithoutASoundSecret(t *testing.T) {
 // The operator actions on a node are not the node's own calls: they take
 // no secret (an ACL pass gates them with node:write), and still work.
 func TestOperatorNodeActionsNeedNoNodeSecret(t *testing.T) {
+	t.Parallel()
 	f := newIdentityFixture(t)
 	var elig structs.NodeEligibilityUpdateResponse
 	if err := f.call("Node.UpdateEligibility", &structs.NodeUpdateEligibilityRequest{NodeID: f.own.ID, Eligibility: structs.NodeSchedulingIneligible}, &elig); err != nil {

@@ -71,6 +71,7 @@ func liveOn(t *testing.T, s *Server, jobID, nodeID string) int {
 // job (none for a stopped one, none for a service job with nothing on it),
 // and the system schedulers then run each of those jobs on it.
 func TestNodeBecomingReadyEvaluatesEverySystemAndSysbatchJob(t *testing.T) {
+	t.Parallel()
 	s, clock := startFakeClockServer(t)
 	n1, n2 := itNode("n1"), itNode("n2")
 	registerNode(t, s, n1)

@@ -73,13 +73,13 @@ func (o *Operator) RaftAddPeer(args *structs.RaftPeerAddRequest, reply *structs.
 		// since it was read; the joining server retries.
 		f := o.srv.raft.RemoveServer(srv.ID, cfgIndex, 30*time.Second)
 		if err := f.Error(); err != nil {
-			return fmt.Errorf("removing stale raft peer %s at %s: %w", srv.ID, srv.Address, err)
+			return fmt.Errorf("removing stale raft peer %s at %s: %w", srv.ID, srv.Address, notLeader(err))
 		}
 		o.srv.logger.Info("removed raft peer replaced at the same address", "old_id", srv.ID, "new_id", args.ID, "address", args.Address)
 	}
 	f := o.srv.raft.AddVoter(id, addr, 0, 30*time.Second)
 	if err := f.Error(); err != nil {
-		return fmt.Errorf("adding raft peer %s at %s: %w", args.ID, args.Address, err)
+		return fmt.Errorf("adding raft peer %s at %s: %w", args.ID, args.Address, notLeader(err))
 	}
 	reply.Index = f.Index()
 	o.srv.logger.Info("added raft peer", "id", args.ID, "address", args.Address)
@@ -97,7 +97,7 @@ func (o *Operator) RaftRemovePeer(args *structs.RaftPeerAddRequest, reply *struc
 	}
 	f := o.srv.raft.RemoveServer(raft.ServerID(args.ID), 0, 30*time.Second)
 	if err := f.Error(); err != nil {
-		return err
+		return notLeader(err)
 	}
 	reply.Index = f.Index()
 	return nil

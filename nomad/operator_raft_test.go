@@ -14,6 +14,7 @@ import (
 // new raft ID. The leader replaces the old ID with the new one instead of
 // refusing the duplicate address forever.
 func TestServerWithWipedDataDirRejoinsAtItsAddress(t *testing.T) {
+	t.Parallel()
 	servers := startCluster(t, 3)
 	leader := WaitForLeader(t, 10*time.Second, servers...)
 	var gone *Server
@@ -62,6 +63,7 @@ func TestServerWithWipedDataDirRejoinsAtItsAddress(t *testing.T) {
 
 // The leader refuses a peer that claims its own address under another ID.
 func TestRaftAddPeerRefusesTheLeadersAddress(t *testing.T) {
+	t.Parallel()
 	s := TestServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	var resp structs.GenericResponse

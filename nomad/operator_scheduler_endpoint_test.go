@@ -1,12 +1,14 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/drover-sched/drover/structs"
+	"github.com/google/go-cmp/cmp"
 )
 
 func getSchedulerConfig(t *testing.T, s *Server, q structs.QueryOptions) *structs.SchedulerConfigurationResponse {
@@ -48,6 +50,7 @@ func withoutIndexes(c structs.SchedulerConfiguration) structs.SchedulerConfigura
 // A new cluster's leader stores Nomad's defaults through raft, so they
 // are read back with a real index and CAS works against it.
 func TestSchedulerConfigNewClusterStoresNomadDefaults(t *testing.T) {
+	t.Parallel()
 	s := TestServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	resp := getSchedulerConfig(t, s, structs.QueryOptions{})
@@ -55,8 +58,8 @@ func TestSchedulerConfigNewClusterStoresNomadDefaults(t *testing.T) {
 		SchedulerAlgorithm: structs.SchedulerAlgorithmBinpack,
 		PreemptionConfig:   structs.PreemptionConfig{SystemSchedulerEnabled: true},
 	}
-	if got := withoutIndexes(*resp.SchedulerConfig); got != want {
-		t.Fatalf("defaults: got %+v, want %+v", got, want)
+	if diff := cmp.Diff(want, withoutIndexes(*resp.SchedulerConfig)); diff != "" {
+		t.Fatalf("defaults (-want +got):\n%s", diff)
 	}
 	c := resp.SchedulerConfig
 	if c.CreateIndex == 0 || c.ModifyIndex != c.CreateIndex || resp.Index != c.ModifyIndex || !resp.KnownLeader {
@@ -71,14 +74,15 @@ func TestSchedulerConfigNewClusterStoresNomadDefaults(t *testing.T) {
 // pause included; a restarted server keeps the stored configuration even
 // if its default changed meanwhile.
 func TestSchedulerConfigDefaultIsStoredOnceAndHonoured(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	first := structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmSpread, PauseEvalBroker: true,
 		MemoryOversubscriptionEnabled: true, PreemptionConfig: structs.PreemptionConfig{BatchSchedulerEnabled: true}}
 	s1 := TestServer(t, func(c *Config) { c.DataDir = dir; c.DefaultSchedulerConfig = &first })
 	WaitForLeader(t, 5*time.Second, s1)
 	got := getSchedulerConfig(t, s1, structs.QueryOptions{}).SchedulerConfig
-	if withoutIndexes(*got) != first {
-		t.Fatalf("got %+v, want the configured default %+v", got, first)
+	if diff := cmp.Diff(first, withoutIndexes(*got)); diff != "" {
+		t.Fatalf("not the configured default (-want +got):\n%s", diff)
 	}
 	if !s1.evalBroker.Paused() {
 		t.Fatal("a default with pause_eval_broker must pause the leader's broker")
@@ -92,8 +96,8 @@ func TestSchedulerConfigDefaultIsStoredOnceAndHonoured(t *testing.T) {
 	s2 := TestServer(t, func(c *Config) { c.DataDir = dir; c.RPCAddr = addr; c.DefaultSchedulerConfig = &second })
 	WaitForLeader(t, 5*time.Second, s2)
 	again := getSchedulerConfig(t, s2, structs.QueryOptions{}).SchedulerConfig
-	if *again != *got {
-		t.Fatalf("a stored configuration must survive a restart unchanged: got %+v, want %+v", again, got)
+	if diff := cmp.Diff(got, again); diff != "" {
+		t.Fatalf("a stored configuration must survive a restart unchanged (-before +after):\n%s", diff)
 	}
 	if !s2.evalBroker.Paused() {
 		t.Fatal("the restarted leader must honour the stored pause")
@@ -139,6 +143,7 @@ func TestSchedulerSetConfigForwardsFromAFollower(t *testing.T) {
 // A check-and-set applies only against the index the caller read; a stale
 // one answers Updated=false and changes nothing.
 func TestSchedulerSetConfigCheckAndSet(t *testing.T) {
+	t.Parallel()
 	s := TestServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	before := getSchedulerConfig(t, s, structs.QueryOptions{}).SchedulerConfig
@@ -151,8 +156,8 @@ func TestSchedulerSetConfigCheckAndSet(t *testing.T) {
 	if resp.Updated {
 		t.Fatalf("a check-and-set against index %d must fail (stored %d)", stale.ModifyIndex, before.ModifyIndex)
 	}
-	if after := getSchedulerConfig(t, s, structs.QueryOptions{}).SchedulerConfig; *after != *before {
-		t.Fatalf("a failed check-and-set changed the configuration: %+v -> %+v", before, after)
+	if diff := cmp.Diff(before, getSchedulerConfig(t, s, structs.QueryOptions{}).SchedulerConfig); diff != "" {
+		t.Fatalf("a failed check-and-set changed the configuration (-before +after):\n%s", diff)
 	}
 
 	current := stale
@@ -194,8 +199,8 @@ func TestSchedulerSetConfigRefusesAnUnknownAlgorithm(t *testing.T) {
 		}
 	}
 	after := getSchedulerConfig(t, s, structs.QueryOptions{})
-	if *after.SchedulerConfig != *before.SchedulerConfig || after.Index != before.Index {
-		t.Fatalf("a refused change altered the configuration: %+v -> %+v", before.SchedulerConfig, after.SchedulerConfig)
+	if diff := cmp.Diff(before.SchedulerConfig, after.SchedulerConfig); diff != "" || after.Index != before.Index {
+		t.Fatalf("a refused change altered the configuration at index %d -> %d (-before +after):\n%s", before.Index, after.Index, diff)
 	}
 	if now, _ := s.State().LatestIndex(); now != latest {
 		t.Fatalf("a refused change wrote to raft: latest index %d -> %d", latest, now)
@@ -324,6 +329,7 @@ func TestSchedulerConfigPausedClusterPlacesAfterResume(t *testing.T) {
 // loses their answer, and the broker looked at is the one of whichever
 // server has established leadership at that moment.
 func TestSchedulerConfigNewLeaderHonoursTheStoredPause(t *testing.T) {
+	t.Parallel()
 	servers := startCluster(t, 3)
 	var resp structs.SchedulerSetConfigurationResponse
 	writeThroughElections(t, WaitForLeader(t, 10*time.Second, servers...), "Operator.SchedulerSetConfiguration",
@@ -405,7 +411,7 @@ func TestSchedulerConfigRejectJobRegistration(t *testing.T) {
 
 	var resp structs.JobRegisterResponse
 	err = s.RPC("Job.Register", &structs.JobRegisterRequest{Job: itJob("api", 1)}, &resp)
-	if !structs.IsErr(err, structs.ErrJobRegistrationDisabled) {
+	if !errors.Is(err, structs.ErrJobRegistrationDisabled) {
 		t.Fatalf("register while rejecting: got %v, want %v", err, structs.ErrJobRegistrationDisabled)
 	}
 	if !strings.Contains(err.Error(), "RejectJobRegistration") {
@@ -413,11 +419,11 @@ func TestSchedulerConfigRejectJobRegistration(t *testing.T) {
 	}
 	update := itJob("web", 5)
 	err = s.RPC("Job.Register", &structs.JobRegisterRequest{Job: update}, &resp)
-	if !structs.IsErr(err, structs.ErrJobRegistrationDisabled) {
+	if !errors.Is(err, structs.ErrJobRegistrationDisabled) {
 		t.Fatalf("updating a job while rejecting: got %v", err)
 	}
 	err = s.RPC("Job.Revert", &structs.JobRevertRequest{JobID: "web", JobVersion: 0}, &resp)
-	if !structs.IsErr(err, structs.ErrJobRegistrationDisabled) {
+	if !errors.Is(err, structs.ErrJobRegistrationDisabled) {
 		t.Fatalf("revert while rejecting: got %v", err)
 	}
 	if now, _ := s.State().LatestIndex(); now != latest {

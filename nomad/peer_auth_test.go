@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -64,12 +65,13 @@ func wantDenied(t *testing.T, err error, role string) {
 	if err == nil {
 		t.Fatal("want the call refused, it succeeded")
 	}
-	if !structs.IsErr(err, structs.ErrPermissionDenied) || !strings.Contains(err.Error(), role) {
+	if !errors.Is(err, structs.ErrPermissionDenied) || !strings.Contains(err.Error(), role) {
 		t.Fatalf("want a permission error naming %q, got %v", role, err)
 	}
 }
 
 func TestTLSClusterFormsElectsForwardsAndReplicates(t *testing.T) {
+	t.Parallel()
 	ca := tlstest.NewCA(t)
 	servers := startTLSCluster(t, ca, 3, nil)
 	leader := WaitForLeader(t, 20*time.Second, servers...)
@@ -107,7 +109,7 @@ func TestTLSClusterFormsElectsForwardsAndReplicates(t *testing.T) {
 		if err == nil {
 			break
 		}
-		if !structs.IsErr(err, structs.ErrNoLeader) || time.Now().After(deadline) {
+		if !errors.Is(err, structs.ErrNoLeader) || time.Now().After(deadline) {
 			t.Fatalf("a client certificate registering through a follower: %v", err)
 		}
 		WaitForLeader(t, 10*time.Second, servers...)

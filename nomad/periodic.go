@@ -17,7 +17,7 @@ import (
 // ErrPeriodicNotTracked is returned by ForceRun for a job the dispatcher
 // does not track: it is not periodic, stopped, or this server does not
 // lead.
-var ErrPeriodicNotTracked = errors.New("periodic job is not tracked by the dispatcher")
+var ErrPeriodicNotTracked = structs.NewCodedError("PeriodicNotTracked", "periodic job is not tracked by the dispatcher")
 
 // errChildExists means the child of a launch time was already registered
 // (a forced launch in the same second as a scheduled one).
@@ -45,7 +45,7 @@ type PeriodicDispatchConfig struct {
 // and forgets every job, and the new leader rebuilds it from state with
 // Restore.
 //
-// Ownership: mu guards tracked, enabled and armed; the loop goroutine (one
+// Ownership: mu guards tracked and enabled; the loop goroutine (one
 // at a time, owned by the context SetEnabled makes and waited for when it
 // is disabled) is the only one that launches on schedule. No lock is held
 // while launching: a launch commits through raft, and the FSM's hook calls
@@ -63,7 +63,6 @@ type PeriodicDispatch struct {
 	mu      sync.Mutex
 	enabled bool
 	tracked map[structs.NamespacedID]*periodicEntry
-	armed   time.Time     // the launch the loop's timer waits for, for tests
 	wake    chan struct{} // tells the loop that tracked changed
 }
 
@@ -102,7 +101,6 @@ func (d *PeriodicDispatch) SetEnabled(enabled bool) {
 	d.enabled = enabled
 	if !enabled {
 		d.tracked = map[structs.NamespacedID]*periodicEntry{}
-		d.armed = time.Time{}
 	}
 	d.mu.Unlock()
 	switch {
@@ -288,12 +286,4 @@ func periodicChildren(st *state.StateStore, parent *structs.Job) ([]*structs.Job
 		}
 	}
 	return out, nil
-}
-
-// armedAt returns the launch time the loop's timer waits for (zero when
-// it waits for nothing). Tests wait for it before advancing a FakeClock.
-func (d *PeriodicDispatch) armedAt() time.Time {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.armed
 }

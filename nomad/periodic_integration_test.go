@@ -27,6 +27,10 @@ func periodicServerConfig(clock *FakeClock) func(*Config) {
 	}
 }
 
+// periodicServerOptions give the dispatcher a timerWatch, so armedAt sees
+// what its loop waits for.
+var periodicServerOptions = serverOptions{wrapPeriodicClock: watchTimers}
+
 func livePeriodicAlloc(t *testing.T, s *Server, jobID string) *structs.Allocation {
 	t.Helper()
 	var live *structs.Allocation
@@ -54,7 +58,7 @@ func waitChildStatus(t *testing.T, s *Server, childID, want string) {
 
 func TestPeriodicJobLaunchesAChildThatIsPlaced(t *testing.T) {
 	clock := NewFakeClock(periodicEpoch)
-	s := TestServer(t, periodicServerConfig(clock))
+	s := testServerWith(t, periodicServerConfig(clock), periodicServerOptions)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	if resp := registerJob(t, s, periodicJob("report", "*/15 * * * *")); resp.EvalID != "" {
@@ -93,7 +97,7 @@ func TestPeriodicJobLaunchesAChildThatIsPlaced(t *testing.T) {
 
 func TestPeriodicProhibitOverlapSkipsALaunchWhileTheChildRuns(t *testing.T) {
 	clock := NewFakeClock(periodicEpoch)
-	s := TestServer(t, periodicServerConfig(clock))
+	s := testServerWith(t, periodicServerConfig(clock), periodicServerOptions)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	job := periodicJob("report", "*/15 * * * *")
@@ -132,7 +136,7 @@ func TestPeriodicProhibitOverlapSkipsALaunchWhileTheChildRuns(t *testing.T) {
 
 func TestPeriodicStoppingTheParentStopsLaunchesAndAChangedSpecReschedules(t *testing.T) {
 	clock := NewFakeClock(periodicEpoch)
-	s := TestServer(t, periodicServerConfig(clock))
+	s := testServerWith(t, periodicServerConfig(clock), periodicServerOptions)
 	WaitForLeader(t, 5*time.Second, s)
 	registerJob(t, s, periodicJob("report", "*/15 * * * *"))
 	waitArmed(t, s.periodicDispatcher, periodicEpoch.Add(8*time.Minute))
@@ -164,7 +168,7 @@ func TestPeriodicStoppingTheParentStopsLaunchesAndAChangedSpecReschedules(t *tes
 
 func TestPeriodicForceRPCLaunchesImmediately(t *testing.T) {
 	clock := NewFakeClock(periodicEpoch)
-	s := TestServer(t, periodicServerConfig(clock))
+	s := testServerWith(t, periodicServerConfig(clock), periodicServerOptions)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	registerJob(t, s, periodicJob("report", "0 0 1 1 *"))
@@ -203,15 +207,16 @@ func TestPeriodicForceRPCLaunchesImmediately(t *testing.T) {
 // and checks what must hold whoever leads: only a leader tracks the job,
 // and each launch exists exactly once.
 func TestPeriodicOnlyTheLeaderLaunchesAndANewLeaderTakesOver(t *testing.T) {
+	t.Parallel()
 	clock := NewFakeClock(periodicEpoch)
 	var servers []*Server
 	for i := 0; i < 3; i++ {
 		cfg := periodicServerConfig(clock)
-		servers = append(servers, TestServer(t, func(c *Config) {
+		servers = append(servers, testServerWith(t, func(c *Config) {
 			cfg(c)
 			c.BootstrapExpect = 3
 			c.NodeName = fmt.Sprintf("s%d", i)
-		}))
+		}, periodicServerOptions))
 	}
 	for _, s := range servers {
 		for _, o := range servers {
@@ -253,7 +258,7 @@ func TestPeriodicOnlyTheLeaderLaunchesAndANewLeaderTakesOver(t *testing.T) {
 func waitLeaderArmed(t *testing.T, servers []*Server, want time.Time) *Server {
 	t.Helper()
 	return waitForLeaderWhere(t, 10*time.Second, servers, "armed for "+want.UTC().String(), func(s *Server) bool {
-		return s.periodicDispatcher.armedAt().Equal(want)
+		return armedAt(t, s.periodicDispatcher).Equal(want)
 	})
 }
 
@@ -293,7 +298,7 @@ func waitChildren(t *testing.T, servers []*Server, parentID string, want ...stri
 
 func TestPeriodicPlanReportsTheNextLaunch(t *testing.T) {
 	clock := NewFakeClock(periodicEpoch)
-	s := TestServer(t, periodicServerConfig(clock))
+	s := testServerWith(t, periodicServerConfig(clock), periodicServerOptions)
 	WaitForLeader(t, 5*time.Second, s)
 	job := periodicJob("nightly", "0 3 * * *")
 	job.Periodic.TimeZone = "America/New_York"

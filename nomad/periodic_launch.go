@@ -20,7 +20,6 @@ type dueLaunch struct {
 // run is the dispatcher's loop: it launches every due job, then waits for
 // the earliest next launch or for tracked to change. It owns the timer.
 func (d *PeriodicDispatch) run(ctx context.Context) {
-	defer d.setArmed(time.Time{})
 	for {
 		due, next := d.takeDue(d.cfg.Clock.Now())
 		for _, l := range due {
@@ -46,7 +45,6 @@ func (d *PeriodicDispatch) run(ctx context.Context) {
 			timer = d.cfg.Clock.NewTimer(wait)
 			fire = timer.C()
 		}
-		d.setArmed(next)
 		select {
 		case <-ctx.Done():
 		case <-d.wake:
@@ -67,7 +65,6 @@ func (d *PeriodicDispatch) run(ctx context.Context) {
 func (d *PeriodicDispatch) takeDue(now time.Time) (due []dueLaunch, next time.Time) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.armed = time.Time{}
 	for key, e := range d.tracked {
 		if !e.next.IsZero() && !e.next.After(now) {
 			at := e.schedule.latest(e.next, now)
@@ -85,12 +82,6 @@ func (d *PeriodicDispatch) takeDue(now time.Time) (due []dueLaunch, next time.Ti
 		return due[i].key.String() < due[j].key.String()
 	})
 	return due, next
-}
-
-func (d *PeriodicDispatch) setArmed(t time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.armed = t
 }
 
 // launch registers the child of the parent's launch at `at` with a pending

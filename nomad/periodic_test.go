@@ -32,9 +32,24 @@ func periodicJob(id, spec string) *structs.Job {
 func waitArmed(t *testing.T, d *PeriodicDispatch, want time.Time) {
 	t.Helper()
 	WaitFor(t, 5*time.Second, func() (bool, string) {
-		got := d.armedAt()
+		got := armedAt(t, d)
 		return got.Equal(want), fmt.Sprintf("dispatcher armed for %s, want %s", got.UTC(), want.UTC())
 	})
+}
+
+// armedAt returns the launch time d's loop waits for (zero when it waits
+// for none), as seen by the timerWatch d must have been given as clock.
+func armedAt(t testing.TB, d *PeriodicDispatch) time.Time {
+	t.Helper()
+	w, ok := d.cfg.Clock.(*timerWatch)
+	if !ok {
+		t.Fatal("the dispatcher's clock is not a timerWatch")
+	}
+	at, ok := w.waitingFor()
+	if !ok {
+		t.Fatal("the dispatcher's loop holds more than one timer")
+	}
+	return at
 }
 
 // childrenOf returns a parent's children in state, oldest first.
@@ -63,7 +78,7 @@ type dispatchHarness struct {
 func newDispatchHarness(t *testing.T, start time.Time, window time.Duration) *dispatchHarness {
 	h := &dispatchHarness{clock: NewFakeClock(start), st: state.TestStateStore(t), index: 100}
 	h.d = NewPeriodicDispatch(PeriodicDispatchConfig{
-		Clock: h.clock, State: func() *state.StateStore { return h.st }, CatchUpWindow: window,
+		Clock: watchTimers(h.clock), State: func() *state.StateStore { return h.st }, CatchUpWindow: window,
 		Register: func(req *structs.JobRegisterRequest) (uint64, error) {
 			h.mu.Lock()
 			defer h.mu.Unlock()

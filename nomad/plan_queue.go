@@ -3,7 +3,6 @@ package nomad
 import (
 	"container/heap"
 	"context"
-	"errors"
 	"sync"
 
 	"github.com/drover-sched/drover/structs"
@@ -12,7 +11,7 @@ import (
 // ErrPlanQueueDisabled is returned for plans submitted to, or waiting in,
 // the queue of a server that is not (or no longer) the leader. The worker
 // nacks its eval; the eval is retried under the new leader.
-var ErrPlanQueueDisabled = errors.New("plan queue disabled")
+var ErrPlanQueueDisabled = structs.NewCodedError("PlanQueueDisabled", "plan queue disabled")
 
 // PlanFuture is the answer to a submitted plan.
 type PlanFuture interface {

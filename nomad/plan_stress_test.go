@@ -16,6 +16,7 @@ import (
 // touched must still fit (structs.AllocsFit: resources and ports, counting
 // stopped-but-running allocs), whatever the applier options.
 func TestPlanApply_ConcurrentConflictingPlansNeverOvercommit(t *testing.T) {
+	t.Parallel()
 	variants := []struct {
 		name string
 		opts PlanApplierOptions

@@ -124,10 +124,7 @@ func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, any, error) 
 		return 0, nil, err
 	}
 	if err := f.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
-			return 0, nil, fmt.Errorf("%w: %v", structs.ErrNotLeader, err)
-		}
-		return 0, nil, err
+		return 0, nil, notLeader(err)
 	}
 	resp := f.Response()
 	if rerr, ok := resp.(error); ok && rerr != nil {
@@ -157,6 +154,17 @@ func (s *Server) RaftApplyPlan(req *structs.ApplyPlanResultsRequest) (raftFuture
 		return nil, err
 	}
 	return fsmErrorFuture{f}, nil
+}
+
+// notLeader marks raft's refusals for want of leadership (raft.ErrNotLeader,
+// raft.ErrLeadershipLost) as structs.ErrNotLeader, which keeps its identity
+// across RPC where raft's own errors arrive as text; the raft error stays in
+// the chain. Other errors pass unchanged.
+func notLeader(err error) error {
+	if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+		return fmt.Errorf("%w: %w", structs.ErrNotLeader, err)
+	}
+	return err
 }
 
 // fsmErrorFuture reports the FSM's response error as the future's error.

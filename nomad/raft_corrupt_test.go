@@ -12,6 +12,7 @@ import (
 // no file. The server must refuse to start with a message naming the file
 // and what to do.
 func TestACorruptRaftLogStopsTheServerNamingTheFile(t *testing.T) {
+	t.Parallel()
 	cfg := TestConfig(t)
 	s, err := NewServer(cfg)
 	if err != nil {

@@ -38,6 +38,7 @@ func (forgeStream) Addr() net.Addr            { return &net.TCPAddr{IP: net.IPv4
 // guard never saw either. Entries no raft leader sends are refused before
 // raft reads them, and the server carries on and starts again.
 func TestForgedRaftEntriesCannotCrashAServerOrItsRestart(t *testing.T) {
+	t.Parallel()
 	cfg := TestConfig(t)
 	s, err := NewServer(cfg)
 	if err != nil {
@@ -120,6 +121,7 @@ func TestForgedRaftEntriesCannotCrashAServerOrItsRestart(t *testing.T) {
 // leader compacted its log catches up from an installed snapshot, then
 // from appended entries.
 func TestAJoiningServerCatchesUpFromASnapshotThroughTheCheckedTransport(t *testing.T) {
+	t.Parallel()
 	small := func(c *Config) {
 		c.RaftConfig.TrailingLogs = 2
 		c.RaftConfig.SnapshotThreshold = 1 << 30 // only the snapshots the test takes
@@ -154,6 +156,7 @@ func TestAJoiningServerCatchesUpFromASnapshotThroughTheCheckedTransport(t *testi
 // transport refused them) stops the server at start with an error naming
 // the file and the entry, rather than a panic inside raft.
 func TestAPoisonedRaftLogStopsTheServerNamingTheEntry(t *testing.T) {
+	t.Parallel()
 	storeLog := func(entry func(last uint64) *raft.Log) func(t *testing.T, path string) {
 		return func(t *testing.T, path string) {
 			store, err := raftboltdb.New(raftboltdb.Options{Path: path})

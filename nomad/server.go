@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	randv2 "math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -78,11 +79,32 @@ type Server struct {
 	wg     sync.WaitGroup
 
 	shutdownOnce sync.Once
+
+	// seed seeds the random sources of the server's components
+	// (Config.Seed, or a random one).
+	seed int64
+	opts serverOptions
+}
+
+// serverOptions replace parts of the server with twins; tests pass them
+// to newServer. NewServer uses none.
+type serverOptions struct {
+	// wrapHeartbeaterDeps, if set, wraps what the heartbeater is given of
+	// the server, so a test can step in before a node's status change is
+	// committed.
+	wrapHeartbeaterDeps func(heartbeaterDeps) heartbeaterDeps
+	// wrapPeriodicClock, if set, wraps the clock the periodic dispatcher
+	// is given, so a test can see the timer its loop waits on.
+	wrapPeriodicClock func(Clock) Clock
 }
 
 // NewServer starts a server: it listens, sets up raft from the data dir (or
 // memory), registers the endpoints, and starts the background loops.
 func NewServer(cfg *Config) (*Server, error) {
+	return newServer(cfg, serverOptions{})
+}
+
+func newServer(cfg *Config, opts serverOptions) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -95,7 +117,11 @@ func NewServer(cfg *Config) (*Server, error) {
 		clock = RealClock()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel, acls: newACLResolver()}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = randv2.Int64() // seeded by the runtime, not the clock
+	}
+	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel, acls: newACLResolver(), seed: seed, opts: opts}
 	if err := s.setup(); err != nil {
 		s.Shutdown()
 		return nil, err

@@ -3,6 +3,7 @@ package nomad
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"time"
 
@@ -210,7 +211,7 @@ func (s *Server) forwardSigned(info structs.RPCInfo, call func() error) error {
 		return call()
 	}
 	err := call()
-	if !s.config.ACLEnabled || !structs.IsErr(err, structs.ErrPermissionDenied) {
+	if !s.config.ACLEnabled || !errors.Is(err, structs.ErrPermissionDenied) {
 		return err
 	}
 	if !s.signForwarded(info, s.awaitServerSecret(info.CallContext())) {

@@ -30,6 +30,7 @@ func kvStale(s *Server, key string) (string, bool) {
 }
 
 func TestSingleServerElectsItselfAndKeepsDataAcrossRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s1 := TestServer(t, func(c *Config) { c.DataDir = dir })
 	WaitForLeader(t, 5*time.Second, s1)
@@ -77,6 +78,7 @@ func startCluster(t *testing.T, n int) []*Server {
 }
 
 func TestThreeServerClusterFailover(t *testing.T) {
+	t.Parallel()
 	servers := startCluster(t, 3)
 	leader := WaitForLeader(t, 10*time.Second, servers...)
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 )
@@ -33,11 +34,18 @@ func TestConfig(t testing.TB) *Config {
 // ends. cb may change the configuration first.
 func TestServer(t testing.TB, cb func(*Config)) *Server {
 	t.Helper()
+	return testServerWith(t, cb, serverOptions{})
+}
+
+// testServerWith is TestServer with some of the server's parts replaced
+// by twins.
+func testServerWith(t testing.TB, cb func(*Config), opts serverOptions) *Server {
+	t.Helper()
 	cfg := TestConfig(t)
 	if cb != nil {
 		cb(cfg)
 	}
-	s, err := NewServer(cfg)
+	s, err := newServer(cfg, opts)
 	if err != nil {
 		t.Fatalf("starting test server: %v", err)
 	}
@@ -49,52 +57,35 @@ func TestServer(t testing.TB, cb func(*Config)) *Server {
 // knows it, and returns the leader.
 func WaitForLeader(t testing.TB, timeout time.Duration, servers ...*Server) *Server {
 	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(timeout)
-	for {
-		var leader *Server
-		agreed := true
+	var leader *Server
+	agreed := func() bool {
+		leader = nil
 		for _, s := range servers {
 			if s.IsLeader() {
 				leader = s
 			}
 		}
-		if leader != nil {
-			for _, s := range servers {
-				if addr, _ := s.Leader(); addr != leader.RPCAddr() {
-					agreed = false
-				}
-			}
-			if agreed {
-				return leader
+		if leader == nil {
+			return false
+		}
+		for _, s := range servers {
+			if addr, _ := s.Leader(); addr != leader.RPCAddr() {
+				return false
 			}
 		}
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("no agreed leader among %d servers after %s", len(servers), timeout)
-			return nil
-		}
+		return true
 	}
+	if !wait.Holds(timeout, agreed) {
+		t.Fatalf("no agreed leader among %d servers after %s", len(servers), timeout)
+		return nil
+	}
+	return leader
 }
 
 // WaitFor polls cond until it holds or timeout passes, then fails the test
-// with the last reason cond gave.
+// with the last reason cond gave. It is wait.For, kept under this name
+// because the server's tests call it everywhere.
 func WaitFor(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		select {
-		case <-tick.C:
-		case <-deadline:
-			t.Fatalf("condition not met after %s: %s", timeout, why)
-		}
-	}
+	wait.For(t, timeout, cond)
 }

@@ -57,7 +57,10 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// coreScheduler is the GC scheduler type, handled by a later change.
+// coreScheduler is the eval type of Nomad's garbage collector. Drover's
+// servers collect garbage without evaluations (collectGarbage, core_gc.go),
+// so no eval of this type is ever enqueued, and a worker leaves it out of
+// the types it dequeues even when EnabledSchedulers lists it.
 const coreScheduler = "_core"
 
 const (

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ func TestNewSchedulerByJobType(t *testing.T) {
 			t.Fatalf("%s: %v", typ, err)
 		}
 	}
-	if _, err := NewScheduler("_core", Config{State: h.snapshot(), Planner: h}); !structs.IsErr(err, ErrUnknownScheduler) {
+	if _, err := NewScheduler("_core", Config{State: h.snapshot(), Planner: h}); !errors.Is(err, ErrUnknownScheduler) {
 		t.Fatalf("unknown type: got %v, want ErrUnknownScheduler", err)
 	}
 }

@@ -1,63 +1,86 @@
 package structs
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 )
 
-// Sentinel errors that callers across packages branch on. RPC errors cross
-// the wire as strings, so each sentinel's text is unique and stable: use
-// IsErr to test an error that came back from a remote call.
+// Sentinel errors that callers across packages branch on with errors.Is.
+// Each is a CodedError: its code crosses RPC next to its text, and the
+// caller's transport gives back an error that errors.Is matches against the
+// sentinel again (see helper/rpcx.RemoteError), however the handler wrapped
+// it. Texts are distinct too, so a log line or an HTTP body says which one
+// it was; the texts Nomad's clients and tools match on are Nomad's.
 var (
-	ErrNotLeader         = errors.New("no cluster leader")
-	ErrNoLeader          = errors.New("no cluster leader")
-	ErrNotFound          = errors.New("not found")
-	ErrNodeNotReady      = errors.New("node is not ready")
-	ErrNodeSecretDenied  = errors.New("node secret ID does not match")
-	ErrNodeSecretMissing = errors.New("node secret ID is missing")
+	// ErrNotLeader is work that only the leader does, asked of a server
+	// that is not the leader or stopped being it meanwhile (raft refused
+	// an apply with leadership lost: the write may yet be committed by the
+	// next leader). Trying again, through the new leader, will do.
+	ErrNotLeader = NewCodedError("NotLeader", "this server is not, or is no longer, the cluster leader")
+	// ErrNoLeader is a request this server could neither serve as leader
+	// nor forward, because it knows of no leader (an election is under way,
+	// or quorum is lost). The request was not applied. The text is Nomad's
+	// (lower-cased as its RPC layer sends it), which its clients match on.
+	ErrNoLeader = NewCodedError("NoLeader", "no cluster leader")
+	// ErrNotFound is an object (job, node, allocation, deployment) that the
+	// servers' state does not hold: it never existed, or was garbage
+	// collected. Callers wrap it with what was looked for ("job \"web\": ...").
+	ErrNotFound          = NewCodedError("NotFound", "not found in the cluster state")
+	ErrNodeNotReady      = NewCodedError("NodeNotReady", "node is not ready")
+	ErrNodeSecretDenied  = NewCodedError("NodeSecretDenied", "node secret ID does not match")
+	ErrNodeSecretMissing = NewCodedError("NodeSecretMissing", "node secret ID is missing")
 	// ErrIndexConflict starts with Nomad's text (its API's
 	// RegisterEnforceIndexErrPrefix): Nomad's `job run -check-index` and
 	// scripts written for it recognise the refusal by that prefix.
-	//lint:ignore ST1005 Nomad's exact text, which its users match on.
-	ErrIndexConflict     = errors.New("Enforcing job modify index")
-	ErrInvalidTransition = errors.New("invalid allocation transition")
-	ErrTokenMismatch     = errors.New("evaluation token does not match")
+	ErrIndexConflict     = NewCodedError("IndexConflict", "Enforcing job modify index")
+	ErrInvalidTransition = NewCodedError("InvalidTransition", "invalid allocation transition")
+	ErrTokenMismatch     = NewCodedError("TokenMismatch", "evaluation token does not match")
 	// ErrPermissionDenied is Nomad's text exactly: clients and scripts
 	// match it, and the HTTP layer answers it with a 403.
-	//lint:ignore ST1005 Nomad's exact text, which its users match on.
-	ErrPermissionDenied = errors.New("Permission denied")
+	ErrPermissionDenied = NewCodedError("PermissionDenied", "Permission denied")
 	// ErrTokenNotFound is a token secret that resolves to no token, or to
 	// an expired one (Nomad's text; a 403 over HTTP).
-	ErrTokenNotFound = errors.New("ACL token not found")
+	ErrTokenNotFound = NewCodedError("TokenNotFound", "ACL token not found")
 	// ErrACLDisabled answers the ACL endpoints while ACLs are off, in
 	// Nomad's words (a 400 over HTTP).
-	ErrACLDisabled = errors.New("ACL support disabled")
+	ErrACLDisabled = NewCodedError("ACLDisabled", "ACL support disabled")
 	// ErrACLBootstrapDone refuses a second bootstrap; the servers add the
 	// reset index an operator must write to allow another (see
 	// ACL.Bootstrap).
-	ErrACLBootstrapDone = errors.New("ACL bootstrap already done")
+	ErrACLBootstrapDone = NewCodedError("ACLBootstrapDone", "ACL bootstrap already done")
 	// ErrJobRegistrationDisabled refuses the job writes the scheduler
 	// configuration's RejectJobRegistration covers (a 403 over HTTP). As
 	// in Nomad, a management token is exempt when ACLs are on; with ACLs
 	// off every caller is refused the same way.
-	ErrJobRegistrationDisabled = errors.New("job registration, dispatch and scale are disabled by the scheduler configuration " +
-		"(RejectJobRegistration is true; an operator can allow them again with " +
-		"`drover operator scheduler set-config -reject-job-registration=false`)")
+	ErrJobRegistrationDisabled = NewCodedError("JobRegistrationDisabled",
+		"job registration, dispatch and scale are disabled by the scheduler configuration "+
+			"(RejectJobRegistration is true; an operator can allow them again with "+
+			"`drover operator scheduler set-config -reject-job-registration=false`)")
 )
 
-// IsErr reports whether err is, or carries the text of, the sentinel target.
-// Errors returned by net/rpc lose their identity and keep only their text.
-func IsErr(err, target error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, target) {
-		return true
-	}
-	return strings.Contains(err.Error(), target.Error())
+// CodedError is a sentinel error that keeps its identity across RPC. The
+// RPC transport sends ErrorCode next to the text of any error that wraps
+// one, and the caller's side matches the code with errors.Is, so callers
+// never compare texts. Codes are one namespace across Drover (helper/rpcx
+// knows none of them): each must be unique and, once released, stable,
+// since servers and clients of different versions compare them.
+type CodedError struct {
+	code, text string
 }
+
+// NewCodedError returns a sentinel with the given code and text. Call it
+// only to declare a package-level sentinel: two values with the same code
+// match each other across RPC.
+func NewCodedError(code, text string) *CodedError {
+	return &CodedError{code: code, text: text}
+}
+
+// Error returns the sentinel's text.
+func (e *CodedError) Error() string { return e.text }
+
+// ErrorCode returns the code that crosses RPC in place of the sentinel.
+func (e *CodedError) ErrorCode() string { return e.code }
 
 // ValidationError collects every problem found in a user-supplied value, each
 // with the path of the field it concerns, so a user fixes them all at once.

@@ -3,7 +3,6 @@ package structs
 import (
 	"regexp"
 	"strings"
-	"time"
 )
 
 // Job types, each run by its own scheduler.
@@ -67,10 +66,12 @@ type Job struct {
 	StatusDescription string
 	Stable            bool
 	Version           uint64
-	SubmitTime        int64
-	CreateIndex       uint64
-	ModifyIndex       uint64
-	JobModifyIndex    uint64
+	// SubmitTime (Unix nanoseconds) is stamped by the endpoint that makes
+	// the raft entry, from the server's clock; the FSM only copies it.
+	SubmitTime     int64
+	CreateIndex    uint64
+	ModifyIndex    uint64
+	JobModifyIndex uint64
 
 	// DispatchIdempotencyToken is the token a dispatch carried: a second
 	// dispatch with the same token, while this child is not dead, returns
@@ -406,11 +407,3 @@ const (
 	DiffTypeDeleted = "Deleted"
 	DiffTypeEdited  = "Edited"
 )
-
-// nowUnixNano exists so the one place that reads the clock for jobs is easy
-// to find: it is called by RPC endpoints, never by the FSM.
-func nowUnixNano() int64 { return time.Now().UnixNano() }
-
-// SetSubmitTime stamps the job with the current time. Endpoints call it on
-// the leader before the raft entry is made.
-func (j *Job) SetSubmitTime() { j.SubmitTime = nowUnixNano() }

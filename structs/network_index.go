@@ -130,7 +130,7 @@ func (idx *NetworkIndex) AssignPorts(ask *NetworkResource, owner string, rng *ra
 	taken := map[int]bool{}
 	for _, p := range ask.ReservedPorts {
 		if idx.Used(p.Value) || taken[p.Value] {
-			return nil, fmt.Errorf("reserved port collision %s=%d", p.Label, p.Value)
+			return nil, &ReservedPortCollisionError{Label: p.Label, Port: p.Value}
 		}
 		taken[p.Value] = true
 		out = append(out, AllocatedPortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: idx.HostIP})
@@ -156,7 +156,7 @@ func (idx *NetworkIndex) AssignPorts(ask *NetworkResource, owner string, rng *ra
 			}
 		}
 		if port == 0 {
-			return nil, fmt.Errorf("dynamic port selection failed: no free port in %d-%d", idx.MinPort, idx.MaxPort)
+			return nil, &DynamicPortsExhaustedError{MinPort: idx.MinPort, MaxPort: idx.MaxPort}
 		}
 		taken[port] = true
 		to := p.To

@@ -1,7 +1,6 @@
 package structs
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -142,4 +141,4 @@ func groupList(job *Job) string {
 // of the job is in progress, as Nomad does: the deployment would otherwise
 // be judged against a count it was not started with. The text is Nomad's,
 // which autoscalers and other tools match on.
-var ErrScalingBlocked = errors.New("job scaling blocked due to active deployment")
+var ErrScalingBlocked = NewCodedError("ScalingBlocked", "job scaling blocked due to active deployment")

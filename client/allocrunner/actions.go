@@ -36,20 +36,19 @@ func (ar *AllocRunner) SignalTasks(ctx context.Context, task, signal string) err
 // actionTargets picks the task runners a restart or signal applies to. An
 // alloc being stopped takes neither: its tasks are going away.
 func (ar *AllocRunner) actionTargets(task string) ([]*taskrunner.TaskRunner, error) {
-	ar.mu.Lock()
-	defer ar.mu.Unlock()
-	if ar.killing || ar.alloc.ServerTerminalStatus() {
+	v := ar.view()
+	if v.killing || v.alloc.ServerTerminalStatus() {
 		return nil, fmt.Errorf("%w: the allocation is being stopped", taskrunner.ErrTaskNotRunning)
 	}
 	if task != "" {
-		tr := ar.tasks[task]
+		tr := v.tasks.runners[task]
 		if tr == nil {
 			return nil, fmt.Errorf("%w: task %q has not been set up yet", taskrunner.ErrTaskNotRunning, task)
 		}
 		return []*taskrunner.TaskRunner{tr}, nil
 	}
 	var out []*taskrunner.TaskRunner
-	for _, tr := range ar.runners() {
+	for _, tr := range v.tasks.inOrder() {
 		if tr.TaskState().State == structs.TaskStateRunning {
 			out = append(out, tr)
 		}

@@ -5,13 +5,34 @@
 //
 // # Ownership
 //
-// Each AllocRunner has one goroutine, Run. It is the only caller of
-// OnUpdate, so status reports for one alloc are produced in order. The
-// alloc (the server's version) and the last reported status are guarded by
-// a mutex; Update, Kill, Confirm, Shutdown and Destroy may be called from
-// any goroutine (the client's alloc watcher and GC call them), and so may
-// a user's RestartTasks and SignalTasks (actions.go), which each task
-// runner carries out on its own goroutine.
+// Each AllocRunner has one goroutine, Run, the loop (loop.go). It alone
+// owns the runner's state (runState): the server's version of the alloc,
+// the status reported last, the kill, shutdown and destroy flags, the
+// start gate and the lifecycle phase gates (lifecycle.go), and the
+// deployment health watch and verdict (health.go). Nothing else reads or
+// writes those fields, so they need no lock. The loop takes, one at a
+// time:
+//
+//   - commands from any goroutine (the client's alloc watcher, heartbeat
+//     fencing and GC): Update, Confirm, Kill, Shutdown and Destroy each
+//     send the loop a function to run on it and wait until it has run;
+//   - task changes: each task runner calls wake from its own goroutine
+//     after changing its state, and the loop then advances the lifecycle,
+//     stops siblings, judges health and reports;
+//   - the health watch's timers, and the end of the last task runner.
+//
+// It is the only caller of OnUpdate, so status reports for one alloc are
+// produced in order. Once every task runner has returned it closes Done
+// and makes no more reports, but goes on taking commands (a newer alloc
+// version, a Destroy) until Shutdown or Destroy; a command sent after that
+// is dropped.
+//
+// Readers on other goroutines (Alloc, IsTerminal, TaskState, TaskStats,
+// and a user's RestartTasks and SignalTasks in actions.go) read the view
+// the loop publishes after each change (view.go): an immutable copy of
+// the fields they need, behind an atomic pointer. Each task runner owns
+// its own task state; readers ask it directly, and a restart or signal is
+// carried out on the task runner's goroutine.
 //
 // # The start gate
 //

@@ -14,20 +14,46 @@ import (
 // fails or restarts, or healthy_deadline passes first. The verdict is
 // reported once per deployment.
 //
-// The watcher is a goroutine of the alloc runner, started by Run (and by
-// Update when the alloc moves to a new deployment) and stopped by Run
-// before it returns. It writes only ar.health, under ar.mu.
+// The watch is part of the loop's state: the loop judges it again on
+// every task change and when one of its timers fires, and drops it once
+// it has a verdict, when the alloc moves to a new deployment, or when the
+// tasks are done.
 
-// maybeWatchHealth starts a health watcher if the alloc belongs to a
+// healthWatch is a pending verdict for one deployment.
+type healthWatch struct {
+	deploymentID    string
+	update          structs.UpdateStrategy
+	restartsAtStart uint64
+	since           time.Time        // when every task was last seen running, or zero
+	deadline        <-chan time.Time // healthy_deadline, or nil for none
+	ready           <-chan time.Time // min_healthy_time after since, or nil
+}
+
+// readyC and deadlineC are the watch's timers for the loop's select: nil
+// (never ready) without a watch.
+func (w *healthWatch) readyC() <-chan time.Time {
+	if w == nil {
+		return nil
+	}
+	return w.ready
+}
+
+func (w *healthWatch) deadlineC() <-chan time.Time {
+	if w == nil {
+		return nil
+	}
+	return w.deadline
+}
+
+// maybeWatchHealth starts a health watch if the alloc belongs to a
 // deployment that has no verdict from this client yet.
 func (ar *AllocRunner) maybeWatchHealth() {
-	ar.mu.Lock()
-	defer ar.mu.Unlock()
-	a := ar.alloc
-	if ar.healthStop == nil || ar.healthEnded || a.DeploymentID == "" || a.DeploymentID == ar.healthFor || a.ServerTerminalStatus() || ar.killing {
+	st := &ar.st
+	a := st.alloc
+	if st.tasksDone || a.DeploymentID == "" || a.DeploymentID == st.healthFor || a.ServerTerminalStatus() || st.killing {
 		return
 	}
-	ar.healthFor = a.DeploymentID
+	st.healthFor = a.DeploymentID
 	if a.DeploymentStatus != nil && a.DeploymentStatus.Healthy != nil {
 		return // reported before this client restarted
 	}
@@ -35,102 +61,78 @@ func (ar *AllocRunner) maybeWatchHealth() {
 	if tg == nil || tg.Update == nil || tg.Update.HealthCheck == structs.UpdateHealthCheckManual {
 		return
 	}
-	if ar.healthCancel != nil {
-		close(ar.healthCancel)
+	w := &healthWatch{deploymentID: a.DeploymentID, update: *tg.Update, restartsAtStart: ar.totalRestarts()}
+	if w.update.HealthyDeadline > 0 {
+		w.deadline = ar.clock.After(w.update.HealthyDeadline)
 	}
-	cancel := make(chan struct{})
-	ar.healthCancel = cancel
-	u := *tg.Update
-	ar.healthWG.Add(1)
-	go func() {
-		defer ar.healthWG.Done()
-		ar.watchHealth(a.DeploymentID, u, cancel)
-	}()
+	st.watch = w
+	ar.checkHealth()
 }
 
-func (ar *AllocRunner) watchHealth(deploymentID string, u structs.UpdateStrategy, cancel <-chan struct{}) {
-	clk := ar.clock
-	var deadline <-chan time.Time
-	if u.HealthyDeadline > 0 {
-		deadline = clk.After(u.HealthyDeadline)
+// checkHealth judges the pending watch by the tasks' current states.
+func (ar *AllocRunner) checkHealth() {
+	w := ar.st.watch
+	if w == nil {
+		return
 	}
-	restartsAtStart := ar.totalRestarts()
-	var since time.Time
-	for {
-		ar.mu.Lock()
-		states := make([]*structs.TaskState, 0, len(ar.tasks))
-		mustRun := make([]bool, 0, len(ar.tasks))
-		for name, tr := range ar.tasks {
-			states = append(states, tr.TaskState())
-			mustRun = append(mustRun, countsForHealth(ar.defs[name]))
-		}
-		ar.mu.Unlock()
-		allRunning := len(states) > 0
-		var restarts uint64
-		for i, s := range states {
-			restarts += s.Restarts
-			if s.Failed {
-				ar.setHealth(deploymentID, false)
-				return
-			}
-			if mustRun[i] {
-				allRunning = allRunning && s.State == structs.TaskStateRunning
-			}
-		}
-		if restarts > restartsAtStart {
-			ar.setHealth(deploymentID, false)
+	ts := ar.st.tasks
+	allRunning := len(ts.runners) > 0
+	var restarts uint64
+	for name, tr := range ts.runners {
+		s := tr.TaskState()
+		restarts += s.Restarts
+		if s.Failed {
+			ar.verdict(false)
 			return
 		}
-		var ready <-chan time.Time
-		now := clk.Now()
-		if allRunning {
-			if since.IsZero() {
-				since = now
-			}
-			if now.Sub(since) >= u.MinHealthyTime {
-				ar.setHealth(deploymentID, true)
-				return
-			}
-			ready = clk.After(u.MinHealthyTime - now.Sub(since))
-		} else {
-			since = time.Time{}
-		}
-		select {
-		case <-ar.healthNotify:
-		case <-ready:
-		case <-deadline:
-			ar.setHealth(deploymentID, false)
-			return
-		case <-cancel:
-			return
-		case <-ar.healthStop:
-			return
+		if countsForHealth(ts.defs[name]) {
+			allRunning = allRunning && s.State == structs.TaskStateRunning
 		}
 	}
+	if restarts > w.restartsAtStart {
+		ar.verdict(false)
+		return
+	}
+	now := ar.clock.Now()
+	if !allRunning {
+		w.since, w.ready = time.Time{}, nil
+		return
+	}
+	if w.since.IsZero() {
+		w.since = now
+	}
+	if now.Sub(w.since) >= w.update.MinHealthyTime {
+		ar.verdict(true)
+		return
+	}
+	w.ready = ar.clock.After(w.update.MinHealthyTime - now.Sub(w.since))
 }
+
+// healthDeadlinePassed judges the pending watch unhealthy.
+func (ar *AllocRunner) healthDeadlinePassed() { ar.verdict(false) }
 
 func (ar *AllocRunner) totalRestarts() uint64 {
-	ar.mu.Lock()
-	defer ar.mu.Unlock()
 	var n uint64
-	for _, tr := range ar.tasks {
+	for _, tr := range ar.st.tasks.runners {
 		n += tr.TaskState().Restarts
 	}
 	return n
 }
 
-func (ar *AllocRunner) setHealth(deploymentID string, healthy bool) {
-	ar.mu.Lock()
-	if ar.alloc.DeploymentID != deploymentID {
-		ar.mu.Unlock()
+// verdict ends the pending watch and records its verdict, if the alloc is
+// still in that deployment, to be reported.
+func (ar *AllocRunner) verdict(healthy bool) {
+	st := &ar.st
+	deploymentID := st.watch.deploymentID
+	st.watch = nil
+	if st.alloc.DeploymentID != deploymentID {
 		return
 	}
 	ds := &structs.AllocDeploymentStatus{Healthy: &healthy, Timestamp: ar.clock.Now()}
-	if old := ar.alloc.DeploymentStatus; old != nil {
+	if old := st.alloc.DeploymentStatus; old != nil {
 		ds.Canary = old.Canary
 	}
-	ar.health = ds
-	ar.mu.Unlock()
+	st.health = ds
 	ar.logger.Info("alloc deployment health", "deployment_id", deploymentID, "healthy", healthy)
-	ar.taskUpdated()
+	ar.wake()
 }

@@ -54,7 +54,8 @@ func phaseOf(t *structs.Task) phase {
 	return phaseMain
 }
 
-// lifecycle holds the phase gates. It is guarded by the alloc runner's mu.
+// lifecycle holds the phase gates. The loop owns it (loop.go); the task
+// runners only wait on the gates.
 type lifecycle struct {
 	gates           [numPhases]chan struct{}
 	opened          [numPhases]bool
@@ -78,22 +79,11 @@ func (l *lifecycle) open(p phase) {
 	}
 }
 
-// isOpen reports whether a gate channel has been closed.
-func isOpen(gate <-chan struct{}) bool {
-	select {
-	case <-gate:
-		return true
-	default:
-		return false
-	}
-}
-
 // advanceLifecycle opens the gates whose conditions now hold and returns
-// the tasks to stop because the main tasks are done. The caller holds mu
-// and stops the returned runners after releasing it.
+// the tasks to stop because the main tasks are done. The loop calls it.
 func (ar *AllocRunner) advanceLifecycle() []*taskrunner.TaskRunner {
-	l := ar.lifecycle
-	if !isOpen(ar.gate) {
+	l, ts := ar.st.lifecycle, ar.st.tasks
+	if !ar.st.gateOpen {
 		return nil
 	}
 	l.open(phasePrestart)
@@ -101,8 +91,8 @@ func (ar *AllocRunner) advanceLifecycle() []*taskrunner.TaskRunner {
 	// onlySidecarsLeft: every task that is neither a sidecar nor a
 	// poststop task is dead.
 	onlySidecarsLeft, sidecars := true, 0
-	for _, name := range ar.order {
-		t, s := ar.defs[name], ar.tasks[name].TaskState()
+	for _, name := range ts.order {
+		t, s := ts.defs[name], ts.runners[name].TaskState()
 		dead := s.State == structs.TaskStateDead
 		switch phaseOf(t) {
 		case phasePrestart:
@@ -138,9 +128,9 @@ func (ar *AllocRunner) advanceLifecycle() []*taskrunner.TaskRunner {
 	}
 	l.sidecarsStopped = true
 	var stop []*taskrunner.TaskRunner
-	for _, name := range ar.order {
-		if ar.defs[name].IsSidecar() {
-			stop = append(stop, ar.tasks[name])
+	for _, name := range ts.order {
+		if ts.defs[name].IsSidecar() {
+			stop = append(stop, ts.runners[name])
 		}
 	}
 	return stop
@@ -148,17 +138,17 @@ func (ar *AllocRunner) advanceLifecycle() []*taskrunner.TaskRunner {
 
 // killTargets are the runners a kill of the alloc stops at once: all but
 // the sidecars (stopped by advanceLifecycle once the others are dead) and
-// the poststop tasks, unless the alloc never got to run. The caller holds
-// mu.
+// the poststop tasks, unless the alloc never got to run. The loop calls
+// it.
 func (ar *AllocRunner) killTargets() []*taskrunner.TaskRunner {
-	ran := isOpen(ar.gate)
-	out := make([]*taskrunner.TaskRunner, 0, len(ar.order))
-	for _, name := range ar.order {
-		t := ar.defs[name]
+	ran, ts := ar.st.gateOpen, ar.st.tasks
+	out := make([]*taskrunner.TaskRunner, 0, len(ts.order))
+	for _, name := range ts.order {
+		t := ts.defs[name]
 		if ran && (t.IsSidecar() || phaseOf(t) == phasePoststop) {
 			continue
 		}
-		out = append(out, ar.tasks[name])
+		out = append(out, ts.runners[name])
 	}
 	return out
 }

@@ -43,9 +43,7 @@ func TestReportsNameTheirBasisAndFollowANewerVersion(t *testing.T) {
 
 	// An older version changes nothing: the basis never goes back.
 	ar.Update(alloc)
-	ar.mu.Lock()
-	basis := ar.alloc.AllocModifyIndex
-	ar.mu.Unlock()
+	basis := ar.view().alloc.AllocModifyIndex
 	if basis != 20 {
 		t.Fatalf("an older version moved the basis back to %d", basis)
 	}

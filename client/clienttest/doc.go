@@ -16,4 +16,11 @@
 //
 // All state is guarded by one mutex; blocking queries wait on a channel
 // that is closed and replaced on every change.
+//
+// The client package's TestFakeServerBehavesLikeTheRealServer runs one
+// client scenario (register, run an alloc, have the server stop it, and
+// calls made with another node's secret) against this fake and against a
+// real in-process server, and requires the same outcome: change the fake
+// or the server's node endpoints, and that test says whether they still
+// agree.
 package clienttest

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/rpc"
 	"sync"
 	"time"
 
+	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -171,9 +171,9 @@ func (f *FakeServer) RPC(ctx context.Context, method string, args, reply any) er
 	if err == nil || errors.Is(err, ErrNetwork) || ctx.Err() != nil {
 		return err
 	}
-	// A handler's error reaches a real client as an rpc.ServerError
-	// carrying only its text; so does the fake's.
-	return rpc.ServerError(err.Error())
+	// A handler's error reaches a real client as an rpcx.RemoteError
+	// carrying its text and its sentinel's code; so does the fake's.
+	return rpcx.NewRemoteError(err)
 }
 
 func (f *FakeServer) dispatch(ctx context.Context, method string, args, reply any) error {

@@ -10,32 +10,41 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-func fixtureRoots(t *testing.T, cpuinfo, meminfo, osrel string) {
+// fixtureRoots returns this host with /proc, /sys and /etc replaced by
+// a fake root holding the given files.
+func fixtureRoots(t *testing.T, cpuinfo, meminfo, osrel string) machine {
 	t.Helper()
 	dir := t.TempDir()
-	oldProc, oldSys, oldEtc := procRoot, sysRoot, etcRoot
-	procRoot, sysRoot, etcRoot = filepath.Join(dir, "proc"), filepath.Join(dir, "sys"), filepath.Join(dir, "etc")
-	t.Cleanup(func() { procRoot, sysRoot, etcRoot = oldProc, oldSys, oldEtc })
+	m := hostMachine()
+	m.procRoot, m.sysRoot, m.etcRoot = filepath.Join(dir, "proc"), filepath.Join(dir, "sys"), filepath.Join(dir, "etc")
 	for p, c := range map[string]string{"proc/cpuinfo": cpuinfo, "proc/meminfo": meminfo, "etc/os-release": osrel} {
 		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
 		os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644)
 	}
+	return m
 }
 
-func TestFingerprintFromFixtures(t *testing.T) {
-	fixtureRoots(t,
-		"processor\t: 0\nmodel name\t: Test CPU\ncpu MHz\t\t: 2000.000\n\nprocessor\t: 1\ncpu MHz\t\t: 3000.000\n",
-		"MemTotal:        2048000 kB\nMemFree: 1 kB\n",
-		"NAME=\"Debian GNU/Linux\"\nID=debian\nVERSION_ID=\"12\"\n")
-	cfg := &config.Config{DataDir: t.TempDir(), NodeClass: "gpu", Meta: map[string]string{"rack": "r1"},
+// operatorSettings are a client configuration with a class, meta and
+// reservations, and three drivers: healthy, unhealthy with attributes,
+// and not detected.
+func operatorSettings(dataDir string) (*config.Config, map[string]*structs.DriverInfo) {
+	cfg := &config.Config{DataDir: dataDir, NodeClass: "gpu", Meta: map[string]string{"rack": "r1"},
 		Reserved: config.Reserved{CPU: 100, MemoryMB: 256, ReservedPorts: "22"}}
 	cfg.Canonicalize()
-	drv := map[string]*structs.DriverInfo{
+	return cfg, map[string]*structs.DriverInfo{
 		"raw_exec": {Detected: true, Healthy: true},
 		"exec":     {Detected: true, Healthy: false, Attributes: map[string]string{"cgroup.memory": "1"}},
 		"off":      {Detected: false},
 	}
-	n, err := Fingerprint(cfg, drv)
+}
+
+func TestFingerprintFromFixtures(t *testing.T) {
+	m := fixtureRoots(t,
+		"processor\t: 0\nmodel name\t: Test CPU\ncpu MHz\t\t: 2000.000\n\nprocessor\t: 1\ncpu MHz\t\t: 3000.000\n",
+		"MemTotal:        2048000 kB\nMemFree: 1 kB\n",
+		"NAME=\"Debian GNU/Linux\"\nID=debian\nVERSION_ID=\"12\"\n")
+	cfg, drv := operatorSettings(t.TempDir())
+	n, err := m.fingerprint(cfg, drv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,15 +74,15 @@ func TestFingerprintFromFixtures(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The identity is stable across fingerprints.
-	n2, _ := Fingerprint(cfg, drv)
+	n2, _ := m.fingerprint(cfg, drv)
 	if n2.ID != n.ID || n2.SecretID != n.SecretID || n.ID == n.SecretID {
 		t.Fatal("node identity must be generated once and persisted")
 	}
 }
 
 func TestCPUFallbackWithoutFrequency(t *testing.T) {
-	fixtureRoots(t, "processor\t: 0\nprocessor\t: 1\nprocessor\t: 2\n", "", "")
-	ci := fingerprintCPU()
+	m := fixtureRoots(t, "processor\t: 0\nprocessor\t: 1\nprocessor\t: 2\n", "", "")
+	ci := cpuFingerprinter{procRoot: m.procRoot, sysRoot: m.sysRoot}.read()
 	if ci.Cores != 3 || ci.TotalMHz != 3*fallbackMHz || !ci.GuessedMHz {
 		t.Fatalf("%+v", ci)
 	}

@@ -9,16 +9,32 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/structs"
 )
 
-// fingerprintMemory returns total memory in bytes from /proc/meminfo.
-func fingerprintMemory() (uint64, error) {
-	f, err := os.Open(filepath.Join(procRoot, "meminfo"))
+// memoryFingerprinter describes memory: MemTotal of procRoot/meminfo.
+type memoryFingerprinter struct {
+	procRoot string
+}
+
+func (f memoryFingerprinter) Fingerprint(_ *config.Config, node *structs.Node) error {
+	if mem, err := f.read(); err == nil {
+		node.Attributes["memory.totalbytes"] = strconv.FormatUint(mem, 10)
+		node.NodeResources.Memory.MemoryMB = int64(mem >> 20)
+	}
+	return nil
+}
+
+// read returns total memory in bytes.
+func (f memoryFingerprinter) read() (uint64, error) {
+	file, err := os.Open(filepath.Join(f.procRoot, "meminfo"))
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	defer file.Close()
+	sc := bufio.NewScanner(file)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) >= 2 && fields[0] == "MemTotal:" {
@@ -30,6 +46,25 @@ func fingerprintMemory() (uint64, error) {
 		}
 	}
 	return 0, fmt.Errorf("meminfo has no MemTotal")
+}
+
+// storageFingerprinter describes the filesystem of the data dir, which it
+// creates: its size, and the space free to tasks as the node's disk.
+type storageFingerprinter struct {
+	statfs func(path string) (DiskUsage, error)
+}
+
+func (f storageFingerprinter) Fingerprint(cfg *config.Config, node *structs.Node) error {
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return err
+	}
+	if du, err := f.statfs(cfg.DataDir); err == nil {
+		node.Attributes["unique.storage.volume"] = cfg.DataDir
+		node.Attributes["unique.storage.bytestotal"] = strconv.FormatUint(du.TotalBytes, 10)
+		node.Attributes["unique.storage.bytesfree"] = strconv.FormatUint(du.FreeBytes, 10)
+		node.NodeResources.Disk.DiskMB = int64(du.FreeBytes >> 20)
+	}
+	return nil
 }
 
 // DiskUsage is the usage of the filesystem holding a path.

@@ -3,6 +3,9 @@ package fingerprint
 import (
 	"fmt"
 	"net"
+
+	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/structs"
 )
 
 // iface is what the network fingerprinter needs of an interface.
@@ -13,8 +16,32 @@ type iface struct {
 	Addrs    []*net.IPNet
 }
 
-// listInterfaces is a variable so tests can supply interfaces.
-var listInterfaces = func() ([]iface, error) {
+// networkFingerprinter describes the advertised address (pickAddress)
+// as the node's host network.
+type networkFingerprinter struct {
+	interfaces func() ([]iface, error)
+}
+
+func (f networkFingerprinter) Fingerprint(cfg *config.Config, node *structs.Node) error {
+	ifs, err := f.interfaces()
+	if err != nil {
+		return fmt.Errorf("list network interfaces: %w", err)
+	}
+	dev, ipnet, err := pickAddress(ifs, cfg.NetworkInterface, cfg.LoopbackOnly)
+	if err != nil {
+		return err
+	}
+	ip := ipnet.IP.String()
+	node.Attributes["unique.network.ip-address"] = ip
+	res := node.NodeResources
+	res.Networks = structs.Networks{{Mode: "host", Device: dev, IP: ip, CIDR: ipnet.String(), MBits: 1000}}
+	res.NodeNetworks = []*structs.NodeNetworkResource{{Mode: "host", Device: dev, Speed: 1000,
+		Addresses: []structs.NodeNetworkAddress{{Family: "ipv4", Alias: "default", Address: ip, ReservedPorts: cfg.Reserved.ReservedPorts}}}}
+	return nil
+}
+
+// hostInterfaces lists this host's interfaces with their addresses.
+func hostInterfaces() ([]iface, error) {
 	ifs, err := net.Interfaces()
 	if err != nil {
 		return nil, err

@@ -80,12 +80,13 @@ func (m *Manager) demote(addr string) {
 }
 
 // retryElsewhere reports whether another server might do better: a
-// transport failure, or a server that has lost touch with the leader.
+// transport failure, or a server that has lost touch with the leader (knows
+// none, or lost leadership while serving the call).
 func retryElsewhere(err error) bool {
 	if !rpcx.IsRemoteError(err) {
 		return true
 	}
-	return structs.IsErr(err, structs.ErrNoLeader)
+	return errors.Is(err, structs.ErrNoLeader) || errors.Is(err, structs.ErrNotLeader)
 }
 
 // RPC sends the call to the servers in order until one answers. A handler

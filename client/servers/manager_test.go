@@ -3,8 +3,10 @@ package servers
 import (
 	"context"
 	"errors"
-	"net/rpc"
 	"testing"
+
+	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/structs"
 )
 
 type fakeTransport struct {
@@ -18,7 +20,7 @@ func (f *fakeTransport) RPC(ctx context.Context, addr, method string, args, repl
 		return errors.New("connection refused")
 	}
 	if addr == "remote-err" {
-		return rpc.ServerError("node secret ID does not match")
+		return rpcx.NewRemoteError(structs.ErrNodeSecretDenied)
 	}
 	return nil
 }

@@ -59,10 +59,13 @@ type TaskRunner struct {
 	// updateMu makes UpdateAlloc's update hooks run one at a time.
 	updateMu sync.Mutex
 
-	mu     sync.Mutex
-	alloc  *structs.Allocation
-	state  *structs.TaskState
-	handle *drivers.TaskHandle
+	// updateMu serialises update: states are stored in the order they
+	// are made, and each is stored before anyone can read it.
+	updateMu sync.Mutex
+	mu       sync.Mutex
+	alloc    *structs.Allocation
+	state    *structs.TaskState
+	handle   *drivers.TaskHandle
 
 	killOnce   sync.Once
 	killCh     chan struct{}
@@ -162,26 +165,34 @@ func (tr *TaskRunner) Stats() (*drivers.TaskResourceUsage, error) {
 	return tr.cfg.Driver.TaskStats(h.TaskID)
 }
 
-// update changes the state under the lock, appends an event, persists, and
-// notifies the alloc runner.
+// update makes the next state (the change and an event), persists it,
+// then publishes it and notifies the alloc runner. Persisting before
+// publishing means that whatever the alloc runner reports to the servers
+// is already what a restarted client would restore; updates are
+// serialised so a slower write never overwrites a newer state.
 func (tr *TaskRunner) update(ev *structs.TaskEvent, change func(s *structs.TaskState)) {
+	tr.updateMu.Lock()
+	defer tr.updateMu.Unlock()
 	tr.mu.Lock()
+	next := tr.state.Copy()
+	tr.mu.Unlock()
 	if change != nil {
-		change(tr.state)
+		change(next)
 	}
 	if ev != nil {
-		tr.state.Events = append(tr.state.Events, ev)
-		if n := len(tr.state.Events); n > maxEvents {
-			tr.state.Events = tr.state.Events[n-maxEvents:]
+		next.Events = append(next.Events, ev)
+		if n := len(next.Events); n > maxEvents {
+			next.Events = next.Events[n-maxEvents:]
 		}
 	}
-	snap := tr.state.Copy()
-	tr.mu.Unlock()
 	if tr.cfg.StateDB != nil {
-		if err := tr.cfg.StateDB.PutTaskState(tr.cfg.Alloc.ID, tr.cfg.Task.Name, snap); err != nil {
+		if err := tr.cfg.StateDB.PutTaskState(tr.cfg.Alloc.ID, tr.cfg.Task.Name, next.Copy()); err != nil {
 			tr.logger.Error("failed to persist task state", "error", err)
 		}
 	}
+	tr.mu.Lock()
+	tr.state = next
+	tr.mu.Unlock()
 	tr.cfg.OnUpdate()
 }
 

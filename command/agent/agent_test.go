@@ -34,6 +34,7 @@ func waitRunning(t *testing.T, a *TestAgent, jobID string) *structs.AllocListStu
 }
 
 func TestDevAgentRunsAJobAndServesItsLogs(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	if a.NodeID() == "" || a.RPCAddr() == "" {
 		t.Fatal("dev agent must run a server and a client")
@@ -76,6 +77,7 @@ func TestDevAgentRunsAJobAndServesItsLogs(t *testing.T) {
 }
 
 func TestClientOnlyAgentJoinsAndLogsAreForwarded(t *testing.T) {
+	t.Parallel()
 	srv := NewTestAgent(t, nil)
 	cli := NewTestAgent(t, func(c *Config) {
 		c.Server.Enabled = false

@@ -42,6 +42,7 @@ func nomadTLSClient(t *testing.T, ca *tlstest.CA, a *TestAgent) *nomadapi.Client
 }
 
 func TestHTTPSAPIWorksWithNomadsClient(t *testing.T) {
+	t.Parallel()
 	ca := tlstest.NewCA(t)
 	a := NewTestAgent(t, func(c *Config) { c.TLS = tlsAgentConfig(t, ca, tlstest.Server, true) })
 	if !strings.HasPrefix(a.URL, "https://") {
@@ -98,6 +99,7 @@ func TestHTTPSWithoutVerifyHTTPSClientNeedsOnlyTheCA(t *testing.T) {
 }
 
 func TestClientAgentJoinsAndIsReachedOverTLS(t *testing.T) {
+	t.Parallel()
 	ca := tlstest.NewCA(t)
 	srv := NewTestAgent(t, func(c *Config) { c.TLS = tlsAgentConfig(t, ca, tlstest.Server, true) })
 	cli := NewTestAgent(t, func(c *Config) {

@@ -51,6 +51,7 @@ func failedArtifact(t *testing.T, a *TestAgent, jobID string) (string, *structs.
 // the task with an event naming the setting that would allow them, and
 // nothing lands in the task's directory.
 func TestAJobCannotFetchTheHostsFilesOrTheAgentsOwnAPI(t *testing.T) {
+	t.Parallel()
 	// Loopback is allowed (as a test web server would need), which must
 	// still not open the agent's own port.
 	a := NewTestAgent(t, allowLoopbackArtifacts)
@@ -82,6 +83,7 @@ func TestAJobCannotFetchTheHostsFilesOrTheAgentsOwnAPI(t *testing.T) {
 // TestAllowedLocalPathsLetAJobFetchAHostFile: the setting the refusal
 // names works, and the copy is no more readable than the original.
 func TestAllowedLocalPathsLetAJobFetchAHostFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "app.conf")
 	if err := os.WriteFile(p, []byte("mode=host\n"), 0o600); err != nil {

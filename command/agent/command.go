@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,7 +21,7 @@ import (
 func Run(args []string, version string, stdout, stderr io.Writer, signals <-chan os.Signal) int {
 	cmdArgs, err := ParseArgs(args, stderr)
 	if err != nil {
-		if err.Error() != "flag: help requested" {
+		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "Error: %v\n", err)
 		}
 		return 1

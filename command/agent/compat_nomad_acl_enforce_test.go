@@ -47,6 +47,7 @@ func nomadStdout(c *nomadapi.Client, alloc *nomadapi.Allocation) (string, error)
 // every one of those calls is a 403 "Permission denied", and a token
 // for another namespace fares no better.
 func TestNomadClientWithAndWithoutATokenOnAnACLAgent(t *testing.T) {
+	t.Parallel()
 	a, mgmt := aclDevAgent(t)
 	app := putPolicy(t, a, mgmt, "app", `namespace "default" { policy = "write" }`)
 	other := putPolicy(t, a, mgmt, "other", `namespace "other" { policy = "write" }`)
@@ -106,6 +107,7 @@ func TestNomadClientWithAndWithoutATokenOnAnACLAgent(t *testing.T) {
 // What the agent answers itself checks the token there: agent, node,
 // parse, validate, namespaces, search and the client's own endpoints.
 func TestTheAgentsOwnEndpointsCheckTheirPolicies(t *testing.T) {
+	t.Parallel()
 	a, mgmt := aclDevAgent(t)
 	agentReader := putPolicy(t, a, mgmt, "agent-read", `agent { policy = "read" }`)
 	agentWriter := putPolicy(t, a, mgmt, "agent-write", `agent { policy = "write" }`)
@@ -205,6 +207,7 @@ func TestTheAgentsOwnEndpointsCheckTheirPolicies(t *testing.T) {
 // refused; and once no server answers, a token the client does not
 // remember is refused rather than guessed at.
 func TestAClientOnlyAgentResolvesTokensThroughItsServers(t *testing.T) {
+	t.Parallel()
 	srv := aclAgent(t)
 	mgmt := bootstrapToken(t, srv)
 	files := putPolicy(t, srv, mgmt, "files", `namespace "default" { capabilities = ["read-logs", "read-fs"] }`)

@@ -59,6 +59,7 @@ job "fetcher" {
 // runs it, the files are readable through AllocFS, and the task events
 // are Nomad's.
 func TestNomadClientRunsATaskWithArtifacts(t *testing.T) {
+	t.Parallel()
 	script := "#!/bin/sh\necho \"app $(cat local/etc/app.ini)\"\n"
 	conf := "mode=fetched"
 	var releaseHeader atomic.Value
@@ -117,6 +118,7 @@ func TestNomadClientRunsATaskWithArtifacts(t *testing.T) {
 // at once with Nomad's "Failed Artifact Download" event, and a malformed
 // artifact is refused at registration, naming group, task and artifact.
 func TestNomadClientSeesArtifactFailures(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, "not what was promised")
 	}))

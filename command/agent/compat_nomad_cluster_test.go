@@ -25,6 +25,7 @@ func mockServiceJob(id, out string) *nomadapi.Job {
 // TestNomadClientNodesAllocsEvals drives the node, allocation and
 // evaluation endpoints with Nomad's client.
 func TestNomadClientNodesAllocsEvals(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	c := nomadClient(t, a)
 	reg, _, err := c.Jobs().Register(mockServiceJob("svc", "svc output\n"), nil)
@@ -297,6 +298,7 @@ func TestNomadClientClusterEndpoints(t *testing.T) {
 // TestNomadClientBlockingAndErrors checks blocking queries and the errors
 // Nomad's client reports.
 func TestNomadClientBlockingAndErrors(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
 	c := nomadClient(t, a)
 	jobs := c.Jobs()

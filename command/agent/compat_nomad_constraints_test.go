@@ -3,6 +3,7 @@ package agent
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	nomadapi "github.com/hashicorp/nomad/api"
 )
 
@@ -34,6 +35,7 @@ job "spread" {
 // the two allocations is placed, and the other is refused by
 // distinct_hosts and distinct_property on that node.
 func TestNomadClientDistinctHosts(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	c := nomadClient(t, a)
 	job, err := c.Jobs().ParseHCL(distinctHostsHCL, true)
@@ -50,8 +52,8 @@ func TestNomadClientDistinctHosts(t *testing.T) {
 			t.Fatalf("%s: constraints %+v", what, got)
 		}
 		for i := range want {
-			if *got[i] != *want[i] {
-				t.Fatalf("%s: constraint %d is %+v, want %+v (Nomad's parser)", what, i, *got[i], *want[i])
+			if diff := cmp.Diff(*want[i], *got[i]); diff != "" {
+				t.Fatalf("%s: constraint %d differs from Nomad's parser's (-nomad +drover):\n%s", what, i, diff)
 			}
 		}
 	}

@@ -20,6 +20,7 @@ import (
 // local directory. The child, the parent's summary and the job list are
 // read back in Nomad's shapes.
 func TestNomadClientDispatchesAParameterizedJob(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	c := nomadClient(t, a)
 	src, err := os.ReadFile("../../examples/dispatch.hcl")

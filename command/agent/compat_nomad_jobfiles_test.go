@@ -76,6 +76,7 @@ func clientStatus(status string) func(*nomadapi.AllocationListStub) bool {
 // Nomad's client to the same job, validates, registers with Nomad's client,
 // plans back to "no change", and runs as its type says.
 func TestNomadJobFiles(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	c := nomadClient(t, a)
 	files, err := filepath.Glob("testdata/nomad-jobs/*.nomad.hcl")

@@ -88,6 +88,7 @@ func richNomadJob(id, out string) *nomadapi.Job {
 // TestNomadClientJobs drives the job endpoints with Nomad's client: every
 // call succeeds and answers what Drover holds.
 func TestNomadClientJobs(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	c := nomadClient(t, a)
 	jobs := c.Jobs()

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"net/rpc"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -32,10 +34,7 @@ func scalableNomadJob(id string) *nomadapi.Job {
 // running, and every other one has stopped.
 func waitScaledTo(t *testing.T, c *nomadapi.Client, jobID string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		stubs, _, err := c.Jobs().Allocations(jobID, true, nil)
 		if err != nil {
 			t.Fatalf("allocations of %s: %v", jobID, err)
@@ -51,14 +50,9 @@ func waitScaledTo(t *testing.T, c *nomadapi.Client, jobID string, n int) {
 				other++
 			}
 		}
-		if running == n && other == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want %d running allocs of %s and no other live one, have %s", n, jobID, strings.Join(states, " "))
-		}
-		<-tick.C
-	}
+		return running == n && other == 0,
+			fmt.Sprintf("want %d running allocs of %s and no other live one, have %s", n, jobID, strings.Join(states, " "))
+	}, wait.Every(20*time.Millisecond))
 }
 
 // TestNomadClientScalesAJob drives /v1/job/:id/scale with Nomad's own
@@ -66,6 +60,7 @@ func waitScaledTo(t *testing.T, c *nomadapi.Client, jobID string, n int) {
 // allocations, ScaleStatus counts them and lists the events, and bad
 // requests are refused with Nomad's status codes without changing the job.
 func TestNomadClientScalesAJob(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	c := nomadClient(t, a)
 	jobs := c.Jobs()

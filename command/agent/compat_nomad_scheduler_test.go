@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	nomadapi "github.com/hashicorp/nomad/api"
 )
 
@@ -80,8 +81,8 @@ func TestNomadClientSchedulerConfiguration(t *testing.T) {
 	if err != nil || cas.Updated {
 		t.Fatalf("a check-and-set against a stale index must answer Updated=false: %+v %v", cas, err)
 	}
-	if now := mustNomadSchedulerConfig(t, c); *now != *got {
-		t.Fatalf("a failed check-and-set changed the configuration: %+v -> %+v", got, now)
+	if diff := cmp.Diff(got, mustNomadSchedulerConfig(t, c)); diff != "" {
+		t.Fatalf("a failed check-and-set changed the configuration (-before +after):\n%s", diff)
 	}
 	stale.ModifyIndex = got.ModifyIndex
 	cas, casMeta, err := op.SchedulerCASConfiguration(&stale, nil)
@@ -111,8 +112,8 @@ func TestNomadClientSchedulerConfiguration(t *testing.T) {
 		if r.StatusCode != http.StatusMethodNotAllowed {
 			t.Errorf("DELETE: status %d: %s", r.StatusCode, raw)
 		}
-		if after := mustNomadSchedulerConfig(t, c); *after != *before {
-			t.Fatalf("refused requests changed the configuration: %+v -> %+v", before, after)
+		if diff := cmp.Diff(before, mustNomadSchedulerConfig(t, c)); diff != "" {
+			t.Fatalf("refused requests changed the configuration (-before +after):\n%s", diff)
 		}
 	})
 

@@ -32,6 +32,7 @@ func templateJob(id string, tmpls ...*nomadapi.Template) *nomadapi.Job {
 // template saw the alloc's ID, port and meta; the task saw the env
 // template's variable in its environment and its arguments.
 func TestNomadClientTemplatesAreRendered(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	c := nomadClient(t, a)
 	job := templateJob("rendered",
@@ -77,6 +78,7 @@ ports = {{ range $i := loop 3 }}{{ 8080 | add $i }} {{ end }}
 // Consul fails the task's start; Nomad's client reads the event that says
 // so, and the alloc fails under its restart policy.
 func TestNomadClientTemplateFailureIsATaskEvent(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	c := nomadClient(t, a)
 	job := templateJob("needs-consul", &nomadapi.Template{

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestACLBlock(t *testing.T) {
@@ -25,8 +27,8 @@ func TestACLBlock(t *testing.T) {
 	}
 	want := ACLConfig{Enabled: true, TokenTTL: 45 * time.Second, PolicyTTL: time.Minute,
 		TokenMinExpirationTTL: 2 * time.Minute, TokenMaxExpirationTTL: 12 * time.Hour}
-	if c.ACL != want {
-		t.Fatalf("acl = %+v, want %+v", c.ACL, want)
+	if diff := cmp.Diff(want, c.ACL); diff != "" {
+		t.Fatalf("acl (-want +got):\n%s", diff)
 	}
 
 	merged := DevConfig().Merge(c)

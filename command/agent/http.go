@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -171,7 +170,13 @@ func (s *httpAPI) call(r *http.Request, method string, args, reply any) error {
 	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
 		peer.Addr = net.TCPAddrFromAddrPort(ap)
 	}
-	return s.rpc.RPC(rpcx.WithPeer(r.Context(), peer), method, args, reply)
+	err := s.rpc.RPC(rpcx.WithPeer(r.Context(), peer), method, args, reply)
+	if legacy := rpcx.LegacyRemoteError(err); legacy != nil {
+		// A server that sends no error codes: its sentinels are
+		// recognised by their text (see rpcx.RemoteError).
+		return legacy
+	}
+	return err
 }
 
 // httpClientAddr is the address of an HTTP client that is not host:port
@@ -192,7 +197,7 @@ func (a httpClientAddr) String() string {
 // is a 400 that says where it went wrong.
 func decodeBody(r *http.Request, out any) error {
 	if r.Body == nil {
-		return badRequest("request body is empty (expected JSON)")
+		return errEmptyBody
 	}
 	err := json.NewDecoder(r.Body).Decode(out)
 	var syn *json.SyntaxError
@@ -204,7 +209,7 @@ func decodeBody(r *http.Request, out any) error {
 	case errors.As(err, &coded):
 		return coded
 	case errors.Is(err, io.EOF):
-		return badRequest("request body is empty (expected JSON)")
+		return errEmptyBody
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return badRequest("request body is not valid JSON: it ends before the value is complete")
 	case errors.As(err, &syn):
@@ -222,11 +227,15 @@ func optionalBody(r *http.Request, out any) error {
 		return nil
 	}
 	err := decodeBody(r, out)
-	if err != nil && strings.Contains(err.Error(), "request body is empty") {
+	if errors.Is(err, errEmptyBody) {
 		return nil
 	}
 	return err
 }
+
+// errEmptyBody is decodeBody's answer to a request without a body, which
+// optionalBody lets through.
+var errEmptyBody = &codedError{code: http.StatusBadRequest, msg: "request body is empty (expected JSON)"}
 
 // routeList is every "METHOD /pattern" the API serves, in the order the
 // routes are registered.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -55,7 +56,7 @@ func TestHeldBlockingQueriesDoNotStarveTheAgent(t *testing.T) {
 	}
 	// (>=: the agent's own client holds one for its assignment.) Slow
 	// under the race detector: allow it a minute.
-	waitLong(t, "every query to be waiting on the server", func() bool { return srv.BlockingQueries() >= held })
+	wait.Until(t, time.Minute, "every query to be waiting on the server", func() bool { return srv.BlockingQueries() >= held })
 
 	// An ordinary read answers at once.
 	quick, stop := context.WithTimeout(context.Background(), 5*time.Second)
@@ -86,19 +87,5 @@ func TestHeldBlockingQueriesDoNotStarveTheAgent(t *testing.T) {
 	// The HTTP clients go away: the server stops waiting for them.
 	cancel()
 	wg.Wait()
-	waitLong(t, "the server to drop the abandoned queries", func() bool { return srv.BlockingQueries() <= 1 })
-}
-
-// waitLong is waitUntil with a minute's deadline.
-func waitLong(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	wait.Until(t, time.Minute, "the server to drop the abandoned queries", func() bool { return srv.BlockingQueries() <= 1 }, wait.Every(50*time.Millisecond))
 }

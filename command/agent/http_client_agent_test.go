@@ -62,6 +62,7 @@ func hasEvent(s *structs.TaskState, typ string) bool {
 }
 
 func TestSignalAndRestartARunningTask(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	registerJob(t, a, shellJob("sig", signalScript))
 	alloc := waitRunning(t, a, "sig").ID
@@ -113,6 +114,7 @@ func TestSignalAndRestartARunningTask(t *testing.T) {
 }
 
 func TestAllocDirReadsStayInsideTheAllocDir(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	registerJob(t, a, shellJob("files", signalScript))
 	alloc := waitRunning(t, a, "files").ID
@@ -169,6 +171,7 @@ func TestAllocDirReadsStayInsideTheAllocDir(t *testing.T) {
 }
 
 func TestGCOfAFinishedAllocAndHostStats(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	registerJob(t, a, mockJob("gc", 1))
 	alloc := waitRunning(t, a, "gc").ID
@@ -216,6 +219,7 @@ func TestGCOfAFinishedAllocAndHostStats(t *testing.T) {
 }
 
 func TestActionsAskedOfAnotherAgentReachTheAllocsNode(t *testing.T) {
+	t.Parallel()
 	srv := NewTestAgent(t, nil)
 	cli := NewTestAgent(t, func(c *Config) {
 		c.Server.Enabled = false

@@ -37,6 +37,7 @@ func nomadStatusCode(err error) int {
 // with Nomad's own Go client: signal and restart a task, read the alloc
 // dir, read the node's stats, collect the finished alloc.
 func TestNomadClientActsOnARunningAlloc(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	c := nomadClient(t, a)
 	job := nomadapi.NewServiceJob("acts", "acts", "global", 50).AddDatacenter("dc1")

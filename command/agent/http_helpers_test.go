@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
 )
@@ -134,15 +135,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // through raft and the client's state, on a loaded machine).
 func waitUntilWithin(t *testing.T, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	wait.Until(t, limit, what, cond, wait.Every(20*time.Millisecond))
 }
 
 func decodeJSON(resp *http.Response, out any) error {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/drover-sched/drover/api"
@@ -62,7 +63,7 @@ func (s *httpAPI) jobScale(w http.ResponseWriter, r *http.Request) (any, error) 
 	if err := s.call(r, "Job.Scale", &args, &out); err != nil {
 		// Tools match Nomad's exact text for this refusal, so it is sent
 		// bare, without Drover's "bad request" prefix.
-		if structs.IsErr(err, structs.ErrScalingBlocked) {
+		if errors.Is(err, structs.ErrScalingBlocked) {
 			return nil, badRequest("%s", structs.ErrScalingBlocked)
 		}
 		return nil, err

@@ -9,6 +9,7 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad"
 )
 
@@ -32,7 +33,7 @@ func TestNomadClientJoinAndRemovePeer(t *testing.T) {
 	}
 	waitPeers := func(n int) {
 		t.Helper()
-		nomad.WaitFor(t, 10*time.Second, func() (bool, string) {
+		wait.For(t, 10*time.Second, func() (bool, string) {
 			cfg, err := c.Operator().RaftGetConfiguration(nil)
 			if err != nil {
 				return false, err.Error()
@@ -51,7 +52,7 @@ func TestNomadClientJoinAndRemovePeer(t *testing.T) {
 		t.Fatalf("join: %d %v", n, err)
 	}
 	waitPeers(2)
-	nomad.WaitFor(t, 10*time.Second, func() (bool, string) {
+	wait.For(t, 10*time.Second, func() (bool, string) {
 		addr, _ := waiting.Leader()
 		return addr == a.server.RPCAddr(), "the joined server has not learnt the leader"
 	})

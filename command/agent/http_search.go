@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"net/http"
 	"sort"
 	"strings"
@@ -76,7 +77,7 @@ func (s *httpAPI) search(w http.ResponseWriter, r *http.Request) (any, error) {
 	readable := 0
 	for _, ctx := range contexts {
 		ids, m, err := s.searchContext(r, ctx, q)
-		if structs.IsErr(err, structs.ErrPermissionDenied) {
+		if errors.Is(err, structs.ErrPermissionDenied) {
 			denied, ids, m, err = err, nil, nil, nil
 		} else if err == nil {
 			readable++

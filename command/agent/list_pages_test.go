@@ -104,6 +104,7 @@ func getThroughElections(t *testing.T, url string) (*http.Response, []byte) {
 // leader, and through a client-only agent, which asks a server over RPC.
 // Both see every job whole.
 func TestListsLargerThanOneMessageCrossTheNetworkInPages(t *testing.T) {
+	t.Parallel()
 	leader := NewTestAgent(t, func(c *Config) { steadyRaft(c); c.Client.Enabled = false })
 	f1, f2 := joinedServer(t, leader), joinedServer(t, leader)
 	servers := []*TestAgent{leader, f1, f2}
@@ -166,6 +167,7 @@ func TestListsLargerThanOneMessageCrossTheNetworkInPages(t *testing.T) {
 // over the RPC message limit and must come in pages. The client runs them
 // all, and the node's allocations list whole through its agent.
 func TestAClientGetsAndRunsAllocationsLargerThanOneMessage(t *testing.T) {
+	t.Parallel()
 	srv := NewTestAgent(t, func(c *Config) { steadyRaft(c); c.Client.Enabled = false })
 	client := NewTestAgent(t, func(c *Config) {
 		c.Server.Enabled = false

@@ -11,6 +11,7 @@ import (
 // client (DESIGN.md, "Compatibility"): every call must succeed and return
 // what Drover holds.
 func TestNomadClientAgainstDevAgent(t *testing.T) {
+	t.Parallel()
 	a := NewTestAgent(t, nil)
 	c, err := nomad.NewClient(&nomad.Config{Address: a.URL})
 	if err != nil {

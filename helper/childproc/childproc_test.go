@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drover-sched/drover/helper/testutil/wait"
 )
 
 // The test binary stands in for the executable: these entries are what
@@ -208,12 +210,9 @@ func TestCancellingKillsTheChildsGroupAndSlotsBoundConcurrency(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("the child ended %v after its context", took)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d of the child's group outlived it", pid)
-		}
-		time.Sleep(10 * time.Millisecond) // polling another process's state: no event to wait on
+	// Polling another process's state: there is no event to wait on.
+	if !wait.Holds(10*time.Second, func() bool { return !alive(pid) }) {
+		t.Fatalf("process %d of the child's group outlived it", pid)
 	}
 	if n := Running(os.Getpid(), "group"); n != 0 {
 		t.Fatalf("Running counts %d children of entry group after it ended, want 0", n)
@@ -222,16 +221,16 @@ func TestCancellingKillsTheChildsGroupAndSlotsBoundConcurrency(t *testing.T) {
 
 func waitForStep(t *testing.T, s *lastLine) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if pid, err := strconv.Atoi(s.last()); err == nil {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the child reported no step")
-		}
-		time.Sleep(5 * time.Millisecond) // polling: the step arrives through a pipe
+	// Polling: the step arrives through a pipe.
+	var pid int
+	if !wait.Holds(10*time.Second, func() bool {
+		var err error
+		pid, err = strconv.Atoi(s.last())
+		return err == nil
+	}, wait.Every(5*time.Millisecond)) {
+		t.Fatal("the child reported no step")
 	}
+	return pid
 }
 
 // alive reports whether pid exists and is not a zombie.

@@ -82,7 +82,7 @@ func (s *Server) serveCodec(ctx context.Context, rwc io.ReadWriteCloser, peer Pe
 		if err != nil {
 			// Skip the body so the stream stays in step for the next call.
 			_ = c.ReadRequestBody(nil)
-			s.respond(c, req.ServiceMethod, req.Seq, nil, err.Error())
+			s.respond(c, req.ServiceMethod, req.Seq, nil, NewRemoteError(err))
 			if c.broken.Load() {
 				return
 			}
@@ -94,7 +94,7 @@ func (s *Server) serveCodec(ctx context.Context, rwc io.ReadWriteCloser, peer Pe
 			// type leaves the stream in step; anything else (too large,
 			// malformed, cut off) does not, and the caller is told why
 			// before the connection closes.
-			s.respond(c, req.ServiceMethod, req.Seq, nil, err.Error())
+			s.respond(c, req.ServiceMethod, req.Seq, nil, NewRemoteError(err))
 			if c.broken.Load() {
 				return
 			}
@@ -114,8 +114,8 @@ func (s *Server) serveCodec(ctx context.Context, rwc io.ReadWriteCloser, peer Pe
 		go func() {
 			defer running.Done()
 			defer func() { <-calls }()
-			reply, errmsg := s.invoke(svc, m, serviceMethod, argp)
-			s.respond(c, serviceMethod, seq, reply, errmsg)
+			reply, rerr := s.invoke(svc, m, serviceMethod, argp)
+			s.respond(c, serviceMethod, seq, reply, rerr)
 			if c.broken.Load() {
 				// The answer could not be written (the peer stopped
 				// reading until the write timed out): the stream's
@@ -190,43 +190,47 @@ func (w *slotWaiter) readable() bool {
 	return err == nil
 }
 
-// invoke calls the method and returns its reply, or the error message to
-// send instead. A panic in the method, or in its error's Error method, is
-// recovered here: it is logged with the stack and becomes the call's error.
-func (s *Server) invoke(svc *service, m *method, serviceMethod string, argp reflect.Value) (reply any, errmsg string) {
+// invoke calls the method and returns its reply, or the error to send
+// instead, as a RemoteError: the text and code the caller will get. Its
+// text is rendered here, so a panic in the method, or in its error's Error
+// method, is recovered here: it is logged with the stack and becomes the
+// call's error.
+func (s *Server) invoke(svc *service, m *method, serviceMethod string, argp reflect.Value) (reply any, rerr *RemoteError) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.logger.Error("RPC handler panicked; the call fails and the server goes on",
 				"method", serviceMethod, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			reply, errmsg = nil, fmt.Sprintf("rpc: internal error in %s: %v", serviceMethod, p)
+			reply, rerr = nil, &RemoteError{Text: fmt.Sprintf("rpc: internal error in %s: %v", serviceMethod, p)}
 		}
 	}()
 	replyp := m.newReply()
 	out := m.fn.Call([]reflect.Value{svc.rcvr, m.arg(argp), replyp})
 	if err, _ := out[0].Interface().(error); err != nil {
-		return nil, err.Error()
+		return nil, NewRemoteError(err)
 	}
-	return replyp.Interface(), ""
+	return replyp.Interface(), nil
 }
 
-// respond writes the answer to one call. An errmsg replaces the reply, as
-// in net/rpc. A write that fails means the connection is going away; the
-// read loop finds that out for itself.
-func (s *Server) respond(c *msgCodec, serviceMethod string, seq uint64, reply any, errmsg string) {
-	resp := responseHeaders.Get().(*rpc.Response)
-	*resp = rpc.Response{ServiceMethod: serviceMethod, Seq: seq, Error: errmsg}
-	if errmsg != "" {
+// respond writes the answer to one call. An error replaces the reply, as
+// in net/rpc, and its code goes next to its text (see ErrorCoder). A write
+// that fails means the connection is going away; the read loop finds that
+// out for itself.
+func (s *Server) respond(c *msgCodec, serviceMethod string, seq uint64, reply any, rerr *RemoteError) {
+	resp := responseHeaders.Get().(*responseHeader)
+	*resp = responseHeader{ServiceMethod: serviceMethod, Seq: seq}
+	if rerr != nil {
+		resp.Error, resp.ErrorCode = rerr.Text, encodeCodes(rerr.Codes)
 		reply = emptyBody
 	}
 	_ = c.writeAnswer(resp, reply, s.writes)
-	*resp = rpc.Response{}
+	*resp = responseHeader{}
 	responseHeaders.Put(resp)
 }
 
 // responseHeaders recycles response headers, which would otherwise cost an
 // allocation per call: the encoder takes them as an interface. writeAnswer
 // has encoded and sent the header by the time it returns.
-var responseHeaders = sync.Pool{New: func() any { return new(rpc.Response) }}
+var responseHeaders = sync.Pool{New: func() any { return new(responseHeader) }}
 
 // isClosedStream reports whether err is the ordinary end of a connection or
 // stream, not worth a log line.

@@ -47,8 +47,10 @@
 // Each call is a request message answered by a response message. A message
 // is two msgpack values back to back: the net/rpc header (rpc.Request or
 // rpc.Response, encoded as a map of their exported fields) and the body.
-// This is the framing of github.com/hashicorp/net-rpc-msgpackrpc, whose
-// CallWithCodec the pool uses, and MsgpackHandle is the encoding.
+// This is the framing of github.com/hashicorp/net-rpc-msgpackrpc, and
+// MsgpackHandle is the encoding. The one addition is an ErrorCode in the
+// header of an error answer, which peers that do not know it skip (see
+// Errors).
 //
 // The codec reads a message as bytes first and decodes second (see
 // frameScanner): every length prefix is checked against a per-message size
@@ -66,6 +68,18 @@
 // method that panics is logged with its stack and fails only its own call,
 // with "rpc: internal error in Service.Method: <panic>"; the connection and
 // the other calls on it carry on.
+//
+// # Errors
+//
+// net/rpc carries only an error's text, so a caller could tell which
+// sentinel a handler returned only by comparing texts. Here a handler error
+// that wraps an ErrorCoder (Drover's sentinels are structs.CodedError) is
+// answered with the sentinel's code next to the text, and the ConnPool and
+// Server.Call give the caller a RemoteError that errors.Is matches against
+// that sentinel, however the handler wrapped it and however many servers
+// forwarded it. An error without a code stays plain text. Only the answers
+// of peers that send no codes at all (earlier releases) are matched by
+// text, as before.
 //
 // # Who is calling, and for how long
 //

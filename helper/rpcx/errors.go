@@ -3,6 +3,7 @@ package rpcx
 import (
 	"errors"
 	"net/rpc"
+	"slices"
 	"strings"
 )
 
@@ -33,23 +34,148 @@ func IsRemoteError(err error) bool {
 	return errors.As(err, &se)
 }
 
-// IsErr reports whether err is sentinel, either locally (errors.Is) or as a
-// remote handler error whose text contains sentinel's text. net/rpc carries
-// only the message string across the wire, so a handler that returns
-// fmt.Errorf("apply: %w", ErrNotLeader) arrives as the string
-// "apply: not leader"; substring matching is the best that can be done.
-// Sentinels with short or generic messages can match by accident: give
-// sentinels that cross the wire distinctive text.
-func IsErr(err, sentinel error) bool {
-	if err == nil || sentinel == nil {
+// ErrUnknownService and ErrUnknownMethod answer a call to a service or
+// method the server does not have; the texts are net/rpc's, which older
+// peers send.
+var (
+	ErrUnknownService ErrorCoder = &sentinel{code: "rpcx.UnknownService", text: "rpc: can't find service"}
+	ErrUnknownMethod  ErrorCoder = &sentinel{code: "rpcx.UnknownMethod", text: "rpc: can't find method"}
+)
+
+// sentinel is this package's own ErrorCoder.
+type sentinel struct{ code, text string }
+
+func (e *sentinel) Error() string     { return e.text }
+func (e *sentinel) ErrorCode() string { return e.code }
+
+// ErrorCoder is an error that keeps its identity across RPC: a handler
+// error that is or wraps one is sent with its code next to its text, and
+// the caller gets a RemoteError that errors.Is matches against every error
+// with the same code. Drover's sentinels are structs.CodedError values;
+// this package knows none of their codes. A code must not contain a space.
+type ErrorCoder interface {
+	error
+	ErrorCode() string
+}
+
+// RemoteError is an error returned by a remote handler (or by the handler
+// of an in-process Server.Call), as the caller receives it: the handler's
+// text, and the codes of every ErrorCoder it wrapped (an error may wrap
+// several, as fmt.Errorf("%w: %w", ErrBadRequest, ErrScalingBlocked) does).
+//
+// errors.Is(err, sentinel) holds when sentinel is an ErrorCoder whose code
+// is among the codes; an error without a code is plain text and matches no
+// sentinel. Only an answer from a peer that sends no codes at all (Legacy:
+// a Drover of an earlier release) is matched by its text instead: a
+// sentinel matches if the text contains the sentinel's, which is all such
+// an answer allows.
+//
+// It unwraps to an rpc.ServerError with the same text, so code written for
+// net/rpc's errors (IsRemoteError, errors.As with an rpc.ServerError) works
+// unchanged. A server that forwards a call and returns the answer's error,
+// wrapped or not, passes its codes on.
+type RemoteError struct {
+	// Text is the handler's error text, with the context it was wrapped in.
+	Text string
+	// Codes are the ErrorCodes of the sentinels the handler's error
+	// wrapped, in the order errors.Is would meet them.
+	Codes []string
+	// Legacy is set when the peer sent no code field at all, as peers
+	// that predate error codes do.
+	Legacy bool
+}
+
+// Error returns the handler's text.
+func (e *RemoteError) Error() string { return e.Text }
+
+// Unwrap gives the error as net/rpc would have: an rpc.ServerError.
+func (e *RemoteError) Unwrap() error { return rpc.ServerError(e.Text) }
+
+// Is matches target by its code (see RemoteError).
+func (e *RemoteError) Is(target error) bool {
+	c, ok := target.(ErrorCoder)
+	if !ok || c.ErrorCode() == "" {
 		return false
 	}
-	if errors.Is(err, sentinel) {
-		return true
+	if e.Legacy {
+		return strings.Contains(e.Text, c.Error())
+	}
+	return slices.Contains(e.Codes, c.ErrorCode())
+}
+
+// NewRemoteError returns err as a caller of a remote handler that returned
+// it receives it: its text, and the codes of the ErrorCoders in its chain.
+func NewRemoteError(err error) *RemoteError {
+	return &RemoteError{Text: err.Error(), Codes: errorCodes(err, nil)}
+}
+
+// noCode is the wire's ErrorCode for an error that has none. An error
+// answer always carries a code field, so a caller can tell a plain error
+// from the answer of a peer that sends no codes (RemoteError.Legacy).
+const noCode = "-"
+
+// errorCodes appends the codes of the ErrorCoders in err's tree, and those
+// a RemoteError in it brought, in errors.Is order, each once.
+func errorCodes(err error, codes []string) []string {
+	add := func(c string) {
+		if c != "" && !slices.Contains(codes, c) {
+			codes = append(codes, c)
+		}
+	}
+	switch e := err.(type) {
+	case nil:
+		return codes
+	case *RemoteError:
+		for _, c := range e.Codes {
+			add(c)
+		}
+		return codes
+	case ErrorCoder:
+		add(e.ErrorCode())
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		codes = errorCodes(u.Unwrap(), codes)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			codes = errorCodes(e, codes)
+		}
+	}
+	return codes
+}
+
+// encodeCodes and decodeCodes give the wire form of a RemoteError's codes:
+// one string, the codes separated by spaces, or noCode.
+func encodeCodes(codes []string) string {
+	if len(codes) == 0 {
+		return noCode
+	}
+	return strings.Join(codes, " ")
+}
+
+func decodeCodes(wire string) []string {
+	if wire == noCode || wire == "" {
+		return nil
+	}
+	return strings.Fields(wire)
+}
+
+// LegacyRemoteError returns err as a Legacy RemoteError if it is the answer
+// of a peer that sends no error codes: a RemoteError marked Legacy, or a
+// bare rpc.ServerError as net/rpc's own client returns. errors.Is matches
+// the result by text, as much as such an answer allows. For any other error
+// it returns nil.
+func LegacyRemoteError(err error) *RemoteError {
+	var re *RemoteError
+	if errors.As(err, &re) {
+		if re.Legacy {
+			return re
+		}
+		return nil
 	}
 	var se rpc.ServerError
 	if errors.As(err, &se) {
-		return strings.Contains(string(se), sentinel.Error())
+		return &RemoteError{Text: err.Error(), Legacy: true}
 	}
-	return false
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -27,7 +28,16 @@ type EchoReply struct {
 	N    int
 }
 
-var errDeliberate = errors.New("test service: deliberate failure")
+// errDeliberate is the test service's sentinel: an ErrorCoder, as
+// Drover's sentinels are, so it keeps its identity across a call.
+var errDeliberate error = &codedError{code: "rpcx.test.Deliberate", text: "test service: deliberate failure"}
+
+// codedError is an ErrorCoder for tests (Drover's is structs.CodedError,
+// which this package does not import).
+type codedError struct{ code, text string }
+
+func (e *codedError) Error() string     { return e.text }
+func (e *codedError) ErrorCode() string { return e.code }
 
 // testService is registered as "Test" on every test server.
 type testService struct {
@@ -192,15 +202,7 @@ func (b *syncBuffer) String() string {
 // waitFor polls cond until it holds, failing the test after 10 seconds.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	wait.Until(t, 10*time.Second, what, cond, wait.Every(time.Millisecond))
 }
 
 // waitClosed fails the test unless the peer closes conn within 10 seconds.

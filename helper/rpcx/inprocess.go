@@ -3,7 +3,6 @@ package rpcx
 import (
 	"context"
 	"fmt"
-	"net/rpc"
 )
 
 // Call runs method in this process, as a remote call would run it: args
@@ -14,8 +13,8 @@ import (
 // carries ctx's values (a Peer set with WithPeer names who the call is made
 // for; without one it is the process's own work) and ends when ctx does.
 //
-// An error the method returns comes back as an rpc.ServerError, exactly as
-// from a remote call, so callers handle both the same way.
+// An error the method returns comes back as a RemoteError, with its code,
+// exactly as from a remote call, so callers handle both the same way.
 //
 // Why not loop back through the network: calls from the process's own HTTP
 // API and workers would then share one multiplexed session with its stream
@@ -26,7 +25,7 @@ import (
 func (s *Server) Call(ctx context.Context, method string, args, reply any) error {
 	svc, m, err := s.services.lookup(method)
 	if err != nil {
-		return rpc.ServerError(err.Error())
+		return NewRemoteError(err)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -37,7 +36,7 @@ func (s *Server) Call(ctx context.Context, method string, args, reply any) error
 	}
 	argp := m.newArgs()
 	if err := Decode(buf, argp.Interface()); err != nil {
-		return rpc.ServerError(fmt.Sprintf("rpcx: decode %T: %v", argp.Interface(), err))
+		return &RemoteError{Text: fmt.Sprintf("rpcx: decode %T: %v", argp.Interface(), err)}
 	}
 	peer, ok := PeerFromContext(ctx)
 	if !ok {
@@ -50,12 +49,12 @@ func (s *Server) Call(ctx context.Context, method string, args, reply any) error
 	defer stop()
 	setCallContext(argp.Interface(), callCtx)
 
-	out, errmsg := s.invoke(svc, m, method, argp)
-	if errmsg != "" {
-		return rpc.ServerError(errmsg)
+	out, rerr := s.invoke(svc, m, method, argp)
+	if rerr != nil {
+		return rerr
 	}
 	if buf, err = Encode(out); err != nil {
-		return rpc.ServerError(fmt.Sprintf("rpcx: server could not send the response: %v", err))
+		return &RemoteError{Text: fmt.Sprintf("rpcx: server could not send the response: %v", err)}
 	}
 	return Decode(buf, reply)
 }

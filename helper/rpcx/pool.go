@@ -151,8 +151,9 @@ func NewConnPool(cfg PoolConfig) *ConnPool {
 
 // RPC calls method on the server at addr and decodes the result into reply.
 //
-// An error returned by the remote handler comes back as an rpc.ServerError,
-// unwrapped, so callers can compare its text (see IsErr, IsRemoteError).
+// An error returned by the remote handler comes back as a *RemoteError,
+// unwrapped, which errors.Is matches against the handler's sentinel (see
+// ErrorCoder) and IsRemoteError recognises.
 // Other errors are transport failures wrapped with the method and address:
 // the call may or may not have run. If ctx ends first, the call's stream is
 // abandoned and the error wraps ctx.Err(); the server's handler is not
@@ -198,8 +199,42 @@ func (p *ConnPool) rpc(ctx context.Context, addr, method string, args, reply any
 		if err != nil {
 			p.dropIfClosed(s)
 		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			p.probe(s)
+		}
 		return p.explain(ctx, s.answered.Load(), err)
 	}
+}
+
+// probe pings a session on which a call ran out of time. A link that died
+// silently (a pulled cable, a partition) gives no error: every later call
+// on the session would wait out its own deadline, until yamux's keepalive
+// noticed (up to 40 s). A session that does not answer the ping within
+// yamux's ConnectionWriteTimeout is closed, so the next call dials again;
+// one that answers was only slow, and stays. One probe per session at a
+// time.
+func (p *ConnPool) probe(s *poolSession) {
+	if !s.probing.CompareAndSwap(false, true) {
+		return
+	}
+	p.mu.Lock()
+	if p.shutdown {
+		p.mu.Unlock()
+		s.probing.Store(false)
+		return
+	}
+	p.wg.Add(1)
+	p.mu.Unlock()
+	go func() {
+		defer p.wg.Done()
+		defer s.probing.Store(false)
+		if _, err := s.sess.Ping(); err != nil && !s.sess.IsClosed() {
+			p.logger.Warn("closing a connection that did not answer a ping after a call on it timed out",
+				"addr", s.key.addr, "error", err)
+			s.sess.Close()
+		}
+		p.dropIfClosed(s)
+	}()
 }
 
 // explain adds why a server most likely closed a session that never got

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/net-rpc-msgpackrpc/v2"
 	"github.com/hashicorp/yamux"
 )
 
@@ -27,6 +26,10 @@ type poolSession struct {
 	// session that dies before that was most likely refused by the
 	// server (see refusedHint).
 	answered atomic.Bool
+
+	// probing is set while a ping checks the session after a call on it
+	// timed out (see ConnPool.probe).
+	probing atomic.Bool
 }
 
 // clientStream is one yamux stream with its codec. It carries one call at a
@@ -81,12 +84,12 @@ func (cs *clientStream) call(ctx context.Context, method string, args, reply any
 		return err
 	}
 	if ctx.Done() == nil {
-		return msgpackrpc.CallWithCodec(cs.codec, method, args, reply)
+		return cs.codec.call(method, args, reply)
 	}
 	stop := context.AfterFunc(ctx, func() {
 		cs.stream.SetDeadline(longAgo)
 	})
-	err := msgpackrpc.CallWithCodec(cs.codec, method, args, reply)
+	err := cs.codec.call(method, args, reply)
 	if !stop() {
 		cs.codec.broken.Store(true)
 		if err != nil {

@@ -199,7 +199,7 @@ func TestPoolRemoteErrorsKeepTheStream(t *testing.T) {
 	p := newTestPool(t, PoolConfig{})
 	ctx := testCtx(t)
 	err := p.RPC(ctx, ts.addr, "Test.Fail", &EchoArgs{}, &EchoReply{})
-	if !IsRemoteError(err) || !IsErr(err, errDeliberate) {
+	if !IsRemoteError(err) || !errors.Is(err, errDeliberate) {
 		t.Fatalf("want the handler's error, got %T %v", err, err)
 	}
 	err = p.RPC(ctx, ts.addr, "Test.Nope", &EchoArgs{}, &EchoReply{})

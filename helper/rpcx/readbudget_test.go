@@ -90,8 +90,8 @@ func TestAnswersWaitingForSlowReadersShareOneByteBudget(t *testing.T) {
 	budget := newWriteBudget(1 << 20)
 	slow := &gateWriter{started: make(chan struct{}, 1), gate: make(chan struct{})}
 	quick := &gateWriter{}
-	big := func(seq uint64) (*rpc.Response, *EchoReply) {
-		return &rpc.Response{ServiceMethod: "Test.Big", Seq: seq}, &EchoReply{Data: make([]byte, 700<<10)}
+	big := func(seq uint64) (*responseHeader, *EchoReply) {
+		return &responseHeader{ServiceMethod: "Test.Big", Seq: seq}, &EchoReply{Data: make([]byte, 700<<10)}
 	}
 
 	// An answer to a peer that does not read holds its bytes...

@@ -93,11 +93,11 @@ func (r *registry) lookup(serviceMethod string) (*service, *method, error) {
 	}
 	svc := r.load()[serviceMethod[:dot]]
 	if svc == nil {
-		return nil, nil, errors.New("rpc: can't find service " + serviceMethod)
+		return nil, nil, fmt.Errorf("%w %s", ErrUnknownService, serviceMethod)
 	}
 	m := svc.methods[serviceMethod[dot+1:]]
 	if m == nil {
-		return nil, nil, errors.New("rpc: can't find method " + serviceMethod)
+		return nil, nil, fmt.Errorf("%w %s", ErrUnknownMethod, serviceMethod)
 	}
 	return svc, m, nil
 }

@@ -100,7 +100,21 @@ func (c *msgCodec) ReadRequestBody(body any) error {
 // The server's dispatcher answers through writeAnswer instead, which also
 // bounds the bytes waiting to be written; this is for net/rpc's own use.
 func (c *msgCodec) WriteResponse(r *rpc.Response, body any) error {
-	return c.writeAnswer(r, body, nil)
+	return c.writeAnswer(&responseHeader{ServiceMethod: r.ServiceMethod, Seq: r.Seq, Error: r.Error}, body, nil)
+}
+
+// responseHeader is the header of a response message: net/rpc's
+// rpc.Response, field for field, plus the ErrorCodes of the error (see
+// ErrorCoder and encodeCodes; noCode for an error without one). It is encoded as a map, so
+// a peer that decodes the header into an rpc.Response (net/rpc,
+// net-rpc-msgpackrpc, a Drover of an earlier release) skips the code and
+// reads the rest; and the field is left out of answers that are not
+// errors, which are therefore the same bytes as before.
+type responseHeader struct {
+	ServiceMethod string
+	Seq           uint64
+	Error         string
+	ErrorCode     string `codec:",omitempty"`
 }
 
 // writeAnswer encodes a response outside the write lock, so that calls
@@ -119,16 +133,17 @@ func (c *msgCodec) WriteResponse(r *rpc.Response, body any) error {
 // it opens. Past the budget the call is answered with a short "server busy"
 // error instead, at once: waiting for room would hold the encoded answer
 // all the same.
-func (c *msgCodec) writeAnswer(r *rpc.Response, body any, budget *writeBudget) error {
+func (c *msgCodec) writeAnswer(r *responseHeader, body any, budget *writeBudget) error {
 	if c.unwritable.Load() {
 		return errBrokenStream
 	}
 	msg, err := encodeMessage(r, body, c.limit)
 	if err != nil {
-		failed := rpc.Response{
+		failed := responseHeader{
 			ServiceMethod: r.ServiceMethod,
 			Seq:           r.Seq,
 			Error:         fmt.Sprintf("rpcx: server could not send the response: %v", err),
+			ErrorCode:     noCode,
 		}
 		if msg, err = encodeMessage(&failed, nil, c.limit); err != nil {
 			return err
@@ -137,7 +152,7 @@ func (c *msgCodec) writeAnswer(r *rpc.Response, body any, budget *writeBudget) e
 	defer putMessage(msg)
 	if budget != nil {
 		if !budget.tryAcquire(int64(len(*msg))) {
-			busy := rpc.Response{ServiceMethod: r.ServiceMethod, Seq: r.Seq, Error: budget.busyError(len(*msg))}
+			busy := responseHeader{ServiceMethod: r.ServiceMethod, Seq: r.Seq, Error: budget.busyError(len(*msg)), ErrorCode: noCode}
 			putMessage(msg)
 			if msg, err = encodeMessage(&busy, nil, c.limit); err != nil {
 				return err
@@ -166,10 +181,40 @@ func (c *msgCodec) WriteRequest(r *rpc.Request, body any) error {
 	return c.write(msg)
 }
 
-// ReadResponseHeader implements rpc.ClientCodec.
+// ReadResponseHeader implements rpc.ClientCodec. It drops the error code;
+// the ConnPool reads it with call.
 func (c *msgCodec) ReadResponseHeader(r *rpc.Response) error {
 	c.frame.startMessage()
 	return c.read(r, true)
+}
+
+// callSeq numbers the requests of call, as net/rpc's client numbers its.
+var callSeq atomic.Uint64
+
+// call sends one request and reads its answer, as net-rpc-msgpackrpc's
+// CallWithCodec does, but reads the response header with its error code:
+// an error the handler returned comes back as a RemoteError that errors.Is
+// matches against the handler's sentinel.
+func (c *msgCodec) call(method string, args, reply any) error {
+	req := rpc.Request{ServiceMethod: method, Seq: callSeq.Add(1)}
+	if err := c.WriteRequest(&req, args); err != nil {
+		return err
+	}
+	var resp responseHeader
+	c.frame.startMessage()
+	if err := c.read(&resp, true); err != nil {
+		return err
+	}
+	if resp.Error != "" {
+		remote := &RemoteError{Text: resp.Error, Codes: decodeCodes(resp.ErrorCode), Legacy: resp.ErrorCode == ""}
+		if err := c.ReadResponseBody(nil); err != nil {
+			// The stream is out of step and will not be reused; the
+			// handler's error is still the answer.
+			remote.Text = fmt.Sprintf("%s (and then reading the rest of the answer failed: %v)", remote.Text, err)
+		}
+		return remote
+	}
+	return c.ReadResponseBody(reply)
 }
 
 // ReadResponseBody implements rpc.ClientCodec.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/structs"
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestJobStatusTransitions(t *testing.T) {
@@ -118,8 +119,8 @@ func TestJobSummaryCountsAllocsByClientStatus(t *testing.T) {
 	want := func(step string, w structs.TaskGroupSummary) {
 		t.Helper()
 		sum, _ := s.JobSummaryByID(nil, "default", "web")
-		if got := sum.Summary["web"]; got != w {
-			t.Fatalf("%s: summary = %+v, want %+v", step, got, w)
+		if diff := cmp.Diff(w, sum.Summary["web"]); diff != "" {
+			t.Fatalf("%s: summary (-want +got):\n%s", step, diff)
 		}
 	}
 	want("queued by the eval", structs.TaskGroupSummary{Queued: 3})

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/structs"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	memdb "github.com/hashicorp/go-memdb"
 )
 
@@ -74,7 +76,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 	wantJob, _ := src.JobByID(nil, "default", "web")
 	gotJob, _ := dst.JobByID(nil, "default", "web")
 	if !structs.DeepEqual(wantJob, gotJob) {
-		t.Fatalf("job differs after restore:\n%+v\n%+v", wantJob, gotJob)
+		t.Fatalf("job differs after restore (-want +got):\n%s", cmp.Diff(wantJob, gotJob, cmpopts.EquateEmpty()))
 	}
 	if v, _ := dst.JobVersionsByID(nil, "default", "web"); len(v) != 2 {
 		t.Fatalf("%d versions restored, want 2", len(v))

@@ -1,7 +1,7 @@
 package feasible
 
 import (
-	"strings"
+	"errors"
 
 	"github.com/drover-sched/drover/structs"
 )
@@ -75,7 +75,8 @@ func fitGroup(ctx *EvalContext, g *groupInfo, node *structs.Node, replacing stri
 		}
 		ports, err = idx.AssignPorts(g.netAsk, "", ctx.rng)
 		if err != nil {
-			if strings.HasPrefix(err.Error(), dimDynamicPorts) {
+			var full *structs.DynamicPortsExhaustedError
+			if errors.As(err, &full) {
 				r.exhausted = dimDynamicPorts
 			} else {
 				r.exhausted = "network: " + err.Error()

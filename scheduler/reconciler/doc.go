@@ -25,6 +25,11 @@
 //     place or destructively, at most update.max_parallel destructive updates
 //     per evaluation.
 //
+// Each step is one function (README.md lists them), taking what it reads
+// and returning what it found; the group's decisions, one per alloc, are
+// passed to each step in turn, so a later step sees what an earlier one
+// stopped.
+//
 // Disconnects, in the terms of DESIGN.md's allocation state machine (the
 // server's two marks, lost and unknown, both made through a plan):
 //

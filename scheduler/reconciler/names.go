@@ -33,3 +33,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// concat joins lists into a new one, in order, leaving each list as it was.
+func concat[T any](lists ...[]T) []T {
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]T, 0, n)
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}

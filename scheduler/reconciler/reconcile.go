@@ -39,8 +39,8 @@ func Reconcile(in Input) *Result {
 
 	res := &Result{DesiredTGUpdates: map[string]*structs.DesiredUpdates{}, Buckets: map[string]*Buckets{}}
 	res.Followups = makeAllFollowups(in, plans)
-	for _, gp := range plans {
-		emit(res, gp)
+	for _, plan := range plans {
+		emit(res, plan)
 	}
 	res.Cancel = cancelTimeouts(in, plans, pending)
 	return res
@@ -51,16 +51,16 @@ func Reconcile(in Input) *Result {
 func makeAllFollowups(in Input, plans []*groupPlan) []*structs.Evaluation {
 	var delayed, timeouts, reports []due
 	var rollingWait time.Duration
-	for _, gp := range plans {
-		delayed = append(delayed, gp.delayed...)
-		for _, id := range gp.decisions.order {
-			if x := gp.decisions.byID[id]; x.disconnect && x.stop == nil && !x.expiry.IsZero() {
-				timeouts = append(timeouts, dueOf(x.alloc, x.expiry))
+	for _, plan := range plans {
+		delayed = append(delayed, plan.delayed...)
+		for _, id := range plan.decisions.order {
+			if dec := plan.decisions.byID[id]; dec.disconnect && dec.stop == nil && !dec.expiry.IsZero() {
+				timeouts = append(timeouts, dueOf(dec.alloc, dec.expiry))
 			}
 		}
-		reports = append(reports, gp.awaiting...)
-		if gp.deferred > 0 && (rollingWait == 0 || gp.rollingWait < rollingWait) {
-			rollingWait = gp.rollingWait
+		reports = append(reports, plan.awaiting...)
+		if plan.deferred > 0 && (rollingWait == 0 || plan.rollingWait < rollingWait) {
+			rollingWait = plan.rollingWait
 		}
 	}
 	resched, reschedIDs := makeFollowups(delayed, in.Eval, in.Job, structs.EvalTriggerRetryFailedAlloc, in.Now, in.NewID)
@@ -70,16 +70,16 @@ func makeAllFollowups(in Input, plans []*groupPlan) []*structs.Evaluation {
 	if rollingWait > 0 {
 		out = append(out, followupEval(in.NewID(), in.Eval, in.Job, structs.EvalTriggerRollingUpdate, in.Now.Add(rollingWait), in.Now))
 	}
-	for _, gp := range plans {
-		d := gp.decisions
-		for _, du := range gp.delayed {
-			id := reschedIDs[du.allocID]
-			a := gp.allocByID(du.allocID)
-			d.rewrite(a, UpdateFollowup, func(c *structs.Allocation) { c.FollowupEvalID = id })
+	for _, plan := range plans {
+		decided := plan.decisions
+		for _, item := range plan.delayed {
+			id := reschedIDs[item.allocID]
+			a := plan.allocByID(item.allocID)
+			decided.rewrite(a, UpdateFollowup, func(c *structs.Allocation) { c.FollowupEvalID = id })
 		}
-		for _, id := range d.order {
-			if x := d.byID[id]; x.disconnect && x.stop == nil {
-				x.followup = timeoutIDs[id]
+		for _, id := range decided.order {
+			if dec := decided.byID[id]; dec.disconnect && dec.stop == nil {
+				dec.followup = timeoutIDs[id]
 			}
 		}
 	}
@@ -87,12 +87,12 @@ func makeAllFollowups(in Input, plans []*groupPlan) []*structs.Evaluation {
 }
 
 // allocByID finds an alloc the group decided about.
-func (gp *groupPlan) allocByID(id string) *structs.Allocation {
-	if x, ok := gp.decisions.byID[id]; ok {
-		return x.alloc
+func (plan *groupPlan) allocByID(id string) *structs.Allocation {
+	if dec, ok := plan.decisions.byID[id]; ok {
+		return dec.alloc
 	}
 	for k := Untainted; k <= Ignore; k++ {
-		for _, a := range gp.buckets.Get(k) {
+		for _, a := range plan.buckets.Get(k) {
 			if a.ID == id {
 				return a
 			}
@@ -102,61 +102,61 @@ func (gp *groupPlan) allocByID(id string) *structs.Allocation {
 }
 
 // emit adds one group's decisions to the result and counts them.
-func emit(res *Result, gp *groupPlan) {
-	du := &structs.DesiredUpdates{}
-	res.DesiredTGUpdates[gp.name] = du
-	res.Buckets[gp.name] = gp.buckets
+func emit(res *Result, plan *groupPlan) {
+	counts := &structs.DesiredUpdates{}
+	res.DesiredTGUpdates[plan.name] = counts
+	res.Buckets[plan.name] = plan.buckets
 	touched := map[string]bool{}
 	// An alloc stopped by its replacement's placement is not also updated:
 	// the conditional stop carries its newest version. Should the placement
 	// fail, the alloc is left as it is and the next evaluation decides again.
-	replacedBy := map[string]bool{}
-	for _, p := range gp.places {
+	replaced := map[string]bool{}
+	for _, p := range plan.places {
 		if p.Previous != nil && p.StopPrevious != nil {
-			replacedBy[p.Previous.ID] = true
+			replaced[p.Previous.ID] = true
 		}
 	}
-	d := gp.decisions
-	for _, id := range d.order {
-		x := d.byID[id]
+	decided := plan.decisions
+	for _, id := range decided.order {
+		dec := decided.byID[id]
 		switch {
-		case replacedBy[id] && x.stop == nil && !x.disconnect:
+		case replaced[id] && dec.stop == nil && !dec.disconnect:
 			continue
-		case x.stop != nil:
-			s := *x.stop
-			s.Alloc = x.alloc
-			res.Stops = append(res.Stops, s)
-			du.Stop++
-		case x.disconnect:
-			res.Disconnects = append(res.Disconnects, Disconnect{Alloc: x.alloc, FollowupEvalID: x.followup})
-			du.Disconnect++
-		case x.update != 0:
-			res.Updates = append(res.Updates, Update{Alloc: x.alloc, Kind: x.update})
-			if x.update&UpdateInPlace != 0 {
-				du.InPlaceUpdate++
+		case dec.stop != nil:
+			stop := *dec.stop
+			stop.Alloc = dec.alloc
+			res.Stops = append(res.Stops, stop)
+			counts.Stop++
+		case dec.disconnect:
+			res.Disconnects = append(res.Disconnects, Disconnect{Alloc: dec.alloc, FollowupEvalID: dec.followup})
+			counts.Disconnect++
+		case dec.update != 0:
+			res.Updates = append(res.Updates, Update{Alloc: dec.alloc, Kind: dec.update})
+			if dec.update&UpdateInPlace != 0 {
+				counts.InPlaceUpdate++
 			}
 		default:
 			continue
 		}
 		touched[id] = true
 	}
-	for _, a := range gp.kept {
-		res.Keep = append(res.Keep, d.current(a))
+	for _, a := range plan.kept {
+		res.Keep = append(res.Keep, decided.current(a))
 	}
-	du.Reconnect = uint64(len(gp.reconnected))
-	du.RescheduleLater = uint64(len(gp.delayed))
-	for _, p := range gp.places {
+	counts.Reconnect = uint64(len(plan.reconnected))
+	counts.RescheduleLater = uint64(len(plan.delayed))
+	for _, p := range plan.places {
 		res.Places = append(res.Places, p)
 		switch p.Reason {
 		case PlaceMigrate:
-			du.Migrate++
+			counts.Migrate++
 		case PlaceDestructive:
-			du.DestructiveUpdate++
+			counts.DestructiveUpdate++
 		case PlaceReschedule:
-			du.RescheduleNow++
-			du.Place++
+			counts.RescheduleNow++
+			counts.Place++
 		default:
-			du.Place++
+			counts.Place++
 		}
 		if p.Previous != nil {
 			touched[p.Previous.ID] = true
@@ -164,9 +164,9 @@ func emit(res *Result, gp *groupPlan) {
 	}
 	total := 0
 	for k := Untainted; k <= Ignore; k++ {
-		total += len(gp.buckets.Get(k))
+		total += len(plan.buckets.Get(k))
 	}
-	du.Ignore = uint64(total - len(touched))
+	counts.Ignore = uint64(total - len(touched))
 }
 
 // planStopAll stops every alloc of a group that is not already finished:
@@ -174,18 +174,18 @@ func emit(res *Result, gp *groupPlan) {
 // on disconnected nodes are stopped too (they stop when their client comes
 // back); allocs on down or deleted nodes are marked lost.
 func planStopAll(name string, allocs []*structs.Allocation, nodes map[string]*structs.Node, c Classifier, desc string) *groupPlan {
-	b := SortInto(allocs, nodes, c)
-	gp := &groupPlan{name: name, buckets: b, decisions: newDecisions()}
+	buckets := SortInto(allocs, nodes, c)
+	plan := &groupPlan{name: name, buckets: buckets, decisions: newDecisions()}
 	for k := Untainted; k <= Ignore; k++ {
-		for _, a := range b.Get(k) {
+		for _, a := range buckets.Get(k) {
 			if a.TerminalStatus() {
 				continue
 			}
-			n := nodes[a.NodeID]
-			gp.decisions.stop(a, desc, n == nil || n.Status == structs.NodeStatusDown)
+			node := nodes[a.NodeID]
+			plan.decisions.stop(a, desc, node == nil || node.Status == structs.NodeStatusDown)
 		}
 	}
-	return gp
+	return plan
 }
 
 // cancelTimeouts cancels the pending disconnect-timeout evals of allocs
@@ -194,8 +194,8 @@ func planStopAll(name string, allocs []*structs.Allocation, nodes map[string]*st
 func cancelTimeouts(in Input, plans []*groupPlan, pending map[string]*structs.Evaluation) []*structs.Evaluation {
 	reconnected := map[string]bool{}
 	var candidates []string
-	for _, gp := range plans {
-		for _, r := range gp.reconnected {
+	for _, plan := range plans {
+		for _, r := range plan.reconnected {
 			reconnected[r.ID] = true
 			if r.FollowupEvalID != "" {
 				candidates = append(candidates, r.FollowupEvalID)

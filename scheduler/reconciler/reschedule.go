@@ -16,26 +16,29 @@ const rescheduleNowWindow = time.Second
 // `alloc status`.
 const maxTrackedEvents = 10
 
-// when is the outcome of the reschedule policy for one failed alloc.
-type when uint8
+// rescheduleTiming is the outcome of the reschedule policy for one failed
+// alloc: whether, and when, it is replaced. The constants carry the
+// reschedule prefix so that they never read as the evaluation's time (Now).
+type rescheduleTiming uint8
 
 const (
-	// never: out of attempts (or rescheduling disabled); the alloc keeps its
-	// slot, failed, until the job changes.
-	never when = iota
-	// now: replace it in this evaluation.
-	now
-	// later: replace it at a time in the future; a follow-up eval is needed.
-	later
-	// waiting: a follow-up eval for it is already pending.
-	waiting
+	// rescheduleNever: out of attempts (or rescheduling disabled); the alloc
+	// keeps its slot, failed, until the job changes.
+	rescheduleNever rescheduleTiming = iota
+	// rescheduleNow: replace it in this evaluation.
+	rescheduleNow
+	// rescheduleLater: replace it at a time in the future; a follow-up eval
+	// is needed.
+	rescheduleLater
+	// rescheduleWaiting: a follow-up eval for it is already pending.
+	rescheduleWaiting
 )
 
 // rescheduleDecision is what the policy says about one failed alloc.
 type rescheduleDecision struct {
-	when  when
-	at    time.Time     // when it is due (later)
-	delay time.Duration // the delay applied, recorded in the tracker
+	timing rescheduleTiming
+	at     time.Time     // when it is due (rescheduleLater, rescheduleWaiting)
+	delay  time.Duration // the delay applied, recorded in the tracker
 }
 
 // rescheduleCheck holds what deciding a reschedule needs besides the alloc.
@@ -55,27 +58,27 @@ type rescheduleCheck struct {
 // or was disconnected), within the policy interval before the failure.
 func (r rescheduleCheck) decide(a *structs.Allocation) rescheduleDecision {
 	if a.DesiredTransition.ShouldForceReschedule() {
-		return rescheduleDecision{when: now}
+		return rescheduleDecision{timing: rescheduleNow}
 	}
 	p := r.policy
 	if !p.Enabled() {
-		return rescheduleDecision{when: never}
+		return rescheduleDecision{timing: rescheduleNever}
 	}
 	failed := failedAt(a, r.now)
 	if !p.Unlimited && attemptsWithin(a.RescheduleTracker, failed, p.Interval) >= p.Attempts {
-		return rescheduleDecision{when: never}
+		return rescheduleDecision{timing: rescheduleNever}
 	}
 	delay := nextDelay(a.RescheduleTracker, p, failed)
 	at := failed.Add(delay)
 	switch {
 	case a.FollowupEvalID != "" && a.FollowupEvalID == r.evalID:
-		return rescheduleDecision{when: now, at: at, delay: delay}
+		return rescheduleDecision{timing: rescheduleNow, at: at, delay: delay}
 	case !at.After(r.now.Add(rescheduleNowWindow)):
-		return rescheduleDecision{when: now, at: at, delay: delay}
+		return rescheduleDecision{timing: rescheduleNow, at: at, delay: delay}
 	case a.FollowupEvalID != "" && r.pendingEval != nil && r.pendingEval(a.FollowupEvalID):
-		return rescheduleDecision{when: waiting, at: at, delay: delay}
+		return rescheduleDecision{timing: rescheduleWaiting, at: at, delay: delay}
 	}
-	return rescheduleDecision{when: later, at: at, delay: delay}
+	return rescheduleDecision{timing: rescheduleLater, at: at, delay: delay}
 }
 
 // failedAt is when the alloc failed: the last task finish its client

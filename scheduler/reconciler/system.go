@@ -65,120 +65,162 @@ func ReconcileSystem(in SystemInput) *Result {
 	return res
 }
 
-// planSystemGroup decides one group of a system job, node by node.
-func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Allocation, c Classifier, sysbatch bool) *groupPlan {
-	b := SortInto(allocs, in.Nodes, c)
-	gp := &groupPlan{name: tg.Name, buckets: b, decisions: newDecisions()}
-	d := gp.decisions
-	// held marks the nodes that already have this group's alloc.
-	held := map[string]bool{}
-	var running []*structs.Allocation
-	keep := func(a *structs.Allocation, runs bool) {
-		if held[a.NodeID] && !a.TerminalStatus() {
-			d.stop(a, DescScaleDown, false) // a duplicate on the node
-			return
-		}
-		held[a.NodeID] = true
-		gp.kept = append(gp.kept, a)
-		if runs {
-			running = append(running, a)
-		}
-	}
+// systemGroup is what deciding one group of a system job reads.
+type systemGroup struct {
+	in       SystemInput
+	tg       *structs.TaskGroup
+	sysbatch bool
+}
 
-	// A reconnect is recorded on the alloc, which is then decided like any
-	// alloc of its status on a ready node: a running one is kept (unless its
-	// node left the job's scope), a finished sysbatch one holds its node,
-	// and a failed system one is replaced on its node below. Every decision
-	// carries the record (d.current).
-	var failed []*structs.Allocation
-	for _, r := range b.Reconnecting {
-		gp.reconnected = append(gp.reconnected, r)
-		d.rewrite(r, UpdateReconnect, func(x *structs.Allocation) {
-			x.AppendState(structs.AllocStateFieldClientStatus, r.ClientStatus, in.Now)
+// planSystemGroup decides one group of a system job, node by node, in the
+// steps of README.md: sort, decide per bucket, place one alloc on every
+// eligible node without one, update. As in planGroup, each step takes what
+// it reads and records in decided; the steps that find allocs holding a
+// node also record them in nodes, passed to each in turn, because the first
+// alloc to claim a node keeps it and a later one there is a duplicate.
+func planSystemGroup(in SystemInput, tg *structs.TaskGroup, allocs []*structs.Allocation, classifier Classifier, sysbatch bool) *groupPlan {
+	sg := systemGroup{in: in, tg: tg, sysbatch: sysbatch}
+	buckets := SortInto(allocs, in.Nodes, classifier)
+	decided := newDecisions()
+	nodes := newNodeClaims()
+
+	reconnected, failedAway := sg.decideReconnecting(buckets.Reconnecting, nodes, decided)
+	sg.decideUntainted(buckets.Untainted, nodes, decided)
+	sg.decideMigrate(buckets.Migrate, nodes, decided)
+	sg.decideFailed(buckets.Failed, nodes)
+	sg.decideLost(buckets, decided)
+	sg.decideUnknown(buckets, nodes, decided)
+
+	places := sg.placeOnFreeNodes(nodes, concat(buckets.Failed, failedAway), decided)
+	updates := sg.planUpdates(nodes.running, places, decided)
+	return &groupPlan{
+		name:        tg.Name,
+		buckets:     buckets,
+		decisions:   decided,
+		places:      updates.places,
+		reconnected: reconnected,
+		rollingWait: updates.wait,
+		deferred:    updates.deferred,
+		kept:        nodes.keptAllocs(decided),
+		awaiting:    awaitingDue(buckets.Ignore, in.Nodes, classifier, decided),
+	}
+}
+
+// decideReconnecting records each reconnect; the alloc is then decided like
+// any alloc of its status on a ready node: a running one is kept (unless
+// its node left the job's scope), a finished sysbatch one holds its node,
+// and a failed system one is returned, to be replaced on its node. Every
+// decision carries the record (decided.current).
+func (sg systemGroup) decideReconnecting(reconnecting AllocSet, nodes *nodeClaims, decided *decisions) (reconnected, failed []*structs.Allocation) {
+	for _, a := range reconnecting {
+		reconnected = append(reconnected, a)
+		decided.rewrite(a, UpdateReconnect, func(c *structs.Allocation) {
+			c.AppendState(structs.AllocStateFieldClientStatus, a.ClientStatus, sg.in.Now)
 		})
 		switch {
-		case !r.ClientTerminalStatus():
-			if outOfScope(in, r) {
-				d.stop(r, DescNodeNotEligible, false)
+		case !a.ClientTerminalStatus():
+			if outOfScope(sg.in, a) {
+				decided.stop(a, DescNodeNotEligible, false)
 				continue
 			}
-			keep(d.current(r), true)
-		case sysbatch && sameVersion(r.Job, in.Job):
-			held[r.NodeID] = true // finished here; not run again
-		case r.ClientStatus == structs.AllocClientStatusFailed:
-			failed = append(failed, r)
+			nodes.claim(decided.current(a), true, decided)
+		case sg.sysbatch && sameVersion(a.Job, sg.in.Job):
+			nodes.finished(a) // finished here; not run again
+		case a.ClientStatus == structs.AllocClientStatusFailed:
+			failed = append(failed, a)
 		}
 	}
-	for _, a := range b.Untainted {
-		if a.ClientStatus != structs.AllocClientStatusComplete && outOfScope(in, a) {
-			d.stop(a, DescNodeNotEligible, false)
+	return reconnected, failed
+}
+
+// decideUntainted keeps the Untainted allocs on their nodes, but stops a
+// running one whose node left the job's scope.
+func (sg systemGroup) decideUntainted(untainted AllocSet, nodes *nodeClaims, decided *decisions) {
+	for _, a := range untainted {
+		if a.ClientStatus != structs.AllocClientStatusComplete && outOfScope(sg.in, a) {
+			decided.stop(a, DescNodeNotEligible, false)
 			continue
 		}
-		keep(a, a.ClientStatus != structs.AllocClientStatusComplete)
+		nodes.claim(a, a.ClientStatus != structs.AllocClientStatusComplete, decided)
 	}
-	for _, a := range b.Migrate {
-		node := in.Nodes[a.NodeID]
-		if a.DesiredTransition.ShouldMigrate() || drainDeadlinePassed(node, in.Now) {
-			d.stop(a, DescMigrating, false)
+}
+
+// decideMigrate keeps the allocs of draining nodes until the drainer moves
+// them (DesiredTransition.Migrate) or the drain deadline passes: a system
+// alloc is stopped, never moved elsewhere.
+func (sg systemGroup) decideMigrate(migrate AllocSet, nodes *nodeClaims, decided *decisions) {
+	for _, a := range migrate {
+		node := sg.in.Nodes[a.NodeID]
+		if a.DesiredTransition.ShouldMigrate() || drainDeadlinePassed(node, sg.in.Now) {
+			decided.stop(a, DescMigrating, false)
 			continue
 		}
-		keep(a, true) // the drainer decides when system allocs go
+		nodes.claim(a, true, decided) // the drainer decides when system allocs go
 	}
-	for _, a := range b.Failed {
-		if sysbatch && sameVersion(a.Job, in.Job) {
-			held[a.NodeID] = true
+}
+
+// decideFailed lets a failed sysbatch alloc of the current version hold its
+// node: it is not run there again. A failed system alloc is replaced on its
+// node by placeOnFreeNodes, linked to it.
+func (sg systemGroup) decideFailed(failed AllocSet, nodes *nodeClaims) {
+	for _, a := range failed {
+		if sg.sysbatch && sameVersion(a.Job, sg.in.Job) {
+			nodes.finished(a)
 		}
-		// A failed system alloc is replaced on its node below, linked to it.
 	}
+}
+
+// decideLost stops the allocs of the Lost and Expired buckets as lost; a
+// system alloc is never moved to another node, so nothing replaces them.
+func (sg systemGroup) decideLost(buckets *Buckets, decided *decisions) {
 	for _, k := range []Bucket{Lost, Expired} {
-		for _, a := range b.Get(k) {
-			d.stop(a, lostDescription(k, in.Nodes[a.NodeID]), true)
+		for _, a := range buckets.Get(k) {
+			decided.stop(a, lostDescription(k, sg.in.Nodes[a.NodeID]), true)
 		}
 	}
-	for _, a := range b.Disconnecting {
-		d.markUnknown(a, expiryOf(a, in.Now))
-		keep(a, false)
-	}
-	for _, a := range b.Unknown {
-		keep(a, false)
-	}
-	for _, a := range b.Ignore {
-		if awaitingReport(a) {
-			keep(a, false)
-		}
-	}
+}
 
-	// One alloc on every eligible node that has none; a failed one on the
-	// node is the previous alloc of the new one.
-	failedOn := map[string]*structs.Allocation{}
-	for _, a := range append(append([]*structs.Allocation(nil), b.Failed...), failed...) {
-		if !sysbatch && !d.stopped(a) {
-			failedOn[a.NodeID] = d.current(a)
+// decideUnknown marks the Disconnecting allocs unknown; they, the Unknown
+// ones and those of Ignore awaiting their client's report keep their nodes
+// and wait.
+func (sg systemGroup) decideUnknown(buckets *Buckets, nodes *nodeClaims, decided *decisions) {
+	for _, a := range buckets.Disconnecting {
+		decided.markUnknown(a, expiryOf(a, sg.in.Now))
+		nodes.claim(a, false, decided)
+	}
+	for _, a := range buckets.Unknown {
+		nodes.claim(a, false, decided)
+	}
+	for _, a := range buckets.Ignore {
+		if awaitingReport(a) {
+			nodes.claim(a, false, decided)
 		}
 	}
-	for _, id := range sortedKeys(in.Eligible) {
-		if held[id] {
+}
+
+// placeOnFreeNodes places one alloc on every eligible node that has none; a
+// failed system alloc on the node is the previous alloc of the new one.
+func (sg systemGroup) placeOnFreeNodes(nodes *nodeClaims, failed []*structs.Allocation, decided *decisions) []Placement {
+	failedOn := map[string]*structs.Allocation{}
+	for _, a := range failed {
+		if !sg.sysbatch && !decided.stopped(a) {
+			failedOn[a.NodeID] = decided.current(a)
+		}
+	}
+	var places []Placement
+	for _, id := range sortedKeys(sg.in.Eligible) {
+		if nodes.held[id] {
 			continue
 		}
-		p := Placement{Name: allocName(in.Job, tg.Name, 0), TaskGroup: tg, Reason: PlaceNew, NodeID: id}
-		if f := failedOn[id]; f != nil {
+		p := Placement{Name: allocName(sg.in.Job, sg.tg.Name, 0), TaskGroup: sg.tg, Reason: PlaceNew, NodeID: id}
+		if prev := failedOn[id]; prev != nil {
 			p.Reason = PlaceReschedule
-			p.Previous = f
-			p.StopPrevious = &Stop{Alloc: f, Description: DescRescheduled}
+			p.Previous = prev
+			p.StopPrevious = &Stop{Alloc: prev, Description: DescRescheduled}
 		}
-		gp.places = append(gp.places, p)
+		places = append(places, p)
 	}
-
-	gp.planSystemUpdates(in, tg, running, sysbatch)
-	gp.awaiting = awaitingDue(b.Ignore, in.Nodes, c, d)
-	kept := gp.kept[:0]
-	for _, a := range gp.kept {
-		if !d.stopped(a) {
-			kept = append(kept, d.current(a))
-		}
-	}
-	gp.kept = kept
-	return gp
+	return places
 }
 
 // outOfScope reports whether a's node, ready but not eligible for new
@@ -190,39 +232,41 @@ func outOfScope(in SystemInput, a *structs.Allocation) bool {
 	return !eligible && node != nil && in.InScope != nil && !in.InScope(node)
 }
 
-// planSystemUpdates moves running allocs of older job versions to the
-// current one. A destructive update stops the old alloc and places the new
-// one on the same node in one plan: the old one keeps its resources until
-// its client stops it (promise 1), so the new one may wait (blocked) until
-// then. At most update.max_parallel are replaced per evaluation.
-func (gp *groupPlan) planSystemUpdates(in SystemInput, tg *structs.TaskGroup, running []*structs.Allocation, sysbatch bool) {
-	d := gp.decisions
+// planUpdates moves running allocs of older job versions to the current
+// one. A destructive update stops the old alloc and places the new one on
+// the same node in one plan: the old one keeps its resources until its
+// client stops it (promise 1), so the new one may wait (blocked) until
+// then. At most update.max_parallel are replaced per evaluation. The
+// replacements follow places, the placements made before.
+func (sg systemGroup) planUpdates(running []*structs.Allocation, places []Placement, decided *decisions) rollout {
 	var candidates []*structs.Allocation
-	compare := comparer(in.Job, tg.Name)
+	compare := comparer(sg.in.Job, sg.tg.Name)
 	for _, a := range running {
-		if d.stopped(a) {
+		if decided.stopped(a) {
 			continue
 		}
-		a = d.current(a)
+		a = decided.current(a)
 		switch compare(a.Job) {
 		case inPlace:
-			d.rewrite(a, UpdateInPlace, func(x *structs.Allocation) { x.Job = in.Job })
+			decided.rewrite(a, UpdateInPlace, func(c *structs.Allocation) { c.Job = sg.in.Job })
 		case destructive:
-			if _, ok := in.Eligible[a.NodeID]; ok {
+			if _, ok := sg.in.Eligible[a.NodeID]; ok {
 				candidates = append(candidates, a)
 			}
 		}
 	}
+	out := rollout{places: places}
 	limit := len(candidates)
-	if u := tg.Update; !sysbatch && u.Rolling() && u.MaxParallel < limit {
+	if u := sg.tg.Update; !sg.sysbatch && u.Rolling() && u.MaxParallel < limit {
 		limit = u.MaxParallel
-		gp.rollingWait = max(u.Stagger, time.Second)
-		gp.deferred = len(candidates) - limit
+		out.wait = max(u.Stagger, time.Second)
+		out.deferred = len(candidates) - limit
 	}
 	for _, a := range candidates[:limit] {
-		d.stop(a, DescUpdated, false)
-		gp.places = append(gp.places, Placement{
-			Name: a.Name, TaskGroup: tg, Reason: PlaceDestructive, Previous: a, NodeID: a.NodeID,
+		decided.stop(a, DescUpdated, false)
+		out.places = append(out.places, Placement{
+			Name: a.Name, TaskGroup: sg.tg, Reason: PlaceDestructive, Previous: a, NodeID: a.NodeID,
 		})
 	}
+	return out
 }

@@ -3,6 +3,7 @@ package reconciler
 import (
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/drover-sched/drover/structs"
 )
@@ -117,3 +118,60 @@ var destructiveTaskFields = func() []string {
 	}
 	return out
 }()
+
+// rollout is the placements of an evaluation once the destructive updates
+// it starts are added.
+type rollout struct {
+	// places are the placements made before, then the replacements of
+	// the destructive updates to make now.
+	places []Placement
+	// wait is the stagger before the next batch, when some were deferred
+	// (zero when none were).
+	wait     time.Duration
+	deferred int
+}
+
+// planUpdates moves the kept allocs of older job versions to the current
+// one: in place when only in-place fields changed, else by a destructive
+// replacement, at most update.max_parallel of those in flight at a time.
+// The replacements follow places, the placements the count made.
+func planUpdates(in groupInput, keep []*holder, places []Placement, decided *decisions) rollout {
+	var candidates []*holder
+	inflight := 0
+	compare := comparer(in.job, in.tg.Name)
+	for _, h := range keep {
+		if h.kind != holdRunning && h.kind != holdFailed {
+			continue
+		}
+		a := decided.current(h.alloc)
+		switch compare(a.Job) {
+		case unchanged:
+			if a.ClientStatus == structs.AllocClientStatusPending && a.PreviousAllocation != "" {
+				inflight++
+			}
+		case inPlace:
+			if h.kind == holdRunning {
+				decided.rewrite(a, UpdateInPlace, func(c *structs.Allocation) { c.Job = in.job })
+			}
+		case destructive:
+			candidates = append(candidates, h)
+		}
+	}
+	out := rollout{places: places}
+	limit := len(candidates)
+	if u := in.tg.Update; !in.batch && u.Rolling() {
+		limit = max(min(limit, u.MaxParallel-inflight), 0)
+		if limit < len(candidates) {
+			out.wait = max(u.Stagger, time.Second)
+			out.deferred = len(candidates) - limit
+		}
+	}
+	for _, h := range candidates[:limit] {
+		a := decided.current(h.alloc)
+		out.places = append(out.places, Placement{
+			Name: a.Name, TaskGroup: in.tg, Reason: PlaceDestructive, Previous: a,
+			StopPrevious: &Stop{Alloc: a, Description: DescUpdated},
+		})
+	}
+	return out
+}

@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// procRoot is where /proc is mounted; tests of the parser point it elsewhere.
-var procRoot = "/proc"
+// procRoot is where /proc is mounted. Tests exercise the parser
+// (parseProcStat) on text, so nothing needs to point this elsewhere.
+const procRoot = "/proc"
 
 // clockTicks is USER_HZ, the unit of utime, stime and starttime. It is 100
 // on every Linux architecture Drover runs on.

@@ -3,6 +3,8 @@ package testutil
 import (
 	"testing"
 	"time"
+
+	"github.com/drover-sched/drover/helper/testutil/wait"
 )
 
 // DefaultWait is how long WaitFor waits for a condition. Generous, because
@@ -21,16 +23,7 @@ func WaitFor(t testing.TB, msg string, cond func() bool) {
 // for example to advance a fake clock until a loop reaches its goal.
 func WaitForWhile(t testing.TB, msg string, cond func() bool, step func()) {
 	t.Helper()
-	deadline := time.Now().Add(DefaultWait)
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", msg)
-		}
-		if step != nil {
-			step()
-		}
-		<-tick.C
+	if !wait.Holds(DefaultWait, cond, wait.Every(2*time.Millisecond), wait.Stepping(step)) {
+		t.Fatalf("timed out waiting: %s", msg)
 	}
 }

@@ -1,0 +1,351 @@
+//go:build e2e && soak
+
+package e2e
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The soak: a randomized, seeded schedule of network partitions over a
+// 3-server, 4-client cluster running a few service and batch jobs, for
+// SOAK_DURATION (10m by default; SOAK_SEED replays a schedule). Run it
+// with `make soak`; it is not part of `make e2e`.
+//
+// Each cycle injects one fault (or two at once), holds it for a few
+// seconds, heals everything, and requires the cluster to converge before
+// the next. Checked continuously, on every poll: no job has more allocs
+// running than its count, nor two of one name, beyond a reconnect being
+// decided (which must be decided within reconnectBound). Checked at every
+// convergence: every client ready, every job exactly count allocs running
+// with one task process per alloc name, every registration the cluster
+// acknowledged present and placed once.
+
+// soakJob is one long-running job of the soak.
+type soakJob struct {
+	flapJob
+	hcl string
+}
+
+func soakJobs(t *testing.T) []soakJob {
+	var out []soakJob
+	add := func(id, typ string, count int, replace bool, group string) {
+		m := newTaskMarker(t)
+		hcl := strings.Replace(spreadJob(id, count, m, group), `type        = "service"`, fmt.Sprintf(`type        = %q`, typ), 1)
+		if typ == "batch" {
+			// A batch task that ends is done; these never end, and their
+			// reschedule policy must not give up during the soak.
+			hcl = strings.Replace(hcl, "    task \"t\" {", `    reschedule {
+      attempts  = 0
+      unlimited = true
+      delay     = "1s"
+    }
+    task "t" {`, 1)
+		}
+		out = append(out, soakJob{flapJob: flapJob{id: id, count: count, m: m, replace: replace}, hcl: hcl})
+	}
+	add("keep", "service", 2, true, disconnectGroup("keep_original", true))
+	add("best", "service", 3, true, disconnectGroup("best_score", true))
+	add("longest", "service", 2, true, disconnectGroup("longest_running", true))
+	add("norepl", "service", 2, false, disconnectGroup("keep_original", false))
+	add("plain", "service", 2, true, "")
+	add("batch", "batch", 2, true, "")
+	return out
+}
+
+// soakFault is one injected fault: its name, and how to undo it.
+type soakFault struct {
+	name string
+	heal func()
+	// cutServers are servers the test cannot reach while it lasts.
+	cutServers map[string]bool
+}
+
+func TestNetnsSoak(t *testing.T) {
+	duration := envDuration(t, "SOAK_DURATION", 10*time.Minute)
+	seed := envSeed(t, "SOAK_SEED")
+	rnd := rand.New(rand.NewSource(seed))
+	t.Logf("soak for %s, seed %d (SOAK_SEED=%d replays the schedule)", duration, seed, seed)
+
+	clients := []string{"c1", "c2", "c3", "c4"}
+	c := startNetnsCluster(t, netnsClusterSpec{servers: 3, clients: clients})
+	jobs := soakJobs(t)
+	var flapJobs []flapJob
+	for _, j := range jobs {
+		registerJob(t, c.servers[0], j.hcl, 10*time.Second)
+		flapJobs = append(flapJobs, j.flapJob)
+	}
+
+	var (
+		acked      []string
+		registered int
+		checks     int
+		cycles     int
+		faults     = map[string]int{}
+		violations []string
+		pending    = map[string]time.Time{}
+		confirm    violationConfirmer
+		halfSeen   int // failed checks not confirmed by the next one
+	)
+	violate := func(format string, args ...any) {
+		v := fmt.Sprintf(format, args...)
+		violations = append(violations, v)
+		t.Errorf("violation: %s", v)
+	}
+	// reachable returns a server the test can reach now.
+	reachable := func(f *soakFault) *agent {
+		for _, s := range c.servers {
+			if f == nil || !f.cutServers[s.name] {
+				return s
+			}
+		}
+		return nil
+	}
+	// checkRunning is the continuous check.
+	checkRunning := func(f *soakFault) {
+		s := reachable(f)
+		checks++
+		switch why, ok := soakRunningInvariant(s, flapJobs, pending); {
+		case ok:
+			confirm.last = ""
+		case confirm.seen(why):
+			violate("%s", why)
+		default:
+			halfSeen++
+			if halfSeen <= 5 {
+				t.Logf("a check failed (not yet a violation: the next check must confirm it): %s", why)
+			}
+		}
+	}
+	register := func(f *soakFault) {
+		s := c.servers[rnd.Intn(len(c.servers))]
+		if f != nil && f.cutServers[s.name] {
+			return
+		}
+		id := fmt.Sprintf("ack-%03d", registered)
+		registered++
+		q := quickAPI(t, s, 5*time.Second)
+		job, err := q.Jobs().ParseHCL(mockJob(id, 1), true)
+		if err != nil {
+			return
+		}
+		if _, _, err := q.Jobs().Register(job, nil); err == nil {
+			acked = append(acked, id)
+		}
+	}
+	verified := 0 // acked[:verified] were present and placed at a convergence
+	converge := func() {
+		s := c.servers[0]
+		start := time.Now()
+		ok := false
+		var why string
+		for time.Since(start) < 2*time.Minute {
+			checkRunning(nil)
+			if ok, why = soakConverged(s, jobs, clients, acked[verified:]); ok {
+				verified = len(acked)
+				break
+			}
+			select {
+			case <-time.After(250 * time.Millisecond):
+			case <-t.Context().Done():
+				return
+			}
+		}
+		if !ok {
+			violate("no convergence within 2m of healing everything (cycle %d): %s", cycles, why)
+			t.FailNow()
+		}
+	}
+
+	converge()
+	started := time.Now()
+	for time.Since(started) < duration {
+		cycles++
+		f := injectSoakFault(t, c, rnd, clients)
+		faults[f.name]++
+		hold := time.Duration(3000+rnd.Intn(17000)) * time.Millisecond
+		until := time.Now().Add(hold)
+		nextReg := time.Now()
+		for time.Now().Before(until) {
+			checkRunning(f)
+			if time.Now().After(nextReg) {
+				register(f)
+				nextReg = time.Now().Add(time.Duration(1000+rnd.Intn(4000)) * time.Millisecond)
+			}
+			select {
+			case <-time.After(250 * time.Millisecond):
+			case <-t.Context().Done():
+				return
+			}
+		}
+		f.heal()
+		converge()
+	}
+
+	// Every acknowledged registration, once more at the end.
+	verified = 0
+	converge()
+
+	var names []string
+	for n := range faults {
+		names = append(names, fmt.Sprintf("%s x%d", n, faults[n]))
+	}
+	sort.Strings(names)
+	total := 0
+	for _, n := range faults {
+		total += n
+	}
+	summary := fmt.Sprintf("soak: seed %d, %s, %d cycles, %d faults injected (%s), %d registrations tried, %d acknowledged (all present), %d invariant checks (%d failed but not confirmed by the next), %d violations",
+		seed, time.Since(started).Round(time.Second), cycles, total, strings.Join(names, ", "), registered, len(acked), checks, halfSeen, len(violations))
+	t.Log(summary)
+	fmt.Println(summary)
+	for _, v := range violations {
+		fmt.Println("violation:", v)
+	}
+}
+
+// soakRunningInvariant is flapInvariants' server-side half, for any fault:
+// never more running allocs than count, nor two of one name, beyond a
+// reconnect being decided, and that within reconnectBound.
+func soakRunningInvariant(s *agent, jobs []flapJob, pending map[string]time.Time) (string, bool) {
+	for _, j := range jobs {
+		allocs, err := jobAllocs(s, j.id)
+		if err != nil {
+			continue // no answer (no leader) is not a violation
+		}
+		r := runningAllocs(allocs)
+		names := map[string]int{}
+		reconnecting := 0
+		for _, a := range r {
+			if reconnectPending(a) {
+				reconnecting++
+				if _, ok := pending[a.ID]; !ok {
+					pending[a.ID] = time.Now()
+				}
+				if since := time.Since(pending[a.ID]); since > reconnectBound {
+					return fmt.Sprintf("%s: alloc %s's reconnect undecided after %s: %s", j.id, a.ID[:8], since.Round(time.Millisecond), describeAllocs(allocs)), false
+				}
+				continue
+			}
+			names[a.Name]++
+		}
+		if len(r)-reconnecting > j.count {
+			return fmt.Sprintf("%s: %d allocs running, count %d: %s", j.id, len(r), j.count, describeAllocs(allocs)), false
+		}
+		for name, n := range names {
+			if n > 1 {
+				return fmt.Sprintf("%s: %d running allocs named %s: %s", j.id, n, name, describeAllocs(allocs)), false
+			}
+		}
+	}
+	return "", true
+}
+
+// soakConverged says whether the healed cluster has its full shape.
+func soakConverged(s *agent, jobs []soakJob, clients []string, acked []string) (bool, string) {
+	for _, name := range clients {
+		if st := nodeStatus(s, name); st != "ready" {
+			return false, name + " is " + st
+		}
+	}
+	for _, j := range jobs {
+		allocs, err := jobAllocs(s, j.id)
+		if err != nil {
+			return false, err.Error()
+		}
+		r := runningAllocs(allocs)
+		if len(r) != j.count {
+			return false, fmt.Sprintf("%s: %d running, count %d: %s", j.id, len(r), j.count, describeAllocs(allocs))
+		}
+		byID := map[string]string{}
+		for _, a := range allocs {
+			byID[a.ID] = a.Name
+		}
+		perName := map[string]int{}
+		for id := range j.m.procs() {
+			perName[byID[id]]++
+		}
+		for _, a := range r {
+			if perName[a.Name] != 1 {
+				return false, fmt.Sprintf("%s: %d processes of %s: %v", j.id, perName[a.Name], a.Name, j.m.procs())
+			}
+		}
+		if len(perName) != j.count {
+			return false, fmt.Sprintf("%s: processes of %d names: %v", j.id, len(perName), j.m.procs())
+		}
+	}
+	list, _, err := s.api().Jobs().List(nil)
+	if err != nil {
+		return false, err.Error()
+	}
+	have := map[string]bool{}
+	for _, j := range list {
+		have[j.ID] = true
+	}
+	for _, id := range acked {
+		if !have[id] {
+			return false, "acknowledged job " + id + " is missing"
+		}
+		allocs, err := jobAllocs(s, id)
+		if err != nil {
+			return false, err.Error()
+		}
+		if r := runningAllocs(allocs); len(r) != 1 {
+			return false, fmt.Sprintf("%s: %d running: %s", id, len(r), describeAllocs(allocs))
+		}
+	}
+	return true, ""
+}
+
+// injectSoakFault picks and applies one fault.
+func injectSoakFault(t *testing.T, c *netnsCluster, rnd *rand.Rand, clients []string) *soakFault {
+	t.Helper()
+	pick := func(names []string) string { return names[rnd.Intn(len(names))] }
+	client := c.nodes[pick(clients)]
+	var servers []string
+	for _, s := range c.servers {
+		servers = append(servers, s.name)
+	}
+	leader, followers := c.leader(t, c.servers, "")
+	ln := c.nodeOf(leader)
+	switch k := rnd.Intn(6); k {
+	case 0:
+		client.cut()
+		return &soakFault{name: "client cut", heal: client.heal}
+	case 1:
+		s := c.nodes[pick(servers)]
+		s.cut()
+		return &soakFault{name: "server cut", heal: s.heal, cutServers: map[string]bool{s.name: true}}
+	case 2:
+		for _, f := range followers {
+			block(t, ln, c.nodeOf(f))
+		}
+		return &soakFault{name: "leader split from peers", heal: func() {
+			for _, f := range followers {
+				unblock(t, ln, c.nodeOf(f))
+			}
+		}}
+	case 3:
+		block(t, client, ln)
+		return &soakFault{name: "client split from leader", heal: func() { unblock(t, client, ln) }}
+	case 4:
+		s := c.nodes[pick(servers)]
+		client.cut()
+		s.cut()
+		return &soakFault{name: "client and server cut", heal: func() { client.heal(); s.heal() },
+			cutServers: map[string]bool{s.name: true}}
+	default:
+		// Two clients cut at once.
+		other := c.nodes[pick(clients)]
+		for other == client {
+			other = c.nodes[pick(clients)]
+		}
+		client.cut()
+		other.cut()
+		return &soakFault{name: "two clients cut", heal: func() { client.heal(); other.heal() }}
+	}
+}
