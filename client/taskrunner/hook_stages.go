@@ -79,8 +79,8 @@ func (tr *TaskRunner) stop() {
 
 // updateHooks tells the hooks of a newer alloc, one update at a time.
 func (tr *TaskRunner) updateHooks(req *UpdateRequest) {
-	tr.updateMu.Lock()
-	defer tr.updateMu.Unlock()
+	tr.updateHooksMu.Lock()
+	defer tr.updateHooksMu.Unlock()
 	for _, hook := range tr.hooks {
 		if uh, ok := hook.(UpdateHook); ok {
 			if err := uh.Update(context.Background(), req); err != nil {

@@ -56,8 +56,8 @@ type TaskRunner struct {
 	tracker *restartTracker
 	// hooks is the task's hook list (hooks.go), fixed by New.
 	hooks []Hook
-	// updateMu makes UpdateAlloc's update hooks run one at a time.
-	updateMu sync.Mutex
+	// updateHooksMu makes UpdateAlloc's update hooks run one at a time.
+	updateHooksMu sync.Mutex
 
 	// updateMu serialises update: states are stored in the order they
 	// are made, and each is stored before anyone can read it.
