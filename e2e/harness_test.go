@@ -5,12 +5,15 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,15 +36,45 @@ func binary(t *testing.T) string {
 	return b
 }
 
-// freePort returns a port that was free a moment ago.
+// Ports handed out by freePort in this process, so none is given twice.
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// freePort returns a port that was free a moment ago, chosen below the
+// kernel's ephemeral range: a port from that range (what listening on :0
+// gives) may be taken by any outgoing connection or other test process
+// before the agent binds it, and an agent whose peers were told its port
+// cannot move.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// [from, to): from 10000 up to where the ephemeral range starts.
+	from, to := 10000, 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > from+1000 {
+				to = n
+			}
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 1000 {
+		p := from + rand.IntN(to-from)
+		if portsGiven[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		portsGiven[p] = true
+		return p
+	}
+	t.Fatal("no free port below the ephemeral range after 1000 tries")
+	return 0
 }
 
 // agent is one running `drover agent` process.

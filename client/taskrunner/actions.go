@@ -128,16 +128,8 @@ func (tr *TaskRunner) signal(h *drivers.TaskHandle, name string) error {
 // records how it ended.
 func (tr *TaskRunner) stopForRestart(h *drivers.TaskHandle, waitCh <-chan *drivers.ExitResult) {
 	tr.update(restartSignalEvent(tr.clock.Now()), nil)
-	err := tr.cfg.Driver.StopTask(h.TaskID, tr.killTimeout(), tr.cfg.Task.KillSignal)
-	var res *drivers.ExitResult
-	if err == nil {
-		res = <-waitCh
-	}
-	if res == nil {
-		res = &drivers.ExitResult{ExitUnknown: true, Err: err}
-	}
-	tr.finishAttempt(h)
-	tr.update(terminatedEvent(tr.clock.Now(), res), nil)
+	res, _ := tr.stopProcess(h, tr.killTimeout(), waitCh)
+	tr.finishAttempt(h, res, true)
 }
 
 // restartNow records the start of a user's restart: no delay, and the

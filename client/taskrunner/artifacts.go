@@ -14,7 +14,6 @@ import (
 	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/client/artifact"
 	"github.com/drover-sched/drover/client/drivers"
-	"github.com/drover-sched/drover/client/taskenv"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -25,14 +24,23 @@ import (
 // again either, and they go away with it.
 const artifactMarkers = ".artifacts"
 
-// fetchArtifacts is the artifact step before a start: it downloads the
-// task's artifacts that this alloc has not fetched yet, with the task's
-// environment for interpolation. A failure is recorded as a Failed
-// Artifact Download event and returned as a failed start for the restart
-// policy; it is recoverable unless fetching again cannot help (an
-// unsupported source, a checksum mismatch). Kill and Shutdown abort a
-// download in progress.
-func (tr *TaskRunner) fetchArtifacts(task *structs.Task, env *taskenv.Env, td allocdir.TaskDir) error {
+// artifactHook is the prestart hook that downloads the task's artifacts
+// this alloc has not fetched yet, with the task's environment for
+// interpolation. A failure is recorded as a Failed Artifact Download
+// event and returned as a failed start for the restart policy; it is
+// recoverable unless fetching again cannot help (an unsupported source, a
+// checksum mismatch). Kill and Shutdown abort a download in progress.
+type artifactHook struct {
+	// fetcher is nil for a zero Fetcher (see artifact.Sources for what
+	// that allows).
+	fetcher *artifact.Fetcher
+	hookDeps
+}
+
+func (*artifactHook) Name() string { return "artifacts" }
+
+func (h *artifactHook) Prestart(ctx context.Context, req *PrestartRequest, _ *PrestartResponse) error {
+	task, td := req.Task, req.TaskDir
 	var todo []int
 	for i, a := range task.Artifacts {
 		if _, err := os.Stat(artifactMarker(td, i, a)); err != nil {
@@ -42,32 +50,22 @@ func (tr *TaskRunner) fetchArtifacts(task *structs.Task, env *taskenv.Env, td al
 	if len(todo) == 0 {
 		return nil
 	}
-	tr.update(downloadingArtifactsEvent(tr.clock.Now()), nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-tr.killCh:
-		case <-tr.shutdownCh:
-		case <-ctx.Done():
-		}
-		cancel()
-	}()
-	fetcher := tr.cfg.Artifacts
+	h.events.EmitEvent(downloadingArtifactsEvent(h.clock.Now()))
+	fetcher := h.fetcher
 	if fetcher == nil {
 		fetcher = &artifact.Fetcher{}
 	}
 	for _, i := range todo {
 		a := task.Artifacts[i]
-		err := fetcher.Fetch(ctx, artifact.Request{Artifact: a, Env: env, AllocDir: tr.cfg.AllocDir, TaskDir: td.Dir, User: task.User})
+		err := fetcher.Fetch(ctx, artifact.Request{Artifact: a, Env: req.Env, AllocDir: req.AllocDir, TaskDir: td.Dir, User: task.User})
 		if err == nil {
 			err = markArtifact(td, i, a)
 		}
 		if err == nil {
 			continue
 		}
-		tr.logger.Warn("failed to download artifact", "artifact", i, "error", err)
-		tr.update(artifactFailedEvent(tr.clock.Now(), err), nil)
+		h.logger.Warn("failed to download artifact", "artifact", i, "error", err)
+		h.events.EmitEvent(artifactFailedEvent(h.clock.Now(), err))
 		if artifact.IsRecoverable(err) || errors.Is(ctx.Err(), context.Canceled) {
 			return &drivers.RecoverableError{Err: err}
 		}

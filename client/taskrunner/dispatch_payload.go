@@ -1,16 +1,17 @@
 package taskrunner
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/drover-sched/drover/client/allocdir"
+	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/structs"
 )
 
-// writeDispatchPayload is the prestart step of a task with a
+// dispatchPayloadHook is the prestart hook of a task with a
 // dispatch_payload block: it writes the payload of the dispatched job the
 // alloc belongs to into the task's local directory (local/<file>), so the
 // task finds it when it starts, as in Nomad. The payload travels raw in
@@ -18,12 +19,28 @@ import (
 // dispatch without a payload, writes an empty file: the task can rely on
 // the file being there. A block without a file writes nothing, as in
 // Nomad. It runs before every start, like the templates, so a restarted
-// task finds the payload as it was dispatched. A failure is a failed
-// start that the restart policy judges.
+// task finds the payload as it was dispatched. A failure is a "Task hook
+// failed" event, as Nomad reports a failed prestart hook, and a
+// recoverable failed start that the restart policy judges.
 //
 // The write goes through an os.Root on the local directory, so neither a
 // "../" in the file nor a symlink the task left in its directory can make
 // the client write outside it.
+type dispatchPayloadHook struct {
+	hookDeps
+}
+
+func (*dispatchPayloadHook) Name() string { return "dispatch_payload" }
+
+func (h *dispatchPayloadHook) Prestart(_ context.Context, req *PrestartRequest, _ *PrestartResponse) error {
+	if err := writeDispatchPayload(req.TaskDir, req.Alloc.Job, req.Task); err != nil {
+		h.logger.Warn("failed to write the dispatch payload", "error", err)
+		h.events.EmitEvent(hookFailedEvent(h.clock.Now(), err))
+		return &drivers.RecoverableError{Err: err}
+	}
+	return nil
+}
+
 func writeDispatchPayload(td allocdir.TaskDir, job *structs.Job, task *structs.Task) error {
 	if task.DispatchPayload == nil || task.DispatchPayload.File == "" {
 		return nil
@@ -47,13 +64,4 @@ func writeDispatchPayload(td allocdir.TaskDir, job *structs.Job, task *structs.T
 		return fmt.Errorf("dispatch_payload: writing local/%s: %w", file, err)
 	}
 	return nil
-}
-
-// payloadFailedEvent reports a payload that could not be written, as
-// Nomad reports a failed prestart hook.
-func payloadFailedEvent(now time.Time, err error) *structs.TaskEvent {
-	e := newEvent(structs.TaskHookFailed, now)
-	e.Message = err.Error()
-	e.DisplayMessage = "Task hook failed: " + err.Error()
-	return e
 }

@@ -14,11 +14,42 @@
 // itself (actions.go). Every state change is persisted to the client's state DB
 // before OnUpdate tells the alloc runner.
 //
-// Run's work before a start that can take long (downloading artifacts,
-// rendering templates in a child process) runs under a context that a
-// short-lived goroutine cancels on Kill or Shutdown; the goroutine ends
-// with that step. A start cut short by Kill leaves the task killed, not
-// failed.
+// # Hooks
+//
+// What happens around the task's process is a list of hooks (hooks.go),
+// each in its own file; the runner knows only the stages. A hook
+// implements the stage interfaces it has work for. The list, in the order
+// every stage calls it:
+//
+//	dispatch_payload  prestart: write the dispatched job's payload into local/
+//	env               prestart: build the task's environment
+//	artifacts         prestart: download the artifacts not yet fetched for the alloc
+//	template          prestart: render the templates in a child process, add env = true variables
+//
+// Who calls what, and when:
+//
+//   - PrestartHook: Run, before every start (restarts included), after
+//     StartGate opened; then the driver starts the task. Not for a process
+//     a restored runner re-attached to. A hook fails the start: it records
+//     its event ("Task hook failed", or its own type), later hooks do not
+//     run, and the restart policy judges the error.
+//   - PoststartHook: Run, after the Started event, and after re-attaching.
+//   - ExitedHook: Run, after each attempt's process ended (its own exit, a
+//     kill, a user's restart, or a death while the client was down), before
+//     the restart policy decides.
+//   - StopHook: Run, once, when the task is dead for good, before Done is
+//     closed; never on Shutdown.
+//   - UpdateHook: UpdateAlloc's caller (the alloc runner), one at a time.
+//
+// Prestart and poststart hooks run under a context that a short-lived
+// goroutine cancels on Kill or Shutdown; the goroutine ends with the
+// stage. Exited, stop and update hooks get one that is never cancelled. A start cut short by Kill leaves the task killed, not
+// failed; one cut short by Shutdown records nothing (no restart), so the
+// next client starts the task afresh.
+//
+// A feature that needs the task's life (health checks, service
+// registrations, volume mounts) is a new hook in newHooks, not a change
+// to Run.
 //
 // # Restore
 //

@@ -101,3 +101,14 @@ func killedEvent(now time.Time, err error) *structs.TaskEvent {
 	}
 	return e
 }
+
+// hookFailedEvent reports a prestart hook that failed, as Nomad reports
+// one: the error as the message, "Task hook failed: <error>" as the text
+// shown. A hook with more precise words or an event type of its own
+// (templates, artifacts) makes its own event.
+func hookFailedEvent(now time.Time, err error) *structs.TaskEvent {
+	e := newEvent(structs.TaskHookFailed, now)
+	e.Message = err.Error()
+	e.DisplayMessage = "Task hook failed: " + err.Error()
+	return e
+}

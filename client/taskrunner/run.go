@@ -6,7 +6,6 @@ import (
 
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/logmon"
-	"github.com/drover-sched/drover/client/taskenv"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -52,7 +51,9 @@ func (tr *TaskRunner) Run() {
 		var startErr error
 		if exit == nil {
 			h := attached
-			if h == nil {
+			if h != nil {
+				tr.poststart(h, true)
+			} else {
 				// Wait until the servers confirm the alloc should run.
 				if !idle(tr, tr.cfg.StartGate) {
 					return
@@ -85,7 +86,9 @@ func (tr *TaskRunner) Run() {
 				}
 			}
 		} else {
+			// The process died while the client was down.
 			tr.update(terminatedEvent(tr.clock.Now(), exit), nil)
+			tr.exited(exit)
 		}
 
 		decision, delay, reason := tr.tracker.next(tr.clock.Now(), exit, startErr)
@@ -118,34 +121,18 @@ func (tr *TaskRunner) openLogs() (*logmon.TaskLogger, error) {
 	return logmon.Open(tr.cfg.AllocDir.LogDir, tr.cfg.Task.Name, int64(lc.MaxFileSizeMB)<<20, lc.MaxFiles)
 }
 
-// start starts one attempt, rendering the task's templates first. A
-// failure is recorded as a Driver Failure (or Task hook failed) event and
+// start starts one attempt: the prestart hooks prepare it (hooks.go),
+// the driver starts it, the poststart hooks are told. A failure is
+// recorded as an event (Driver Failure, or the failing hook's own) and
 // returned for the restart policy to judge.
 func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
-	tr.mu.Lock()
-	alloc := tr.alloc
-	tr.mu.Unlock()
-	task := tr.cfg.Task
-	if tg := alloc.LookupTaskGroup(); alloc.Job != nil && tg != nil {
-		if t := tg.LookupTask(task.Name); t != nil {
-			task = t
-		}
-	}
+	alloc, task := tr.current()
 	td := tr.cfg.AllocDir.Task(task.Name)
-	if err := writeDispatchPayload(td, alloc.Job, task); err != nil {
-		tr.logger.Warn("failed to write the dispatch payload", "error", err)
-		tr.update(payloadFailedEvent(tr.clock.Now(), err), nil)
-		return nil, &drivers.RecoverableError{Err: err}
-	}
-	env := taskenv.Build(tr.cfg.Node, alloc, task, tr.cfg.Region,
-		taskenv.Dirs{AllocDir: tr.cfg.AllocDir.SharedDir, TaskDir: td.LocalDir, SecretsDir: td.SecretsDir}, tr.cfg.HostEnv)
-	if err := tr.fetchArtifacts(task, env, td); err != nil {
-		return nil, err
-	}
-	env, err := tr.renderTemplates(task, td, env)
+	req, err := tr.prestart(&PrestartRequest{Alloc: alloc, Task: task, AllocDir: tr.cfg.AllocDir, TaskDir: td})
 	if err != nil {
 		return nil, err
 	}
+	env := req.Env
 	cfg := &drivers.TaskConfig{
 		ID:         alloc.ID + "/" + task.Name + "/" + structs.GenerateUUID()[:8],
 		AllocID:    alloc.ID,
@@ -178,7 +165,23 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 			s.StartedAt = now
 		}
 	})
+	tr.poststart(h, false)
 	return h, nil
+}
+
+// current returns the newest alloc and the task as that alloc's job
+// defines it (the runner's Config.Task if the job no longer has it).
+func (tr *TaskRunner) current() (*structs.Allocation, *structs.Task) {
+	tr.mu.Lock()
+	alloc := tr.alloc
+	tr.mu.Unlock()
+	task := tr.cfg.Task
+	if tg := alloc.LookupTaskGroup(); alloc.Job != nil && tg != nil {
+		if t := tg.LookupTask(task.Name); t != nil {
+			task = t
+		}
+	}
+	return alloc, task
 }
 
 func taskResources(alloc *structs.Allocation, task *structs.Task) drivers.TaskResources {
@@ -216,7 +219,9 @@ func (tr *TaskRunner) wait(h *drivers.TaskHandle) (*drivers.ExitResult, waitOutc
 	waitCh, err := tr.cfg.Driver.WaitTask(ctx, h.TaskID)
 	if err != nil {
 		tr.setHandle(nil)
-		return &drivers.ExitResult{ExitUnknown: true, Err: err}, waitExited
+		res := &drivers.ExitResult{ExitUnknown: true, Err: err}
+		tr.exited(res)
+		return res, waitExited
 	}
 	for {
 		select {
@@ -224,8 +229,7 @@ func (tr *TaskRunner) wait(h *drivers.TaskHandle) (*drivers.ExitResult, waitOutc
 			if res == nil {
 				res = &drivers.ExitResult{ExitUnknown: true}
 			}
-			tr.finishAttempt(h)
-			tr.update(terminatedEvent(tr.clock.Now(), res), nil)
+			tr.finishAttempt(h, res, true)
 			return res, waitExited
 		case <-tr.killCh:
 			tr.kill(h, waitCh)
@@ -244,9 +248,10 @@ func (tr *TaskRunner) wait(h *drivers.TaskHandle) (*drivers.ExitResult, waitOutc
 	}
 }
 
-// finishAttempt releases the driver's resources of an exited attempt and
-// lets its log copiers drain.
-func (tr *TaskRunner) finishAttempt(h *drivers.TaskHandle) {
+// finishAttempt releases the driver's resources of an exited attempt, lets
+// its log copiers drain, records a Terminated event if asked, and then
+// tells the exited hooks how it ended.
+func (tr *TaskRunner) finishAttempt(h *drivers.TaskHandle, res *drivers.ExitResult, terminated bool) {
 	if err := tr.cfg.Driver.DestroyTask(h.TaskID, true); err != nil {
 		tr.logger.Debug("destroy task", "error", err)
 	}
@@ -257,6 +262,10 @@ func (tr *TaskRunner) finishAttempt(h *drivers.TaskHandle) {
 	case <-drained:
 	case <-time.After(logDrainWait):
 	}
+	if terminated {
+		tr.update(terminatedEvent(tr.clock.Now(), res), nil)
+	}
+	tr.exited(res)
 }
 
 // kill stops the task with its kill signal, escalating after kill_timeout.
@@ -266,12 +275,24 @@ func (tr *TaskRunner) kill(h *drivers.TaskHandle, waitCh <-chan *drivers.ExitRes
 	reason := tr.killReason
 	tr.mu.Unlock()
 	tr.update(killingEvent(tr.clock.Now(), timeout, reason), nil)
-	err := tr.cfg.Driver.StopTask(h.TaskID, timeout, tr.cfg.Task.KillSignal)
-	if err == nil {
-		<-waitCh
-	}
-	tr.finishAttempt(h)
+	res, err := tr.stopProcess(h, timeout, waitCh)
+	tr.finishAttempt(h, res, false)
 	tr.markDead(killedEvent(tr.clock.Now(), err), false)
+}
+
+// stopProcess stops attempt h with the task's kill signal, escalating
+// after timeout, and returns how it ended. A process the driver could not
+// stop has an unknown exit carrying the driver's error.
+func (tr *TaskRunner) stopProcess(h *drivers.TaskHandle, timeout time.Duration, waitCh <-chan *drivers.ExitResult) (*drivers.ExitResult, error) {
+	err := tr.cfg.Driver.StopTask(h.TaskID, timeout, tr.cfg.Task.KillSignal)
+	var res *drivers.ExitResult
+	if err == nil {
+		res = <-waitCh
+	}
+	if res == nil {
+		res = &drivers.ExitResult{ExitUnknown: true, Err: err}
+	}
+	return res, err
 }
 
 // killRequested reports whether Kill has been called.

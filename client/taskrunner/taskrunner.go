@@ -54,6 +54,10 @@ type TaskRunner struct {
 	logger  hclog.Logger
 	clock   clock.Clock
 	tracker *restartTracker
+	// hooks is the task's hook list (hooks.go), fixed by New.
+	hooks []Hook
+	// updateHooksMu makes UpdateAlloc's update hooks run one at a time.
+	updateHooksMu sync.Mutex
 
 	// updateMu serialises update: states are stored in the order they
 	// are made, and each is stored before anyone can read it.
@@ -94,7 +98,7 @@ func New(cfg Config) *TaskRunner {
 	}
 	h := fnv.New64a()
 	h.Write([]byte(cfg.Alloc.ID + "/" + cfg.Task.Name))
-	return &TaskRunner{
+	tr := &TaskRunner{
 		cfg:        cfg,
 		logger:     cfg.Logger.Named("task_runner").With("alloc_id", cfg.Alloc.ID, "task", cfg.Task.Name),
 		clock:      clock.OrReal(cfg.Clock),
@@ -106,6 +110,8 @@ func New(cfg Config) *TaskRunner {
 		doneCh:     make(chan struct{}),
 		actions:    make(chan *action),
 	}
+	tr.hooks = newHooks(tr)
+	return tr
 }
 
 // Name returns the task name.
@@ -124,11 +130,13 @@ func (tr *TaskRunner) TaskState() *structs.TaskState {
 // Done is closed when Run has returned.
 func (tr *TaskRunner) Done() <-chan struct{} { return tr.doneCh }
 
-// UpdateAlloc records a newer version of the alloc; the next start uses it.
+// UpdateAlloc records a newer version of the alloc; the next start uses
+// it. The update hooks are told before it returns.
 func (tr *TaskRunner) UpdateAlloc(a *structs.Allocation) {
 	tr.mu.Lock()
 	tr.alloc = a
 	tr.mu.Unlock()
+	tr.updateHooks(&UpdateRequest{Alloc: a})
 }
 
 // Kill asks Run to stop the task for good (never restarting it). It does
@@ -206,6 +214,8 @@ func (tr *TaskRunner) setHandle(h *drivers.TaskHandle) {
 	}
 }
 
+// markDead records the task as dead for good and runs the stop hooks; Run
+// returns right after.
 func (tr *TaskRunner) markDead(ev *structs.TaskEvent, failed bool) {
 	now := tr.clock.Now()
 	tr.update(ev, func(s *structs.TaskState) {
@@ -213,6 +223,7 @@ func (tr *TaskRunner) markDead(ev *structs.TaskEvent, failed bool) {
 		s.Failed = s.Failed || failed
 		s.FinishedAt = now
 	})
+	tr.stop()
 }
 
 // restore loads the persisted state. It returns the handle to re-attach

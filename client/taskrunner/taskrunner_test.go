@@ -12,6 +12,7 @@ import (
 	"github.com/drover-sched/drover/client/artifact"
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/client/drivers/executor"
 	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/drivers/rawexec"
 	"github.com/drover-sched/drover/client/internal/testutil"
@@ -63,6 +64,21 @@ func (h *harness) run(t *testing.T) {
 		h.tr.Kill("test over")
 		<-h.tr.Done()
 	})
+}
+
+// clientRestart stops h's runner as a stopping client does, leaving the
+// task running, and returns the Config of the runner a new client makes
+// for it: Restore set, on a new raw_exec driver.
+func clientRestart(t *testing.T, h *harness, drv *executor.Driver) Config {
+	t.Helper()
+	h.tr.Shutdown()
+	<-h.tr.Done()
+	drv.Shutdown()
+	drv2 := rawexec.New(nil, h.clk, true)
+	t.Cleanup(drv2.Shutdown)
+	cfg := h.cfg
+	cfg.Driver, cfg.Restore = drv2, true
+	return cfg
 }
 
 func eventTypes(s *structs.TaskState) []string {
@@ -234,16 +250,10 @@ func TestRestoreReattachesOrReportsDeadTask(t *testing.T) {
 	go h.tr.Run()
 	testutil.WaitFor(t, "task to run", func() bool { return h.tr.TaskState().State == structs.TaskStateRunning })
 	handle, _ := h.db.GetTaskHandle(h.cfg.Alloc.ID, "web")
-	// The client stops; the task keeps running.
-	h.tr.Shutdown()
-	<-h.tr.Done()
-	drv.Shutdown()
-
-	// A new client re-attaches: no new event, still running.
-	drv2 := rawexec.New(nil, clk, true)
-	defer drv2.Shutdown()
-	cfg := h.cfg
-	cfg.Driver, cfg.Restore = drv2, true
+	// The client stops; the task keeps running. A new client re-attaches:
+	// no new event, still running.
+	cfg := clientRestart(t, h, drv)
+	drv2 := cfg.Driver.(*executor.Driver)
 	gate := make(chan struct{})
 	cfg.StartGate = gate
 	before := len(h.tr.TaskState().Events)

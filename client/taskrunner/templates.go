@@ -7,17 +7,16 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/client/drivers"
-	"github.com/drover-sched/drover/client/taskenv"
 	"github.com/drover-sched/drover/client/template"
 	"github.com/drover-sched/drover/helper/childproc"
 	"github.com/drover-sched/drover/structs"
 )
 
-// renderTemplates renders the task's `template` blocks before an attempt
-// starts, and returns the environment the attempt gets: env with the
-// variables of `env = true` templates on top, as Nomad sets them last.
+// templateHook is the prestart hook that renders the task's `template`
+// blocks, and hands on the environment the attempt gets: the environment
+// so far with the variables of `env = true` templates on top, as Nomad
+// sets them last.
 //
 // It runs before every start, restarts included: the sources are static,
 // so a fresh render is what Nomad's watcher would have kept on disk, with
@@ -32,42 +31,43 @@ import (
 // one start in one child, so a template that spins or grows is stopped by
 // the renderer's limits, and Kill or Shutdown kill the child at once: the
 // task's start then fails without an event, and Run sees the kill.
-func (tr *TaskRunner) renderTemplates(task *structs.Task, td allocdir.TaskDir, env *taskenv.Env) (*taskenv.Env, error) {
-	if len(task.Templates) == 0 {
-		return env, nil
+type templateHook struct {
+	// renderer is nil for template.DefaultRenderer, shared by the whole
+	// client.
+	renderer *template.Renderer
+	hookDeps
+}
+
+func (*templateHook) Name() string { return "template" }
+
+func (h *templateHook) Prestart(ctx context.Context, req *PrestartRequest, resp *PrestartResponse) error {
+	if len(req.Task.Templates) == 0 {
+		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-tr.killCh:
-		case <-tr.shutdownCh:
-		case <-ctx.Done():
-		}
-		cancel()
-	}()
-	renderer := tr.cfg.Templates
+	renderer := h.renderer
 	if renderer == nil {
 		renderer = template.DefaultRenderer()
 	}
+	env := req.Env
 	vars, err := renderer.Render(ctx, template.Input{
-		Templates:   task.Templates,
-		TaskDir:     td.Dir,
-		SharedDir:   tr.cfg.AllocDir.SharedDir,
+		Templates:   req.Task.Templates,
+		TaskDir:     req.TaskDir.Dir,
+		SharedDir:   req.AllocDir.SharedDir,
 		Env:         env.Map(),
 		Interpolate: env.ReplaceEnv,
-		Now:         tr.clock.Now,
+		Now:         h.clock.Now,
 		Chown:       os.Geteuid() == 0,
 	})
 	if err != nil && ctx.Err() != nil {
-		return nil, &drivers.RecoverableError{Err: err}
+		return &drivers.RecoverableError{Err: err}
 	}
 	if err != nil {
-		tr.logger.Warn("failed to render template", "error", err)
-		tr.update(templateFailedEvent(tr.clock.Now(), err), nil)
-		return nil, &drivers.RecoverableError{Err: err}
+		h.logger.Warn("failed to render template", "error", err)
+		h.events.EmitEvent(templateFailedEvent(h.clock.Now(), err))
+		return &drivers.RecoverableError{Err: err}
 	}
-	return env.With(vars), nil
+	resp.Env = env.With(vars)
+	return nil
 }
 
 // templateFailedEvent reports a template that could not be rendered, in
