@@ -77,6 +77,16 @@ func allocDone(a *structs.Allocation) bool {
 	return a.ClientTerminalStatus()
 }
 
+// anyLive reports whether any of allocs is not done (allocDone).
+func anyLive(allocs []*structs.Allocation) bool {
+	for _, a := range allocs {
+		if !allocDone(a) {
+			return true
+		}
+	}
+	return false
+}
+
 // collect deletes terminal evals and their allocs, purges stopped
 // or finished jobs with nothing left, removes down nodes with nothing
 // left and terminal deployments, in bounded raft entries
@@ -246,13 +256,7 @@ func (c coreGC) collectJobs(ctx context.Context, g gcThresholds) (uint64, error)
 		if err != nil {
 			return 0, err
 		}
-		live := false
-		for _, a := range allocs {
-			if !allocDone(a) {
-				live = true
-				break
-			}
-		}
+		live := anyLive(allocs)
 		evals, err := st.EvalsByJob(nil, job.Namespace, job.ID)
 		if err != nil {
 			return 0, err
@@ -306,13 +310,7 @@ func (c coreGC) collectNodes(ctx context.Context, g gcThresholds) (uint64, error
 		if err != nil {
 			return 0, err
 		}
-		live := false
-		for _, a := range allocs {
-			if !allocDone(a) {
-				live = true
-			}
-		}
-		if live {
+		if anyLive(allocs) {
 			continue
 		}
 		if len(nodeIDs) == gcMaxObjectsPerEntry {
@@ -357,13 +355,7 @@ func (c coreGC) collectDeployments(ctx context.Context, g gcThresholds) (uint64,
 		if err != nil {
 			return 0, err
 		}
-		live := false
-		for _, a := range allocs {
-			if !allocDone(a) {
-				live = true
-			}
-		}
-		if live {
+		if anyLive(allocs) {
 			continue
 		}
 		if len(ids) == gcMaxObjectsPerEntry {
