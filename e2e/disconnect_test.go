@@ -173,10 +173,9 @@ func testReconnect(t *testing.T, reconcile string, keepOriginal bool) {
 	}
 }
 
-// assertUnknownThenRunning checks the AllocState history records the
+// unknownThenRunning reports whether the AllocState history records the
 // disconnect (unknown) and, after it, the reconnect (running).
-func assertUnknownThenRunning(t *testing.T, a *api.Allocation) {
-	t.Helper()
+func unknownThenRunning(a *api.Allocation) bool {
 	var unknownAt time.Time
 	for _, st := range a.AllocStates {
 		if st.Field != "ClientStatus" {
@@ -186,8 +185,18 @@ func assertUnknownThenRunning(t *testing.T, a *api.Allocation) {
 		case st.Value == "unknown":
 			unknownAt = st.Time
 		case st.Value == "running" && !unknownAt.IsZero() && !st.Time.Before(unknownAt):
-			return
+			return true
 		}
+	}
+	return false
+}
+
+// assertUnknownThenRunning checks the AllocState history records the
+// disconnect (unknown) and, after it, the reconnect (running).
+func assertUnknownThenRunning(t *testing.T, a *api.Allocation) {
+	t.Helper()
+	if unknownThenRunning(a) {
+		return
 	}
 	var hist []string
 	for _, st := range a.AllocStates {

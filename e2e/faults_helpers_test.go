@@ -59,10 +59,16 @@ func startClient(t *testing.T, name string, servers ...*agent) *agent {
 	for _, s := range servers {
 		addrs = append(addrs, strconv.Quote(s.rpcAddr()))
 	}
-	return newAgent(t, agentSpec{name: name, extra: fmt.Sprintf(`
+	return newAgent(t, agentSpec{name: name, extra: clientConfig(addrs)})
+}
+
+// clientConfig is a client agent's configuration with the given quoted
+// server addresses: fixed resources, raw_exec and the mock driver.
+func clientConfig(quotedServers []string) string {
+	return fmt.Sprintf(`
 client {
-  enabled         = true
-  servers         = [%s]
+  enabled           = true
+  servers           = [%s]
   cpu_total_compute = 4000
   memory_total_mb   = 4096
 }
@@ -74,7 +80,7 @@ plugin "raw_exec" {
 plugin "mock_driver" {
   config {}
 }
-`, strings.Join(addrs, ", "))})
+`, strings.Join(quotedServers, ", "))
 }
 
 // waitForReadyNodes waits until the server lists exactly the named nodes,

@@ -49,32 +49,8 @@ func flapInvariants(s *agent, jobs []flapJob, flapper string, pending map[string
 		if err != nil {
 			return "", true // no answer is not a violation
 		}
-		r := runningAllocs(allocs)
-		names := map[string]int{}
-		reconnecting := 0
-		for _, a := range r {
-			if reconnectPending(a) {
-				reconnecting++
-				if pending != nil {
-					if _, ok := pending[a.ID]; !ok {
-						pending[a.ID] = time.Now()
-					}
-					if since := time.Since(pending[a.ID]); since > reconnectBound {
-						return fmt.Sprintf("%s: alloc %s reported running after unknown %s ago and its reconnect is still undecided: %s",
-							j.id, a.ID[:8], since.Round(time.Millisecond), describeAllocs(allocs)), false
-					}
-				}
-				continue
-			}
-			names[a.Name]++
-		}
-		if len(r)-reconnecting > j.count {
-			return fmt.Sprintf("%s: %d allocs running, count %d: %s", j.id, len(r), j.count, describeAllocs(allocs)), false
-		}
-		for name, n := range names {
-			if n > 1 {
-				return fmt.Sprintf("%s: %d running allocs named %s: %s", j.id, n, name, describeAllocs(allocs)), false
-			}
+		if msg, ok := runningInvariant(j, allocs, pending); !ok {
+			return msg, false
 		}
 		byID := map[string]string{}
 		for _, a := range allocs {
@@ -101,6 +77,43 @@ func flapInvariants(s *agent, jobs []flapJob, flapper string, pending map[string
 			if n > limit || offFlapper[name] > 1 {
 				return fmt.Sprintf("%s: %d processes of %s (%d off %s): %v; %s", j.id, n, name, offFlapper[name], flapper, procs, describeAllocs(allocs)), false
 			}
+		}
+	}
+	return "", true
+}
+
+// runningInvariant checks one job's allocs as the servers see them: no
+// more running than count, nor two of one name, beyond a reconnect being
+// decided (an alloc reported running again after being unknown, before
+// its reconnect eval stopped one of the two), and that within
+// reconnectBound, which pending tracks (alloc ID to the first time seen
+// pending; nil: not tracked).
+func runningInvariant(j flapJob, allocs []*api.Allocation, pending map[string]time.Time) (string, bool) {
+	r := runningAllocs(allocs)
+	names := map[string]int{}
+	reconnecting := 0
+	for _, a := range r {
+		if reconnectPending(a) {
+			reconnecting++
+			if pending != nil {
+				if _, ok := pending[a.ID]; !ok {
+					pending[a.ID] = time.Now()
+				}
+				if since := time.Since(pending[a.ID]); since > reconnectBound {
+					return fmt.Sprintf("%s: alloc %s reported running after unknown %s ago and its reconnect is still undecided: %s",
+						j.id, a.ID[:8], since.Round(time.Millisecond), describeAllocs(allocs)), false
+				}
+			}
+			continue
+		}
+		names[a.Name]++
+	}
+	if len(r)-reconnecting > j.count {
+		return fmt.Sprintf("%s: %d allocs running, count %d: %s", j.id, len(r), j.count, describeAllocs(allocs)), false
+	}
+	for name, n := range names {
+		if n > 1 {
+			return fmt.Sprintf("%s: %d running allocs named %s: %s", j.id, n, name, describeAllocs(allocs)), false
 		}
 	}
 	return "", true

@@ -397,22 +397,7 @@ func (c *netnsCluster) startClient(name string) *agent {
 	c.net.t.Helper()
 	cn := c.net.addNode(name)
 	c.nodes[name] = cn
-	a := cn.startAgent(fmt.Sprintf(`
-client {
-  enabled           = true
-  servers           = [%s]
-  cpu_total_compute = 4000
-  memory_total_mb   = 4096
-}
-plugin "raw_exec" {
-  config {
-    enabled = true
-  }
-}
-plugin "mock_driver" {
-  config {}
-}
-`, strings.Join(c.rpcAddrs, ", ")))
+	a := cn.startAgent(clientConfig(c.rpcAddrs))
 	c.clients[name] = a
 	return a
 }

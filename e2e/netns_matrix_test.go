@@ -358,20 +358,3 @@ func matrixSettled(mc *partitionCase, reconcile string, replace bool) func([]*ap
 		return true, ""
 	}
 }
-
-// unknownThenRunning is assertUnknownThenRunning as a predicate.
-func unknownThenRunning(a *api.Allocation) bool {
-	var unknownAt time.Time
-	for _, st := range a.AllocStates {
-		if st.Field != "ClientStatus" {
-			continue
-		}
-		switch {
-		case st.Value == "unknown":
-			unknownAt = st.Time
-		case st.Value == "running" && !unknownAt.IsZero() && !st.Time.Before(unknownAt):
-			return true
-		}
-	}
-	return false
-}

@@ -217,29 +217,8 @@ func soakRunningInvariant(s *agent, jobs []flapJob, pending map[string]time.Time
 		if err != nil {
 			continue // no answer (no leader) is not a violation
 		}
-		r := runningAllocs(allocs)
-		names := map[string]int{}
-		reconnecting := 0
-		for _, a := range r {
-			if reconnectPending(a) {
-				reconnecting++
-				if _, ok := pending[a.ID]; !ok {
-					pending[a.ID] = time.Now()
-				}
-				if since := time.Since(pending[a.ID]); since > reconnectBound {
-					return fmt.Sprintf("%s: alloc %s's reconnect undecided after %s: %s", j.id, a.ID[:8], since.Round(time.Millisecond), describeAllocs(allocs)), false
-				}
-				continue
-			}
-			names[a.Name]++
-		}
-		if len(r)-reconnecting > j.count {
-			return fmt.Sprintf("%s: %d allocs running, count %d: %s", j.id, len(r), j.count, describeAllocs(allocs)), false
-		}
-		for name, n := range names {
-			if n > 1 {
-				return fmt.Sprintf("%s: %d running allocs named %s: %s", j.id, n, name, describeAllocs(allocs)), false
-			}
+		if msg, ok := runningInvariant(j, allocs, pending); !ok {
+			return msg, false
 		}
 	}
 	return "", true
