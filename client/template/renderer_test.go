@@ -114,15 +114,19 @@ func TestARendererStopsTemplatesAtItsLimits(t *testing.T) {
 		name, data string
 		limit      childproc.Limit
 		want       string
+		// timeout is the render's time limit: 1s where time is the limit
+		// under test, long enough elsewhere that a loaded machine never
+		// reaches it before the limit under test.
+		timeout time.Duration
 	}{
-		{"a range over a huge number", spinningTemplate, childproc.LimitWall, "rendering took longer than 1s, the time limit for a task's templates"},
-		{"a loop over a huge number", loopingTemplate, childproc.LimitWall, "rendering took longer than 1s"},
-		{"a string doubled in a loop", growingTemplate, childproc.LimitHeap, "rendering needed more than 32 MiB of memory, the limit for a task's templates"},
+		{"a range over a huge number", spinningTemplate, childproc.LimitWall, "rendering took longer than 1s, the time limit for a task's templates", time.Second},
+		{"a loop over a huge number", loopingTemplate, childproc.LimitWall, "rendering took longer than 1s", time.Second},
+		{"a string doubled in a loop", growingTemplate, childproc.LimitHeap, "rendering needed more than 32 MiB of memory, the limit for a task's templates", 9 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in, _ := allocTree(t)
 			in.Templates = []*structs.Template{{EmbeddedTmpl: "ok", DestPath: "local/ok"}, {EmbeddedTmpl: tc.data, DestPath: "local/bomb"}}
-			r := NewRenderer(RendererConfig{Memory: 32 << 20, Timeout: time.Second})
+			r := NewRenderer(RendererConfig{Memory: 32 << 20, Timeout: tc.timeout})
 			before := totalAlloc()
 			start := time.Now()
 			_, err := r.Render(context.Background(), in)
