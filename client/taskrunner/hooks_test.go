@@ -3,6 +3,8 @@ package taskrunner
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -213,9 +215,16 @@ func TestShutdownDuringAPrestartHookRecordsNoRestart(t *testing.T) {
 func TestReattachingSkipsPrestartAndTellsPoststart(t *testing.T) {
 	clk := clock.NewFake(time.Time{})
 	drv := rawexec.New(nil, clk, true)
-	h := newHarness(t, rawTask("web", "sleep 1000"), structs.JobTypeService, drv, clk)
+	// The task is killed moments after it starts: it traps SIGINT (its
+	// kill signal) and says so, lest the signal arrive while the shell is
+	// still starting up. dash catches a SIGINT that early and then starts
+	// its command anyway, which never sees the signal.
+	h := newHarness(t, rawTask("web", "trap 'exit 0' INT; touch ready; sleep 1000"), structs.JobTypeService, drv, clk)
 	go h.tr.Run()
-	testutil.WaitFor(t, "task to run", h.running)
+	testutil.WaitFor(t, "task to set its trap", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir.Task("web").Dir, "ready"))
+		return err == nil
+	})
 	cfg := clientRestart(t, h, drv)
 	tr2 := New(cfg)
 	rec := &recordingHook{}
@@ -223,9 +232,9 @@ func TestReattachingSkipsPrestartAndTellsPoststart(t *testing.T) {
 	go tr2.Run()
 	testutil.WaitFor(t, "poststart after re-attaching", func() bool { return rec.sequence() != "" })
 	tr2.Kill("test over")
-	// The clock runs on so that a process that outlives its kill signal
-	// gets SIGKILL after kill_timeout.
-	testutil.WaitForWhile(t, "the re-attached task to be killed", func() bool { return closed(tr2.Done()) }, func() { clk.Advance(time.Second) })
+	// The fake clock stands still, so kill_timeout never passes: only the
+	// kill signal can end the task.
+	testutil.WaitFor(t, "the re-attached task to die of its kill signal", func() bool { return closed(tr2.Done()) })
 	if got := rec.sequence(); got != "poststart,exited,stop" {
 		t.Fatalf("hook calls %s, want poststart,exited,stop (no prestart for a re-attached process)", got)
 	}
