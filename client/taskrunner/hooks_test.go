@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -215,15 +215,23 @@ func TestShutdownDuringAPrestartHookRecordsNoRestart(t *testing.T) {
 func TestReattachingSkipsPrestartAndTellsPoststart(t *testing.T) {
 	clk := clock.NewFake(time.Time{})
 	drv := rawexec.New(nil, clk, true)
-	// The task is killed moments after it starts: it traps SIGINT (its
-	// kill signal) and says so, lest the signal arrive while the shell is
-	// still starting up. dash catches a SIGINT that early and then starts
-	// its command anyway, which never sees the signal.
-	h := newHarness(t, rawTask("web", "trap 'exit 0' INT; touch ready; sleep 1000"), structs.JobTypeService, drv, clk)
+	h := newHarness(t, rawTask("web", "exec sleep 1000"), structs.JobTypeService, drv, clk)
 	go h.tr.Run()
-	testutil.WaitFor(t, "task to set its trap", func() bool {
-		_, err := os.Stat(filepath.Join(h.dir.Task("web").Dir, "ready"))
-		return err == nil
+	// The kill comes moments after the start, so wait until the shell has
+	// become sleep: a shell still starting up (dash here) catches an early
+	// SIGINT itself and then starts its command anyway, which never sees
+	// the signal.
+	testutil.WaitFor(t, "the task's shell to exec sleep", func() bool {
+		handle, _ := h.db.GetTaskHandle(h.cfg.Alloc.ID, "web")
+		if handle == nil {
+			return false
+		}
+		st, err := drv.InspectTask(handle.TaskID)
+		if err != nil {
+			return false
+		}
+		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(st.Pid) + "/comm")
+		return string(comm) == "sleep\n"
 	})
 	cfg := clientRestart(t, h, drv)
 	tr2 := New(cfg)
