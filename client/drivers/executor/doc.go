@@ -8,6 +8,17 @@
 // pid would leave its children running, holding ports and files. Each task
 // is its own process group (Setpgid), and every signal goes to the group.
 //
+// # A signal can be lost to a shell that is starting
+//
+// The kill signal goes to the group once. A task that is a shell may not
+// have started its command yet: dash, run with -c, catches SIGINT (raw_exec's
+// default kill signal) while it starts, and a shell with a trap defers the
+// trap until its foreground command returns. Either way the command the
+// shell then starts was not in the group when the signal came, never sees
+// it, and runs on. This is the task's doing, not the executor's, and the
+// same for a re-attached task; the SIGKILL to the group after kill_timeout
+// is what guarantees that a stopped task ends.
+//
 // # Waiting without being the parent
 //
 // A restarted client is not the parent of the tasks it re-attaches to, so
