@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/drivers/executor"
@@ -30,6 +32,9 @@ func startAndReattach(t *testing.T, clk clock.Clock, script string) (*executor.D
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A failing test leaves no process behind.
+	st, _ := d1.InspectTask(cfg.ID)
+	t.Cleanup(func() { _ = unix.Kill(-st.Pid, unix.SIGKILL) })
 	testutil.WaitFor(t, "the task to set its trap and start its child", func() bool {
 		_, err := os.Stat(filepath.Join(cfg.Dir, "ready"))
 		return err == nil
@@ -42,8 +47,8 @@ func startAndReattach(t *testing.T, clk clock.Clock, script string) (*executor.D
 	if err != nil {
 		t.Fatalf("child pid %q: %v", b, err)
 	}
-	// A signal that reaches the forked child before it execs sleep is
-	// taken by the shell's handler, which the child still runs, and lost.
+	// A signal that reaches the forked child before it execs sleep can be
+	// taken by the trap handler the child keeps until then, and be lost.
 	testutil.WaitFor(t, "the task's child to exec sleep", func() bool {
 		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(child) + "/comm")
 		return string(comm) == "sleep\n"
@@ -54,7 +59,6 @@ func startAndReattach(t *testing.T, clk clock.Clock, script string) (*executor.D
 	if err := d2.RecoverTask(h); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := d2.InspectTask(cfg.ID)
 	if !slices.Contains(groupLive(st.Pid), child) {
 		t.Fatalf("child %d is not in the task's process group %d", child, st.Pid)
 	}
