@@ -48,11 +48,15 @@ type gcLoopConfig struct {
 	Thresholds gcThresholds
 	// Collect runs one collection of one kind (coreGC.collectKind).
 	Collect func(ctx context.Context, kind gcKind, g gcThresholds) (uint64, error)
-	// ran, if set, is called by the loop's goroutine after each run ends
-	// and after each tick skipped because the previous run of that kind
-	// still went on; tests wait on it.
-	ran func(kind gcKind, skipped bool)
 }
+
+// The loop's debug messages, one per run that ends and one per tick it
+// skips, each with the "kind" of collection: an operator sees from them
+// whether collections keep up with their intervals.
+const (
+	gcLogFinished = "collection finished"
+	gcLogSkipped  = "previous collection still running; skipping this one"
+)
 
 // gcLoopConfig reads the loop's settings from the server config.
 func (s *Server) gcLoopConfig() gcLoopConfig {
@@ -85,8 +89,9 @@ func (s *Server) gcLoopConfig() gcLoopConfig {
 // over from state.
 func runCoreGC(ctx context.Context, cfg gcLoopConfig) {
 	type result struct {
-		kind gcKind
-		err  error
+		kind  gcKind
+		index uint64
+		err   error
 	}
 	done := make(chan result, len(gcKinds))
 	var runs sync.WaitGroup
@@ -109,10 +114,7 @@ func runCoreGC(ctx context.Context, cfg gcLoopConfig) {
 		k := gcKinds[i]
 		timers[i].Reset(cfg.Intervals[k])
 		if running[k] {
-			cfg.Logger.Debug("previous collection still running; skipping this one", "kind", k)
-			if cfg.ran != nil {
-				cfg.ran(k, true)
-			}
+			cfg.Logger.Debug(gcLogSkipped, "kind", k)
 			return
 		}
 		running[k] = true
@@ -121,8 +123,8 @@ func runCoreGC(ctx context.Context, cfg gcLoopConfig) {
 		runs.Add(1)
 		go func() {
 			defer runs.Done()
-			_, err := cfg.Collect(ctx, k, g)
-			done <- result{k, err}
+			index, err := cfg.Collect(ctx, k, g)
+			done <- result{k, index, err}
 		}()
 	}
 
@@ -140,11 +142,11 @@ func runCoreGC(ctx context.Context, cfg gcLoopConfig) {
 			tick(3)
 		case r := <-done:
 			running[r.kind] = false
-			if r.err != nil && ctx.Err() == nil {
+			switch {
+			case r.err == nil:
+				cfg.Logger.Debug(gcLogFinished, "kind", r.kind, "index", r.index)
+			case ctx.Err() == nil:
 				cfg.Logger.Error("garbage collection failed; the next interval tries again", "kind", r.kind, "error", r.err)
-			}
-			if cfg.ran != nil {
-				cfg.ran(r.kind, false)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"context"
+	"io"
 	"testing"
 	"time"
 
@@ -11,7 +12,9 @@ import (
 )
 
 // gcLoopHarness runs runCoreGC on a fake clock with a Collect that
-// reports each call and, for kinds a test holds, waits to be released.
+// reports each call and, for kinds a test holds, waits to be released. It
+// learns of each run that ends and each tick skipped from the loop's
+// debug log, through a sink on the logger the loop is given.
 type gcLoopHarness struct {
 	clock   *FakeClock
 	calls   chan gcCall
@@ -46,9 +49,11 @@ func startGCLoop(t *testing.T, hold ...gcKind) *gcLoopHarness {
 	for _, k := range hold {
 		h.release[k] = make(chan struct{})
 	}
+	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{Output: io.Discard})
+	logger.RegisterSink(gcRanSink(h.ran))
 	cfg := gcLoopConfig{
 		Clock:  h.clock,
-		Logger: hclog.NewNullLogger(),
+		Logger: logger,
 		Intervals: map[gcKind]time.Duration{
 			gcEvals: time.Minute, gcJobs: 2 * time.Minute, gcNodes: 3 * time.Minute, gcDeployments: 4 * time.Minute,
 		},
@@ -64,7 +69,6 @@ func startGCLoop(t *testing.T, hold ...gcKind) *gcLoopHarness {
 			}
 			return 1, nil
 		},
-		ran: func(kind gcKind, skipped bool) { h.ran <- gcRan{kind, skipped} },
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
@@ -77,6 +81,25 @@ func startGCLoop(t *testing.T, hold ...gcKind) *gcLoopHarness {
 		t.Fatalf("the loop armed %d timers; want one per kind", h.clock.Pending())
 	}
 	return h
+}
+
+// gcRanSink turns the loop's debug messages for a run that finished and
+// a tick skipped into gcRan values.
+type gcRanSink chan gcRan
+
+func (s gcRanSink) Accept(_ string, _ hclog.Level, msg string, args ...any) {
+	var kind gcKind
+	for i := 0; i+1 < len(args); i += 2 {
+		if k, ok := args[i+1].(gcKind); ok && args[i] == "kind" {
+			kind = k
+		}
+	}
+	switch msg {
+	case gcLogFinished:
+		s <- gcRan{kind: kind}
+	case gcLogSkipped:
+		s <- gcRan{kind: kind, skipped: true}
+	}
 }
 
 func (h *gcLoopHarness) stop() {

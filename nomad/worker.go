@@ -41,8 +41,11 @@ package nomad
 //     calls PauseNackTimeout, PlanQueue.Enqueue, waits on the future,
 //     ResumeNackTimeout, and returns the result (or the error).
 //
-// The _core scheduler type (garbage collection) is not run yet: workers
-// never ask for it.
+// Workers never ask for the _core type (structs.JobTypeCore), which is
+// the eval type of Nomad's garbage collector: Drover's leader collects
+// garbage in a loop of its own (runCoreGC, core_gc_loop.go), without
+// evaluations, so no eval of that type is ever enqueued. newWorker drops
+// it from the types it is given even when EnabledSchedulers lists it.
 
 import (
 	"context"
@@ -56,12 +59,6 @@ import (
 	"github.com/drover-sched/drover/scheduler"
 	"github.com/drover-sched/drover/structs"
 )
-
-// coreScheduler is the eval type of Nomad's garbage collector. Drover's
-// servers collect garbage without evaluations (collectGarbage, core_gc.go),
-// so no eval of this type is ever enqueued, and a worker leaves it out of
-// the types it dequeues even when EnabledSchedulers lists it.
-const coreScheduler = "_core"
 
 const (
 	// workerDequeueTimeout bounds one Eval.Dequeue long poll, and so how
@@ -84,7 +81,9 @@ type workerServer interface {
 	Logger() hclog.Logger
 }
 
-// workerOptions are test hooks.
+// workerOptions tune a worker. The server sets the report window; tests
+// also replace the clock, the scheduler factory and the sync limit. A
+// field left unset takes the default newWorker gives it.
 type workerOptions struct {
 	clock        Clock
 	newScheduler func(jobType string, cfg scheduler.Config) (scheduler.Scheduler, error)
@@ -135,7 +134,7 @@ func newWorker(ctx context.Context, srv workerServer, schedulers []string, id in
 	}
 	var types []string
 	for _, s := range schedulers {
-		if s != coreScheduler {
+		if s != structs.JobTypeCore { // see the comment at the top of this file
 			types = append(types, s)
 		}
 	}

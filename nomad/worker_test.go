@@ -57,7 +57,7 @@ func (f *fakeWorkerServer) RPC(method string, args, reply any) error {
 	case "Eval.Dequeue":
 		req := args.(*structs.EvalDequeueRequest)
 		for _, s := range req.Schedulers {
-			if s == coreScheduler {
+			if s == structs.JobTypeCore {
 				return errors.New("worker asked for _core evals")
 			}
 		}
@@ -109,7 +109,7 @@ func (s *standIn) Process(eval *structs.Evaluation) error { return s.process(s.c
 
 func startTestWorker(t *testing.T, f *fakeWorkerServer, clock Clock, process func(scheduler.Config, *structs.Evaluation) error) *Worker {
 	t.Helper()
-	w := newWorker(context.Background(), f, []string{"service", "batch", coreScheduler}, 1, workerOptions{
+	w := newWorker(context.Background(), f, []string{"service", "batch", structs.JobTypeCore}, 1, workerOptions{
 		clock:     clock,
 		syncLimit: 5 * time.Second,
 		newScheduler: func(jobType string, cfg scheduler.Config) (scheduler.Scheduler, error) {

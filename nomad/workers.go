@@ -6,14 +6,8 @@ func (s *Server) startWorkers() {
 	if s.config.NumSchedulers == 0 {
 		return
 	}
-	var schedulers []string
-	for _, t := range s.config.EnabledSchedulers {
-		if t != "_core" {
-			schedulers = append(schedulers, t)
-		}
-	}
 	for i := 0; i < s.config.NumSchedulers; i++ {
-		s.workers = append(s.workers, newWorker(s.ctx, s, schedulers, i, workerOptions{reportWindow: s.config.ReconnectReportWindow}))
+		s.workers = append(s.workers, newWorker(s.ctx, s, s.config.EnabledSchedulers, i, workerOptions{reportWindow: s.config.ReconnectReportWindow}))
 	}
 }
 

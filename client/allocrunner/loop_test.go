@@ -88,7 +88,7 @@ func TestLoopTakesConcurrentCommandsInTurn(t *testing.T) {
 	}
 	wg.Wait()
 	newest := uint64(10 + writers*versions)
-	if got := ar.view().alloc.AllocModifyIndex; got != newest {
+	if got := ar.Alloc().AllocModifyIndex; got != newest {
 		t.Fatalf("basis %d, want the newest version %d", got, newest)
 	}
 	testutil.WaitFor(t, "a report based on the newest version", func() bool { return rec.last().AllocModifyIndex == newest })

@@ -43,7 +43,7 @@ func TestReportsNameTheirBasisAndFollowANewerVersion(t *testing.T) {
 
 	// An older version changes nothing: the basis never goes back.
 	ar.Update(alloc)
-	basis := ar.view().alloc.AllocModifyIndex
+	basis := ar.Alloc().AllocModifyIndex
 	if basis != 20 {
 		t.Fatalf("an older version moved the basis back to %d", basis)
 	}

@@ -146,10 +146,7 @@ func TestLongPollsTravelOnTheirOwnSession(t *testing.T) {
 	if err := p.RPC(quick, ts.addr, "Test.Echo", &EchoArgs{Msg: "hi"}, &reply); err != nil || reply.Msg != "hi" {
 		t.Fatalf("a quick call behind a held long poll: %v", err)
 	}
-	p.mu.Lock()
-	n := len(p.sessions)
-	p.mu.Unlock()
-	if n != 2 {
+	if n := ts.accepted(); n != 2 {
 		t.Fatalf("pool has %d sessions, want 2 (one for long polls)", n)
 	}
 }

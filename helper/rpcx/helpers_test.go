@@ -125,7 +125,27 @@ type testServer struct {
 	logs    *syncBuffer
 	served  chan error
 	stopped bool
+	ln      *countingListener
 }
+
+// countingListener counts the connections a test server accepted: each
+// is one session a client dialed, so a test sees how many sessions a
+// pool opened without looking inside the pool.
+type countingListener struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+// accepted returns how many connections the server has accepted.
+func (ts *testServer) accepted() int { return int(ts.ln.n.Load()) }
 
 // startServer starts a server listening on addr ("" picks a free port). It
 // is shut down when the test ends.
@@ -146,7 +166,9 @@ func startServerOn(t testing.TB, ln net.Listener, opts ...ServerOption) *testSer
 	t.Helper()
 	logs := &syncBuffer{}
 	logger := hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug})
+	counted := &countingListener{Listener: ln}
 	ts := &testServer{
+		ln:     counted,
 		Server: NewServer(logger, opts...),
 		addr:   ln.Addr().String(),
 		svc:    newTestService(),
@@ -156,7 +178,7 @@ func startServerOn(t testing.TB, ln net.Listener, opts ...ServerOption) *testSer
 	if err := ts.Register("Test", ts.svc); err != nil {
 		t.Fatalf("register: %v", err)
 	}
-	go func() { ts.served <- ts.Serve(context.Background(), ln) }()
+	go func() { ts.served <- ts.Serve(context.Background(), counted) }()
 	t.Cleanup(func() {
 		if err := ts.stop(); err != nil {
 			t.Errorf("Serve: %v", err)

@@ -55,7 +55,7 @@ func TestPoolRunsConcurrentCallsOverOneSession(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := p.session(ts.addr); got != first {
+	if ts.accepted() != 1 {
 		t.Fatalf("the calls did not share one session")
 	}
 	if n := first.idleStreams(); n == 0 || n > DefaultMaxIdleStreams {
@@ -99,7 +99,7 @@ func TestPoolRedialsAfterTheServerRestarts(t *testing.T) {
 	if reply.Msg != "again" {
 		t.Fatalf("wrong reply %+v", reply)
 	}
-	if p.session(ts.addr) == old {
+	if ts2.accepted() != 1 {
 		t.Fatal("the pool kept the dead session")
 	}
 }
@@ -116,7 +116,7 @@ func TestPoolRedialsWhenASessionDiedUnnoticed(t *testing.T) {
 	if err := p.RPC(ctx, ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{}); err != nil {
 		t.Fatalf("the call after the session died: %v", err)
 	}
-	if p.session(ts.addr) == old {
+	if ts.accepted() != 2 {
 		t.Fatal("the pool kept the dead session")
 	}
 }
