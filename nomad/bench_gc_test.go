@@ -184,15 +184,7 @@ func newBenchGCRaft(b *testing.B) *benchGCRaft {
 	if err != nil {
 		b.Fatal(err)
 	}
-	conf := raft.DefaultConfig()
-	conf.LocalID = "bench"
-	conf.Logger = hclog.NewNullLogger()
-	conf.HeartbeatTimeout = 50 * time.Millisecond
-	conf.ElectionTimeout = 50 * time.Millisecond
-	conf.LeaderLeaseTimeout = 50 * time.Millisecond
-	conf.CommitTimeout = 5 * time.Millisecond
-	conf.SnapshotThreshold = 1 << 62
-	conf.SnapshotInterval = time.Hour
+	conf := benchRaftConfig()
 	bolt, err := raftboltdb.NewBoltStore(filepath.Join(b.TempDir(), "raft.db"))
 	if err != nil {
 		b.Fatal(err)

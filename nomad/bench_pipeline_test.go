@@ -306,7 +306,9 @@ func (f *benchFSM) Snapshot() (raft.FSMSnapshot, error) {
 }
 func (f *benchFSM) Restore(io.ReadCloser) error { return errors.New("bench FSM: no snapshots") }
 
-func newBenchRaft(b *testing.B, store *state.StateStore) *benchRaftDeps {
+// benchRaftConfig is a single voter's raft configuration for benchmarks:
+// quick to elect itself, and never snapshotting while measured.
+func benchRaftConfig() *raft.Config {
 	conf := raft.DefaultConfig()
 	conf.LocalID = "bench"
 	conf.Logger = hclog.NewNullLogger()
@@ -316,6 +318,11 @@ func newBenchRaft(b *testing.B, store *state.StateStore) *benchRaftDeps {
 	conf.CommitTimeout = 5 * time.Millisecond
 	conf.SnapshotThreshold = 1 << 62
 	conf.SnapshotInterval = time.Hour
+	return conf
+}
+
+func newBenchRaft(b *testing.B, store *state.StateStore) *benchRaftDeps {
+	conf := benchRaftConfig()
 
 	bolt, err := raftboltdb.NewBoltStore(filepath.Join(b.TempDir(), "raft.db"))
 	if err != nil {
