@@ -5,10 +5,14 @@ package e2e
 import (
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drover-sched/drover/api"
 )
 
 // The soak: a randomized, seeded schedule of network partitions over a
@@ -73,6 +77,7 @@ func TestNetnsSoak(t *testing.T) {
 
 	clients := []string{"c1", "c2", "c3", "c4"}
 	c := startNetnsCluster(t, netnsClusterSpec{servers: 3, clients: clients})
+	keepSoakLogs(t, c)
 	jobs := soakJobs(t)
 	var flapJobs []flapJob
 	for _, j := range jobs {
@@ -87,7 +92,7 @@ func TestNetnsSoak(t *testing.T) {
 		cycles     int
 		faults     = map[string]int{}
 		violations []string
-		pending    = map[string]time.Time{}
+		pending    = newReconnectEpisodes()
 		confirm    violationConfirmer
 		halfSeen   int // failed checks not confirmed by the next one
 	)
@@ -109,9 +114,16 @@ func TestNetnsSoak(t *testing.T) {
 	checkRunning := func(f *soakFault) {
 		s := reachable(f)
 		checks++
-		switch why, ok := soakRunningInvariant(s, flapJobs, pending); {
+		switch why, persistent, ok := soakRunningInvariant(s, flapJobs, pending); {
 		case ok:
 			confirm.last = ""
+		case persistent:
+			// Measured over reconnectBound already: no second look is
+			// needed (and its message, which names the time, never
+			// repeats exactly).
+			confirm.last = ""
+			violate("%s", why)
+			t.Logf("evaluations and alloc versions at the finding:\n%s", soakDiagnose(s, flapJobs))
 		case confirm.seen(why):
 			violate("%s", why)
 		default:
@@ -210,18 +222,155 @@ func TestNetnsSoak(t *testing.T) {
 
 // soakRunningInvariant is flapInvariants' server-side half, for any fault:
 // never more running allocs than count, nor two of one name, beyond a
-// reconnect being decided, and that within reconnectBound.
-func soakRunningInvariant(s *agent, jobs []flapJob, pending map[string]time.Time) (string, bool) {
+// reconnect being decided, and that within reconnectBound. A reconnect
+// undecided past reconnectBound is persistent by construction (it has
+// been seen undecided for that long) and is reported as such.
+func soakRunningInvariant(s *agent, jobs []flapJob, episodes *reconnectEpisodes) (why string, persistent, ok bool) {
 	for _, j := range jobs {
 		allocs, err := jobAllocs(s, j.id)
 		if err != nil {
 			continue // no answer (no leader) is not a violation
 		}
+		pending := episodes.observe(allocs)
 		if msg, ok := runningInvariant(j, allocs, pending); !ok {
-			return msg, false
+			return msg + episodes.describe(allocs), episodes.overdue(allocs), false
 		}
 	}
-	return "", true
+	return "", false, true
+}
+
+// reconnectEpisodes tracks, per alloc, the reconnect the checks see
+// pending. An alloc can be disconnected and reconnected many times in a
+// soak; each time is its own episode, named by the time of the unknown
+// mark it reconnects from, and its undecided time counts from the first
+// check that saw that episode pending. (Keyed by alloc ID alone, as the
+// flap test keeps it, the first episode's time carried over to every
+// later one: a reconnect decided within one poll read as undecided for
+// minutes.)
+type reconnectEpisodes struct {
+	// since is runningInvariant's map: alloc ID to the first time the
+	// current episode was seen pending.
+	since map[string]time.Time
+	// episode is the unknown mark each tracked alloc reconnects from.
+	episode map[string]time.Time
+}
+
+func newReconnectEpisodes() *reconnectEpisodes {
+	return &reconnectEpisodes{since: map[string]time.Time{}, episode: map[string]time.Time{}}
+}
+
+// observe forgets the allocs of allocs whose reconnect was decided, or
+// that reconnect from a newer unknown mark than the one tracked, and
+// returns the map runningInvariant fills and reads.
+func (e *reconnectEpisodes) observe(allocs []*api.Allocation) map[string]time.Time {
+	for _, a := range allocs {
+		at, ok := lastUnknownMark(a)
+		if !reconnectPending(a) || !ok {
+			delete(e.since, a.ID)
+			delete(e.episode, a.ID)
+			continue
+		}
+		if prev, seen := e.episode[a.ID]; !seen || !prev.Equal(at) {
+			delete(e.since, a.ID)
+			e.episode[a.ID] = at
+		}
+	}
+	return e.since
+}
+
+// overdue reports whether an alloc of allocs has had its reconnect
+// undecided for longer than reconnectBound.
+func (e *reconnectEpisodes) overdue(allocs []*api.Allocation) bool {
+	for _, a := range allocs {
+		if at, ok := e.since[a.ID]; ok && reconnectPending(a) && time.Since(at) > reconnectBound {
+			return true
+		}
+	}
+	return false
+}
+
+// describe lists the pending allocs' versions and AllocStates.
+func (e *reconnectEpisodes) describe(allocs []*api.Allocation) string {
+	var out []string
+	for _, a := range allocs {
+		if reconnectPending(a) {
+			out = append(out, fmt.Sprintf("%s on %s alloc_modify_index=%d %s", a.ID[:8], a.NodeName, a.AllocModifyIndex, describeAllocStates(a)))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; pending: " + strings.Join(out, "; ")
+}
+
+// lastUnknownMark is the time of the alloc's newest ClientStatus=unknown
+// AllocState.
+func lastUnknownMark(a *api.Allocation) (time.Time, bool) {
+	var at time.Time
+	ok := false
+	for _, st := range a.AllocStates {
+		if st.Field == "ClientStatus" && st.Value == "unknown" {
+			at, ok = st.Time, true
+		}
+	}
+	return at, ok
+}
+
+// soakDiagnose lists each job's evaluations (status, trigger, node) and
+// its allocs' versions, for a finding whose servers' logs the run keeps
+// only with SOAK_LOG_DIR.
+func soakDiagnose(s *agent, jobs []flapJob) string {
+	var b strings.Builder
+	for _, j := range jobs {
+		evals, _, err := s.api().Jobs().Evaluations(j.id, nil)
+		if err != nil {
+			fmt.Fprintf(&b, "%s: evaluations: %v\n", j.id, err)
+			continue
+		}
+		for _, ev := range evals {
+			fmt.Fprintf(&b, "%s: eval %s %s triggered_by=%s node=%s modify_index=%d %s\n", j.id, ev.ID[:8], ev.Status,
+				ev.TriggeredBy, shortNode(ev.NodeID), ev.ModifyIndex, ev.StatusDescription)
+		}
+		allocs, err := jobAllocs(s, j.id)
+		if err != nil {
+			continue
+		}
+		for _, a := range allocs {
+			if a.DesiredStatus == "run" {
+				fmt.Fprintf(&b, "%s: alloc %s %s on %s modify_index=%d alloc_modify_index=%d %s\n", j.id, a.ID[:8], a.Name,
+					a.NodeName, a.ModifyIndex, a.AllocModifyIndex, describeAllocStates(a))
+			}
+		}
+	}
+	return b.String()
+}
+
+func shortNode(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// keepSoakLogs writes every agent's output to SOAK_LOG_DIR/<name>.log
+// when the test ends, if SOAK_LOG_DIR is set: the servers' logs are what
+// explains a finding (plan refusals, eval statuses).
+func keepSoakLogs(t *testing.T, c *netnsCluster) {
+	dir := os.Getenv("SOAK_LOG_DIR")
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("SOAK_LOG_DIR: %v", err)
+	}
+	t.Cleanup(func() {
+		for name, node := range c.nodes {
+			if err := os.WriteFile(filepath.Join(dir, name+".log"), []byte(node.log.String()), 0o644); err != nil {
+				t.Errorf("keeping %s's log: %v", name, err)
+			}
+		}
+		t.Logf("agents' logs kept in %s", dir)
+	})
 }
 
 // soakConverged says whether the healed cluster has its full shape.
