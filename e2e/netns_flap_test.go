@@ -86,8 +86,10 @@ func flapInvariants(s *agent, jobs []flapJob, flapper string, pending map[string
 // more running than count, nor two of one name, beyond a reconnect being
 // decided (an alloc reported running again after being unknown, before
 // its reconnect eval stopped one of the two), and that within
-// reconnectBound, which pending tracks (alloc ID to the first time seen
-// pending; nil: not tracked).
+// reconnectBound, which pending tracks (per reconnect: the alloc ID and the
+// unknown mark it comes back from, to the first time seen pending; nil:
+// not tracked). An alloc that disconnects again is a new reconnect, timed
+// from its own start.
 func runningInvariant(j flapJob, allocs []*api.Allocation, pending map[string]time.Time) (string, bool) {
 	r := runningAllocs(allocs)
 	names := map[string]int{}
@@ -96,10 +98,11 @@ func runningInvariant(j flapJob, allocs []*api.Allocation, pending map[string]ti
 		if reconnectPending(a) {
 			reconnecting++
 			if pending != nil {
-				if _, ok := pending[a.ID]; !ok {
-					pending[a.ID] = time.Now()
+				key := a.ID + "@" + lastUnknownAt(a).String()
+				if _, ok := pending[key]; !ok {
+					pending[key] = time.Now()
 				}
-				if since := time.Since(pending[a.ID]); since > reconnectBound {
+				if since := time.Since(pending[key]); since > reconnectBound {
 					return fmt.Sprintf("%s: alloc %s reported running after unknown %s ago and its reconnect is still undecided: %s",
 						j.id, a.ID[:8], since.Round(time.Millisecond), describeAllocs(allocs)), false
 				}
@@ -160,6 +163,17 @@ func reconnectPending(a *api.Allocation) bool {
 		}
 	}
 	return last == "unknown" && a.ClientStatus != "unknown"
+}
+
+// lastUnknownAt is when a was last marked unknown (zero if never).
+func lastUnknownAt(a *api.Allocation) time.Time {
+	var at time.Time
+	for _, st := range a.AllocStates {
+		if st.Field == "ClientStatus" && st.Value == "unknown" {
+			at = st.Time
+		}
+	}
+	return at
 }
 
 // envDuration reads a duration from the environment, or returns def.
