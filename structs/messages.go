@@ -34,6 +34,9 @@ const (
 	ACLTokenDeleteRequestType
 	ACLTokenBootstrapRequestType
 	ServerSecretRequestType
+	// Native service registrations (issue 13, services).
+	ServiceRegistrationUpsertRequestType
+	ServiceRegistrationDeleteRequestType
 	// IgnoreUnknownTypeFlag marks a message type a newer server wrote that
 	// an older one may skip instead of crashing.
 	IgnoreUnknownTypeFlag MessageType = 128
@@ -68,6 +71,9 @@ var messageTypeNames = map[MessageType]string{
 	ACLTokenDeleteRequestType:               "ACLTokenDelete",
 	ACLTokenBootstrapRequestType:            "ACLTokenBootstrap",
 	ServerSecretRequestType:                 "ServerSecret",
+	// Native service registrations (issue 13, services).
+	ServiceRegistrationUpsertRequestType: "ServiceRegistrationUpsert",
+	ServiceRegistrationDeleteRequestType: "ServiceRegistrationDelete",
 }
 
 // String names the message type for logs.
@@ -81,8 +87,10 @@ func (t MessageType) String() string {
 // AllMessageTypes lists every message type, for tests that must cover all.
 func AllMessageTypes() []MessageType {
 	out := make([]MessageType, 0, len(messageTypeNames))
-	for t := NodeRegisterRequestType; t <= ServerSecretRequestType; t++ {
-		out = append(out, t)
+	for t := NodeRegisterRequestType; t < IgnoreUnknownTypeFlag; t++ {
+		if _, ok := messageTypeNames[t]; ok {
+			out = append(out, t)
+		}
 	}
 	return out
 }
