@@ -64,6 +64,11 @@ func (s *ServiceRegistration) Upsert(args *structs.ServiceRegistrationUpsertRequ
 		c := r.Copy()
 		c.NodeID, c.Datacenter, c.JobID, c.Namespace = node.ID, node.Datacenter, alloc.JobID, alloc.Namespace
 		c.CreateIndex, c.ModifyIndex = 0, 0
+		if existing, err := st.ServiceRegistrationByID(nil, c.ID); err != nil {
+			return err
+		} else if existing.Equal(c) {
+			continue // a client's periodic resend costs no raft entry
+		}
 		regs = append(regs, c)
 	}
 	if len(regs) == 0 {
