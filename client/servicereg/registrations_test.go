@@ -131,7 +131,9 @@ func TestRegistrationsAddressModesAndCanaries(t *testing.T) {
 	}
 }
 
-func mustWanted(w []*structs.ServiceRegistration, _ []string) []*structs.ServiceRegistration { return w }
+func mustWanted(w []*structs.ServiceRegistration, _ []string) []*structs.ServiceRegistration {
+	return w
+}
 
 func sorted(s []string) []string {
 	sort.Strings(s)
