@@ -78,6 +78,14 @@ func TestNativeServicesLiveAndDieWithTheirAllocs(t *testing.T) {
 		t.Fatalf("service list = %+v", list)
 	}
 
+	out, code := s.cli("service", "info", "svc-web")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("127.0.0.1:%d", port)) || !strings.Contains(out, alloc.ID[:8]) {
+		t.Fatalf("service info: exit %d\n%s", code, out)
+	}
+	if out, code = s.cli("service", "list"); code != 0 || !strings.Contains(out, "svc-web") || !strings.Contains(out, "[v1]") {
+		t.Fatalf("service list: exit %d\n%s", code, out)
+	}
+
 	stoppedAt := time.Now()
 	if _, _, err := s.api().Jobs().Deregister("svc", false, nil); err != nil {
 		t.Fatal(err)
