@@ -231,7 +231,7 @@ func (c *Client) newRunner(a *structs.Allocation, restore bool) *allocrunner.All
 		Alloc: a, Node: c.Node(), Region: c.cfg.Region, AllocDirBase: c.cfg.AllocDir(),
 		Driver: c.Driver, StateDB: c.db, Clock: c.clock, Logger: c.logger, HostEnv: c.hostEnv,
 		MaxKillTimeout: c.cfg.MaxKillTimeout, OnUpdate: c.allocChanged, Restore: restore,
-		Artifacts: &c.cfg.Artifacts,
+		Artifacts: &c.cfg.Artifacts, Services: serviceCatalog{c},
 	})
 	c.allocMu.Lock()
 	c.allocs[a.ID] = ar

@@ -232,3 +232,42 @@ func (s *ServiceRegistration) GetService(args *structs.ServiceRegistrationByName
 		return maxIndex(st, state.TableServiceRegistrations), nil
 	})
 }
+
+// ForAlloc answers a client rendering an alloc's templates: every
+// registration of the alloc's namespace, as a blocking query so the
+// client can re-render when they change. The node must be the alloc's;
+// the answer is bounded by structs.MaxTemplateServiceRegistrations.
+func (s *ServiceRegistration) ForAlloc(args *structs.ServiceRegistrationsForAllocRequest, reply *structs.ServiceRegistrationByNameResponse) error {
+	if err := s.srv.requireNodePeer("ServiceRegistration.ForAlloc", args); err != nil {
+		return err
+	}
+	if done, err := s.srv.forward("ServiceRegistration.ForAlloc", args, args, reply); done {
+		return err
+	}
+	node, err := authenticateNode(s.srv.State(), args.NodeID, args.SecretID)
+	if err != nil {
+		return err
+	}
+	alloc, err := s.srv.State().AllocByID(nil, args.AllocID)
+	if err != nil {
+		return err
+	}
+	if alloc == nil {
+		return fmt.Errorf("alloc %q: %w", args.AllocID, structs.ErrNotFound)
+	}
+	if alloc.NodeID != node.ID {
+		return errBadRequest("alloc %s is placed on node %s, not on %s: a node may read services only for its own allocations", alloc.ID, alloc.NodeID, node.ID)
+	}
+	ns := nsOrDefault(alloc.Namespace)
+	return s.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+		regs, err := st.ServiceRegistrationsByNamespace(ws, ns)
+		if err != nil {
+			return 0, err
+		}
+		if len(regs) > structs.MaxTemplateServiceRegistrations {
+			return 0, fmt.Errorf("namespace %q has %d service registrations, more than the %d a template may read", ns, len(regs), structs.MaxTemplateServiceRegistrations)
+		}
+		reply.Services = regs
+		return maxIndex(st, state.TableServiceRegistrations), nil
+	})
+}

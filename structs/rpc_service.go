@@ -52,3 +52,14 @@ type ServiceRegistrationByNameResponse struct {
 	Services []*ServiceRegistration
 	QueryMeta
 }
+
+// ServiceRegistrationsForAllocRequest is a client reading, for the
+// templates of one of its allocs, every registration of the alloc's
+// namespace (nomadService and nomadServices). NodeID and SecretID say
+// which node asks; the alloc must be placed on it.
+type ServiceRegistrationsForAllocRequest struct {
+	AllocID  string
+	NodeID   string
+	SecretID string
+	QueryOptions
+}

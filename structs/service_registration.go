@@ -156,3 +156,8 @@ type ServiceRegistrationListStub struct {
 	Namespace string
 	Services  []*ServiceRegistrationStub
 }
+
+// MaxTemplateServiceRegistrations bounds what one template read of a
+// namespace's registrations may answer, so a client's render child is
+// never handed an unbounded catalog.
+const MaxTemplateServiceRegistrations = 4096

@@ -12,6 +12,7 @@ import (
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/state"
+	"github.com/drover-sched/drover/client/taskrunner"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -36,6 +37,8 @@ type Config struct {
 	Restore bool
 	// Artifacts fetches the tasks' artifacts; nil is a zero Fetcher.
 	Artifacts *artifact.Fetcher
+	// Services reads native services for the tasks' templates.
+	Services taskrunner.ServiceCatalog
 }
 
 // AllocRunner runs one allocation. See the package doc for which goroutine

@@ -190,3 +190,17 @@ func collectServiceRegistrations(it memdb.ResultIterator) []*structs.ServiceRegi
 func (r *StateRestore) ServiceRegistrationRestore(reg *structs.ServiceRegistration) error {
 	return r.insert(TableServiceRegistrations, reg)
 }
+
+// ServiceRegistrationsByNamespace returns a namespace's registrations in
+// service name order.
+func (s *StateStore) ServiceRegistrationsByNamespace(ws memdb.WatchSet, namespace string) ([]*structs.ServiceRegistration, error) {
+	it, err := getWatch(s.readTxn(), ws, TableServiceRegistrations, "service_name_prefix", namespace, "")
+	if err != nil {
+		return nil, err
+	}
+	out := []*structs.ServiceRegistration{}
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		out = append(out, raw.(*structs.ServiceRegistration))
+	}
+	return out, nil
+}
