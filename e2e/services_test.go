@@ -4,11 +4,14 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/drover-sched/drover/api"
 )
 
 // nomadClient is Nomad's own Go client pointed at the agent, to prove the
@@ -111,5 +114,103 @@ func TestNativeServicesLiveAndDieWithTheirAllocs(t *testing.T) {
 	})
 	if st := nodeStatus(s, "c1"); st != "down" {
 		t.Fatalf("registrations went while the node is %s, want down", st)
+	}
+}
+
+// serviceTemplateJob runs one marked sleep whose template lists the instances
+// of service, re-rendered in place (change_mode noop) as they change.
+func serviceTemplateJob(id, service string, m taskMarker) string {
+	return fmt.Sprintf(`
+job %q {
+  datacenters = ["dc1"]
+  group "g" {
+    task "t" {
+%s
+      template {
+        destination = "local/backends.txt"
+        change_mode = "noop"
+        data        = <<EOT
+{{ range nomadService %q }}{{ .Address }}:{{ .Port }}
+{{ end }}
+EOT
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+      }
+    }
+  }
+}
+`, id, m.command(), service)
+}
+
+// catFile reads a file of an alloc through the agent that runs it.
+func catFile(a *agent, allocID, path string) (string, error) {
+	rc, err := a.api().AllocFS().Cat(allocID, path, nil)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	return string(b), err
+}
+
+// A template reading nomadService renders the live addresses of the
+// service, and renders again as instances come and go.
+func TestNomadServiceTemplateRendersTheLiveAddresses(t *testing.T) {
+	m := newTaskMarker(t)
+	c := startFaultCluster(t, "c1")
+	s, c1 := c.server, c.clients["c1"]
+	nc := nomadClient(t, s)
+
+	registerJob(t, s, servicesJob("backend", m), 10*time.Second)
+	backend, _ := waitForFirstAlloc(t, s, "backend", m)
+	addr := func(a *api.Allocation) string {
+		return fmt.Sprintf("127.0.0.1:%d\n", a.AllocatedResources.Shared.Ports[0].Value)
+	}
+	waitFor(t, 10*time.Second, func() (bool, string) {
+		regs, desc := registrations(nc, "backend-web")
+		return len(regs) == 1, desc
+	})
+
+	registerJob(t, s, serviceTemplateJob("front", "backend-web", m), 10*time.Second)
+	front, _ := waitForFirstAlloc(t, s, "front", m)
+	rendered := func(lines string) func() (bool, string) {
+		want := lines + "\n" // the heredoc's last line
+		return func() (bool, string) {
+			got, err := catFile(c1, front.ID, "t/local/backends.txt")
+			if err != nil {
+				return false, err.Error()
+			}
+			return got == want, fmt.Sprintf("rendered %q, want %q", got, want)
+		}
+	}
+	waitFor(t, 10*time.Second, rendered(addr(backend)))
+
+	stoppedAt := time.Now()
+	if _, _, err := s.api().Jobs().Deregister("backend", true, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, rendered(""))
+	t.Logf("the template dropped the stopped instance %s after the stop", time.Since(stoppedAt))
+
+	registerJob(t, s, servicesJob("backend", m), 10*time.Second)
+	var again *api.Allocation
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		allocs, err := jobAllocs(s, "backend")
+		if err != nil {
+			return false, err.Error()
+		}
+		again = nil
+		for _, a := range allocs {
+			if a.ClientStatus == "running" && a.DesiredStatus == "run" {
+				again = a
+			}
+		}
+		return again != nil, describeAllocs(allocs)
+	})
+	waitFor(t, 15*time.Second, rendered(addr(again)))
+	if f, _, err := s.api().Allocations().Info(front.ID, nil); err != nil || f.TaskStates["t"].Restarts != 0 {
+		t.Fatalf("change_mode noop restarted the front task: %v %+v", err, f)
 	}
 }
