@@ -141,12 +141,12 @@ func (s *ServiceRegistration) DeleteByID(args *structs.ServiceRegistrationDelete
 	if done, err := s.srv.forward("ServiceRegistration.DeleteByID", args, args, reply); done {
 		return err
 	}
-	if args.ID == "" {
-		return errBadRequest("the service registration ID is missing")
-	}
 	ns := nsOrDefault(args.Namespace)
 	if _, err := s.srv.allowNamespaceOp(args, ns, acl.NamespaceCapabilitySubmitJob); err != nil {
 		return err
+	}
+	if args.ID == "" {
+		return errBadRequest("the service registration ID is missing")
 	}
 	st := s.srv.State()
 	reg, err := st.ServiceRegistrationByID(nil, args.ID)
@@ -216,12 +216,12 @@ func (s *ServiceRegistration) GetService(args *structs.ServiceRegistrationByName
 	if done, err := s.srv.forward("ServiceRegistration.GetService", args, args, reply); done {
 		return err
 	}
-	if args.ServiceName == "" {
-		return errBadRequest("the service name is missing")
-	}
 	ns := nsOrDefault(args.Namespace)
 	if _, err := s.srv.allowNamespaceOp(args, ns, acl.NamespaceCapabilityReadJob); err != nil {
 		return err
+	}
+	if args.ServiceName == "" {
+		return errBadRequest("the service name is missing")
 	}
 	return s.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
 		regs, err := st.ServiceRegistrationsByName(ws, ns, args.ServiceName)
