@@ -97,45 +97,45 @@ func render(in Input, starting func(i int)) (map[string]string, []int, error) {
 }
 
 func renderOne(in *Input, sb *sandbox, t *structs.Template) (map[string]string, bool, error) {
-	vars, out, changed, err := renderOneOut(in, sb, t)
+	out, changed, err := renderOneOut(in, sb, t)
 	if err != nil {
 		return nil, false, err
 	}
 	if !t.Envvars {
 		return nil, changed, nil
 	}
-	vars, err = ParseEnvFile(out)
+	vars, err := ParseEnvFile(out)
 	return vars, changed, err
 }
 
 // renderOneOut renders t to its destination and returns its output and
 // whether the destination held something else before.
-func renderOneOut(in *Input, sb *sandbox, t *structs.Template) (map[string]string, []byte, bool, error) {
+func renderOneOut(in *Input, sb *sandbox, t *structs.Template) ([]byte, bool, error) {
 	if t.DestPath == "" {
-		return nil, nil, false, errors.New("destination is missing")
+		return nil, false, errors.New("destination is missing")
 	}
 	dest, escapes := sb.clientPath(in.Interpolate(t.DestPath), true)
 	if escapes {
-		return nil, nil, false, fmt.Errorf("destination %s: %w", dest, ErrPathEscapes)
+		return nil, false, fmt.Errorf("destination %s: %w", dest, ErrPathEscapes)
 	}
 	mode, err := fileModeOf(t, in.Chown)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, false, err
 	}
 	text, name, err := templateText(in, sb, t)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, false, err
 	}
 	out, err := execute(name, text, t, &funcEnv{env: in.Env, sb: sb, now: in.Now, services: in.Services})
 	if err != nil {
-		return nil, nil, false, err
+		return nil, false, err
 	}
 	old, rerr := sb.readFile(dest)
 	changed := rerr != nil || !bytes.Equal(old, out)
 	if err := sb.writeFile(dest, out, mode); err != nil {
-		return nil, nil, false, err
+		return nil, false, err
 	}
-	return nil, out, changed, nil
+	return out, changed, nil
 }
 
 // templateText is the template's text (data, or the source file) and the
