@@ -234,6 +234,8 @@ func dumpState(t *testing.T, st *state.StateStore) map[string][]any {
 		"evals": st.Evals, "allocs": st.Allocs, "deployments": st.Deployments, "kv": st.KVs, "scaling": st.ScalingEvents,
 		"acl_policies": st.ACLPolicies, "acl_tokens": st.ACLTokens, "server_secret": st.ServerSecrets,
 		"index": func(memdb.WatchSet) (memdb.ResultIterator, error) { return st.Indexes() },
+		// Native service registrations (issue 13, services).
+		"service_registrations": st.ServiceRegistrations,
 	}
 	for name, iter := range iters {
 		it, err := iter(nil)
