@@ -61,6 +61,15 @@ func (s *ServiceRegistration) Upsert(args *structs.ServiceRegistrationUpsertRequ
 			return errBadRequest("Services[%d]: alloc %s is placed on node %s, not on %s: a node may register only its own allocations' services, so the batch was refused whole",
 				i, r.AllocID, alloc.NodeID, node.ID)
 		}
+		if name, ok := structs.AllocServiceIDs(alloc)[r.ID]; !ok || name != r.ServiceName {
+			// Not a service of the alloc's job as the servers hold it:
+			// the client may not have seen an in-place update that
+			// removed it yet. Dropped, so an alloc never has more
+			// registrations than its job has services.
+			s.srv.logger.Debug("dropping a registration that matches no nomad service of its alloc's job",
+				"alloc_id", alloc.ID, "id", r.ID, "service", r.ServiceName)
+			continue
+		}
 		c := r.Copy()
 		c.NodeID, c.Datacenter, c.JobID, c.Namespace = node.ID, node.Datacenter, alloc.JobID, alloc.Namespace
 		c.CreateIndex, c.ModifyIndex = 0, 0

@@ -5,9 +5,21 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drover-sched/drover/structs"
 )
+
+// withTestServices gives j's group the nomad services the endpoint tests
+// register ("web", "mine", "theirs", on port "http"): the servers accept
+// only registrations of services the alloc's job has.
+func withTestServices(j *structs.Job) *structs.Job {
+	for _, name := range []string{"web", "mine", "theirs"} {
+		j.TaskGroups[0].Services = append(j.TaskGroups[0].Services,
+			&structs.Service{Name: name, PortLabel: "http", Provider: structs.ServiceProviderNomad})
+	}
+	return j
+}
 
 func endpointReg(alloc *structs.Allocation, name string) *structs.ServiceRegistration {
 	return &structs.ServiceRegistration{
@@ -88,6 +100,14 @@ func TestServiceRegistrationUpsertBoundsAndValidatesTheRequest(t *testing.T) {
 	bad.ServiceName = "web_1"
 	wantRefused(t, call([]*structs.ServiceRegistration{endpointReg(f.ownAlloc, "ok"), bad}), "Services[1]")
 	wantRefused(t, call(nil), "Services is empty")
+	// A service the alloc's job does not have is dropped, and so is one
+	// named unlike its ID's service.
+	foreign := endpointReg(f.ownAlloc, "other")
+	renamed := endpointReg(f.ownAlloc, "web")
+	renamed.ServiceName = "mine"
+	if err := call([]*structs.ServiceRegistration{foreign, renamed}); err != nil {
+		t.Fatal(err)
+	}
 	bigTags := endpointReg(f.ownAlloc, "web")
 	bigTags.Tags = make([]string, structs.MaxServiceTags+1)
 	wantRefused(t, call([]*structs.ServiceRegistration{bigTags}), "Tags has")
@@ -162,5 +182,47 @@ func TestServiceRegistrationReadsAndDeletesNeedJobCapabilities(t *testing.T) {
 	}
 	if err := del(writer); !errors.Is(err, structs.ErrNotFound) {
 		t.Fatalf("deleting it again: %v, want not found", err)
+	}
+}
+
+// A node reads the catalog for its own allocs' templates only; the read
+// blocks until the registrations change.
+func TestServiceRegistrationForAllocIsTheNodesOwnBlockingRead(t *testing.T) {
+	f := newIdentityFixture(t)
+	read := func(node *structs.Node, allocID string, minIndex uint64) (*structs.ServiceRegistrationByNameResponse, error) {
+		var out structs.ServiceRegistrationByNameResponse
+		err := f.call("ServiceRegistration.ForAlloc", &structs.ServiceRegistrationsForAllocRequest{AllocID: allocID,
+			NodeID: node.ID, SecretID: node.SecretID, QueryOptions: structs.QueryOptions{MinQueryIndex: minIndex, MaxQueryTime: 10 * time.Second}}, &out)
+		return &out, err
+	}
+	_, err := read(f.own, f.victimAlloc.ID, 0)
+	wantRefused(t, err, "may read services only for its own allocations")
+
+	first, err := read(f.own, f.ownAlloc.ID, 0)
+	if err != nil || len(first.Services) != 0 {
+		t.Fatalf("first read: %+v %v", first, err)
+	}
+	done := make(chan *structs.ServiceRegistrationByNameResponse, 1)
+	go func() {
+		out, err := read(f.own, f.ownAlloc.ID, first.Index)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- out
+	}()
+	var out structs.GenericResponse
+	if err := f.call("ServiceRegistration.Upsert", &structs.ServiceRegistrationUpsertRequest{
+		Services: []*structs.ServiceRegistration{endpointReg(f.victimAlloc, "web")}, NodeID: f.victim.ID, SecretID: f.victim.SecretID}, &out); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-done:
+		// Both jobs are in the default namespace: the victim's service is
+		// in the catalog the attacker's templates may read, as in Nomad.
+		if got == nil || len(got.Services) != 1 || got.Index <= first.Index {
+			t.Fatalf("woken read = %+v, want the one new registration at a newer index", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the blocking read was not woken by the upsert")
 	}
 }

@@ -58,6 +58,33 @@ func MakeAllocServiceID(allocID, taskName string, service *Service) string {
 	return fmt.Sprintf("_nomad-task-%s-%s-%s-%s", allocID, taskName, service.Name, service.PortLabel)
 }
 
+// AllocServiceIDs maps the ID of every registration alloc's job allows
+// (its group's and tasks' services with provider "nomad") to the service's
+// name. The servers accept only these from the alloc's client.
+func AllocServiceIDs(alloc *Allocation) map[string]string {
+	out := map[string]string{}
+	if alloc == nil || alloc.Job == nil {
+		return out
+	}
+	tg := alloc.Job.LookupTaskGroup(alloc.TaskGroup)
+	if tg == nil {
+		return out
+	}
+	for _, s := range tg.Services {
+		if s != nil && s.Provider == ServiceProviderNomad {
+			out[MakeAllocServiceID(alloc.ID, "group-"+tg.Name, s)] = s.Name
+		}
+	}
+	for _, t := range tg.Tasks {
+		for _, s := range t.Services {
+			if s != nil && s.Provider == ServiceProviderNomad {
+				out[MakeAllocServiceID(alloc.ID, t.Name, s)] = s.Name
+			}
+		}
+	}
+	return out
+}
+
 // Copy returns a deep copy.
 func (s *ServiceRegistration) Copy() *ServiceRegistration {
 	if s == nil {
