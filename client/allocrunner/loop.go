@@ -21,10 +21,11 @@ type runState struct {
 	killReason   string // the first kill's, given to the sidecars it stops last
 	shuttingDown bool
 
-	// Deployment health (health.go).
-	health    *structs.AllocDeploymentStatus
-	healthFor string       // the deployment watched or judged last
-	watch     *healthWatch // nil when no verdict is pending
+	// Allocation health (health.go).
+	health        *structs.AllocDeploymentStatus
+	healthWatched bool         // healthFor is set: a verdict was wanted once
+	healthFor     string       // the deployment watched or judged last ("" for a migration)
+	watch         *healthWatch // nil when no verdict is pending
 
 	tasksDone bool // every task runner has returned: no more reports
 	destroyed bool
