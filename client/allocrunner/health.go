@@ -121,7 +121,8 @@ func (ar *AllocRunner) maybeWatchHealth() {
 	ar.checkHealth()
 }
 
-// checkHealth judges the pending watch by the tasks' current states.
+// checkHealth judges the pending watch by the tasks' current states and,
+// for health_check = "checks", the checks' current results.
 func (ar *AllocRunner) checkHealth() {
 	w := ar.st.watch
 	if w == nil {
@@ -144,6 +145,9 @@ func (ar *AllocRunner) checkHealth() {
 	if restarts > w.restartsAtStart {
 		ar.verdict(false)
 		return
+	}
+	if w.policy.mode == structs.UpdateHealthCheckChecks && !ar.checks.Healthy() {
+		allRunning = false // not healthy yet: every check must pass too
 	}
 	now := ar.clock.Now()
 	if !allRunning {

@@ -136,6 +136,7 @@ func (ar *AllocRunner) start() <-chan struct{} {
 	for _, tr := range idleSidecars {
 		tr.Kill("Main tasks have completed")
 	}
+	ar.checks.Start()
 	ar.maybeWatchHealth()
 	allDone := make(chan struct{})
 	go func() {
@@ -158,11 +159,14 @@ func (ar *AllocRunner) runTasks(allDone <-chan struct{}) {
 			continue
 		case <-ar.notify:
 			ar.handleTaskChange()
+		case <-ar.checkChanged:
+			ar.checkHealth()
 		case <-ar.st.watch.readyC():
 			ar.checkHealth()
 		case <-ar.st.watch.deadlineC():
 			ar.healthDeadlinePassed()
 		case <-allDone:
+			ar.checks.Stop()
 			if !ar.st.shuttingDown {
 				ar.handleTaskChange()
 			} // else the tasks are left as they are for the next client
@@ -277,6 +281,8 @@ func (ar *AllocRunner) kill(reason string) {
 	st := &ar.st
 	if !st.killing {
 		st.killing, st.killReason = true, reason
+		// A check failing while the tasks stop must not restart them.
+		ar.checks.Stop()
 	}
 	for _, tr := range ar.killTargets() {
 		tr.Kill(reason)
@@ -287,6 +293,7 @@ func (ar *AllocRunner) kill(reason string) {
 // their tasks running, and the loop returns once they have.
 func (ar *AllocRunner) shutdown() {
 	ar.st.shuttingDown = true
+	ar.checks.Stop()
 	for _, tr := range ar.st.tasks.inOrder() {
 		tr.Shutdown()
 	}
