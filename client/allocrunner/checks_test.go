@@ -21,11 +21,19 @@ import (
 type service struct {
 	*httptest.Server
 	failing atomic.Bool
+	oldHits atomic.Int64 // requests for /old
+	newHits atomic.Int64 // requests for /new
 }
 
 func newService(t *testing.T) *service {
 	s := &service{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/old":
+			s.oldHits.Add(1)
+		case "/new":
+			s.newHits.Add(1)
+		}
 		if s.failing.Load() {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 		}
@@ -170,5 +178,47 @@ func TestCheckRestartRestartsARawExecTask(t *testing.T) {
 	}
 	if signaled == nil || signaled.RestartReason != `healthcheck: check "script" unhealthy` {
 		t.Fatalf("restart event %+v", signaled)
+	}
+}
+
+// An in-place update that changes the checks replaces them; one that
+// leaves them alone keeps them running as they are.
+func TestUpdateReplacesChangedChecks(t *testing.T) {
+	svc := newService(t)
+	alloc := checkedAlloc(t, svc, structs.UpdateHealthCheckTaskStates)
+	alloc.Job.TaskGroups[0].Services[0].Checks[0].Path = "/old"
+	ar, rec, clk := startOnMock(t, alloc, state.NewMemDB())
+	defer func() { ar.Kill("done"); <-ar.Done() }()
+	testutil.WaitFor(t, "running", func() bool { return rec.last().ClientStatus == structs.AllocClientStatusRunning })
+	testutil.WaitFor(t, "the check to pass", func() bool { return checkStatus(ar) == checks.StatusSuccess })
+	first := ar.checks.Load()
+
+	same := alloc.Copy()
+	same.AllocModifyIndex = 20
+	ar.Update(same)
+	if ar.checks.Load() != first {
+		t.Fatal("an update that leaves the checks alone must keep them running")
+	}
+
+	changed := same.Copy()
+	changed.AllocModifyIndex = 30
+	changed.Job.TaskGroups[0].Services[0].Checks[0].Name = "renamed"
+	changed.Job.TaskGroups[0].Services[0].Checks[0].Path = "/new"
+	ar.Update(changed)
+	if ar.checks.Load() == first || first.Specs()[0].Path != "/old" {
+		t.Fatal("changed checks must replace the old ones")
+	}
+	testutil.WaitForWhile(t, "the new check to pass", func() bool {
+		res := ar.CheckResults()
+		for _, r := range res {
+			return len(res) == 1 && r.Check == "renamed" && r.Status == checks.StatusSuccess
+		}
+		return false
+	}, func() { clk.Advance(time.Second) })
+	// The old check is stopped: only the new one probes as time passes.
+	oldHits, newHits := svc.oldHits.Load(), svc.newHits.Load()
+	testutil.WaitForWhile(t, "the new check to probe again", func() bool { return svc.newHits.Load() >= newHits+3 }, func() { clk.Advance(time.Second) })
+	if svc.oldHits.Load() != oldHits {
+		t.Fatal("the old check still runs")
 	}
 }

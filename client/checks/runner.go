@@ -59,6 +59,15 @@ func New(cfg Config, specs []Spec) *Runner {
 	return r
 }
 
+// Specs returns the checks the Runner runs (nil for a nil Runner); the
+// caller must not change them.
+func (r *Runner) Specs() []Spec {
+	if r == nil {
+		return nil
+	}
+	return r.specs
+}
+
 // Len is the number of checks.
 func (r *Runner) Len() int {
 	if r == nil {
