@@ -12,7 +12,8 @@ import (
 )
 
 // The alloc's service checks (client/checks) run beside its tasks: the
-// loop starts them once the task runners are started and stops them when
+// loop starts them once the task runners are started and the start gate
+// is open (a restored runner's at Confirm), and stops them when
 // the tasks are done, on the first kill (a check failing while its task
 // stops must not restart it) and on shutdown. A check's status change
 // wakes the loop to judge health again; it is not itself reported to the
@@ -60,7 +61,7 @@ func (ar *AllocRunner) updateChecks(a *structs.Allocation) {
 	old.Stop()
 	next := ar.newChecks(a)
 	ar.checks.Store(next)
-	if st := &ar.st; st.tasks.runners != nil && !st.tasksDone && !st.killing && !st.shuttingDown {
+	if st := &ar.st; st.gateOpen && st.tasks.runners != nil && !st.tasksDone && !st.killing && !st.shuttingDown {
 		next.Start()
 	}
 	ar.checkHealth()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drover-sched/drover/client/checks"
 	"github.com/drover-sched/drover/client/clock"
+	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/drivers/rawexec"
 	"github.com/drover-sched/drover/client/internal/testutil"
 	"github.com/drover-sched/drover/client/state"
@@ -221,4 +222,41 @@ func TestUpdateReplacesChangedChecks(t *testing.T) {
 	if svc.oldHits.Load() != oldHits {
 		t.Fatal("the old check still runs")
 	}
+}
+
+// A restored runner's checks wait for the servers' Confirm, as its
+// tasks' restarts do, so check_restart cannot act for an alloc the
+// servers may want stopped.
+func TestRestoredRunnersChecksWaitForConfirm(t *testing.T) {
+	svc := newService(t)
+	clk := clock.NewFake(time.Time{})
+	db := state.NewMemDB()
+	base := t.TempDir()
+	alloc := checkedAlloc(t, svc, structs.UpdateHealthCheckChecks)
+	alloc.Job.TaskGroups[0].Services[0].Checks[0].Path = "/old"
+	drv := mock.New("", clk)
+	ar, rec := newRunner(t, alloc, drv, clk, db, base, false)
+	go ar.Run()
+	testutil.WaitFor(t, "running", func() bool { return rec.last().ClientStatus == structs.AllocClientStatusRunning })
+	testutil.WaitFor(t, "a probe", func() bool { return svc.oldHits.Load() > 0 })
+	ar.Shutdown()
+	drv.Shutdown()
+
+	drv2 := mock.New("", clk)
+	defer drv2.Shutdown()
+	stored, _ := db.GetAllocs()
+	ar2, _ := newRunner(t, stored[0], drv2, clk, db, base, true)
+	go ar2.Run()
+	defer func() { ar2.Kill("done"); <-ar2.Done() }()
+	// The loop serves commands only once it has started the task runners
+	// (and, were it wrong, the checks).
+	ar2.do(func() {})
+	if ar2.checks.Load().Started() || checkStatus(ar2) != checks.StatusPending {
+		t.Fatalf("checks started before Confirm: status %s", checkStatus(ar2))
+	}
+	ar2.Confirm()
+	if !ar2.checks.Load().Started() {
+		t.Fatal("Confirm did not start the checks")
+	}
+	testutil.WaitForWhile(t, "checks after Confirm", func() bool { return checkStatus(ar2) == checks.StatusSuccess }, func() { clk.Advance(time.Second) })
 }

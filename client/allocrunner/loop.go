@@ -136,7 +136,12 @@ func (ar *AllocRunner) start() <-chan struct{} {
 	for _, tr := range idleSidecars {
 		tr.Kill("Main tasks have completed")
 	}
-	ar.checks.Load().Start()
+	if ar.st.gateOpen {
+		// A restored runner's checks wait for Confirm, as its tasks'
+		// restarts do: check_restart must not act for an alloc the
+		// servers may want stopped.
+		ar.checks.Load().Start()
+	}
 	ar.maybeWatchHealth()
 	allDone := make(chan struct{})
 	go func() {
@@ -273,6 +278,9 @@ func (ar *AllocRunner) confirm() {
 		return
 	}
 	st.gateOpen = true
+	if st.tasks.runners != nil && !st.tasksDone {
+		ar.checks.Load().Start()
+	}
 	ar.wake()
 }
 

@@ -96,6 +96,17 @@ func (r *Runner) Start() {
 	}
 }
 
+// Started reports whether the checks run: Start has started them and
+// Stop has not stopped them.
+func (r *Runner) Started() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cancel != nil
+}
+
 // Stop stops the checks and waits for their goroutines. The results stay
 // readable. Stop is safe to call more than once, and on a nil Runner.
 func (r *Runner) Stop() {
@@ -105,6 +116,7 @@ func (r *Runner) Stop() {
 	r.mu.Lock()
 	r.started = true // no Start after Stop
 	cancel := r.cancel
+	r.cancel = nil
 	r.mu.Unlock()
 	if cancel != nil {
 		cancel()
