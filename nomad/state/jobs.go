@@ -151,33 +151,39 @@ func deleteJobTxn(txn *memdb.Txn, index uint64, existing *structs.Job) error {
 // succeeded) or not. Auto-revert goes back to the newest stable version.
 func (s *StateStore) UpdateJobStability(index uint64, namespace, jobID string, version uint64, stable bool) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
-		v, err := jobByIDAndVersionTxn(txn, nil, namespace, jobID, version)
-		if err != nil {
-			return err
-		}
-		if v == nil {
-			return fmt.Errorf("job %s/%s version %d: %w", namespace, jobID, version, structs.ErrNotFound)
-		}
-		vc := v.Copy()
-		vc.Stable = stable
-		vc.ModifyIndex = index
-		if err := txn.Insert(TableJobVersion, vc); err != nil {
-			return fmt.Errorf("state: inserting job version: %w", err)
-		}
-		cur, err := jobByIDTxn(txn, nil, namespace, jobID)
-		if err != nil {
-			return err
-		}
-		if cur != nil && cur.Version == version {
-			cc := cur.Copy()
-			cc.Stable = stable
-			cc.ModifyIndex = index
-			if err := txn.Insert(TableJobs, cc); err != nil {
-				return fmt.Errorf("state: inserting job: %w", err)
-			}
-		}
-		return setIndexes(txn, index, TableJobs, TableJobVersion)
+		return updateJobStabilityTxn(txn, index, namespace, jobID, version, stable)
 	})
+}
+
+// updateJobStabilityTxn is UpdateJobStability inside txn, for a write that
+// also completes the deployment of that version.
+func updateJobStabilityTxn(txn *memdb.Txn, index uint64, namespace, jobID string, version uint64, stable bool) error {
+	v, err := jobByIDAndVersionTxn(txn, nil, namespace, jobID, version)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return fmt.Errorf("job %s/%s version %d: %w", namespace, jobID, version, structs.ErrNotFound)
+	}
+	vc := v.Copy()
+	vc.Stable = stable
+	vc.ModifyIndex = index
+	if err := txn.Insert(TableJobVersion, vc); err != nil {
+		return fmt.Errorf("state: inserting job version: %w", err)
+	}
+	cur, err := jobByIDTxn(txn, nil, namespace, jobID)
+	if err != nil {
+		return err
+	}
+	if cur != nil && cur.Version == version {
+		cc := cur.Copy()
+		cc.Stable = stable
+		cc.ModifyIndex = index
+		if err := txn.Insert(TableJobs, cc); err != nil {
+			return fmt.Errorf("state: inserting job: %w", err)
+		}
+	}
+	return setIndexes(txn, index, TableJobs, TableJobVersion)
 }
 
 // upsertJobVersion records j in the version history. An unchanged
