@@ -16,11 +16,9 @@ const (
 // which one the current job version is rolling out under, and which status
 // changes the evaluation makes.
 type rolloutView struct {
-	// current is the deployment of the current job version (the one the
-	// input names, or one this evaluation creates), or nil.
+	// current is the deployment of the current job version, or nil (the
+	// evaluation may then create one, see deploy).
 	current *structs.Deployment
-	// created is true when this evaluation creates current.
-	created bool
 	// updates are status changes: an older version's deployment
 	// cancelled, the current one completed.
 	updates []*structs.DeploymentStatusUpdate
