@@ -89,7 +89,7 @@ func byVersion(allocs []*structs.Allocation, v uint64) (cur, old []*structs.Allo
 
 // deployed registers job, places it and reports every alloc healthy, so
 // the first deployment completes; it returns the stored job.
-func deployed(t *testing.T, h *Harness, j *structs.Job) *structs.Job {
+func deployed(t testT, h *Harness, j *structs.Job) *structs.Job {
 	t.Helper()
 	job := h.Job(j)
 	h.Run(job, structs.EvalTriggerJobRegister)

@@ -225,8 +225,8 @@ type groupDeploy struct {
 // every alloc that needs a destructive update (now or later).
 //
 // The group is done when nothing is left to place, defer or reschedule,
-// no canaries await promotion, and DesiredTotal allocs of the deployment
-// are healthy.
+// no canaries await promotion, and DesiredTotal live allocs of the
+// deployment are healthy.
 func deployNeeds(in groupInput, up rollout, delayed int, canaries []*holder, decided *decisions) groupDeploy {
 	u := in.tg.Update
 	if in.batch || !u.Rolling() {
@@ -261,6 +261,9 @@ func deployNeeds(in groupInput, up rollout, delayed int, canaries []*holder, dec
 			healthy++
 		}
 	}
-	g.done = healthy >= st.DesiredTotal && healthy >= st.DesiredCanaries
+	// Canaries were promoted (or there are none), so DesiredTotal is the
+	// whole of it: a promoted canary beyond the count was given up with
+	// its slot and need not stay healthy.
+	g.done = healthy >= st.DesiredTotal
 	return g
 }
