@@ -229,3 +229,56 @@ func TestOlderDeploymentIsCancelled(t *testing.T) {
 		t.Fatalf("ended deployment updated: %+v", res.DeploymentUpdates)
 	}
 }
+
+func TestOneRollingFollowUpAtATime(t *testing.T) {
+	w, d := rolloutWorld(5, 2, 2, 0)
+	healthy(w.allocs[0], true)
+	res := reconcileWith(w, d)
+	if len(res.Followups) != 1 || res.Followups[0].TriggeredBy != structs.EvalTriggerRollingUpdate {
+		t.Fatalf("follow-ups %+v, want one rolling", res.Followups)
+	}
+	// Another eval (the watcher's, on new health) finds it waiting and
+	// starts no second chain.
+	w.evals = append(w.evals, res.Followups[0])
+	w.evalID = "eval-watcher"
+	if res := reconcileWith(w, d); len(res.Followups) != 0 {
+		t.Fatalf("second chain of follow-ups %+v", res.Followups)
+	}
+	// The follow-up itself, when it runs, makes the next one.
+	w.evalID = res.Followups[0].ID
+	if res := reconcileWith(w, d); len(res.Followups) != 1 {
+		t.Fatalf("the follow-up made %d follow-ups, want 1", len(res.Followups))
+	}
+}
+
+func TestAHaltedGroupDoesNotCancelAnotherGroupsFollowUp(t *testing.T) {
+	w, _ := rolloutWorld(3, 0, 1, 0)
+	// A second group, "api", of the same job: canarying (it defers with
+	// no wait), while "web" rolls with a stagger.
+	api := w.job.TaskGroups[0].Copy()
+	api.Name = "api"
+	api.Update = &structs.UpdateStrategy{MaxParallel: 1, Canary: 1, Stagger: 30e9}
+	old := w.allocs[0].Job.Copy()
+	oldAPI := old.TaskGroups[0].Copy()
+	oldAPI.Name = "api"
+	old.TaskGroups = append(old.TaskGroups, oldAPI)
+	w.job.TaskGroups = append(w.job.TaskGroups, api) // after "web": its zero wait must not win
+	for i := 0; i < 3; i++ {
+		w.allocs[i].Job = old
+		a := w.add(i, "n1", structs.AllocClientStatusRunning)
+		a.TaskGroup, a.Name, a.Job = "api", structs.AllocName(w.job.ID, "api", i), old
+	}
+	res := reconcileWith(w, nil)
+	if got := len(placesBy(res, PlaceCanary)); got != 1 {
+		t.Fatalf("api canaries = %d, want 1", got)
+	}
+	if got := len(placesBy(res, PlaceDestructive)); got != 1 {
+		t.Fatalf("web destructive = %d, want 1", got)
+	}
+	if len(res.Followups) != 1 || !res.Followups[0].WaitUntil.Equal(t0.Add(30e9)) {
+		t.Fatalf("follow-ups %+v, want web's rolling one in 30s", res.Followups)
+	}
+	if st := res.Deployment.TaskGroups; len(st) != 2 || st["api"].DesiredCanaries != 1 || st["web"].DesiredCanaries != 0 {
+		t.Fatalf("deployment groups %+v", st)
+	}
+}
