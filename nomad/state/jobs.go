@@ -158,26 +158,43 @@ func (s *StateStore) UpdateJobStability(index uint64, namespace, jobID string, v
 		if v == nil {
 			return fmt.Errorf("job %s/%s version %d: %w", namespace, jobID, version, structs.ErrNotFound)
 		}
-		vc := v.Copy()
-		vc.Stable = stable
-		vc.ModifyIndex = index
-		if err := txn.Insert(TableJobVersion, vc); err != nil {
-			return fmt.Errorf("state: inserting job version: %w", err)
-		}
-		cur, err := jobByIDTxn(txn, nil, namespace, jobID)
-		if err != nil {
-			return err
-		}
-		if cur != nil && cur.Version == version {
-			cc := cur.Copy()
-			cc.Stable = stable
-			cc.ModifyIndex = index
-			if err := txn.Insert(TableJobs, cc); err != nil {
-				return fmt.Errorf("state: inserting job: %w", err)
-			}
-		}
-		return setIndexes(txn, index, TableJobs, TableJobVersion)
+		return setJobStabilityTxn(txn, index, v, stable)
 	})
+}
+
+// markJobStableTxn marks a version stable when its deployment succeeded. A
+// version already trimmed from the history (or a job purged meanwhile) is
+// skipped: the deployment's success still stands.
+func markJobStableTxn(txn *memdb.Txn, index uint64, namespace, jobID string, version uint64) error {
+	v, err := jobByIDAndVersionTxn(txn, nil, namespace, jobID, version)
+	if err != nil || v == nil || v.Stable {
+		return err
+	}
+	return setJobStabilityTxn(txn, index, v, true)
+}
+
+// setJobStabilityTxn stores stable on version v and, if v is the job's
+// current version, on the job too.
+func setJobStabilityTxn(txn *memdb.Txn, index uint64, v *structs.Job, stable bool) error {
+	vc := v.Copy()
+	vc.Stable = stable
+	vc.ModifyIndex = index
+	if err := txn.Insert(TableJobVersion, vc); err != nil {
+		return fmt.Errorf("state: inserting job version: %w", err)
+	}
+	cur, err := jobByIDTxn(txn, nil, v.Namespace, v.ID)
+	if err != nil {
+		return err
+	}
+	if cur != nil && cur.Version == v.Version {
+		cc := cur.Copy()
+		cc.Stable = stable
+		cc.ModifyIndex = index
+		if err := txn.Insert(TableJobs, cc); err != nil {
+			return fmt.Errorf("state: inserting job: %w", err)
+		}
+	}
+	return setIndexes(txn, index, TableJobs, TableJobVersion)
 }
 
 // upsertJobVersion records j in the version history. An unchanged

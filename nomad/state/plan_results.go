@@ -14,11 +14,11 @@ import (
 // breaks the allocation state machine, none of it.
 func (s *StateStore) UpsertPlanResults(index uint64, req *structs.ApplyPlanResultsRequest) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
-		if err := upsertDeploymentTxn(txn, index, req.Deployment); err != nil {
+		if err := upsertDeploymentTxn(txn, index, req.Deployment, req.UpdatedAt); err != nil {
 			return err
 		}
 		for _, u := range req.DeploymentUpdates {
-			if err := updateDeploymentStatusTxn(txn, index, u); err != nil {
+			if err := updateDeploymentStatusTxn(txn, index, u, req.UpdatedAt); err != nil {
 				return err
 			}
 		}
