@@ -45,7 +45,7 @@ func plantDeployment(t *testing.T, a *TestAgent, jobID string, canaries int) (st
 		Deployment: &structs.Deployment{ID: id, Namespace: structs.DefaultNamespace, JobID: jobID,
 			JobVersion: job.Version, JobCreateIndex: job.CreateIndex, Status: structs.DeploymentStatusRunning,
 			StatusDescription: structs.DeploymentStatusDescriptionRunningNeedsPromotion,
-			TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: len(allocs), DesiredCanaries: canaries}}},
+			TaskGroups:        map[string]*structs.DeploymentState{"web": {DesiredTotal: len(allocs), DesiredCanaries: canaries}}},
 	})
 	if err != nil {
 		t.Fatal(err)
