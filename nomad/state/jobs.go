@@ -151,31 +151,42 @@ func deleteJobTxn(txn *memdb.Txn, index uint64, existing *structs.Job) error {
 // succeeded) or not. Auto-revert goes back to the newest stable version.
 func (s *StateStore) UpdateJobStability(index uint64, namespace, jobID string, version uint64, stable bool) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
-		return updateJobStabilityTxn(txn, index, namespace, jobID, version, stable)
+		v, err := jobByIDAndVersionTxn(txn, nil, namespace, jobID, version)
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			return fmt.Errorf("job %s/%s version %d: %w", namespace, jobID, version, structs.ErrNotFound)
+		}
+		return setJobStabilityTxn(txn, index, v, stable)
 	})
 }
 
-// updateJobStabilityTxn is UpdateJobStability inside txn, for a write that
-// also completes the deployment of that version.
-func updateJobStabilityTxn(txn *memdb.Txn, index uint64, namespace, jobID string, version uint64, stable bool) error {
+// markJobStableTxn marks a version stable when its deployment succeeded. A
+// version already trimmed from the history (or a job purged meanwhile) is
+// skipped: the deployment's success still stands.
+func markJobStableTxn(txn *memdb.Txn, index uint64, namespace, jobID string, version uint64) error {
 	v, err := jobByIDAndVersionTxn(txn, nil, namespace, jobID, version)
-	if err != nil {
+	if err != nil || v == nil || v.Stable {
 		return err
 	}
-	if v == nil {
-		return fmt.Errorf("job %s/%s version %d: %w", namespace, jobID, version, structs.ErrNotFound)
-	}
+	return setJobStabilityTxn(txn, index, v, true)
+}
+
+// setJobStabilityTxn stores stable on version v and, if v is the job's
+// current version, on the job too.
+func setJobStabilityTxn(txn *memdb.Txn, index uint64, v *structs.Job, stable bool) error {
 	vc := v.Copy()
 	vc.Stable = stable
 	vc.ModifyIndex = index
 	if err := txn.Insert(TableJobVersion, vc); err != nil {
 		return fmt.Errorf("state: inserting job version: %w", err)
 	}
-	cur, err := jobByIDTxn(txn, nil, namespace, jobID)
+	cur, err := jobByIDTxn(txn, nil, v.Namespace, v.ID)
 	if err != nil {
 		return err
 	}
-	if cur != nil && cur.Version == version {
+	if cur != nil && cur.Version == v.Version {
 		cc := cur.Copy()
 		cc.Stable = stable
 		cc.ModifyIndex = index
