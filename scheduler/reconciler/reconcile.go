@@ -19,6 +19,7 @@ func Reconcile(in Input) *Result {
 		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
 	}
 	stopped := in.Job == nil || in.Job.Stopped()
+	view := viewRollout(in)
 
 	var plans []*groupPlan
 	for _, name := range groupNames(in.Job, byGroup) {
@@ -32,7 +33,7 @@ func Reconcile(in Input) *Result {
 			plans = append(plans, planGroup(groupInput{
 				job: in.Job, tg: tg, allocs: byGroup[name], nodes: in.Nodes, batch: batch,
 				now: in.Now, evalID: in.Eval.ID, pendingEval: func(id string) bool { return pending[id] != nil },
-				classifier: classifier,
+				classifier: classifier, rollout: view.group(name),
 			}))
 		}
 	}
@@ -43,7 +44,49 @@ func Reconcile(in Input) *Result {
 		emit(res, plan)
 	}
 	res.Cancel = cancelTimeouts(in, plans, pending)
+	deploy(in, view, plans, res)
 	return res
+}
+
+// deploy fills the result's deployment: the one to create if a group
+// needs it and the current version has none, the one placements join, and
+// the status changes (an older version's deployment cancelled, the current
+// one successful once every group is done).
+func deploy(in Input, view *rolloutView, plans []*groupPlan, res *Result) {
+	res.DeploymentUpdates = view.updates
+	if in.Job == nil || in.Job.Stopped() {
+		return
+	}
+	if cur := view.current; cur != nil {
+		if cur.Active() {
+			res.DeploymentID = cur.ID
+		}
+		if cur.Status != structs.DeploymentStatusRunning {
+			return
+		}
+		for _, plan := range plans {
+			if !plan.deploy.done {
+				return
+			}
+		}
+		res.DeploymentUpdates = append(res.DeploymentUpdates, &structs.DeploymentStatusUpdate{
+			DeploymentID: cur.ID, Status: structs.DeploymentStatusSuccessful, StatusDescription: DeploymentDescSuccessful,
+		})
+		return
+	}
+	var d *structs.Deployment
+	for _, plan := range plans {
+		if plan.deploy.create == nil {
+			continue
+		}
+		if d == nil {
+			d = newDeployment(in.NewID(), in.Job, in.Eval.Priority, in.Now.UnixNano())
+		}
+		d.TaskGroups[plan.name] = plan.deploy.create
+	}
+	if d != nil {
+		res.Deployment, res.DeploymentID = d, d.ID
+	}
 }
 
 // makeAllFollowups creates the follow-up evals of every group, one per
@@ -155,6 +198,8 @@ func emit(res *Result, plan *groupPlan) {
 		case PlaceReschedule:
 			counts.RescheduleNow++
 			counts.Place++
+		case PlaceCanary:
+			counts.Canary++
 		default:
 			counts.Place++
 		}
@@ -175,7 +220,7 @@ func emit(res *Result, plan *groupPlan) {
 // back); allocs on down or deleted nodes are marked lost.
 func planStopAll(name string, allocs []*structs.Allocation, nodes map[string]*structs.Node, c Classifier, desc string) *groupPlan {
 	buckets := SortInto(allocs, nodes, c)
-	plan := &groupPlan{name: name, buckets: buckets, decisions: newDecisions()}
+	plan := &groupPlan{name: name, buckets: buckets, decisions: newDecisions(), deploy: groupDeploy{done: true}}
 	for k := Untainted; k <= Ignore; k++ {
 		for _, a := range buckets.Get(k) {
 			if a.TerminalStatus() {

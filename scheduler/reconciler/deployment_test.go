@@ -1,0 +1,231 @@
+package reconciler
+
+import (
+	"testing"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// rolloutWorld is a group of count allocs of version 1 being rolled to
+// version 2 (a destructive change) under deployment "d2": the first
+// `fresh` names already run version 2, the rest version 1.
+func rolloutWorld(count, fresh, maxParallel, canary int) (*world, *structs.Deployment) {
+	old := testJob(structs.JobTypeService, count)
+	old.CreateIndex = 5
+	job := nextVersion(old, func(j *structs.Job) {
+		j.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "2"}
+		j.TaskGroups[0].Update = &structs.UpdateStrategy{MaxParallel: maxParallel, Canary: canary, Stagger: 30e9}
+	})
+	w := newWorld(job, "n1", "n2")
+	for i := 0; i < count; i++ {
+		a := w.add(i, "n1", structs.AllocClientStatusRunning)
+		if i >= fresh {
+			a.Job = old
+		} else {
+			a.DeploymentID = "d2"
+		}
+	}
+	d := &structs.Deployment{ID: "d2", Namespace: job.Namespace, JobID: job.ID, JobVersion: job.Version,
+		JobCreateIndex: job.CreateIndex, Status: structs.DeploymentStatusRunning,
+		TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: count, DesiredCanaries: canary}}}
+	return w, d
+}
+
+func healthy(a *structs.Allocation, ok bool) *structs.Allocation {
+	a.DeploymentStatus = &structs.AllocDeploymentStatus{Healthy: structs.BoolPtr(ok)}
+	return a
+}
+
+func reconcileWith(w *world, d *structs.Deployment) *Result {
+	in := w.input()
+	in.Deployment = d
+	return Reconcile(in)
+}
+
+func TestDeploymentPacing(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(w *world, d *structs.Deployment)
+		// destructive is how many old allocs are replaced now.
+		destructive int
+		// wait: a rolling follow-up is made.
+		wait bool
+	}{
+		{"two new allocs without health use the whole budget", func(w *world, d *structs.Deployment) {}, 0, true},
+		{"one healthy frees one place", func(w *world, d *structs.Deployment) { healthy(w.allocs[0], true) }, 1, true},
+		{"both healthy free both places", func(w *world, d *structs.Deployment) {
+			healthy(w.allocs[0], true)
+			healthy(w.allocs[1], true)
+		}, 2, true},
+		{"an unhealthy alloc stops progress", func(w *world, d *structs.Deployment) {
+			healthy(w.allocs[0], true)
+			healthy(w.allocs[1], false)
+		}, 0, true},
+		{"an unknown alloc is neither in flight nor unhealthy", func(w *world, d *structs.Deployment) {
+			w.setNode("n2", structs.NodeStatusDisconnected)
+			healthy(w.allocs[0], true)
+			w.allocs[1].NodeID = "n2"
+			disconnected(w.allocs[1], t0.Add(-60e9))
+		}, 2, true},
+		{"a paused deployment replaces nothing and waits for resume", func(w *world, d *structs.Deployment) {
+			healthy(w.allocs[0], true)
+			healthy(w.allocs[1], true)
+			d.Status = structs.DeploymentStatusPaused
+		}, 0, false},
+		{"a failed deployment replaces nothing", func(w *world, d *structs.Deployment) {
+			healthy(w.allocs[0], true)
+			healthy(w.allocs[1], true)
+			d.Status = structs.DeploymentStatusFailed
+		}, 0, false},
+		{"allocs of another deployment do not count", func(w *world, d *structs.Deployment) {
+			w.allocs[0].DeploymentID = "d1"
+			healthy(w.allocs[1], true)
+		}, 2, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w, d := rolloutWorld(5, 2, 2, 0)
+			tc.setup(w, d)
+			res := reconcileWith(w, d)
+			if got := len(placesBy(res, PlaceDestructive)); got != tc.destructive {
+				t.Fatalf("destructive = %d, want %d", got, tc.destructive)
+			}
+			if got := len(res.Followups) > 0; got != tc.wait {
+				t.Fatalf("rolling follow-up = %v, want %v (%+v)", got, tc.wait, res.Followups)
+			}
+			if res.Deployment != nil {
+				t.Fatalf("created a second deployment %+v", res.Deployment)
+			}
+			wantID := d.ID
+			if !d.Active() {
+				wantID = ""
+			}
+			if res.DeploymentID != wantID {
+				t.Fatalf("placements join %q, want %q", res.DeploymentID, wantID)
+			}
+		})
+	}
+}
+
+func TestHaltedDeploymentStillReplacesLostAllocs(t *testing.T) {
+	w, d := rolloutWorld(3, 1, 1, 0)
+	healthy(w.allocs[0], true)
+	d.Status = structs.DeploymentStatusPaused
+	w.setNode("n2", structs.NodeStatusDown)
+	w.allocs[2].NodeID = "n2"
+	res := reconcileWith(w, d)
+	if got := len(placesBy(res, PlaceLost)); got != 1 {
+		t.Fatalf("lost replacements = %d, want 1", got)
+	}
+	if got := len(placesBy(res, PlaceDestructive)); got != 0 {
+		t.Fatalf("destructive = %d under a paused deployment", got)
+	}
+	if res.DeploymentID != "d2" {
+		t.Fatalf("the replacement joins %q, want the paused deployment", res.DeploymentID)
+	}
+}
+
+func TestCanariesFirstThenPromotion(t *testing.T) {
+	// A new version with canary 2: two canaries named after the lowest
+	// old allocs, nothing stopped, a new deployment wanting them.
+	w, _ := rolloutWorld(4, 0, 1, 2)
+	res := reconcileWith(w, nil)
+	canaries := placesBy(res, PlaceCanary)
+	if len(canaries) != 2 || len(res.Places) != 2 || len(res.Stops) != 0 {
+		t.Fatalf("places %v stops %v, want 2 canaries only", placeNames(res), stopIDs(res))
+	}
+	equalStrings(t, "canary names", placeNames(res), []string{w.allocs[0].Name, w.allocs[1].Name})
+	for _, p := range canaries {
+		if !p.Canary || p.Previous != nil {
+			t.Fatalf("canary %+v", p)
+		}
+	}
+	d := res.Deployment
+	if d == nil || res.DeploymentID != d.ID || d.TaskGroups["web"].DesiredCanaries != 2 || d.TaskGroups["web"].DesiredTotal != 4 {
+		t.Fatalf("deployment = %+v", d)
+	}
+	if res.DesiredTGUpdates["web"].Canary != 2 {
+		t.Fatalf("desired updates = %+v", res.DesiredTGUpdates["web"])
+	}
+
+	// The canaries run, healthy: still nothing until promotion.
+	w.apply(res, w.firstReady)
+	for _, a := range w.allocs[4:] {
+		a.DeploymentID = d.ID
+		a.ClientStatus = structs.AllocClientStatusRunning
+		healthy(a, true).DeploymentStatus.Canary = true
+		d.TaskGroups["web"].PlacedCanaries = append(d.TaskGroups["web"].PlacedCanaries, a.ID)
+	}
+	res = reconcileWith(w, d)
+	if len(res.Places) != 0 || len(res.Stops) != 0 || len(res.DeploymentUpdates) != 0 {
+		t.Fatalf("before promotion: places %v stops %v updates %+v", placeNames(res), stopIDs(res), res.DeploymentUpdates)
+	}
+
+	// Promoted: the canaries' namesakes stop, one more old alloc rolls.
+	d.TaskGroups["web"].Promoted = true
+	res = reconcileWith(w, d)
+	equalStrings(t, "stops", stopIDs(res), []string{w.allocs[0].ID, w.allocs[1].ID})
+	for _, s := range res.Stops {
+		if s.Description != DescCanaryPromoted {
+			t.Fatalf("stop description %q", s.Description)
+		}
+	}
+	if got := placesBy(res, PlaceDestructive); len(got) != 1 || got[0].Name != w.allocs[2].Name {
+		t.Fatalf("destructive = %+v, want %s", got, w.allocs[2].Name)
+	}
+}
+
+func TestCanariesOfAFailedDeploymentAreStopped(t *testing.T) {
+	w, d := rolloutWorld(3, 0, 1, 1)
+	c := w.add(0, "n2", structs.AllocClientStatusRunning)
+	c.DeploymentID = d.ID
+	healthy(c, false).DeploymentStatus.Canary = true
+	d.TaskGroups["web"].PlacedCanaries = []string{c.ID}
+	d.Status = structs.DeploymentStatusFailed
+	res := reconcileWith(w, d)
+	equalStrings(t, "stops", stopIDs(res), []string{c.ID})
+	if len(res.Places) != 0 {
+		t.Fatalf("places %v", placeNames(res))
+	}
+}
+
+func TestDeploymentCompletesWhenEveryAllocIsHealthy(t *testing.T) {
+	w, d := rolloutWorld(3, 3, 1, 0)
+	healthy(w.allocs[0], true)
+	healthy(w.allocs[1], true)
+	if res := reconcileWith(w, d); len(res.DeploymentUpdates) != 0 {
+		t.Fatalf("2/3 healthy: updates %+v", res.DeploymentUpdates)
+	}
+	healthy(w.allocs[2], true)
+	res := reconcileWith(w, d)
+	if len(res.DeploymentUpdates) != 1 || res.DeploymentUpdates[0].Status != structs.DeploymentStatusSuccessful ||
+		res.DeploymentUpdates[0].StatusDescription != DeploymentDescSuccessful {
+		t.Fatalf("updates %+v, want successful", res.DeploymentUpdates)
+	}
+	// An unknown alloc is not counted healthy.
+	w.setNode("n2", structs.NodeStatusDisconnected)
+	w.allocs[2].NodeID = "n2"
+	disconnected(w.allocs[2], t0.Add(-60e9))
+	if res := reconcileWith(w, d); len(res.DeploymentUpdates) != 0 {
+		t.Fatalf("with an unknown alloc: updates %+v", res.DeploymentUpdates)
+	}
+}
+
+func TestOlderDeploymentIsCancelled(t *testing.T) {
+	w, d := rolloutWorld(2, 0, 1, 0)
+	d.JobVersion = w.job.Version - 1
+	res := reconcileWith(w, d)
+	if len(res.DeploymentUpdates) != 1 || res.DeploymentUpdates[0].DeploymentID != d.ID ||
+		res.DeploymentUpdates[0].Status != structs.DeploymentStatusCancelled ||
+		res.DeploymentUpdates[0].StatusDescription != DeploymentDescNewerJob {
+		t.Fatalf("updates %+v", res.DeploymentUpdates)
+	}
+	if res.Deployment == nil || res.Deployment.ID == d.ID || res.DeploymentID != res.Deployment.ID {
+		t.Fatalf("new deployment %+v joined by %q", res.Deployment, res.DeploymentID)
+	}
+	// A deployment that already ended is left alone.
+	d.Status = structs.DeploymentStatusFailed
+	if res := reconcileWith(w, d); len(res.DeploymentUpdates) != 0 {
+		t.Fatalf("ended deployment updated: %+v", res.DeploymentUpdates)
+	}
+}
