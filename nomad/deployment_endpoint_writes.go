@@ -55,12 +55,12 @@ func (d *Deployment) Promote(args *structs.DeploymentPromoteRequest, reply *stru
 	if done, err := d.srv.forward("Deployment.Promote", args, args, reply); done {
 		return err
 	}
-	if args.All && len(args.Groups) > 0 {
-		return errBadRequest("All and Groups are both set; promote either every group (All) or the named Groups")
-	}
 	dep, job, err := d.writable(args, args.DeploymentID)
 	if err != nil {
 		return err
+	}
+	if args.All && len(args.Groups) > 0 {
+		return errBadRequest("All and Groups are both set; promote either every group (All) or the named Groups")
 	}
 	now := d.srv.Now()
 	req := *args
@@ -172,12 +172,12 @@ func (d *Deployment) SetAllocHealth(args *structs.DeploymentAllocHealthRequest, 
 	if done, err := d.srv.forward("Deployment.SetAllocHealth", args, args, reply); done {
 		return err
 	}
-	if n := len(args.HealthyAllocationIDs) + len(args.UnhealthyAllocationIDs); n > maxHealthAllocIDs {
-		return errBadRequest("HealthyAllocationIDs and UnhealthyAllocationIDs name %d allocations; at most %d may be named at once", n, maxHealthAllocIDs)
-	}
 	dep, job, err := d.writable(args, args.DeploymentID)
 	if err != nil {
 		return err
+	}
+	if n := len(args.HealthyAllocationIDs) + len(args.UnhealthyAllocationIDs); n > maxHealthAllocIDs {
+		return errBadRequest("HealthyAllocationIDs and UnhealthyAllocationIDs name %d allocations; at most %d may be named at once", n, maxHealthAllocIDs)
 	}
 	if dep.Status != structs.DeploymentStatusRunning {
 		return errBadRequest("cannot set allocation health in deployment %s: it is %s; only a running deployment takes health", structs.ShortID(dep.ID), dep.Status)
@@ -209,12 +209,12 @@ func (d *Deployment) SetAllocHealth(args *structs.DeploymentAllocHealthRequest, 
 // writable finds an active deployment the request's token may change
 // (submit-job in its namespace) and its job.
 func (d *Deployment) writable(info structs.RPCInfo, id string) (*structs.Deployment, *structs.Job, error) {
-	if id == "" {
-		return nil, nil, errBadRequest("DeploymentID is empty; name the deployment to change")
-	}
 	aclObj, err := d.srv.allowNamespaceOp(info, acl.AllNamespaces, acl.NamespaceCapabilitySubmitJob)
 	if err != nil {
 		return nil, nil, err
+	}
+	if id == "" {
+		return nil, nil, errBadRequest("DeploymentID is empty; name the deployment to change")
 	}
 	st := d.srv.State()
 	dep, err := st.DeploymentByID(nil, id)

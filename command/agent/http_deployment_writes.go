@@ -9,7 +9,10 @@ import (
 // The deployment writes, in Nomad's shapes: each takes the deployment's
 // full ID in the path and, where Nomad's has one, a JSON body whose
 // DeploymentID (optional) must match it; each answers a
-// DeploymentUpdateResponse.
+// DeploymentUpdateResponse. Bodies are optional here so that the server
+// checks the token before it judges what the body asks (a caller without
+// a token learns nothing from a 400): an empty pause body resumes, and an
+// empty promote or health body is refused by the server, after the token.
 
 // checkBodyDeploymentID rejects a body naming another deployment than the
 // path; an empty one takes the path's.
@@ -43,16 +46,13 @@ func (s *httpAPI) deploymentPromote(w http.ResponseWriter, r *http.Request) (any
 	if err := checkBodyDeploymentID(r, &args.DeploymentID); err != nil {
 		return nil, err
 	}
-	if !args.All && len(args.Groups) == 0 {
-		return nil, badRequest(`the body promotes nothing; set "All": true, or name task groups in "Groups"`)
-	}
 	args.Eval, args.UpdatedAt = nil, 0
 	return s.deploymentWrite(w, r, "Deployment.Promote", &args, &args.WriteRequest)
 }
 
 func (s *httpAPI) deploymentPause(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.DeploymentPauseRequest
-	if err := decodeBody(r, &args); err != nil {
+	if err := optionalBody(r, &args); err != nil {
 		return nil, err
 	}
 	if err := checkBodyDeploymentID(r, &args.DeploymentID); err != nil {
@@ -73,7 +73,7 @@ func (s *httpAPI) deploymentUnblock(w http.ResponseWriter, r *http.Request) (any
 
 func (s *httpAPI) deploymentAllocHealth(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.DeploymentAllocHealthRequest
-	if err := decodeBody(r, &args); err != nil {
+	if err := optionalBody(r, &args); err != nil {
 		return nil, err
 	}
 	if err := checkBodyDeploymentID(r, &args.DeploymentID); err != nil {

@@ -129,7 +129,7 @@ func updateDeploymentStatusTxn(txn *memdb.Txn, index uint64, u *structs.Deployme
 		return fmt.Errorf("state: updating deployment %s: %w", d.ID, err)
 	}
 	if d.Status == structs.DeploymentStatusSuccessful && existing.Status != structs.DeploymentStatusSuccessful {
-		if err := markJobStableTxn(txn, index, d.Namespace, d.JobID, d.JobVersion); err != nil {
+		if err := markJobStableTxn(txn, index, d); err != nil {
 			return err
 		}
 	}

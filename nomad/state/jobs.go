@@ -151,23 +151,30 @@ func deleteJobTxn(txn *memdb.Txn, index uint64, existing *structs.Job) error {
 // succeeded) or not. Auto-revert goes back to the newest stable version.
 func (s *StateStore) UpdateJobStability(index uint64, namespace, jobID string, version uint64, stable bool) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
-		v, err := jobByIDAndVersionTxn(txn, nil, namespace, jobID, version)
-		if err != nil {
-			return err
-		}
-		if v == nil {
-			return fmt.Errorf("job %s/%s version %d: %w", namespace, jobID, version, structs.ErrNotFound)
-		}
-		return setJobStabilityTxn(txn, index, v, stable)
+		return updateJobStabilityTxn(txn, index, namespace, jobID, version, stable)
 	})
 }
 
-// markJobStableTxn marks a version stable when its deployment succeeded. A
-// version already trimmed from the history (or a job purged meanwhile) is
-// skipped: the deployment's success still stands.
-func markJobStableTxn(txn *memdb.Txn, index uint64, namespace, jobID string, version uint64) error {
+// updateJobStabilityTxn is UpdateJobStability inside txn, for a write that
+// also completes the deployment of that version.
+func updateJobStabilityTxn(txn *memdb.Txn, index uint64, namespace, jobID string, version uint64, stable bool) error {
 	v, err := jobByIDAndVersionTxn(txn, nil, namespace, jobID, version)
-	if err != nil || v == nil || v.Stable {
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return fmt.Errorf("job %s/%s version %d: %w", namespace, jobID, version, structs.ErrNotFound)
+	}
+	return setJobStabilityTxn(txn, index, v, stable)
+}
+
+// markJobStableTxn marks the version d deployed stable when d succeeded. A
+// version already trimmed from the history, or a job purged (and perhaps
+// registered again) meanwhile, is skipped: the deployment's success still
+// stands.
+func markJobStableTxn(txn *memdb.Txn, index uint64, d *structs.Deployment) error {
+	v, err := jobByIDAndVersionTxn(txn, nil, d.Namespace, d.JobID, d.JobVersion)
+	if err != nil || v == nil || v.Stable || (d.JobCreateIndex != 0 && v.CreateIndex != d.JobCreateIndex) {
 		return err
 	}
 	return setJobStabilityTxn(txn, index, v, true)
