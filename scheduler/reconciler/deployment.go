@@ -4,14 +4,6 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// Deployment status descriptions the reconciler writes, as Nomad words them
-// so that `deployment status` reads the same.
-const (
-	DeploymentDescNewerJob   = "Cancelled due to newer version of job"
-	DeploymentDescStoppedJob = "Cancelled because job is stopped"
-	DeploymentDescSuccessful = "Deployment completed successfully"
-)
-
 // rolloutView is what one evaluation knows about the job's deployments:
 // which one the current job version is rolling out under, and which status
 // changes the evaluation makes.
@@ -37,11 +29,11 @@ func viewRollout(in Input) *rolloutView {
 	switch {
 	case in.Job.Stopped():
 		if d.Active() {
-			v.cancel(d, DeploymentDescStoppedJob)
+			v.cancel(d, structs.DeploymentStatusDescriptionStoppedJob)
 		}
 	case d.JobCreateIndex != in.Job.CreateIndex || d.JobVersion != in.Job.Version:
 		if d.Active() {
-			v.cancel(d, DeploymentDescNewerJob)
+			v.cancel(d, structs.DeploymentStatusDescriptionNewerJob)
 		}
 	case d.Status == structs.DeploymentStatusSuccessful:
 	default:
@@ -173,10 +165,26 @@ func newDeployment(id string, job *structs.Job, priority int, now int64) *struct
 		JobCreateIndex:     job.CreateIndex,
 		TaskGroups:         map[string]*structs.DeploymentState{},
 		Status:             structs.DeploymentStatusRunning,
-		StatusDescription:  "Deployment is running",
+		StatusDescription:  structs.DeploymentStatusDescriptionRunning,
 		EvalPriority:       priority,
 		CreateTime:         now,
 		ModifyTime:         now,
+	}
+}
+
+// describeNew words a new deployment's status: one whose canaries wait
+// for an operator says so, as Nomad's does.
+func describeNew(d *structs.Deployment) {
+	for _, name := range sortedKeys(d.TaskGroups) {
+		st := d.TaskGroups[name]
+		if st.DesiredCanaries == 0 {
+			continue
+		}
+		if !st.AutoPromote {
+			d.StatusDescription = structs.DeploymentStatusDescriptionRunningNeedsPromotion
+			return
+		}
+		d.StatusDescription = structs.DeploymentStatusDescriptionRunningAutoPromotion
 	}
 }
 

@@ -144,6 +144,9 @@ func TestCanariesFirstThenPromotion(t *testing.T) {
 	if d == nil || res.DeploymentID != d.ID || d.TaskGroups["web"].DesiredCanaries != 2 || d.TaskGroups["web"].DesiredTotal != 4 {
 		t.Fatalf("deployment = %+v", d)
 	}
+	if d.StatusDescription != structs.DeploymentStatusDescriptionRunningNeedsPromotion {
+		t.Fatalf("status description %q", d.StatusDescription)
+	}
 	if res.DesiredTGUpdates["web"].Canary != 2 {
 		t.Fatalf("desired updates = %+v", res.DesiredTGUpdates["web"])
 	}
@@ -199,7 +202,7 @@ func TestDeploymentCompletesWhenEveryAllocIsHealthy(t *testing.T) {
 	healthy(w.allocs[2], true)
 	res := reconcileWith(w, d)
 	if len(res.DeploymentUpdates) != 1 || res.DeploymentUpdates[0].Status != structs.DeploymentStatusSuccessful ||
-		res.DeploymentUpdates[0].StatusDescription != DeploymentDescSuccessful {
+		res.DeploymentUpdates[0].StatusDescription != structs.DeploymentStatusDescriptionSuccessful {
 		t.Fatalf("updates %+v, want successful", res.DeploymentUpdates)
 	}
 	// An unknown alloc is not counted healthy.
@@ -217,7 +220,7 @@ func TestOlderDeploymentIsCancelled(t *testing.T) {
 	res := reconcileWith(w, d)
 	if len(res.DeploymentUpdates) != 1 || res.DeploymentUpdates[0].DeploymentID != d.ID ||
 		res.DeploymentUpdates[0].Status != structs.DeploymentStatusCancelled ||
-		res.DeploymentUpdates[0].StatusDescription != DeploymentDescNewerJob {
+		res.DeploymentUpdates[0].StatusDescription != structs.DeploymentStatusDescriptionNewerJob {
 		t.Fatalf("updates %+v", res.DeploymentUpdates)
 	}
 	if res.Deployment == nil || res.Deployment.ID == d.ID || res.DeploymentID != res.Deployment.ID {

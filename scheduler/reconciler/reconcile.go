@@ -70,7 +70,7 @@ func deploy(in Input, view *rolloutView, plans []*groupPlan, res *Result) {
 			}
 		}
 		res.DeploymentUpdates = append(res.DeploymentUpdates, &structs.DeploymentStatusUpdate{
-			DeploymentID: cur.ID, Status: structs.DeploymentStatusSuccessful, StatusDescription: DeploymentDescSuccessful,
+			DeploymentID: cur.ID, Status: structs.DeploymentStatusSuccessful, StatusDescription: structs.DeploymentStatusDescriptionSuccessful,
 		})
 		return
 	}
@@ -85,6 +85,7 @@ func deploy(in Input, view *rolloutView, plans []*groupPlan, res *Result) {
 		d.TaskGroups[plan.name] = plan.deploy.create
 	}
 	if d != nil {
+		describeNew(d)
 		res.Deployment, res.DeploymentID = d, d.ID
 	}
 }
