@@ -285,3 +285,33 @@ func TestAHaltedGroupDoesNotCancelAnotherGroupsFollowUp(t *testing.T) {
 		t.Fatalf("deployment groups %+v", st)
 	}
 }
+
+func TestAFailedCanaryWaitsForItsDelayedRescheduleAsACanary(t *testing.T) {
+	w, d := rolloutWorld(3, 0, 1, 1)
+	w.job.TaskGroups[0].ReschedulePolicy = &structs.ReschedulePolicy{Delay: 30e9, DelayFunction: structs.DelayFunctionConstant, Unlimited: true}
+	c := w.add(0, "n2", structs.AllocClientStatusFailed)
+	c.DeploymentID = d.ID
+	c.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
+	c.TaskStates = map[string]*structs.TaskState{"server": {State: structs.TaskStateDead, Failed: true, FinishedAt: t0}}
+	d.TaskGroups["web"].PlacedCanaries = []string{c.ID}
+	res := reconcileWith(w, d)
+	if len(res.Places) != 0 || len(res.Stops) != 0 {
+		t.Fatalf("places %v stops %v, want the canary to wait", placeNames(res), stopIDs(res))
+	}
+	if len(res.Followups) != 1 || res.Followups[0].TriggeredBy != structs.EvalTriggerRetryFailedAlloc {
+		t.Fatalf("follow-ups %+v, want the canary's delayed reschedule", res.Followups)
+	}
+	if u := findUpdate(res, c.ID); u == nil || u.Alloc.FollowupEvalID != res.Followups[0].ID {
+		t.Fatalf("canary not linked to its follow-up: %+v", u)
+	}
+
+	// When the follow-up runs, the replacement is a canary.
+	w.apply(res, w.firstReady)
+	w.evalID = res.Followups[0].ID
+	w.now = t0.Add(30e9)
+	res = reconcileWith(w, d)
+	ps := placesBy(res, PlaceReschedule)
+	if len(ps) != 1 || !ps[0].Canary || ps[0].Previous.ID != c.ID || len(res.Places) != 1 {
+		t.Fatalf("places %+v, want one rescheduled canary", res.Places)
+	}
+}
