@@ -87,24 +87,30 @@ func (s *Syncer) Run(ctx context.Context) {
 	log := s.cfg.Logger.Named("service_registration")
 	failures := 0
 	resync := s.cfg.Clock.After(s.cfg.ResyncInterval)
+	// retry is the pending retry after a failed pass, if any. A kick
+	// that fails again keeps it rather than starting another, so the
+	// backoff holds however often allocs change.
+	var retry <-chan time.Time
 	for {
-		var retry <-chan time.Time
 		if err := s.Sync(ctx); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			d := s.backoff(failures)
-			failures++
-			log.Warn("service registration sync failed; retrying", "error", err, "retry_in", d)
-			retry = s.cfg.Clock.After(d)
+			if retry == nil {
+				d := s.backoff(failures)
+				failures++
+				log.Warn("service registration sync failed; retrying", "error", err, "retry_in", d)
+				retry = s.cfg.Clock.After(d)
+			}
 		} else {
-			failures = 0
+			failures, retry = 0, nil
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.kick:
 		case <-retry:
+			retry = nil
 		case <-resync:
 			s.known = map[string]*structs.ServiceRegistration{}
 			resync = s.cfg.Clock.After(s.cfg.ResyncInterval)
