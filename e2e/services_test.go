@@ -214,3 +214,36 @@ func TestNomadServiceTemplateRendersTheLiveAddresses(t *testing.T) {
 		t.Fatalf("change_mode noop restarted the front task: %v %+v", err, f)
 	}
 }
+
+// A client that restarts registers its allocs' services again under the
+// same IDs: a registration removed while it was down comes back, once,
+// and nothing is duplicated.
+func TestNativeServicesAfterAClientRestart(t *testing.T) {
+	m := newTaskMarker(t)
+	c := startFaultCluster(t, "c1")
+	s, c1 := c.server, c.clients["c1"]
+	nc := nomadClient(t, s)
+	registerJob(t, s, servicesJob("again", m), 10*time.Second)
+	alloc, pid := waitForFirstAlloc(t, s, "again", m)
+	var before *nomadapi.ServiceRegistration
+	waitFor(t, 10*time.Second, func() (bool, string) {
+		regs, desc := registrations(nc, "again-web")
+		if len(regs) == 1 {
+			before = regs[0]
+		}
+		return len(regs) == 1, desc
+	})
+
+	c1.kill()
+	if _, err := nc.Services().Delete("again-web", before.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	c1.start()
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		regs, desc := registrations(nc, "again-web")
+		return len(regs) == 1 && regs[0].ID == before.ID && regs[0].AllocID == alloc.ID && regs[0].Port == before.Port, desc
+	})
+	if got := m.procs()[alloc.ID]; got != pid {
+		t.Fatalf("the task was restarted (pid %d, now %d): the registration is not from a re-attached alloc", pid, got)
+	}
+}
