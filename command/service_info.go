@@ -16,7 +16,8 @@ Usage: drover service info [options] <service name>
 Info Options:
 
   -json     Print the registrations as JSON.
-  -verbose  Show full IDs, the datacenter and the raft indexes.
+  -verbose  Show each registration in full: its ID, namespace, full node
+            and allocation IDs and datacenter.
 `
 
 func serviceInfo(m *Meta, args []string) int {
@@ -44,20 +45,25 @@ func serviceInfo(m *Meta, args []string) int {
 		m.out("No service registrations found")
 		return 0
 	}
-	header := "Job ID|Address|Tags|Node ID|Alloc ID"
 	if *verbose {
-		header = "ID|Job ID|Address|Tags|Datacenter|Node ID|Alloc ID|Create Index|Modify Index"
+		// One key = value block per registration, as Nomad's -verbose.
+		for i, r := range regs {
+			if i > 0 {
+				fmt.Fprintln(m.stdout)
+			}
+			fmt.Fprint(m.stdout, keyValues([]string{
+				"ID|" + r.ID, "Service Name|" + r.ServiceName, "Namespace|" + r.Namespace, "Job ID|" + r.JobID,
+				"Alloc ID|" + r.AllocID, "Node ID|" + r.NodeID, "Datacenter|" + r.Datacenter,
+				"Address|" + net.JoinHostPort(r.Address, strconv.Itoa(r.Port)), "Tags|[" + strings.Join(r.Tags, ",") + "]",
+			}))
+		}
+		return 0
 	}
-	rows := []string{header}
+	rows := []string{"Job ID|Address|Tags|Node ID|Alloc ID"}
 	for _, r := range regs {
 		addr := net.JoinHostPort(r.Address, strconv.Itoa(r.Port))
-		tags := "[" + strings.Join(r.Tags, ",") + "]"
-		if *verbose {
-			rows = append(rows, fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%d|%d", r.ID, r.JobID, addr, tags, r.Datacenter,
-				r.NodeID, r.AllocID, r.CreateIndex, r.ModifyIndex))
-		} else {
-			rows = append(rows, fmt.Sprintf("%s|%s|%s|%s|%s", r.JobID, addr, tags, shortID(r.NodeID, false), shortID(r.AllocID, false)))
-		}
+		rows = append(rows, fmt.Sprintf("%s|%s|[%s]|%s|%s", r.JobID, addr, strings.Join(r.Tags, ","),
+			shortID(r.NodeID, false), shortID(r.AllocID, false)))
 	}
 	fmt.Fprint(m.stdout, columns(rows))
 	return 0

@@ -34,6 +34,18 @@ func TestServiceInfoShowsEachInstance(t *testing.T) {
 		"Job ID  Address         Tags       Node ID   Alloc ID",
 		"shop    10.0.0.1:25001  [v1,live]  "+nodeID[:8]+"  "+allocID[:8],
 	)
+	verbose := runCLI(t, f, "", "service", "info", "-verbose", "web")
+	wantLines(t, verbose.stdout,
+		"ID           = _nomad-task-"+allocID+"-group-web-web-http",
+		"Service Name = web",
+		"Namespace    = default",
+		"Job ID       = shop",
+		"Alloc ID     = "+allocID,
+		"Node ID      = "+nodeID,
+		"Datacenter   = dc1",
+		"Address      = 10.0.0.1:25001",
+		"Tags         = [v1,live]",
+	)
 	if res := runCLI(t, newFakeAgent(t).json("GET /v1/service/none", `[]`), "", "service", "info", "none"); !strings.Contains(res.stdout, "No service registrations found") {
 		t.Fatalf("empty service: %q", res.stdout)
 	}
