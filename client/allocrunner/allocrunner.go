@@ -164,7 +164,12 @@ func (ar *AllocRunner) Alloc() *structs.Allocation {
 	u := v.snapshot()
 	a.ClientStatus, a.ClientDescription, a.TaskStates = u.ClientStatus, u.ClientDescription, u.TaskStates
 	if u.DeploymentStatus != nil {
-		a.DeploymentStatus = u.DeploymentStatus
+		// Health is the client's; Canary is the servers' (the scheduler
+		// sets it, a promotion clears it), so it comes from their newest
+		// version: services pick canary_tags by it.
+		ds := *u.DeploymentStatus
+		ds.Canary = v.alloc.DeploymentStatus != nil && v.alloc.DeploymentStatus.Canary
+		a.DeploymentStatus = &ds
 	}
 	return a
 }
