@@ -52,6 +52,14 @@ type PoolConfig struct {
 	// keep theirs. Nil means plaintext.
 	TLS *tls.Config
 
+	// LocalAddr, when set, is the source address of the pool's
+	// connections. The servers count connections and blocking queries per
+	// client IP (limits.rpc_max_conns_per_client,
+	// max_blocking_queries_per_client); a node simulator gives each group
+	// of simulated nodes its own loopback address so that, as for real
+	// nodes, each host stays within its share. Nil lets the system choose.
+	LocalAddr net.Addr
+
 	// Now is the clock for idle accounting. Nil means time.Now; tests
 	// substitute a fake.
 	Now func() time.Time
@@ -342,7 +350,7 @@ func (p *ConnPool) dial(key poolKey, d *pendingDial) {
 func (p *ConnPool) connect(addr string) (*yamux.Session, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, p.cfg.DialTimeout)
 	defer cancel()
-	var dialer net.Dialer
+	dialer := net.Dialer{LocalAddr: p.cfg.LocalAddr}
 	conn, err := dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
