@@ -65,9 +65,9 @@ func newNode(s *Sim, i int, sh *shard, ids *rand.Rand) (*node, error) {
 		ID: id, SecretID: secret, Name: name, Datacenter: cfg.Datacenters[i%len(cfg.Datacenters)],
 		NodeClass: cfg.NodeClass, NodePool: cfg.NodePool, Attributes: attrs, Meta: meta, Drivers: drivers,
 		NodeResources: &structs.NodeResources{
-			Cpu:    structs.NodeCpuResources{CpuShares: cfg.CPU, TotalCpuCores: 4},
-			Memory: structs.NodeMemoryResources{MemoryMB: cfg.MemoryMB},
-			Disk:   structs.NodeDiskResources{DiskMB: cfg.DiskMB},
+			Cpu:      structs.NodeCpuResources{CpuShares: cfg.CPU, TotalCpuCores: 4},
+			Memory:   structs.NodeMemoryResources{MemoryMB: cfg.MemoryMB},
+			Disk:     structs.NodeDiskResources{DiskMB: cfg.DiskMB},
 			Networks: structs.Networks{{Mode: "host", Device: "lo", IP: "127.0.0.1", CIDR: "127.0.0.1/32", MBits: 1000}},
 			NodeNetworks: []*structs.NodeNetworkResource{{Mode: "host", Device: "lo", Speed: 1000,
 				Addresses: []structs.NodeNetworkAddress{{Family: "ipv4", Alias: "default", Address: "127.0.0.1"}}}},
