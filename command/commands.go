@@ -65,6 +65,8 @@ var verbs = []verb{
 	{"service list", "List native services", serviceList},
 	{"service info", "Show the registrations of a native service", serviceInfo},
 	{"service delete", "Delete a registration of a native service", serviceDelete},
+	// Node simulator (issue 16, nodesim).
+	{"nodesim", "Simulate many client nodes against real servers", nodesimCmd},
 }
 
 // runVerb runs the verb args name, if any. ok is false when args name no
