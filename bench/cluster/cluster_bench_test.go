@@ -1,0 +1,280 @@
+//go:build benchcluster
+
+package cluster
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/structs"
+)
+
+var (
+	flagDrover  = flag.String("drover", "", "path of the drover binary that runs nodesim (required)")
+	flagNodes   = flag.String("nodes", "5000,10000", "simulated node counts, comma separated")
+	flagServers = flag.String("servers", "1,3", "server counts, comma separated")
+	flagAllocs  = flag.Int("allocs", 20000, "allocs to place: half binpacked, half spread over the racks")
+	flagRacks   = flag.Int("racks", 50, "racks (meta.rack values) to spread over")
+	flagStorm   = flag.Int("storm", 1000, "nodes cut off in the disconnect storm")
+	flagHBRate  = flag.Float64("max-heartbeats-per-second", 500, "the servers' max_heartbeats_per_second")
+	flagJSON    = flag.String("json", "", "write the results as JSON to this file")
+	flagTimeout = flag.Duration("phase-timeout", 10*time.Minute, "give up on a phase after this long")
+)
+
+const jobSize = 1000 // allocs per job
+
+// Result is one variant's figures. Durations are in seconds, latencies in
+// milliseconds, sizes in bytes.
+type Result struct {
+	Servers            int
+	Nodes              int
+	LoadAvgBefore      string
+	LoadAvgAfter       string
+	NodesReadySec      float64
+	HeartbeatTTLSec    float64
+	HeartbeatsPerSec   float64
+	Binpack            Phase
+	Spread             Phase
+	Allocs             int
+	PlaceSec           float64
+	PlacementsPerSec   float64
+	EvalLatencyP50Ms   float64
+	EvalLatencyP99Ms   float64
+	PlanApplyLatency   string
+	ServerHeapPerNode  float64
+	ServerHeapPerAlloc float64
+	SimHeapPerNode     float64
+	SimGoroutines      int
+	Storm              Storm
+	Errors             []string `json:",omitempty"`
+}
+
+// Phase is one batch of jobs registered at once.
+type Phase struct {
+	Jobs             int
+	Allocs           int
+	Sec              float64
+	PlacementsPerSec float64
+	Evals            int
+	EvalP50Ms        float64
+	EvalP99Ms        float64
+}
+
+// Storm is the disconnect-and-return storm.
+type Storm struct {
+	Nodes        int
+	DownSec      float64 // cut off until the servers marked them all down
+	EvalsCreated int
+	ConvergeSec  float64 // back until nodes ready, every job at count, old allocs stopped
+	Duplicates   int     // most allocs running beyond a job's count at any sample
+	Converged    bool
+}
+
+func TestBenchCluster(t *testing.T) {
+	if *flagDrover == "" {
+		t.Skip("-drover (the path of bin/drover) is required; run `make bench-cluster`")
+	}
+	var results []*Result
+	for _, ns := range splitInts(t, *flagServers) {
+		for _, nn := range splitInts(t, *flagNodes) {
+			t.Run(fmt.Sprintf("servers=%d/nodes=%d", ns, nn), func(t *testing.T) {
+				r := runVariant(t, ns, nn)
+				results = append(results, r)
+				printTable(results)
+			})
+		}
+	}
+	if *flagJSON != "" {
+		buf, _ := json.MarshalIndent(results, "", "  ")
+		if err := os.WriteFile(*flagJSON, buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func splitInts(t *testing.T, s string) []int {
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 {
+			t.Fatalf("%q: expected positive whole numbers separated by commas", s)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func startServers(t *testing.T, n int) (*nomad.Server, []string) {
+	var servers []*nomad.Server
+	for i := 0; i < n; i++ {
+		i := i
+		servers = append(servers, nomad.TestServer(t, func(c *nomad.Config) {
+			c.NodeName = fmt.Sprintf("bench-s%d", i)
+			c.NumSchedulers = runtime.NumCPU()
+			c.MaxHeartbeatsPerSecond = *flagHBRate
+			c.Logger = hclog.New(&hclog.LoggerOptions{Name: c.NodeName, Level: hclog.Error})
+			rc := raft.DefaultConfig()
+			rc.CommitTimeout = 5 * time.Millisecond
+			c.RaftConfig = rc
+			if n > 1 {
+				c.BootstrapExpect = n
+			}
+		}))
+	}
+	for _, s := range servers {
+		for _, o := range servers {
+			if o != s {
+				s.Join(o.RPCAddr())
+			}
+		}
+	}
+	leader := nomad.WaitForLeader(t, time.Minute, servers...)
+	var addrs []string
+	for _, s := range servers {
+		addrs = append(addrs, s.RPCAddr())
+	}
+	return leader, addrs
+}
+
+func heap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// simStats is what nodesim writes to its -stats-file.
+type simStats struct {
+	HeapAlloc     uint64
+	Goroutines    int
+	Nodes         int
+	Registered    int
+	Heartbeats    int64
+	AllocsRunning int64
+	NodesFaulted  int64
+	NodesReturned int64
+}
+
+func readSim(t *testing.T, path string) simStats {
+	var st simStats
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		b, err := os.ReadFile(path)
+		if err == nil && json.Unmarshal(b, &st) == nil {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("reading nodesim stats %s: %v", path, err)
+		}
+		time.Sleep(200 * time.Millisecond) // polling a file another process writes
+	}
+}
+
+// waitUntil polls cond every interval until it holds or the phase
+// timeout passes; it reports whether cond held.
+func waitUntil(interval time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(*flagTimeout)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(interval) // polling the servers' state at a fixed rate
+	}
+}
+
+func runVariant(t *testing.T, nServers, nNodes int) *Result {
+	r := &Result{Servers: nServers, Nodes: nNodes, LoadAvgBefore: loadavg(),
+		PlanApplyLatency: "n/a: needs /v1/metrics (nomad.plan.apply), not in this build"}
+	leader, addrs := startServers(t, nServers)
+	st := leader.State()
+	// The servers' fixed cost (raft, bolt, caches) is not the nodes'.
+	base := heap()
+
+	ttl := max(10*time.Second, time.Duration(float64(nNodes)/(*flagHBRate)*float64(time.Second)))
+	r.HeartbeatTTLSec = ttl.Seconds()
+	grace := nomad.DefaultConfig().HeartbeatGrace
+	faultFor := 2*ttl + grace + 10*time.Second
+	dir := t.TempDir()
+	statsPath := filepath.Join(dir, "nodesim.json")
+	logf, err := os.Create(filepath.Join(dir, "nodesim.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(*flagDrover, "nodesim", "-servers", strings.Join(addrs, ","), "-count", strconv.Itoa(nNodes),
+		"-meta", fmt.Sprintf("rack=r{i%%%d}", *flagRacks), "-cpu", "4000", "-memory", "8192", "-seed", "1",
+		"-stats-file", statsPath, "-stats-interval", "1s",
+		"-fault-stop-heartbeat", strconv.FormatFloat(float64(*flagStorm)/float64(nNodes), 'f', -1, 64),
+		"-fault-for", faultFor.String(), "-fault-return", "1")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+
+	// Nodes ready.
+	start := time.Now()
+	if !waitUntil(500*time.Millisecond, func() bool { return countNodes(t, st, structs.NodeStatusReady) == nNodes }) {
+		t.Fatalf("only %d of %d nodes ready after %s; see %s", countNodes(t, st, structs.NodeStatusReady), nNodes, *flagTimeout, logf.Name())
+	}
+	r.NodesReadySec = time.Since(start).Seconds()
+
+	// Heartbeats handled, over one TTL with the fleet idle.
+	s0, t0 := readSim(t, statsPath), time.Now()
+	time.Sleep(min(ttl, 20*time.Second)) // the measurement window itself
+	s1 := readSim(t, statsPath)
+	r.HeartbeatsPerSec = float64(s1.Heartbeats-s0.Heartbeats) / time.Since(t0).Seconds()
+	withNodes := heap()
+	r.ServerHeapPerNode = float64(withNodes-base) / float64(nNodes) / float64(nServers)
+
+	// Placement: binpack, then spread over the racks.
+	half := *flagAllocs / 2
+	r.Binpack = place(t, leader, "bp", half, nil)
+	r.Spread = place(t, leader, "sp", *flagAllocs-half, []*structs.Spread{{Attribute: "${meta.rack}", Weight: 100}})
+	r.Allocs = r.Binpack.Allocs + r.Spread.Allocs
+	r.PlaceSec = r.Binpack.Sec + r.Spread.Sec
+	r.PlacementsPerSec = float64(r.Allocs) / r.PlaceSec
+	var lat []float64
+	for _, p := range []string{"bp", "sp"} {
+		lat = append(lat, evalLatencies(t, st, p)...)
+	}
+	r.EvalLatencyP50Ms, r.EvalLatencyP99Ms = pct(lat, 50), pct(lat, 99)
+	withAllocs := heap()
+	r.ServerHeapPerAlloc = float64(int64(withAllocs)-int64(withNodes)) / float64(r.Allocs) / float64(nServers)
+	sim := readSim(t, statsPath)
+	r.SimHeapPerNode = float64(sim.HeapAlloc) / float64(nNodes)
+	r.SimGoroutines = sim.Goroutines
+
+	r.Storm = storm(t, leader, cmd, nNodes, faultFor)
+	r.LoadAvgAfter = loadavg()
+	return r
+}
