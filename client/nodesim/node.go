@@ -201,6 +201,14 @@ func (n *node) beat(gen int) {
 	n.mu.Unlock()
 	if err == nil {
 		n.regOnce.Do(func() { close(n.registeredCh) })
+		// As the real client: adopt the servers the heartbeat names.
+		if len(resp.Servers) > 0 {
+			addrs := make([]string, 0, len(resp.Servers))
+			for _, sv := range resp.Servers {
+				addrs = append(addrs, sv.RPCAdvertiseAddr)
+			}
+			n.sh.rpc.SetServers(addrs)
+		}
 	}
 	if resend {
 		n.flushSoon(0)
