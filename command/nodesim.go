@@ -233,5 +233,3 @@ func writeJSONAtomic(path string, v any) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
-
-
