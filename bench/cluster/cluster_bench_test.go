@@ -78,6 +78,7 @@ type Phase struct {
 type Storm struct {
 	Nodes        int
 	DownSec      float64 // cut off until the servers marked them all down
+	MaxDown      int     // most nodes down at once
 	EvalsCreated int
 	ConvergeSec  float64 // back until nodes ready, every job at count, old allocs stopped
 	Duplicates   int     // most allocs running beyond a job's count at any sample
@@ -218,8 +219,12 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 
 	ttl := max(10*time.Second, time.Duration(float64(nNodes)/(*flagHBRate)*float64(time.Second)))
 	r.HeartbeatTTLSec = ttl.Seconds()
-	grace := nomad.DefaultConfig().HeartbeatGrace
-	faultFor := 2*ttl + grace + 10*time.Second
+	// The outage must outlast the servers' detection: a TTL (with the
+	// servers' stagger, up to twice the base) and the grace, then marking
+	// down at most max_node_down_per_second nodes a second.
+	dc := nomad.DefaultConfig()
+	markDown := time.Duration(float64(*flagStorm) / dc.MaxNodeDownPerSecond * float64(time.Second))
+	faultFor := 2*ttl + dc.HeartbeatGrace + markDown*3/2 + 10*time.Second
 	dir := t.TempDir()
 	statsPath := filepath.Join(dir, "nodesim.json")
 	logf, err := os.Create(filepath.Join(dir, "nodesim.log"))

@@ -146,18 +146,15 @@ func storm(t *testing.T, s *nomad.Server, cmd *exec.Cmd, nNodes int, faultFor ti
 		t.Fatal(err)
 	}
 	back := cut.Add(faultFor)
-	down := waitUntil(500*time.Millisecond, func() bool {
+	waitUntil(500*time.Millisecond, func() bool {
 		o, _ := dupes()
 		out.Duplicates = max(out.Duplicates, o)
-		return countNodes(t, st, structs.NodeStatusDown) >= *flagStorm
+		out.MaxDown = max(out.MaxDown, countNodes(t, st, structs.NodeStatusDown))
+		return out.MaxDown >= *flagStorm || time.Now().After(back)
 	})
-	if !down {
-		t.Errorf("storm: only %d nodes marked down", countNodes(t, st, structs.NodeStatusDown))
-		return out
-	}
 	out.DownSec = time.Since(cut).Seconds()
-	if time.Now().After(back) {
-		t.Errorf("storm: nodes came back (after %s) before all were marked down (%s): raise -fault-for", faultFor, time.Since(cut))
+	if out.MaxDown < *flagStorm {
+		t.Errorf("storm: only %d of %d nodes were marked down before they came back after %s", out.MaxDown, *flagStorm, faultFor)
 	}
 	out.Converged = waitUntil(500*time.Millisecond, func() bool {
 		o, stale := dupes()
@@ -220,6 +217,7 @@ func printTable(rs []*Result) {
 	row("nodesim goroutines", func(r *Result) string { return fmt.Sprint(r.SimGoroutines) })
 	row("storm: nodes cut off", func(r *Result) string { return fmt.Sprint(r.Storm.Nodes) })
 	row("storm: all marked down after (s)", func(r *Result) string { return f1(r.Storm.DownSec) })
+	row("storm: most nodes down at once", func(r *Result) string { return fmt.Sprint(r.Storm.MaxDown) })
 	row("storm: evals created", func(r *Result) string { return fmt.Sprint(r.Storm.EvalsCreated) })
 	row("storm: converged after return (s)", func(r *Result) string {
 		if !r.Storm.Converged {
