@@ -80,7 +80,7 @@ func (n *node) startAlloc(a *structs.Allocation) *simAlloc {
 		st := &simTask{name: t.Name, driver: t.Driver, state: &structs.TaskState{State: structs.TaskStatePending,
 			Events: []*structs.TaskEvent{event(structs.TaskReceived, "Task received by client")}}}
 		st.cfg, st.cfgErr = parseMock(t.Config)
-		st.restart = newRestartTracker(tg.RestartPolicy, sa.jobType, t, n.rnd.Int63())
+		st.restart = newRestartTracker(tg.RestartPolicy, sa.jobType, t, n.rnd)
 		sa.tasks[t.Name] = st
 	}
 	for _, st := range sa.tasks {

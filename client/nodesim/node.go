@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	randv2 "math/rand/v2"
 	"sync"
 	"time"
 
@@ -21,7 +22,7 @@ type node struct {
 	tmpl   *structs.Node
 
 	mu           sync.Mutex
-	rnd          *rand.Rand
+	rnd          *randv2.Rand // small (PCG): a math/rand source is 4.9 KB a node
 	registered   bool
 	ttl          time.Duration
 	failures     int
@@ -79,7 +80,7 @@ func newNode(s *Sim, i int, sh *shard, ids *rand.Rand) (*node, error) {
 	}
 	tmpl.Canonicalize()
 	return &node{sim: s, sh: sh, idx: i, id: id, secret: secret, tmpl: tmpl,
-		rnd: rand.New(rand.NewSource(cfg.Seed + int64(i)*7919)), registeredCh: make(chan struct{}),
+		rnd: randv2.New(randv2.NewPCG(uint64(cfg.Seed), uint64(i))), registeredCh: make(chan struct{}),
 		allocs: map[string]*simAlloc{}, pending: map[string]*structs.Allocation{}}, nil
 }
 
@@ -185,7 +186,7 @@ func (n *node) beat(gen int) {
 			n.ttl = 10 * time.Second
 		}
 		half := n.ttl / 2
-		wait = half - time.Duration(n.rnd.Int63n(int64(n.ttl/10)+1))
+		wait = half - time.Duration(n.rnd.Int64N(int64(n.ttl/10)+1))
 	case registered && errors.Is(err, structs.ErrNotFound):
 		n.registered = false
 		n.failures = 0
@@ -217,7 +218,7 @@ func (n *node) beat(gen int) {
 
 // backoff is the real client's: exponential from base, capped at max,
 // with equal jitter (between half and all of it).
-func backoff(r *rand.Rand, attempt int, base, max time.Duration) time.Duration {
+func backoff(r *randv2.Rand, attempt int, base, max time.Duration) time.Duration {
 	d := base
 	for i := 0; i < attempt && d < max; i++ {
 		d *= 2
@@ -226,7 +227,7 @@ func backoff(r *rand.Rand, attempt int, base, max time.Duration) time.Duration {
 		d = max
 	}
 	half := d / 2
-	return half + time.Duration(r.Int63n(int64(half)+1))
+	return half + time.Duration(r.Int64N(int64(half)+1))
 }
 
 // cutOff starts an outage: no call of any kind until it ends. With a

@@ -2,7 +2,7 @@ package nodesim
 
 import (
 	"fmt"
-	"math/rand"
+	"math/rand/v2"
 	"time"
 
 	"github.com/drover-sched/drover/client/drivers"
@@ -26,19 +26,19 @@ const (
 type restartTracker struct {
 	policy       *structs.RestartPolicy
 	toCompletion bool
-	rnd          *rand.Rand
+	rnd          *rand.Rand // the node's, guarded by its mutex
 	count        int
 	window       time.Time
 	started      bool
 }
 
-func newRestartTracker(policy *structs.RestartPolicy, jobType string, task *structs.Task, seed int64) restartTracker {
+func newRestartTracker(policy *structs.RestartPolicy, jobType string, task *structs.Task, rnd *rand.Rand) restartTracker {
 	if policy == nil {
 		policy = structs.DefaultRestartPolicy(jobType)
 	}
 	batch := jobType == structs.JobTypeBatch || jobType == structs.JobTypeSysBatch
 	return restartTracker{policy: policy, toCompletion: !task.IsSidecar() && (task.IsEphemeral() || batch),
-		rnd: rand.New(rand.NewSource(seed))}
+		rnd: rnd}
 }
 
 func (r *restartTracker) next(now time.Time, res *drivers.ExitResult, startErr error) (restartDecision, time.Duration, string) {
@@ -66,7 +66,7 @@ func (r *restartTracker) next(now time.Time, res *drivers.ExitResult, startErr e
 	}
 	d := r.policy.Delay
 	if d > 0 {
-		d += time.Duration(r.rnd.Int63n(int64(d)/4 + 1))
+		d += time.Duration(r.rnd.Int64N(int64(d)/4 + 1))
 	}
 	return decisionRestart, d, reason
 }
