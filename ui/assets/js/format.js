@@ -100,7 +100,11 @@ export function placementFailure(group, m) {
   }
   for (const [dim, n] of Object.entries(m.DimensionExhausted || {})) lines.push(`${plural(n, 'node')} out of ${dim}.`);
   if (m.NodesExhausted && !Object.keys(m.DimensionExhausted || {}).length) lines.push(`${plural(m.NodesExhausted, 'node')} had no room left.`);
-  for (const [cls, n] of Object.entries(m.ClassExhausted || {})) lines.push(`${plural(n, 'node')} of class "${cls}" had no room left.`);
+  // Classes the scheduler computed ("v1:<hash>") mean nothing to a
+  // reader; only the node_class a user gave is named.
+  for (const [cls, n] of Object.entries(m.ClassExhausted || {})) {
+    if (!cls.startsWith('v1:')) lines.push(`${plural(n, 'node')} of class "${cls}" had no room left.`);
+  }
   for (const quota of m.QuotaExhausted || []) lines.push(`Quota exhausted: ${quota}.`);
   return h('div', { class: 'failure' }, h('strong', null, head), h('ul', null, lines.map((l) => h('li', null, l))));
 }

@@ -21,7 +21,7 @@ export function render(root, [id], ctx) {
   const logs = card('Logs', 'alloc-logs');
   fill(root, head, tasks.el, usage.el, logs.el, events.el);
   let alloc = null;
-  let logsStarted = false;
+  let started = false;
 
   ctx.watch(path, (a) => {
     alloc = a;
@@ -30,7 +30,7 @@ export function render(root, [id], ctx) {
     h('h1', null, `Allocation ${shortId(a.ID)} `, badge(a.ClientStatus)),
     facts([
       ['ID', h('span', { class: 'mono' }, a.ID)], ['Name', a.Name],
-      ['Job', h('a', { href: jobPath(a.JobID, a.Namespace) }, `${a.JobID} (version ${a.JobVersion})`)],
+      ['Job', h('a', { href: jobPath(a.JobID, a.Namespace) }, `${a.JobID} (version ${a.Job ? a.Job.Version : a.JobVersion})`)],
       ['Node', nodeLink(a.NodeID, a.NodeName)], ['Desired', `${a.DesiredStatus}${a.DesiredDescription ? `: ${a.DesiredDescription}` : ''}`],
       ['Client', `${a.ClientStatus}${a.ClientDescription ? `: ${a.ClientDescription}` : ''}`],
       a.DeploymentID ? ['Deployment', shortId(a.DeploymentID)] : null,
@@ -51,21 +51,21 @@ export function render(root, [id], ctx) {
     }
     rows.sort((x, y) => (x[0] < y[0] ? 1 : -1));
     fill(events.body, table(['Time', 'Task', 'Type', 'Message'], rows, 'No task events yet.', { class: 'events' }));
-    if (!logsStarted && names.length) {
-      logsStarted = true;
+    if (!started) {
+      // The stats and the log need the allocation's tasks and state;
+      // the stats have no index to block on, so they are polled.
+      started = true;
       startLogs(logs.body, a, names, ctx);
+      ctx.poll(async () => {
+        if (alloc.ClientStatus !== 'running') {
+          fill(usage.body, h('p', { class: 'muted' }, `No resource use: the allocation is ${alloc.ClientStatus}.`));
+          return;
+        }
+        const st = await get(`/v1/client/allocation/${encodeURIComponent(id)}/stats`, ctx.signal);
+        drawUsage(usage.body, alloc, st);
+      }, 3000);
     }
   });
-
-  ctx.poll(async () => {
-    if (!alloc) return;
-    if (alloc.ClientStatus !== 'running') {
-      fill(usage.body, h('p', { class: 'muted' }, `No resource use: the allocation is ${alloc.ClientStatus}.`));
-      return;
-    }
-    const st = await get(`/v1/client/allocation/${encodeURIComponent(id)}/stats`, ctx.signal);
-    drawUsage(usage.body, alloc, st);
-  }, 3000);
 }
 
 function taskNames(a) {
