@@ -329,3 +329,43 @@ func TestWebUIInABrowser(t *testing.T) {
 func jsString(s string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`).Replace(s) + "'"
 }
+
+// With ACLs on, the UI says what is wrong when the browser has no token
+// (or one that does not allow a page), and works once a token that
+// allows it is typed in; the token is kept in the browser across loads.
+func TestWebUIWithACLTokens(t *testing.T) {
+	b := newBrowser(t)
+	a := newAgent(t, agentSpec{name: "uiacl", extra: singleMachine + aclBlock})
+	mgmt, _, read := aclTokens(t, a)
+	a.token = mgmt
+	registerJob(t, a, uiJob("uiacl", "acl", 32), 30*time.Second)
+
+	b.run("open the jobs", chromedp.Navigate(a.httpAddr()+"/ui/jobs"))
+	b.waitUntil("a refusal that says what to do", `!document.querySelector("#banner").hidden && `+
+		`document.querySelector("#banner").innerText.includes("Permission denied") && `+
+		`document.querySelector("#banner").innerText.includes("ACL token")`, 30*time.Second)
+	b.screenshot("01-jobs-without-token")
+
+	b.run("save the read token",
+		chromedp.SetValue(chromedp.CSS(`#token-input`), read),
+		chromedp.Click(chromedp.CSS(`#token-form button[type="submit"]`)))
+	b.waitUntil("the job, read with the token", `document.querySelector('a.job-link[data-job="uiacl"]') && document.querySelector("#banner").hidden`, 30*time.Second)
+	b.waitUntil("the token's name", `document.querySelector("#token-status").innerText === "as read"`, 30*time.Second)
+	b.screenshot("02-jobs-with-token")
+
+	// The read token may not read nodes: the clients page says so.
+	b.run("open the clients", chromedp.Click(chromedp.CSS(`nav a[href="/ui/clients"]`)))
+	b.waitUntil("the refusal of the clients", `!document.querySelector("#banner").hidden && `+
+		`document.querySelector("#banner").innerText.includes("Permission denied for /v1/nodes") && `+
+		`document.querySelector("#banner").innerText.includes("does not allow")`, 30*time.Second)
+	b.screenshot("03-clients-refused")
+
+	// A fresh load keeps the token.
+	b.run("open the job", chromedp.Navigate(a.httpAddr()+"/ui/jobs/uiacl@default"))
+	b.waitUntil("the job's page", `document.querySelector("h1")?.innerText.startsWith("uiacl") && document.querySelector("#banner").hidden`, 30*time.Second)
+
+	// Clearing the token refuses again.
+	b.run("clear the token", chromedp.Click(chromedp.CSS(`#token-clear`)))
+	b.waitUntil("the refusal without a token", `document.querySelector("#banner").innerText.includes("no token is saved")`, 30*time.Second)
+	b.checkNoErrors()
+}
