@@ -1,6 +1,6 @@
 // Package ui serves Drover's web UI: a small single-page application of
-// plain JavaScript modules and one stylesheet, embedded in the binary with
-// go:embed so that an agent needs nothing from the internet and `go build`
+// plain JavaScript modules and one stylesheet, embedded in the binary (an
+// embed.FS) so that an agent needs nothing from the internet and `go build`
 // needs no JavaScript toolchain. The agent mounts Handler at /ui/.
 //
 // The browser side lives in assets/: index.html loads js/app.js, which
