@@ -47,7 +47,8 @@ export function render(root, [id], ctx) {
       ['Status', `${n.Status}${n.StatusDescription ? `: ${n.StatusDescription}` : ''}`],
       ['Eligibility', h('span', { id: 'node-eligibility' }, n.SchedulingEligibility)],
       ['Drain', h('span', { id: 'node-drain' }, n.DrainStrategy ? drainText(n.DrainStrategy) : 'not draining')],
-      n.LastDrain ? ['Last drain', `${n.LastDrain.Status || ''} ${time(n.LastDrain.UpdatedAt || n.LastDrain.StartedAt)}`] : null,
+      n.LastDrain ? ['Last drain', h('span', { id: 'node-last-drain' }, `${n.LastDrain.Status || ''}, ${time(n.LastDrain.UpdatedAt || n.LastDrain.StartedAt)}` +
+        ((n.LastDrain.Meta || {}).message ? ` (${n.LastDrain.Meta.message})` : ''))] : null,
       ['Drivers', Object.entries(n.Drivers || {}).filter(([, d]) => d.Detected).map(([k, d]) => `${k}${d.Healthy ? '' : ' (unhealthy)'}`).join(', ')],
       ['OS', `${(n.Attributes || {})['os.name'] || ''} ${(n.Attributes || {})['kernel.name'] || ''}`],
     ]));
