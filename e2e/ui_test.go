@@ -312,6 +312,28 @@ func TestWebUIInABrowser(t *testing.T) {
 		`document.querySelector("#node-last-drain")?.innerText.startsWith("complete"))`, 30*time.Second)
 	b.screenshot("08-client-drained")
 
+	// Ending the drain (or, if the drainer already ended it, marking the
+	// node eligible) from the page makes the node schedulable again.
+	stopVisible, err := eval[bool](b, `!document.querySelector("#drain-stop-button").hidden`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stopVisible {
+		b.run("stop the drain", chromedp.Click(chromedp.CSS(`#drain-stop-button`)))
+	} else {
+		b.run("mark the node eligible", chromedp.Click(chromedp.CSS(`#eligibility-button`)))
+	}
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		n, _, err := a.api().Nodes().Info(nodeID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.DrainStrategy == nil && n.SchedulingEligibility == "eligible",
+			fmt.Sprintf("node drain %+v eligibility %s", n.DrainStrategy, n.SchedulingEligibility)
+	})
+	b.waitUntil("the page showing the node eligible", `document.querySelector("#node-eligibility")?.innerText === "eligible" && `+
+		`document.querySelector("#node-drain")?.innerText === "not draining" && document.querySelector("#eligibility-button")?.innerText === "Mark ineligible"`, 30*time.Second)
+
 	// The servers and evaluations pages.
 	b.run("open the servers", chromedp.Click(chromedp.CSS(`nav a[href="/ui/servers"]`)))
 	b.waitUntil("the leader", `document.querySelector("#servers-list")?.innerText.includes("leader")`, 30*time.Second)

@@ -40,7 +40,10 @@ export function render(root, [id], ctx) {
     }
   };
 
+  let update = null;
   ctx.watch(base, (n) => {
+    update = update || controls(ctl.body, act);
+    update(n);
     fill(head, h('h1', null, `Client ${n.Name} `, badge(n.Status)), facts([
       ['ID', h('span', { class: 'mono', id: 'node-id' }, n.ID)], ['Address', n.HTTPAddr || (n.Attributes || {})['unique.network.ip-address']],
       ['Datacenter', n.Datacenter], ['Node pool', n.NodePool || 'default'], ['Class', n.NodeClass || ''],
@@ -52,7 +55,6 @@ export function render(root, [id], ctx) {
       ['Drivers', Object.entries(n.Drivers || {}).filter(([, d]) => d.Detected).map(([k, d]) => `${k}${d.Healthy ? '' : ' (unhealthy)'}`).join(', ')],
       ['OS', `${(n.Attributes || {})['os.name'] || ''} ${(n.Attributes || {})['kernel.name'] || ''}`],
     ]));
-    drawControls(ctl.body, n, act);
     const r = n.NodeResources || {};
     fill(res.body, facts([
       ['CPU', `${(r.Cpu && r.Cpu.CpuShares) || 0} MHz`],
@@ -76,11 +78,15 @@ function drainText(d) {
   return `draining (${deadline}${d.IgnoreSystemJobs ? ', system jobs stay' : ''})`;
 }
 
-function drawControls(el, n, act) {
+// controls builds the drain and eligibility controls once; update shows
+// them for the node as it is now. They are not rebuilt on each update, so
+// a deadline being typed is not lost when the node changes.
+function controls(el, act) {
+  let node = null;
   const done = h('span', { class: 'muted', id: 'node-action-result' });
   const deadline = h('input', { id: 'drain-deadline', value: '1h', size: 6, title: 'How long allocations may take to move, e.g. 30m or 1h' });
   const ignoreSystem = h('input', { type: 'checkbox', id: 'drain-ignore-system' });
-  const bad = h('span', { class: 'muted' });
+  const bad = h('span', { class: 'muted', id: 'drain-deadline-error' });
   const drain = h('button', { id: 'drain-button', class: 'danger', type: 'button' }, 'Drain');
   drain.addEventListener('click', () => {
     const ns = parseDuration(deadline.value);
@@ -90,18 +96,22 @@ function drawControls(el, n, act) {
     }
     bad.textContent = '';
     act(drain, 'drain', {
-      NodeID: n.ID, DrainSpec: { Deadline: ns, IgnoreSystemJobs: ignoreSystem.checked },
+      NodeID: node.ID, DrainSpec: { Deadline: ns, IgnoreSystemJobs: ignoreSystem.checked },
       Meta: { message: 'drained from the web UI' },
     }, done);
   });
   const stop = h('button', { id: 'drain-stop-button', type: 'button' }, 'Stop drain');
-  stop.addEventListener('click', () => act(stop, 'drain', { NodeID: n.ID, DrainSpec: null, MarkEligible: true }, done));
-  const eligible = n.SchedulingEligibility === 'eligible';
-  const elig = h('button', { id: 'eligibility-button', type: 'button' }, eligible ? 'Mark ineligible' : 'Mark eligible');
+  stop.addEventListener('click', () => act(stop, 'drain', { NodeID: node.ID, DrainSpec: null, MarkEligible: true }, done));
+  const elig = h('button', { id: 'eligibility-button', type: 'button' });
   elig.addEventListener('click', () => act(elig, 'eligibility',
-    { NodeID: n.ID, Eligibility: eligible ? 'ineligible' : 'eligible' }, done));
-  fill(el,
-    h('div', { class: 'controls' }, n.DrainStrategy ? stop : [h('label', null, 'Deadline ', deadline),
-      h('label', null, ignoreSystem, ' leave system jobs'), drain], bad),
-    h('div', { class: 'controls' }, elig, done));
+    { NodeID: node.ID, Eligibility: node.SchedulingEligibility === 'eligible' ? 'ineligible' : 'eligible' }, done));
+  const start = h('span', { class: 'controls' }, h('label', null, 'Deadline ', deadline),
+    h('label', null, ignoreSystem, ' leave system jobs'), drain, bad);
+  fill(el, h('div', { class: 'controls' }, start, stop), h('div', { class: 'controls' }, elig, done));
+  return (n) => {
+    node = n;
+    start.hidden = Boolean(n.DrainStrategy);
+    stop.hidden = !n.DrainStrategy;
+    elig.textContent = n.SchedulingEligibility === 'eligible' ? 'Mark ineligible' : 'Mark eligible';
+  };
 }
