@@ -10,7 +10,11 @@
 
 import { request } from './api.js';
 
-const WAIT = '60s';
+// A blocking query holds one of the browser's six connections to the
+// agent (over plain HTTP/1.1, shared by all its tabs) until something
+// changes or WAIT passes, so WAIT bounds how long a page in another tab
+// can wait for a free connection.
+const WAIT = '30s';
 const POLL_MS = 5000;
 
 function sleep(ms, signal) {
