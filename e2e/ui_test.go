@@ -398,3 +398,62 @@ func TestWebUIWithACLTokens(t *testing.T) {
 	b.waitUntil("the refusal without a token", `document.querySelector("#banner").innerText.includes("no token is saved")`, 30*time.Second)
 	b.checkNoErrors()
 }
+
+// The words the UI uses for placement failures and job diffs, checked in
+// the browser on the modules the agent serves, for cases the cluster
+// test does not make (a constraint, a datacenter without nodes, a task
+// added to a group).
+func TestWebUIWordsForFailuresAndDiffs(t *testing.T) {
+	b := newBrowser(t)
+	a := newAgent(t, agentSpec{name: "uiwords", extra: singleMachine})
+	waitFor(t, 60*time.Second, func() (bool, string) {
+		leader, err := a.api().Status().Leader()
+		return err == nil && leader != "", fmt.Sprintf("leader %q (%v)", leader, err)
+	})
+	b.run("open the UI", chromedp.Navigate(a.httpAddr()+"/ui/servers"))
+	b.waitUntil("the application", `document.querySelector("#servers-list")`, 30*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`(async () => {
+		const f = await import("/ui/assets/js/format.js");
+		const d = await import("/ui/assets/js/diff.js");
+		const lines = (el) => Array.from(el.querySelectorAll("strong, li, div")).map((e) => e.textContent).join("\n");
+		return {
+			constraint: lines(f.placementFailure("web", {CoalescedFailures: 2, NodesEvaluated: 3, NodesFiltered: 2,
+				NodesAvailable: {dc1: 3}, ConstraintFiltered: {"${attr.kernel.name} = windows": 2},
+				NodesExhausted: 1, DimensionExhausted: {memory: 1}, ClassExhausted: {"v1:123": 1, gpu: 1}})),
+			nodc: lines(f.placementFailure("db", {NodesEvaluated: 0, NodesAvailable: {dc2: 0}})),
+			diff: lines(d.render({Type: "Edited", Fields: [{Type: "None", Name: "Priority", Old: "50", New: "50"}],
+				TaskGroups: [{Type: "Edited", Name: "web",
+					Fields: [{Type: "Edited", Name: "Count", Old: "1", New: "3"}],
+					Tasks: [{Type: "Added", Name: "side", Fields: [{Type: "Added", Name: "Driver", New: "raw_exec"}]},
+						{Type: "None", Name: "app"}],
+					Updates: {"create": 2}}]})),
+			nochange: d.render({Type: "None"}).textContent,
+		};
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"constraint": "Task group \"web\": 3 allocations could not be placed.\n" +
+			"3 nodes evaluated (available: 3 in dc1).\n" +
+			"2 nodes filtered by constraint ${attr.kernel.name} = windows.\n" +
+			"1 node out of memory.\n" +
+			"1 node of class \"gpu\" had no room left.",
+		"nodc": "Task group \"db\": 1 allocation could not be placed.\n" +
+			"No ready, eligible nodes in datacenter dc2.",
+		"diff": "~ group \"web\"\n" +
+			"  ~ Count: \"1\" => \"3\"\n" +
+			"  + task \"side\"\n" +
+			"    + Driver: raw_exec\n" +
+			"    2 create",
+		"nochange": "No changes to the job specification.",
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s:\n got: %q\nwant: %q", k, got[k], w)
+		}
+	}
+	b.checkNoErrors()
+}
