@@ -42,6 +42,12 @@ function notFound(path) {
     h('p', null, `Nothing lives at ${path}. `, h('a', { href: '/ui/jobs' }, 'Go to the jobs.'))) };
 }
 
+// decode reads a path segment; a malformed escape is kept as typed (the
+// API then answers that nothing has that ID) instead of breaking the page.
+function decode(s) {
+  try { return decodeURIComponent(s); } catch { return s; }
+}
+
 function route() {
   if (current) current.abort();
   current = new AbortController();
@@ -57,7 +63,7 @@ function route() {
   let section = '';
   for (const [re, m, sec] of routes) {
     const match = re.exec(path);
-    if (match) { mod = m; params = match.slice(1).map(decodeURIComponent); section = sec; break; }
+    if (match) { mod = m; params = match.slice(1).map(decode); section = sec; break; }
   }
   for (const a of document.querySelectorAll('.top nav a')) a.classList.toggle('active', a.dataset.section === section);
   document.title = `${mod.title || 'Drover'} · Drover`;
