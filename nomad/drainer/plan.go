@@ -142,7 +142,7 @@ func (p *planner) planNode(n *structs.Node, paced map[structs.NamespacedID][]*st
 		p.complete(n)
 	case passed:
 		for _, a := range remaining {
-			if !a.ServerTerminalStatus() {
+			if !a.DesiredTransition.ShouldMigrate() {
 				p.mark(a, EventDeadline)
 			}
 		}
