@@ -53,7 +53,8 @@ func startDrain(t *testing.T, s *Server, nodeID string, spec structs.DrainSpec, 
 // reports each running with its health decided.
 func placeAll(t *testing.T, s *Server, job *structs.Job) []*structs.Allocation {
 	t.Helper()
-	registerJob(t, s, job)
+	var resp structs.JobRegisterResponse
+	writeThroughElections(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &resp)
 	want := job.TaskGroups[0].Count
 	var live []*structs.Allocation
 	WaitFor(t, 10*time.Second, func() (bool, string) {
@@ -62,11 +63,9 @@ func placeAll(t *testing.T, s *Server, job *structs.Job) []*structs.Allocation {
 	})
 	for _, a := range live {
 		if job.Type == structs.JobTypeService {
-			if err := reportHealth(s, a, true); err != nil {
-				t.Fatal(err)
-			}
-		} else if err := reportAlloc(s, a, structs.AllocClientStatusRunning); err != nil {
-			t.Fatal(err)
+			throughElections(t, s, func() error { return reportHealth(s, a, true) })
+		} else {
+			mustReport(t, s, a, structs.AllocClientStatusRunning)
 		}
 	}
 	return live
@@ -95,8 +94,28 @@ func playClients(t *testing.T, s *Server, jobIDs ...string) []*structs.Allocatio
 
 func mustReport(t *testing.T, s *Server, a *structs.Allocation, status string) {
 	t.Helper()
-	if err := reportAlloc(s, a, status); err != nil {
-		t.Fatalf("reporting %s %s: %v", a.ID, status, err)
+	throughElections(t, s, func() error { return reportAlloc(s, a, status) })
+}
+
+// throughElections runs a client's write again while it fails because
+// leadership moved (see writeThroughElections); a report may be repeated.
+func throughElections(t *testing.T, s *Server, write func() error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := write()
+		if err == nil {
+			return
+		}
+		msg := err.Error()
+		moved := strings.Contains(msg, structs.ErrNoLeader.Error()) || strings.Contains(msg, structs.ErrNotLeader.Error())
+		if !moved || time.Now().After(deadline) {
+			t.Fatalf("client write: %v", err)
+		}
+		WaitFor(t, 10*time.Second, func() (bool, string) {
+			addr, _ := s.Leader()
+			return addr != "", s.config.NodeName + " knows no leader"
+		})
 	}
 }
 
@@ -233,9 +252,8 @@ func driveDrain(t *testing.T, cur func() *Server, jobID, nodeID string, stop fun
 		check(s)
 		if len(waiting) > 0 {
 			// One replacement becomes healthy: room for one more.
-			if err := reportHealth(s, waiting[0], true); err != nil {
-				t.Fatal(err)
-			}
+			a := waiting[0]
+			throughElections(t, s, func() error { return reportHealth(s, a, true) })
 			waiting = waiting[1:]
 		}
 	}
@@ -272,10 +290,14 @@ func TestDrainResumesAfterALeaderChange(t *testing.T) {
 	live := servers
 	cur := func() *Server { return WaitForLeader(t, 10*time.Second, live...) }
 	s := cur()
-	registerNode(t, s, itNode("n1"))
+	register := func(n *structs.Node) {
+		var resp structs.NodeUpdateResponse
+		writeThroughElections(t, s, "Node.Register", &structs.NodeRegisterRequest{Node: n}, &resp)
+	}
+	register(itNode("n1"))
 	orig := placeAll(t, s, drainJob("web", 6, 2))
-	registerNode(t, s, itNode("n2"))
-	registerNode(t, s, itNode("n3"))
+	register(itNode("n2"))
+	register(itNode("n3"))
 	startDrain(t, s, "n1", structs.DrainSpec{Deadline: time.Hour}, false)
 
 	// Drive the drain until the first two originals are gone.
