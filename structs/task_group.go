@@ -164,6 +164,8 @@ func (tg *TaskGroup) validate(job *Job, p problems) {
 			p.add("service[%d] %q: port %q is not a port label of the group network", i, s.Name, s.PortLabel)
 		}
 	}
+	// Service checks (issue 13, health): service_check.go.
+	validateServiceChecks(tg, p)
 }
 
 // Copy returns a deep copy.

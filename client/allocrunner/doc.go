@@ -9,7 +9,7 @@
 // owns the runner's state (runState): the server's version of the alloc,
 // the status reported last, the kill, shutdown and destroy flags, the
 // start gate and the lifecycle phase gates (lifecycle.go), and the
-// deployment health watch and verdict (health.go). Nothing else reads or
+// health watch and verdict, for a deployment or a migration (health.go). Nothing else reads or
 // writes those fields, so they need no lock. The loop takes, one at a
 // time:
 //
