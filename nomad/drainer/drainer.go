@@ -81,14 +81,14 @@ func Run(ctx context.Context, cfg Config) {
 		} else if !acts.NextDeadline.IsZero() {
 			wake = acts.NextDeadline
 		}
-		wait(ctx, cfg.Clock, ws, wake, err != nil)
+		sleep(ctx, cfg.Clock, ws, wake, err != nil)
 	}
 }
 
-// wait sleeps until something in ws changes, ctx ends, or the clock
+// sleep waits until something in ws changes, ctx ends, or the clock
 // reaches wake (when set). After a failure it waits for the clock only: a
 // write that failed may have changed nothing.
-func wait(ctx context.Context, clock Clock, ws memdb.WatchSet, wake time.Time, clockOnly bool) {
+func sleep(ctx context.Context, clock Clock, ws memdb.WatchSet, wake time.Time, clockOnly bool) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if !wake.IsZero() {
