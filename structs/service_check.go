@@ -15,11 +15,27 @@ const (
 	// be run at and given, as in Nomad.
 	MinCheckInterval = time.Second
 	MinCheckTimeout  = time.Second
+	// MaxChecksPerGroup bounds the checks of a group's services and its
+	// tasks' services together: each is a goroutine and a probe a second
+	// on every client that runs the group.
+	MaxChecksPerGroup = 100
 )
 
 // validateServiceChecks checks the check blocks of the group's services
 // and of its tasks' services.
 func validateServiceChecks(tg *TaskGroup, p problems) {
+	n := 0
+	for _, s := range tg.Services {
+		n += len(s.Checks)
+	}
+	for _, t := range tg.Tasks {
+		for _, s := range t.Services {
+			n += len(s.Checks)
+		}
+	}
+	if n > MaxChecksPerGroup {
+		p.add("the group's services have %d checks; at most %d are allowed", n, MaxChecksPerGroup)
+	}
 	for i, s := range tg.Services {
 		sp := p.at("service[" + itoa(i) + "] " + quoteName(s.Name))
 		validateCheckRestart(s.CheckRestart, sp.at("check_restart"))

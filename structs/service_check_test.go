@@ -53,6 +53,23 @@ func TestServiceCheckValidation(t *testing.T) {
 		})
 	}
 
+	t.Run("the number of checks is bounded", func(t *testing.T) {
+		job := testJob()
+		svc := &Service{Name: "web"}
+		for range MaxChecksPerGroup + 1 {
+			svc.Checks = append(svc.Checks, &ServiceCheck{Type: "tcp", Interval: time.Second, Timeout: time.Second})
+		}
+		job.TaskGroups[0].Services = []*Service{svc}
+		job.Canonicalize()
+		if err := job.Validate(); err == nil || !strings.Contains(err.Error(), "the group's services have 101 checks; at most 100 are allowed") {
+			t.Fatalf("error %v", err)
+		}
+		svc.Checks = svc.Checks[:MaxChecksPerGroup]
+		if err := job.Validate(); err != nil {
+			t.Fatalf("%d checks must be allowed: %v", MaxChecksPerGroup, err)
+		}
+	})
+
 	t.Run("a task service's check is validated too", func(t *testing.T) {
 		job := testJob()
 		bad := good()

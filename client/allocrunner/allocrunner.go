@@ -58,9 +58,10 @@ type AllocRunner struct {
 	// health again (checks.go).
 	checkChanged chan struct{}
 
-	// checks runs the services' checks; nil when the alloc has none. Set
-	// by New, never changed.
-	checks *checks.Runner
+	// checks runs the services' checks; it holds nil when the alloc has
+	// none. The loop replaces it when a newer alloc changes the checks;
+	// readers on other goroutines load it.
+	checks atomic.Pointer[checks.Runner]
 
 	// published is the latest view (view.go), for readers on any
 	// goroutine.
@@ -98,7 +99,7 @@ func New(cfg Config) *AllocRunner {
 
 		checkChanged: make(chan struct{}, 1),
 	}
-	ar.checks = ar.newChecks()
+	ar.checks.Store(ar.newChecks(cfg.Alloc))
 	if cfg.Restore {
 		ar.st.status = cfg.Alloc.ClientStatus
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/drover-sched/drover/client/checks"
 	"github.com/drover-sched/drover/client/clock"
+	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/drivers/rawexec"
 	"github.com/drover-sched/drover/client/internal/testutil"
 	"github.com/drover-sched/drover/client/state"
@@ -21,11 +22,19 @@ import (
 type service struct {
 	*httptest.Server
 	failing atomic.Bool
+	oldHits atomic.Int64 // requests for /old
+	newHits atomic.Int64 // requests for /new
 }
 
 func newService(t *testing.T) *service {
 	s := &service{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/old":
+			s.oldHits.Add(1)
+		case "/new":
+			s.newHits.Add(1)
+		}
 		if s.failing.Load() {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 		}
@@ -171,4 +180,83 @@ func TestCheckRestartRestartsARawExecTask(t *testing.T) {
 	if signaled == nil || signaled.RestartReason != `healthcheck: check "script" unhealthy` {
 		t.Fatalf("restart event %+v", signaled)
 	}
+}
+
+// An in-place update that changes the checks replaces them; one that
+// leaves them alone keeps them running as they are.
+func TestUpdateReplacesChangedChecks(t *testing.T) {
+	svc := newService(t)
+	alloc := checkedAlloc(t, svc, structs.UpdateHealthCheckTaskStates)
+	alloc.Job.TaskGroups[0].Services[0].Checks[0].Path = "/old"
+	ar, rec, clk := startOnMock(t, alloc, state.NewMemDB())
+	defer func() { ar.Kill("done"); <-ar.Done() }()
+	testutil.WaitFor(t, "running", func() bool { return rec.last().ClientStatus == structs.AllocClientStatusRunning })
+	testutil.WaitFor(t, "the check to pass", func() bool { return checkStatus(ar) == checks.StatusSuccess })
+	first := ar.checks.Load()
+
+	same := alloc.Copy()
+	same.AllocModifyIndex = 20
+	ar.Update(same)
+	if ar.checks.Load() != first {
+		t.Fatal("an update that leaves the checks alone must keep them running")
+	}
+
+	changed := same.Copy()
+	changed.AllocModifyIndex = 30
+	changed.Job.TaskGroups[0].Services[0].Checks[0].Name = "renamed"
+	changed.Job.TaskGroups[0].Services[0].Checks[0].Path = "/new"
+	ar.Update(changed)
+	if ar.checks.Load() == first || first.Specs()[0].Path != "/old" {
+		t.Fatal("changed checks must replace the old ones")
+	}
+	testutil.WaitForWhile(t, "the new check to pass", func() bool {
+		res := ar.CheckResults()
+		for _, r := range res {
+			return len(res) == 1 && r.Check == "renamed" && r.Status == checks.StatusSuccess
+		}
+		return false
+	}, func() { clk.Advance(time.Second) })
+	// The old check is stopped: only the new one probes as time passes.
+	oldHits, newHits := svc.oldHits.Load(), svc.newHits.Load()
+	testutil.WaitForWhile(t, "the new check to probe again", func() bool { return svc.newHits.Load() >= newHits+3 }, func() { clk.Advance(time.Second) })
+	if svc.oldHits.Load() != oldHits {
+		t.Fatal("the old check still runs")
+	}
+}
+
+// A restored runner's checks wait for the servers' Confirm, as its
+// tasks' restarts do, so check_restart cannot act for an alloc the
+// servers may want stopped.
+func TestRestoredRunnersChecksWaitForConfirm(t *testing.T) {
+	svc := newService(t)
+	clk := clock.NewFake(time.Time{})
+	db := state.NewMemDB()
+	base := t.TempDir()
+	alloc := checkedAlloc(t, svc, structs.UpdateHealthCheckChecks)
+	alloc.Job.TaskGroups[0].Services[0].Checks[0].Path = "/old"
+	drv := mock.New("", clk)
+	ar, rec := newRunner(t, alloc, drv, clk, db, base, false)
+	go ar.Run()
+	testutil.WaitFor(t, "running", func() bool { return rec.last().ClientStatus == structs.AllocClientStatusRunning })
+	testutil.WaitFor(t, "a probe", func() bool { return svc.oldHits.Load() > 0 })
+	ar.Shutdown()
+	drv.Shutdown()
+
+	drv2 := mock.New("", clk)
+	defer drv2.Shutdown()
+	stored, _ := db.GetAllocs()
+	ar2, _ := newRunner(t, stored[0], drv2, clk, db, base, true)
+	go ar2.Run()
+	defer func() { ar2.Kill("done"); <-ar2.Done() }()
+	// The loop serves commands only once it has started the task runners
+	// (and, were it wrong, the checks).
+	ar2.do(func() {})
+	if ar2.checks.Load().Started() || checkStatus(ar2) != checks.StatusPending {
+		t.Fatalf("checks started before Confirm: status %s", checkStatus(ar2))
+	}
+	ar2.Confirm()
+	if !ar2.checks.Load().Started() {
+		t.Fatal("Confirm did not start the checks")
+	}
+	testutil.WaitForWhile(t, "checks after Confirm", func() bool { return checkStatus(ar2) == checks.StatusSuccess }, func() { clk.Advance(time.Second) })
 }

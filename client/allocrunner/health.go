@@ -146,7 +146,7 @@ func (ar *AllocRunner) checkHealth() {
 		ar.verdict(false)
 		return
 	}
-	if w.policy.mode == structs.UpdateHealthCheckChecks && !ar.checks.Healthy() {
+	if w.policy.mode == structs.UpdateHealthCheckChecks && !ar.checks.Load().Healthy() {
 		allRunning = false // not healthy yet: every check must pass too
 	}
 	now := ar.clock.Now()

@@ -136,7 +136,12 @@ func (ar *AllocRunner) start() <-chan struct{} {
 	for _, tr := range idleSidecars {
 		tr.Kill("Main tasks have completed")
 	}
-	ar.checks.Start()
+	if ar.st.gateOpen {
+		// A restored runner's checks wait for Confirm, as its tasks'
+		// restarts do: check_restart must not act for an alloc the
+		// servers may want stopped.
+		ar.checks.Load().Start()
+	}
 	ar.maybeWatchHealth()
 	allDone := make(chan struct{})
 	go func() {
@@ -166,7 +171,7 @@ func (ar *AllocRunner) runTasks(allDone <-chan struct{}) {
 		case <-ar.st.watch.deadlineC():
 			ar.healthDeadlinePassed()
 		case <-allDone:
-			ar.checks.Stop()
+			ar.checks.Load().Stop()
 			if !ar.st.shuttingDown {
 				ar.handleTaskChange()
 			} // else the tasks are left as they are for the next client
@@ -260,6 +265,7 @@ func (ar *AllocRunner) update(a *structs.Allocation) {
 		return
 	}
 	ar.confirm()
+	ar.updateChecks(a)
 	ar.maybeWatchHealth()
 }
 
@@ -272,6 +278,9 @@ func (ar *AllocRunner) confirm() {
 		return
 	}
 	st.gateOpen = true
+	if st.tasks.runners != nil && !st.tasksDone {
+		ar.checks.Load().Start()
+	}
 	ar.wake()
 }
 
@@ -282,7 +291,7 @@ func (ar *AllocRunner) kill(reason string) {
 	if !st.killing {
 		st.killing, st.killReason = true, reason
 		// A check failing while the tasks stop must not restart them.
-		ar.checks.Stop()
+		ar.checks.Load().Stop()
 	}
 	for _, tr := range ar.killTargets() {
 		tr.Kill(reason)
@@ -293,7 +302,7 @@ func (ar *AllocRunner) kill(reason string) {
 // their tasks running, and the loop returns once they have.
 func (ar *AllocRunner) shutdown() {
 	ar.st.shuttingDown = true
-	ar.checks.Stop()
+	ar.checks.Load().Stop()
 	for _, tr := range ar.st.tasks.inOrder() {
 		tr.Shutdown()
 	}

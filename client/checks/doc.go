@@ -13,7 +13,8 @@
 //
 // A Runner belongs to one alloc runner, which starts it once the tasks
 // are started and stops it when they stop (or the alloc is killed, or the
-// client shuts down). It runs one goroutine per check and nothing else;
+// client shuts down). A Runner's checks are fixed: when an update of the
+// alloc changes them, the alloc runner stops it and starts a new one. It runs one goroutine per check and nothing else;
 // Stop cancels them and waits for them. Each goroutine alone writes its
 // check's result, under the Runner's lock; readers get copies. Intervals
 // and check_restart's grace are timed on the injected clock; a probe's

@@ -59,6 +59,15 @@ func New(cfg Config, specs []Spec) *Runner {
 	return r
 }
 
+// Specs returns the checks the Runner runs (nil for a nil Runner); the
+// caller must not change them.
+func (r *Runner) Specs() []Spec {
+	if r == nil {
+		return nil
+	}
+	return r.specs
+}
+
 // Len is the number of checks.
 func (r *Runner) Len() int {
 	if r == nil {
@@ -87,6 +96,17 @@ func (r *Runner) Start() {
 	}
 }
 
+// Started reports whether the checks run: Start has started them and
+// Stop has not stopped them.
+func (r *Runner) Started() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cancel != nil
+}
+
 // Stop stops the checks and waits for their goroutines. The results stay
 // readable. Stop is safe to call more than once, and on a nil Runner.
 func (r *Runner) Stop() {
@@ -96,6 +116,7 @@ func (r *Runner) Stop() {
 	r.mu.Lock()
 	r.started = true // no Start after Stop
 	cancel := r.cancel
+	r.cancel = nil
 	r.mu.Unlock()
 	if cancel != nil {
 		cancel()

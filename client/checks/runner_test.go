@@ -48,6 +48,9 @@ func TestRunnerProbesEachIntervalAndTellsOfChanges(t *testing.T) {
 	}
 	r.Start()
 	defer r.Stop()
+	if !r.Started() {
+		t.Fatal("not started")
+	}
 	testutil.WaitFor(t, "first probe", func() bool { return r.Results()["c1"].Status == StatusSuccess })
 	if !r.Healthy() || changes.Load() != 1 {
 		t.Fatalf("healthy %v, %d changes", r.Healthy(), changes.Load())
@@ -149,6 +152,9 @@ func TestRunnerStopEndsTheChecks(t *testing.T) {
 	r.Stop()
 	r.Stop()
 	r.Start()
+	if r.Started() {
+		t.Fatal("started after Stop")
+	}
 	clk.Advance(time.Minute)
 	if clk.Waiters() != 0 || srv.hits.Load() != 2 {
 		t.Fatalf("after Stop: %d waiters, %d probes", clk.Waiters(), srv.hits.Load())

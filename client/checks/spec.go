@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -69,6 +70,9 @@ type Spec struct {
 	// or a zero limit restarts nothing.
 	Restart *structs.CheckRestart
 }
+
+// Equal reports whether s and o are the same check, run the same way.
+func (s Spec) Equal(o Spec) bool { return reflect.DeepEqual(s, o) }
 
 // SpecsFor returns the checks of every service of the alloc's group and
 // tasks, in the job's order. nodeIP is the address used for a port that
