@@ -178,6 +178,7 @@ func TestNodeDrainHonoursMaxParallelWhileServing(t *testing.T) {
 		wg.Wait()
 	}()
 
+	started := time.Now()
 	out, code := c1.cli("node", "drain", "-enable", "-deadline=5m", "-detach", "-yes", c1ID)
 	if code != 0 {
 		t.Fatalf("node drain -enable: exit %d\n%s", code, out)
@@ -186,6 +187,7 @@ func TestNodeDrainHonoursMaxParallelWhileServing(t *testing.T) {
 	monOut, monCode := runWithTimeout(t, 3*time.Minute, c1, "node", "drain", "-monitor", "-yes", c1ID)
 	stopSampling()
 	wg.Wait()
+	t.Logf("the drain of 6 allocs, 2 at a time, took %s", time.Since(started).Round(100*time.Millisecond))
 	if monCode != 0 {
 		t.Fatalf("node drain -monitor: exit %d\n%s", monCode, monOut)
 	}
