@@ -14,7 +14,7 @@ var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // world builds a state store of nodes, jobs and allocs for one Plan.
 type world struct {
-	t      *testing.T
+	t      testing.TB
 	st     *state.StateStore
 	index  uint64
 	nodes  map[string]*structs.Node
@@ -22,7 +22,7 @@ type world struct {
 	allocs []*structs.Allocation
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	return &world{t: t, st: state.TestStateStore(t), nodes: map[string]*structs.Node{}, jobs: map[string]*structs.Job{}}
 }
 
