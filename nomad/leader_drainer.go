@@ -39,5 +39,7 @@ func (s *Server) runDrainer(ctx context.Context) {
 		State:  s.State,
 		Raft:   drainerRaft{s},
 		NewID:  structs.GenerateUUID,
+
+		MinPassInterval: s.config.DrainerMinPassInterval,
 	})
 }

@@ -46,6 +46,13 @@ type Config struct {
 	// next one (default 1s on Clock), so a raft that refuses writes is not
 	// hammered.
 	RetryDelay time.Duration
+	// MinPassInterval bounds how often state changes start a pass: a pass
+	// reads every alloc of the jobs it paces, and while a large job drains
+	// its allocs change many times a second. Changes that come sooner are
+	// taken together by the next pass, on Clock. Zero means no bound.
+	// The loop's own writes are never delayed by it, a deadline by at most
+	// the interval.
+	MinPassInterval time.Duration
 }
 
 // Log messages, for operators and for tests that wait on them.
@@ -62,15 +69,22 @@ func Run(ctx context.Context, cfg Config) {
 	if cfg.RetryDelay <= 0 {
 		cfg.RetryDelay = time.Second
 	}
+	var changed bool // the last sleep ended because state changed
+	var lastPass time.Time
 	for ctx.Err() == nil {
+		if changed && cfg.MinPassInterval > 0 {
+			pause(ctx, cfg.Clock, lastPass.Add(cfg.MinPassInterval))
+		}
 		st := cfg.State()
 		ws := memdb.NewWatchSet()
 		ws.Add(st.AbandonCh())
 		now := cfg.Clock.Now()
+		lastPass = now
 		acts, err := Plan(st.View(), ws, now, cfg.NewID)
 		if err == nil {
 			err = apply(cfg, acts)
 			if err == nil && !acts.Empty() {
+				changed = false
 				continue // what it wrote changed state: look again at once
 			}
 		}
@@ -81,14 +95,28 @@ func Run(ctx context.Context, cfg Config) {
 		} else if !acts.NextDeadline.IsZero() {
 			wake = acts.NextDeadline
 		}
-		sleep(ctx, cfg.Clock, ws, wake, err != nil)
+		changed = sleep(ctx, cfg.Clock, ws, wake, err != nil)
 	}
 }
 
+// pause waits until the clock reaches until (or ctx ends).
+func pause(ctx context.Context, clock Clock, until time.Time) {
+	d := until.Sub(clock.Now())
+	if d <= 0 {
+		return
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	t := clock.AfterFunc(d, cancel)
+	defer t.Stop()
+	<-pctx.Done()
+}
+
 // sleep waits until something in ws changes, ctx ends, or the clock
-// reaches wake (when set). After a failure it waits for the clock only: a
-// write that failed may have changed nothing.
-func sleep(ctx context.Context, clock Clock, ws memdb.WatchSet, wake time.Time, clockOnly bool) {
+// reaches wake (when set), and reports whether a change woke it. After a
+// failure it waits for the clock only: a write that failed may have
+// changed nothing.
+func sleep(ctx context.Context, clock Clock, ws memdb.WatchSet, wake time.Time, clockOnly bool) bool {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if !wake.IsZero() {
@@ -97,16 +125,16 @@ func sleep(ctx context.Context, clock Clock, ws memdb.WatchSet, wake time.Time, 
 		// sleep at all.
 		d := wake.Sub(clock.Now())
 		if d <= 0 {
-			return
+			return false
 		}
 		t := clock.AfterFunc(d, cancel)
 		defer t.Stop()
 	}
 	if clockOnly {
 		<-wctx.Done()
-		return
+		return false
 	}
-	_ = ws.WatchCtx(wctx) // an error only says the context ended
+	return ws.WatchCtx(wctx) == nil // an error says the context ended
 }
 
 func apply(cfg Config, acts *Actions) error {

@@ -118,6 +118,10 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 }
 
 func startLoop(t *testing.T, w *world, raft *storeRaft) (*testClock, func()) {
+	return startLoopEvery(t, w, raft, 0)
+}
+
+func startLoopEvery(t *testing.T, w *world, raft *storeRaft, minPass time.Duration) (*testClock, func()) {
 	t.Helper()
 	clock := &testClock{now: t0, armed: make(chan time.Duration, 16)}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -125,7 +129,7 @@ func startLoop(t *testing.T, w *world, raft *storeRaft) (*testClock, func()) {
 	go func() {
 		defer close(done)
 		Run(ctx, Config{Clock: clock, Logger: hclog.NewNullLogger(), State: func() *state.StateStore { return w.st },
-			Raft: raft, NewID: structs.GenerateUUID, RetryDelay: time.Second})
+			Raft: raft, NewID: structs.GenerateUUID, RetryDelay: time.Second, MinPassInterval: minPass})
 	}()
 	stop := func() {
 		cancel()
@@ -200,4 +204,42 @@ func TestRunRetriesARefusedWriteAfterItsDelay(t *testing.T) {
 	raft.setRefuse(nil)
 	clock.advance(time.Second)
 	waitUntil(t, "the batch written on retry", func() bool { return allocMarked(w, "a00") })
+}
+
+// State changes that come faster than MinPassInterval wait for it on the
+// clock: the next batch is planned only once the interval has passed.
+func TestRunBoundsHowOftenChangesStartAPass(t *testing.T) {
+	w := newWorld(t)
+	w.node("n1", hour())
+	w.node("n2", nil)
+	j := w.job("web", structs.JobTypeService, 3, 1)
+	for i := 0; i < 3; i++ {
+		w.alloc(j, "n1", yes)
+	}
+	w.plan(t0)
+	raft := &storeRaft{st: w.st}
+	clock, _ := startLoopEvery(t, w, raft, time.Second)
+
+	if d := <-clock.armed; d != time.Hour {
+		t.Fatalf("want the loop asleep until the deadline, armed %s", d)
+	}
+	if !allocMarked(w, "a00") || allocMarked(w, "a01") {
+		t.Fatal("want exactly the first alloc marked")
+	}
+	// The first moved: stopped, and its replacement settled on n2.
+	a, _ := w.st.AllocByID(nil, "a00")
+	stopped := a.Copy()
+	stopped.DesiredStatus = structs.AllocDesiredStatusStop
+	repl := w.alloc(j, "n2", yes)
+	if err := w.st.UpsertAllocs(900, []*structs.Allocation{stopped, repl}); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-clock.armed; d != time.Second {
+		t.Fatalf("want the change held for the interval, armed %s", d)
+	}
+	if allocMarked(w, "a01") {
+		t.Fatal("a pass ran before the interval passed")
+	}
+	clock.advance(time.Second)
+	waitUntil(t, "the next batch after the interval", func() bool { return allocMarked(w, "a01") })
 }
