@@ -25,6 +25,12 @@ job "drainweb" {
   type        = "service"
   group "web" {
     count = 6
+    # A new job rolls out under a deployment, and allocs placed while it
+    # runs are judged by this block; the drain's own pacing is migrate's.
+    update {
+      min_healthy_time = "1s"
+      healthy_deadline = "1m"
+    }
     migrate {
       max_parallel     = 2
       health_check     = "checks"
