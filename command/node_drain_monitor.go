@@ -139,12 +139,14 @@ func (d *drainMonitor) run() int {
 				status = node.LastDrain.Status
 			}
 			d.mon.info("Node %q drain %s", shortID(d.nodeID, d.verbose), status)
+			if status == drainStatusCanceled {
+				// What was marked still moves, but the drain will not
+				// complete: not a success for whoever waits on it.
+				return exitError
+			}
 		}
 		if drainDoneMsg && allocIndex >= drainDoneIndex && allStopped(allocs) {
 			d.mon.info("All allocations on node %q have stopped", shortID(d.nodeID, d.verbose))
-			if status == drainStatusCanceled {
-				return exitError
-			}
 			return exitOK
 		}
 		// Every change in the counts is shown at once; between changes

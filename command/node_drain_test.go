@@ -141,8 +141,8 @@ func TestNodeDrainMonitorFailsWhenTheDrainIsCanceled(t *testing.T) {
 	f.on("GET /v1/node/"+nodeID, reply{body: canceled, index: 40})
 	f.on("GET /v1/node/"+nodeID+"/allocations", reply{body: nodeAllocs("running", "run"), index: 40})
 	res := runCLI(t, f, "", "node", "drain", "-monitor", nodeID)
-	if res.code != 1 || !strings.Contains(res.stdout, `drain canceled`) {
-		t.Fatalf("exit %d, want 1\n%s", res.code, res.stdout)
+	if res.code != 1 || !strings.Contains(res.stdout, `drain canceled`) || strings.Contains(res.stdout, "have stopped") {
+		t.Fatalf("exit %d, want 1 and no claim that everything stopped\n%s", res.code, res.stdout)
 	}
 }
 
