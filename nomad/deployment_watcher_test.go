@@ -18,7 +18,7 @@ import (
 // writes go to the store directly, one index each, as the FSM would apply
 // them: raft itself is not what these tests are about.
 type watcherHarness struct {
-	t     *testing.T
+	t     testing.TB
 	st    *state.StateStore
 	clock *FakeClock
 	w     *deploymentWatcher
@@ -30,7 +30,7 @@ type watcherHarness struct {
 
 var watchT0 = time.Unix(1700000000, 0).UTC()
 
-func newWatcherHarness(t *testing.T) *watcherHarness {
+func newWatcherHarness(t testing.TB) *watcherHarness {
 	h := &watcherHarness{t: t, st: state.TestStateStore(t), clock: NewFakeClock(watchT0), index: 100}
 	h.w = newDeploymentWatcher(h, deploymentWatcherConfig{Clock: h.clock, NewID: h.newID})
 	return h
