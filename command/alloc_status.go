@@ -58,15 +58,18 @@ func allocStatus(m *Meta, args []string) int {
 		followup, _, _ = client.Evaluations().Info(alloc.FollowupEvalID, nil)
 	}
 	var usage *api.AllocResourceUsage
+	var checks api.AllocCheckStatuses
 	if alloc.ClientStatus == api.AllocClientStatusRunning {
 		// Best effort too: the client may be unreachable, and the
 		// allocation is worth showing anyway.
 		usage, _ = client.Allocations().Stats(allocID, nil)
+		checks, _ = client.Allocations().Checks(allocID, nil)
 	}
 
 	var b strings.Builder
 	b.WriteString(keyValues(allocHeader(alloc, followup, m.now(), *verbose)))
 	section(&b, "Allocation State History", allocStatesTable(alloc.AllocStates, m.now(), *verbose))
+	section(&b, "Service Checks", checksTable(checks, *verbose))
 	if *verbose && alloc.Metrics != nil {
 		section(&b, "Placement Metrics", formatAllocMetric(alloc.Metrics, "", true))
 	}

@@ -164,6 +164,8 @@ func (tg *TaskGroup) validate(job *Job, p problems) {
 			p.add("service[%d] %q: port %q is not a port label of the group network", i, s.Name, s.PortLabel)
 		}
 	}
+	// Service checks (issue 13, health): service_check.go.
+	validateServiceChecks(tg, p)
 }
 
 // Copy returns a deep copy.
@@ -421,7 +423,9 @@ type Service struct {
 	Kind              string
 }
 
-// ServiceCheck is a `check` block inside a service.
+// ServiceCheck is a `check` block inside a service. The client runs the
+// http, tcp and script ones (client/checks); service_check.go validates
+// them.
 type ServiceCheck struct {
 	Name      string
 	Type      string
@@ -453,8 +457,9 @@ type ServiceCheck struct {
 	OnUpdate               string
 }
 
-// CheckRestart is a `check_restart` block (kept as data: Drover runs no
-// checks).
+// CheckRestart is a `check_restart` block: the client restarts the task
+// after Limit failing results in a row, once Grace has passed since the
+// task started (client/checks).
 type CheckRestart struct {
 	Limit          int
 	Grace          time.Duration

@@ -9,6 +9,7 @@ import (
 
 	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/client/artifact"
+	"github.com/drover-sched/drover/client/checks"
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/state"
@@ -53,6 +54,14 @@ type AllocRunner struct {
 	// task runners (and from the loop itself) that a task changed.
 	cmds   chan command
 	notify chan struct{}
+	// checkChanged wakes the loop when a check's status changed, to judge
+	// health again (checks.go).
+	checkChanged chan struct{}
+
+	// checks runs the services' checks; it holds nil when the alloc has
+	// none. The loop replaces it when a newer alloc changes the checks;
+	// readers on other goroutines load it.
+	checks atomic.Pointer[checks.Runner]
 
 	// published is the latest view (view.go), for readers on any
 	// goroutine.
@@ -87,7 +96,10 @@ func New(cfg Config) *AllocRunner {
 		notify: make(chan struct{}, 1),
 		doneCh: make(chan struct{}),
 		exited: make(chan struct{}),
+
+		checkChanged: make(chan struct{}, 1),
 	}
+	ar.checks.Store(ar.newChecks(cfg.Alloc))
 	if cfg.Restore {
 		ar.st.status = cfg.Alloc.ClientStatus
 	}

@@ -9,7 +9,7 @@
 // owns the runner's state (runState): the server's version of the alloc,
 // the status reported last, the kill, shutdown and destroy flags, the
 // start gate and the lifecycle phase gates (lifecycle.go), and the
-// deployment health watch and verdict (health.go). Nothing else reads or
+// health watch and verdict, for a deployment or a migration (health.go). Nothing else reads or
 // writes those fields, so they need no lock. The loop takes, one at a
 // time:
 //
@@ -19,7 +19,10 @@
 //   - task changes: each task runner calls wake from its own goroutine
 //     after changing its state, and the loop then advances the lifecycle,
 //     stops siblings, judges health and reports;
-//   - the health watch's timers, and the end of the last task runner.
+//   - the health watch's timers, and the end of the last task runner;
+//   - a check's status change (checks.go): the alloc's service checks run
+//     on goroutines of their own (client/checks), which the loop starts,
+//     replaces on an update that changes them, and stops.
 //
 // It is the only caller of OnUpdate, so status reports for one alloc are
 // produced in order. Once every task runner has returned it closes Done

@@ -21,10 +21,11 @@ type runState struct {
 	killReason   string // the first kill's, given to the sidecars it stops last
 	shuttingDown bool
 
-	// Deployment health (health.go).
-	health    *structs.AllocDeploymentStatus
-	healthFor string       // the deployment watched or judged last
-	watch     *healthWatch // nil when no verdict is pending
+	// Allocation health (health.go).
+	health        *structs.AllocDeploymentStatus
+	healthWatched bool         // healthFor is set: a verdict was wanted once
+	healthFor     string       // the deployment watched or judged last ("" for a migration)
+	watch         *healthWatch // nil when no verdict is pending
 
 	tasksDone bool // every task runner has returned: no more reports
 	destroyed bool
@@ -135,6 +136,12 @@ func (ar *AllocRunner) start() <-chan struct{} {
 	for _, tr := range idleSidecars {
 		tr.Kill("Main tasks have completed")
 	}
+	if ar.st.gateOpen {
+		// A restored runner's checks wait for Confirm, as its tasks'
+		// restarts do: check_restart must not act for an alloc the
+		// servers may want stopped.
+		ar.checks.Load().Start()
+	}
 	ar.maybeWatchHealth()
 	allDone := make(chan struct{})
 	go func() {
@@ -157,11 +164,14 @@ func (ar *AllocRunner) runTasks(allDone <-chan struct{}) {
 			continue
 		case <-ar.notify:
 			ar.handleTaskChange()
+		case <-ar.checkChanged:
+			ar.checkHealth()
 		case <-ar.st.watch.readyC():
 			ar.checkHealth()
 		case <-ar.st.watch.deadlineC():
 			ar.healthDeadlinePassed()
 		case <-allDone:
+			ar.checks.Load().Stop()
 			if !ar.st.shuttingDown {
 				ar.handleTaskChange()
 			} // else the tasks are left as they are for the next client
@@ -255,6 +265,7 @@ func (ar *AllocRunner) update(a *structs.Allocation) {
 		return
 	}
 	ar.confirm()
+	ar.updateChecks(a)
 	ar.maybeWatchHealth()
 }
 
@@ -267,6 +278,9 @@ func (ar *AllocRunner) confirm() {
 		return
 	}
 	st.gateOpen = true
+	if st.tasks.runners != nil && !st.tasksDone {
+		ar.checks.Load().Start()
+	}
 	ar.wake()
 }
 
@@ -276,6 +290,8 @@ func (ar *AllocRunner) kill(reason string) {
 	st := &ar.st
 	if !st.killing {
 		st.killing, st.killReason = true, reason
+		// A check failing while the tasks stop must not restart them.
+		ar.checks.Load().Stop()
 	}
 	for _, tr := range ar.killTargets() {
 		tr.Kill(reason)
@@ -286,6 +302,7 @@ func (ar *AllocRunner) kill(reason string) {
 // their tasks running, and the loop returns once they have.
 func (ar *AllocRunner) shutdown() {
 	ar.st.shuttingDown = true
+	ar.checks.Load().Stop()
 	for _, tr := range ar.st.tasks.inOrder() {
 		tr.Shutdown()
 	}

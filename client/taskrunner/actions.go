@@ -36,6 +36,8 @@ type actionKind int
 const (
 	actionRestart actionKind = iota
 	actionSignal
+	// actionRestartUnhealthy is a check's restart (check_actions.go).
+	actionRestartUnhealthy
 )
 
 // action is one user request to Run; Run answers on done (buffered, so
@@ -43,6 +45,7 @@ const (
 type action struct {
 	kind   actionKind
 	signal string
+	reason string // actionRestartUnhealthy's
 	done   chan error
 }
 

@@ -237,9 +237,14 @@ func (tr *TaskRunner) wait(h *drivers.TaskHandle) (*drivers.ExitResult, waitOutc
 		case <-tr.shutdownCh:
 			return nil, waitStopped
 		case a := <-tr.actions:
-			if a.kind == actionSignal {
+			switch a.kind {
+			case actionSignal:
 				a.done <- tr.signal(h, a.signal)
 				continue
+			case actionRestartUnhealthy:
+				res := tr.stopUnhealthy(h, waitCh, a.reason)
+				a.done <- nil
+				return res, waitExited
 			}
 			tr.stopForRestart(h, waitCh)
 			a.done <- nil

@@ -41,6 +41,8 @@ func (s *httpAPI) routeClient(mux *http.ServeMux) {
 	s.handleFunc(mux, "GET /v1/client/fs/cat/{alloc}", s.clientFSCat)
 	s.handleFunc(mux, "GET /v1/client/fs/readat/{alloc}", s.clientFSReadAt)
 	s.handleFunc(mux, "GET /v1/client/stats", s.clientStats)
+	// Service checks (issue 13, health): http_client_checks.go.
+	s.handleFunc(mux, "GET /v1/client/allocation/{alloc}/checks", s.clientAllocChecks)
 }
 
 // logParams are the query parameters of /v1/client/fs/logs/:alloc.

@@ -135,7 +135,11 @@ func mergeServerUpdate(existing, a *structs.Allocation) error {
 	}
 	a.TaskStates = existing.TaskStates
 	a.NetworkStatus = existing.NetworkStatus
-	if existing.DeploymentStatus != nil {
+	// The client's health verdict belongs to the deployment it was made
+	// for (or, without one, to a migration). A plan that moves the alloc
+	// into another deployment keeps its own status (the Canary flag it
+	// sets); the client judges the new deployment afresh.
+	if existing.DeploymentStatus != nil && a.DeploymentID == existing.DeploymentID {
 		ds := *existing.DeploymentStatus
 		if a.DeploymentStatus != nil {
 			ds.Canary = a.DeploymentStatus.Canary
