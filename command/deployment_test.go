@@ -131,3 +131,19 @@ func TestDeploymentUnblockNeedsOneDeployment(t *testing.T) {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
 }
+
+func TestJobRunFollowsTheDeploymentRatherThanTheNextEvaluation(t *testing.T) {
+	f := registered(newFakeAgent(t))
+	f.json("GET /v1/evaluation/"+evalID, evalJSON("complete", `"DeploymentID":"`+deplID+`","NextEval":"e2e2e2e2-0000-4000-8000-000000000002"`))
+	f.json("GET /v1/evaluation/"+evalID+"/allocations", placedAlloc)
+	f.json("GET /v1/deployment/"+deplID, `{"ID":"`+deplID+`","JobID":"web","Status":"failed",
+		"StatusDescription":"Failed due to unhealthy allocations - rolling back to job version 1","TaskGroups":{"web":{"DesiredTotal":1,"UnhealthyAllocs":1}}}`)
+	res := runCLI(t, f, "", "job", "run", writeJob(t, webJob))
+	if res.code != 1 {
+		t.Fatalf("exit %d for a failed deployment, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	wantLines(t, res.stdout, `Deployment "d1e2f3a4" failed: Failed due to unhealthy allocations - rolling back to job version 1`)
+	if f.requests("GET /v1/evaluation/e2e2e2e2-0000-4000-8000-000000000002") != nil {
+		t.Error("followed the next evaluation instead of the deployment")
+	}
+}
