@@ -206,7 +206,30 @@ func singleAgent(t *testing.T) *agent {
 		}
 		return true, ""
 	})
+	// raw_exec tasks outlive their agent: stop the job, and wait for its
+	// servers to exit, before the agent stops (cleanups run last first).
+	t.Cleanup(func() { stopRoll(t, a) })
 	return a
+}
+
+// stopRoll stops the job and waits until none of its allocs runs.
+func stopRoll(t *testing.T, a *agent) {
+	if _, _, err := a.api().Jobs().Deregister("roll", false, nil); err != nil {
+		t.Logf("stopping roll: %v", err)
+		return
+	}
+	waitFor(t, 60*time.Second, func() (bool, string) {
+		stubs, _, err := a.api().Jobs().Allocations("roll", true, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, st := range stubs {
+			if st.ClientStatus == "running" || st.ClientStatus == "pending" {
+				return false, "alloc " + st.ID + " " + st.ClientStatus
+			}
+		}
+		return true, ""
+	})
 }
 
 // TestDeploymentRollsOneAtATimeAndRevertsAFailedVersion rolls a 4-alloc

@@ -187,3 +187,12 @@ func TestPromotionNamesAGroupThatIsNotThere(t *testing.T) {
 		t.Fatalf("promoting a failed deployment: err = %v", err)
 	}
 }
+
+func TestANewDeploymentStartsItsProgressDeadlinesAtTheEntrysTime(t *testing.T) {
+	s := TestStateStore(t)
+	deployedJob(t, s, 1, 0)
+	d, _ := s.DeploymentByID(nil, "d1")
+	if want := depT0.Add(10 * time.Minute); !d.TaskGroups["web"].RequireProgressBy.Equal(want) {
+		t.Fatalf("RequireProgressBy = %v, want %v", d.TaskGroups["web"].RequireProgressBy, want)
+	}
+}
