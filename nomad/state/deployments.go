@@ -93,8 +93,18 @@ func (s *StateStore) DeleteDeployment(index uint64, ids []string) error {
 // UpdateDeploymentStatus changes a deployment's status and, in the same
 // write, registers the job version (auto-revert) and the eval that come
 // with it.
+//
+// The deployment must still be active: the watcher and the endpoints
+// decide on a snapshot, and a deployment that ended meanwhile (the
+// scheduler completed it, a newer version cancelled it) keeps its ending,
+// so an auto-revert decided on the old snapshot is not registered.
 func (s *StateStore) UpdateDeploymentStatus(index uint64, req *structs.DeploymentStatusUpdateRequest) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
+		if u := req.DeploymentUpdate; u != nil {
+			if _, err := activeDeploymentTxn(txn, u.DeploymentID, "change the status of"); err != nil {
+				return err
+			}
+		}
 		return s.deploymentOutcomeTxn(txn, index, req.DeploymentUpdate, req.Job, req.Eval, req.UpdatedAt)
 	})
 }
