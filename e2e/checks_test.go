@@ -113,7 +113,10 @@ func TestServiceChecksJudgeMigrationHealth(t *testing.T) {
 	})
 	ds := healthy.DeploymentStatus
 	started := healthy.TaskStates["t"].StartedAt
-	if !*ds.Healthy || ds.Timestamp.Sub(started) < 5*time.Second {
+	// The process starts a moment before the client records StartedAt,
+	// so allow half a second: without waiting for the script the verdict
+	// would come after min_healthy_time alone (2s).
+	if !*ds.Healthy || ds.Timestamp.Sub(started) < 4500*time.Millisecond {
 		t.Fatalf("verdict %+v for a task started at %v: want healthy no sooner than ready (3s) + min_healthy_time (2s)", ds, started)
 	}
 	t.Logf("healthy %s after the task started", ds.Timestamp.Sub(started))
@@ -141,4 +144,77 @@ func lineWith(out string, words ...string) bool {
 		}
 	}
 	return false
+}
+
+// A script check that keeps failing restarts its task through
+// check_restart, counted by the task's restart policy.
+func TestCheckRestartRestartsTheTask(t *testing.T) {
+	m := newTaskMarker(t)
+	c := startFaultCluster(t, "c1")
+	s := c.server
+	job := fmt.Sprintf(`
+job "restarted" {
+  datacenters = ["dc1"]
+  group "g" {
+    restart {
+      attempts = 5
+      interval = "10m"
+      delay    = "1s"
+      mode     = "fail"
+    }
+    task "t" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/bash"
+        args    = ["-c", "exec -a %s-$NOMAD_ALLOC_ID sleep 3600"]
+      }
+      service {
+        name = "broken"
+        check {
+          name     = "never"
+          type     = "script"
+          command  = "/bin/sh"
+          args     = ["-c", "echo not today; exit 2"]
+          interval = "1s"
+          timeout  = "2s"
+          check_restart {
+            limit = 2
+            grace = "1s"
+          }
+        }
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+      }
+    }
+  }
+}`, m)
+	registerJob(t, s, job, 10*time.Second)
+	alloc, _ := waitForFirstAlloc(t, s, "restarted", m)
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		a, _, err := s.api().Allocations().Info(alloc.ID, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		ts := a.TaskStates["t"]
+		if ts == nil {
+			return false, "no task state"
+		}
+		for _, e := range ts.Events {
+			if e.Type == "Restart Signaled" && e.RestartReason == `healthcheck: check "never" unhealthy` && ts.Restarts >= 1 {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("task %s, %d restarts", ts.State, ts.Restarts)
+	})
+	checks, err := s.api().Allocations().Checks(alloc.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range checks {
+		if ch.Check != "never" || ch.Task != "t" || (ch.Status == "failure" && ch.Output != "not today\n" && ch.StatusCode == 2) {
+			t.Fatalf("check %+v", ch)
+		}
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/scheduler/reconciler"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -89,7 +88,7 @@ func byVersion(allocs []*structs.Allocation, v uint64) (cur, old []*structs.Allo
 
 // deployed registers job, places it and reports every alloc healthy, so
 // the first deployment completes; it returns the stored job.
-func deployed(t *testing.T, h *Harness, j *structs.Job) *structs.Job {
+func deployed(t testT, h *Harness, j *structs.Job) *structs.Job {
 	t.Helper()
 	job := h.Job(j)
 	h.Run(job, structs.EvalTriggerJobRegister)
@@ -143,7 +142,7 @@ func TestFirstRegistrationCreatesADeploymentAndCompletesIt(t *testing.T) {
 	h.Health(live[3], true)
 	h.Run(job, structs.EvalTriggerDeploymentWatcher)
 	got := h.Deployment(job)
-	if got.Status != structs.DeploymentStatusSuccessful || got.StatusDescription != reconciler.DeploymentDescSuccessful {
+	if got.Status != structs.DeploymentStatusSuccessful || got.StatusDescription != structs.DeploymentStatusDescriptionSuccessful {
 		t.Fatalf("deployment = %s %q, want successful", got.Status, got.StatusDescription)
 	}
 	if !h.StoredJob(job.Namespace, job.ID).Stable {
@@ -379,7 +378,7 @@ func TestStoppingTheJobCancelsItsDeployment(t *testing.T) {
 	stopped := h.Job(stop)
 	h.Run(stopped, structs.EvalTriggerJobDeregister)
 	got, _ := h.State.DeploymentByID(nil, d1.ID)
-	if got.Status != structs.DeploymentStatusCancelled || got.StatusDescription != reconciler.DeploymentDescStoppedJob {
+	if got.Status != structs.DeploymentStatusCancelled || got.StatusDescription != structs.DeploymentStatusDescriptionStoppedJob {
 		t.Fatalf("deployment = %s %q", got.Status, got.StatusDescription)
 	}
 	if d := h.LastPlan().Deployment; d != nil {

@@ -100,28 +100,16 @@ func applyAllocStopTxn(txn *memdb.Txn, index uint64, stop *structs.Allocation, u
 }
 
 // applyPlanDeploymentUpdate applies a scheduler's status change of a
-// deployment. The scheduler decided on a snapshot: if the deployment has
-// since ended (the watcher failed it, an operator's change, another eval
-// completed or cancelled it) or was garbage collected, the change is
-// skipped rather than refused, as a terminal deployment's status is final
-// and the rest of the plan is still good. A deployment completed
-// successfully marks its job version stable in the same write: auto-revert
-// goes back to the newest stable version, so a version is stable exactly
-// when a deployment of it succeeded.
+// deployment at the entry's time now. The scheduler decided on a
+// snapshot: if the deployment has since ended (the watcher failed it,
+// another eval completed or cancelled it) or was garbage collected, the
+// change is skipped rather than refused, as a terminal deployment's status
+// is final and the rest of the plan is still good. A deployment completed
+// successfully marks its job version stable (updateDeploymentStatusTxn).
 func applyPlanDeploymentUpdate(txn *memdb.Txn, index uint64, u *structs.DeploymentStatusUpdate, now int64) error {
 	d, err := deploymentByIDTxn(txn, nil, u.DeploymentID)
 	if err != nil || d == nil || !d.Active() {
 		return err
 	}
-	if err := updateDeploymentStatusTxn(txn, index, u, now); err != nil {
-		return err
-	}
-	if u.Status != structs.DeploymentStatusSuccessful {
-		return nil
-	}
-	v, err := jobByIDAndVersionTxn(txn, nil, d.Namespace, d.JobID, d.JobVersion)
-	if err != nil || v == nil || (d.JobCreateIndex != 0 && v.CreateIndex != d.JobCreateIndex) {
-		return err // a version trimmed from the history, or a purged job: nothing to mark
-	}
-	return updateJobStabilityTxn(txn, index, d.Namespace, d.JobID, d.JobVersion, true)
+	return updateDeploymentStatusTxn(txn, index, u, now)
 }

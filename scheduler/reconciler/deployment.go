@@ -4,14 +4,6 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// Deployment status descriptions the reconciler writes, as Nomad words them
-// so that `deployment status` reads the same.
-const (
-	DeploymentDescNewerJob   = "Cancelled due to newer version of job"
-	DeploymentDescStoppedJob = "Cancelled because job is stopped"
-	DeploymentDescSuccessful = "Deployment completed successfully"
-)
-
 // rolloutView is what one evaluation knows about the job's deployments:
 // which one the current job version is rolling out under, and which status
 // changes the evaluation makes.
@@ -37,11 +29,11 @@ func viewRollout(in Input) *rolloutView {
 	switch {
 	case in.Job.Stopped():
 		if d.Active() {
-			v.cancel(d, DeploymentDescStoppedJob)
+			v.cancel(d, structs.DeploymentStatusDescriptionStoppedJob)
 		}
 	case d.JobCreateIndex != in.Job.CreateIndex || d.JobVersion != in.Job.Version:
 		if d.Active() {
-			v.cancel(d, DeploymentDescNewerJob)
+			v.cancel(d, structs.DeploymentStatusDescriptionNewerJob)
 		}
 	case d.Status == structs.DeploymentStatusSuccessful:
 	default:
@@ -173,10 +165,26 @@ func newDeployment(id string, job *structs.Job, priority int, now int64) *struct
 		JobCreateIndex:     job.CreateIndex,
 		TaskGroups:         map[string]*structs.DeploymentState{},
 		Status:             structs.DeploymentStatusRunning,
-		StatusDescription:  "Deployment is running",
+		StatusDescription:  structs.DeploymentStatusDescriptionRunning,
 		EvalPriority:       priority,
 		CreateTime:         now,
 		ModifyTime:         now,
+	}
+}
+
+// describeNew words a new deployment's status: one whose canaries wait
+// for an operator says so, as Nomad's does.
+func describeNew(d *structs.Deployment) {
+	for _, name := range sortedKeys(d.TaskGroups) {
+		st := d.TaskGroups[name]
+		if st.DesiredCanaries == 0 {
+			continue
+		}
+		if !st.AutoPromote {
+			d.StatusDescription = structs.DeploymentStatusDescriptionRunningNeedsPromotion
+			return
+		}
+		d.StatusDescription = structs.DeploymentStatusDescriptionRunningAutoPromotion
 	}
 }
 
@@ -225,8 +233,8 @@ type groupDeploy struct {
 // every alloc that needs a destructive update (now or later).
 //
 // The group is done when nothing is left to place, defer or reschedule,
-// no canaries await promotion, and DesiredTotal allocs of the deployment
-// are healthy.
+// no canaries await promotion, and DesiredTotal live allocs of the
+// deployment are healthy.
 func deployNeeds(in groupInput, up rollout, delayed int, canaries []*holder, decided *decisions) groupDeploy {
 	u := in.tg.Update
 	if in.batch || !u.Rolling() {
@@ -261,6 +269,9 @@ func deployNeeds(in groupInput, up rollout, delayed int, canaries []*holder, dec
 			healthy++
 		}
 	}
-	g.done = healthy >= st.DesiredTotal && healthy >= st.DesiredCanaries
+	// Canaries were promoted (or there are none), so DesiredTotal is the
+	// whole of it: a promoted canary beyond the count was given up with
+	// its slot and need not stay healthy.
+	g.done = healthy >= st.DesiredTotal
 	return g
 }

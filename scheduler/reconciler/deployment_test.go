@@ -144,6 +144,9 @@ func TestCanariesFirstThenPromotion(t *testing.T) {
 	if d == nil || res.DeploymentID != d.ID || d.TaskGroups["web"].DesiredCanaries != 2 || d.TaskGroups["web"].DesiredTotal != 4 {
 		t.Fatalf("deployment = %+v", d)
 	}
+	if d.StatusDescription != structs.DeploymentStatusDescriptionRunningNeedsPromotion {
+		t.Fatalf("status description %q", d.StatusDescription)
+	}
 	if res.DesiredTGUpdates["web"].Canary != 2 {
 		t.Fatalf("desired updates = %+v", res.DesiredTGUpdates["web"])
 	}
@@ -199,7 +202,7 @@ func TestDeploymentCompletesWhenEveryAllocIsHealthy(t *testing.T) {
 	healthy(w.allocs[2], true)
 	res := reconcileWith(w, d)
 	if len(res.DeploymentUpdates) != 1 || res.DeploymentUpdates[0].Status != structs.DeploymentStatusSuccessful ||
-		res.DeploymentUpdates[0].StatusDescription != DeploymentDescSuccessful {
+		res.DeploymentUpdates[0].StatusDescription != structs.DeploymentStatusDescriptionSuccessful {
 		t.Fatalf("updates %+v, want successful", res.DeploymentUpdates)
 	}
 	// An unknown alloc is not counted healthy.
@@ -217,7 +220,7 @@ func TestOlderDeploymentIsCancelled(t *testing.T) {
 	res := reconcileWith(w, d)
 	if len(res.DeploymentUpdates) != 1 || res.DeploymentUpdates[0].DeploymentID != d.ID ||
 		res.DeploymentUpdates[0].Status != structs.DeploymentStatusCancelled ||
-		res.DeploymentUpdates[0].StatusDescription != DeploymentDescNewerJob {
+		res.DeploymentUpdates[0].StatusDescription != structs.DeploymentStatusDescriptionNewerJob {
 		t.Fatalf("updates %+v", res.DeploymentUpdates)
 	}
 	if res.Deployment == nil || res.Deployment.ID == d.ID || res.DeploymentID != res.Deployment.ID {
@@ -227,5 +230,88 @@ func TestOlderDeploymentIsCancelled(t *testing.T) {
 	d.Status = structs.DeploymentStatusFailed
 	if res := reconcileWith(w, d); len(res.DeploymentUpdates) != 0 {
 		t.Fatalf("ended deployment updated: %+v", res.DeploymentUpdates)
+	}
+}
+
+func TestOneRollingFollowUpAtATime(t *testing.T) {
+	w, d := rolloutWorld(5, 2, 2, 0)
+	healthy(w.allocs[0], true)
+	res := reconcileWith(w, d)
+	if len(res.Followups) != 1 || res.Followups[0].TriggeredBy != structs.EvalTriggerRollingUpdate {
+		t.Fatalf("follow-ups %+v, want one rolling", res.Followups)
+	}
+	// Another eval (the watcher's, on new health) finds it waiting and
+	// starts no second chain.
+	w.evals = append(w.evals, res.Followups[0])
+	w.evalID = "eval-watcher"
+	if res := reconcileWith(w, d); len(res.Followups) != 0 {
+		t.Fatalf("second chain of follow-ups %+v", res.Followups)
+	}
+	// The follow-up itself, when it runs, makes the next one.
+	w.evalID = res.Followups[0].ID
+	if res := reconcileWith(w, d); len(res.Followups) != 1 {
+		t.Fatalf("the follow-up made %d follow-ups, want 1", len(res.Followups))
+	}
+}
+
+func TestAHaltedGroupDoesNotCancelAnotherGroupsFollowUp(t *testing.T) {
+	w, _ := rolloutWorld(3, 0, 1, 0)
+	// A second group, "api", of the same job: canarying (it defers with
+	// no wait), while "web" rolls with a stagger.
+	api := w.job.TaskGroups[0].Copy()
+	api.Name = "api"
+	api.Update = &structs.UpdateStrategy{MaxParallel: 1, Canary: 1, Stagger: 30e9}
+	old := w.allocs[0].Job.Copy()
+	oldAPI := old.TaskGroups[0].Copy()
+	oldAPI.Name = "api"
+	old.TaskGroups = append(old.TaskGroups, oldAPI)
+	w.job.TaskGroups = append(w.job.TaskGroups, api) // after "web": its zero wait must not win
+	for i := 0; i < 3; i++ {
+		w.allocs[i].Job = old
+		a := w.add(i, "n1", structs.AllocClientStatusRunning)
+		a.TaskGroup, a.Name, a.Job = "api", structs.AllocName(w.job.ID, "api", i), old
+	}
+	res := reconcileWith(w, nil)
+	if got := len(placesBy(res, PlaceCanary)); got != 1 {
+		t.Fatalf("api canaries = %d, want 1", got)
+	}
+	if got := len(placesBy(res, PlaceDestructive)); got != 1 {
+		t.Fatalf("web destructive = %d, want 1", got)
+	}
+	if len(res.Followups) != 1 || !res.Followups[0].WaitUntil.Equal(t0.Add(30e9)) {
+		t.Fatalf("follow-ups %+v, want web's rolling one in 30s", res.Followups)
+	}
+	if st := res.Deployment.TaskGroups; len(st) != 2 || st["api"].DesiredCanaries != 1 || st["web"].DesiredCanaries != 0 {
+		t.Fatalf("deployment groups %+v", st)
+	}
+}
+
+func TestAFailedCanaryWaitsForItsDelayedRescheduleAsACanary(t *testing.T) {
+	w, d := rolloutWorld(3, 0, 1, 1)
+	w.job.TaskGroups[0].ReschedulePolicy = &structs.ReschedulePolicy{Delay: 30e9, DelayFunction: structs.DelayFunctionConstant, Unlimited: true}
+	c := w.add(0, "n2", structs.AllocClientStatusFailed)
+	c.DeploymentID = d.ID
+	c.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
+	c.TaskStates = map[string]*structs.TaskState{"server": {State: structs.TaskStateDead, Failed: true, FinishedAt: t0}}
+	d.TaskGroups["web"].PlacedCanaries = []string{c.ID}
+	res := reconcileWith(w, d)
+	if len(res.Places) != 0 || len(res.Stops) != 0 {
+		t.Fatalf("places %v stops %v, want the canary to wait", placeNames(res), stopIDs(res))
+	}
+	if len(res.Followups) != 1 || res.Followups[0].TriggeredBy != structs.EvalTriggerRetryFailedAlloc {
+		t.Fatalf("follow-ups %+v, want the canary's delayed reschedule", res.Followups)
+	}
+	if u := findUpdate(res, c.ID); u == nil || u.Alloc.FollowupEvalID != res.Followups[0].ID {
+		t.Fatalf("canary not linked to its follow-up: %+v", u)
+	}
+
+	// When the follow-up runs, the replacement is a canary.
+	w.apply(res, w.firstReady)
+	w.evalID = res.Followups[0].ID
+	w.now = t0.Add(30e9)
+	res = reconcileWith(w, d)
+	ps := placesBy(res, PlaceReschedule)
+	if len(ps) != 1 || !ps[0].Canary || ps[0].Previous.ID != c.ID || len(res.Places) != 1 {
+		t.Fatalf("places %+v, want one rescheduled canary", res.Places)
 	}
 }

@@ -81,7 +81,9 @@ func planGroup(in groupInput) *groupPlan {
 	updates := planUpdates(in, keep, canaries, placeSlots(in, keep), decided)
 
 	replaced := previousIDs(updates.places)
-	delayed := delayedReschedules(keep, decided, replaced)
+	// Canaries hold no slot but are kept, and a failed one waits for its
+	// delayed reschedule like any other.
+	delayed := delayedReschedules(concat(keep, canaries), decided, replaced)
 	return &groupPlan{
 		name:        in.tg.Name,
 		buckets:     buckets,
@@ -91,7 +93,7 @@ func planGroup(in groupInput) *groupPlan {
 		reconnected: reconnecting.reconnected,
 		rollingWait: updates.wait,
 		deferred:    updates.deferred,
-		kept:        keptAllocs(keep, decided, replaced),
+		kept:        keptAllocs(concat(keep, canaries), decided, replaced),
 		awaiting:    reportsDue,
 		deploy:      deployNeeds(in, updates, len(delayed), canaries, decided),
 	}

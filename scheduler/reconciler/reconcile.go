@@ -70,7 +70,7 @@ func deploy(in Input, view *rolloutView, plans []*groupPlan, res *Result) {
 			}
 		}
 		res.DeploymentUpdates = append(res.DeploymentUpdates, &structs.DeploymentStatusUpdate{
-			DeploymentID: cur.ID, Status: structs.DeploymentStatusSuccessful, StatusDescription: DeploymentDescSuccessful,
+			DeploymentID: cur.ID, Status: structs.DeploymentStatusSuccessful, StatusDescription: structs.DeploymentStatusDescriptionSuccessful,
 		})
 		return
 	}
@@ -85,6 +85,7 @@ func deploy(in Input, view *rolloutView, plans []*groupPlan, res *Result) {
 		d.TaskGroups[plan.name] = plan.deploy.create
 	}
 	if d != nil {
+		describeNew(d)
 		res.Deployment, res.DeploymentID = d, d.ID
 	}
 }
@@ -102,7 +103,9 @@ func makeAllFollowups(in Input, plans []*groupPlan) []*structs.Evaluation {
 			}
 		}
 		reports = append(reports, plan.awaiting...)
-		if plan.deferred > 0 && (rollingWait == 0 || plan.rollingWait < rollingWait) {
+		// A halted rollout defers with no wait: the operator's or the
+		// watcher's action makes its next eval.
+		if plan.deferred > 0 && plan.rollingWait > 0 && (rollingWait == 0 || plan.rollingWait < rollingWait) {
 			rollingWait = plan.rollingWait
 		}
 	}
@@ -110,7 +113,7 @@ func makeAllFollowups(in Input, plans []*groupPlan) []*structs.Evaluation {
 	timeout, timeoutIDs := makeFollowups(timeouts, in.Eval, in.Job, structs.EvalTriggerMaxDisconnectTimeout, in.Now, in.NewID)
 	report, _ := makeFollowups(uncovered(reports, in.Evals, in.Eval.ID), in.Eval, in.Job, structs.EvalTriggerReconnectReportTimeout, in.Now, in.NewID)
 	out := append(append(resched, timeout...), report...)
-	if rollingWait > 0 {
+	if rollingWait > 0 && !rollingPending(in) {
 		out = append(out, followupEval(in.NewID(), in.Eval, in.Job, structs.EvalTriggerRollingUpdate, in.Now.Add(rollingWait), in.Now))
 	}
 	for _, plan := range plans {
@@ -127,6 +130,20 @@ func makeAllFollowups(in Input, plans []*groupPlan) []*structs.Evaluation {
 		}
 	}
 	return out
+}
+
+// rollingPending reports whether another rolling-update eval of the job is
+// already waiting. Every eval that defers destructive updates would
+// otherwise start its own chain of follow-ups, and under a deployment,
+// whose watcher makes an eval for every change of health, the chains would
+// multiply; one waiting follow-up is enough to look again.
+func rollingPending(in Input) bool {
+	for _, e := range in.Evals {
+		if e.Status == structs.EvalStatusPending && e.TriggeredBy == structs.EvalTriggerRollingUpdate && e.ID != in.Eval.ID {
+			return true
+		}
+	}
+	return false
 }
 
 // allocByID finds an alloc the group decided about.
