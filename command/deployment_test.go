@@ -147,3 +147,26 @@ func TestJobRunFollowsTheDeploymentRatherThanTheNextEvaluation(t *testing.T) {
 		t.Error("followed the next evaluation instead of the deployment")
 	}
 }
+
+func TestDeploymentStatusMonitorFollowsToTheEnd(t *testing.T) {
+	f := deployments(newFakeAgent(t))
+	dep := func(status, desc string, healthy int) string {
+		return `{"ID":"` + deplID + `","JobID":"web","Status":"` + status + `","StatusDescription":"` + desc + `",
+			"TaskGroups":{"web":{"DesiredTotal":2,"PlacedAllocs":2,"HealthyAllocs":` + string(rune('0'+healthy)) + `}}}`
+	}
+	f.on("GET /v1/deployment/"+deplID,
+		reply{body: dep("running", "Deployment is running", 1), index: 13},
+		reply{body: dep("successful", "Deployment completed successfully", 2), index: 15})
+	res := runCLI(t, f, "", "deployment", "status", "-monitor", "d1e2")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	wantLines(t, res.stdout,
+		`Monitoring deployment "d1e2f3a4"`,
+		`    web         2        2       1        0          N/A`,
+		`    web         2        2       2        0          N/A`,
+		`Deployment "d1e2f3a4" finished with status "successful"`)
+	if res := runCLI(t, f, "", "deployment", "status", "-monitor", "-json", "d1e2"); res.code != 1 {
+		t.Fatalf("-monitor with -json: exit %d", res.code)
+	}
+}
