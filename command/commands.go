@@ -69,6 +69,11 @@ var verbs = []verb{
 	{"deployment pause", "Pause a running deployment", deploymentPause},
 	{"deployment resume", "Resume a paused deployment", deploymentResume},
 	{"deployment unblock", "Move a blocked deployment on", deploymentUnblock},
+
+	// Native service registrations (issue 13, services).
+	{"service list", "List native services", serviceList},
+	{"service info", "Show the registrations of a native service", serviceInfo},
+	{"service delete", "Delete a registration of a native service", serviceDelete},
 }
 
 // runVerb runs the verb args name, if any. ok is false when args name no

@@ -63,6 +63,15 @@
 //     it uses the server's Clock; it sees the server only through
 //     deploymentWatcherDeps.
 //
+// # Native services
+//
+// The ServiceRegistration endpoint (service_registration_endpoint.go)
+// keeps the catalog of provider = "nomad" services. Clients write it for
+// their own allocs only, and only their job's services; the state store
+// deletes an alloc's registrations in the same write that ends the alloc,
+// marks its node down, purges its job or collects the alloc
+// (nomad/state/service_registrations.go).
+//
 // # ACLs
 //
 // The ACL endpoint (acl_endpoint*.go, acl_bootstrap.go) stores policies
