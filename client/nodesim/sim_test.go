@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/tlsutil/tlstest"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
 )
@@ -261,4 +262,39 @@ func TestMetaTemplates(t *testing.T) {
 
 func contains(s, sub string) bool {
 	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
+}
+
+func TestSimulatedNodesSpeakTLSWhenTheServersRequireIt(t *testing.T) {
+	ca := tlstest.NewCA(t)
+	s := nomad.TestServer(t, func(c *nomad.Config) {
+		c.TLS = ca.Manager(t, tlstest.Server, c.Region, nil)
+	})
+	nomad.WaitForLeader(t, 10*time.Second, s)
+
+	// Without TLS the servers close the connection: nothing registers.
+	plain, err := New(Config{Count: 1, Seed: 5, Servers: []string{s.RPCAddr()}, MaxBackoff: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.Start()
+	t.Cleanup(plain.Stop)
+
+	sim, err := New(Config{Count: 2, Seed: 6, Servers: []string{s.RPCAddr()},
+		TLS: ca.Manager(t, tlstest.Client, "global", nil).OutgoingRPC()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim.Start()
+	t.Cleanup(sim.Stop)
+	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+		st := sim.Stats()
+		return st.Registered == 2, fmt.Sprintf("%d of 2 registered over TLS", st.Registered)
+	})
+	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+		st := plain.Stats()
+		return st.HeartbeatFailures >= 1, "the plaintext node has not failed yet"
+	})
+	if n, _ := s.State().NodeByID(nil, plain.NodeIDs()[0]); n != nil || plain.Stats().Registered != 0 {
+		t.Fatalf("a plaintext node registered with a TLS server: %v", n)
+	}
 }
