@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 	"syscall"
 	"time"
@@ -71,9 +72,12 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 // nodesimStats is one line of -stats-file.
 type nodesimStats struct {
-	Time       time.Time
-	Elapsed    time.Duration
-	HeapAlloc  uint64
+	Time      time.Time
+	Elapsed   time.Duration
+	HeapAlloc uint64
+	// HeapLive is the heap the last GC found live: what the simulated
+	// nodes really hold, without the garbage HeapAlloc also counts.
+	HeapLive   uint64
 	Goroutines int
 	nodesim.Snapshot
 }
@@ -163,10 +167,15 @@ func nodesimCmd(m *Meta, args []string) int {
 	report := func() {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
+		live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(live)
 		st := nodesimStats{Time: time.Now(), Elapsed: time.Since(start), HeapAlloc: ms.HeapAlloc, Goroutines: runtime.NumGoroutine(), Snapshot: sim.Stats()}
-		m.out("nodesim: %s registered=%d/%d heartbeats=%d hb_failures=%d running=%d complete=%d failed=%d updates=%d heap=%dMiB (%d B/node) goroutines=%d",
+		if live[0].Value.Kind() == metrics.KindUint64 {
+			st.HeapLive = live[0].Value.Uint64()
+		}
+		m.out("nodesim: %s registered=%d/%d heartbeats=%d hb_failures=%d running=%d complete=%d failed=%d updates=%d live heap=%dMiB (%d B/node) goroutines=%d",
 			st.Elapsed.Round(time.Second), st.Registered, st.Nodes, st.Heartbeats, st.HeartbeatFailures, st.AllocsRunning,
-			st.AllocsComplete, st.AllocsFailed, st.UpdateCalls, st.HeapAlloc>>20, st.HeapAlloc/uint64(max(st.Nodes, 1)), st.Goroutines)
+			st.AllocsComplete, st.AllocsFailed, st.UpdateCalls, st.HeapLive>>20, st.HeapLive/uint64(max(st.Nodes, 1)), st.Goroutines)
 		if *statsFile != "" {
 			if err := writeJSONAtomic(*statsFile, st); err != nil {
 				m.errorf("nodesim: writing -stats-file: %v", err)

@@ -171,6 +171,7 @@ func loadavg() string {
 // simStats is what nodesim writes to its -stats-file.
 type simStats struct {
 	HeapAlloc     uint64
+	HeapLive      uint64
 	Goroutines    int
 	Nodes         int
 	Registered    int
@@ -276,7 +277,7 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 	withAllocs := heap()
 	r.ServerHeapPerAlloc = float64(int64(withAllocs)-int64(withNodes)) / float64(r.Allocs) / float64(nServers)
 	sim := readSim(t, statsPath)
-	r.SimHeapPerNode = float64(sim.HeapAlloc) / float64(nNodes)
+	r.SimHeapPerNode = float64(sim.HeapLive) / float64(nNodes)
 	r.SimGoroutines = sim.Goroutines
 
 	r.Storm = storm(t, leader, cmd, nNodes, faultFor)
