@@ -96,14 +96,21 @@ func TestBenchCluster(t *testing.T) {
 				r := runVariant(t, ns, nn)
 				results = append(results, r)
 				printTable(results)
+				// Now, not after the servers' cleanup: a run cut short
+				// keeps the figures it has.
+				writeJSON(t, results)
 			})
 		}
 	}
-	if *flagJSON != "" {
-		buf, _ := json.MarshalIndent(results, "", "  ")
-		if err := os.WriteFile(*flagJSON, buf, 0o644); err != nil {
-			t.Fatal(err)
-		}
+}
+
+func writeJSON(t *testing.T, results []*Result) {
+	if *flagJSON == "" {
+		return
+	}
+	buf, _ := json.MarshalIndent(results, "", "  ")
+	if err := os.WriteFile(*flagJSON, buf, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
