@@ -29,7 +29,8 @@ Usage: drover nodesim [options]
   honoured without starting any process.
 
   Runs until interrupted, or for -duration. SIGUSR1 applies the -fault-*
-  outage at once.
+  outage at once; SIGUSR2 ends it at once (the nodes that are to come
+  back do).
 
 Nodesim Options:
 
@@ -147,7 +148,7 @@ func nodesimCmd(m *Meta, args []string) int {
 	}
 
 	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(signals)
 	start := time.Now()
 	sim.Start()
@@ -193,6 +194,10 @@ func nodesimCmd(m *Meta, args []string) int {
 		case <-fault:
 			injectFault()
 		case sig := <-signals:
+			if sig == syscall.SIGUSR2 {
+				m.out("nodesim: outage ended: %d nodes back", sim.EndFault())
+				continue
+			}
 			if sig == syscall.SIGUSR1 {
 				if !cfg.Fault.Enabled() {
 					m.errorf("nodesim: SIGUSR1 ignored: no -fault-stop-heartbeat fraction set")

@@ -34,8 +34,9 @@ type Sim struct {
 	shards []*shard
 	nodes  []*node
 
-	faultMu sync.Mutex
-	rnd     *rand.Rand
+	faultMu   sync.Mutex
+	rnd       *rand.Rand
+	returning []int // nodes of InjectFault still to come back
 }
 
 // shard is a group of nodes that share a connection pool and a source
@@ -199,7 +200,25 @@ func (s *Sim) InjectFault() (stopped, returning []int) {
 	for j, i := range stopped {
 		s.nodes[i].cutOff(f.For, j < back)
 	}
+	s.faultMu.Lock()
+	s.returning = append(s.returning, returning...)
+	s.faultMu.Unlock()
 	return stopped, returning
+}
+
+// EndFault brings back now the nodes of InjectFault that were to come
+// back after Fault.For, and returns how many it brought back. A benchmark
+// uses it to end the outage once the servers have marked every node down,
+// however long that took.
+func (s *Sim) EndFault() int {
+	s.faultMu.Lock()
+	back := s.returning
+	s.returning = nil
+	s.faultMu.Unlock()
+	for _, i := range back {
+		s.nodes[i].reconnect()
+	}
+	return len(back)
 }
 
 // CutOff cuts node i off from the servers until Reconnect(i).

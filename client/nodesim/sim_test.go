@@ -298,3 +298,49 @@ func TestSimulatedNodesSpeakTLSWhenTheServersRequireIt(t *testing.T) {
 		t.Fatalf("a plaintext node registered with a TLS server: %v", n)
 	}
 }
+
+func TestInjectedFaultCutsNodesOffUntilItEnds(t *testing.T) {
+	s := testCluster(t)
+	sim := startSim(t, s, Config{Count: 4, Seed: 7, Fault: Fault{StopFraction: 0.5, For: time.Hour, ReturnFraction: 0.5}})
+	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+		return countNodes(s, structs.NodeStatusReady) == 4, "nodes not ready"
+	})
+	stopped, back := sim.InjectFault()
+	if len(stopped) != 2 || len(back) != 1 {
+		t.Fatalf("cut %v, returning %v; want 2 cut and 1 returning", stopped, back)
+	}
+	ids := sim.NodeIDs()
+	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+		for _, i := range stopped {
+			if n, _ := s.State().NodeByID(nil, ids[i]); n.Status != structs.NodeStatusDown {
+				return false, fmt.Sprintf("node %d is %s", i, n.Status)
+			}
+		}
+		return true, ""
+	})
+	if n := sim.EndFault(); n != 1 {
+		t.Fatalf("EndFault brought back %d nodes, want 1", n)
+	}
+	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+		n, _ := s.State().NodeByID(nil, ids[back[0]])
+		return n.Status == structs.NodeStatusReady, "returning node is " + n.Status
+	})
+	// The one not meant to return stays down; the others never went down.
+	if n, _ := s.State().NodeByID(nil, ids[stopped[1]]); n.Status != structs.NodeStatusDown {
+		t.Fatalf("node that was not to return is %s", n.Status)
+	}
+	if got := countNodes(s, structs.NodeStatusReady); got != 3 {
+		t.Fatalf("%d nodes ready, want 3", got)
+	}
+}
+
+func countNodes(s *nomad.Server, status string) int {
+	it, _ := s.State().Nodes(nil)
+	n := 0
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		if raw.(*structs.Node).Status == status {
+			n++
+		}
+	}
+	return n
+}
