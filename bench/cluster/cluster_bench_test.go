@@ -227,12 +227,9 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 
 	ttl := max(10*time.Second, time.Duration(float64(nNodes)/(*flagHBRate)*float64(time.Second)))
 	r.HeartbeatTTLSec = ttl.Seconds()
-	// The outage must outlast the servers' detection: a TTL (with the
-	// servers' stagger, up to twice the base) and the grace, then marking
-	// down at most max_node_down_per_second nodes a second.
-	dc := nomad.DefaultConfig()
-	markDown := time.Duration(float64(*flagStorm) / dc.MaxNodeDownPerSecond * float64(time.Second))
-	faultFor := 2*ttl + dc.HeartbeatGrace + markDown*3/2 + 10*time.Second
+	// The outage lasts until the servers have marked every cut-off node
+	// down (the storm ends it with SIGUSR2), or -phase-timeout.
+	faultFor := 24 * time.Hour
 	dir := t.TempDir()
 	statsPath := filepath.Join(dir, "nodesim.json")
 	logf, err := os.Create(filepath.Join(dir, "nodesim.log"))
@@ -287,7 +284,7 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 	r.SimHeapPerNode = float64(sim.HeapLive) / float64(nNodes)
 	r.SimGoroutines = sim.Goroutines
 
-	r.Storm = storm(t, leader, cmd, nNodes, faultFor)
+	r.Storm = storm(t, leader, cmd, nNodes)
 	r.LoadAvgAfter = loadavg()
 	return r
 }
