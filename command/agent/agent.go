@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/helper/tlsutil"
 )
 
@@ -49,6 +50,9 @@ type Agent struct {
 	// the remote RPC pool and the HTTP API, so a reload reaches them all.
 	// It is never nil; with TLS off it gives no configs.
 	tls *tlsutil.Manager
+	// telemetry is the agent's metrics (helper/telemetry), handed to the
+	// server and the client and read by /v1/metrics.
+	telemetry *telemetry.Telemetry
 
 	httpLn      net.Listener
 	httpSrv     *http.Server
@@ -107,6 +111,9 @@ func (a *Agent) start() error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	a.tls = tm
+	if a.telemetry, err = telemetry.New(cfg.Telemetry, cfg.Name, a.logger.Named("telemetry")); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
 	ln, err := net.Listen("tcp", cfg.httpBind())
 	if err != nil {
 		return fmt.Errorf("agent: HTTP listener: %w", err)
@@ -125,6 +132,8 @@ func (a *Agent) start() error {
 			a.logger.Warn(aclWithoutTLSWarning)
 		}
 		scfg.TLS = a.tls
+		a.telemetry.BridgeRaft()
+		scfg.Metrics, scfg.StatsInterval = a.telemetry.Metrics(), a.telemetry.Config().CollectionInterval
 		if cfg.ServerHook != nil {
 			cfg.ServerHook(scfg)
 		}
@@ -150,6 +159,9 @@ func (a *Agent) start() error {
 		ccfg := cfg.clientConfig(a.dataDir, a.servers, a.httpAddr, a.logger)
 		ccfg.Artifacts.Sources.OwnAddrs = a.ownAddrs()
 		ccfg.RPCTLS = a.tls.OutgoingRPC()
+		tc := a.telemetry.Config()
+		ccfg.Metrics, ccfg.StatsInterval = a.telemetry.Metrics(), tc.CollectionInterval
+		ccfg.PublishAllocationMetrics, ccfg.PublishNodeMetrics = tc.PublishAllocationMetrics, tc.PublishNodeMetrics
 		if cfg.ClientHook != nil {
 			cfg.ClientHook(ccfg)
 		}
@@ -196,6 +208,8 @@ func (a *Agent) serveHTTP() {
 		server:  a.server,
 		info:    a.info,
 		logger:  a.logger.Named("http"),
+		// metrics (issue 15)
+		telemetry: a.telemetry,
 		forward: &http.Client{Transport: forward},
 		scheme:  a.httpScheme(),
 	}
@@ -365,6 +379,9 @@ func (a *Agent) Shutdown() error {
 			if err := a.server.Shutdown(); err != nil {
 				errs = append(errs, fmt.Errorf("server shutdown: %w", err))
 			}
+		}
+		if a.telemetry != nil {
+			a.telemetry.Shutdown()
 		}
 		a.dirLock.release()
 		if a.removeData {
