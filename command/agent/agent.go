@@ -203,15 +203,15 @@ func (a *Agent) serveHTTP() {
 	// the API does, presenting this agent's certificate.
 	forward.TLSClientConfig = a.tls.OutgoingHTTPS()
 	api := &httpAPI{
-		rpc:     a.rpc,
-		client:  a.client,
-		server:  a.server,
-		info:    a.info,
-		logger:  a.logger.Named("http"),
+		rpc:    a.rpc,
+		client: a.client,
+		server: a.server,
+		info:   a.info,
+		logger: a.logger.Named("http"),
 		// metrics (issue 15)
 		telemetry: a.telemetry,
-		forward: &http.Client{Transport: forward},
-		scheme:  a.httpScheme(),
+		forward:   &http.Client{Transport: forward},
+		scheme:    a.httpScheme(),
 	}
 	// Handlers see the base context end when the agent shuts down, so a
 	// followed log stream ends instead of holding shutdown up.
