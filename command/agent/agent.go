@@ -203,16 +203,16 @@ func (a *Agent) serveHTTP() {
 	// the API does, presenting this agent's certificate.
 	forward.TLSClientConfig = a.tls.OutgoingHTTPS()
 	api := &httpAPI{
-		rpc:    a.rpc,
-		client: a.client,
-		server: a.server,
-		info:   a.info,
-		logger: a.logger.Named("http"),
-		// metrics (issue 15)
-		telemetry: a.telemetry,
-		forward:   &http.Client{Transport: forward},
-		scheme:    a.httpScheme(),
+		rpc:     a.rpc,
+		client:  a.client,
+		server:  a.server,
+		info:    a.info,
+		logger:  a.logger.Named("http"),
+		forward: &http.Client{Transport: forward},
+		scheme:  a.httpScheme(),
 	}
+	// metrics (issue 15)
+	api.telemetry = a.telemetry
 	// Handlers see the base context end when the agent shuts down, so a
 	// followed log stream ends instead of holding shutdown up.
 	ctx, cancel := context.WithCancel(context.Background())
