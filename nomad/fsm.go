@@ -106,6 +106,10 @@ func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
 		structs.ACLTokenDeleteRequestType:               f.applyACLTokenDelete,
 		structs.ACLTokenBootstrapRequestType:            f.applyACLTokenBootstrap,
 		structs.ServerSecretRequestType:                 f.applyServerSecret,
+
+		// Deployment watcher (issue 13).
+		structs.DeploymentPromoteRequestType:     f.applyDeploymentPromote,
+		structs.DeploymentAllocHealthRequestType: f.applyDeploymentAllocHealth,
 	}
 	return f, nil
 }

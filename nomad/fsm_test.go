@@ -120,6 +120,18 @@ func buildLog(t testing.TB) *fsmLog {
 		Allocs: map[string]*structs.DesiredTransition{"a1": {Migrate: structs.BoolPtr(true)}},
 		Evals:  []*structs.Evaluation{evalFor("e4", job, structs.EvalStatusPending)}})
 	l.add(structs.AllocStopRequestType, &structs.AllocStopRequest{AllocID: "a1", Eval: evalFor("e5", job, structs.EvalStatusPending)})
+	canary := fsmTestAlloc("a3", "n1", job, "e1")
+	canary.Name, canary.DeploymentID = structs.AllocName(job.ID, "web", 1), "d2"
+	canary.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
+	l.add(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		AllocsUpdated: []*structs.Allocation{canary}, Job: job, EvalID: "e1", UpdatedAt: ts.UnixNano(),
+		Deployment: &structs.Deployment{ID: "d2", Namespace: "default", JobID: job.ID, Status: structs.DeploymentStatusRunning,
+			TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: 1, DesiredCanaries: 1}}},
+	})
+	l.add(structs.DeploymentAllocHealthRequestType, &structs.ApplyDeploymentAllocHealthRequest{
+		DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d2", HealthyAllocationIDs: []string{"a3"}},
+		Timestamp:                    ts.UnixNano()})
+	l.add(structs.DeploymentPromoteRequestType, &structs.DeploymentPromoteRequest{DeploymentID: "d2", All: true, UpdatedAt: ts.UnixNano()})
 	l.add(structs.DeploymentStatusUpdateRequestType, &structs.DeploymentStatusUpdateRequest{DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusFailed}})
 	l.add(structs.DeploymentDeleteRequestType, &structs.DeploymentDeleteRequest{Deployments: []string{}})
 	l.add(structs.JobScaleRequestType, &structs.JobScaleApplyRequest{Namespace: "default", JobID: "web", Group: "web",
