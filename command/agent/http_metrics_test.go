@@ -36,7 +36,7 @@ func TestMetricsThroughNomadsClient(t *testing.T) {
 	for _, c := range summary.Counters {
 		names[c.Name] = true
 	}
-	for _, want := range []string{"nomad.runtime.num_goroutines", "nomad.raft.commitTime"} {
+	for _, want := range []string{"nomad.runtime.num_goroutines", "nomad.raft.commitTime", "nomad.nomad.broker.total_ready", "nomad.nomad.plan.queue_depth", "nomad.nomad.rpc.request"} {
 		if !names[want] {
 			t.Errorf("%s missing from /v1/metrics", want)
 		}
@@ -68,7 +68,7 @@ func TestMetricsInPrometheusFormatParse(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the Prometheus text parser refuses /v1/metrics?format=prometheus: %v", err)
 	}
-	for _, want := range []string{"nomad_raft_commitTime", "nomad_runtime_num_goroutines"} {
+	for _, want := range []string{"nomad_raft_commitTime", "nomad_nomad_rpc_request", "nomad_runtime_num_goroutines"} {
 		if families[want] == nil {
 			t.Errorf("%s missing from the Prometheus output", want)
 		}
