@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/client/artifact"
@@ -37,6 +38,8 @@ type Config struct {
 	Restore bool
 	// Artifacts fetches the tasks' artifacts; nil is a zero Fetcher.
 	Artifacts *artifact.Fetcher
+	// Metrics is handed to the task runners; nil drops their counters.
+	Metrics *metrics.Metrics
 }
 
 // AllocRunner runs one allocation. See the package doc for which goroutine
