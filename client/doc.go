@@ -19,6 +19,8 @@
 //   - fenceLoop stops allocs whose group says stop_on_client_after once the
 //     servers have been unreachable that long.
 //   - the GC collector destroys terminal alloc dirs.
+//   - runStats sets the client's metrics gauges every StatsInterval
+//     (metrics.go); it only reads.
 //   - one small goroutine per alloc runner waits for it to end and hands a
 //     terminal one to the GC.
 //

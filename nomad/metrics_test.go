@@ -36,7 +36,7 @@ func TestMetricsBrokerTimesAnEvalFromDequeueToAck(t *testing.T) {
 	if err := b.Ack(got.ID, token); err != nil {
 		t.Fatal(err)
 	}
-	n, max := sink.Sample("nomad.nomad.broker.process_time", "job", "web", "eval_type", "service", "triggered_by", structs.EvalTriggerJobRegister)
+	n, max := sink.Sample("nomad.nomad.broker.process_time", "namespace", "default", "eval_type", "service", "triggered_by", structs.EvalTriggerJobRegister)
 	if n != 1 || max != 3000 {
 		t.Fatalf("process_time: %d samples, max %vms; want 1 of 3000ms", n, max)
 	}
@@ -162,7 +162,7 @@ func TestMetricsWorkerTimesItsStepsAndCountsFailedPlacements(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the eval was never acked")
 	}
-	if _, sum := sink.Counter("nomad.nomad.worker.placements_failed", "job", e.JobID); sum != 4 {
+	if _, sum := sink.Counter("nomad.nomad.worker.placements_failed", "namespace", e.Namespace); sum != 4 {
 		t.Fatalf("placements_failed = %v, want 4 (web: 1+2 coalesced, db: 1)", sum)
 	}
 	for _, timer := range []string{"nomad.nomad.worker.dequeue_eval", "nomad.nomad.worker.invoke_scheduler.service",

@@ -343,7 +343,7 @@ func (w *Worker) UpdateEval(eval *structs.Evaluation) error {
 	}
 	if failed > 0 {
 		w.opts.metrics.IncrCounterWithLabels(keyWorkerPlacementsFailed, float32(failed),
-			[]metrics.Label{{Name: "job", Value: eval.JobID}, {Name: "namespace", Value: eval.Namespace}})
+			[]metrics.Label{{Name: "namespace", Value: eval.Namespace}}) // no job: see evalLabels
 	}
 	return w.writeEvals("Eval.Update", eval)
 }
