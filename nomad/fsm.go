@@ -110,6 +110,10 @@ func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
 		// Deployment watcher (issue 13).
 		structs.DeploymentPromoteRequestType:     f.applyDeploymentPromote,
 		structs.DeploymentAllocHealthRequestType: f.applyDeploymentAllocHealth,
+
+		// Native service registrations (issue 13, services).
+		structs.ServiceRegistrationUpsertRequestType: f.applyServiceRegistrationUpsert,
+		structs.ServiceRegistrationDeleteRequestType: f.applyServiceRegistrationDelete,
 	}
 	return f, nil
 }

@@ -110,6 +110,12 @@ func buildLog(t testing.TB) *fsmLog {
 		Alloc:     []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusRunning, TaskStates: map[string]*structs.TaskState{"t": {State: structs.TaskStateRunning, StartedAt: ts}}}},
 		UpdatedAt: ts.UnixNano(),
 	})
+	// Native service registrations (issue 13, services).
+	l.add(structs.ServiceRegistrationUpsertRequestType, &structs.ServiceRegistrationUpsertRequest{Services: []*structs.ServiceRegistration{
+		{ID: "_nomad-task-a1-t-web-http", ServiceName: "web", AllocID: "a1", Address: "10.0.0.1", Port: 8080},
+		{ID: "_nomad-task-a1-t-web-admin", ServiceName: "web-admin", AllocID: "a1", Address: "10.0.0.1", Port: 8081},
+	}})
+	l.add(structs.ServiceRegistrationDeleteRequestType, &structs.ServiceRegistrationDeleteRequest{IDs: []string{"_nomad-task-a1-t-web-admin"}})
 	l.add(structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: "n2", Status: structs.NodeStatusDown, UpdatedAt: ts.UnixNano(),
 		NodeEvent: &structs.NodeEvent{Message: "Node heartbeat missed", Timestamp: ts},
 		Evals:     []*structs.Evaluation{evalFor("e3", job2, structs.EvalStatusPending)}})
@@ -240,6 +246,8 @@ func dumpState(t *testing.T, st *state.StateStore) map[string][]any {
 		"evals": st.Evals, "allocs": st.Allocs, "deployments": st.Deployments, "kv": st.KVs, "scaling": st.ScalingEvents,
 		"acl_policies": st.ACLPolicies, "acl_tokens": st.ACLTokens, "server_secret": st.ServerSecrets,
 		"index": func(memdb.WatchSet) (memdb.ResultIterator, error) { return st.Indexes() },
+		// Native service registrations (issue 13, services).
+		"service_registrations": st.ServiceRegistrations,
 	}
 	for name, iter := range iters {
 		it, err := iter(nil)

@@ -39,6 +39,10 @@ const (
 	DeploymentPromoteRequestType
 	DeploymentAllocHealthRequestType
 
+	// Native service registrations (issue 13, services).
+	ServiceRegistrationUpsertRequestType
+	ServiceRegistrationDeleteRequestType
+
 	// IgnoreUnknownTypeFlag marks a message type a newer server wrote that
 	// an older one may skip instead of crashing.
 	IgnoreUnknownTypeFlag MessageType = 128
@@ -77,6 +81,10 @@ var messageTypeNames = map[MessageType]string{
 	// Deployment watcher (issue 13).
 	DeploymentPromoteRequestType:     "DeploymentPromote",
 	DeploymentAllocHealthRequestType: "DeploymentAllocHealth",
+
+	// Native service registrations (issue 13, services).
+	ServiceRegistrationUpsertRequestType: "ServiceRegistrationUpsert",
+	ServiceRegistrationDeleteRequestType: "ServiceRegistrationDelete",
 }
 
 // String names the message type for logs.

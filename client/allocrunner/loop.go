@@ -118,8 +118,8 @@ func (ar *AllocRunner) start() <-chan struct{} {
 			HostEnv: ar.cfg.HostEnv, MaxKillTimeout: ar.cfg.MaxKillTimeout,
 			StartGate: ar.st.lifecycle.gate(phaseOf(task)),
 			OnUpdate:  ar.wake, Restore: ar.cfg.Restore,
-			Artifacts: ar.cfg.Artifacts,
-			Metrics:   ar.cfg.Metrics,
+			Artifacts: ar.cfg.Artifacts, Services: ar.cfg.Services,
+			Metrics: ar.cfg.Metrics,
 		})
 		ts.defs[task.Name] = task
 		ts.order = append(ts.order, task.Name)

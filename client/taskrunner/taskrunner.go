@@ -48,6 +48,9 @@ type Config struct {
 	// Templates renders the task's templates; nil is
 	// template.DefaultRenderer, shared by the whole client.
 	Templates *template.Renderer
+	// Services reads native services for templates; nil leaves
+	// nomadService without data.
+	Services ServiceCatalog
 	// Metrics counts the task's starts, restarts and ends (metrics.go);
 	// nil drops them.
 	Metrics *metrics.Metrics

@@ -79,6 +79,8 @@ func (s *httpAPI) handler() http.Handler {
 	s.routeSearch(mux)
 	s.routeMembership(mux)
 	s.routeACL(mux)
+	// Native service registrations (issue 13, services).
+	s.routeServices(mux)
 	// metrics (issue 15)
 	s.routeMetrics(mux)
 	return mux

@@ -139,6 +139,9 @@ func deleteJobTxn(txn *memdb.Txn, index uint64, existing *structs.Job) error {
 	if err := deleteScalingEventsTxn(txn, index, namespace, jobID); err != nil {
 		return err
 	}
+	if err := deleteServiceRegistrationsTxn(txn, index, "job", namespace, jobID); err != nil {
+		return err
+	}
 	if existing.ParentID != "" {
 		if err := adjustChildrenSummary(txn, index, namespace, existing.ParentID, existing.Status, ""); err != nil {
 			return err
