@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"time"
 
@@ -345,8 +346,9 @@ func (a *Agent) Reload(newCfg *Config) error {
 	// The files may have changed even when their paths did not.
 	tlsErr := a.tls.Reload(next.TLS)
 	if old.Server.Enabled != next.Server.Enabled || old.Client.Enabled != next.Client.Enabled ||
-		old.DataDir != next.DataDir || old.Ports != next.Ports || old.BindAddr != next.BindAddr || old.ACL != next.ACL {
-		a.logger.Warn("configuration reloaded; server/client roles, data_dir, ports, addresses and the acl block change only on restart")
+		old.DataDir != next.DataDir || old.Ports != next.Ports || old.BindAddr != next.BindAddr || old.ACL != next.ACL ||
+		!reflect.DeepEqual(old.Telemetry, next.Telemetry) {
+		a.logger.Warn("configuration reloaded; server/client roles, data_dir, ports, addresses, the acl and the telemetry blocks change only on restart")
 	}
 	return tlsErr
 }
