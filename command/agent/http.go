@@ -81,6 +81,8 @@ func (s *httpAPI) handler() http.Handler {
 	s.routeACL(mux)
 	// Native service registrations (issue 13, services).
 	s.routeServices(mux)
+	// Web UI (issue 15).
+	s.routeUI(mux)
 	// metrics (issue 15)
 	s.routeMetrics(mux)
 	return mux
