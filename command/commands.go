@@ -74,6 +74,8 @@ var verbs = []verb{
 	{"service list", "List native services", serviceList},
 	{"service info", "Show the registrations of a native service", serviceInfo},
 	{"service delete", "Delete a registration of a native service", serviceDelete},
+	// metrics (issue 15)
+	{"operator metrics", "Print the agent's metrics, as JSON or for Prometheus", operatorMetrics},
 	// Node simulator (issue 16, nodesim).
 	{"nodesim", "Simulate many client nodes against real servers", nodesimCmd},
 }

@@ -30,7 +30,9 @@
 // # Who owns what
 //
 //   - Server.ctx owns the RPC accept loop, the leadership monitor, the join
-//     loop and the workers; Shutdown cancels it and waits for them.
+//     loop, the workers and the metrics loop (runStats, metrics.go, which
+//     sets the queue gauges every Config.StatsInterval); Shutdown cancels
+//     it and waits for them.
 //   - monitorLeadership is the only caller of establishLeadership and
 //     revokeLeadership. The leader context it creates owns the plan
 //     applier, the heartbeat timers, the failed-eval and cancel reapers,
