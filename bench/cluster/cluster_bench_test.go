@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
 )
@@ -40,21 +41,25 @@ const jobSize = 1000 // allocs per job
 // Result is one variant's figures. Durations are in seconds, latencies in
 // milliseconds, sizes in bytes.
 type Result struct {
-	Servers            int
-	Nodes              int
-	LoadAvgBefore      string
-	LoadAvgAfter       string
-	NodesReadySec      float64
-	HeartbeatTTLSec    float64
-	HeartbeatsPerSec   float64
-	Binpack            Phase
-	Spread             Phase
-	Allocs             int
-	PlaceSec           float64
-	PlacementsPerSec   float64
-	EvalLatencyP50Ms   float64
-	EvalLatencyP99Ms   float64
-	PlanApplyLatency   string
+	Servers          int
+	Nodes            int
+	LoadAvgBefore    string
+	LoadAvgAfter     string
+	NodesReadySec    float64
+	HeartbeatTTLSec  float64
+	HeartbeatsPerSec float64
+	Binpack          Phase
+	Spread           Phase
+	Allocs           int
+	PlaceSec         float64
+	PlacementsPerSec float64
+	EvalLatencyP50Ms float64
+	EvalLatencyP99Ms float64
+	// The plan applier's nomad.plan.apply timer over the placements
+	// (go-metrics keeps count, mean and max, not percentiles).
+	PlanApplies        int
+	PlanApplyMeanMs    float64
+	PlanApplyMaxMs     float64
 	ServerHeapPerNode  float64
 	ServerHeapPerAlloc float64
 	SimHeapPerNode     float64
@@ -126,11 +131,21 @@ func splitInts(t *testing.T, s string) []int {
 	return out
 }
 
-func startServers(t *testing.T, n int) (*nomad.Server, []string) {
+// startServers starts n servers and returns the leader and the
+// telemetry of each (the plan applier's timer is read from the leader's).
+func startServers(t *testing.T, n int) (*nomad.Server, []string, map[*nomad.Server]*telemetry.Telemetry) {
 	var servers []*nomad.Server
+	tels := map[*nomad.Server]*telemetry.Telemetry{}
 	for i := 0; i < n; i++ {
 		i := i
+		tel, err := telemetry.New(telemetry.Config{DisableHostname: true, InMemoryCollectionInterval: 5 * time.Second,
+			InMemoryRetentionPeriod: 30 * time.Minute}.WithDefaults(), fmt.Sprintf("bench-s%d", i), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tel.Shutdown)
 		servers = append(servers, nomad.TestServer(t, func(c *nomad.Config) {
+			c.Metrics = tel.Metrics()
 			c.NodeName = fmt.Sprintf("bench-s%d", i)
 			c.NumSchedulers = runtime.NumCPU()
 			c.MaxHeartbeatsPerSecond = *flagHBRate
@@ -142,6 +157,7 @@ func startServers(t *testing.T, n int) (*nomad.Server, []string) {
 				c.BootstrapExpect = n
 			}
 		}))
+		tels[servers[i]] = tel
 	}
 	for _, s := range servers {
 		for _, o := range servers {
@@ -155,7 +171,30 @@ func startServers(t *testing.T, n int) (*nomad.Server, []string) {
 	for _, s := range servers {
 		addrs = append(addrs, s.RPCAddr())
 	}
-	return leader, addrs
+	return leader, addrs, tels
+}
+
+// timerStats sums a go-metrics timer over the retained intervals: how
+// many samples, their mean and their maximum, in milliseconds.
+func timerStats(tel *telemetry.Telemetry, name string) (count int, mean, maxMs float64) {
+	var sum float64
+	for _, iv := range tel.Intervals() {
+		iv.RLock()
+		for _, sv := range iv.Samples {
+			// The service name may come in front ("nomad.nomad.plan.apply").
+			if !strings.HasSuffix(sv.Name, name) || sv.AggregateSample == nil {
+				continue
+			}
+			count += sv.Count
+			sum += sv.Sum
+			maxMs = max(maxMs, sv.Max)
+		}
+		iv.RUnlock()
+	}
+	if count > 0 {
+		mean = sum / float64(count)
+	}
+	return count, mean, maxMs
 }
 
 func heap() uint64 {
@@ -218,9 +257,8 @@ func waitUntil(interval time.Duration, cond func() bool) bool {
 }
 
 func runVariant(t *testing.T, nServers, nNodes int) *Result {
-	r := &Result{Servers: nServers, Nodes: nNodes, LoadAvgBefore: loadavg(),
-		PlanApplyLatency: "n/a: needs /v1/metrics (nomad.plan.apply), not in this build"}
-	leader, addrs := startServers(t, nServers)
+	r := &Result{Servers: nServers, Nodes: nNodes, LoadAvgBefore: loadavg()}
+	leader, addrs, tels := startServers(t, nServers)
 	st := leader.State()
 	// The servers' fixed cost (raft, bolt, caches) is not the nodes'.
 	base := heap()
@@ -278,6 +316,7 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 		lat = append(lat, evalLatencies(t, st, p)...)
 	}
 	r.EvalLatencyP50Ms, r.EvalLatencyP99Ms = pct(lat, 50), pct(lat, 99)
+	r.PlanApplies, r.PlanApplyMeanMs, r.PlanApplyMaxMs = timerStats(tels[leader], "nomad.plan.apply")
 	withAllocs := heap()
 	r.ServerHeapPerAlloc = float64(int64(withAllocs)-int64(withNodes)) / float64(r.Allocs) / float64(nServers)
 	sim := readSim(t, statsPath)

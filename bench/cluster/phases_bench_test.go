@@ -214,7 +214,9 @@ func printTable(rs []*Result) {
 	row("spread placements/s", func(r *Result) string { return f1(r.Spread.PlacementsPerSec) })
 	row("all: placements/s end to end", func(r *Result) string { return f1(r.PlacementsPerSec) })
 	row("eval latency p50 / p99 (ms)", func(r *Result) string { return fmt.Sprintf("%.0f / %.0f", r.EvalLatencyP50Ms, r.EvalLatencyP99Ms) })
-	row("plan apply latency", func(r *Result) string { return "n/a" })
+	row("plan apply mean / max (ms), plans", func(r *Result) string {
+		return fmt.Sprintf("%.0f / %.0f, %d", r.PlanApplyMeanMs, r.PlanApplyMaxMs, r.PlanApplies)
+	})
 	row("server heap per node (B)", func(r *Result) string { return fmt.Sprintf("%.0f", r.ServerHeapPerNode) })
 	row("server heap per alloc (B)", func(r *Result) string { return fmt.Sprintf("%.0f", r.ServerHeapPerAlloc) })
 	row("nodesim heap per node (B)", func(r *Result) string { return fmt.Sprintf("%.0f", r.SimHeapPerNode) })
