@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,15 +26,16 @@ import (
 )
 
 var (
-	flagDrover  = flag.String("drover", "", "path of the drover binary that runs nodesim (required)")
-	flagNodes   = flag.String("nodes", "5000,10000", "simulated node counts, comma separated")
-	flagServers = flag.String("servers", "1,3", "server counts, comma separated")
-	flagAllocs  = flag.Int("allocs", 20000, "allocs to place: half binpacked, half spread over the racks")
-	flagRacks   = flag.Int("racks", 50, "racks (meta.rack values) to spread over")
-	flagStorm   = flag.Int("storm", 1000, "nodes cut off in the disconnect storm")
-	flagHBRate  = flag.Float64("max-heartbeats-per-second", 500, "the servers' max_heartbeats_per_second")
-	flagJSON    = flag.String("json", "", "write the results as JSON to this file")
-	flagTimeout = flag.Duration("phase-timeout", 10*time.Minute, "give up on a phase after this long")
+	flagDrover   = flag.String("drover", "", "path of the drover binary that runs nodesim (required)")
+	flagNodes    = flag.String("nodes", "5000,10000", "simulated node counts, comma separated")
+	flagServers  = flag.String("servers", "1,3", "server counts, comma separated")
+	flagAllocs   = flag.Int("allocs", 20000, "allocs to place: half binpacked, half spread over the racks")
+	flagRacks    = flag.Int("racks", 50, "racks (meta.rack values) to spread over")
+	flagStorm    = flag.Int("storm", 1000, "nodes cut off in the disconnect storm")
+	flagHBRate   = flag.Float64("max-heartbeats-per-second", 500, "the servers' max_heartbeats_per_second")
+	flagJSON     = flag.String("json", "", "write the results as JSON to this file")
+	flagHeapProf = flag.String("heap-profile", "", "write the servers' heap profile after placement to <path>-<servers>-<nodes>.pprof")
+	flagTimeout  = flag.Duration("phase-timeout", 10*time.Minute, "give up on a phase after this long")
 )
 
 const jobSize = 1000 // allocs per job
@@ -205,6 +207,19 @@ func heap() uint64 {
 	return ms.HeapAlloc
 }
 
+// writeHeapProfile records where the servers' heap goes (go tool pprof
+// -sample_index=inuse_space), for work on the heap targets.
+func writeHeapProfile(t *testing.T, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func loadavg() string {
 	b, _ := os.ReadFile("/proc/loadavg")
 	f := strings.Fields(string(b))
@@ -318,6 +333,9 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 	r.EvalLatencyP50Ms, r.EvalLatencyP99Ms = pct(lat, 50), pct(lat, 99)
 	r.PlanApplies, r.PlanApplyMeanMs, r.PlanApplyMaxMs = timerStats(tels[leader], "nomad.plan.apply")
 	withAllocs := heap()
+	if *flagHeapProf != "" {
+		writeHeapProfile(t, fmt.Sprintf("%s-%d-%d.pprof", *flagHeapProf, nServers, nNodes))
+	}
 	r.ServerHeapPerAlloc = float64(int64(withAllocs)-int64(withNodes)) / float64(r.Allocs) / float64(nServers)
 	sim := readSim(t, statsPath)
 	r.SimHeapPerNode = float64(sim.HeapLive) / float64(nNodes)
