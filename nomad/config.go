@@ -152,6 +152,11 @@ type Config struct {
 	// TTL stagger), so a test can repeat them; 0 picks a random seed at
 	// start.
 	Seed int64
+
+	// Event stream (issue 15, events).
+	// EventBufferEvents bounds the events this server keeps for event
+	// stream subscribers; 0 means stream.DefaultBufferEvents.
+	EventBufferEvents int
 }
 
 // DefaultConfig returns a configuration for a single in-memory dev server.

@@ -1,0 +1,190 @@
+package stream
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// DefaultBufferEvents is how many events a server keeps for subscribers
+// that resume from an index or fall briefly behind. An event holds
+// pointers into the state store plus, once read, its JSON (an alloc's is
+// a few KiB without its job), so the default keeps the buffer in the tens
+// of MiB at worst.
+const DefaultBufferEvents = 8192
+
+// Errors that close a subscription. Next returns them wrapped with what
+// the consumer should do next.
+var (
+	// ErrFellBehind: the subscriber read too slowly and the buffer
+	// dropped events it had not read yet.
+	ErrFellBehind = errors.New("event stream consumer fell behind the server's event buffer")
+	// ErrTokenDeleted: the ACL token the subscription was opened with
+	// was deleted.
+	ErrTokenDeleted = errors.New("event stream closed: its ACL token was deleted")
+	// ErrShutdown: the server is shutting down.
+	ErrShutdown = errors.New("event stream closed: the server is shutting down")
+)
+
+// Config configures a Broker.
+type Config struct {
+	// BufferEvents bounds the events kept; 0 means DefaultBufferEvents.
+	BufferEvents int
+}
+
+// Broker keeps the newest events and delivers them to subscriptions.
+type Broker struct {
+	limit int
+
+	mu sync.Mutex
+	// batches are the kept batches, oldest first; batches[i].seq is
+	// batches[0].seq+i.
+	batches []*batch
+	events  int
+	nextSeq uint64
+	// droppedIndex is the raft index of the newest batch dropped from
+	// the buffer: a subscriber asking for it or anything older has
+	// missed events.
+	droppedIndex uint64
+	// notify is closed (and replaced) by every Publish, to wake waiting
+	// subscribers.
+	notify chan struct{}
+	subs   map[*Subscription]struct{}
+	closed bool
+}
+
+// batch is the events of one raft index.
+type batch struct {
+	seq    uint64
+	index  uint64
+	events []structs.Event
+
+	once sync.Once
+	json [][]byte
+}
+
+// NewBroker returns an empty broker.
+func NewBroker(cfg Config) *Broker {
+	limit := cfg.BufferEvents
+	if limit <= 0 {
+		limit = DefaultBufferEvents
+	}
+	return &Broker{limit: limit, notify: make(chan struct{}), subs: map[*Subscription]struct{}{}}
+}
+
+// Publish adds the events of the raft entry at index. It never blocks on
+// subscribers: it drops the oldest batches beyond the buffer's bound and
+// closes the subscriptions that had not read them yet. The broker keeps
+// the events; the caller must not change them afterwards.
+func (b *Broker) Publish(index uint64, events []structs.Event) {
+	if len(events) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	b.batches = append(b.batches, &batch{seq: b.nextSeq, index: index, events: events})
+	b.nextSeq++
+	b.events += len(events)
+	dropped := false
+	for b.events > b.limit && len(b.batches) > 1 {
+		old := b.batches[0]
+		b.batches[0] = nil
+		b.batches = b.batches[1:]
+		b.events -= len(old.events)
+		b.droppedIndex = old.index
+		dropped = true
+	}
+	if dropped {
+		oldest := b.batches[0].seq
+		for s := range b.subs {
+			if s.pos.Load() < oldest {
+				b.dropLocked(s, fmt.Errorf("%w: it had read up to index %d and the oldest index kept is %d (the buffer keeps %d events); reconnect with index=%d to resume from there, missing what was dropped",
+					ErrFellBehind, s.lastIndex.Load(), b.batches[0].index, b.limit, b.batches[0].index))
+			}
+		}
+	}
+	close(b.notify)
+	b.notify = make(chan struct{})
+}
+
+// CloseTokens closes the subscriptions opened with any of the ACL tokens
+// (by accessor ID): a deleted token must not keep reading.
+func (b *Broker) CloseTokens(accessorIDs []string) {
+	if len(accessorIDs) == 0 {
+		return
+	}
+	gone := make(map[string]bool, len(accessorIDs))
+	for _, id := range accessorIDs {
+		gone[id] = true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		if s.token != "" && gone[s.token] {
+			b.dropLocked(s, ErrTokenDeleted)
+		}
+	}
+}
+
+// Shutdown closes every subscription with ErrShutdown and refuses new
+// ones.
+func (b *Broker) Shutdown() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for s := range b.subs {
+		b.dropLocked(s, ErrShutdown)
+	}
+	b.batches, b.events = nil, 0
+}
+
+// Subscribers is the number of open subscriptions.
+func (b *Broker) Subscribers() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs)
+}
+
+// Oldest is the raft index of the oldest batch kept, 0 if none.
+func (b *Broker) Oldest() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.batches) == 0 {
+		return 0
+	}
+	return b.batches[0].index
+}
+
+func (b *Broker) dropLocked(s *Subscription, err error) {
+	if _, ok := b.subs[s]; !ok {
+		return
+	}
+	delete(b.subs, s)
+	s.err = err
+	close(s.done)
+}
+
+// encoded returns the JSON of each event of the batch, encoding them on
+// the first call. An event that does not encode (it never should) is sent
+// without its payload, and says why, rather than ending every stream.
+func (bt *batch) encoded() [][]byte {
+	bt.once.Do(func() {
+		bt.json = make([][]byte, len(bt.events))
+		for i := range bt.events {
+			buf, err := json.Marshal(&bt.events[i])
+			if err != nil {
+				ev := bt.events[i]
+				ev.Payload = map[string]string{"Error": "encoding the payload failed: " + err.Error()}
+				buf, _ = json.Marshal(&ev)
+			}
+			bt.json[i] = buf
+		}
+	})
+	return bt.json
+}
