@@ -72,8 +72,9 @@ func (f *FSM) publishEvents(msgType structs.MessageType, index uint64) {
 }
 
 // msgEventTypes is the event type of each message type's changes, as
-// Nomad names them. Changes by message types not listed get their
-// topic's default (eventTypeDefaults).
+// Nomad names them. Changes by message types not listed (a job's
+// stability, say) get their topic's default (eventTypeDefaults), or the
+// deletion type their converter sets.
 var msgEventTypes = map[structs.MessageType]string{
 	structs.NodeRegisterRequestType:                 structs.TypeNodeRegistration,
 	structs.NodeDeregisterRequestType:               structs.TypeNodeDeregistration,
@@ -103,13 +104,6 @@ var eventTypeDefaults = map[structs.Topic]string{
 	structs.TopicNode:       structs.TypeNodeEvent,
 	structs.TopicDeployment: structs.TypeDeploymentUpdate,
 	structs.TopicService:    structs.TypeServiceRegistration,
-}
-
-func eventType(msgType structs.MessageType, topic structs.Topic) string {
-	if t, ok := msgEventTypes[msgType]; ok {
-		return t
-	}
-	return eventTypeDefaults[topic]
 }
 
 // eventsFromChanges is the events of one entry's changes, in the order
@@ -147,15 +141,17 @@ func eventFromChange(msgType structs.MessageType, index uint64, c *memdb.Change)
 		return structs.Event{}, false
 	}
 	ev.Index = index
-	if ev.Type == "" {
-		ev.Type = eventType(msgType, ev.Topic)
+	if t, ok := msgEventTypes[msgType]; ok {
+		ev.Type = t
+	} else if ev.Type == "" {
+		ev.Type = eventTypeDefaults[ev.Topic]
 	}
 	return ev, true
 }
 
-// tableEvents converts a change of each table that has a topic. A
-// converter sets Type only where the change itself decides it (a
-// deletion); otherwise the message type does.
+// tableEvents converts a change of each table that has a topic. The
+// entry's message type decides the event's type; a converter sets one
+// only for a deletion by an entry whose message type has none.
 var tableEvents = map[string]func(c *memdb.Change) (structs.Event, bool){
 	state.TableJobs:        jobEvent,
 	state.TableAllocs:      allocEvent,
