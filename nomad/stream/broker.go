@@ -62,7 +62,8 @@ type batch struct {
 	index  uint64
 	events []structs.Event
 
-	once sync.Once
+	// once and json encode each event once, when first needed.
+	once []sync.Once
 	json [][]byte
 }
 
@@ -88,7 +89,8 @@ func (b *Broker) Publish(index uint64, events []structs.Event) {
 	if b.closed {
 		return
 	}
-	b.batches = append(b.batches, &batch{seq: b.nextSeq, index: index, events: events})
+	b.batches = append(b.batches, &batch{seq: b.nextSeq, index: index, events: events,
+		once: make([]sync.Once, len(events)), json: make([][]byte, len(events))})
 	b.nextSeq++
 	b.events += len(events)
 	dropped := false
@@ -170,21 +172,19 @@ func (b *Broker) dropLocked(s *Subscription, err error) {
 	close(s.done)
 }
 
-// encoded returns the JSON of each event of the batch, encoding them on
-// the first call. An event that does not encode (it never should) is sent
-// without its payload, and says why, rather than ending every stream.
-func (bt *batch) encoded() [][]byte {
-	bt.once.Do(func() {
-		bt.json = make([][]byte, len(bt.events))
-		for i := range bt.events {
-			buf, err := json.Marshal(&bt.events[i])
-			if err != nil {
-				ev := bt.events[i]
-				ev.Payload = map[string]string{"Error": "encoding the payload failed: " + err.Error()}
-				buf, _ = json.Marshal(&ev)
-			}
-			bt.json[i] = buf
+// encoded returns the JSON of the batch's event i, encoding it on the
+// first call: an event no subscriber receives is never encoded. An event
+// that does not encode (it never should) is sent without its payload, and
+// says why, rather than ending every stream.
+func (bt *batch) encoded(i int) []byte {
+	bt.once[i].Do(func() {
+		buf, err := json.Marshal(&bt.events[i])
+		if err != nil {
+			ev := bt.events[i]
+			ev.Payload = map[string]string{"Error": "encoding the payload failed: " + err.Error()}
+			buf, _ = json.Marshal(&ev)
 		}
+		bt.json[i] = buf
 	})
-	return bt.json
+	return bt.json[i]
 }

@@ -24,5 +24,6 @@
 // (ErrTokenDeleted) and when the broker shuts down (ErrShutdown).
 //
 // Events are encoded to JSON at most once, lazily, by the first consumer
-// that needs them; every other subscriber reuses the bytes.
+// that receives them; every other subscriber reuses the bytes, and an
+// event no one receives is never encoded.
 package stream

@@ -232,7 +232,6 @@ func (s *Subscription) Close() {
 // {"Index":N,"Events":[...]} and a newline. The events' JSON is shared by
 // every subscriber that receives them.
 func (f *Frame) AppendJSON(buf []byte) []byte {
-	enc := f.batch.encoded()
 	buf = append(buf, `{"Index":`...)
 	buf = strconv.AppendUint(buf, f.Index, 10)
 	buf = append(buf, `,"Events":[`...)
@@ -240,7 +239,7 @@ func (f *Frame) AppendJSON(buf []byte) []byte {
 		if j > 0 {
 			buf = append(buf, ',')
 		}
-		buf = append(buf, enc[i]...)
+		buf = append(buf, f.batch.encoded(i)...)
 	}
 	return append(buf, "]}\n"...)
 }
