@@ -65,7 +65,7 @@ func (s *httpAPI) eventStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	s.serveEvents(w, r, sub)
+	s.serveEvents(w, r, sub, eventHeartbeat)
 }
 
 // subscribeEvents opens the subscription with this agent's server.
@@ -139,8 +139,9 @@ func topicNames() string {
 }
 
 // serveEvents writes sub's frames to w until the caller goes, the agent
-// shuts down (the request's context ends) or the server closes sub.
-func (s *httpAPI) serveEvents(w http.ResponseWriter, r *http.Request, sub *stream.Subscription) {
+// shuts down (the request's context ends) or the server closes sub, and a
+// heartbeat after every silence of the given length.
+func (s *httpAPI) serveEvents(w http.ResponseWriter, r *http.Request, sub *stream.Subscription, heartbeat time.Duration) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(sub.StartIndex, 1), 10))
@@ -178,7 +179,7 @@ func (s *httpAPI) serveEvents(w http.ResponseWriter, r *http.Request, sub *strea
 
 	var buf []byte
 	for {
-		ctx, cancel := context.WithTimeout(r.Context(), eventHeartbeat)
+		ctx, cancel := context.WithTimeout(r.Context(), heartbeat)
 		f, err := sub.Next(ctx)
 		cancel()
 		switch {
@@ -204,7 +205,12 @@ func (s *httpAPI) serveEvents(w http.ResponseWriter, r *http.Request, sub *strea
 			buf = appendCloseFrame(buf[:0], err)
 			w.Write(buf)
 			rc.Flush()
-			return
+			// End the connection, not only the response: a dropped
+			// consumer must not keep its connection (and its slot in
+			// limits.http_max_conns_per_client) as an idle keep-alive,
+			// and an unfinished body tells every client that the stream
+			// did not end normally.
+			panic(http.ErrAbortHandler)
 		}
 	}
 }
