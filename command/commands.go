@@ -61,6 +61,8 @@ var verbs = []verb{
 	{"tls ca create", "Create a certificate authority for agents' TLS", tlsCACreate},
 	{"tls cert create", "Create a server, client or CLI certificate signed by the CA", tlsCertCreate},
 	{"status", "List jobs, or show the status of any object by ID", status},
+	// Event stream (issue 15, events).
+	{"operator api", "Send a request to the HTTP API and print the answer, streams included", operatorAPI},
 }
 
 // runVerb runs the verb args name, if any. ok is false when args name no
