@@ -1,8 +1,11 @@
 package nomad
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/nomad/stream"
@@ -86,3 +89,70 @@ func allowEventTopics(a *acl.ACL, req stream.SubscribeRequest) error {
 
 // EventBroker is this server's event buffer, for tests and metrics.
 func (s *Server) EventBroker() *stream.Broker { return s.events }
+
+// Event is the RPC endpoint of the event stream, for agents without a
+// server, which relay /v1/event/stream by polling it. Any server answers
+// from its own buffer; nothing is forwarded to the leader.
+type Event struct {
+	srv *Server
+}
+
+// Event.Poll bounds.
+const (
+	// eventPollWait is the default and longest wait of one poll: the
+	// relaying agent sends a heartbeat after each empty poll, as often as
+	// a server's stream would.
+	eventPollWait = 10 * time.Second
+	// eventPollBytes bounds the frames of one answer (one frame may pass
+	// it alone), well under the RPC message limit.
+	eventPollBytes = 4 << 20
+)
+
+// Poll returns the events from args.Index on that the token may read.
+func (e *Event) Poll(args *structs.EventPollRequest, reply *structs.EventPollResponse) error {
+	req := stream.SubscribeRequest{Topics: args.Topics, Namespace: args.Namespace, Index: args.Index}
+	sub, done, err := e.srv.SubscribeEvents(args.AuthToken, blockingClient(&args.QueryOptions), req)
+	if err != nil {
+		return err
+	}
+	defer done()
+	reply.NextIndex, reply.StartIndex, reply.Truncated = args.Index, sub.StartIndex, sub.Truncated
+	if args.Resume && sub.Truncated && args.Index > 0 {
+		reply.Closed = fmt.Sprintf("%v: events from index %d on were dropped before this stream read them; reconnect with index=%d to resume from the oldest kept",
+			stream.ErrFellBehind, args.Index, sub.StartIndex)
+		return nil
+	}
+	var f *stream.Frame
+	if args.NoWait {
+		f, err = sub.TryNext()
+	} else {
+		wait := args.MaxQueryTime
+		if wait <= 0 || wait > eventPollWait {
+			wait = eventPollWait
+		}
+		ctx, cancel := context.WithTimeout(e.srv.ctx, wait)
+		defer cancel()
+		stop := context.AfterFunc(args.CallContext(), cancel)
+		defer stop()
+		f, err = sub.Next(ctx)
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			f, err = nil, nil
+		}
+	}
+	size := 0
+	for err == nil && f != nil {
+		line := f.AppendJSON(nil)
+		reply.Frames = append(reply.Frames, line)
+		if size += len(line); size >= eventPollBytes {
+			break
+		}
+		f, err = sub.TryNext()
+	}
+	if last := sub.LastIndex(); last > 0 {
+		reply.NextIndex = last + 1
+	}
+	if err != nil {
+		reply.Closed = err.Error()
+	}
+	return nil
+}

@@ -83,3 +83,45 @@ type NodeEventPayload struct{ Node *Node }
 
 // DeploymentEventPayload is the payload of a Deployment event.
 type DeploymentEventPayload struct{ Deployment *Deployment }
+
+// EventPollRequest asks a server for the events from Index on: the RPC
+// (Event.Poll) by which an agent without a server relays
+// /v1/event/stream. Each poll opens a subscription, waits up to
+// MaxQueryTime (default and at most a few seconds) for the first frame,
+// and returns what is ready.
+type EventPollRequest struct {
+	// Topics as in the stream's topic parameters; empty for all.
+	Topics map[Topic][]string
+	// Index is the raft index to start from (NextIndex of the previous
+	// poll when Resume is set).
+	Index uint64
+	// Resume says the poll continues a stream: if events from Index on
+	// were already dropped, the stream fell behind and must end, rather
+	// than start again at the oldest kept.
+	Resume bool
+	// NoWait returns at once with what is ready, so the relaying agent
+	// can answer (or refuse) its caller without delay.
+	NoWait bool
+	QueryOptions
+}
+
+// EventPollResponse is one poll's frames.
+type EventPollResponse struct {
+	// Frames are lines of the stream, each a {"Index":..,"Events":[..]}
+	// object with its newline.
+	Frames [][]byte
+	// NextIndex is where the next poll resumes.
+	NextIndex uint64
+	// StartIndex and Truncated are the subscription's (see
+	// stream.Subscription): when Truncated, events before StartIndex
+	// were dropped.
+	StartIndex uint64
+	Truncated  bool
+	// Closed, when set, is why the server ended the stream (the consumer
+	// fell behind, the token was deleted, the server shuts down).
+	Closed string
+}
+
+// IsLongPoll: a poll that waits goes on the connection pool's long-poll
+// sessions, like a blocking query.
+func (r *EventPollRequest) IsLongPoll() bool { return !r.NoWait }

@@ -25,7 +25,8 @@ import (
 //
 // A stream is a blocking query for the limits (see
 // nomad.Server.SubscribeEvents) and holds one HTTP connection
-// (limits.http_max_conns_per_client).
+// (limits.http_max_conns_per_client). An agent without a server relays
+// the stream of one of its servers (http_events_relay.go).
 
 // Event stream timings.
 const (
@@ -59,27 +60,23 @@ func (s *httpAPI) eventStream(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	sub, done, err := s.subscribeEvents(r, req)
+	srv, ok := s.server.(eventSubscriber)
+	if !ok {
+		// An agent without a server relays its servers' stream.
+		s.relayEvents(w, r, req, eventHeartbeat)
+		return
+	}
+	var client netip.Addr
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		client = ap.Addr().Unmap()
+	}
+	sub, done, err := srv.SubscribeEvents(authToken(r), client, req)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	defer done()
 	s.serveEvents(w, r, sub, eventHeartbeat)
-}
-
-// subscribeEvents opens the subscription with this agent's server.
-func (s *httpAPI) subscribeEvents(r *http.Request, req stream.SubscribeRequest) (*stream.Subscription, func(), error) {
-	srv, ok := s.server.(eventSubscriber)
-	if !ok {
-		return nil, nil, &codedError{code: http.StatusNotImplemented,
-			msg: "this agent runs no server, and the event stream is served by servers only for now; ask a server agent's /v1/event/stream"}
-	}
-	var client netip.Addr
-	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
-		client = ap.Addr().Unmap()
-	}
-	return srv.SubscribeEvents(authToken(r), client, req)
 }
 
 // parseEventStreamQuery reads ?topic=Topic[:key] (repeated), ?namespace=

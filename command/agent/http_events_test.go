@@ -454,3 +454,63 @@ func TestEventStreamEndsWhenTheAgentShutsDown(t *testing.T) {
 	for range lines {
 	}
 }
+
+// TestEventStreamThroughAClientOnlyAgent: an agent without a server
+// relays its server's stream: frames in order, heartbeats, the token
+// checked by the server.
+func TestEventStreamThroughAClientOnlyAgent(t *testing.T) {
+	srv := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	cli := NewTestAgent(t, func(c *Config) {
+		c.Server.Enabled = false
+		c.Client.Servers = []string{srv.RPCAddr()}
+	})
+	c := nomadClient(t, cli)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := c.EventStream().Stream(ctx, map[nomadapi.Topic][]string{nomadapi.TopicJob: {"relayed"}}, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	registerJob(t, srv, mockJob("relayed", 1))
+	select {
+	case evs := <-ch:
+		if evs.Err != nil {
+			t.Fatal(evs.Err)
+		}
+		if len(evs.Events) != 1 || evs.Events[0].Key != "relayed" || evs.Events[0].Type != structs.TypeJobRegistered {
+			t.Fatalf("relayed frame %+v", evs)
+		}
+		j, err := evs.Events[0].Job()
+		if err != nil || *j.ID != "relayed" {
+			t.Fatalf("relayed job %v, %v", j, err)
+		}
+	case <-time.After(streamTimeout):
+		t.Fatal("no relayed frame")
+	}
+
+	// Resuming through the relay starts at the index asked for.
+	_, lines := openStream(t, cli.URL+"/v1/event/stream?topic=Job&index=1", "")
+	f := nextFrame(t, lines)
+	if f.Events[0].Key != "relayed" {
+		t.Fatalf("first relayed frame from index 1: %+v", f)
+	}
+	resp, body := call(t, http.MethodGet, cli.URL+"/v1/event/stream?topic=Bogus", nil)
+	requireStatus(t, resp, body, http.StatusBadRequest, "invalid topic")
+}
+
+func TestEventStreamRelayChecksTokens(t *testing.T) {
+	srv, mgmt := aclDevAgent(t)
+	cli := NewTestAgent(t, func(c *Config) {
+		c.Server.Enabled = false
+		c.ACL.Enabled = true
+		c.Client.Servers = []string{srv.RPCAddr()}
+	})
+	resp, lines := openStream(t, cli.URL+"/v1/event/stream?topic=Node", "")
+	if resp.StatusCode != 403 || !strings.Contains(<-lines, "Permission denied") {
+		t.Fatalf("anonymous relayed stream: %d", resp.StatusCode)
+	}
+	resp, _ = openStream(t, cli.URL+"/v1/event/stream?topic=Node", mgmt)
+	if resp.StatusCode != 200 {
+		t.Fatalf("management relayed stream: %d", resp.StatusCode)
+	}
+}

@@ -207,6 +207,11 @@ func anyKey(keys map[string]bool, filterKeys []string) bool {
 	return false
 }
 
+// LastIndex is the raft index of the last batch the subscription read,
+// whether or not it held events for it; 0 before the first. A stream
+// that resumes later continues after it.
+func (s *Subscription) LastIndex() uint64 { return s.lastIndex.Load() }
+
 // Done is closed when the broker closes the subscription; Err then says
 // why.
 func (s *Subscription) Done() <-chan struct{} { return s.done }
