@@ -385,7 +385,9 @@ func drainFrames(lines <-chan string) []wireFrame {
 
 func raftIndex(t *testing.T, a *TestAgent) uint64 {
 	t.Helper()
-	s, ok := a.server.(interface{ State() interface{ LatestIndex() (uint64, error) } })
+	s, ok := a.server.(interface {
+		State() interface{ LatestIndex() (uint64, error) }
+	})
 	if ok {
 		i, _ := s.State().LatestIndex()
 		return i
