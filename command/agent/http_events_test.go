@@ -385,15 +385,7 @@ func drainFrames(lines <-chan string) []wireFrame {
 
 func raftIndex(t *testing.T, a *TestAgent) uint64 {
 	t.Helper()
-	s, ok := a.server.(interface {
-		State() interface{ LatestIndex() (uint64, error) }
-	})
-	if ok {
-		i, _ := s.State().LatestIndex()
-		return i
-	}
-	srv := a.server.(nomadServer)
-	i, err := srv.State().LatestIndex()
+	i, err := a.server.(nomadServer).State().LatestIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
