@@ -18,6 +18,7 @@ import (
 	"github.com/drover-sched/drover/client/fingerprint"
 	"github.com/drover-sched/drover/client/gc"
 	"github.com/drover-sched/drover/client/servers"
+	"github.com/drover-sched/drover/client/servicereg"
 	"github.com/drover-sched/drover/client/state"
 	"github.com/drover-sched/drover/client/taskenv"
 	"github.com/drover-sched/drover/helper/rpcx"
@@ -60,7 +61,10 @@ type Client struct {
 	unassigned map[string]bool
 
 	updates *updater
-	gc      *gc.Collector
+	// services keeps the node's native service registrations in step
+	// with its allocs (issue 13).
+	services *servicereg.Syncer
+	gc       *gc.Collector
 	// tokens resolves ACL tokens for the client's endpoints; nil while
 	// ACLs are off.
 	tokens *tokenCache
@@ -123,6 +127,10 @@ func NewClient(cfg *config.Config) (*Client, error) {
 		c.tokens = newTokenCache(c.rpc, cfg.Region, c.clock, cfg.ACLTokenTTL, cfg.ACLPolicyTTL)
 	}
 	c.updates = newUpdater(c)
+	c.services = servicereg.New(servicereg.Config{
+		RPC: c.rpc, Allocs: c.Allocs, Node: c.Node, Region: cfg.Region, Clock: c.clock, Logger: c.logger,
+		Seed: int64(h.Sum64()), ResyncInterval: cfg.ServiceResyncInterval,
+	})
 	c.gc = gc.New(gc.Config{
 		Interval: cfg.GCInterval, MaxAllocs: cfg.GCMaxAllocs, DiskUsageThreshold: cfg.GCDiskUsageThreshold,
 		InodeUsageThreshold: cfg.GCInodeUsageThreshold, AllocDirTTL: cfg.GCAllocDirTTL, Clock: c.clock,
@@ -139,6 +147,7 @@ func NewClient(cfg *config.Config) (*Client, error) {
 	c.goLoop(c.updates.run)
 	c.goLoop(c.fenceLoop)
 	c.goLoop(func() { c.gc.Run(c.ctx) })
+	c.goLoop(func() { c.services.Run(c.ctx) })
 	c.logger.Info("client started", "node_id", node.ID, "data_dir", cfg.DataDir)
 	return c, nil
 }
@@ -221,8 +230,8 @@ func (c *Client) newRunner(a *structs.Allocation, restore bool) *allocrunner.All
 	ar := allocrunner.New(allocrunner.Config{
 		Alloc: a, Node: c.Node(), Region: c.cfg.Region, AllocDirBase: c.cfg.AllocDir(),
 		Driver: c.Driver, StateDB: c.db, Clock: c.clock, Logger: c.logger, HostEnv: c.hostEnv,
-		MaxKillTimeout: c.cfg.MaxKillTimeout, OnUpdate: c.updates.add, Restore: restore,
-		Artifacts: &c.cfg.Artifacts,
+		MaxKillTimeout: c.cfg.MaxKillTimeout, OnUpdate: c.allocChanged, Restore: restore,
+		Artifacts: &c.cfg.Artifacts, Services: serviceCatalog{c},
 	})
 	c.allocMu.Lock()
 	c.allocs[a.ID] = ar
@@ -250,6 +259,13 @@ func (c *Client) newRunner(a *structs.Allocation, restore bool) *allocrunner.All
 		}
 	}()
 	return ar
+}
+
+// allocChanged takes an alloc runner's report: to the servers, and to the
+// service registrations, which follow the alloc's and its tasks' states.
+func (c *Client) allocChanged(a *structs.Allocation) {
+	c.updates.add(a)
+	c.services.Kick()
 }
 
 // destroyRunner removes a terminal alloc's directory and forgets it.

@@ -19,6 +19,10 @@
 //   - fenceLoop stops allocs whose group says stop_on_client_after once the
 //     servers have been unreachable that long.
 //   - the GC collector destroys terminal alloc dirs.
+//   - the service registration syncer (package servicereg) owns what the
+//     client believes the servers hold of its native service registrations,
+//     and keeps them equal to what its allocs want; alloc reports and
+//     applied assignments kick it.
 //   - one small goroutine per alloc runner waits for it to end and hands a
 //     terminal one to the GC.
 //
@@ -33,7 +37,8 @@
 // The node's ID and secret are made once and kept in the state dir
 // (client-id, secret-id). Every call the client makes for itself carries
 // both (Client.identity): registration, heartbeats, the assignment query,
-// the alloc reads and the status reports; the servers refuse any of them
+// the alloc reads, the status reports, and the service registrations and
+// template reads of the catalog; the servers refuse any of them
 // without the secret. An update refused because of who sent it (the node
 // unknown to the servers, or its secret refused) is held like one refused
 // for a node that is not ready, never dropped: it is about the node, not

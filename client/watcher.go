@@ -186,6 +186,11 @@ func (c *Client) applyAssignment(assigned map[string]uint64, index uint64, fetch
 	if added {
 		c.gc.Trigger()
 	}
+	if len(fetched) > 0 {
+		// A desired stop deregisters the alloc's services before its
+		// tasks are killed, as in Nomad.
+		c.services.Kick()
+	}
 }
 
 // collectUnassigned removes the directories of allocs the servers no

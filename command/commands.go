@@ -61,6 +61,10 @@ var verbs = []verb{
 	{"tls ca create", "Create a certificate authority for agents' TLS", tlsCACreate},
 	{"tls cert create", "Create a server, client or CLI certificate signed by the CA", tlsCertCreate},
 	{"status", "List jobs, or show the status of any object by ID", status},
+	// Native service registrations (issue 13, services).
+	{"service list", "List native services", serviceList},
+	{"service info", "Show the registrations of a native service", serviceInfo},
+	{"service delete", "Delete a registration of a native service", serviceDelete},
 	// Event stream (issue 15, events).
 	{"operator api", "Send a request to the HTTP API and print the answer, streams included", operatorAPI},
 }

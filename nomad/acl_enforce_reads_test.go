@@ -33,7 +33,7 @@ func newACLWorld(t *testing.T) *aclWorld {
 	s := w.s
 	registerNode(t, s, w.node)
 	for _, j := range []*structs.Job{jobIn("default", "web"), jobIn("other", "away")} {
-		registerJob(t, s, j)
+		registerJob(t, s, withTestServices(j))
 		// Drover's schedulers make no deployments yet; one is written the
 		// way a plan would write it.
 		d := &structs.Deployment{ID: structs.GenerateUUID(), Namespace: j.Namespace, JobID: j.ID, Status: structs.DeploymentStatusRunning,

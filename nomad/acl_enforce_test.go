@@ -74,6 +74,10 @@ var rpcNotChecked = map[string]struct {
 		func(err error) bool { return errors.Is(err, ErrBadRequest) }},
 	"Node.GetClientAllocs": {"a client's own call: its node secret is checked", isNodeRefusal},
 	"Node.UpdateAlloc":     {"a client's own call: its node secret is checked", isNodeRefusal},
+	// Native service registrations (issue 13, services).
+	"ServiceRegistration.Upsert":     {"a client's own call: its node secret is checked", isNodeRefusal},
+	"ServiceRegistration.Deregister": {"a client's own call: its node secret is checked", isNodeRefusal},
+	"ServiceRegistration.ForAlloc":   {"a client's own call: its node secret is checked", isNodeRefusal},
 }
 
 func isNil(err error) bool { return err == nil }

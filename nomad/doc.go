@@ -53,6 +53,15 @@
 //     collecting; each collection runs on a goroutine the loop waits for,
 //     and writes its deletions in bounded raft entries (core_gc.go).
 //
+// # Native services
+//
+// The ServiceRegistration endpoint (service_registration_endpoint.go)
+// keeps the catalog of provider = "nomad" services. Clients write it for
+// their own allocs only, and only their job's services; the state store
+// deletes an alloc's registrations in the same write that ends the alloc,
+// marks its node down, purges its job or collects the alloc
+// (nomad/state/service_registrations.go).
+//
 // # ACLs
 //
 // The ACL endpoint (acl_endpoint*.go, acl_bootstrap.go) stores policies

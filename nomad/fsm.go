@@ -116,6 +116,14 @@ func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
 		structs.ACLTokenDeleteRequestType:               f.applyACLTokenDelete,
 		structs.ACLTokenBootstrapRequestType:            f.applyACLTokenBootstrap,
 		structs.ServerSecretRequestType:                 f.applyServerSecret,
+
+		// Deployment watcher (issue 13).
+		structs.DeploymentPromoteRequestType:     f.applyDeploymentPromote,
+		structs.DeploymentAllocHealthRequestType: f.applyDeploymentAllocHealth,
+
+		// Native service registrations (issue 13, services).
+		structs.ServiceRegistrationUpsertRequestType: f.applyServiceRegistrationUpsert,
+		structs.ServiceRegistrationDeleteRequestType: f.applyServiceRegistrationDelete,
 	}
 	return f, nil
 }

@@ -43,6 +43,8 @@ const (
 	recACLPolicy
 	recACLToken
 	recServerSecret
+	// Native service registrations (issue 13, services).
+	recServiceRegistration
 )
 
 type fsmSnapshot struct {
@@ -91,6 +93,8 @@ func (s *fsmSnapshot) persist(w io.Writer) error {
 		{recACLPolicy, s.snap.ACLPolicies},
 		{recACLToken, s.snap.ACLTokens},
 		{recServerSecret, s.snap.ServerSecrets},
+		// Native service registrations (issue 13, services).
+		{recServiceRegistration, s.snap.ServiceRegistrations},
 	}
 	for _, t := range tables {
 		it, err := t.iter(nil)
@@ -227,6 +231,12 @@ func restoreRecord(dec *rpcx.ValueReader, r *state.StateRestore, rec snapshotRec
 		v := new(structs.ServerSecret)
 		if err = dec.Decode(v); err == nil {
 			err = r.ServerSecretRestore(v)
+		}
+	// Native service registrations (issue 13, services).
+	case recServiceRegistration:
+		v := new(structs.ServiceRegistration)
+		if err = dec.Decode(v); err == nil {
+			err = r.ServiceRegistrationRestore(v)
 		}
 	default:
 		return fmt.Errorf("snapshot record type %d is unknown", rec)

@@ -110,6 +110,12 @@ func buildLog(t testing.TB) *fsmLog {
 		Alloc:     []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusRunning, TaskStates: map[string]*structs.TaskState{"t": {State: structs.TaskStateRunning, StartedAt: ts}}}},
 		UpdatedAt: ts.UnixNano(),
 	})
+	// Native service registrations (issue 13, services).
+	l.add(structs.ServiceRegistrationUpsertRequestType, &structs.ServiceRegistrationUpsertRequest{Services: []*structs.ServiceRegistration{
+		{ID: "_nomad-task-a1-t-web-http", ServiceName: "web", AllocID: "a1", Address: "10.0.0.1", Port: 8080},
+		{ID: "_nomad-task-a1-t-web-admin", ServiceName: "web-admin", AllocID: "a1", Address: "10.0.0.1", Port: 8081},
+	}})
+	l.add(structs.ServiceRegistrationDeleteRequestType, &structs.ServiceRegistrationDeleteRequest{IDs: []string{"_nomad-task-a1-t-web-admin"}})
 	l.add(structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: "n2", Status: structs.NodeStatusDown, UpdatedAt: ts.UnixNano(),
 		NodeEvent: &structs.NodeEvent{Message: "Node heartbeat missed", Timestamp: ts},
 		Evals:     []*structs.Evaluation{evalFor("e3", job2, structs.EvalStatusPending)}})
@@ -120,6 +126,18 @@ func buildLog(t testing.TB) *fsmLog {
 		Allocs: map[string]*structs.DesiredTransition{"a1": {Migrate: structs.BoolPtr(true)}},
 		Evals:  []*structs.Evaluation{evalFor("e4", job, structs.EvalStatusPending)}})
 	l.add(structs.AllocStopRequestType, &structs.AllocStopRequest{AllocID: "a1", Eval: evalFor("e5", job, structs.EvalStatusPending)})
+	canary := fsmTestAlloc("a3", "n1", job, "e1")
+	canary.Name, canary.DeploymentID = structs.AllocName(job.ID, "web", 1), "d2"
+	canary.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
+	l.add(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{
+		AllocsUpdated: []*structs.Allocation{canary}, Job: job, EvalID: "e1", UpdatedAt: ts.UnixNano(),
+		Deployment: &structs.Deployment{ID: "d2", Namespace: "default", JobID: job.ID, Status: structs.DeploymentStatusRunning,
+			TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: 1, DesiredCanaries: 1}}},
+	})
+	l.add(structs.DeploymentAllocHealthRequestType, &structs.ApplyDeploymentAllocHealthRequest{
+		DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d2", HealthyAllocationIDs: []string{"a3"}},
+		Timestamp:                    ts.UnixNano()})
+	l.add(structs.DeploymentPromoteRequestType, &structs.DeploymentPromoteRequest{DeploymentID: "d2", All: true, UpdatedAt: ts.UnixNano()})
 	l.add(structs.DeploymentStatusUpdateRequestType, &structs.DeploymentStatusUpdateRequest{DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusFailed}})
 	l.add(structs.DeploymentDeleteRequestType, &structs.DeploymentDeleteRequest{Deployments: []string{}})
 	l.add(structs.JobScaleRequestType, &structs.JobScaleApplyRequest{Namespace: "default", JobID: "web", Group: "web",
@@ -228,6 +246,8 @@ func dumpState(t *testing.T, st *state.StateStore) map[string][]any {
 		"evals": st.Evals, "allocs": st.Allocs, "deployments": st.Deployments, "kv": st.KVs, "scaling": st.ScalingEvents,
 		"acl_policies": st.ACLPolicies, "acl_tokens": st.ACLTokens, "server_secret": st.ServerSecrets,
 		"index": func(memdb.WatchSet) (memdb.ResultIterator, error) { return st.Indexes() },
+		// Native service registrations (issue 13, services).
+		"service_registrations": st.ServiceRegistrations,
 	}
 	for name, iter := range iters {
 		it, err := iter(nil)

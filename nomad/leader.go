@@ -111,6 +111,8 @@ func (s *Server) establishLeadership() error {
 	s.goLeader(ctx, s.heartbeats.run)
 	gcCfg := s.gcLoopConfig()
 	s.goLeader(ctx, func(ctx context.Context) { runCoreGC(ctx, gcCfg) })
+	// Deployment watcher (issue 13).
+	s.goLeader(ctx, s.runDeploymentWatcher)
 	s.leaderReady.Store(true)
 	s.logger.Info("cluster leadership acquired")
 	return nil

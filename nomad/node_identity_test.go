@@ -51,7 +51,7 @@ func newIdentityFixture(t *testing.T) *identityFixture {
 func pinnedJob(id, nodeID string) *structs.Job {
 	j := itJob(id, 1)
 	j.Constraints = []*structs.Constraint{{LTarget: "${node.unique.id}", RTarget: nodeID, Operand: "="}}
-	return j
+	return withTestServices(j)
 }
 
 // call is one RPC from the attacker's own connection.

@@ -47,6 +47,8 @@ func (s *Server) endpoints() map[string]any {
 		"Deployment": &Deployment{srv: s},
 		"System":     &System{srv: s},
 		"ACL":        &ACL{srv: s},
+		// Native service registrations (issue 13, services).
+		"ServiceRegistration": &ServiceRegistration{srv: s},
 		// Event stream (issue 15, events).
 		"Event": &Event{srv: s},
 	}

@@ -35,15 +35,23 @@ func (s *genericScheduler) attempt(r *run) (*attemptResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	var deployment *structs.Deployment
+	if !s.batch {
+		if deployment, err = st.LatestDeploymentByJobID(nil, r.eval.Namespace, r.eval.JobID); err != nil {
+			return nil, fmt.Errorf("reading the job's deployment: %w", err)
+		}
+	}
 	res := reconciler.Reconcile(reconciler.Input{
 		Job: view.job, Eval: r.eval, Allocs: view.allocs, Nodes: view.nodes, Evals: view.evals,
 		Now: r.cfg.Now, NewID: r.ids.next, ReportWindow: r.cfg.ReconnectReportWindow,
+		Deployment: deployment,
 	})
 	plan, b, err := r.newPlan(view.job)
 	if err != nil {
 		return nil, err
 	}
 	applyDecisions(b, res, view.nodes)
+	plan.Deployment, plan.DeploymentUpdates = res.Deployment, res.DeploymentUpdates
 
 	out := &attemptResult{res: res, plan: plan, queued: queuedZero(view.job)}
 	if len(res.Places) > 0 {
@@ -91,7 +99,14 @@ func (s *genericScheduler) place(r *run, ctx *feasible.EvalContext, stack feasib
 			out.fail(tg.Name, ctx.Metrics())
 			continue
 		}
-		b.place(r.newAlloc(job, p, option, ctx.Metrics()), p)
+		a := r.newAlloc(job, p, option, ctx.Metrics())
+		if id := out.res.DeploymentID; id != "" {
+			a.DeploymentID = id
+			if p.Canary {
+				a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
+			}
+		}
+		b.place(a, p)
 	}
 }
 

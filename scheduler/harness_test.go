@@ -12,7 +12,8 @@ import (
 
 // Harness runs schedulers against a real in-memory state store. It is the
 // Planner: plans are applied to the store the way the plan applier's raft
-// entry would be (state.UpsertPlanResults), and every plan and eval the
+// entry would be (state.UpsertPlanResults, with the plan's deployment and
+// deployment updates), and every plan and eval the
 // scheduler hands over is recorded for the test to inspect.
 type Harness struct {
 	t     testT
@@ -66,8 +67,10 @@ func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, State, er
 			refused[id] = true
 		}
 	}
-	result := &structs.PlanResult{NodeUpdate: map[string][]*structs.Allocation{}, NodeAllocation: map[string][]*structs.Allocation{}}
-	req := &structs.ApplyPlanResultsRequest{Job: plan.Job, EvalID: plan.EvalID, UpdatedAt: h.Now.UnixNano()}
+	result := &structs.PlanResult{NodeUpdate: map[string][]*structs.Allocation{}, NodeAllocation: map[string][]*structs.Allocation{},
+		Deployment: plan.Deployment, DeploymentUpdates: plan.DeploymentUpdates}
+	req := &structs.ApplyPlanResultsRequest{Job: plan.Job, EvalID: plan.EvalID, UpdatedAt: h.Now.UnixNano(),
+		Deployment: plan.Deployment, DeploymentUpdates: plan.DeploymentUpdates}
 	for _, node := range sortedKeys(plan.NodeUpdate) {
 		if refused[node] {
 			continue

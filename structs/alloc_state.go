@@ -211,7 +211,11 @@ func (a *Allocation) ApplyClientUpdate(update *Allocation) (*Allocation, error) 
 		}
 	}
 	if update.DeploymentStatus != nil {
+		// Health is the client's verdict; whether the alloc is a canary is
+		// the servers' (promotion clears it), so a report made before a
+		// promotion cannot make a promoted alloc a canary again.
 		d := *update.DeploymentStatus
+		d.Canary = a.DeploymentStatus != nil && a.DeploymentStatus.Canary
 		c.DeploymentStatus = &d
 	}
 	if update.NetworkStatus != nil {

@@ -150,3 +150,37 @@ func TestValidateServerUpdate(t *testing.T) {
 		t.Fatal("a server must not mark a complete alloc lost")
 	}
 }
+
+// A client's health report made before a promotion carries Canary = true;
+// applying it must not make the promoted alloc a canary again, and a
+// client cannot make an alloc a canary at all.
+func TestApplyClientUpdateKeepsTheServersCanaryFlag(t *testing.T) {
+	yes := true
+	for _, tc := range []struct {
+		name         string
+		stored       *AllocDeploymentStatus
+		reportCanary bool
+		wantCanary   bool
+	}{
+		{"promoted stays promoted", &AllocDeploymentStatus{Canary: false}, true, false},
+		{"canary stays canary", &AllocDeploymentStatus{Canary: true}, false, true},
+		{"no status, client claims canary", nil, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			existing := &Allocation{ID: "a1", ClientStatus: AllocClientStatusRunning, DeploymentStatus: tc.stored}
+			at := time.Unix(100, 0)
+			got, err := existing.ApplyClientUpdate(&Allocation{ID: "a1", ClientStatus: AllocClientStatusRunning,
+				DeploymentStatus: &AllocDeploymentStatus{Healthy: &yes, Timestamp: at, Canary: tc.reportCanary}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds := got.DeploymentStatus
+			if ds == nil || ds.Healthy == nil || !*ds.Healthy || !ds.Timestamp.Equal(at) {
+				t.Fatalf("client's health not applied: %+v", ds)
+			}
+			if ds.Canary != tc.wantCanary {
+				t.Fatalf("Canary = %v, want %v (the servers' flag)", ds.Canary, tc.wantCanary)
+			}
+		})
+	}
+}

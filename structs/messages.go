@@ -34,6 +34,15 @@ const (
 	ACLTokenDeleteRequestType
 	ACLTokenBootstrapRequestType
 	ServerSecretRequestType
+
+	// Deployment watcher (issue 13): promote canaries, set alloc health.
+	DeploymentPromoteRequestType
+	DeploymentAllocHealthRequestType
+
+	// Native service registrations (issue 13, services).
+	ServiceRegistrationUpsertRequestType
+	ServiceRegistrationDeleteRequestType
+
 	// IgnoreUnknownTypeFlag marks a message type a newer server wrote that
 	// an older one may skip instead of crashing.
 	IgnoreUnknownTypeFlag MessageType = 128
@@ -68,6 +77,14 @@ var messageTypeNames = map[MessageType]string{
 	ACLTokenDeleteRequestType:               "ACLTokenDelete",
 	ACLTokenBootstrapRequestType:            "ACLTokenBootstrap",
 	ServerSecretRequestType:                 "ServerSecret",
+
+	// Deployment watcher (issue 13).
+	DeploymentPromoteRequestType:     "DeploymentPromote",
+	DeploymentAllocHealthRequestType: "DeploymentAllocHealth",
+
+	// Native service registrations (issue 13, services).
+	ServiceRegistrationUpsertRequestType: "ServiceRegistrationUpsert",
+	ServiceRegistrationDeleteRequestType: "ServiceRegistrationDelete",
 }
 
 // String names the message type for logs.
@@ -81,8 +98,10 @@ func (t MessageType) String() string {
 // AllMessageTypes lists every message type, for tests that must cover all.
 func AllMessageTypes() []MessageType {
 	out := make([]MessageType, 0, len(messageTypeNames))
-	for t := NodeRegisterRequestType; t <= ServerSecretRequestType; t++ {
+	for t := NodeRegisterRequestType; ; t++ {
+		if _, ok := messageTypeNames[t]; !ok {
+			return out
+		}
 		out = append(out, t)
 	}
-	return out
 }

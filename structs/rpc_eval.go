@@ -143,6 +143,9 @@ type DeploymentStatusUpdateRequest struct {
 	Eval             *Evaluation
 	DeploymentUpdate *DeploymentStatusUpdate
 	Job              *Job
+	// UpdatedAt is the leader's clock when the entry was made: the
+	// deployment's ModifyTime.
+	UpdatedAt int64
 	WriteRequest
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/state"
+	"github.com/drover-sched/drover/client/taskrunner"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -37,6 +38,8 @@ type Config struct {
 	Restore bool
 	// Artifacts fetches the tasks' artifacts; nil is a zero Fetcher.
 	Artifacts *artifact.Fetcher
+	// Services reads native services for the tasks' templates.
+	Services taskrunner.ServiceCatalog
 }
 
 // AllocRunner runs one allocation. See the package doc for which goroutine
@@ -161,7 +164,12 @@ func (ar *AllocRunner) Alloc() *structs.Allocation {
 	u := v.snapshot()
 	a.ClientStatus, a.ClientDescription, a.TaskStates = u.ClientStatus, u.ClientDescription, u.TaskStates
 	if u.DeploymentStatus != nil {
-		a.DeploymentStatus = u.DeploymentStatus
+		// Health is the client's; Canary is the servers' (the scheduler
+		// sets it, a promotion clears it), so it comes from their newest
+		// version: services pick canary_tags by it.
+		ds := *u.DeploymentStatus
+		ds.Canary = v.alloc.DeploymentStatus != nil && v.alloc.DeploymentStatus.Canary
+		a.DeploymentStatus = &ds
 	}
 	return a
 }

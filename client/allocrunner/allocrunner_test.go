@@ -228,3 +228,29 @@ func TestDeploymentUnhealthyWhenTaskRestarts(t *testing.T) {
 		t.Fatal("a restarting task must make the alloc unhealthy")
 	}
 }
+
+// Alloc shows the client's health with the servers' Canary flag: a
+// promotion, which clears the flag after the verdict, shows at once (the
+// client's services switch from canary_tags to tags by it).
+func TestAllocShowsTheServersCanaryFlagWithTheClientsHealth(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	drv := mock.New("", clk)
+	defer drv.Shutdown()
+	a := deploymentAlloc(&structs.Task{Name: "web", Config: map[string]any{}})
+	a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
+	a.AllocModifyIndex = 10
+	ar, rec := newRunner(t, a, drv, clk, state.NewMemDB(), t.TempDir(), false)
+	go ar.Run()
+	defer func() { ar.Kill("done"); <-ar.Done() }()
+	testutil.WaitForWhile(t, "health", func() bool { return rec.last().DeploymentStatus != nil }, func() { clk.Advance(time.Second) })
+	if ds := ar.Alloc().DeploymentStatus; ds == nil || !ds.Canary || ds.Healthy == nil || !*ds.Healthy {
+		t.Fatalf("before the promotion: %+v, want a healthy canary", ds)
+	}
+	promoted := a.Copy()
+	promoted.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: false, Healthy: ar.Alloc().DeploymentStatus.Healthy}
+	promoted.AllocModifyIndex = 20
+	ar.Update(promoted)
+	if ds := ar.Alloc().DeploymentStatus; ds == nil || ds.Canary || ds.Healthy == nil || !*ds.Healthy {
+		t.Fatalf("after the promotion: %+v, want healthy and no longer a canary", ds)
+	}
+}

@@ -118,7 +118,7 @@ func (ar *AllocRunner) start() <-chan struct{} {
 			HostEnv: ar.cfg.HostEnv, MaxKillTimeout: ar.cfg.MaxKillTimeout,
 			StartGate: ar.st.lifecycle.gate(phaseOf(task)),
 			OnUpdate:  ar.wake, Restore: ar.cfg.Restore,
-			Artifacts: ar.cfg.Artifacts,
+			Artifacts: ar.cfg.Artifacts, Services: ar.cfg.Services,
 		})
 		ts.defs[task.Name] = task
 		ts.order = append(ts.order, task.Name)

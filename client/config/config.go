@@ -92,6 +92,10 @@ type Config struct {
 	BlockingQueryWait time.Duration
 	// MaxBackoff caps the retry backoff when no server answers.
 	MaxBackoff time.Duration
+	// ServiceResyncInterval is how often the client sends all its native
+	// service registrations again (0: servicereg.DefaultResyncInterval),
+	// which repairs one a user deleted while its alloc runs.
+	ServiceResyncInterval time.Duration
 
 	// BindAddr and AdvertiseHTTP are recorded on the node (HTTPAddr).
 	BindAddr      string

@@ -24,7 +24,9 @@
 //	dispatch_payload  prestart: write the dispatched job's payload into local/
 //	env               prestart: build the task's environment
 //	artifacts         prestart: download the artifacts not yet fetched for the alloc
-//	template          prestart: render the templates in a child process, add env = true variables
+//	template          prestart: render the templates in a child process, add env = true variables;
+//	                  poststart to exited: re-render templates reading native services when they
+//	                  change, then restart or signal by change_mode (template_services.go)
 //
 // Who calls what, and when:
 //

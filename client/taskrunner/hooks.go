@@ -140,7 +140,8 @@ func newHooks(tr *TaskRunner) []Hook {
 		&dispatchPayloadHook{hookDeps: deps},
 		&envHook{node: tr.cfg.Node, region: tr.cfg.Region, hostEnv: tr.cfg.HostEnv},
 		&artifactHook{hookDeps: deps, fetcher: tr.cfg.Artifacts},
-		&templateHook{hookDeps: deps, renderer: tr.cfg.Templates},
+		&templateHook{hookDeps: deps, rend: tr.cfg.Templates, catalog: tr.cfg.Services, region: tr.cfg.Region,
+			task: tr, shutdown: tr.shutdownCh},
 	}
 }
 

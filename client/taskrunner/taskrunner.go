@@ -46,6 +46,9 @@ type Config struct {
 	// Templates renders the task's templates; nil is
 	// template.DefaultRenderer, shared by the whole client.
 	Templates *template.Renderer
+	// Services reads native services for templates; nil leaves
+	// nomadService without data.
+	Services ServiceCatalog
 }
 
 // TaskRunner runs one task. See the package doc for ownership.

@@ -27,13 +27,15 @@ type childRequest struct {
 	Env       map[string]string
 	Now       time.Time
 	Chown     bool
+	Services  *ServiceData `json:",omitempty"`
 }
 
 // childAnswer is what the child renders into: the env templates'
 // variables, or the one template that failed.
 type childAnswer struct {
-	Vars  map[string]string `json:",omitempty"`
-	Error *childError       `json:",omitempty"`
+	Vars    map[string]string `json:",omitempty"`
+	Changed []int             `json:",omitempty"`
+	Error   *childError       `json:",omitempty"`
 }
 
 // childError carries an *Error across the process boundary, with the one
@@ -60,13 +62,14 @@ func renderChild(input []byte, step func(string)) ([]byte, error) {
 		return nil, fmt.Errorf("reading the render request: %w", err)
 	}
 	now := req.Now
-	vars, err := render(Input{
+	vars, changed, err := render(Input{
 		Templates: req.Templates,
 		TaskDir:   req.TaskDir,
 		SharedDir: req.SharedDir,
 		Env:       req.Env,
 		Now:       func() time.Time { return now },
 		Chown:     req.Chown,
+		Services:  req.Services,
 	}, func(i int) { step(strconv.Itoa(i)) })
 	var te *Error
 	switch {
@@ -76,5 +79,5 @@ func renderChild(input []byte, step func(string)) ([]byte, error) {
 		// Not one template's fault (the task directory is missing, say).
 		return nil, err
 	}
-	return json.Marshal(childAnswer{Vars: vars})
+	return json.Marshal(childAnswer{Vars: vars, Changed: changed})
 }

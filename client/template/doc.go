@@ -13,12 +13,16 @@
 // root). A template with `env = true` is then read as an env file
 // (envfile.go) and its variables are added to the task's environment.
 //
-// Drover has no Consul, Vault, Nomad variables or Nomad service catalog
-// behind its templates. Functions that read from one (key, service,
-// secret, nomadVar, ...) are known by name: a template that calls one is
-// refused before anything is rendered, with a message naming the function
-// and the system it needs (external.go), rather than blocking forever or
-// rendering an empty value.
+// Drover has no Consul, Vault or Nomad variables behind its templates.
+// Functions that read from one (key, service, secret, nomadVar, ...) are
+// known by name: a template that calls one is refused before anything is
+// rendered, with a message naming the function and the system it needs
+// (external.go), rather than blocking forever or rendering an empty value.
+//
+// Nomad's native service catalog it has: nomadService and nomadServices
+// (funcs_services.go) read the registrations of the task's namespace,
+// which the agent reads from the servers before the render (ServiceData)
+// because the render child cannot call them.
 //
 // # Paths
 //
@@ -34,11 +38,16 @@
 // # When
 //
 // The task runner renders every template before each start of the task,
-// restarts included. All sources are static (data, files in the alloc dir,
-// the environment and the clock), so there is nothing to watch while the
-// task runs: change_mode, change_signal, change_script and splay are
-// accepted and have nothing to react to, `once` holds trivially, and
-// `wait` has no burst of changes to absorb.
+// restarts included. Apart from the service catalog, all sources are
+// static (data, files in the alloc dir, the environment and the clock), so
+// a template that reads no service is never rendered while the task runs.
+// One that calls nomadService or nomadServices is rendered again whenever
+// the registrations of the task's namespace change (the task runner
+// watches them with a blocking query); if its output changed, its
+// change_mode applies: restart, signal with change_signal, or noop
+// (change_mode script is not supported and leaves the task alone).
+// RenderChanged says which outputs changed. splay and `wait` are accepted
+// and not applied.
 //
 // # Where
 //

@@ -11,14 +11,15 @@ import (
 )
 
 // ExternalFunctionError is a template that calls functions reading from
-// Consul, Vault or Nomad, which Drover does not have behind its templates.
+// Consul, Vault or Nomad variables, which Drover does not have behind its
+// templates. (Nomad's service catalog it has: funcs_services.go.)
 type ExternalFunctionError struct {
 	// Calls name each function, where it is called and what it reads.
 	Calls []string
 }
 
 func (e *ExternalFunctionError) Error() string {
-	return strings.Join(e.Calls, ", ") + ": Drover has no Consul, Vault or Nomad variables/services source for templates; put the value in the job (data, env or meta) instead"
+	return strings.Join(e.Calls, ", ") + ": Drover has no Consul, Vault or Nomad variables source for templates; put the value in the job (data, env or meta) instead"
 }
 
 // ErrUnsupportedFunction is a consul-template function Drover's renderer
@@ -33,7 +34,6 @@ var externalFuncs = map[string]string{
 	"ls": "Consul", "node": "Consul", "nodes": "Consul", "partitions": "Consul", "peerings": "Consul",
 	"safeLs": "Consul", "safeTree": "Consul", "service": "Consul", "services": "Consul", "tree": "Consul",
 	"pkiCert": "Vault", "secret": "Vault", "secrets": "Vault",
-	"nomadService": "Nomad's service catalog", "nomadServices": "Nomad's service catalog",
 	"nomadVar": "Nomad variables", "nomadVarExists": "Nomad variables",
 	"nomadVarList": "Nomad variables", "nomadVarListSafe": "Nomad variables",
 }

@@ -16,6 +16,8 @@ type funcEnv struct {
 	now func() time.Time
 	// tmpl is the template being rendered, for executeTemplate.
 	tmpl *template.Template
+	// services is the native service catalog; nil when it was not read.
+	services *ServiceData
 }
 
 // funcMap returns consul-template's helper functions that need no outside
@@ -37,6 +39,10 @@ func funcMap(fe *funcEnv) template.FuncMap {
 		"timestamp":       fe.timestamp,
 		"executeTemplate": fe.executeTemplate,
 		"scratch":         func() *Scratch { return scratch },
+
+		// Native services (funcs_services.go).
+		"nomadService":  fe.nomadService,
+		"nomadServices": fe.nomadServices,
 
 		// Strings.
 		"base64Decode":    base64Decode,

@@ -32,6 +32,9 @@ type Input struct {
 	Now func() time.Time
 	// Chown applies uid and gid; only a client running as root can.
 	Chown bool
+	// Services is the native service catalog nomadService reads; nil
+	// when no template uses it (see UsesServices).
+	Services *ServiceData
 }
 
 // Error is one template that could not be rendered.
@@ -55,16 +58,19 @@ func (e *Error) Unwrap() error { return e.Err }
 // Templates see the task's environment without the variables of env
 // templates, so that the order of templates does not matter.
 func Render(in Input) (map[string]string, error) {
-	return render(in, func(int) {})
+	vars, _, err := render(in, func(int) {})
+	return vars, err
 }
 
 // render is Render that calls starting with a template's index before it
 // renders it, so that a child stopped by a limit can be said to have been
-// at that template.
-func render(in Input, starting func(i int)) (map[string]string, error) {
+// at that template. It also returns the indexes of the templates whose
+// destination's content changed (a re-render decides on change_mode by
+// them).
+func render(in Input, starting func(i int)) (map[string]string, []int, error) {
 	sb, err := newSandbox(in.TaskDir, in.SharedDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if in.Interpolate == nil {
 		in.Interpolate = func(s string) string { return s }
@@ -73,46 +79,63 @@ func render(in Input, starting func(i int)) (map[string]string, error) {
 		in.Now = time.Now
 	}
 	vars := map[string]string{}
+	var changed []int
 	for i, t := range in.Templates {
 		starting(i)
-		got, err := renderOne(&in, sb, t)
+		got, diff, err := renderOne(&in, sb, t)
 		if err != nil {
-			return nil, &Error{Index: i, Destination: t.DestPath, Err: err}
+			return nil, nil, &Error{Index: i, Destination: t.DestPath, Err: err}
+		}
+		if diff {
+			changed = append(changed, i)
 		}
 		for k, v := range got {
 			vars[k] = v
 		}
 	}
-	return vars, nil
+	return vars, changed, nil
 }
 
-func renderOne(in *Input, sb *sandbox, t *structs.Template) (map[string]string, error) {
+func renderOne(in *Input, sb *sandbox, t *structs.Template) (map[string]string, bool, error) {
+	out, changed, err := renderOneOut(in, sb, t)
+	if err != nil {
+		return nil, false, err
+	}
+	if !t.Envvars {
+		return nil, changed, nil
+	}
+	vars, err := ParseEnvFile(out)
+	return vars, changed, err
+}
+
+// renderOneOut renders t to its destination and returns its output and
+// whether the destination held something else before.
+func renderOneOut(in *Input, sb *sandbox, t *structs.Template) ([]byte, bool, error) {
 	if t.DestPath == "" {
-		return nil, errors.New("destination is missing")
+		return nil, false, errors.New("destination is missing")
 	}
 	dest, escapes := sb.clientPath(in.Interpolate(t.DestPath), true)
 	if escapes {
-		return nil, fmt.Errorf("destination %s: %w", dest, ErrPathEscapes)
+		return nil, false, fmt.Errorf("destination %s: %w", dest, ErrPathEscapes)
 	}
 	mode, err := fileModeOf(t, in.Chown)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	text, name, err := templateText(in, sb, t)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	out, err := execute(name, text, t, &funcEnv{env: in.Env, sb: sb, now: in.Now})
+	out, err := execute(name, text, t, &funcEnv{env: in.Env, sb: sb, now: in.Now, services: in.Services})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	old, rerr := sb.readFile(dest)
+	changed := rerr != nil || !bytes.Equal(old, out)
 	if err := sb.writeFile(dest, out, mode); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if !t.Envvars {
-		return nil, nil
-	}
-	return ParseEnvFile(out)
+	return out, changed, nil
 }
 
 // templateText is the template's text (data, or the source file) and the

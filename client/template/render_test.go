@@ -202,7 +202,7 @@ func TestTemplatesThatCannotBeRendered(t *testing.T) {
 }
 
 // TestExternalFunctionsAreRefusedByName: a template that reads Consul,
-// Vault or Nomad is refused before anything is rendered, naming each
+// Vault or Nomad variables is refused before anything is rendered, naming each
 // function and where it is, even in a branch that would not run.
 func TestExternalFunctionsAreRefusedByName(t *testing.T) {
 	in, root := allocTree(t)
@@ -212,16 +212,15 @@ func TestExternalFunctionsAreRefusedByName(t *testing.T) {
 	}}
 	_, err := Render(in)
 	var ext *ExternalFunctionError
-	if !errors.As(err, &ext) || len(ext.Calls) != 4 {
-		t.Fatalf("error %v, want an ExternalFunctionError naming 4 calls", err)
+	if !errors.As(err, &ext) || len(ext.Calls) != 3 {
+		t.Fatalf("error %v, want an ExternalFunctionError naming 3 calls (nomadService is Drover's own)", err)
 	}
 	for _, want := range []string{
 		`template[0] (destination "local/app.conf"): `,
 		"key (app.conf:1:6) reads from Consul",
 		"secret (app.conf:2:22) reads from Vault",
-		"nomadService (app.conf:3:9) reads from Nomad's service catalog",
 		"nomadVar (app.conf:3:74) reads from Nomad variables",
-		"Drover has no Consul, Vault or Nomad variables/services source for templates",
+		"Drover has no Consul, Vault or Nomad variables source for templates",
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not contain %q", err, want)

@@ -91,8 +91,16 @@ func DefaultRenderer() *Renderer {
 // limit is an *Error too, whose Err is a *LimitError naming the limit.
 // When ctx ends the child is killed at once and ctx's error returned.
 func (r *Renderer) Render(ctx context.Context, in Input) (map[string]string, error) {
+	vars, _, err := r.RenderChanged(ctx, in)
+	return vars, err
+}
+
+// RenderChanged is Render that also returns the indexes (into
+// in.Templates) of the templates whose destination's content changed: a
+// re-render while the task runs acts on those by their change_mode.
+func (r *Renderer) RenderChanged(ctx context.Context, in Input) (map[string]string, []int, error) {
 	if len(in.Templates) == 0 {
-		return map[string]string{}, nil
+		return map[string]string{}, nil, nil
 	}
 	interpolate := in.Interpolate
 	if interpolate == nil {
@@ -102,7 +110,7 @@ func (r *Renderer) Render(ctx context.Context, in Input) (map[string]string, err
 	if in.Now != nil {
 		now = in.Now
 	}
-	req := childRequest{TaskDir: in.TaskDir, SharedDir: in.SharedDir, Env: in.Env, Now: now(), Chown: in.Chown}
+	req := childRequest{TaskDir: in.TaskDir, SharedDir: in.SharedDir, Env: in.Env, Now: now(), Chown: in.Chown, Services: in.Services}
 	for _, t := range in.Templates {
 		c := *t
 		c.SourcePath, c.DestPath = interpolate(t.SourcePath), interpolate(t.DestPath)
@@ -110,30 +118,35 @@ func (r *Renderer) Render(ctx context.Context, in Input) (map[string]string, err
 	}
 	input, err := json.Marshal(req)
 	if err != nil {
-		return nil, fmt.Errorf("rendering templates: %w", err)
+		return nil, nil, fmt.Errorf("rendering templates: %w", err)
 	}
 	out, err := r.runner.Run(ctx, input)
 	if err != nil {
-		return nil, r.runError(ctx, in.Templates, err)
+		return nil, nil, r.runError(ctx, in.Templates, err)
 	}
 	var ans childAnswer
 	if err := json.Unmarshal(out, &ans); err != nil {
-		return nil, fmt.Errorf("rendering templates: the render child's answer is unreadable: %w", err)
+		return nil, nil, fmt.Errorf("rendering templates: the render child's answer is unreadable: %w", err)
 	}
 	if e := ans.Error; e != nil {
 		if e.Index < 0 || e.Index >= len(in.Templates) {
-			return nil, fmt.Errorf("rendering templates: the render child blamed template %d of %d: %s", e.Index, len(in.Templates), e.Msg)
+			return nil, nil, fmt.Errorf("rendering templates: the render child blamed template %d of %d: %s", e.Index, len(in.Templates), e.Msg)
 		}
 		var cause error = errors.New(e.Msg)
 		if e.PathEscapes {
 			cause = &pathEscapesError{msg: e.Msg}
 		}
-		return nil, &Error{Index: e.Index, Destination: in.Templates[e.Index].DestPath, Err: cause}
+		return nil, nil, &Error{Index: e.Index, Destination: in.Templates[e.Index].DestPath, Err: cause}
 	}
 	if ans.Vars == nil {
 		ans.Vars = map[string]string{}
 	}
-	return ans.Vars, nil
+	for _, c := range ans.Changed {
+		if c < 0 || c >= len(in.Templates) {
+			return nil, nil, fmt.Errorf("rendering templates: the render child named template %d of %d as changed", c, len(in.Templates))
+		}
+	}
+	return ans.Vars, ans.Changed, nil
 }
 
 // runError says why a child gave no answer: blaming the template it was

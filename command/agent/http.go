@@ -76,6 +76,8 @@ func (s *httpAPI) handler() http.Handler {
 	s.routeSearch(mux)
 	s.routeMembership(mux)
 	s.routeACL(mux)
+	// Native service registrations (issue 13, services).
+	s.routeServices(mux)
 	// Event stream (issue 15, events).
 	s.routeEvents(mux)
 	return mux

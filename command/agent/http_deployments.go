@@ -9,6 +9,14 @@ import (
 func (s *httpAPI) routeDeployments(mux *http.ServeMux) {
 	s.handle(mux, "/v1/deployments", s.deploymentsList, read...)
 	s.handle(mux, "/v1/deployment/{id}", s.deploymentGet, read...)
+	// Deployment watcher (issue 13): the deployment's allocs and the
+	// writes that move a deployment on.
+	s.handle(mux, "/v1/deployment/allocations/{id}", s.deploymentAllocations, read...)
+	s.handle(mux, "/v1/deployment/promote/{id}", s.deploymentPromote, write...)
+	s.handle(mux, "/v1/deployment/pause/{id}", s.deploymentPause, write...)
+	s.handle(mux, "/v1/deployment/fail/{id}", s.deploymentFail, write...)
+	s.handle(mux, "/v1/deployment/unblock/{id}", s.deploymentUnblock, write...)
+	s.handle(mux, "/v1/deployment/allocation-health/{id}", s.deploymentAllocHealth, write...)
 }
 
 func (s *httpAPI) deploymentsList(w http.ResponseWriter, r *http.Request) (any, error) {

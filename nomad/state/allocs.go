@@ -240,6 +240,12 @@ func insertAlloc(txn *memdb.Txn, index uint64, a, existing *structs.Allocation, 
 		return fmt.Errorf("state: inserting alloc %s: %w", a.ID, err)
 	}
 	js.add(a.Namespace, a.JobID)
+	if a.TerminalStatus() {
+		// A stopped alloc advertises nothing, from this very write on.
+		if err := deleteServiceRegistrationsTxn(txn, index, "alloc_id", a.ID); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -8,12 +8,16 @@ import (
 )
 
 // UpsertDeployment creates or replaces a deployment. CreateIndex is kept
-// on update.
+// on update; CreateTime and ModifyTime are stored as given.
 func (s *StateStore) UpsertDeployment(index uint64, d *structs.Deployment) error {
-	return s.writeTxn(func(txn *memdb.Txn) error { return upsertDeploymentTxn(txn, index, d) })
+	return s.writeTxn(func(txn *memdb.Txn) error { return upsertDeploymentTxn(txn, index, d, 0) })
 }
 
-func upsertDeploymentTxn(txn *memdb.Txn, index uint64, deployment *structs.Deployment) error {
+// upsertDeploymentTxn stores a deployment. now is the time of the raft
+// entry (0 for none): it becomes ModifyTime, and CreateTime of a new
+// deployment that does not carry one, so deployment GC ages a deployment
+// from its last change and not from the epoch.
+func upsertDeploymentTxn(txn *memdb.Txn, index uint64, deployment *structs.Deployment, now int64) error {
 	if deployment == nil {
 		return nil
 	}
@@ -30,8 +34,15 @@ func upsertDeploymentTxn(txn *memdb.Txn, index uint64, deployment *structs.Deplo
 	}
 	if existing != nil {
 		d.CreateIndex = existing.CreateIndex
+		d.CreateTime = existing.CreateTime
 	} else {
 		d.CreateIndex = index
+	}
+	if d.CreateTime == 0 {
+		d.CreateTime = now
+	}
+	if now != 0 {
+		d.ModifyTime = now
 	}
 	d.ModifyIndex = index
 	if err := txn.Insert(TableDeployments, d); err != nil {
@@ -67,27 +78,39 @@ func (s *StateStore) DeleteDeployment(index uint64, ids []string) error {
 // with it.
 func (s *StateStore) UpdateDeploymentStatus(index uint64, req *structs.DeploymentStatusUpdateRequest) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
-		if req.DeploymentUpdate != nil {
-			if err := updateDeploymentStatusTxn(txn, index, req.DeploymentUpdate); err != nil {
-				return err
-			}
-		}
-		js := jobSet{}
-		if req.Job != nil {
-			if err := s.upsertJobTxn(txn, index, req.Job); err != nil {
-				return err
-			}
-		}
-		if req.Eval != nil {
-			if err := upsertEvalsTxn(txn, index, []*structs.Evaluation{req.Eval}, js); err != nil {
-				return err
-			}
-		}
-		return setJobStatuses(txn, index, js, false)
+		return s.deploymentOutcomeTxn(txn, index, req.DeploymentUpdate, req.Job, req.Eval, req.UpdatedAt)
 	})
 }
 
-func updateDeploymentStatusTxn(txn *memdb.Txn, index uint64, u *structs.DeploymentStatusUpdate) error {
+// deploymentOutcomeTxn applies what a deployment write decides, each part
+// optional: the status change, the job version an auto-revert registers,
+// and the eval that acts on it.
+func (s *StateStore) deploymentOutcomeTxn(txn *memdb.Txn, index uint64, u *structs.DeploymentStatusUpdate,
+	job *structs.Job, eval *structs.Evaluation, now int64) error {
+	if u != nil {
+		if err := updateDeploymentStatusTxn(txn, index, u, now); err != nil {
+			return err
+		}
+	}
+	js := jobSet{}
+	if job != nil {
+		if err := s.upsertJobTxn(txn, index, job); err != nil {
+			return err
+		}
+	}
+	if eval != nil {
+		if err := upsertEvalsTxn(txn, index, []*structs.Evaluation{eval}, js); err != nil {
+			return err
+		}
+	}
+	return setJobStatuses(txn, index, js, false)
+}
+
+// updateDeploymentStatusTxn sets a deployment's status at the entry's time
+// now. A deployment that turns successful marks its job version stable, in
+// the same write, so auto-revert always finds the newest version that
+// deployed well.
+func updateDeploymentStatusTxn(txn *memdb.Txn, index uint64, u *structs.DeploymentStatusUpdate, now int64) error {
 	existing, err := deploymentByIDTxn(txn, nil, u.DeploymentID)
 	if err != nil {
 		return err
@@ -99,8 +122,16 @@ func updateDeploymentStatusTxn(txn *memdb.Txn, index uint64, u *structs.Deployme
 	d.Status = u.Status
 	d.StatusDescription = u.StatusDescription
 	d.ModifyIndex = index
+	if now != 0 {
+		d.ModifyTime = now
+	}
 	if err := txn.Insert(TableDeployments, d); err != nil {
 		return fmt.Errorf("state: updating deployment %s: %w", d.ID, err)
+	}
+	if d.Status == structs.DeploymentStatusSuccessful && existing.Status != structs.DeploymentStatusSuccessful {
+		if err := markJobStableTxn(txn, index, d); err != nil {
+			return err
+		}
 	}
 	return setIndex(txn, TableDeployments, index)
 }
@@ -150,6 +181,9 @@ func updateDeploymentWithAlloc(txn *memdb.Txn, index uint64, a, existing *struct
 			} else {
 				st.UnhealthyAllocs--
 			}
+		}
+		if ts := a.DeploymentStatus.Timestamp; !ts.IsZero() {
+			c.ModifyTime = ts.UnixNano()
 		}
 		if *after {
 			st.HealthyAllocs++

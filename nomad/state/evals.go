@@ -114,6 +114,9 @@ func (s *StateStore) deleteEvals(index uint64, evalIDs, allocIDs []string, keepN
 			if err := txn.Delete(TableAllocs, a); err != nil {
 				return fmt.Errorf("state: deleting alloc %s: %w", id, err)
 			}
+			if err := deleteServiceRegistrationsTxn(txn, index, "alloc_id", a.ID); err != nil {
+				return err
+			}
 			js.add(a.Namespace, a.JobID)
 			if a.NodeID != "" {
 				nodes[a.NodeID] = struct{}{}

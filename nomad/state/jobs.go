@@ -139,6 +139,9 @@ func deleteJobTxn(txn *memdb.Txn, index uint64, existing *structs.Job) error {
 	if err := deleteScalingEventsTxn(txn, index, namespace, jobID); err != nil {
 		return err
 	}
+	if err := deleteServiceRegistrationsTxn(txn, index, "job", namespace, jobID); err != nil {
+		return err
+	}
 	if existing.ParentID != "" {
 		if err := adjustChildrenSummary(txn, index, namespace, existing.ParentID, existing.Status, ""); err != nil {
 			return err
@@ -151,33 +154,57 @@ func deleteJobTxn(txn *memdb.Txn, index uint64, existing *structs.Job) error {
 // succeeded) or not. Auto-revert goes back to the newest stable version.
 func (s *StateStore) UpdateJobStability(index uint64, namespace, jobID string, version uint64, stable bool) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
-		v, err := jobByIDAndVersionTxn(txn, nil, namespace, jobID, version)
-		if err != nil {
-			return err
-		}
-		if v == nil {
-			return fmt.Errorf("job %s/%s version %d: %w", namespace, jobID, version, structs.ErrNotFound)
-		}
-		vc := v.Copy()
-		vc.Stable = stable
-		vc.ModifyIndex = index
-		if err := txn.Insert(TableJobVersion, vc); err != nil {
-			return fmt.Errorf("state: inserting job version: %w", err)
-		}
-		cur, err := jobByIDTxn(txn, nil, namespace, jobID)
-		if err != nil {
-			return err
-		}
-		if cur != nil && cur.Version == version {
-			cc := cur.Copy()
-			cc.Stable = stable
-			cc.ModifyIndex = index
-			if err := txn.Insert(TableJobs, cc); err != nil {
-				return fmt.Errorf("state: inserting job: %w", err)
-			}
-		}
-		return setIndexes(txn, index, TableJobs, TableJobVersion)
+		return updateJobStabilityTxn(txn, index, namespace, jobID, version, stable)
 	})
+}
+
+// updateJobStabilityTxn is UpdateJobStability inside txn, for a write that
+// also completes the deployment of that version.
+func updateJobStabilityTxn(txn *memdb.Txn, index uint64, namespace, jobID string, version uint64, stable bool) error {
+	v, err := jobByIDAndVersionTxn(txn, nil, namespace, jobID, version)
+	if err != nil {
+		return err
+	}
+	if v == nil {
+		return fmt.Errorf("job %s/%s version %d: %w", namespace, jobID, version, structs.ErrNotFound)
+	}
+	return setJobStabilityTxn(txn, index, v, stable)
+}
+
+// markJobStableTxn marks the version d deployed stable when d succeeded. A
+// version already trimmed from the history, or a job purged (and perhaps
+// registered again) meanwhile, is skipped: the deployment's success still
+// stands.
+func markJobStableTxn(txn *memdb.Txn, index uint64, d *structs.Deployment) error {
+	v, err := jobByIDAndVersionTxn(txn, nil, d.Namespace, d.JobID, d.JobVersion)
+	if err != nil || v == nil || v.Stable || (d.JobCreateIndex != 0 && v.CreateIndex != d.JobCreateIndex) {
+		return err
+	}
+	return setJobStabilityTxn(txn, index, v, true)
+}
+
+// setJobStabilityTxn stores stable on version v and, if v is the job's
+// current version, on the job too.
+func setJobStabilityTxn(txn *memdb.Txn, index uint64, v *structs.Job, stable bool) error {
+	vc := v.Copy()
+	vc.Stable = stable
+	vc.ModifyIndex = index
+	if err := txn.Insert(TableJobVersion, vc); err != nil {
+		return fmt.Errorf("state: inserting job version: %w", err)
+	}
+	cur, err := jobByIDTxn(txn, nil, v.Namespace, v.ID)
+	if err != nil {
+		return err
+	}
+	if cur != nil && cur.Version == v.Version {
+		cc := cur.Copy()
+		cc.Stable = stable
+		cc.ModifyIndex = index
+		if err := txn.Insert(TableJobs, cc); err != nil {
+			return fmt.Errorf("state: inserting job: %w", err)
+		}
+	}
+	return setIndexes(txn, index, TableJobs, TableJobVersion)
 }
 
 // upsertJobVersion records j in the version history. An unchanged

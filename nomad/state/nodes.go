@@ -88,11 +88,17 @@ func (s *StateStore) UpdateNodeStatusTxn(txn *Txn, nodeID, status string, update
 	if !structs.ValidNodeStatus(status) {
 		return fmt.Errorf("node %s: status %q is not one of initializing, ready, down, disconnected", structs.ShortID(nodeID), status)
 	}
-	return updateNodeTxn(s.mem(txn), txn.index, nodeID, event, func(n *structs.Node) error {
+	err := updateNodeTxn(s.mem(txn), txn.index, nodeID, event, func(n *structs.Node) error {
 		n.Status = status
 		n.StatusUpdatedAt = updatedAt
 		return nil
 	})
+	if err != nil || status != structs.NodeStatusDown {
+		return err
+	}
+	// A down node's services are unreachable: they go with the status
+	// change rather than when the scheduler marks its allocs lost.
+	return deleteServiceRegistrationsTxn(s.mem(txn), txn.index, "node_id", nodeID)
 }
 
 // UpdateNodeDrain starts (drain != nil) or ends (drain == nil) a drain. A
@@ -201,6 +207,9 @@ func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error {
 				return fmt.Errorf("node %s: %w", structs.ShortID(id), structs.ErrNotFound)
 			}
 			if err := deleteNodeTxn(txn, existing); err != nil {
+				return err
+			}
+			if err := deleteServiceRegistrationsTxn(txn, index, "node_id", id); err != nil {
 				return err
 			}
 		}

@@ -14,11 +14,11 @@ import (
 // breaks the allocation state machine, none of it.
 func (s *StateStore) UpsertPlanResults(index uint64, req *structs.ApplyPlanResultsRequest) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
-		if err := upsertDeploymentTxn(txn, index, req.Deployment); err != nil {
+		if err := upsertDeploymentTxn(txn, index, req.Deployment, req.UpdatedAt); err != nil {
 			return err
 		}
 		for _, u := range req.DeploymentUpdates {
-			if err := updateDeploymentStatusTxn(txn, index, u); err != nil {
+			if err := applyPlanDeploymentUpdate(txn, index, u, req.UpdatedAt); err != nil {
 				return err
 			}
 		}
@@ -97,4 +97,19 @@ func applyAllocStopTxn(txn *memdb.Txn, index uint64, stop *structs.Allocation, u
 		return fmt.Errorf("applying stop of alloc %s: %w", structs.ShortID(a.ID), err)
 	}
 	return nil
+}
+
+// applyPlanDeploymentUpdate applies a scheduler's status change of a
+// deployment at the entry's time now. The scheduler decided on a
+// snapshot: if the deployment has since ended (the watcher failed it,
+// another eval completed or cancelled it) or was garbage collected, the
+// change is skipped rather than refused, as a terminal deployment's status
+// is final and the rest of the plan is still good. A deployment completed
+// successfully marks its job version stable (updateDeploymentStatusTxn).
+func applyPlanDeploymentUpdate(txn *memdb.Txn, index uint64, u *structs.DeploymentStatusUpdate, now int64) error {
+	d, err := deploymentByIDTxn(txn, nil, u.DeploymentID)
+	if err != nil || d == nil || !d.Active() {
+		return err
+	}
+	return updateDeploymentStatusTxn(txn, index, u, now)
 }

@@ -62,6 +62,8 @@ func stateSchema() *memdb.DBSchema {
 		aclPoliciesTableSchema(),
 		aclTokensTableSchema(),
 		serverSecretTableSchema(),
+		// Native service registrations (issue 13, services).
+		serviceRegistrationsTableSchema(),
 	}
 	db := &memdb.DBSchema{Tables: make(map[string]*memdb.TableSchema, len(tables))}
 	for _, t := range tables {

@@ -36,3 +36,29 @@ func BenchmarkReconcile(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReconcileRollout measures one eval of a rolling update half done
+// under its deployment: 1,000 allocs over 100 nodes, 500 of the new
+// version (every other one healthy), max_parallel 10. Each eval of a paced
+// rollout looks at the health of every alloc of the deployment.
+func BenchmarkReconcileRollout(b *testing.B) {
+	w, d := rolloutWorld(1000, 500, 10, 0)
+	for i := 0; i < 100; i++ {
+		w.setNode(fmt.Sprintf("n%d", i), structs.NodeStatusReady)
+	}
+	for i, a := range w.allocs {
+		a.NodeID = fmt.Sprintf("n%d", i%100)
+		switch {
+		case i >= 500:
+		case i%2 == 0:
+			healthy(a, true)
+		default:
+			a.DeploymentStatus = &structs.AllocDeploymentStatus{} // not yet reported
+		}
+	}
+	in := w.input()
+	in.Deployment = d
+	for b.Loop() {
+		Reconcile(in)
+	}
+}

@@ -50,6 +50,17 @@
 //   - unknown -> running|complete|failed: the client's report after its
 //     node is ready again; the reconnect decision follows.
 //
+// Deployments: a service group with a rolling update block rolls each
+// job version out under a deployment (Input.Deployment, the job's latest).
+// The reconciler creates one when a version places allocs, paces
+// destructive updates by the health its clients report (at most
+// update.max_parallel not yet healthy, none past an unhealthy one), places
+// canaries first and waits for their promotion, places nothing new while
+// the deployment is paused, failed or cancelled, cancels the deployment of
+// an older version and marks the current one successful once every group
+// has its healthy allocs. The deployment watcher on the leader owns every
+// other status change (failing, pausing, promoting, reverting).
+//
 // The system and sysbatch schedulers, which place one allocation per node
 // rather than Count per group, use ReconcileSystem.
 package reconciler

@@ -18,6 +18,8 @@ type groupInput struct {
 	// pendingEval reports whether the job has a pending eval with this ID.
 	pendingEval func(id string) bool
 	classifier  Classifier
+	// rollout is the current deployment's part in the group.
+	rollout groupRollout
 }
 
 // groupPlan is one group's decisions before follow-up evals get IDs.
@@ -39,6 +41,8 @@ type groupPlan struct {
 	// awaiting are unknown allocs on ready nodes waiting for their
 	// client's report, due when their report window ends.
 	awaiting []due
+	// deploy is what the group asks of the job's deployment.
+	deploy groupDeploy
 }
 
 // planGroup makes one group's decisions in the steps of README.md: sort the
@@ -68,22 +72,30 @@ func planGroup(in groupInput) *groupPlan {
 
 	holders := concat(reconnecting.holders, failed, lost, unknown.holders,
 		awaiting.holders, migrating, untainted)
+	// Canaries awaiting promotion hold no slot; promoted ones take the
+	// slots of the old allocs of their names.
+	holders, canaries := splitCanaries(in, holders, decided)
+	holders = retireForCanaries(in, holders, decided)
 	keep := countSlots(holders, in.tg.Count, concat(unknown.standIns, awaiting.standIns), decided)
 	reportsDue := awaitingDue(buckets.Ignore, in.nodes, in.classifier, decided)
-	updates := planUpdates(in, keep, placeSlots(in, keep), decided)
+	updates := planUpdates(in, keep, canaries, placeSlots(in, keep), decided)
 
 	replaced := previousIDs(updates.places)
+	// Canaries hold no slot but are kept, and a failed one waits for its
+	// delayed reschedule like any other.
+	delayed := delayedReschedules(concat(keep, canaries), decided, replaced)
 	return &groupPlan{
 		name:        in.tg.Name,
 		buckets:     buckets,
 		decisions:   decided,
 		places:      refreshPrevious(updates.places, decided),
-		delayed:     delayedReschedules(keep, decided, replaced),
+		delayed:     delayed,
 		reconnected: reconnecting.reconnected,
 		rollingWait: updates.wait,
 		deferred:    updates.deferred,
-		kept:        keptAllocs(keep, decided, replaced),
+		kept:        keptAllocs(concat(keep, canaries), decided, replaced),
 		awaiting:    reportsDue,
+		deploy:      deployNeeds(in, updates, len(delayed), canaries, decided),
 	}
 }
 

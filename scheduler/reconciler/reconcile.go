@@ -19,6 +19,7 @@ func Reconcile(in Input) *Result {
 		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
 	}
 	stopped := in.Job == nil || in.Job.Stopped()
+	view := viewRollout(in)
 
 	var plans []*groupPlan
 	for _, name := range groupNames(in.Job, byGroup) {
@@ -32,7 +33,7 @@ func Reconcile(in Input) *Result {
 			plans = append(plans, planGroup(groupInput{
 				job: in.Job, tg: tg, allocs: byGroup[name], nodes: in.Nodes, batch: batch,
 				now: in.Now, evalID: in.Eval.ID, pendingEval: func(id string) bool { return pending[id] != nil },
-				classifier: classifier,
+				classifier: classifier, rollout: view.group(name),
 			}))
 		}
 	}
@@ -43,7 +44,50 @@ func Reconcile(in Input) *Result {
 		emit(res, plan)
 	}
 	res.Cancel = cancelTimeouts(in, plans, pending)
+	deploy(in, view, plans, res)
 	return res
+}
+
+// deploy fills the result's deployment: the one to create if a group
+// needs it and the current version has none, the one placements join, and
+// the status changes (an older version's deployment cancelled, the current
+// one successful once every group is done).
+func deploy(in Input, view *rolloutView, plans []*groupPlan, res *Result) {
+	res.DeploymentUpdates = view.updates
+	if in.Job == nil || in.Job.Stopped() {
+		return
+	}
+	if cur := view.current; cur != nil {
+		if cur.Active() {
+			res.DeploymentID = cur.ID
+		}
+		if cur.Status != structs.DeploymentStatusRunning {
+			return
+		}
+		for _, plan := range plans {
+			if !plan.deploy.done {
+				return
+			}
+		}
+		res.DeploymentUpdates = append(res.DeploymentUpdates, &structs.DeploymentStatusUpdate{
+			DeploymentID: cur.ID, Status: structs.DeploymentStatusSuccessful, StatusDescription: structs.DeploymentStatusDescriptionSuccessful,
+		})
+		return
+	}
+	var d *structs.Deployment
+	for _, plan := range plans {
+		if plan.deploy.create == nil {
+			continue
+		}
+		if d == nil {
+			d = newDeployment(in.NewID(), in.Job, in.Eval.Priority, in.Now.UnixNano())
+		}
+		d.TaskGroups[plan.name] = plan.deploy.create
+	}
+	if d != nil {
+		describeNew(d)
+		res.Deployment, res.DeploymentID = d, d.ID
+	}
 }
 
 // makeAllFollowups creates the follow-up evals of every group, one per
@@ -59,7 +103,9 @@ func makeAllFollowups(in Input, plans []*groupPlan) []*structs.Evaluation {
 			}
 		}
 		reports = append(reports, plan.awaiting...)
-		if plan.deferred > 0 && (rollingWait == 0 || plan.rollingWait < rollingWait) {
+		// A halted rollout defers with no wait: the operator's or the
+		// watcher's action makes its next eval.
+		if plan.deferred > 0 && plan.rollingWait > 0 && (rollingWait == 0 || plan.rollingWait < rollingWait) {
 			rollingWait = plan.rollingWait
 		}
 	}
@@ -67,7 +113,7 @@ func makeAllFollowups(in Input, plans []*groupPlan) []*structs.Evaluation {
 	timeout, timeoutIDs := makeFollowups(timeouts, in.Eval, in.Job, structs.EvalTriggerMaxDisconnectTimeout, in.Now, in.NewID)
 	report, _ := makeFollowups(uncovered(reports, in.Evals, in.Eval.ID), in.Eval, in.Job, structs.EvalTriggerReconnectReportTimeout, in.Now, in.NewID)
 	out := append(append(resched, timeout...), report...)
-	if rollingWait > 0 {
+	if rollingWait > 0 && !rollingPending(in) {
 		out = append(out, followupEval(in.NewID(), in.Eval, in.Job, structs.EvalTriggerRollingUpdate, in.Now.Add(rollingWait), in.Now))
 	}
 	for _, plan := range plans {
@@ -84,6 +130,20 @@ func makeAllFollowups(in Input, plans []*groupPlan) []*structs.Evaluation {
 		}
 	}
 	return out
+}
+
+// rollingPending reports whether another rolling-update eval of the job is
+// already waiting. Every eval that defers destructive updates would
+// otherwise start its own chain of follow-ups, and under a deployment,
+// whose watcher makes an eval for every change of health, the chains would
+// multiply; one waiting follow-up is enough to look again.
+func rollingPending(in Input) bool {
+	for _, e := range in.Evals {
+		if e.Status == structs.EvalStatusPending && e.TriggeredBy == structs.EvalTriggerRollingUpdate && e.ID != in.Eval.ID {
+			return true
+		}
+	}
+	return false
 }
 
 // allocByID finds an alloc the group decided about.
@@ -155,6 +215,8 @@ func emit(res *Result, plan *groupPlan) {
 		case PlaceReschedule:
 			counts.RescheduleNow++
 			counts.Place++
+		case PlaceCanary:
+			counts.Canary++
 		default:
 			counts.Place++
 		}
@@ -175,7 +237,7 @@ func emit(res *Result, plan *groupPlan) {
 // back); allocs on down or deleted nodes are marked lost.
 func planStopAll(name string, allocs []*structs.Allocation, nodes map[string]*structs.Node, c Classifier, desc string) *groupPlan {
 	buckets := SortInto(allocs, nodes, c)
-	plan := &groupPlan{name: name, buckets: buckets, decisions: newDecisions()}
+	plan := &groupPlan{name: name, buckets: buckets, decisions: newDecisions(), deploy: groupDeploy{done: true}}
 	for k := Untainted; k <= Ignore; k++ {
 		for _, a := range buckets.Get(k) {
 			if a.TerminalStatus() {

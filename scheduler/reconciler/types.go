@@ -32,6 +32,10 @@ type Input struct {
 	// again waits for its client's report before it is lost; zero means
 	// DefaultReportWindow.
 	ReportWindow time.Duration
+	// Deployment is the job's latest deployment (of its current
+	// incarnation), or nil. It paces the rollout of the version it
+	// belongs to; an active one of an older version is cancelled.
+	Deployment *structs.Deployment
 }
 
 // DefaultReportWindow is how long an unknown alloc on a node that is ready
@@ -80,6 +84,16 @@ type Result struct {
 	// Buckets is how each group's allocs were sorted, for explanations and
 	// tests.
 	Buckets map[string]*Buckets
+	// Deployment is a deployment to create for the current job version
+	// (its groups' states filled in), or nil.
+	Deployment *structs.Deployment
+	// DeploymentID is the deployment every placement of this result
+	// joins: the one created, or the current version's active one; ""
+	// when placements join none.
+	DeploymentID string
+	// DeploymentUpdates are status changes of deployments: an older
+	// version's cancelled, the current one successful.
+	DeploymentUpdates []*structs.DeploymentStatusUpdate
 }
 
 // Stop asks for an allocation to be stopped.
@@ -115,9 +129,12 @@ const (
 	// PlaceDestructive replaces an alloc of an older job version that cannot
 	// be updated in place.
 	PlaceDestructive
+	// PlaceCanary places a canary of the current version next to the
+	// allocs of the older one, which keep running until it is promoted.
+	PlaceCanary
 )
 
-var placeReasonNames = [...]string{"new", "reschedule", "lost", "disconnect", "migrate", "destructive"}
+var placeReasonNames = [...]string{"new", "reschedule", "lost", "disconnect", "migrate", "destructive", "canary"}
 
 func (r PlaceReason) String() string {
 	if int(r) < len(placeReasonNames) {
@@ -146,6 +163,10 @@ type Placement struct {
 	PenaltyNodes []string
 	// NodeID, for system jobs, is the one node the alloc must go on.
 	NodeID string
+	// Canary marks the new alloc a canary of the deployment: a canary
+	// placed for a new version, or the replacement of one (a rescheduled
+	// canary stays a canary).
+	Canary bool
 }
 
 // UpdateKind says what changed in an Update; several may apply at once.
@@ -207,4 +228,6 @@ const (
 	DescReconnectLoser    = "alloc not needed after its node reconnected: the other copy was kept"
 	DescNodeNotEligible   = "alloc not needed since its node no longer matches the job"
 	DescOriginalCompleted = "alloc not needed since the original completed while disconnected"
+	DescCanaryPromoted    = "alloc not needed since a promoted canary replaced it"
+	DescCanaryDeployment  = "alloc not needed since its canary deployment did not succeed"
 )

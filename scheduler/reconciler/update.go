@@ -129,16 +129,30 @@ type rollout struct {
 	// (zero when none were).
 	wait     time.Duration
 	deferred int
+	// candidates are the allocs of older versions that need a
+	// destructive update, placed now or deferred.
+	candidates int
+	// canarying: the group waits for its canaries to be promoted.
+	canarying bool
+	// canaries is how many canaries the group wants (its update.canary),
+	// when this version's rollout uses them.
+	canaries int
 }
 
 // planUpdates moves the kept allocs of older job versions to the current
 // one: in place when only in-place fields changed, else by a destructive
-// replacement, at most update.max_parallel of those in flight at a time.
-// The replacements follow places, the placements the count made.
-func planUpdates(in groupInput, keep []*holder, places []Placement, decided *decisions) rollout {
+// replacement. Under a rolling update block the destructive replacements
+// are paced by the deployment: at most update.max_parallel new-version
+// allocs placed and not yet healthy at a time, none while an unhealthy one
+// stops progress, none while the deployment is paused, failed or
+// cancelled, and none while canaries await promotion (update.canary places
+// them first). The replacements follow places, the placements the count
+// made; canaries and the replacements of canaries come last.
+func planUpdates(in groupInput, keep, canaries []*holder, places []Placement, decided *decisions) rollout {
 	var candidates []*holder
-	inflight := 0
+	inflight, stalled := 0, false
 	compare := comparer(in.job, in.tg.Name)
+	r := in.rollout
 	for _, h := range keep {
 		if h.kind != holdRunning && h.kind != holdFailed {
 			continue
@@ -146,8 +160,11 @@ func planUpdates(in groupInput, keep []*holder, places []Placement, decided *dec
 		a := decided.current(h.alloc)
 		switch compare(a.Job) {
 		case unchanged:
-			if a.ClientStatus == structs.AllocClientStatusPending && a.PreviousAllocation != "" {
+			switch r.healthOf(a) {
+			case waiting:
 				inflight++
+			case unhealthy:
+				stalled = true
 			}
 		case inPlace:
 			if h.kind == holdRunning {
@@ -157,13 +174,36 @@ func planUpdates(in groupInput, keep []*holder, places []Placement, decided *dec
 			candidates = append(candidates, h)
 		}
 	}
-	out := rollout{places: places}
+	out := rollout{candidates: len(candidates)}
+	u := in.tg.Update
+	rolling := !in.batch && u.Rolling()
+	if rolling && u.Canary > 0 && !r.promoted() && (len(candidates) > 0 || r.canarying()) {
+		out.canaries = u.Canary
+		out.canarying = true
+	}
+	// A halted deployment, or one waiting for its canaries, places no new
+	// allocs of the version; replacements of lost, failed, disconnected or
+	// migrating allocs still go ahead, so the job keeps its count.
+	if rolling && (r.halted || out.canarying) {
+		places = withoutNew(places)
+	}
+	out.places = places
 	limit := len(candidates)
-	if u := in.tg.Update; !in.batch && u.Rolling() {
-		limit = max(min(limit, u.MaxParallel-inflight), 0)
+	if rolling {
+		budget := u.MaxParallel - inflight
+		if r.halted || stalled || out.canarying {
+			budget = 0
+		}
+		limit = max(min(limit, budget), 0)
 		if limit < len(candidates) {
-			out.wait = max(u.Stagger, time.Second)
 			out.deferred = len(candidates) - limit
+			// Only a rollout that waits on nothing but time or health
+			// checks again after a stagger; a halted one waits for the
+			// operator or the deployment watcher, whose action makes an
+			// eval of its own.
+			if !r.halted && !out.canarying {
+				out.wait = max(u.Stagger, time.Second)
+			}
 		}
 	}
 	for _, h := range candidates[:limit] {
@@ -172,6 +212,19 @@ func planUpdates(in groupInput, keep []*holder, places []Placement, decided *dec
 			Name: a.Name, TaskGroup: in.tg, Reason: PlaceDestructive, Previous: a,
 			StopPrevious: &Stop{Alloc: a, Description: DescUpdated},
 		})
+	}
+	out.places = append(out.places, canaryPlacements(in, out, candidates, canaries)...)
+	return out
+}
+
+// withoutNew drops the placements that fill free slots (first run, scale
+// up), keeping the replacements of existing allocs.
+func withoutNew(places []Placement) []Placement {
+	var out []Placement
+	for _, p := range places {
+		if p.Reason != PlaceNew {
+			out = append(out, p)
+		}
 	}
 	return out
 }

@@ -1,0 +1,287 @@
+package nomad
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/structs"
+)
+
+// deploymentWatcherDeps is what the deployment watcher needs of the
+// server: the state to read and three raft writes. It reads nothing else
+// and writes only through these, so a new leader's watcher picks up where
+// the last one stopped from state alone.
+type deploymentWatcherDeps interface {
+	State() *state.StateStore
+	ApplyDeploymentStatus(req *structs.DeploymentStatusUpdateRequest) error
+	ApplyDeploymentPromotion(req *structs.DeploymentPromoteRequest) error
+	UpsertEvals(evals []*structs.Evaluation) error
+}
+
+// deploymentWatcherConfig configures the watcher.
+type deploymentWatcherConfig struct {
+	Clock  Clock
+	Logger hclog.Logger
+	// EvalBatchDuration is how long health changes are gathered before
+	// the evals they call for are written, one per job, in one entry: a
+	// rollout of many allocs turning healthy within the window costs one
+	// eval per job, not one per alloc.
+	EvalBatchDuration time.Duration
+	// RetryInterval is how long the watcher waits after a failed read or
+	// write before it looks again.
+	RetryInterval time.Duration
+	// NewID makes eval IDs (structs.GenerateUUID unless a test sets it).
+	NewID func() string
+}
+
+// Default watcher timings, as Nomad's: health changes are batched for a
+// quarter of a second.
+const (
+	defaultDeploymentEvalBatch = 250 * time.Millisecond
+	defaultDeploymentRetry     = time.Second
+)
+
+// deploymentWatcher is the leader loop that owns deployment state
+// transitions. One goroutine (run) does everything: it reads every active
+// deployment from a state snapshot, decides for each what must happen, and
+// writes those decisions through raft. It fails a deployment that has an
+// unhealthy alloc or missed its progress deadline (registering the last
+// stable job version again when a group asks for auto_revert), promotes
+// canaries that are all healthy when every waiting group asks for
+// auto_promote, and creates an eval for a job whose deployment saw health
+// change, so the scheduler places the next batch. Paused, pending and
+// blocked deployments wait. Making a deployment successful is the
+// scheduler's (it sees when nothing is left to place).
+//
+// What it keeps in memory is only what it has already acted on (the health
+// each deployment had when it last asked for an eval) and the evals
+// waiting for their batch; both are rebuilt from state by the next
+// leader's watcher, which starts by asking for one eval per active
+// deployment so that no change made during the election is missed.
+type deploymentWatcher struct {
+	deps deploymentWatcherDeps
+	cfg  deploymentWatcherConfig
+
+	// seen is each active deployment's health as of the last eval asked
+	// for it.
+	seen map[string]healthMark
+	// pending are the evals waiting for the batch timer, by job.
+	pending map[structs.NamespacedID]*structs.Evaluation
+}
+
+// healthMark is what the watcher compares to notice a health change.
+type healthMark struct{ healthy, unhealthy, placed int }
+
+func markOf(d *structs.Deployment) healthMark {
+	var m healthMark
+	for _, st := range d.TaskGroups {
+		m.healthy += st.HealthyAllocs
+		m.unhealthy += st.UnhealthyAllocs
+		m.placed += st.PlacedAllocs
+	}
+	return m
+}
+
+func newDeploymentWatcher(deps deploymentWatcherDeps, cfg deploymentWatcherConfig) *deploymentWatcher {
+	if cfg.EvalBatchDuration <= 0 {
+		cfg.EvalBatchDuration = defaultDeploymentEvalBatch
+	}
+	if cfg.RetryInterval <= 0 {
+		cfg.RetryInterval = defaultDeploymentRetry
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = structs.GenerateUUID
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	return &deploymentWatcher{deps: deps, cfg: cfg, seen: map[string]healthMark{}, pending: map[structs.NamespacedID]*structs.Evaluation{}}
+}
+
+// run watches until ctx ends (leadership lost). Evals still waiting for
+// their batch then are dropped: the next leader's watcher asks again.
+func (w *deploymentWatcher) run(ctx context.Context) {
+	var batch Timer
+	var batchC <-chan time.Time
+	defer func() {
+		if batch != nil {
+			batch.Stop()
+		}
+	}()
+	for {
+		ws := memdb.NewWatchSet()
+		next, err := w.pass(ws)
+		wait := time.Duration(-1)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			w.cfg.Logger.Error("deployment watcher pass failed; retrying", "error", err, "retry_in", w.cfg.RetryInterval)
+			wait = w.cfg.RetryInterval
+		} else if !next.IsZero() {
+			wait = max(next.Sub(w.cfg.Clock.Now()), 0)
+		}
+		if len(w.pending) > 0 && batch == nil {
+			batch = w.cfg.Clock.NewTimer(w.cfg.EvalBatchDuration)
+			batchC = batch.C()
+		}
+		var deadline Timer
+		var deadlineC <-chan time.Time
+		if wait >= 0 {
+			deadline = w.cfg.Clock.NewTimer(wait)
+			deadlineC = deadline.C()
+		}
+		watchCtx, cancel := context.WithCancel(ctx)
+		changed := ws.WatchCh(watchCtx)
+		select {
+		case <-ctx.Done():
+		case <-changed:
+		case <-deadlineC:
+		case <-batchC:
+			batch, batchC = nil, nil
+			w.flush()
+		}
+		cancel()
+		if deadline != nil {
+			deadline.Stop()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// flush writes the batched evals in one raft entry.
+func (w *deploymentWatcher) flush() {
+	if len(w.pending) == 0 {
+		return
+	}
+	evals := make([]*structs.Evaluation, 0, len(w.pending))
+	for _, e := range w.pending {
+		evals = append(evals, e)
+	}
+	sort.Slice(evals, func(i, j int) bool { return evals[i].ID < evals[j].ID })
+	w.pending = map[structs.NamespacedID]*structs.Evaluation{}
+	if err := w.deps.UpsertEvals(evals); err != nil {
+		// The marks stay as they are: a deployment whose eval was lost
+		// would wait for its next health change, so forget them instead
+		// and ask again on the next pass.
+		for _, e := range evals {
+			delete(w.seen, e.DeploymentID)
+		}
+		w.cfg.Logger.Error("writing deployment evals failed; asking again", "error", err, "evals", len(evals))
+	}
+}
+
+// pass looks at every active deployment once, acts on what it finds, adds
+// what it read to ws, and returns the earliest progress deadline still
+// ahead (zero for none).
+func (w *deploymentWatcher) pass(ws memdb.WatchSet) (time.Time, error) {
+	st := w.deps.State()
+	ws.Add(st.AbandonCh())
+	it, err := st.Deployments(ws)
+	if err != nil {
+		return time.Time{}, err
+	}
+	now := w.cfg.Clock.Now()
+	var next time.Time
+	active := map[string]bool{}
+	var firstErr error
+	for raw := it.Next(); raw != nil; raw = it.Next() {
+		d := raw.(*structs.Deployment)
+		if !d.Active() {
+			continue
+		}
+		active[d.ID] = true
+		cutoff, err := w.watch(ws, st, d, now)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if !cutoff.IsZero() && (next.IsZero() || cutoff.Before(next)) {
+			next = cutoff
+		}
+	}
+	for id := range w.seen {
+		if !active[id] {
+			delete(w.seen, id)
+		}
+	}
+	return next, firstErr
+}
+
+// watch decides about one active deployment at now, and returns its next
+// progress deadline.
+func (w *deploymentWatcher) watch(ws memdb.WatchSet, st *state.StateStore, d *structs.Deployment, now time.Time) (time.Time, error) {
+	if d.Status != structs.DeploymentStatusRunning {
+		// Paused, pending and blocked deployments wait for a person (or,
+		// for blocked ones, another region); resuming creates its own eval.
+		delete(w.seen, d.ID)
+		return time.Time{}, nil
+	}
+	allocs, err := st.AllocsByDeployment(ws, d.ID)
+	if err != nil {
+		return time.Time{}, err
+	}
+	h := summariseAllocHealth(d, allocs)
+	cutoff := nextProgressCutoff(d, h)
+	switch {
+	case h.unhealthy > 0:
+		return time.Time{}, w.fail(st, d, structs.DeploymentStatusDescriptionFailedAllocations, now)
+	case !cutoff.IsZero() && !now.Before(cutoff):
+		return time.Time{}, w.fail(st, d, structs.DeploymentStatusDescriptionProgressDeadline, now)
+	case canAutoPromote(d, h):
+		job, err := st.JobByID(nil, d.Namespace, d.JobID)
+		if err != nil {
+			return cutoff, err
+		}
+		w.cfg.Logger.Info("promoting canaries automatically", "deployment", d.ID, "job", d.JobID)
+		w.seen[d.ID] = markOf(d)
+		return cutoff, w.deps.ApplyDeploymentPromotion(&structs.DeploymentPromoteRequest{
+			DeploymentID: d.ID, All: true, Eval: deploymentEval(job, d, now, w.cfg.NewID()), UpdatedAt: now.UnixNano(),
+			WriteRequest: structs.WriteRequest{Namespace: d.Namespace},
+		})
+	}
+	if mark, ok := w.seen[d.ID]; !ok || mark != markOf(d) {
+		if err := w.askForEval(st, d, now); err != nil {
+			return cutoff, err
+		}
+	}
+	return cutoff, nil
+}
+
+// askForEval queues an eval for d's job for the next batch; a job already
+// queued keeps its one eval.
+func (w *deploymentWatcher) askForEval(st *state.StateStore, d *structs.Deployment, now time.Time) error {
+	w.seen[d.ID] = markOf(d)
+	key := structs.NamespacedID{Namespace: d.Namespace, ID: d.JobID}
+	if _, ok := w.pending[key]; ok {
+		return nil
+	}
+	job, err := st.JobByID(nil, d.Namespace, d.JobID)
+	if err != nil {
+		return err
+	}
+	w.pending[key] = deploymentEval(job, d, now, w.cfg.NewID())
+	return nil
+}
+
+// fail fails d, reverting its job if it asks for that.
+func (w *deploymentWatcher) fail(st *state.StateStore, d *structs.Deployment, why string, now time.Time) error {
+	req, reverted, err := deploymentFailure(st, d, why, now, w.cfg.NewID)
+	if err != nil {
+		return err
+	}
+	req.Namespace = d.Namespace
+	w.cfg.Logger.Info("failing deployment", "deployment", d.ID, "job", d.JobID, "description", req.DeploymentUpdate.StatusDescription)
+	if reverted != nil {
+		w.cfg.Logger.Info("reverting job", "job", d.JobID, "to_version", *reverted)
+	}
+	delete(w.pending, structs.NamespacedID{Namespace: d.Namespace, ID: d.JobID})
+	delete(w.seen, d.ID)
+	return w.deps.ApplyDeploymentStatus(req)
+}
