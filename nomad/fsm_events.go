@@ -93,6 +93,8 @@ var msgEventTypes = map[structs.MessageType]string{
 	structs.AllocUpdateDesiredTransitionRequestType: structs.TypeAllocationUpdateDesiredStatus,
 	structs.AllocStopRequestType:                    structs.TypeAllocationUpdateDesiredStatus,
 	structs.DeploymentStatusUpdateRequestType:       structs.TypeDeploymentUpdate,
+	structs.DeploymentPromoteRequestType:            structs.TypeDeploymentPromotion,
+	structs.DeploymentAllocHealthRequestType:        structs.TypeDeploymentAllocHealth,
 }
 
 // eventTypeDefaults is the type of a change whose message type has none
@@ -141,6 +143,11 @@ func eventFromChange(msgType structs.MessageType, index uint64, c *memdb.Change)
 		return structs.Event{}, false
 	}
 	ev.Index = index
+	if ev.Topic == structs.TopicService {
+		// A registration ends with its alloc, node or job, in their
+		// entries: its type says what happened to it, not the entry.
+		return ev, true
+	}
 	if t, ok := msgEventTypes[msgType]; ok {
 		ev.Type = t
 	} else if ev.Type == "" {
@@ -151,13 +158,16 @@ func eventFromChange(msgType structs.MessageType, index uint64, c *memdb.Change)
 
 // tableEvents converts a change of each table that has a topic. The
 // entry's message type decides the event's type; a converter sets one
-// only for a deletion by an entry whose message type has none.
+// only for a deletion by an entry whose message type has none, and for
+// services, whose events are typed by the change alone.
 var tableEvents = map[string]func(c *memdb.Change) (structs.Event, bool){
 	state.TableJobs:        jobEvent,
 	state.TableAllocs:      allocEvent,
 	state.TableEvals:       evalEvent,
 	state.TableNodes:       nodeEvent,
 	state.TableDeployments: deploymentEvent,
+	// Native service registrations (issue 13, services).
+	state.TableServiceRegistrations: serviceEvent,
 }
 
 func jobEvent(c *memdb.Change) (structs.Event, bool) {
@@ -209,6 +219,16 @@ func deploymentEvent(c *memdb.Change) (structs.Event, bool) {
 	d := c.After.(*structs.Deployment)
 	return structs.Event{Topic: structs.TopicDeployment, Key: d.ID, Namespace: d.Namespace,
 		FilterKeys: nonEmpty(d.JobID), Payload: &structs.DeploymentEventPayload{Deployment: d}}, true
+}
+
+func serviceEvent(c *memdb.Change) (structs.Event, bool) {
+	typ, obj := structs.TypeServiceRegistration, c.After
+	if c.Deleted() {
+		typ, obj = structs.TypeServiceDeregistration, c.Before
+	}
+	sr := obj.(*structs.ServiceRegistration)
+	return structs.Event{Topic: structs.TopicService, Type: typ, Key: sr.ID, Namespace: sr.Namespace,
+		FilterKeys: nonEmpty(sr.ServiceName, sr.JobID), Payload: &structs.ServiceEventPayload{Service: sr}}, true
 }
 
 // nonEmpty is the non-empty ones of keys.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/nomad/stream"
+	"github.com/drover-sched/drover/structs"
 )
 
 // eventsOf applies the log to a fresh FSM with a broker and returns every
@@ -68,25 +69,34 @@ func TestFSMEventsForEveryKindOfChange(t *testing.T) {
 		"7 Evaluation EvaluationUpdated e1",
 		"7 Job EvaluationUpdated web", // the job's status follows its evals
 		"8 Allocation AllocationUpdated a1",
-		"9 Node NodeEvent n2",
-		"9 Evaluation NodeEvent e3",
-		"10 Node NodeDrain n3",
-		"11 Node NodeDrain n3",
-		"12 Node NodeEligibility n3",
-		"13 Allocation AllocationUpdateDesiredStatus a1",
-		"13 Evaluation AllocationUpdateDesiredStatus e4",
-		"13 Job AllocationUpdateDesiredStatus web",
-		"14 Allocation AllocationUpdateDesiredStatus a1",
-		"14 Evaluation AllocationUpdateDesiredStatus e5",
-		"15 Deployment DeploymentStatusUpdate d1",
-		"19 Job JobRegistered web", // marked stable
-		"21 Job JobRegistered encode",
-		"22 Job JobRegistered encode/dispatch-1700000000-0a1b2c3d",
-		"22 Evaluation JobRegistered e6",
-		"31 Job JobDeregistered web",
-		"32 Job JobBatchDeregistered batchy",
-		"33 Node NodeDeregistration n3",
-		"34 Node NodeDeregistration n2",
+		"9 Service ServiceRegistration _nomad-task-a1-t-web-http",
+		"9 Service ServiceRegistration _nomad-task-a1-t-web-admin",
+		"10 Service ServiceDeregistration _nomad-task-a1-t-web-admin",
+		"11 Node NodeEvent n2",
+		"11 Evaluation NodeEvent e3",
+		"12 Node NodeDrain n3",
+		"13 Node NodeDrain n3",
+		"14 Node NodeEligibility n3",
+		"15 Allocation AllocationUpdateDesiredStatus a1",
+		"15 Evaluation AllocationUpdateDesiredStatus e4",
+		"15 Job AllocationUpdateDesiredStatus web",
+		"16 Allocation AllocationUpdateDesiredStatus a1",
+		"16 Evaluation AllocationUpdateDesiredStatus e5",
+		"17 Deployment PlanResult d2",
+		"17 Allocation PlanResult a3",
+		"18 Deployment DeploymentAllocHealth d2",
+		"18 Allocation DeploymentAllocHealth a3",
+		"19 Deployment DeploymentPromotion d2",
+		"19 Allocation DeploymentPromotion a3",
+		"20 Deployment DeploymentStatusUpdate d1",
+		"24 Job JobRegistered web", // marked stable
+		"26 Job JobRegistered encode",
+		"27 Job JobRegistered encode/dispatch-1700000000-0a1b2c3d",
+		"27 Evaluation JobRegistered e6",
+		"36 Job JobDeregistered web",
+		"37 Job JobBatchDeregistered batchy",
+		"38 Node NodeDeregistration n3",
+		"39 Node NodeDeregistration n2",
 	}
 	got := describe(frames)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -132,6 +142,24 @@ func TestFSMEventPayloadsAreNomadsShapes(t *testing.T) {
 			t.Fatal("an alloc event carries its job; Nomad leaves it out")
 		}
 	}
+	var dereg struct {
+		Events []struct {
+			Type       string
+			FilterKeys []string
+			Payload    struct{ Service structs.ServiceRegistration }
+		}
+	}
+	for _, line := range lines {
+		if strings.Contains(line, `"ServiceDeregistration"`) {
+			if err := json.Unmarshal([]byte(line), &dereg); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(dereg.Events) != 1 || dereg.Events[0].Payload.Service.ID != "_nomad-task-a1-t-web-admin" ||
+		dereg.Events[0].Payload.Service.ServiceName == "" || dereg.Events[0].FilterKeys[0] != dereg.Events[0].Payload.Service.ServiceName {
+		t.Fatalf("service deregistration event %+v", dereg)
+	}
 	var purge struct {
 		Events []struct {
 			Payload struct {
@@ -140,7 +168,7 @@ func TestFSMEventPayloadsAreNomadsShapes(t *testing.T) {
 			}
 		}
 	}
-	last := lines[len(lines)-3] // index 32, the purge of batchy
+	last := lines[len(lines)-3] // the purge of batchy
 	if err := json.Unmarshal([]byte(last), &purge); err != nil {
 		t.Fatal(err)
 	}

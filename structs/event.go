@@ -33,6 +33,8 @@ const (
 	TypeNodeDrain                     = "NodeDrain"
 	TypeNodeEvent                     = "NodeEvent"
 	TypeDeploymentUpdate              = "DeploymentStatusUpdate"
+	TypeDeploymentPromotion           = "DeploymentPromotion"
+	TypeDeploymentAllocHealth         = "DeploymentAllocHealth"
 	TypeAllocationUpdated             = "AllocationUpdated"
 	TypeAllocationUpdateDesiredStatus = "AllocationUpdateDesiredStatus"
 	TypeEvalUpdated                   = "EvaluationUpdated"
@@ -83,6 +85,10 @@ type NodeEventPayload struct{ Node *Node }
 
 // DeploymentEventPayload is the payload of a Deployment event.
 type DeploymentEventPayload struct{ Deployment *Deployment }
+
+// ServiceEventPayload is the payload of a Service event: the
+// registration added, changed, or (for ServiceDeregistration) removed.
+type ServiceEventPayload struct{ Service *ServiceRegistration }
 
 // EventPollRequest asks a server for the events from Index on: the RPC
 // (Event.Poll) by which an agent without a server relays
