@@ -157,6 +157,9 @@ type Config struct {
 	// EventBufferEvents bounds the events this server keeps for event
 	// stream subscribers; 0 means stream.DefaultBufferEvents.
 	EventBufferEvents int
+	// EventBufferBytes bounds their estimated memory (see
+	// stream.Config.BufferBytes); 0 means stream.DefaultBufferBytes.
+	EventBufferBytes int64
 }
 
 // DefaultConfig returns a configuration for a single in-memory dev server.

@@ -176,7 +176,7 @@ func (f *FSM) Apply(log *raft.Log) (resp any) {
 	}()
 	f.takeChanges()
 	resp = h(log.Data[1:], log.Index)
-	f.publishEvents(msgType, log.Index)
+	f.publishEvents(msgType, log.Index, len(log.Data))
 	return resp
 }
 

@@ -20,7 +20,7 @@ import (
 // eventSink receives the events of each applied entry. *stream.Broker is
 // one; Publish must not block.
 type eventSink interface {
-	Publish(index uint64, events []structs.Event)
+	Publish(index uint64, entryBytes int, events []structs.Event)
 	CloseTokens(accessorIDs []string)
 }
 
@@ -50,9 +50,9 @@ func (f *FSM) takeChanges() memdb.Changes {
 	return changes
 }
 
-// publishEvents turns the changes the entry at index committed into
-// events and publishes them.
-func (f *FSM) publishEvents(msgType structs.MessageType, index uint64) {
+// publishEvents turns the changes the entry at index (entryBytes long)
+// committed into events and publishes them.
+func (f *FSM) publishEvents(msgType structs.MessageType, index uint64, entryBytes int) {
 	changes := f.takeChanges()
 	if f.events == nil || len(changes) == 0 {
 		return
@@ -67,7 +67,7 @@ func (f *FSM) publishEvents(msgType structs.MessageType, index uint64) {
 		}
 	}()
 	events, deletedTokens := eventsFromChanges(msgType, index, changes)
-	f.events.Publish(index, events)
+	f.events.Publish(index, entryBytes, events)
 	f.events.CloseTokens(deletedTokens)
 }
 

@@ -171,7 +171,7 @@ func (s *Server) setup() error {
 	if s.fsm, err = NewFSM(s.logger, &serverHooks{s}); err != nil {
 		return err
 	}
-	s.events = stream.NewBroker(stream.Config{BufferEvents: s.config.EventBufferEvents})
+	s.events = stream.NewBroker(stream.Config{BufferEvents: s.config.EventBufferEvents, BufferBytes: s.config.EventBufferBytes})
 	s.fsm.SetEventSink(s.events)
 	if err := s.setupEndpoints(); err != nil {
 		return err

@@ -49,7 +49,7 @@ func BenchmarkFanOut(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i, evs := range batches {
-		brk.Publish(uint64(i+1), evs)
+		brk.Publish(uint64(i+1), 100, evs)
 	}
 	wg.Wait()
 	b.StopTimer()

@@ -16,6 +16,13 @@ import (
 // of MiB at worst.
 const DefaultBufferEvents = 8192
 
+// DefaultBufferBytes bounds the memory the buffer holds, estimated as the
+// bytes of the raft entries its events came from (what they keep alive:
+// a large job's events pin that job) plus their JSON once encoded. It
+// keeps a burst of large jobs from holding gigabytes where the count
+// alone would allow it.
+const DefaultBufferBytes = 64 << 20
+
 // Errors that close a subscription. Next returns them wrapped with what
 // the consumer should do next.
 var (
@@ -33,17 +40,22 @@ var (
 type Config struct {
 	// BufferEvents bounds the events kept; 0 means DefaultBufferEvents.
 	BufferEvents int
+	// BufferBytes bounds their estimated memory; 0 means
+	// DefaultBufferBytes. The newest batch is kept whatever its size.
+	BufferBytes int64
 }
 
 // Broker keeps the newest events and delivers them to subscriptions.
 type Broker struct {
-	limit int
+	limit     int
+	byteLimit int64
 
 	mu sync.Mutex
 	// batches are the kept batches, oldest first; batches[i].seq is
 	// batches[0].seq+i.
 	batches []*batch
 	events  int
+	bytes   int64 // the batches' weights together
 	nextSeq uint64
 	// droppedIndex is the raft index of the newest batch dropped from
 	// the buffer: a subscriber asking for it or anything older has
@@ -61,6 +73,12 @@ type batch struct {
 	seq    uint64
 	index  uint64
 	events []structs.Event
+	// weight is the batch's estimated memory: its entry's bytes, plus
+	// its events' JSON as they are encoded; dropped is set when it
+	// leaves the buffer. Both are guarded by the broker's mu.
+	weight  int64
+	dropped bool
+	broker  *Broker
 
 	// once and json encode each event once, when first needed.
 	once []sync.Once
@@ -73,14 +91,19 @@ func NewBroker(cfg Config) *Broker {
 	if limit <= 0 {
 		limit = DefaultBufferEvents
 	}
-	return &Broker{limit: limit, notify: make(chan struct{}), subs: map[*Subscription]struct{}{}}
+	byteLimit := cfg.BufferBytes
+	if byteLimit <= 0 {
+		byteLimit = DefaultBufferBytes
+	}
+	return &Broker{limit: limit, byteLimit: byteLimit, notify: make(chan struct{}), subs: map[*Subscription]struct{}{}}
 }
 
-// Publish adds the events of the raft entry at index. It never blocks on
-// subscribers: it drops the oldest batches beyond the buffer's bound and
-// closes the subscriptions that had not read them yet. The broker keeps
-// the events; the caller must not change them afterwards.
-func (b *Broker) Publish(index uint64, events []structs.Event) {
+// Publish adds the events of the raft entry at index, whose encoded size
+// is entryBytes. It never blocks on subscribers: it drops the oldest
+// batches beyond the buffer's bounds and closes the subscriptions that had
+// not read them yet. The broker keeps the events; the caller must not
+// change them afterwards.
+func (b *Broker) Publish(index uint64, entryBytes int, events []structs.Event) {
 	if len(events) == 0 {
 		return
 	}
@@ -89,16 +112,19 @@ func (b *Broker) Publish(index uint64, events []structs.Event) {
 	if b.closed {
 		return
 	}
-	b.batches = append(b.batches, &batch{seq: b.nextSeq, index: index, events: events,
+	b.batches = append(b.batches, &batch{seq: b.nextSeq, index: index, events: events, weight: int64(entryBytes), broker: b,
 		once: make([]sync.Once, len(events)), json: make([][]byte, len(events))})
 	b.nextSeq++
 	b.events += len(events)
+	b.bytes += int64(entryBytes)
 	dropped := false
-	for b.events > b.limit && len(b.batches) > 1 {
+	for (b.events > b.limit || b.bytes > b.byteLimit) && len(b.batches) > 1 {
 		old := b.batches[0]
 		b.batches[0] = nil
 		b.batches = b.batches[1:]
 		b.events -= len(old.events)
+		b.bytes -= old.weight
+		old.dropped = true
 		b.droppedIndex = old.index
 		dropped = true
 	}
@@ -106,8 +132,8 @@ func (b *Broker) Publish(index uint64, events []structs.Event) {
 		oldest := b.batches[0].seq
 		for s := range b.subs {
 			if s.pos.Load() < oldest {
-				b.dropLocked(s, fmt.Errorf("%w: it had read up to index %d and the oldest index kept is %d (the buffer keeps %d events); reconnect with index=%d to resume from there, missing what was dropped",
-					ErrFellBehind, s.lastIndex.Load(), b.batches[0].index, b.limit, b.batches[0].index))
+				b.dropLocked(s, fmt.Errorf("%w: it had read up to index %d and the oldest index kept is %d (the buffer keeps %d events, about %d MiB); reconnect with index=%d to resume from there, missing what was dropped",
+					ErrFellBehind, s.lastIndex.Load(), b.batches[0].index, b.limit, b.byteLimit>>20, b.batches[0].index))
 			}
 		}
 	}
@@ -143,7 +169,14 @@ func (b *Broker) Shutdown() {
 	for s := range b.subs {
 		b.dropLocked(s, ErrShutdown)
 	}
-	b.batches, b.events = nil, 0
+	b.batches, b.events, b.bytes = nil, 0, 0
+}
+
+// Size is the events kept and their estimated bytes.
+func (b *Broker) Size() (events int, bytes int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.events, b.bytes
 }
 
 // Subscribers is the number of open subscriptions.
@@ -185,6 +218,13 @@ func (bt *batch) encoded(i int) []byte {
 			buf, _ = json.Marshal(&ev)
 		}
 		bt.json[i] = buf
+		b := bt.broker
+		b.mu.Lock()
+		if !bt.dropped {
+			bt.weight += int64(len(buf))
+			b.bytes += int64(len(buf))
+		}
+		b.mu.Unlock()
 	})
 	return bt.json[i]
 }

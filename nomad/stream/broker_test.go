@@ -54,7 +54,7 @@ func keys(frames []*Frame) []string {
 func TestSubscriptionStartsAtTheRequestedIndex(t *testing.T) {
 	b := NewBroker(Config{})
 	for i := uint64(1); i <= 5; i++ {
-		b.Publish(i*10, []structs.Event{ev(structs.TopicJob, fmt.Sprint(i), "default")})
+		b.Publish(i*10, 100, []structs.Event{ev(structs.TopicJob, fmt.Sprint(i), "default")})
 	}
 	for _, tc := range []struct {
 		name  string
@@ -96,7 +96,7 @@ func TestNextWaitsForThePublishThatFollows(t *testing.T) {
 		}
 		got <- f
 	}()
-	b.Publish(7, []structs.Event{ev(structs.TopicNode, "n1", "")})
+	b.Publish(7, 100, []structs.Event{ev(structs.TopicNode, "n1", "")})
 	select {
 	case f := <-got:
 		if f.Index != 7 || f.Events[0].Key != "n1" {
@@ -114,7 +114,7 @@ func TestNextWaitsForThePublishThatFollows(t *testing.T) {
 
 func TestSubscriptionFilters(t *testing.T) {
 	b := NewBroker(Config{})
-	b.Publish(1, []structs.Event{
+	b.Publish(1, 100, []structs.Event{
 		ev(structs.TopicJob, "web", "default"),
 		ev(structs.TopicJob, "api", "default"),
 		ev(structs.TopicJob, "web", "prod"),
@@ -167,7 +167,7 @@ func TestAConsumerThatNeverReadsIsDroppedAndPublishGoesOn(t *testing.T) {
 	// Publish never waits for anyone: this loop ends though stuck never
 	// reads, and reader, which keeps up, sees everything.
 	for i := uint64(1); i <= 20; i++ {
-		b.Publish(i, []structs.Event{ev(structs.TopicJob, "j", "default")})
+		b.Publish(i, 100, []structs.Event{ev(structs.TopicJob, "j", "default")})
 		read = append(read, indexes(drain(t, reader))...)
 	}
 	select {
@@ -202,7 +202,7 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 func TestAnIndexOlderThanTheBufferStartsAtTheOldestAndSaysSo(t *testing.T) {
 	b := NewBroker(Config{BufferEvents: 3})
 	for i := uint64(1); i <= 6; i++ {
-		b.Publish(i, []structs.Event{ev(structs.TopicJob, "j", "default")})
+		b.Publish(i, 100, []structs.Event{ev(structs.TopicJob, "j", "default")})
 	}
 	s, err := b.Subscribe(SubscribeRequest{Index: 2})
 	if err != nil {
@@ -239,12 +239,12 @@ func TestClosingByTokenAndShutdown(t *testing.T) {
 	if _, err := b.Subscribe(SubscribeRequest{}); !errors.Is(err, ErrShutdown) {
 		t.Fatalf("Subscribe after Shutdown: %v", err)
 	}
-	b.Publish(1, []structs.Event{ev(structs.TopicJob, "j", "default")}) // must not panic
+	b.Publish(1, 100, []structs.Event{ev(structs.TopicJob, "j", "default")}) // must not panic
 }
 
 func TestFrameJSONIsNomadsShape(t *testing.T) {
 	b := NewBroker(Config{})
-	b.Publish(42, []structs.Event{ev(structs.TopicJob, "web", "default"), ev(structs.TopicJob, "api", "default")})
+	b.Publish(42, 100, []structs.Event{ev(structs.TopicJob, "web", "default"), ev(structs.TopicJob, "api", "default")})
 	s, _ := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{structs.TopicJob: {"api"}}})
 	f := drain(t, s)[0]
 	line := f.AppendJSON(nil)
@@ -305,7 +305,38 @@ func TestConcurrentPublishAndSubscribers(t *testing.T) {
 		}()
 	}
 	for i := uint64(1); i <= n; i++ {
-		b.Publish(i, []structs.Event{ev(structs.TopicJob, "j", "default")})
+		b.Publish(i, 100, []structs.Event{ev(structs.TopicJob, "j", "default")})
 	}
 	wg.Wait()
+}
+
+// TestTheBufferIsBoundedByBytesToo: large entries push old batches out
+// before the count does, the newest batch is kept whatever its size, and
+// encoded JSON counts once it exists.
+func TestTheBufferIsBoundedByBytesToo(t *testing.T) {
+	b := NewBroker(Config{BufferEvents: 1000, BufferBytes: 10_000})
+	for i := uint64(1); i <= 5; i++ {
+		b.Publish(i, 3_000, []structs.Event{ev(structs.TopicJob, fmt.Sprint(i), "default")})
+	}
+	if n, bytes := b.Size(); n != 3 || bytes != 9_000 || b.Oldest() != 3 {
+		t.Fatalf("kept %d events, %d bytes, oldest %d; want 3, 9000, 3", n, bytes, b.Oldest())
+	}
+	b.Publish(6, 50_000, []structs.Event{ev(structs.TopicJob, "huge", "default")})
+	if n, bytes := b.Size(); n != 1 || bytes != 50_000 || b.Oldest() != 6 {
+		t.Fatalf("after a huge entry: %d events, %d bytes, oldest %d; want only it", n, bytes, b.Oldest())
+	}
+	s, _ := b.Subscribe(SubscribeRequest{Index: 6})
+	f := drain(t, s)[0]
+	line := f.AppendJSON(nil)
+	if _, bytes := b.Size(); bytes <= 50_000 || bytes > 50_000+int64(len(line)) {
+		t.Fatalf("after encoding: %d bytes, want 50000 plus the event's JSON (%d)", bytes, len(line))
+	}
+	b.Publish(7, 100, []structs.Event{ev(structs.TopicJob, "small", "default")})
+	if n, bytes := b.Size(); n != 1 || bytes != 100 {
+		t.Fatalf("a dropped batch's JSON still counts: %d events, %d bytes", n, bytes)
+	}
+	f.AppendJSON(nil) // encoding a dropped batch again changes nothing
+	if _, bytes := b.Size(); bytes != 100 {
+		t.Fatalf("%d bytes after re-reading a dropped frame", bytes)
+	}
 }

@@ -9,7 +9,9 @@
 //
 // The Broker owns a bounded buffer: the newest batches (one per raft
 // index that changed something) holding at most Config.BufferEvents
-// events in all. Publish, called on the FSM's goroutine, appends a batch,
+// events and about Config.BufferBytes of memory in all (estimated from
+// the raft entries' sizes and the JSON encoded so far: an event keeps the
+// objects of its entry alive). Publish, called on the FSM's goroutine, appends a batch,
 // drops the oldest beyond the bound, and wakes the waiting subscribers; it
 // never waits for a subscriber, so the FSM runs at its own pace whatever
 // the consumers do.
