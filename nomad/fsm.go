@@ -230,8 +230,12 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	old := f.state
 	f.state = newState
+	events := f.events
 	f.mu.Unlock()
 	old.Abandon()
+	if events != nil {
+		events.Reset()
+	}
 	return nil
 }
 

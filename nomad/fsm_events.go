@@ -22,6 +22,9 @@ import (
 type eventSink interface {
 	Publish(index uint64, entryBytes int, events []structs.Event)
 	CloseTokens(accessorIDs []string)
+	// Reset is told that a snapshot replaced the state: the stream has a
+	// gap no event describes.
+	Reset()
 }
 
 // SetEventSink makes the FSM publish the events of every entry it applies

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -245,5 +246,30 @@ func TestFSMClosesStreamsOfADeletedToken(t *testing.T) {
 	}
 	if s1.Err() != nil {
 		t.Fatalf("stream of live token t1 closed: %v", s1.Err())
+	}
+}
+
+// TestFSMRestoreEndsStreams: a snapshot's changes are in no event, so a
+// restore closes every stream rather than leave a silent gap.
+func TestFSMRestoreEndsStreams(t *testing.T) {
+	src := testFSM(t)
+	buildLog(t).applyTo(t, src)
+	snap, err := src.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		t.Fatal(err)
+	}
+	dst := testFSM(t)
+	b := stream.NewBroker(stream.Config{})
+	dst.SetEventSink(b)
+	s, _ := b.Subscribe(stream.SubscribeRequest{})
+	if err := dst.Restore(io.NopCloser(bytes.NewReader(sink.Bytes()))); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(s.Err(), stream.ErrRestored) {
+		t.Fatalf("stream after a restore: %v", s.Err())
 	}
 }

@@ -34,6 +34,10 @@ var (
 	ErrTokenDeleted = errors.New("event stream closed: its ACL token was deleted")
 	// ErrShutdown: the server is shutting down.
 	ErrShutdown = errors.New("event stream closed: the server is shutting down")
+	// ErrRestored: the server replaced its state with a raft snapshot,
+	// whose changes are in no event, so a stream cannot go on as if
+	// nothing were missing.
+	ErrRestored = errors.New("event stream closed: the server restored its state from a snapshot, and the changes the snapshot brought are not events; read the current state, then reconnect")
 )
 
 // Config configures a Broker.
@@ -177,6 +181,22 @@ func (b *Broker) Size() (events int, bytes int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.events, b.bytes
+}
+
+// Reset empties the buffer and closes every subscription with
+// ErrRestored: the FSM calls it when it restores a snapshot. Publishing
+// goes on after it.
+func (b *Broker) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs {
+		b.dropLocked(s, ErrRestored)
+	}
+	for _, bt := range b.batches {
+		bt.dropped = true
+		b.droppedIndex = max(b.droppedIndex, bt.index)
+	}
+	b.batches, b.events, b.bytes = nil, 0, 0
 }
 
 // Subscribers is the number of open subscriptions.

@@ -340,3 +340,22 @@ func TestTheBufferIsBoundedByBytesToo(t *testing.T) {
 		t.Fatalf("%d bytes after re-reading a dropped frame", bytes)
 	}
 }
+
+func TestResetClosesStreamsAndEmptiesTheBuffer(t *testing.T) {
+	b := NewBroker(Config{})
+	b.Publish(1, 100, []structs.Event{ev(structs.TopicJob, "a", "default")})
+	s, _ := b.Subscribe(SubscribeRequest{})
+	b.Reset()
+	if _, err := s.Next(context.Background()); !errors.Is(err, ErrRestored) {
+		t.Fatalf("after Reset: %v", err)
+	}
+	if n, bytes := b.Size(); n != 0 || bytes != 0 {
+		t.Fatalf("after Reset: %d events, %d bytes", n, bytes)
+	}
+	// An index from before the reset starts at what is kept, and says so.
+	b.Publish(9, 100, []structs.Event{ev(structs.TopicJob, "b", "default")})
+	s2, _ := b.Subscribe(SubscribeRequest{Index: 1})
+	if !s2.Truncated || s2.StartIndex != 9 {
+		t.Fatalf("resuming from before a reset: Truncated=%v StartIndex=%d", s2.Truncated, s2.StartIndex)
+	}
+}

@@ -23,7 +23,9 @@
 // ErrFellBehind: the consumer learns that it missed events and from which
 // index to ask again, instead of silently skipping them. Subscriptions are
 // also closed when the ACL token they were opened with is deleted
-// (ErrTokenDeleted) and when the broker shuts down (ErrShutdown).
+// (ErrTokenDeleted), when the server restores a raft snapshot, whose
+// changes are in no event (ErrRestored), and when the broker shuts down
+// (ErrShutdown).
 //
 // Events are encoded to JSON at most once, lazily, by the first consumer
 // that receives them; every other subscriber reuses the bytes, and an
