@@ -322,25 +322,33 @@ func TestEventStreamDropsAConsumerThatNeverReads(t *testing.T) {
 	_, lines := openStream(t, a.URL+"/v1/event/stream?topic=Evaluation", "")
 	waitUntil(t, "the reading stream to subscribe", func() bool { return broker.Subscribers() == 2 })
 
-	// Large jobs fill the stuck connection's buffers quickly.
-	const jobs = 60
+	// Large jobs fill the stuck connection's buffers quickly; once they
+	// are full its stream stops reading the server's buffer, and the
+	// events that keep coming push it out. Register until then (however
+	// slow the machine), at most for the deadline.
 	big := strings.Repeat("x", 200<<10)
 	start := raftIndex(t, a)
 	got := map[string]bool{}
-	for i := 0; i < jobs; i++ {
-		j := mockJob(fmt.Sprintf("big-%02d", i), 1)
+	jobs := 0
+	deadline := time.Now().Add(3 * time.Minute)
+	for broker.Subscribers() > 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stuck consumer was not dropped after %d jobs of 200 KiB", jobs)
+		}
+		j := mockJob(fmt.Sprintf("big-%03d", jobs), 1)
 		j.Meta = map[string]string{"blob": big}
 		registerJob(t, a, j)
+		jobs++
 		for _, f := range drainFrames(lines) {
 			for _, e := range f.Events {
 				got[e.FilterKeys[0]] = true
 			}
 		}
 	}
-	if end := raftIndex(t, a); end < start+jobs {
+	t.Logf("the stuck consumer was dropped after %d jobs", jobs)
+	if end := raftIndex(t, a); end < start+uint64(jobs) {
 		t.Fatalf("raft index went from %d to %d during %d registrations", start, end, jobs)
 	}
-	waitUntil(t, "the stuck consumer to be dropped", func() bool { return broker.Subscribers() == 1 })
 	for len(got) < jobs {
 		f := nextFrame(t, lines)
 		if f.Error != "" {

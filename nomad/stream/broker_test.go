@@ -359,3 +359,18 @@ func TestResetClosesStreamsAndEmptiesTheBuffer(t *testing.T) {
 		t.Fatalf("resuming from before a reset: Truncated=%v StartIndex=%d", s2.Truncated, s2.StartIndex)
 	}
 }
+
+// TestNextSkipsBatchesWithNothingForTheSubscriber: a filtered-out batch
+// does not make Next wait for the next publish.
+func TestNextSkipsBatchesWithNothingForTheSubscriber(t *testing.T) {
+	b := NewBroker(Config{})
+	s, _ := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{structs.TopicNode: {"*"}}})
+	b.Publish(1, 100, []structs.Event{ev(structs.TopicJob, "j", "default")})
+	b.Publish(2, 100, []structs.Event{ev(structs.TopicNode, "n", "")})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f, err := s.Next(ctx)
+	if err != nil || f.Index != 2 {
+		t.Fatalf("Next after a filtered-out batch: %+v, %v", f, err)
+	}
+}

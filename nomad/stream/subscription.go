@@ -119,6 +119,9 @@ func (s *Subscription) Next(ctx context.Context) (*Frame, error) {
 		if err != nil || f != nil {
 			return f, err
 		}
+		if wait == nil {
+			continue // a batch with nothing for this subscription
+		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
