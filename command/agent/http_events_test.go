@@ -121,8 +121,10 @@ func TestEventStreamWorksWithNomadsGoClient(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ch, err := c.EventStream().Stream(ctx, map[nomadapi.Topic][]string{
-		nomadapi.TopicJob:  {"web"},
-		nomadapi.TopicNode: {},
+		nomadapi.TopicJob:        {"web"},
+		nomadapi.TopicNode:       {},
+		nomadapi.TopicAllocation: {"web"},
+		nomadapi.TopicEvaluation: {"web"},
 	}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -131,9 +133,10 @@ func TestEventStreamWorksWithNomadsGoClient(t *testing.T) {
 	registerJob(t, a, mockJob("other", 1))
 	registerJob(t, a, mockJob("web", 1))
 
-	var sawNode, sawJob bool
+	// Each topic's payload decodes into Nomad's own type.
+	saw := map[nomadapi.Topic]bool{}
 	deadline := time.After(streamTimeout)
-	for !sawNode || !sawJob {
+	for len(saw) < 4 {
 		select {
 		case evs, ok := <-ch:
 			if !ok {
@@ -156,7 +159,7 @@ func TestEventStreamWorksWithNomadsGoClient(t *testing.T) {
 						t.Fatalf("topic Job:web delivered job %s", *j.ID)
 					}
 					if e.Type == structs.TypeJobRegistered && len(j.TaskGroups) == 1 && *j.TaskGroups[0].Name == "web" {
-						sawJob = true
+						saw[e.Topic] = true
 					}
 				case nomadapi.TopicNode:
 					n, err := e.Node()
@@ -164,14 +167,34 @@ func TestEventStreamWorksWithNomadsGoClient(t *testing.T) {
 						t.Fatalf("decoding the node payload: %v", err)
 					}
 					if n.ID == node.ID && e.Type == structs.TypeNodeRegistration {
-						sawNode = true
+						saw[e.Topic] = true
 					}
+				case nomadapi.TopicAllocation:
+					al, err := e.Allocation()
+					if err != nil {
+						t.Fatalf("decoding the allocation payload: %v", err)
+					}
+					if al.JobID != "web" || al.NodeID != node.ID || al.Job != nil {
+						t.Fatalf("allocation %s of job %s on %s (job included: %v)", al.ID, al.JobID, al.NodeID, al.Job != nil)
+					}
+					if e.Type == structs.TypePlanResult {
+						saw[e.Topic] = true
+					}
+				case nomadapi.TopicEvaluation:
+					ev, err := e.Evaluation()
+					if err != nil {
+						t.Fatalf("decoding the evaluation payload: %v", err)
+					}
+					if ev.JobID != "web" {
+						t.Fatalf("topic Evaluation:web delivered an eval of job %s", ev.JobID)
+					}
+					saw[e.Topic] = true
 				default:
 					t.Fatalf("topic %s was not asked for", e.Topic)
 				}
 			}
 		case <-deadline:
-			t.Fatalf("no node registration (%v) or job registration (%v) within %s", sawNode, sawJob, streamTimeout)
+			t.Fatalf("saw only %v within %s", saw, streamTimeout)
 		}
 	}
 }
