@@ -59,7 +59,9 @@ func (s *Server) SubscribeEvents(secret string, client netip.Addr, req stream.Su
 		release()
 		return nil, nil, err
 	}
-	return sub, func() { sub.Close(); release() }, nil
+	// The count ends before the subscription leaves the broker, so a
+	// caller that sees it gone (Broker.Subscribers) finds its slot free.
+	return sub, func() { release(); sub.Close() }, nil
 }
 
 // allowEventTopics refuses a subscription to a topic the ACL does not let

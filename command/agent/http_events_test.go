@@ -539,3 +539,41 @@ func TestEventStreamRelayChecksTokens(t *testing.T) {
 		t.Fatalf("management relayed stream: %d", resp.StatusCode)
 	}
 }
+
+// TestEventStreamsCountAsBlockingQueries: one client's open streams are
+// bounded by limits.max_blocking_queries_per_client, and a closed stream
+// gives its slot back.
+func TestEventStreamsCountAsBlockingQueries(t *testing.T) {
+	a := NewTestAgent(t, func(c *Config) {
+		c.Client.Enabled = false
+		c.Limits.MaxBlockingQueriesPerClient = 2
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first, err := http.DefaultClient.Do(mustRequest(t, ctx, a.URL+"/v1/event/stream?topic=Node"))
+	if err != nil || first.StatusCode != 200 {
+		t.Fatalf("stream 1: %v %v", first, err)
+	}
+	if resp, _ := openStream(t, a.URL+"/v1/event/stream?topic=Node", ""); resp.StatusCode != 200 {
+		t.Fatalf("stream 2: %d", resp.StatusCode)
+	}
+	resp, body := call(t, http.MethodGet, a.URL+"/v1/event/stream?topic=Node", nil)
+	requireStatus(t, resp, body, http.StatusTooManyRequests, "limits.max_blocking_queries_per_client = 2")
+
+	// Closing the first stream frees its slot.
+	cancel()
+	first.Body.Close()
+	waitUntil(t, "the closed stream's slot to be free", func() bool { return eventBroker(t, a).Subscribers() == 1 })
+	if resp, _ := openStream(t, a.URL+"/v1/event/stream?topic=Node", ""); resp.StatusCode != 200 {
+		t.Fatalf("a stream after one closed: %d", resp.StatusCode)
+	}
+}
+
+func mustRequest(t *testing.T, ctx context.Context, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
