@@ -13,6 +13,13 @@ import (
 type groupInfo struct {
 	tg       *structs.TaskGroup
 	checkers []checker
+	// static is how many of the first checkers decide from the node
+	// object alone (status, drivers, constraints). Nodes come from one
+	// snapshot and are never modified, so their verdict holds for the
+	// whole evaluation; the checkers after them (distinct_hosts,
+	// distinct_property) depend on where the job is, which every
+	// placement changes.
+	static int
 
 	ask    structs.ComparableResources
 	netAsk *structs.NetworkResource
@@ -78,6 +85,7 @@ func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *gr
 		ctx.classes.escaped = true
 		g.checkers = append(g.checkers, constraintChecker{ctx: ctx, constraints: perNode})
 	}
+	g.static = len(g.checkers)
 	g.checkers = append(g.checkers, distinct...)
 
 	g.affinities = append(append(append([]*structs.Affinity(nil), job.Affinities...), tg.Affinities...), g.affinities...)
@@ -86,14 +94,17 @@ func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *gr
 }
 
 // feasible runs the chain and records the first refusal in the metrics.
-func (g *groupInfo) feasible(ctx *EvalContext, node *structs.Node) bool {
-	for _, c := range g.checkers {
+// It returns "" when the node passes, or the reason; static says the
+// refusal came from a checker whose verdict cannot change during the
+// evaluation (see groupInfo.static).
+func (g *groupInfo) feasible(ctx *EvalContext, node *structs.Node) (reason string, static bool) {
+	for i, c := range g.checkers {
 		if reason := c.check(node); reason != "" {
 			ctx.metrics.FilterNode(node.ComputedClass, reason)
-			return false
+			return reason, i < g.static
 		}
 	}
-	return true
+	return "", false
 }
 
 // desiredCount is the group's count, at least one, for ratios.

@@ -12,7 +12,17 @@ import (
 // the node's bucket (nil for the ring source): its static scores apply to
 // the node.
 type candidateSource interface {
-	each(limit int, try func(node *structs.Node, b *bucket) bool)
+	each(limit int, try func(node *structs.Node, b *bucket) verdict)
+}
+
+// verdict is what trying one node tells the source.
+type verdict struct {
+	// taken says the node counts toward the candidate limit.
+	taken bool
+	// infeasible, when set, is the reason a check that cannot change
+	// during the evaluation refused the node (groupInfo.static): trying
+	// it again would only refuse it again.
+	infeasible string
 }
 
 // ringSource offers the shuffled nodes round-robin, starting where the
@@ -23,13 +33,13 @@ type ringSource struct {
 	next  int
 }
 
-func (s *ringSource) each(limit int, try func(*structs.Node, *bucket) bool) {
+func (s *ringSource) each(limit int, try func(*structs.Node, *bucket) verdict) {
 	n := len(s.nodes)
 	taken := 0
 	for i := 0; i < n && taken < limit; i++ {
 		node := s.nodes[s.next]
 		s.next = (s.next + 1) % n
-		if try(node, nil) {
+		if try(node, nil).taken {
 			taken++
 		}
 	}
@@ -43,7 +53,13 @@ type bucket struct {
 	found    []bool
 	affinity float64
 	nodes    []*structs.Node
-	next     int
+	// The nodes form a ring in shuffled order: succ[i] is the node after
+	// nodes[i]. prev is the node before the next one to offer, so that
+	// the next one can be unlinked in O(1) when it turns out infeasible;
+	// live counts the nodes still linked.
+	succ []int32
+	prev int32
+	live int
 
 	// static is the spread plus affinity score, per Select.
 	static float64
@@ -56,16 +72,36 @@ type bucket struct {
 // each, round-robin inside a bucket. Spread then costs a score per bucket
 // per Select (tens of values) instead of a score per node, and a placement
 // still looks at about limit nodes, as under binpack.
+//
+// A node refused by a check that cannot change during the evaluation
+// (status, drivers, constraints: groupInfo.static) is unlinked from its
+// bucket, so no later Select of the evaluation looks at it again. Without
+// that, a value that a constraint rules out keeps the best spread score
+// (nothing is ever placed there), and every Select walked all its nodes
+// before reaching a feasible bucket: a pass over a large part of the fleet
+// per placement. Unlinking keeps the order in which the remaining nodes
+// are offered, so the placements are exactly those of a source that walks
+// every node every time (fullWalk, kept for the equivalence test).
 type bucketSource struct {
 	buckets []*bucket
 	spread  *spreadScorer
 	group   *groupInfo
+
+	// fullWalk turns unlinking off: every Select walks every node again.
+	fullWalk bool
+	// pruned counts the nodes unlinked by earlier Selects, by class and
+	// reason, and fresh those unlinked by the current one. A Select that
+	// fails adds pruned to its metrics, so that they explain every node,
+	// as they would had it walked them all.
+	pruned, fresh map[prunedKey]int
 }
+
+type prunedKey struct{ class, reason string }
 
 // newBucketSource groups the (already shuffled) nodes. Reading each node's
 // attribute values and affinity happens here, once per SetNodes.
 func newBucketSource(ctx *EvalContext, g *groupInfo, nodes []*structs.Node) *bucketSource {
-	s := &bucketSource{group: g}
+	s := &bucketSource{group: g, pruned: map[prunedKey]int{}, fresh: map[prunedKey]int{}}
 	seen := make([]map[string]struct{}, len(g.spreads))
 	for i := range seen {
 		seen[i] = map[string]struct{}{}
@@ -108,12 +144,24 @@ func newBucketSource(ctx *EvalContext, g *groupInfo, nodes []*structs.Node) *buc
 		}
 		b.nodes = append(b.nodes, node)
 	}
+	for _, b := range s.buckets {
+		n := len(b.nodes)
+		b.succ = make([]int32, n)
+		for i := range b.succ {
+			b.succ[i] = int32((i + 1) % n)
+		}
+		b.prev, b.live = int32(n-1), n
+	}
 	s.spread = newSpreadScorer(g.spreads, seen)
 	return s
 }
 
 // prepare scores every bucket for the coming Select.
 func (s *bucketSource) prepare(t *jobTracker) {
+	for k, n := range s.fresh {
+		s.pruned[k] += n
+		delete(s.fresh, k)
+	}
 	s.spread.prepare(t, s.group.tg.Name)
 	desired := s.group.desiredCount()
 	for _, b := range s.buckets {
@@ -125,25 +173,61 @@ func (s *bucketSource) prepare(t *jobTracker) {
 	}
 }
 
-func (s *bucketSource) each(limit int, try func(*structs.Node, *bucket) bool) {
+func (s *bucketSource) each(limit int, try func(*structs.Node, *bucket) verdict) {
+	if limit <= 0 {
+		return
+	}
+	// per counts every bucket, emptied ones too, so that the nodes offered
+	// do not depend on how many buckets unlinking has emptied.
 	k := len(s.buckets)
-	if k == 0 || limit <= 0 {
+	if k == 0 {
 		return
 	}
 	per := (limit + min(k, limit) - 1) / min(k, limit)
-	h := bucketHeap(append([]*bucket(nil), s.buckets...))
+	h := make(bucketHeap, 0, k)
+	for _, b := range s.buckets {
+		if b.live > 0 {
+			h = append(h, b)
+		}
+	}
 	heap.Init(&h)
 	taken := 0
 	for h.Len() > 0 && taken < limit {
 		b := heap.Pop(&h).(*bucket)
 		got := 0
-		for i := 0; i < len(b.nodes) && got < per && taken < limit; i++ {
-			node := b.nodes[b.next]
-			b.next = (b.next + 1) % len(b.nodes)
-			if try(node, b) {
+		for left := b.live; left > 0 && got < per && taken < limit; left-- {
+			i := b.succ[b.prev]
+			node := b.nodes[i]
+			v := try(node, b)
+			switch {
+			case v.infeasible != "" && !s.fullWalk:
+				s.unlink(b, node, v.infeasible)
+			default:
+				b.prev = i
+			}
+			if v.taken {
 				got++
 				taken++
 			}
+		}
+	}
+}
+
+// unlink removes the bucket's next node from its ring, remembering why.
+func (s *bucketSource) unlink(b *bucket, node *structs.Node, reason string) {
+	b.succ[b.prev] = b.succ[b.succ[b.prev]]
+	b.live--
+	s.fresh[prunedKey{class: node.ComputedClass, reason: reason}]++
+}
+
+// explainPruned adds the nodes unlinked by earlier Selects to a failed
+// Select's metrics, as evaluated and filtered for the reason they were
+// refused.
+func (s *bucketSource) explainPruned(m *structs.AllocMetric) {
+	for k, n := range s.pruned {
+		for i := 0; i < n; i++ {
+			m.EvaluateNode()
+			m.FilterNode(k.class, k.reason)
 		}
 	}
 }

@@ -81,6 +81,11 @@ type GenericStack struct {
 	nodes  []*structs.Node
 	ring   *ringSource
 	groups map[string]*groupInfo
+
+	// fullWalk makes bucketed sources walk statically infeasible nodes
+	// again on every Select instead of unlinking them (bucketSource): the
+	// reference the equivalence test compares the fast path with.
+	fullWalk bool
 }
 
 // NewGenericStack returns a stack for service (batch false) or batch jobs.
@@ -139,7 +144,13 @@ func (s *GenericStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranke
 		sel = newSelection(s.ctx, s.job, g, opts, tracker)
 	}
 	sel.run(src, s.limit())
-	return sel.finish()
+	best := sel.finish()
+	if best == nil {
+		if b, ok := src.(*bucketSource); ok {
+			b.explainPruned(s.ctx.metrics)
+		}
+	}
+	return best
 }
 
 func (s *GenericStack) group(tg *structs.TaskGroup) *groupInfo {
@@ -159,6 +170,7 @@ func (s *GenericStack) source(g *groupInfo, t *jobTracker) candidateSource {
 	}
 	if g.candidates == nil {
 		g.candidates = newBucketSource(s.ctx, g, s.nodes)
+		g.candidates.fullWalk = s.fullWalk
 	}
 	g.candidates.prepare(t)
 	return g.candidates
@@ -201,32 +213,36 @@ func (sel *selection) run(src candidateSource, limit int) {
 }
 
 // try evaluates one node; it reports whether the node counts toward the
-// candidate limit.
-func (sel *selection) try(node *structs.Node, b *bucket) bool {
-	option := sel.rank(node, b)
+// candidate limit, or that it can never be feasible in this evaluation.
+func (sel *selection) try(node *structs.Node, b *bucket) verdict {
+	option, infeasible := sel.rank(node, b)
 	if option == nil {
-		return false
+		return verdict{infeasible: infeasible}
 	}
 	sel.keep(option)
 	if option.FinalScore < 0 && sel.skipped < maxNegativeSkips {
 		sel.skipped++
-		return false
+		return verdict{}
 	}
-	return true
+	return verdict{taken: true}
 }
 
 // rank runs the feasibility chain, the fit and the scores for one node;
-// nil means filtered or exhausted (recorded in the metrics).
-func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
+// nil means filtered or exhausted (recorded in the metrics), and then
+// infeasible is the reason when a static check refused the node.
+func (sel *selection) rank(node *structs.Node, b *bucket) (option *RankedNode, infeasible string) {
 	ctx := sel.ctx
 	ctx.metrics.EvaluateNode()
-	if !sel.g.feasible(ctx, node) {
-		return nil
+	if reason, static := sel.g.feasible(ctx, node); reason != "" {
+		if static {
+			return nil, reason
+		}
+		return nil, ""
 	}
 	fit := fitGroup(ctx, sel.g, node, sel.opts.InPlaceAllocID)
 	if fit.exhausted != "" {
 		ctx.metrics.ExhaustedNode(node.ComputedClass, fit.exhausted)
-		return nil
+		return nil, ""
 	}
 	// Every score that applies to this placement is on every node's sheet
 	// (0 where it does not bite), so nodes are compared over the same
@@ -268,7 +284,7 @@ func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
 		Resources:  fit.resources,
 		Proposed:   fit.proposed,
 		scoreNames: sheet.names,
-	}
+	}, ""
 }
 
 // spreadFor scores a node that is not in a bucket (a preferred node) on
