@@ -94,17 +94,25 @@ func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *gr
 }
 
 // feasible runs the chain and records the first refusal in the metrics.
-// It returns "" when the node passes, or the reason; static says the
-// refusal came from a checker whose verdict cannot change during the
-// evaluation (see groupInfo.static).
-func (g *groupInfo) feasible(ctx *EvalContext, node *structs.Node) (reason string, static bool) {
-	for i, c := range g.checkers {
+func (g *groupInfo) feasible(ctx *EvalContext, node *structs.Node) bool {
+	for _, c := range g.checkers {
 		if reason := c.check(node); reason != "" {
 			ctx.metrics.FilterNode(node.ComputedClass, reason)
-			return reason, i < g.static
+			return false
 		}
 	}
-	return "", false
+	return true
+}
+
+// staticReason runs the static part of the chain (see static) without
+// recording anything: "" if the node passes it, else the reason.
+func (g *groupInfo) staticReason(node *structs.Node) string {
+	for _, c := range g.checkers[:g.static] {
+		if reason := c.check(node); reason != "" {
+			return reason
+		}
+	}
+	return ""
 }
 
 // desiredCount is the group's count, at least one, for ratios.

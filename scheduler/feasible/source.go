@@ -12,17 +12,7 @@ import (
 // the node's bucket (nil for the ring source): its static scores apply to
 // the node.
 type candidateSource interface {
-	each(limit int, try func(node *structs.Node, b *bucket) verdict)
-}
-
-// verdict is what trying one node tells the source.
-type verdict struct {
-	// taken says the node counts toward the candidate limit.
-	taken bool
-	// infeasible, when set, is the reason a check that cannot change
-	// during the evaluation refused the node (groupInfo.static): trying
-	// it again would only refuse it again.
-	infeasible string
+	each(limit int, try func(node *structs.Node, b *bucket) bool)
 }
 
 // ringSource offers the shuffled nodes round-robin, starting where the
@@ -33,13 +23,13 @@ type ringSource struct {
 	next  int
 }
 
-func (s *ringSource) each(limit int, try func(*structs.Node, *bucket) verdict) {
+func (s *ringSource) each(limit int, try func(*structs.Node, *bucket) bool) {
 	n := len(s.nodes)
 	taken := 0
 	for i := 0; i < n && taken < limit; i++ {
 		node := s.nodes[s.next]
 		s.next = (s.next + 1) % n
-		if try(node, nil).taken {
+		if try(node, nil) {
 			taken++
 		}
 	}
@@ -53,13 +43,10 @@ type bucket struct {
 	found    []bool
 	affinity float64
 	nodes    []*structs.Node
-	// The nodes form a ring in shuffled order: succ[i] is the node after
-	// nodes[i]. prev is the node before the next one to offer, so that
-	// the next one can be unlinked in O(1) when it turns out infeasible;
-	// live counts the nodes still linked.
-	succ []int32
-	prev int32
-	live int
+	next     int
+	// feasible counts the nodes that pass the static checks (all of
+	// nodes, unless the source walks everything: fullWalk).
+	feasible int
 
 	// static is the spread plus affinity score, per Select.
 	static float64
@@ -73,40 +60,46 @@ type bucket struct {
 // per Select (tens of values) instead of a score per node, and a placement
 // still looks at about limit nodes, as under binpack.
 //
-// A node refused by a check that cannot change during the evaluation
-// (status, drivers, constraints: groupInfo.static) is unlinked from its
-// bucket, so no later Select of the evaluation looks at it again. Without
-// that, a value that a constraint rules out keeps the best spread score
-// (nothing is ever placed there), and every Select walked all its nodes
-// before reaching a feasible bucket: a pass over a large part of the fleet
-// per placement. Unlinking keeps the order in which the remaining nodes
-// are offered, so the placements are exactly those of a source that walks
-// every node every time (fullWalk, kept for the equivalence test).
+// Nodes that a check whose verdict cannot change during the evaluation
+// refuses (status, drivers, constraints: groupInfo.static) are left out
+// of the buckets when they are built, once per SetNodes, and a value
+// without any node left is not a value the group spreads over: it takes
+// no share of the untargeted percent and is not the "least used" value of
+// an even spread. Were they kept, a value that a constraint rules out
+// would keep the best spread score (nothing is ever placed there), and
+// every Select would walk all its nodes before reaching a bucket that can
+// take the placement: a pass over a large part of the fleet per placement.
+// Leaving them out keeps the order of the other nodes, so the placements
+// are exactly those of a source that walks every node every time
+// (fullWalk, kept for the equivalence test).
 type bucketSource struct {
 	buckets []*bucket
 	spread  *spreadScorer
 	group   *groupInfo
+	// live is how many buckets have a feasible node; it sizes the share
+	// of the candidate limit each bucket gets.
+	live int
 
-	// fullWalk turns unlinking off: every Select walks every node again.
+	// leftOut counts the nodes left out, by class and reason. A Select
+	// that fails adds them to its metrics, so that they explain every
+	// node, as they would had it walked them all.
+	leftOut  map[leftOutKey]int
 	fullWalk bool
-	// pruned counts the nodes unlinked by earlier Selects, by class and
-	// reason, and fresh those unlinked by the current one. A Select that
-	// fails adds pruned to its metrics, so that they explain every node,
-	// as they would had it walked them all.
-	pruned, fresh map[prunedKey]int
 }
 
-type prunedKey struct{ class, reason string }
+type leftOutKey struct{ class, reason string }
 
 // newBucketSource groups the (already shuffled) nodes. Reading each node's
-// attribute values and affinity happens here, once per SetNodes.
-func newBucketSource(ctx *EvalContext, g *groupInfo, nodes []*structs.Node) *bucketSource {
-	s := &bucketSource{group: g, pruned: map[prunedKey]int{}, fresh: map[prunedKey]int{}}
+// attribute values and affinity, and the static checks, happen here, once
+// per SetNodes. fullWalk keeps the nodes the static checks refuse.
+func newBucketSource(ctx *EvalContext, g *groupInfo, nodes []*structs.Node, fullWalk bool) *bucketSource {
+	s := &bucketSource{group: g, leftOut: map[leftOutKey]int{}, fullWalk: fullWalk}
 	seen := make([]map[string]struct{}, len(g.spreads))
 	for i := range seen {
 		seen[i] = map[string]struct{}{}
 	}
 	byKey := map[string]*bucket{}
+	var all []*bucket
 	values := make([]string, len(g.spreads))
 	found := make([]bool, len(g.spreads))
 	var key []byte
@@ -128,40 +121,60 @@ func newBucketSource(ctx *EvalContext, g *groupInfo, nodes []*structs.Node) *buc
 			aff = affinityScore(ctx, g.affinities, node)
 			key = strconv.AppendFloat(append(key, '|'), aff, 'g', -1, 64)
 		}
+		// A bucket is created at its first node, feasible or not, so
+		// that the buckets' order (which breaks ties) is the same with
+		// and without fullWalk.
 		b := byKey[string(key)]
 		if b == nil {
 			b = &bucket{
 				values: append([]string(nil), values...), found: append([]bool(nil), found...),
-				affinity: aff, order: len(s.buckets),
+				affinity: aff, order: len(byKey),
 			}
 			byKey[string(key)] = b
-			s.buckets = append(s.buckets, b)
+			all = append(all, b)
+		}
+		if reason := g.staticReason(node); reason != "" {
+			if fullWalk {
+				b.nodes = append(b.nodes, node)
+			} else {
+				s.leftOut[leftOutKey{class: node.ComputedClass, reason: reason}]++
+			}
+			continue
+		}
+		b.nodes = append(b.nodes, node)
+		b.feasible++
+		if b.feasible == 1 {
+			s.live++
 			for i := range values {
 				if found[i] {
 					seen[i][values[i]] = struct{}{}
 				}
 			}
 		}
-		b.nodes = append(b.nodes, node)
 	}
-	for _, b := range s.buckets {
-		n := len(b.nodes)
-		b.succ = make([]int32, n)
-		for i := range b.succ {
-			b.succ[i] = int32((i + 1) % n)
+	for _, b := range all {
+		if len(b.nodes) > 0 {
+			s.buckets = append(s.buckets, b)
 		}
-		b.prev, b.live = int32(n-1), n
 	}
 	s.spread = newSpreadScorer(g.spreads, seen)
 	return s
 }
 
+// explainLeftOut adds the nodes left out by the static checks to a failed
+// Select's metrics, as evaluated and filtered for the reason they were
+// refused.
+func (s *bucketSource) explainLeftOut(m *structs.AllocMetric) {
+	for k, n := range s.leftOut {
+		for i := 0; i < n; i++ {
+			m.EvaluateNode()
+			m.FilterNode(k.class, k.reason)
+		}
+	}
+}
+
 // prepare scores every bucket for the coming Select.
 func (s *bucketSource) prepare(t *jobTracker) {
-	for k, n := range s.fresh {
-		s.pruned[k] += n
-		delete(s.fresh, k)
-	}
 	s.spread.prepare(t, s.group.tg.Name)
 	desired := s.group.desiredCount()
 	for _, b := range s.buckets {
@@ -173,61 +186,31 @@ func (s *bucketSource) prepare(t *jobTracker) {
 	}
 }
 
-func (s *bucketSource) each(limit int, try func(*structs.Node, *bucket) verdict) {
-	if limit <= 0 {
-		return
-	}
-	// per counts every bucket, emptied ones too, so that the nodes offered
-	// do not depend on how many buckets unlinking has emptied.
-	k := len(s.buckets)
+func (s *bucketSource) each(limit int, try func(*structs.Node, *bucket) bool) {
+	// Buckets without a feasible node (kept by fullWalk only) do not
+	// count, so that the share is the same with and without fullWalk;
+	// when none has one, fullWalk still walks them all.
+	k := s.live
 	if k == 0 {
+		k = len(s.buckets)
+	}
+	if k == 0 || limit <= 0 {
 		return
 	}
 	per := (limit + min(k, limit) - 1) / min(k, limit)
-	h := make(bucketHeap, 0, k)
-	for _, b := range s.buckets {
-		if b.live > 0 {
-			h = append(h, b)
-		}
-	}
+	h := bucketHeap(append([]*bucket(nil), s.buckets...))
 	heap.Init(&h)
 	taken := 0
 	for h.Len() > 0 && taken < limit {
 		b := heap.Pop(&h).(*bucket)
 		got := 0
-		for left := b.live; left > 0 && got < per && taken < limit; left-- {
-			i := b.succ[b.prev]
-			node := b.nodes[i]
-			v := try(node, b)
-			switch {
-			case v.infeasible != "" && !s.fullWalk:
-				s.unlink(b, node, v.infeasible)
-			default:
-				b.prev = i
-			}
-			if v.taken {
+		for i := 0; i < len(b.nodes) && got < per && taken < limit; i++ {
+			node := b.nodes[b.next]
+			b.next = (b.next + 1) % len(b.nodes)
+			if try(node, b) {
 				got++
 				taken++
 			}
-		}
-	}
-}
-
-// unlink removes the bucket's next node from its ring, remembering why.
-func (s *bucketSource) unlink(b *bucket, node *structs.Node, reason string) {
-	b.succ[b.prev] = b.succ[b.succ[b.prev]]
-	b.live--
-	s.fresh[prunedKey{class: node.ComputedClass, reason: reason}]++
-}
-
-// explainPruned adds the nodes unlinked by earlier Selects to a failed
-// Select's metrics, as evaluated and filtered for the reason they were
-// refused.
-func (s *bucketSource) explainPruned(m *structs.AllocMetric) {
-	for k, n := range s.pruned {
-		for i := 0; i < n; i++ {
-			m.EvaluateNode()
-			m.FilterNode(k.class, k.reason)
 		}
 	}
 }

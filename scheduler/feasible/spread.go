@@ -112,7 +112,9 @@ func (b *spreadBlock) score(value string, found bool, desired int) float64 {
 		if b.max == b.min {
 			return 0
 		}
-		return 1 - 2*(used-float64(b.min))/float64(b.max-b.min)
+		// Clamped: a value none of the candidate nodes can take (a
+		// preferred node from elsewhere) may lie outside min..max.
+		return max(-1, min(1, 1-2*(used-float64(b.min))/float64(b.max-b.min)))
 	}
 	pct, ok := b.targets[value]
 	if !ok {
@@ -129,9 +131,10 @@ func (b *spreadBlock) score(value string, found bool, desired int) float64 {
 		// Room left: the emptier relative to its share, the better.
 		return 0.5 + 0.5*(want-used)/want
 	}
-	over := (used + 1 - want) / want
-	if over > 1 {
-		over = 1
-	}
-	return -0.5 - 0.5*over
+	// At or over its share: the less the placement would overshoot, the
+	// better, in allocations rather than relative to the share, so that a
+	// value whose share is below one allocation (10% of five) still comes
+	// before a value already past a larger share.
+	over := used + 1 - want
+	return -0.5 - 0.5*over/(over+1)
 }

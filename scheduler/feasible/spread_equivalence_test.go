@@ -10,14 +10,14 @@ import (
 	"pgregory.net/rapid"
 )
 
-// The bucketed source unlinks a node once a check that cannot change during
-// the evaluation refused it (source.go). That must change nothing but the
-// work done: on random fleets and jobs, a stack that unlinks and one that
-// walks every node on every Select (fullWalk) choose the same node with the
-// same scores at every placement, explain the same top candidates, count
-// the same exhausted nodes, and when a placement fails, report exactly the
-// same metrics.
-func TestUnlinkingInfeasibleNodesChangesNoPlacement(t *testing.T) {
+// The bucketed source leaves out the nodes that a check that cannot change
+// during the evaluation refuses (source.go). That must change nothing but
+// the work done: on random fleets and jobs, a stack that leaves them out
+// and one that walks every node on every Select (fullWalk) choose the same
+// node with the same scores at every placement, explain the same top
+// candidates, count the same exhausted nodes, and when a placement fails,
+// report exactly the same metrics.
+func TestLeavingOutInfeasibleNodesChangesNoPlacement(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		nRacks := rapid.IntRange(1, 10).Draw(rt, "racks")
 		nNodes := rapid.IntRange(1, 120).Draw(rt, "nodes")
@@ -95,27 +95,27 @@ func TestUnlinkingInfeasibleNodesChangesNoPlacement(t *testing.T) {
 			a, b := fastStack.Select(tg, opts), fullStack.Select(tg, opts)
 			ma, mb := fast.ctx.Metrics(), full.ctx.Metrics()
 			if (a == nil) != (b == nil) {
-				rt.Fatalf("placement %d: unlinking chose %v, the full walk %v", p, nodeID(a), nodeID(b))
+				rt.Fatalf("placement %d: fast path chose %v, the full walk %v", p, nodeID(a), nodeID(b))
 			}
 			if a == nil {
 				if !reflect.DeepEqual(ma, mb) {
-					rt.Fatalf("placement %d failed with different metrics:\nunlinking %+v\nfull walk %+v", p, ma, mb)
+					rt.Fatalf("placement %d failed with different metrics:\nfast path %+v\nfull walk %+v", p, ma, mb)
 				}
 				return
 			}
 			if a.Node.ID != b.Node.ID || a.FinalScore != b.FinalScore || !reflect.DeepEqual(a.Scores, b.Scores) {
-				rt.Fatalf("placement %d: unlinking chose %s (%v %v), the full walk %s (%v %v)",
+				rt.Fatalf("placement %d: fast path chose %s (%v %v), the full walk %s (%v %v)",
 					p, a.Node.ID, a.FinalScore, a.Scores, b.Node.ID, b.FinalScore, b.Scores)
 			}
 			if !reflect.DeepEqual(ma.ScoreMetaData, mb.ScoreMetaData) {
-				rt.Fatalf("placement %d: different top candidates:\nunlinking %v\nfull walk %v", p, ma.ScoreMetaData, mb.ScoreMetaData)
+				rt.Fatalf("placement %d: different top candidates:\nfast path %v\nfull walk %v", p, ma.ScoreMetaData, mb.ScoreMetaData)
 			}
 			if ma.NodesExhausted != mb.NodesExhausted || !reflect.DeepEqual(ma.DimensionExhausted, mb.DimensionExhausted) ||
 				!reflect.DeepEqual(ma.ClassExhausted, mb.ClassExhausted) {
-				rt.Fatalf("placement %d: different exhaustion: unlinking %+v, full walk %+v", p, ma, mb)
+				rt.Fatalf("placement %d: different exhaustion: fast path %+v, full walk %+v", p, ma, mb)
 			}
 			if ma.NodesEvaluated > mb.NodesEvaluated {
-				rt.Fatalf("placement %d: unlinking looked at %d nodes, more than the full walk's %d", p, ma.NodesEvaluated, mb.NodesEvaluated)
+				rt.Fatalf("placement %d: fast path looked at %d nodes, more than the full walk's %d", p, ma.NodesEvaluated, mb.NodesEvaluated)
 			}
 			for i, f := range []*fixture{fast, full} {
 				alloc := MockAllocFor(job, tg, []*RankedNode{a, b}[i].Node, p)

@@ -82,8 +82,8 @@ type GenericStack struct {
 	ring   *ringSource
 	groups map[string]*groupInfo
 
-	// fullWalk makes bucketed sources walk statically infeasible nodes
-	// again on every Select instead of unlinking them (bucketSource): the
+	// fullWalk keeps statically infeasible nodes in the bucketed sources
+	// (newBucketSource), so that every Select walks them again: the
 	// reference the equivalence test compares the fast path with.
 	fullWalk bool
 }
@@ -147,7 +147,7 @@ func (s *GenericStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranke
 	best := sel.finish()
 	if best == nil {
 		if b, ok := src.(*bucketSource); ok {
-			b.explainPruned(s.ctx.metrics)
+			b.explainLeftOut(s.ctx.metrics)
 		}
 	}
 	return best
@@ -169,8 +169,7 @@ func (s *GenericStack) source(g *groupInfo, t *jobTracker) candidateSource {
 		return s.ring
 	}
 	if g.candidates == nil {
-		g.candidates = newBucketSource(s.ctx, g, s.nodes)
-		g.candidates.fullWalk = s.fullWalk
+		g.candidates = newBucketSource(s.ctx, g, s.nodes, s.fullWalk)
 	}
 	g.candidates.prepare(t)
 	return g.candidates
@@ -213,36 +212,32 @@ func (sel *selection) run(src candidateSource, limit int) {
 }
 
 // try evaluates one node; it reports whether the node counts toward the
-// candidate limit, or that it can never be feasible in this evaluation.
-func (sel *selection) try(node *structs.Node, b *bucket) verdict {
-	option, infeasible := sel.rank(node, b)
+// candidate limit.
+func (sel *selection) try(node *structs.Node, b *bucket) bool {
+	option := sel.rank(node, b)
 	if option == nil {
-		return verdict{infeasible: infeasible}
+		return false
 	}
 	sel.keep(option)
 	if option.FinalScore < 0 && sel.skipped < maxNegativeSkips {
 		sel.skipped++
-		return verdict{}
+		return false
 	}
-	return verdict{taken: true}
+	return true
 }
 
 // rank runs the feasibility chain, the fit and the scores for one node;
-// nil means filtered or exhausted (recorded in the metrics), and then
-// infeasible is the reason when a static check refused the node.
-func (sel *selection) rank(node *structs.Node, b *bucket) (option *RankedNode, infeasible string) {
+// nil means filtered or exhausted (recorded in the metrics).
+func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
 	ctx := sel.ctx
 	ctx.metrics.EvaluateNode()
-	if reason, static := sel.g.feasible(ctx, node); reason != "" {
-		if static {
-			return nil, reason
-		}
-		return nil, ""
+	if !sel.g.feasible(ctx, node) {
+		return nil
 	}
 	fit := fitGroup(ctx, sel.g, node, sel.opts.InPlaceAllocID)
 	if fit.exhausted != "" {
 		ctx.metrics.ExhaustedNode(node.ComputedClass, fit.exhausted)
-		return nil, ""
+		return nil
 	}
 	// Every score that applies to this placement is on every node's sheet
 	// (0 where it does not bite), so nodes are compared over the same
@@ -284,7 +279,7 @@ func (sel *selection) rank(node *structs.Node, b *bucket) (option *RankedNode, i
 		Resources:  fit.resources,
 		Proposed:   fit.proposed,
 		scoreNames: sheet.names,
-	}, ""
+	}
 }
 
 // spreadFor scores a node that is not in a bucket (a preferred node) on
