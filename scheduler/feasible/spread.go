@@ -9,13 +9,18 @@ import (
 // with the same values scores the same, which is what lets the bucketed
 // source score ten datacenters instead of five thousand nodes.
 //
+// The values are those of the candidate nodes that pass the static checks
+// (bucketSource): a value no such node has is not one the group can be
+// spread over.
+//
 // With targets, a value whose count is still below its share (percent of
 // the group's count) scores between 0.5 and 1, and a value at or over its
-// share between -0.5 and -1; the gap of at least 1 keeps fitness and
-// anti-affinity, each within 0..1, from overriding a target. Values without
-// a target share what the targets leave of 100% evenly. Without targets,
-// the least used values seen score 1 and the most used -1. A node without
-// the attribute scores -1 on that block.
+// share between -0.5 and -1, less the further the placement would
+// overshoot; the gap of at least 1 keeps fitness and anti-affinity, each
+// within 0..1, from overriding a target. Values without a target share
+// what the targets leave of 100% evenly. Without targets, the least used
+// values score 1 and the most used -1. A node without the attribute scores
+// -1 on that block.
 type spreadScorer struct {
 	blocks []*spreadBlock
 	weight float64

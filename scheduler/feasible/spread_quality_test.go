@@ -202,3 +202,37 @@ func sortedCounts(m map[string]int) string {
 	}
 	return b.String()
 }
+
+// Targets hold across evaluations too: a job scaled up several times, each
+// evaluation committing its placements, ends every evaluation within one
+// allocation of each share of its new count.
+func TestSpreadTargetsAcrossSeveralEvals(t *testing.T) {
+	allowed := evenRacks(10)
+	nodes := rackFleet(100, 10)
+	job := simpleJob(0)
+	allowRacks(job, allowed)
+	job.TaskGroups[0].Spreads = []*structs.Spread{{Attribute: "${meta.rack}", Weight: 100, SpreadTarget: []*structs.SpreadTarget{
+		{Value: "r0", Percent: 40}, {Value: "r2", Percent: 30},
+	}}}
+	// r4, r6 and r8 share the 30% left: 10% each.
+	share := map[string]float64{"r0": 40, "r2": 30, "r4": 10, "r6": 10, "r8": 10}
+	var existing []*structs.Allocation
+	counts := map[string]int{}
+	for eval, count := range []int{4, 9, 20, 33, 50} {
+		job.TaskGroups[0].Count = count
+		f := newFixture(int64(eval), nodes, existing...)
+		placeCounting(t, f, job, count-len(existing), counts, nil)
+		for _, allocs := range f.plan.NodeAllocation {
+			for _, a := range allocs {
+				a.ClientStatus = structs.AllocClientStatusRunning
+				existing = append(existing, a)
+			}
+		}
+		for _, rack := range allowed {
+			want := share[rack] / 100 * float64(count)
+			if math.Abs(float64(counts[rack])-want) > 1 {
+				t.Fatalf("eval %d, count %d: %s has %d allocations, want %.1f±1 (all %v)", eval, count, rack, counts[rack], want, sortedCounts(counts))
+			}
+		}
+	}
+}
