@@ -191,7 +191,8 @@ type DrainMetadata struct {
 
 // NodeUpdateDrainRequest is the body of PUT /v1/node/:id/drain. A nil
 // DrainSpec ends the drain; MarkEligible then also makes the node eligible
-// for new work again.
+// for new work again. Given with a DrainSpec, MarkEligible makes the node
+// eligible once the drain completes (by default it stays ineligible).
 type NodeUpdateDrainRequest struct {
 	NodeID       string
 	DrainSpec    *DrainSpec

@@ -36,7 +36,8 @@ func (n *Nodes) Allocations(nodeID string, q *QueryOptions) ([]*Allocation, *Que
 }
 
 // UpdateDrain starts (spec set) or ends (spec nil) a drain. Ending a drain
-// with markEligible makes the node eligible for new work again.
+// with markEligible makes the node eligible for new work again; starting
+// one with markEligible makes it eligible once the drain completes.
 func (n *Nodes) UpdateDrain(nodeID string, spec *DrainSpec, markEligible bool, w *WriteOptions) (*NodeDrainUpdateResponse, error) {
 	return n.UpdateDrainOpts(nodeID, &NodeUpdateDrainRequest{DrainSpec: spec, MarkEligible: markEligible}, w)
 }

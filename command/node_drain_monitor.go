@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/drover-sched/drover/api"
 )
@@ -87,6 +88,12 @@ func (d *drainMonitor) run() int {
 		haveAllocs   bool
 		drainDoneMsg bool
 
+		// status is how the drain ended; strategy the last one seen,
+		// for the progress line.
+		status     string
+		strategy   *api.DrainStrategy
+		lastCounts string
+
 		// The two watchers see the state at different raft indexes. The
 		// drain is over only once the allocations have been read at an
 		// index no older than the node's whose drain strategy was
@@ -107,6 +114,9 @@ func (d *drainMonitor) run() int {
 		}
 		if u.node != nil {
 			node = u.node
+			if node.DrainStrategy != nil {
+				strategy = node.DrainStrategy
+			}
 			if node.DrainStrategy == nil && !drainDoneMsg {
 				drainDoneIndex = u.index
 			}
@@ -118,19 +128,37 @@ func (d *drainMonitor) run() int {
 		if node == nil || !haveAllocs {
 			continue
 		}
+		if node.DrainStrategy == nil && node.LastDrain == nil {
+			d.mon.info("Node %q is not draining and never was", shortID(d.nodeID, d.verbose))
+			return exitOK
+		}
 		if node.DrainStrategy == nil && !drainDoneMsg {
 			drainDoneMsg = true
-			status := "complete"
+			status = "complete"
 			if node.LastDrain != nil && node.LastDrain.Status != "" {
 				status = node.LastDrain.Status
 			}
 			d.mon.info("Node %q drain %s", shortID(d.nodeID, d.verbose), status)
+			if status == drainStatusCanceled {
+				// What was marked still moves, but the drain will not
+				// complete: not a success for whoever waits on it.
+				return exitError
+			}
 		}
 		if drainDoneMsg && allocIndex >= drainDoneIndex && allStopped(allocs) {
 			d.mon.info("All allocations on node %q have stopped", shortID(d.nodeID, d.verbose))
 			return exitOK
 		}
-		d.mon.progress("Still draining node %q: %s", shortID(d.nodeID, d.verbose), drainProgress(allocs))
+		// Every change in the counts is shown at once; between changes
+		// a reminder now and then.
+		counts := drainCounts(allocs, strategy)
+		line := fmt.Sprintf("Node %q: %s, %s", shortID(d.nodeID, d.verbose), counts, drainDeadline(strategy, d.m.now()))
+		if counts != lastCounts {
+			lastCounts = counts
+			d.mon.info("%s", line)
+		} else {
+			d.mon.progress("Still draining. %s", line)
+		}
 	}
 }
 
@@ -173,12 +201,39 @@ func allStopped(allocs []*api.Allocation) bool {
 	return true
 }
 
-func drainProgress(allocs []*api.Allocation) string {
-	var moving int
+// drainStatusCanceled is LastDrain.Status of a drain an operator stopped.
+const drainStatusCanceled = "canceled"
+
+// drainCounts says how far the drain is: allocations migrated off the
+// node (marked by the drainer and stopped) and those still to move
+// (system allocations the drain ignores do not count).
+func drainCounts(allocs []*api.Allocation, strategy *api.DrainStrategy) string {
+	var migrated, remaining int
 	for _, a := range allocs {
-		if !a.ClientTerminalStatus() {
-			moving++
+		switch {
+		case a.ClientTerminalStatus():
+			if ptrBool(a.DesiredTransition.Migrate) {
+				migrated++
+			}
+		case strategy != nil && strategy.IgnoreSystemJobs && a.Job != nil && ptrStr(a.Job.Type) == api.JobTypeSystem:
+		default:
+			remaining++
 		}
 	}
-	return fmt.Sprintf("%s still running", plural(moving, "allocation"))
+	return fmt.Sprintf("%s migrated, %s remaining", plural(migrated, "allocation"), plural(remaining, "allocation"))
+}
+
+// drainDeadline says when the drain's deadline comes.
+func drainDeadline(s *api.DrainStrategy, now time.Time) string {
+	switch {
+	case s == nil:
+		return "deadline unknown"
+	case s.Deadline < 0:
+		return "forced"
+	case s.ForceDeadline.IsZero():
+		return "no deadline"
+	case !now.Before(s.ForceDeadline):
+		return "deadline passed"
+	}
+	return "deadline in " + s.ForceDeadline.Sub(now).Round(time.Second).String()
 }

@@ -152,6 +152,12 @@ type Config struct {
 	// TTL stagger), so a test can repeat them; 0 picks a random seed at
 	// start.
 	Seed int64
+
+	// Node drainer (issue 14).
+	// DrainerMinPassInterval bounds how often state changes start a pass
+	// of the drainer (drainer.Config.MinPassInterval): changes that come
+	// sooner are taken together. Zero means no bound (fake-clock tests).
+	DrainerMinPassInterval time.Duration
 }
 
 // DefaultConfig returns a configuration for a single in-memory dev server.
@@ -192,8 +198,14 @@ func DefaultConfig() *Config {
 		JobMaxAllocs:                DefaultJobMaxAllocs,
 		MaxBlockingQueries:          DefaultMaxBlockingQueries,
 		MaxBlockingQueriesPerClient: DefaultMaxBlockingQueriesPerClient,
+		DrainerMinPassInterval:      DefaultDrainerMinPassInterval,
 	}
 }
+
+// DefaultDrainerMinPassInterval lets the drainer pass at most ten times a
+// second on state changes: a pass over a group of 10,000 allocs takes
+// milliseconds, so a large drain costs the leader a small share of a core.
+const DefaultDrainerMinPassInterval = 100 * time.Millisecond
 
 // Defaults of the input bounds.
 const (

@@ -34,7 +34,8 @@
 //   - monitorLeadership is the only caller of establishLeadership and
 //     revokeLeadership. The leader context it creates owns the plan
 //     applier, the heartbeat timers, the failed-eval and cancel reapers,
-//     the unblock-failed loop and the core GC loop; revokeLeadership cancels and waits for them,
+//     the unblock-failed loop, the core GC loop and the node drainer;
+//     revokeLeadership cancels and waits for them,
 //     then disables the broker, blocked evals and plan queue.
 //   - The FSM owns the state store pointer (it changes on snapshot
 //     restore); everyone else reads it through Server.State().
@@ -52,6 +53,10 @@
 //     context and owns its per-kind timers and the record of which kind is
 //     collecting; each collection runs on a goroutine the loop waits for,
 //     and writes its deletions in bounded raft entries (core_gc.go).
+//   - The node drainer (nomad/drainer, started by runDrainer in
+//     leader_drainer.go) runs under the leader context as one goroutine. It
+//     keeps nothing between passes: each pass plans from a state snapshot
+//     and writes through raft, so the next leader resumes every drain.
 //
 // # Native services
 //

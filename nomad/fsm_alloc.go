@@ -125,7 +125,7 @@ func (f *FSM) applyAllocDesiredTransition(buf []byte, index uint64) any {
 	var req structs.AllocUpdateDesiredTransitionRequest
 	decode(buf, &req, structs.AllocUpdateDesiredTransitionRequestType)
 	st := f.State()
-	if err := st.UpdateAllocsDesiredTransitions(index, req.Allocs, req.Evals); err != nil {
+	if err := st.UpdateAllocsDesiredTransitionsWithEvents(index, req.Allocs, req.Evals, req.NodeEvents); err != nil {
 		return err
 	}
 	f.notifyEvals(st, req.Evals)

@@ -96,7 +96,17 @@ func (f *FSM) applyNodeUpdateDrain(buf []byte, index uint64) any {
 	var req structs.NodeUpdateDrainRequest
 	decode(buf, &req, structs.NodeUpdateDrainRequestType)
 	st := f.State()
-	if err := st.UpdateNodeDrain(index, req.NodeID, req.DrainStrategy, req.MarkEligible, req.UpdatedAt, req.NodeEvent); err != nil {
+	var err error
+	if req.DrainStrategy != nil {
+		err = st.UpdateNodeDrain(index, req.NodeID, req.DrainStrategy, req.MarkEligible, req.UpdatedAt, req.NodeEvent)
+	} else {
+		status := state.DrainStatusCanceled
+		if req.DrainComplete {
+			status = state.DrainStatusComplete
+		}
+		err = st.EndNodeDrain(index, req.NodeID, req.MarkEligible, status, req.UpdatedAt, req.NodeEvent)
+	}
+	if err != nil {
 		return err
 	}
 	if req.DrainStrategy == nil && req.MarkEligible {

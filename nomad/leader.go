@@ -113,6 +113,8 @@ func (s *Server) establishLeadership() error {
 	s.goLeader(ctx, func(ctx context.Context) { runCoreGC(ctx, gcCfg) })
 	// Deployment watcher (issue 13).
 	s.goLeader(ctx, s.runDeploymentWatcher)
+	// Node drainer (issue 14).
+	s.goLeader(ctx, s.runDrainer)
 	s.leaderReady.Store(true)
 	s.logger.Info("cluster leadership acquired")
 	return nil

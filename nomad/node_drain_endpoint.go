@@ -2,12 +2,19 @@ package nomad
 
 import (
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/drover-sched/drover/structs"
 )
 
 // UpdateDrain starts or stops draining a node. A draining node is
-// ineligible for new work; stopping a drain can mark it eligible again.
+// ineligible for new work at once (the same raft entry); moving its
+// allocations is the leader's drainer's job (nomad/drainer), which reads
+// the drain strategy from state, so a drain started here survives a leader
+// change. Stopping a drain can mark the node eligible again. With a drain
+// spec, MarkEligible asks for the node to be made eligible when the drain
+// completes (by default it stays ineligible).
 func (n *Node) UpdateDrain(args *structs.NodeUpdateDrainRequest, reply *structs.NodeDrainUpdateResponse) error {
 	if done, err := n.srv.forward("Node.UpdateDrain", args, args, reply); done {
 		return err
@@ -29,13 +36,26 @@ func (n *Node) UpdateDrain(args *structs.NodeUpdateDrainRequest, reply *structs.
 		if args.DrainStrategy.Deadline < -1 {
 			return errBadRequest("drain deadline must be >= 0 (or -1 to force), got %s", args.DrainStrategy.Deadline)
 		}
-		d := *args.DrainStrategy
+		d := structs.DrainStrategy{DrainSpec: args.DrainStrategy.DrainSpec, MarkEligibleOnComplete: args.MarkEligible}
 		d.StartedAt = now
-		if d.Deadline > 0 {
+		if node.DrainStrategy != nil {
+			// Changing a running drain keeps when it started.
+			d.StartedAt = node.DrainStrategy.StartedAt
+		}
+		switch {
+		case d.Deadline > 0:
 			d.ForceDeadline = now.Add(d.Deadline)
+		case d.Deadline < 0:
+			d.ForceDeadline = now // -force: the deadline is now
 		}
 		req.DrainStrategy = &d
-		req.NodeEvent = &structs.NodeEvent{Message: "Node drain strategy set", Subsystem: structs.NodeEventSubsystemDrain, Timestamp: now}
+		req.MarkEligible = false
+		msg := "Node drain strategy set"
+		if node.DrainStrategy != nil {
+			msg = "Node drain strategy updated"
+		}
+		req.NodeEvent = &structs.NodeEvent{Message: msg, Subsystem: structs.NodeEventSubsystemDrain, Timestamp: now,
+			Details: drainEventDetails(&d)}
 	} else {
 		req.NodeEvent = &structs.NodeEvent{Message: "Node drain strategy cleared", Subsystem: structs.NodeEventSubsystemDrain, Timestamp: now}
 	}
@@ -45,32 +65,19 @@ func (n *Node) UpdateDrain(args *structs.NodeUpdateDrainRequest, reply *structs.
 	}
 	reply.NodeModifyIndex = idx
 	reply.Index = idx
-	if req.DrainStrategy == nil {
-		return nil
-	}
-	// A drain moves the node's work elsewhere: schedule every job with an
-	// alloc there, so the scheduler migrates them off the draining node.
-	allocs, err := st.AllocsByNode(nil, node.ID)
-	if err != nil {
-		return err
-	}
-	evals := nodeEvals(node, allocs, now)
-	for _, e := range evals {
-		e.TriggeredBy = structs.EvalTriggerNodeDrain
-	}
-	if len(evals) == 0 {
-		return nil
-	}
-	eidx, _, err := n.srv.raftApply(structs.EvalUpdateRequestType, &structs.EvalUpdateRequest{Evals: evals})
-	if err != nil {
-		return err
-	}
-	for _, e := range evals {
-		reply.EvalIDs = append(reply.EvalIDs, e.ID)
-	}
-	reply.EvalCreateIndex = eidx
-	reply.Index = eidx
 	return nil
+}
+
+// drainEventDetails describes a drain strategy in a node event.
+func drainEventDetails(d *structs.DrainStrategy) map[string]string {
+	deadline := "none"
+	switch {
+	case d.Deadline < 0:
+		deadline = "force"
+	case d.Deadline > 0:
+		deadline = d.ForceDeadline.UTC().Format(time.RFC3339)
+	}
+	return map[string]string{"deadline": deadline, "ignore_system": strconv.FormatBool(d.IgnoreSystemJobs)}
 }
 
 // UpdateEligibility marks a node eligible or ineligible for new work. A

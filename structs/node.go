@@ -246,10 +246,26 @@ type DrainSpec struct {
 }
 
 // DrainStrategy is an active drain: the spec plus when it must be finished.
+// A Deadline of 0 means no deadline (ForceDeadline stays zero); a negative
+// one (-force) sets ForceDeadline to the drain's start, so the deadline
+// has passed from the first moment.
 type DrainStrategy struct {
 	DrainSpec
 	ForceDeadline time.Time
 	StartedAt     time.Time
+	// MarkEligibleOnComplete makes the node eligible again when the
+	// drainer completes the drain. It is the request's MarkEligible given
+	// together with a drain spec (`node drain -enable
+	// -keep-ineligible=false`); by default a drained node stays
+	// ineligible, as in Nomad.
+	MarkEligibleOnComplete bool
+}
+
+// DeadlinePassed reports whether the drain's deadline has come at now:
+// everything still on the node must then be stopped. A drain without a
+// deadline never passes it.
+func (d *DrainStrategy) DeadlinePassed(now time.Time) bool {
+	return d != nil && !d.ForceDeadline.IsZero() && !now.Before(d.ForceDeadline)
 }
 
 // DrainMetadata records the last drain for `node status`.

@@ -22,6 +22,12 @@ type AllocUpdateRequest struct {
 type AllocUpdateDesiredTransitionRequest struct {
 	Allocs map[string]*DesiredTransition
 	Evals  []*Evaluation
+	// NodeEvents are recorded on the named nodes in the same entry: the
+	// drainer writes each batch of migrations with the event that says so
+	// on the draining node, so the node's history and its allocs' marks
+	// never disagree. An event for a node that no longer exists is
+	// skipped.
+	NodeEvents map[string]*NodeEvent
 	WriteRequest
 }
 

@@ -85,6 +85,11 @@ type NodeUpdateDrainRequest struct {
 	NodeEvent     *NodeEvent
 	UpdatedAt     int64
 	Meta          map[string]string
+	// DrainComplete is set only by the leader's drainer when it ends a
+	// drain because nothing is left to move (LastDrain says "complete");
+	// a drain ended by an operator is "canceled". The endpoint never
+	// copies it from a caller.
+	DrainComplete bool
 	WriteRequest
 }
 

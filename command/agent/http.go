@@ -78,6 +78,8 @@ func (s *httpAPI) handler() http.Handler {
 	s.routeACL(mux)
 	// Native service registrations (issue 13, services).
 	s.routeServices(mux)
+	// Web UI (issue 15).
+	s.routeUI(mux)
 	return mux
 }
 

@@ -198,7 +198,31 @@ func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Alloc
 // act on them, in one write. Unknown alloc IDs are skipped. Clients and the
 // scheduler need to see the change, so AllocModifyIndex moves.
 func (s *StateStore) UpdateAllocsDesiredTransitions(index uint64, allocs map[string]*structs.DesiredTransition, evals []*structs.Evaluation) error {
+	return s.UpdateAllocsDesiredTransitionsWithEvents(index, allocs, evals, nil)
+}
+
+// UpdateAllocsDesiredTransitionsWithEvents is UpdateAllocsDesiredTransitions
+// that also records an event on each named node, in the same transaction:
+// the drainer's batch of migrations and the node's record of it. An event
+// for a node that no longer exists is skipped, so a node deleted between
+// the drainer's read and the entry cannot make the entry fail.
+func (s *StateStore) UpdateAllocsDesiredTransitionsWithEvents(index uint64, allocs map[string]*structs.DesiredTransition, evals []*structs.Evaluation, events map[string]*structs.NodeEvent) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
+		for _, id := range sortedKeys(events) {
+			if events[id] == nil {
+				continue
+			}
+			n, err := nodeByIDTxn(txn, nil, id)
+			if err != nil {
+				return err
+			}
+			if n == nil {
+				continue
+			}
+			if err := updateNodeTxn(txn, index, id, events[id], func(*structs.Node) error { return nil }); err != nil {
+				return err
+			}
+		}
 		js := jobSet{}
 		for _, id := range sortedKeys(allocs) {
 			t := allocs[id]

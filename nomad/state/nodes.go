@@ -12,6 +12,9 @@ import (
 const (
 	DrainStatusDraining = "draining"
 	DrainStatusComplete = "complete"
+	// DrainStatusCanceled is a drain an operator ended before the drainer
+	// found nothing left to move.
+	DrainStatusCanceled = "canceled"
 )
 
 // UpsertNode registers a node or updates its fingerprint. A client
@@ -104,8 +107,20 @@ func (s *StateStore) UpdateNodeStatusTxn(txn *Txn, nodeID, status string, update
 // UpdateNodeDrain starts (drain != nil) or ends (drain == nil) a drain. A
 // draining node is always ineligible; ending a drain makes it eligible
 // again only if markEligible, so an operator can finish a drain and keep
-// the node out of scheduling.
+// the node out of scheduling. A drain ended this way is recorded as
+// complete; see EndNodeDrain for one an operator cancels.
 func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, updatedAt int64, event *structs.NodeEvent) error {
+	return s.updateNodeDrain(index, nodeID, drain, markEligible, DrainStatusComplete, updatedAt, event)
+}
+
+// EndNodeDrain ends a drain and records in LastDrain how it ended:
+// DrainStatusComplete when the drainer found nothing left to move,
+// DrainStatusCanceled when an operator stopped it.
+func (s *StateStore) EndNodeDrain(index uint64, nodeID string, markEligible bool, status string, updatedAt int64, event *structs.NodeEvent) error {
+	return s.updateNodeDrain(index, nodeID, nil, markEligible, status, updatedAt, event)
+}
+
+func (s *StateStore) updateNodeDrain(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, endStatus string, updatedAt int64, event *structs.NodeEvent) error {
 	return s.updateNode(index, nodeID, event, func(n *structs.Node) error {
 		at := time.Unix(updatedAt, 0).UTC() // updatedAt is Unix seconds, like StatusUpdatedAt
 		wasDraining := n.DrainStrategy != nil
@@ -125,7 +140,7 @@ func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, drain *structs
 			}
 			if wasDraining && n.LastDrain != nil {
 				n.LastDrain.UpdatedAt = at
-				n.LastDrain.Status = DrainStatusComplete
+				n.LastDrain.Status = endStatus
 			}
 		}
 		n.Drain = n.DrainStrategy != nil

@@ -171,7 +171,8 @@ func newClassifier(job *structs.Job, batch bool, eval *structs.Evaluation, now t
 //     completed batch one of the current version holds its slot;
 //   - otherwise by node: gone or down is lost, disconnected is
 //     disconnecting, unknown or expired (but lost if still pending),
-//     draining is migrate, and an alloc still unknown on a ready node waits
+//     marked to migrate by the drainer (or on a node past its drain
+//     deadline) is migrate, and an alloc still unknown on a ready node waits
 //     for its client's report.
 func (c Classifier) Classify(a *structs.Allocation, node *structs.Node) Bucket {
 	if a.ServerTerminalStatus() {
@@ -228,7 +229,10 @@ func (c Classifier) Classify(a *structs.Allocation, node *structs.Node) Bucket {
 		}
 		return Ignore
 	}
-	if a.DesiredTransition.ShouldMigrate() || node.DrainStrategy != nil {
+	// An alloc on a draining node moves when the drainer says so (it paces
+	// each group by its migrate block) or once the drain's deadline has
+	// passed; until then it keeps its slot like any other.
+	if a.DesiredTransition.ShouldMigrate() || node.DrainStrategy.DeadlinePassed(c.Now) {
 		return Migrate
 	}
 	return Untainted

@@ -30,6 +30,8 @@ func TestClassify(t *testing.T) {
 	}
 	draining := testNode("n1", structs.NodeStatusReady)
 	draining.DrainStrategy = &structs.DrainStrategy{}
+	pastDeadline := testNode("n1", structs.NodeStatusReady)
+	pastDeadline.DrainStrategy = &structs.DrainStrategy{ForceDeadline: t0.Add(-time.Second)}
 
 	mk := func(job *structs.Job, status string, change func(a *structs.Allocation)) *structs.Allocation {
 		a := &structs.Allocation{ID: "a1", Name: "web.web[0]", JobID: job.ID, Job: job, TaskGroup: "web", NodeID: "n1",
@@ -62,7 +64,8 @@ func TestClassify(t *testing.T) {
 			mk(service, running, func(a *structs.Allocation) { a.DesiredStatus = structs.AllocDesiredStatusEvict }), ready, false, Ignore},
 		{"an alloc with a migrate transition migrates", service,
 			mk(service, running, func(a *structs.Allocation) { a.DesiredTransition.Migrate = structs.BoolPtr(true) }), ready, false, Migrate},
-		{"an alloc on a node with a drain strategy migrates", service, mk(service, running, nil), draining, false, Migrate},
+		{"an alloc on a draining node keeps its slot until the drainer marks it", service, mk(service, running, nil), draining, false, Untainted},
+		{"an alloc on a node past its drain deadline migrates", service, mk(service, running, nil), pastDeadline, false, Migrate},
 		{"an alloc on a down node is lost", service, mk(service, running, nil), down, false, Lost},
 		{"an alloc whose node was garbage-collected is lost", service, mk(service, running, nil), nil, false, Lost},
 		{"an alloc on a disconnected node without lost_after is lost", plain, mk(plain, running, nil), disc, false, Lost},

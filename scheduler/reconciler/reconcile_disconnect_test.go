@@ -294,11 +294,12 @@ func TestNodeFailures(t *testing.T) {
 			},
 		},
 		{
-			name: "an alloc on a draining node migrates, stopped only once its replacement is placed",
+			name: "an alloc the drainer marked migrates, stopped only once its replacement is placed",
 			setup: func(w *world) {
 				n := w.setNode("n2", structs.NodeStatusReady)
 				n.DrainStrategy = &structs.DrainStrategy{ForceDeadline: t0.Add(time.Hour)}
 				a := w.add(0, "n2", running)
+				a.DesiredTransition.Migrate = structs.BoolPtr(true)
 				a.RescheduleTracker = &structs.RescheduleTracker{Events: []*structs.RescheduleEvent{{PrevAllocID: "x"}}}
 			},
 			check: func(t *testing.T, w *world, res *Result) {

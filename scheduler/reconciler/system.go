@@ -147,11 +147,13 @@ func (sg systemGroup) decideUntainted(untainted AllocSet, nodes *nodeClaims, dec
 
 // decideMigrate keeps the allocs of draining nodes until the drainer moves
 // them (DesiredTransition.Migrate) or the drain deadline passes: a system
-// alloc is stopped, never moved elsewhere.
+// alloc is stopped, never moved elsewhere. A drain that ignores system jobs
+// leaves system allocs running past its deadline too.
 func (sg systemGroup) decideMigrate(migrate AllocSet, nodes *nodeClaims, decided *decisions) {
 	for _, a := range migrate {
 		node := sg.in.Nodes[a.NodeID]
-		if a.DesiredTransition.ShouldMigrate() || drainDeadlinePassed(node, sg.in.Now) {
+		ignored := !sg.sysbatch && node != nil && node.DrainStrategy != nil && node.DrainStrategy.IgnoreSystemJobs
+		if a.DesiredTransition.ShouldMigrate() || (drainDeadlinePassed(node, sg.in.Now) && !ignored) {
 			decided.stop(a, DescMigrating, false)
 			continue
 		}

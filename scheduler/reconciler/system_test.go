@@ -90,6 +90,62 @@ func TestSystem(t *testing.T) {
 			},
 		},
 		{
+			name: "a system alloc on a draining node stays until the drainer marks it",
+			typ:  structs.JobTypeSystem,
+			setup: func(w *world) {
+				w.add(0, "n1", running)
+				w.nodes["n1"].DrainStrategy = &structs.DrainStrategy{ForceDeadline: t0.Add(time.Hour)}
+			},
+			check: func(t *testing.T, w *world, res *Result) {
+				if len(res.Stops) != 0 {
+					t.Fatalf("stops: %v", stopIDs(res))
+				}
+			},
+		},
+		{
+			name: "a system alloc the drainer marked is stopped and not replaced",
+			typ:  structs.JobTypeSystem,
+			setup: func(w *world) {
+				a := w.add(0, "n1", running)
+				a.DesiredTransition.Migrate = structs.BoolPtr(true)
+				w.nodes["n1"].DrainStrategy = &structs.DrainStrategy{ForceDeadline: t0.Add(time.Hour)}
+				w.nodes["n1"].SchedulingEligibility = structs.NodeSchedulingIneligible
+			},
+			check: func(t *testing.T, w *world, res *Result) {
+				if s := findStop(res, w.allocs[0].ID); s == nil || s.Description != DescMigrating {
+					t.Fatalf("want a migrating stop, got %+v", s)
+				}
+				equalStrings(t, "nodes", placeNodes(res), []string{"n2", "n3"})
+			},
+		},
+		{
+			name: "a system alloc on a node past its drain deadline is stopped",
+			typ:  structs.JobTypeSystem,
+			setup: func(w *world) {
+				w.add(0, "n1", running)
+				w.nodes["n1"].DrainStrategy = &structs.DrainStrategy{ForceDeadline: t0.Add(-time.Second)}
+			},
+			check: func(t *testing.T, w *world, res *Result) {
+				if s := findStop(res, w.allocs[0].ID); s == nil || s.Description != DescMigrating {
+					t.Fatalf("want a migrating stop, got %+v", s)
+				}
+			},
+		},
+		{
+			name: "a drain that ignores system jobs leaves them running past its deadline",
+			typ:  structs.JobTypeSystem,
+			setup: func(w *world) {
+				w.add(0, "n1", running)
+				w.nodes["n1"].DrainStrategy = &structs.DrainStrategy{ForceDeadline: t0.Add(-time.Second),
+					DrainSpec: structs.DrainSpec{IgnoreSystemJobs: true}}
+			},
+			check: func(t *testing.T, w *world, res *Result) {
+				if len(res.Stops) != 0 {
+					t.Fatalf("stops: %v", stopIDs(res))
+				}
+			},
+		},
+		{
 			name: "an alloc on an ineligible node stays but the node gets nothing new",
 			typ:  structs.JobTypeSystem,
 			setup: func(w *world) {

@@ -1,0 +1,245 @@
+package drainer
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/helper/testutil/wait"
+	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/structs"
+	"github.com/hashicorp/go-hclog"
+)
+
+// testClock is a manual clock: time moves only on advance, which fires
+// the timers that fall due. armed receives once per AfterFunc, so a test
+// knows the loop has gone to sleep.
+type testClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []*testTimer
+	armed  chan time.Duration
+}
+
+type testTimer struct {
+	c       *testClock
+	when    time.Time
+	f       func()
+	stopped bool
+}
+
+func (t *testTimer) Stop() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	was := !t.stopped
+	t.stopped = true
+	return was
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	t := &testTimer{c: c, when: c.now.Add(d), f: f}
+	c.timers = append(c.timers, t)
+	c.mu.Unlock()
+	c.armed <- d
+	return t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	var due []*testTimer
+	for _, t := range c.timers {
+		if !t.stopped && !t.when.After(c.now) {
+			t.stopped = true
+			due = append(due, t)
+		}
+	}
+	c.mu.Unlock()
+	for _, t := range due {
+		t.f()
+	}
+}
+
+// storeRaft applies the drainer's entries to a real state store, as the
+// FSM would, and can be told to refuse them.
+type storeRaft struct {
+	st     *state.StateStore
+	mu     sync.Mutex
+	index  uint64
+	refuse error
+	writes int
+}
+
+func (r *storeRaft) next() (uint64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.writes++
+	if r.refuse != nil {
+		return 0, r.refuse
+	}
+	r.index++
+	return 1000 + r.index, nil
+}
+
+func (r *storeRaft) MarkMigrations(req *structs.AllocUpdateDesiredTransitionRequest) (uint64, error) {
+	idx, err := r.next()
+	if err != nil {
+		return 0, err
+	}
+	return idx, r.st.UpdateAllocsDesiredTransitionsWithEvents(idx, req.Allocs, req.Evals, req.NodeEvents)
+}
+
+func (r *storeRaft) EndDrain(req *structs.NodeUpdateDrainRequest) (uint64, error) {
+	idx, err := r.next()
+	if err != nil {
+		return 0, err
+	}
+	return idx, r.st.EndNodeDrain(idx, req.NodeID, req.MarkEligible, state.DrainStatusComplete, req.UpdatedAt, req.NodeEvent)
+}
+
+func (r *storeRaft) setRefuse(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refuse = err
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	wait.Until(t, 10*time.Second, what, cond)
+}
+
+func startLoop(t *testing.T, w *world, raft *storeRaft) (*testClock, func()) {
+	return startLoopEvery(t, w, raft, 0)
+}
+
+func startLoopEvery(t *testing.T, w *world, raft *storeRaft, minPass time.Duration) (*testClock, func()) {
+	t.Helper()
+	clock := &testClock{now: t0, armed: make(chan time.Duration, 16)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Run(ctx, Config{Clock: clock, Logger: hclog.NewNullLogger(), State: func() *state.StateStore { return w.st },
+			Raft: raft, NewID: structs.GenerateUUID, RetryDelay: time.Second, MinPassInterval: minPass})
+	}()
+	stop := func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the drainer loop did not return when its context ended")
+		}
+	}
+	t.Cleanup(stop)
+	return clock, stop
+}
+
+func allocMarked(w *world, id string) bool {
+	a, _ := w.st.AllocByID(nil, id)
+	return a != nil && a.DesiredTransition.ShouldMigrate()
+}
+
+// The loop sleeps until the deadline on its clock, marks what is left
+// then, wakes again when a client reports the alloc stopped, and
+// completes the drain.
+func TestRunWakesAtTheDeadlineAndWhenStateChanges(t *testing.T) {
+	w := newWorld(t)
+	w.node("n1", hour())
+	w.alloc(w.job("etl", structs.JobTypeBatch, 1, 1), "n1", nil)
+	w.plan(t0) // writes the world to the store
+	raft := &storeRaft{st: w.st}
+	clock, _ := startLoop(t, w, raft)
+
+	if d := <-clock.armed; d != time.Hour {
+		t.Fatalf("the loop must sleep until the deadline, armed %s", d)
+	}
+	if allocMarked(w, "a00") {
+		t.Fatal("batch work marked before the deadline")
+	}
+	clock.advance(time.Hour)
+	waitUntil(t, "the batch alloc marked at the deadline", func() bool { return allocMarked(w, "a00") })
+
+	a, _ := w.st.AllocByID(nil, "a00")
+	stopped := a.Copy()
+	stopped.DesiredStatus = structs.AllocDesiredStatusStop
+	if err := w.st.UpsertAllocs(500, []*structs.Allocation{stopped}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the drain completed", func() bool {
+		n, _ := w.st.NodeByID(nil, "n1")
+		return n.DrainStrategy == nil && len(n.Events) > 0 && n.Events[len(n.Events)-1].Message == EventComplete
+	})
+}
+
+// A refused write is retried after RetryDelay on the clock, not in a
+// tight loop.
+func TestRunRetriesARefusedWriteAfterItsDelay(t *testing.T) {
+	w := newWorld(t)
+	w.node("n1", hour())
+	w.alloc(w.job("web", structs.JobTypeService, 2, 1), "n1", yes)
+	w.alloc(w.jobs["web"], "n1", yes)
+	w.plan(t0)
+	raft := &storeRaft{st: w.st}
+	raft.setRefuse(errors.New("not the leader"))
+	clock, _ := startLoop(t, w, raft)
+
+	if d := <-clock.armed; d != time.Second {
+		t.Fatalf("after a refusal the loop must wait RetryDelay, armed %s", d)
+	}
+	raft.mu.Lock()
+	writes := raft.writes
+	raft.mu.Unlock()
+	if writes != 1 {
+		t.Fatalf("%d writes before the retry delay passed", writes)
+	}
+	raft.setRefuse(nil)
+	clock.advance(time.Second)
+	waitUntil(t, "the batch written on retry", func() bool { return allocMarked(w, "a00") })
+}
+
+// State changes that come faster than MinPassInterval wait for it on the
+// clock: the next batch is planned only once the interval has passed.
+func TestRunBoundsHowOftenChangesStartAPass(t *testing.T) {
+	w := newWorld(t)
+	w.node("n1", hour())
+	w.node("n2", nil)
+	j := w.job("web", structs.JobTypeService, 3, 1)
+	for i := 0; i < 3; i++ {
+		w.alloc(j, "n1", yes)
+	}
+	w.plan(t0)
+	raft := &storeRaft{st: w.st}
+	clock, _ := startLoopEvery(t, w, raft, time.Second)
+
+	if d := <-clock.armed; d != time.Hour {
+		t.Fatalf("want the loop asleep until the deadline, armed %s", d)
+	}
+	if !allocMarked(w, "a00") || allocMarked(w, "a01") {
+		t.Fatal("want exactly the first alloc marked")
+	}
+	// The first moved: stopped, and its replacement settled on n2.
+	a, _ := w.st.AllocByID(nil, "a00")
+	stopped := a.Copy()
+	stopped.DesiredStatus = structs.AllocDesiredStatusStop
+	repl := w.alloc(j, "n2", yes)
+	if err := w.st.UpsertAllocs(900, []*structs.Allocation{stopped, repl}); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-clock.armed; d != time.Second {
+		t.Fatalf("want the change held for the interval, armed %s", d)
+	}
+	if allocMarked(w, "a01") {
+		t.Fatal("a pass ran before the interval passed")
+	}
+	clock.advance(time.Second)
+	waitUntil(t, "the next batch after the interval", func() bool { return allocMarked(w, "a01") })
+}
