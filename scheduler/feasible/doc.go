@@ -65,9 +65,11 @@
 // every node. Leaving them out changes no placement: the other nodes keep
 // their order, and a property test compares the result with a source that
 // walks every node every time (spread_equivalence_test.go). A bucket whose
-// nodes are all full is still walked by every Select that reaches it:
-// fullness can change within an evaluation (in-place updates), so it is
-// not cached.
+// nodes are all full is still walked by every Select that reaches it
+// (fullness can change within an evaluation: a plan that marks an
+// allocation lost frees its node), but a node's fit verdict on CPU, memory
+// and disk is remembered while the plan's entries for the node stay the
+// same (fit_memo.go), so the walk costs the feasibility checks only.
 //
 // A spread score depends on how many of the group's allocations (existing
 // plus proposed in the plan) sit on each attribute value. The EvalContext

@@ -28,6 +28,11 @@ type groupInfo struct {
 	affinities []*structs.Affinity
 	spreads    []*structs.Spread
 
+	// full remembers the nodes the group does not fit on (fit_memo.go);
+	// noMemo turns it off for the reference path of the equivalence test.
+	full   fullNodes
+	noMemo bool
+
 	// candidates is the bucketed node source for groups with spreads or
 	// affinities, built lazily per SetNodes (source.go).
 	candidates *bucketSource

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drover-sched/drover/structs"
 	"pgregory.net/rapid"
@@ -88,9 +89,22 @@ func TestLeavingOutInfeasibleNodesChangesNoPlacement(t *testing.T) {
 		fullStack.(*GenericStack).fullWalk = true
 
 		for p := 0; p < tg.Count; p++ {
-			var opts *SelectOptions
+			opts := &SelectOptions{}
 			if rapid.IntRange(0, 4).Draw(rt, "penalty") == 0 {
-				opts = &SelectOptions{PenaltyNodeIDs: map[string]struct{}{nodes[rapid.IntRange(0, nNodes-1).Draw(rt, "penalised")].ID: {}}}
+				opts.PenaltyNodeIDs = map[string]struct{}{nodes[rapid.IntRange(0, nNodes-1).Draw(rt, "penalised")].ID: {}}
+			}
+			if len(existing) > 0 {
+				// Between placements the scheduler may mark an
+				// allocation lost, which frees its node, or update one
+				// in place, which frees its share for that Select.
+				a := existing[rapid.IntRange(0, len(existing)-1).Draw(rt, "touched")]
+				switch rapid.IntRange(0, 5).Draw(rt, "change") {
+				case 0:
+					fast.plan.AppendLostAlloc(a, "lost", time.Unix(1, 0))
+					full.plan.AppendLostAlloc(a, "lost", time.Unix(1, 0))
+				case 1:
+					opts.InPlaceAllocID = a.ID
+				}
 			}
 			a, b := fastStack.Select(tg, opts), fullStack.Select(tg, opts)
 			ma, mb := fast.ctx.Metrics(), full.ctx.Metrics()

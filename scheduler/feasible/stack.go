@@ -83,8 +83,9 @@ type GenericStack struct {
 	groups map[string]*groupInfo
 
 	// fullWalk keeps statically infeasible nodes in the bucketed sources
-	// (newBucketSource), so that every Select walks them again: the
-	// reference the equivalence test compares the fast path with.
+	// (newBucketSource), so that every Select walks them again, and checks
+	// the fit on every node without the memo of full nodes (fullNodes):
+	// the reference the equivalence test compares the fast path with.
 	fullWalk bool
 }
 
@@ -157,6 +158,7 @@ func (s *GenericStack) group(tg *structs.TaskGroup) *groupInfo {
 	g := s.groups[tg.Name]
 	if g == nil || g.tg != tg {
 		g = newGroupInfo(s.ctx, s.job, tg)
+		g.noMemo = s.fullWalk
 		s.groups[tg.Name] = g
 	}
 	return g
@@ -234,7 +236,7 @@ func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
 	if !sel.g.feasible(ctx, node) {
 		return nil
 	}
-	fit := fitGroup(ctx, sel.g, node, sel.opts.InPlaceAllocID)
+	fit := sel.g.fit(ctx, node, sel.opts.InPlaceAllocID)
 	if fit.exhausted != "" {
 		ctx.metrics.ExhaustedNode(node.ComputedClass, fit.exhausted)
 		return nil
