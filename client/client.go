@@ -148,6 +148,7 @@ func NewClient(cfg *config.Config) (*Client, error) {
 	c.goLoop(c.fenceLoop)
 	c.goLoop(func() { c.gc.Run(c.ctx) })
 	c.goLoop(func() { c.services.Run(c.ctx) })
+	c.goLoop(c.runStats)
 	c.logger.Info("client started", "node_id", node.ID, "data_dir", cfg.DataDir)
 	return c, nil
 }
@@ -232,6 +233,7 @@ func (c *Client) newRunner(a *structs.Allocation, restore bool) *allocrunner.All
 		Driver: c.Driver, StateDB: c.db, Clock: c.clock, Logger: c.logger, HostEnv: c.hostEnv,
 		MaxKillTimeout: c.cfg.MaxKillTimeout, OnUpdate: c.allocChanged, Restore: restore,
 		Artifacts: &c.cfg.Artifacts, Services: serviceCatalog{c},
+		Metrics: c.cfg.Metrics,
 	})
 	c.allocMu.Lock()
 	c.allocs[a.ID] = ar

@@ -23,6 +23,8 @@
 //     client believes the servers hold of its native service registrations,
 //     and keeps them equal to what its allocs want; alloc reports and
 //     applied assignments kick it.
+//   - runStats sets the client's metrics gauges every StatsInterval
+//     (metrics.go); it only reads.
 //   - one small goroutine per alloc runner waits for it to end and hands a
 //     terminal one to the GC.
 //

@@ -61,10 +61,21 @@ var verbs = []verb{
 	{"tls ca create", "Create a certificate authority for agents' TLS", tlsCACreate},
 	{"tls cert create", "Create a server, client or CLI certificate signed by the CA", tlsCertCreate},
 	{"status", "List jobs, or show the status of any object by ID", status},
+
+	// Deployment watcher (issue 13).
+	{"deployment list", "List deployments", deploymentList},
+	{"deployment promote", "Promote a deployment's canaries", deploymentPromote},
+	{"deployment fail", "Mark a deployment failed", deploymentFail},
+	{"deployment pause", "Pause a running deployment", deploymentPause},
+	{"deployment resume", "Resume a paused deployment", deploymentResume},
+	{"deployment unblock", "Move a blocked deployment on", deploymentUnblock},
+
 	// Native service registrations (issue 13, services).
 	{"service list", "List native services", serviceList},
 	{"service info", "Show the registrations of a native service", serviceInfo},
 	{"service delete", "Delete a registration of a native service", serviceDelete},
+	// metrics (issue 15)
+	{"operator metrics", "Print the agent's metrics, as JSON or for Prometheus", operatorMetrics},
 }
 
 // runVerb runs the verb args name, if any. ok is false when args name no

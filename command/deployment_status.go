@@ -17,12 +17,15 @@ Usage: drover deployment status [options] <deployment>
 Status Options:
 
   -json      Print the deployment as JSON.
+  -monitor   Follow the deployment until it ends, printing its progress
+             as "job run" does; exits non-zero if it fails.
   -verbose   Show full IDs.
 `
 
 func deploymentStatus(m *Meta, args []string) int {
 	fs := m.flagSet("deployment status", deploymentStatusHelp)
 	asJSON := fs.Bool("json", false, "")
+	follow := fs.Bool("monitor", false, "")
 	verbose := fs.Bool("verbose", false, "")
 	if code, ok := m.parse(fs, args); !ok {
 		return code
@@ -37,6 +40,12 @@ func deploymentStatus(m *Meta, args []string) int {
 	id, code, ok := m.resolveDeployment(client, fs.Arg(0), *verbose)
 	if !ok {
 		return code
+	}
+	if *follow {
+		if *asJSON {
+			return m.usageError(fs, "-monitor and -json cannot be used together")
+		}
+		return m.withInterrupt(func() int { return newMonitor(m, client, *verbose).monitorDeployment(id) })
 	}
 	d, _, err := client.Deployments().Info(id, nil)
 	if err != nil {

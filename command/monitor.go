@@ -156,9 +156,12 @@ func (mon *monitor) monitorEval(evalID string) int {
 			lastStatus = eval.Status
 		}
 
-		if eval.TerminalStatus() && eval.NextEval != "" && eval.Status == api.EvalStatusComplete {
-			// A rolling update hands on to its next evaluation, which
-			// may wait before it runs.
+		if eval.TerminalStatus() && eval.NextEval != "" && eval.Status == api.EvalStatusComplete && !mon.hasDeployment(eval) {
+			// A rolling update without a deployment hands on to its next
+			// evaluation, which may wait before it runs. One with a
+			// deployment is followed by its deployment instead, as
+			// Nomad's monitor does: the deployment, not the chain of
+			// evaluations, says when the rollout is over and how it went.
 			wait := ""
 			if eval.Wait > 0 {
 				wait = " in " + shortDuration(eval.Wait)
@@ -229,6 +232,16 @@ func (mon *monitor) finishEval(eval *api.Evaluation) int {
 		return code
 	}
 	return mon.monitorDeployment(deploymentID)
+}
+
+// hasDeployment reports whether finishEval would follow a deployment of
+// eval (a failed lookup counts as none: finishEval reports it).
+func (mon *monitor) hasDeployment(eval *api.Evaluation) bool {
+	if mon.noDeployment || eval.Type != api.JobTypeService {
+		return false
+	}
+	id, err := mon.deploymentOf(eval)
+	return err == nil && id != ""
 }
 
 // deploymentOf finds the deployment an evaluation belongs to: the one it

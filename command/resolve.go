@@ -115,11 +115,7 @@ func (m *Meta) resolveDeployment(c *api.Client, id string, verbose bool) (string
 	if len(ids) == 0 {
 		return "", m.errorf("No deployment(s) with prefix or ID %q found", id), false
 	}
-	rows := []string{"ID|Job ID|Job Version|Status|Description"}
-	for _, d := range ds {
-		rows = append(rows, fmt.Sprintf("%s|%s|%d|%s|%s", shortID(d.ID, verbose), d.JobID, d.JobVersion, d.Status, d.StatusDescription))
-	}
-	fmt.Fprintf(m.stderr, "Prefix matched multiple deployments\n\n%s", columns(rows))
+	fmt.Fprintf(m.stderr, "Prefix matched multiple deployments\n\n%s", deploymentListTable(ds, verbose))
 	return "", 1, false
 }
 

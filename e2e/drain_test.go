@@ -81,8 +81,8 @@ func allocHTTPAddr(a *api.Allocation) string {
 	return ""
 }
 
-// serving counts the job's allocs whose HTTP server answers now.
-func serving(s *agent, jobID string) (int, string, error) {
+// drainServing counts the job's allocs whose HTTP server answers now.
+func drainServing(s *agent, jobID string) (int, string, error) {
 	allocs, err := jobAllocs(s, jobID)
 	if err != nil {
 		return 0, "", err
@@ -124,7 +124,7 @@ func TestNodeDrainHonoursMaxParallelWhileServing(t *testing.T) {
 	waitForReadyNodes(t, server, "c1")
 	registerJob(t, server, drainJob, 30*time.Second)
 	waitFor(t, 60*time.Second, func() (bool, string) {
-		up, desc, err := serving(server, "drainweb")
+		up, desc, err := drainServing(server, "drainweb")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -162,7 +162,7 @@ func TestNodeDrainHonoursMaxParallelWhileServing(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for ctx.Err() == nil {
-			up, desc, err := serving(server, "drainweb")
+			up, desc, err := drainServing(server, "drainweb")
 			mu.Lock()
 			if err != nil {
 				sampleErr = err.Error()
@@ -224,7 +224,7 @@ func TestNodeDrainHonoursMaxParallelWhileServing(t *testing.T) {
 		t.Fatalf("drained node: strategy %+v, eligibility %s, last drain %+v", node.DrainStrategy, node.SchedulingEligibility, node.LastDrain)
 	}
 	waitFor(t, 30*time.Second, func() (bool, string) {
-		up, desc, err := serving(server, "drainweb")
+		up, desc, err := drainServing(server, "drainweb")
 		if err != nil {
 			return false, err.Error()
 		}

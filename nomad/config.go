@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-sched/drover/helper/rpcx"
@@ -145,6 +146,13 @@ type Config struct {
 	// raft and call server endpoints (see peer_auth.go). The agent shares
 	// one Manager with its client and HTTP server, so a reload reaches all.
 	TLS *tlsutil.Manager
+
+	// Metrics is the agent's metrics handle (helper/telemetry); nil drops
+	// them. StatsInterval is how often the server's gauges (the broker's
+	// and plan queue's depths, heartbeat timers) are emitted: the
+	// telemetry block's collection_interval, 1s if zero.
+	Metrics       *metrics.Metrics
+	StatsInterval time.Duration
 
 	Logger hclog.Logger
 	Clock  Clock

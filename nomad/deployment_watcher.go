@@ -44,6 +44,7 @@ type deploymentWatcherConfig struct {
 const (
 	defaultDeploymentEvalBatch = 250 * time.Millisecond
 	defaultDeploymentRetry     = time.Second
+	maxDeploymentRetry         = time.Minute
 )
 
 // deploymentWatcher is the leader loop that owns deployment state
@@ -113,6 +114,10 @@ func (w *deploymentWatcher) run(ctx context.Context) {
 			batch.Stop()
 		}
 	}()
+	// retry doubles with each failed pass in a row, up to
+	// maxDeploymentRetry, so that a write the FSM keeps refusing costs a
+	// raft entry a minute, not one a second.
+	retry := w.cfg.RetryInterval
 	for {
 		ws := memdb.NewWatchSet()
 		next, err := w.pass(ws)
@@ -121,10 +126,14 @@ func (w *deploymentWatcher) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			w.cfg.Logger.Error("deployment watcher pass failed; retrying", "error", err, "retry_in", w.cfg.RetryInterval)
-			wait = w.cfg.RetryInterval
-		} else if !next.IsZero() {
-			wait = max(next.Sub(w.cfg.Clock.Now()), 0)
+			w.cfg.Logger.Error("deployment watcher pass failed; retrying", "error", err, "retry_in", retry)
+			wait = retry
+			retry = min(2*retry, maxDeploymentRetry)
+		} else {
+			retry = w.cfg.RetryInterval
+			if !next.IsZero() {
+				wait = max(next.Sub(w.cfg.Clock.Now()), 0)
+			}
 		}
 		if len(w.pending) > 0 && batch == nil {
 			batch = w.cfg.Clock.NewTimer(w.cfg.EvalBatchDuration)

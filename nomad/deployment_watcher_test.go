@@ -18,7 +18,7 @@ import (
 // writes go to the store directly, one index each, as the FSM would apply
 // them: raft itself is not what these tests are about.
 type watcherHarness struct {
-	t     *testing.T
+	t     testing.TB
 	st    *state.StateStore
 	clock *FakeClock
 	w     *deploymentWatcher
@@ -30,7 +30,7 @@ type watcherHarness struct {
 
 var watchT0 = time.Unix(1700000000, 0).UTC()
 
-func newWatcherHarness(t *testing.T) *watcherHarness {
+func newWatcherHarness(t testing.TB) *watcherHarness {
 	h := &watcherHarness{t: t, st: state.TestStateStore(t), clock: NewFakeClock(watchT0), index: 100}
 	h.w = newDeploymentWatcher(h, deploymentWatcherConfig{Clock: h.clock, NewID: h.newID})
 	return h
@@ -488,5 +488,47 @@ func TestDeploymentFailureDescriptionsAreNomads(t *testing.T) {
 	}
 	if !strings.HasSuffix(structs.DeploymentStatusDescriptionNoRollbackTarget("x"), "no stable job version to auto revert to") {
 		t.Fatal("no-target description changed")
+	}
+}
+
+// refusingHarness is a watcherHarness whose status writes the FSM keeps
+// refusing.
+type refusingHarness struct {
+	*watcherHarness
+	mu       sync.Mutex
+	attempts int
+}
+
+func (r *refusingHarness) ApplyDeploymentStatus(*structs.DeploymentStatusUpdateRequest) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.attempts++
+	return fmt.Errorf("refused")
+}
+
+func TestAWriteThatKeepsFailingIsRetriedLessAndLessOften(t *testing.T) {
+	h := newWatcherHarness(t)
+	h.register(watcherJob("web", 1, nil))
+	ids := h.deploy("web", "d1", 1, 0, rolling)
+	h.health(false, ids...)
+	r := &refusingHarness{watcherHarness: h}
+	w := newDeploymentWatcher(r, deploymentWatcherConfig{Clock: h.clock, NewID: h.newID})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	attempts := func() int {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.attempts
+	}
+	// Retries come 1s, 2s, 4s, 8s... apart: by 20s of fake time at most
+	// five attempts (at 0, 1, 3, 7 and 15s), where a fixed one-second
+	// retry would have made twenty.
+	h.waitFor("the clock to reach 20s", 100*time.Millisecond, func() bool {
+		return !h.clock.Now().Before(watchT0.Add(20 * time.Second))
+	})
+	if n := attempts(); n < 2 || n > 5 {
+		t.Fatalf("%d attempts in 20s, want between 2 and 5", n)
 	}
 }

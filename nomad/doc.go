@@ -30,7 +30,9 @@
 // # Who owns what
 //
 //   - Server.ctx owns the RPC accept loop, the leadership monitor, the join
-//     loop and the workers; Shutdown cancels it and waits for them.
+//     loop, the workers and the metrics loop (runStats, metrics.go, which
+//     sets the queue gauges every Config.StatsInterval); Shutdown cancels
+//     it and waits for them.
 //   - monitorLeadership is the only caller of establishLeadership and
 //     revokeLeadership. The leader context it creates owns the plan
 //     applier, the heartbeat timers, the failed-eval and cancel reapers,
@@ -57,6 +59,16 @@
 //     leader_drainer.go) runs under the leader context as one goroutine. It
 //     keeps nothing between passes: each pass plans from a state snapshot
 //     and writes through raft, so the next leader resumes every drain.
+//   - The deployment watcher (deploymentWatcher, deployment_watcher.go)
+//     runs under the leader context as one goroutine. It owns only what it
+//     has acted on (each deployment's health when it last asked for an
+//     eval) and the evals waiting for their 250ms batch; deployments
+//     themselves are in the state store, changed only through raft, so a
+//     new leader's watcher starts from state. Its decisions are in
+//     deployment_decide.go, shared with the deployment endpoints. It lives
+//     in this package rather than a deploymentwatcher/ sub-package because
+//     it uses the server's Clock; it sees the server only through
+//     deploymentWatcherDeps.
 //
 // # Native services
 //
@@ -82,7 +94,8 @@
 // Nomad's capabilities, first thing after it forwarded (acl_check.go):
 // jobs need submit-job, read-job, list-jobs, dispatch-job, scale-job and
 // the like in the job's namespace; allocations, evaluations and
-// deployments read-job (alloc-lifecycle to stop an allocation); nodes node
+// deployments read-job (alloc-lifecycle to stop an allocation; submit-job
+// to promote, pause, fail, unblock or set health in a deployment); nodes node
 // read or write; the raft and scheduler configuration operator read or
 // write; garbage collection and KV a management token. Lists answer only
 // the namespaces the token may read. A refusal wraps

@@ -30,7 +30,9 @@ func writeThroughElections(t testing.TB, s *Server, method string, args, reply a
 		if err == nil {
 			return
 		}
-		if !strings.Contains(err.Error(), structs.ErrNoLeader.Error()) || time.Now().After(deadline) {
+		moved := strings.Contains(err.Error(), structs.ErrNoLeader.Error()) ||
+			strings.Contains(err.Error(), structs.ErrNotLeader.Error()) // incl. "leadership lost while committing log"
+		if !moved || time.Now().After(deadline) {
 			t.Fatalf("%s through %s: %v", method, s.config.NodeName, err)
 		}
 		WaitFor(t, 10*time.Second, func() (bool, string) {

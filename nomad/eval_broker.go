@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 
+	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -45,6 +47,9 @@ type EvalBrokerConfig struct {
 	// follow-up waits up to five times that, spread per eval.
 	FailedFollowUpDelay time.Duration
 	Logger              hclog.Logger
+	// Metrics receives each eval's time from dequeue to ack
+	// (nomad.nomad.broker.process_time); nil drops it.
+	Metrics *metrics.Metrics
 }
 
 // EvalBroker is the leader's queue of evaluations waiting for a worker. It
@@ -108,6 +113,9 @@ type unackedEval struct {
 	timer  Timer
 	gen    uint64 // bumped on every re-arm, so a stale timer firing is ignored
 	paused bool
+
+	// dequeued is when a worker took it, on the broker's clock.
+	dequeued time.Time
 }
 
 type nackWaitingEval struct {
@@ -135,6 +143,7 @@ func NewEvalBroker(cfg EvalBrokerConfig) (*EvalBroker, error) {
 	if cfg.FailedFollowUpDelay <= 0 {
 		cfg.FailedFollowUpDelay = failedFollowUpBaseWait
 	}
+	cfg.Metrics = telemetry.OrDiscard(cfg.Metrics)
 	b := &EvalBroker{cfg: cfg, notify: make(chan struct{})}
 	b.resetLocked()
 	return b, nil
@@ -363,7 +372,7 @@ func (b *EvalBroker) dequeueLocked(schedulers []string) (*structs.Evaluation, st
 	eval := best.pop()
 	b.evals[eval.ID]++
 	token := structs.GenerateUUID()
-	u := &unackedEval{eval: eval, token: token}
+	u := &unackedEval{eval: eval, token: token, dequeued: b.cfg.Clock.Now()}
 	b.unack[eval.ID] = u
 	b.armNackTimerLocked(u)
 	return eval, token, true
@@ -413,6 +422,7 @@ func (b *EvalBroker) Ack(evalID, token string) error {
 		return err
 	}
 	u.timer.Stop()
+	b.cfg.Metrics.AddSampleWithLabels(keyBrokerProcessTime, ms(b.cfg.Clock.Now().Sub(u.dequeued)), evalLabels(u.eval))
 	delete(b.unack, evalID)
 	delete(b.evals, evalID)
 	job := u.eval.NamespacedJobID()

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 
+	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -41,6 +43,9 @@ type heartbeatConfig struct {
 	// Rand staggers TTLs. The heartbeater owns it from then on (it is
 	// not safe for concurrent use).
 	Rand *rand.Rand
+	// Metrics times each invalidation (nomad.nomad.heartbeat.invalidate);
+	// nil drops it.
+	Metrics *metrics.Metrics
 }
 
 // invalidateRetry is how soon a node whose status change failed to commit
@@ -136,6 +141,7 @@ func newHeartbeater(deps heartbeaterDeps, cfg heartbeatConfig) *heartbeater {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	cfg.Metrics = telemetry.OrDiscard(cfg.Metrics)
 	return &heartbeater{
 		deps:    deps,
 		cfg:     cfg,
@@ -391,6 +397,7 @@ func (h *heartbeater) disconnectDeadline(node *structs.Node, allocs []*structs.A
 // the node has not heartbeated until the change has committed. It reports
 // whether it wrote a status change.
 func (h *heartbeater) invalidate(e expiry) bool {
+	start := time.Now()
 	nodeID := e.nodeID
 	unlock := h.lockNode(nodeID)
 	defer unlock()
@@ -441,6 +448,7 @@ func (h *heartbeater) invalidate(e expiry) bool {
 		return false
 	}
 	h.logger.Warn("node missed its heartbeat", "node", nodeID, "status", status, "evals", len(req.Evals))
+	h.cfg.Metrics.MeasureSince(keyHeartbeatInvalidate, start)
 	if status == structs.NodeStatusDisconnected {
 		h.armDisconnected(nodeID)
 	}

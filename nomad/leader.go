@@ -103,7 +103,7 @@ func (s *Server) establishLeadership() error {
 		return err
 	}
 
-	applier := newPlanApplier(s, s.planQueue, s.logger.Named("plan_apply"), PlanApplierOptions{Workers: 2, GroupCommit: true})
+	applier := newPlanApplier(s, s.planQueue, s.logger.Named("plan_apply"), PlanApplierOptions{Workers: 2, GroupCommit: true, Metrics: s.metrics})
 	s.goLeader(ctx, applier.run)
 	s.goLeader(ctx, func(ctx context.Context) { reapFailedEvals(ctx, s.evalBroker, s.evalWriter()) })
 	s.goLeader(ctx, func(ctx context.Context) { reapCancelableEvals(ctx, s.evalBroker, s.blockedEvals, s.evalWriter()) })

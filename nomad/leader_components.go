@@ -19,6 +19,7 @@ func (s *Server) setupLeaderComponents() error {
 		DeliveryLimit:       s.config.EvalDeliveryLimit,
 		FailedFollowUpDelay: s.config.EvalFailedFollowupDelay,
 		Logger:              s.logger.Named("broker"),
+		Metrics:             s.metrics,
 	})
 	if err != nil {
 		return err
@@ -39,6 +40,7 @@ func (s *Server) setupLeaderComponents() error {
 		Clock:                  s.clock,
 		Logger:                 s.logger.Named("heartbeat"),
 		Rand:                   rand.New(rand.NewSource(s.seed)),
+		Metrics:                s.metrics,
 	})
 	periodicClock := s.clock
 	if s.opts.wrapPeriodicClock != nil {

@@ -249,6 +249,7 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	if done, err := n.srv.forward("Node.UpdateStatus", args, args, reply); done {
 		return err
 	}
+	defer n.srv.metrics.MeasureSince(keyClientUpdateStatus, time.Now())
 	if !structs.ValidNodeStatus(args.Status) {
 		return errBadRequest("status %q is not one of initializing, ready, down, disconnected", args.Status)
 	}

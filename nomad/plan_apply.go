@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -44,6 +46,11 @@ type PlanApplierOptions struct {
 	// DisablePipelining waits for each commit before checking the next
 	// plan. It exists to measure what pipelining buys.
 	DisablePipelining bool
+	// Metrics receives the applier's timers and counters (nil drops
+	// them): nomad.nomad.plan.evaluate per check, .apply from a plan's
+	// check to its answer, .node_rejected per refused node and
+	// .allocs_placed per new allocation committed.
+	Metrics *metrics.Metrics
 }
 
 // planApplier is the leader's single plan applier: it takes plans from the
@@ -98,6 +105,7 @@ func newPlanApplier(deps planApplierDeps, queue *PlanQueue, logger hclog.Logger,
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
+	opts.Metrics = telemetry.OrDiscard(opts.Metrics)
 	return &planApplier{deps: deps, queue: queue, logger: logger, opts: opts}
 }
 
@@ -106,7 +114,8 @@ type checkedPlan struct {
 	pending   *pendingPlan
 	result    *structs.PlanResult
 	err       error
-	viewIndex uint64 // index of the snapshot the check read
+	viewIndex uint64    // index of the snapshot the check read
+	checked   time.Time // when its check began, for nomad.nomad.plan.apply
 }
 
 // commitGroup is the one raft entry of a batch.
@@ -211,9 +220,10 @@ func (p *planApplier) check(ctx context.Context, pending []*pendingPlan, infligh
 	var merge mergeState
 	var rest []*pendingPlan
 	for i, pp := range pending {
-		cp := &checkedPlan{pending: pp, viewIndex: snapIndex}
+		cp := &checkedPlan{pending: pp, viewIndex: snapIndex, checked: time.Now()}
 		var reasons map[string]string
 		cp.result, reasons, cp.err = evaluatePlan(view, pp.plan, p.opts.Workers)
+		p.opts.Metrics.MeasureSince(keyPlanEvaluate, cp.checked)
 		if cp.err == nil && hasCommit(cp.result) {
 			if batch.group != nil && !merge.accepts(cp) {
 				rest = pending[i:]
@@ -288,9 +298,32 @@ func (p *planApplier) finish(ctx context.Context, batch *planBatch) bool {
 		if len(cp.result.RejectedNodes) > 0 {
 			cp.result.RefreshIndex = max(cp.viewIndex, commitIndex, p.lastIndex)
 		}
+		p.record(cp)
 		cp.pending.respond(cp.result, nil)
 	}
 	return ok
+}
+
+// record counts what one answered plan did: its time in the applier, the
+// nodes refused, and the new allocations it committed (a new allocation
+// has no CreateIndex yet; an in-place update keeps its own).
+func (p *planApplier) record(cp *checkedPlan) {
+	m := p.opts.Metrics
+	m.MeasureSince(keyPlanApply, cp.checked)
+	for _, nodeID := range cp.result.RejectedNodes {
+		m.IncrCounterWithLabels(keyPlanNodeRejected, 1, []metrics.Label{{Name: "node_id", Value: nodeID}})
+	}
+	placed := 0
+	for _, allocs := range cp.result.NodeAllocation {
+		for _, a := range allocs {
+			if a.CreateIndex == 0 {
+				placed++
+			}
+		}
+	}
+	if placed > 0 {
+		m.IncrCounter(keyPlanPlaced, float32(placed))
+	}
 }
 
 // applyAlone checks one plan against a fresh snapshot and commits it by

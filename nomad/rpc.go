@@ -151,6 +151,7 @@ type queryFn func(ws memdb.WatchSet, st *state.StateStore) (uint64, error)
 // closed). While it waits it counts against the server's blocking-query
 // limits; past them it is refused at once (see blockingLimiter).
 func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFn) error {
+	s.metrics.IncrCounter(keyRPCQuery, 1)
 	wait := opts.MaxQueryTime
 	if wait <= 0 {
 		wait = defaultQueryTime

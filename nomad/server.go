@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -33,6 +35,8 @@ type Server struct {
 	config *Config
 	logger hclog.Logger
 	clock  Clock
+	// metrics is Config.Metrics, or a handle that drops everything.
+	metrics *metrics.Metrics
 
 	fsm           *FSM
 	raft          *raft.Raft
@@ -122,6 +126,7 @@ func newServer(cfg *Config, opts serverOptions) (*Server, error) {
 		seed = randv2.Int64() // seeded by the runtime, not the clock
 	}
 	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel, acls: newACLResolver(), seed: seed, opts: opts}
+	s.metrics = telemetry.OrDiscard(cfg.Metrics)
 	if err := s.setup(); err != nil {
 		s.Shutdown()
 		return nil, err
@@ -154,6 +159,7 @@ func (s *Server) setup() error {
 		rpcx.WithMaxStreamsPerSession(s.config.RPCMaxStreamsPerSession),
 		rpcx.WithMaxConnsPerClient(s.config.RPCMaxConnsPerClient),
 		rpcx.WithMaxConns(s.config.RPCMaxConns),
+		rpcx.WithCallObserver(s.observeRPC),
 	}
 	if s.config.TLS.RPCEnabled() {
 		opts = append(opts, rpcx.WithTLS(s.config.TLS.IncomingRPC()), rpcx.WithConnAuthorizer(s.authorizeConn))
@@ -192,6 +198,11 @@ func (s *Server) setup() error {
 		s.startJoinLoop()
 	}
 	s.startWorkers()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.runStats()
+	}()
 	s.logger.Info("server started", "name", s.config.NodeName, "id", s.config.NodeID, "rpc", s.advertise)
 	return nil
 }

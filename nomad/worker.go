@@ -54,7 +54,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 
+	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler"
 	"github.com/drover-sched/drover/structs"
@@ -91,6 +93,9 @@ type workerOptions struct {
 	// reportWindow is the server's ReconnectReportWindow, handed to every
 	// scheduler.
 	reportWindow time.Duration
+	// metrics receives the worker's timers and its count of failed
+	// placements; nil drops them.
+	metrics *metrics.Metrics
 }
 
 // Worker runs evaluations. It implements scheduler.Planner for the
@@ -132,6 +137,7 @@ func newWorker(ctx context.Context, srv workerServer, schedulers []string, id in
 	if opts.syncLimit <= 0 {
 		opts.syncLimit = workerSyncLimit
 	}
+	opts.metrics = telemetry.OrDiscard(opts.metrics)
 	var types []string
 	for _, s := range schedulers {
 		if s != structs.JobTypeCore { // see the comment at the top of this file
@@ -201,6 +207,7 @@ func (w *Worker) run() {
 	var backoff time.Duration
 	for w.waitWhilePaused() {
 		var resp structs.EvalDequeueResponse
+		start := time.Now()
 		err := w.srv.RPC("Eval.Dequeue", &structs.EvalDequeueRequest{
 			Schedulers: w.schedulers,
 			Timeout:    workerDequeueTimeout,
@@ -220,6 +227,7 @@ func (w *Worker) run() {
 		if resp.Eval == nil {
 			continue // the long poll ended with nothing to do
 		}
+		w.opts.metrics.MeasureSince(keyWorkerDequeue, start)
 		w.process(resp.Eval, resp.Token, resp.GetWaitIndex())
 	}
 }
@@ -259,6 +267,7 @@ func (w *Worker) schedule(eval *structs.Evaluation, waitIndex uint64, logger hcl
 	if err != nil {
 		return err
 	}
+	defer w.opts.metrics.MeasureSince(invokeSchedulerKey(eval.Type), time.Now())
 	return sched.Process(eval)
 }
 
@@ -267,6 +276,7 @@ func (w *Worker) schedule(eval *structs.Evaluation, waitIndex uint64, logger hcl
 func (w *Worker) snapshotMinIndex(index uint64) (*state.StateSnapshot, error) {
 	ctx, cancel := context.WithTimeout(w.ctx, w.opts.syncLimit)
 	defer cancel()
+	defer w.opts.metrics.MeasureSince(keyWorkerWaitForIndex, time.Now())
 	snap, err := w.srv.State().SnapshotMinIndex(ctx, index)
 	if err != nil {
 		return nil, fmt.Errorf("worker: waiting for state index %d: %w", index, err)
@@ -292,6 +302,7 @@ func (w *Worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 		return nil, nil, err
 	}
 	var result *structs.PlanResult
+	start := time.Now()
 	for _, part := range parts {
 		var resp structs.PlanResponse
 		if err := w.srv.RPC("Plan.Submit", &structs.PlanRequest{Plan: part}, &resp); err != nil {
@@ -301,6 +312,7 @@ func (w *Worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 			return nil, nil, fmt.Errorf("submitting plan for eval %s: leader returned no result", structs.ShortID(plan.EvalID))
 		}
 		result = mergePlanResults(result, resp.Result)
+		w.opts.metrics.MeasureSince(keyWorkerSubmitPlan, start)
 		if resp.Result.RefreshIndex != 0 {
 			// Part of this part was refused: the scheduler plans again
 			// on fresher state for everything not committed, the later
@@ -318,8 +330,21 @@ func (w *Worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 	return result, snap, nil
 }
 
-// UpdateEval implements scheduler.Planner.
+// UpdateEval implements scheduler.Planner. The eval the scheduler writes
+// last records the placements it could not make (FailedTGAllocs: one
+// AllocMetric per group, with the others that failed alike coalesced).
 func (w *Worker) UpdateEval(eval *structs.Evaluation) error {
+	defer w.opts.metrics.MeasureSince(keyWorkerUpdateEval, time.Now())
+	failed := 0
+	for _, m := range eval.FailedTGAllocs {
+		if m != nil {
+			failed += 1 + m.CoalescedFailures
+		}
+	}
+	if failed > 0 {
+		w.opts.metrics.IncrCounterWithLabels(keyWorkerPlacementsFailed, float32(failed),
+			[]metrics.Label{{Name: "namespace", Value: eval.Namespace}}) // no job: see evalLabels
+	}
 	return w.writeEvals("Eval.Update", eval)
 }
 

@@ -7,7 +7,7 @@ func (s *Server) startWorkers() {
 		return
 	}
 	for i := 0; i < s.config.NumSchedulers; i++ {
-		s.workers = append(s.workers, newWorker(s.ctx, s, s.config.EnabledSchedulers, i, workerOptions{reportWindow: s.config.ReconnectReportWindow}))
+		s.workers = append(s.workers, newWorker(s.ctx, s, s.config.EnabledSchedulers, i, workerOptions{reportWindow: s.config.ReconnectReportWindow, metrics: s.metrics}))
 	}
 }
 

@@ -82,6 +82,9 @@ func TestRandomRolloutsKeepTheServiceUp(t *testing.T) {
 		}
 		paused := false
 		setPaused := func(p bool) {
+			if !h.Deployment(v1).Active() {
+				return // an ended deployment cannot be paused or resumed (the state store refuses it)
+			}
 			paused = p
 			status := structs.DeploymentStatusRunning
 			if p {

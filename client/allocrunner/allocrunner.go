@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/client/artifact"
@@ -40,6 +41,8 @@ type Config struct {
 	Artifacts *artifact.Fetcher
 	// Services reads native services for the tasks' templates.
 	Services taskrunner.ServiceCatalog
+	// Metrics is handed to the task runners; nil drops their counters.
+	Metrics *metrics.Metrics
 }
 
 // AllocRunner runs one allocation. See the package doc for which goroutine

@@ -119,6 +119,7 @@ func (ar *AllocRunner) start() <-chan struct{} {
 			StartGate: ar.st.lifecycle.gate(phaseOf(task)),
 			OnUpdate:  ar.wake, Restore: ar.cfg.Restore,
 			Artifacts: ar.cfg.Artifacts, Services: ar.cfg.Services,
+			Metrics: ar.cfg.Metrics,
 		})
 		ts.defs[task.Name] = task
 		ts.order = append(ts.order, task.Name)

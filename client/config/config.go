@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/drover-sched/drover/client/artifact"
 	"github.com/drover-sched/drover/client/clock"
+	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -121,6 +123,16 @@ type Config struct {
 	ACLEnabled   bool
 	ACLTokenTTL  time.Duration
 	ACLPolicyTTL time.Duration
+
+	// Metrics is the agent's metrics handle (helper/telemetry); nil
+	// drops them. StatsInterval is how often the client's gauges are
+	// emitted (the telemetry block's collection_interval; 1s if zero),
+	// PublishAllocationMetrics and PublishNodeMetrics add the tasks' and
+	// the host's resource usage to them.
+	Metrics                  *metrics.Metrics
+	StatsInterval            time.Duration
+	PublishAllocationMetrics bool
+	PublishNodeMetrics       bool
 }
 
 // Defaults.
@@ -214,6 +226,10 @@ func (c *Config) Canonicalize() {
 	if c.ACLPolicyTTL == 0 {
 		c.ACLPolicyTTL = DefaultACLPolicyTTL
 	}
+	if c.StatsInterval <= 0 {
+		c.StatsInterval = telemetry.DefaultCollectionInterval
+	}
+	c.Metrics = telemetry.OrDiscard(c.Metrics)
 }
 
 // Validate names every problem with the config.

@@ -138,6 +138,7 @@ func (tr *TaskRunner) stopForRestart(h *drivers.TaskHandle, waitCh <-chan *drive
 // restartNow records the start of a user's restart: no delay, and the
 // restart policy's count left alone.
 func (tr *TaskRunner) restartNow() {
+	tr.count(keyTaskRestart)
 	now := tr.clock.Now()
 	tr.update(restartingEvent(now, 0, userRestartReason), func(s *structs.TaskState) {
 		s.State = structs.TaskStatePending

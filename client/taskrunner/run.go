@@ -102,6 +102,7 @@ func (tr *TaskRunner) Run() {
 			return
 		}
 		now := tr.clock.Now()
+		tr.count(keyTaskRestart)
 		tr.update(restartingEvent(now, delay, reason), func(s *structs.TaskState) {
 			s.State = structs.TaskStatePending
 			s.Restarts++
@@ -158,6 +159,7 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 		return nil, err
 	}
 	tr.setHandle(h)
+	tr.count(keyTaskRunning)
 	now := tr.clock.Now()
 	tr.update(startedEvent(now), func(s *structs.TaskState) {
 		s.State = structs.TaskStateRunning

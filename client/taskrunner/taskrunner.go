@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/client/artifact"
@@ -16,6 +17,7 @@ import (
 	"github.com/drover-sched/drover/client/logmon"
 	"github.com/drover-sched/drover/client/state"
 	"github.com/drover-sched/drover/client/template"
+	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -49,6 +51,9 @@ type Config struct {
 	// Services reads native services for templates; nil leaves
 	// nomadService without data.
 	Services ServiceCatalog
+	// Metrics counts the task's starts, restarts and ends (metrics.go);
+	// nil drops them.
+	Metrics *metrics.Metrics
 }
 
 // TaskRunner runs one task. See the package doc for ownership.
@@ -80,6 +85,8 @@ type TaskRunner struct {
 	actions chan *action
 
 	logs *logmon.TaskLogger
+	// metricLabels name the task in its counters (metrics.go).
+	metricLabels []metrics.Label
 }
 
 // New returns a runner; call Run in a goroutine.
@@ -95,6 +102,7 @@ func New(cfg Config) *TaskRunner {
 	if cfg.OnUpdate == nil {
 		cfg.OnUpdate = func() {}
 	}
+	cfg.Metrics = telemetry.OrDiscard(cfg.Metrics)
 	jobType := structs.JobTypeService
 	if cfg.Alloc.Job != nil {
 		jobType = cfg.Alloc.Job.Type
@@ -114,6 +122,7 @@ func New(cfg Config) *TaskRunner {
 		actions:    make(chan *action),
 	}
 	tr.hooks = newHooks(tr)
+	tr.metricLabels = taskLabels(cfg.Alloc, cfg.Task.Name)
 	return tr
 }
 
@@ -220,6 +229,7 @@ func (tr *TaskRunner) setHandle(h *drivers.TaskHandle) {
 // markDead records the task as dead for good and runs the stop hooks; Run
 // returns right after.
 func (tr *TaskRunner) markDead(ev *structs.TaskEvent, failed bool) {
+	tr.countEnd(failed)
 	now := tr.clock.Now()
 	tr.update(ev, func(s *structs.TaskState) {
 		s.State = structs.TaskStateDead

@@ -10,11 +10,13 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/helper/tlsutil"
 )
 
@@ -49,6 +51,9 @@ type Agent struct {
 	// the remote RPC pool and the HTTP API, so a reload reaches them all.
 	// It is never nil; with TLS off it gives no configs.
 	tls *tlsutil.Manager
+	// telemetry is the agent's metrics (helper/telemetry), handed to the
+	// server and the client and read by /v1/metrics.
+	telemetry *telemetry.Telemetry
 
 	httpLn      net.Listener
 	httpSrv     *http.Server
@@ -107,6 +112,9 @@ func (a *Agent) start() error {
 		return fmt.Errorf("agent: %w", err)
 	}
 	a.tls = tm
+	if a.telemetry, err = telemetry.New(cfg.Telemetry, cfg.Name, a.logger.Named("telemetry")); err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
 	ln, err := net.Listen("tcp", cfg.httpBind())
 	if err != nil {
 		return fmt.Errorf("agent: HTTP listener: %w", err)
@@ -125,6 +133,8 @@ func (a *Agent) start() error {
 			a.logger.Warn(aclWithoutTLSWarning)
 		}
 		scfg.TLS = a.tls
+		a.telemetry.BridgeRaft()
+		scfg.Metrics, scfg.StatsInterval = a.telemetry.Metrics(), a.telemetry.Config().CollectionInterval
 		if cfg.ServerHook != nil {
 			cfg.ServerHook(scfg)
 		}
@@ -150,6 +160,9 @@ func (a *Agent) start() error {
 		ccfg := cfg.clientConfig(a.dataDir, a.servers, a.httpAddr, a.logger)
 		ccfg.Artifacts.Sources.OwnAddrs = a.ownAddrs()
 		ccfg.RPCTLS = a.tls.OutgoingRPC()
+		tc := a.telemetry.Config()
+		ccfg.Metrics, ccfg.StatsInterval = a.telemetry.Metrics(), tc.CollectionInterval
+		ccfg.PublishAllocationMetrics, ccfg.PublishNodeMetrics = tc.PublishAllocationMetrics, tc.PublishNodeMetrics
 		if cfg.ClientHook != nil {
 			cfg.ClientHook(ccfg)
 		}
@@ -199,6 +212,8 @@ func (a *Agent) serveHTTP() {
 		forward: &http.Client{Transport: forward},
 		scheme:  a.httpScheme(),
 	}
+	// metrics (issue 15)
+	api.telemetry = a.telemetry
 	// Handlers see the base context end when the agent shuts down, so a
 	// followed log stream ends instead of holding shutdown up.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -331,8 +346,9 @@ func (a *Agent) Reload(newCfg *Config) error {
 	// The files may have changed even when their paths did not.
 	tlsErr := a.tls.Reload(next.TLS)
 	if old.Server.Enabled != next.Server.Enabled || old.Client.Enabled != next.Client.Enabled ||
-		old.DataDir != next.DataDir || old.Ports != next.Ports || old.BindAddr != next.BindAddr || old.ACL != next.ACL {
-		a.logger.Warn("configuration reloaded; server/client roles, data_dir, ports, addresses and the acl block change only on restart")
+		old.DataDir != next.DataDir || old.Ports != next.Ports || old.BindAddr != next.BindAddr || old.ACL != next.ACL ||
+		!reflect.DeepEqual(old.Telemetry, next.Telemetry) {
+		a.logger.Warn("configuration reloaded; server/client roles, data_dir, ports, addresses, the acl and the telemetry blocks change only on restart")
 	}
 	return tlsErr
 }
@@ -365,6 +381,9 @@ func (a *Agent) Shutdown() error {
 			if err := a.server.Shutdown(); err != nil {
 				errs = append(errs, fmt.Errorf("server shutdown: %w", err))
 			}
+		}
+		if a.telemetry != nil {
+			a.telemetry.Shutdown()
 		}
 		a.dirLock.release()
 		if a.removeData {

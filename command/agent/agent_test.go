@@ -200,8 +200,11 @@ telemetry { prometheus_metrics = true }
 			t.Errorf("banner lacks %q:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(stderr.String(), `WARNING: `+path+`:17: "telemetry"`) {
-		t.Errorf("no warning for the telemetry block:\n%s", stderr.String())
+	// The file's telemetry block is applied: Prometheus metrics are served.
+	if resp, err := http.Get(url + "/v1/metrics?format=prometheus"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("telemetry { prometheus_metrics = true } from the file is not applied: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 
 	write("debug")

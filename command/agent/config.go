@@ -5,6 +5,7 @@ import (
 	"time"
 
 	clientconfig "github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/helper/tlsutil"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
@@ -44,6 +45,9 @@ type Config struct {
 	ACL ACLConfig
 	// Limits is the limits {} block (config_limits.go).
 	Limits Limits
+	// Telemetry is the telemetry {} block (config_telemetry.go): what
+	// /v1/metrics serves and how often gauges are emitted.
+	Telemetry telemetry.Config
 
 	// Plugins are the `plugin "name" { config { ... } }` blocks, by name.
 	Plugins map[string]*PluginConfig
@@ -247,6 +251,7 @@ func (c *Config) Copy() *Config {
 	out.Client.Meta = copyMap(c.Client.Meta)
 	out.Client.Options = copyMap(c.Client.Options)
 	out.Client.Artifact = c.Client.Artifact.copy()
+	out.Telemetry = copyTelemetry(c.Telemetry)
 	out.Plugins = make(map[string]*PluginConfig, len(c.Plugins))
 	for k, p := range c.Plugins {
 		pc := *p

@@ -50,6 +50,9 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Client.Artifact.validate()...)
+	if err := c.Telemetry.WithDefaults().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("agent: %w", err))
+	}
 	return errors.Join(errs...)
 }
 

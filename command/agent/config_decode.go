@@ -12,7 +12,6 @@ import (
 var ignoredTop = map[string]string{
 	"consul":                      "no Consul integration",
 	"vault":                       "no Vault integration",
-	"telemetry":                   "no metrics sink yet",
 	"ui":                          "no web UI",
 	"autopilot":                   "no autopilot",
 	"audit":                       "no audit log",
@@ -80,6 +79,8 @@ func (d *decoder) decodeTop(body hcl.Body, c *Config) {
 			"tls":       {decode: func(d *decoder, b *hcl.Block) { d.decodeTLS(b.Body, &c.TLS) }},
 			"acl":       {decode: func(d *decoder, b *hcl.Block) { d.decodeACL(b.Body, &c.ACL) }},
 			"limits":    {decode: func(d *decoder, b *hcl.Block) { d.decodeLimits(b.Body, &c.Limits) }},
+			// metrics (issue 15)
+			"telemetry": {decode: func(d *decoder, b *hcl.Block) { d.decodeTelemetry(b.Body, &c.Telemetry) }},
 			"plugin": {labels: []string{"name"}, decode: func(d *decoder, b *hcl.Block) {
 				if p := d.decodePlugin(b); p != nil {
 					if c.Plugins == nil {

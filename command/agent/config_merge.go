@@ -34,6 +34,7 @@ func (c *Config) Merge(o *Config) *Config {
 	out.TLS = mergeTLS(out.TLS, &o.TLS)
 	out.ACL = out.ACL.merge(&o.ACL)
 	out.Limits = out.Limits.merge(&o.Limits)
+	out.Telemetry = mergeTelemetry(out.Telemetry, &o.Telemetry)
 
 	for name, p := range o.Plugins {
 		pc := *p

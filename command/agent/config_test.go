@@ -120,7 +120,7 @@ consul {
   address = "127.0.0.1:8500"
 }
 vault { enabled = true }
-telemetry { prometheus_metrics = true }
+telemetry { statsd_address = "127.0.0.1:8125" }
 audit { enabled = true }
 tls { rpc_upgrade_mode = true }
 ui { enabled = true }
@@ -144,8 +144,9 @@ plugin "qemu" {}
 		t.Fatalf("supported keys around the unsupported ones were lost: %+v", c)
 	}
 	want := []string{
-		`agent.hcl:2: "consul"`, `agent.hcl:5: "vault"`, `agent.hcl:6: "telemetry"`, `agent.hcl:7: "audit"`,
+		`agent.hcl:2: "consul"`, `agent.hcl:5: "vault"`, `agent.hcl:7: "audit"`,
 		`agent.hcl:9: "ui"`, `agent.hcl:11: unknown key "frobnicate"`,
+		`agent.hcl:6: "telemetry.statsd_address"`,
 		`agent.hcl:8: "tls.rpc_upgrade_mode"`,
 		`agent.hcl:14: "server.raft_protocol"`, `agent.hcl:15: unknown key "server.wibble"`,
 		`agent.hcl:17: plugin "docker"`, `agent.hcl:20: unknown plugin "qemu"`,

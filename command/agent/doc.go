@@ -8,7 +8,7 @@
 // Drover has (config.go lists them). Files are decoded by walking the HCL
 // body with a schema per block (config_decode.go) rather than with gohcl,
 // because agent files are shared with Nomad: a key Drover does not know,
-// or knows and ignores (consul, vault, telemetry, the serf port, ...), is a
+// or knows and ignores (consul, vault, the serf port, ...), is a
 // warning with its file and line, never a failure. A malformed value is an
 // error with file:line:col naming the key and what was expected, and all of
 // them are reported at once. The HCL1 map-block spelling Nomad's docs use
@@ -80,6 +80,13 @@
 // executable as a child (job_parse_child.go, selected by an environment
 // variable that command.Run checks first), with a heap limit the child
 // watches and a deadline the agent enforces, at most two at a time.
+//
+// # Metrics
+//
+// The telemetry block (config_telemetry.go) becomes one
+// helper/telemetry.Telemetry per agent, whose handle the server and the
+// client write to and whose sinks /v1/metrics reads (http_metrics.go); a
+// server agent also receives hashicorp/raft's metrics through it.
 //
 // Goroutines: the agent owns the HTTP serve loop (waited on in Shutdown);
 // a followed log stream owns one watcher that closes the log reader when

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/helper/telemetry"
 )
 
 // httpAPI serves Nomad's v1 HTTP API. Every handler turns a request into
@@ -39,6 +40,8 @@ type httpAPI struct {
 	// parser evaluates job files for /v1/jobs/parse; nil means the shared
 	// default (see jobParser).
 	parser *jobParser
+	// telemetry is the agent's metrics, for /v1/metrics (http_metrics.go).
+	telemetry *telemetry.Telemetry
 }
 
 // agentInfo is what the HTTP API knows about its own agent.
@@ -80,6 +83,8 @@ func (s *httpAPI) handler() http.Handler {
 	s.routeServices(mux)
 	// Web UI (issue 15).
 	s.routeUI(mux)
+	// metrics (issue 15)
+	s.routeMetrics(mux)
 	return mux
 }
 

@@ -202,6 +202,9 @@ func (s *Server) invoke(svc *service, m *method, serviceMethod string, argp refl
 				"method", serviceMethod, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			reply, rerr = nil, &RemoteError{Text: fmt.Sprintf("rpc: internal error in %s: %v", serviceMethod, p)}
 		}
+		if s.cfg.observe != nil {
+			s.cfg.observe(serviceMethod, rerr != nil)
+		}
 	}()
 	replyp := m.newReply()
 	out := m.fn.Call([]reflect.Value{svc.rcvr, m.arg(argp), replyp})

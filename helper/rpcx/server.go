@@ -77,6 +77,8 @@ type serverConfig struct {
 	raft                 *RaftLayer
 	tls                  *tls.Config
 	authorize            ConnAuthorizer
+	// observe is told of every call answered (WithCallObserver).
+	observe func(method string, failed bool)
 }
 
 // DefaultMaxConnsPerClient bounds the connections one client IP may hold
@@ -122,6 +124,13 @@ func WithMaxStreamsPerSession(n int) ServerOption {
 // DefaultMaxConnsPerClient.
 func WithMaxConnsPerClient(n int) ServerOption {
 	return func(c *serverConfig) { c.maxConnsPerClient = n }
+}
+
+// WithCallObserver has f told of every call the server answers, over the
+// network or in process, with whether it failed: the server's request
+// and error counters. f runs on the call's goroutine and must be quick.
+func WithCallObserver(f func(method string, failed bool)) ServerOption {
+	return func(c *serverConfig) { c.observe = f }
 }
 
 // WithMaxConns bounds the connections open at once from every client

@@ -187,3 +187,32 @@ func TestPromotionNamesAGroupThatIsNotThere(t *testing.T) {
 		t.Fatalf("promoting a failed deployment: err = %v", err)
 	}
 }
+
+func TestANewDeploymentStartsItsProgressDeadlinesAtTheEntrysTime(t *testing.T) {
+	s := TestStateStore(t)
+	deployedJob(t, s, 1, 0)
+	d, _ := s.DeploymentByID(nil, "d1")
+	if want := depT0.Add(10 * time.Minute); !d.TaskGroups["web"].RequireProgressBy.Equal(want) {
+		t.Fatalf("RequireProgressBy = %v, want %v", d.TaskGroups["web"].RequireProgressBy, want)
+	}
+}
+
+func TestAStatusChangeDecidedOnAStaleSnapshotLeavesAnEndedDeploymentAlone(t *testing.T) {
+	s := TestStateStore(t)
+	job, _ := deployedJob(t, s, 1, 0)
+	mustNoErr(t, s.UpsertPlanResults(3, &structs.ApplyPlanResultsRequest{UpdatedAt: depT0.UnixNano(),
+		DeploymentUpdates: []*structs.DeploymentStatusUpdate{{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful}}}))
+	revert := job.Copy()
+	revert.Priority = 90
+	err := s.UpdateDeploymentStatus(4, &structs.DeploymentStatusUpdateRequest{
+		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusFailed},
+		Job:              revert, Eval: testEval("e1", job)})
+	if !errors.Is(err, ErrDeploymentRequest) || !strings.Contains(err.Error(), "it is successful") {
+		t.Fatalf("err = %v", err)
+	}
+	d, _ := s.DeploymentByID(nil, "d1")
+	cur, _ := s.JobByID(nil, "default", "web")
+	if d.Status != structs.DeploymentStatusSuccessful || cur.Priority == 90 {
+		t.Fatalf("a stale failure changed state: deployment %s, job priority %d", d.Status, cur.Priority)
+	}
+}

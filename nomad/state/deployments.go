@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/drover-sched/drover/structs"
 	memdb "github.com/hashicorp/go-memdb"
@@ -37,6 +38,7 @@ func upsertDeploymentTxn(txn *memdb.Txn, index uint64, deployment *structs.Deplo
 		d.CreateTime = existing.CreateTime
 	} else {
 		d.CreateIndex = index
+		startProgressDeadlines(d, now)
 	}
 	if d.CreateTime == 0 {
 		d.CreateTime = now
@@ -49,6 +51,21 @@ func upsertDeploymentTxn(txn *memdb.Txn, index uint64, deployment *structs.Deplo
 		return fmt.Errorf("state: inserting deployment %s: %w", d.ID, err)
 	}
 	return setIndex(txn, TableDeployments, index)
+}
+
+// startProgressDeadlines gives each group of a new deployment that has a
+// progress deadline, and no time to meet it yet, its first one: the
+// deadline after the entry's time now. Until a first alloc is healthy that
+// is when the group must have made progress.
+func startProgressDeadlines(d *structs.Deployment, now int64) {
+	if now == 0 {
+		return
+	}
+	for _, st := range d.TaskGroups {
+		if st.ProgressDeadline > 0 && st.RequireProgressBy.IsZero() {
+			st.RequireProgressBy = time.Unix(0, now).UTC().Add(st.ProgressDeadline)
+		}
+	}
 }
 
 // DeleteDeployment removes deployments (GC). Unknown IDs are skipped.
@@ -76,8 +93,18 @@ func (s *StateStore) DeleteDeployment(index uint64, ids []string) error {
 // UpdateDeploymentStatus changes a deployment's status and, in the same
 // write, registers the job version (auto-revert) and the eval that come
 // with it.
+//
+// The deployment must still be active: the watcher and the endpoints
+// decide on a snapshot, and a deployment that ended meanwhile (the
+// scheduler completed it, a newer version cancelled it) keeps its ending,
+// so an auto-revert decided on the old snapshot is not registered.
 func (s *StateStore) UpdateDeploymentStatus(index uint64, req *structs.DeploymentStatusUpdateRequest) error {
 	return s.writeTxn(func(txn *memdb.Txn) error {
+		if u := req.DeploymentUpdate; u != nil {
+			if _, err := activeDeploymentTxn(txn, u.DeploymentID, "change the status of"); err != nil {
+				return err
+			}
+		}
 		return s.deploymentOutcomeTxn(txn, index, req.DeploymentUpdate, req.Job, req.Eval, req.UpdatedAt)
 	})
 }

@@ -1,0 +1,56 @@
+package command
+
+import (
+	"github.com/drover-sched/drover/api"
+)
+
+const operatorMetricsHelp = `
+Usage: drover operator metrics [options]
+
+  Print the agent's metrics: those of its last finished aggregation
+  interval as JSON, or all of them in the Prometheus text format (the
+  agent's telemetry block must set prometheus_metrics = true). With ACLs
+  on, the token needs agent read.
+
+Metrics Options:
+
+  -format <format>
+    "prometheus" for the Prometheus text format; JSON by default.
+
+  -pretty
+    Indent the JSON.
+`
+
+func operatorMetrics(m *Meta, args []string) int {
+	fs := m.flagSet("operator metrics", operatorMetricsHelp)
+	format := fs.String("format", "", "")
+	pretty := fs.Bool("pretty", false, "")
+	if code, ok := m.parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 0 {
+		return m.usageError(fs, "This command takes no arguments")
+	}
+	if *format != "" && *format != "prometheus" {
+		return m.usageError(fs, `-format must be "prometheus" (or left out for JSON)`)
+	}
+	client, err := m.client()
+	if err != nil {
+		return m.errorf("%v", err)
+	}
+	q := &api.QueryOptions{Params: map[string]string{}}
+	if *format != "" {
+		q.Params["format"] = *format
+	}
+	if *pretty {
+		q.Params["pretty"] = ""
+	}
+	out, err := client.Operator().Metrics(q)
+	if err != nil {
+		return m.errorf("Error getting metrics: %v", err)
+	}
+	if _, err := m.stdout.Write(out); err != nil {
+		return m.errorf("Error writing metrics: %v", err)
+	}
+	return 0
+}
