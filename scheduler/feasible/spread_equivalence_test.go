@@ -147,3 +147,30 @@ func nodeID(o *RankedNode) string {
 	}
 	return o.Node.ID
 }
+
+// Nodes left out of the buckets are not looked at again, but a placement
+// that fails still names every one of them in its metrics: a blocked
+// evaluation explains the whole fleet, as the full walk would.
+func TestAFailedSpreadPlacementExplainsEveryNode(t *testing.T) {
+	nodes := rackFleet(40, 4)
+	f := newFixture(1, nodes)
+	job := simpleJob(3)
+	allowRacks(job, []string{"r0"})
+	tg := job.TaskGroups[0]
+	tg.Spreads = []*structs.Spread{{Attribute: "${meta.rack}", Weight: 100}}
+	tg.Tasks[0].Resources.CPU = 40000 // fits once per node of r0
+	s := f.stack(job)
+	for i := 0; i < 10; i++ {
+		if f.place(t, s, job, tg, i, nil) == nil {
+			t.Fatalf("placement %d failed with r0's ten nodes free: %+v", i, f.ctx.Metrics())
+		}
+	}
+	if f.place(t, s, job, tg, 10, nil) != nil {
+		t.Fatal("r0's nodes are all full, the placement should fail")
+	}
+	m := f.ctx.Metrics()
+	reason := constraintReason(job.Constraints[len(job.Constraints)-1])
+	if m.NodesEvaluated != 40 || m.NodesFiltered != 30 || m.ConstraintFiltered[reason] != 30 || m.NodesExhausted != 10 || m.DimensionExhausted["cpu"] != 10 {
+		t.Fatalf("want 40 nodes evaluated: 30 filtered by %q and 10 exhausted on cpu; got %+v", reason, m)
+	}
+}
