@@ -76,6 +76,8 @@ var verbs = []verb{
 	{"service delete", "Delete a registration of a native service", serviceDelete},
 	// metrics (issue 15)
 	{"operator metrics", "Print the agent's metrics, as JSON or for Prometheus", operatorMetrics},
+	// Event stream (issue 15, events).
+	{"operator api", "Send a request to the HTTP API and print the answer, streams included", operatorAPI},
 	// Node simulator (issue 16, nodesim).
 	{"nodesim", "Simulate many client nodes against real servers", nodesimCmd},
 }

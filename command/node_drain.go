@@ -34,6 +34,8 @@ Drain Options:
   -force             Stop all allocations at once (a zero deadline).
   -no-deadline       Wait for migrations however long they take.
   -ignore-system     Leave system job allocations running on the node.
+  -m <message>       A message kept with the drain (the node's LastDrain
+                     Meta "message"), e.g. why the node is drained.
   -keep-ineligible   With -disable, leave the node ineligible. With -enable
                      the node stays ineligible once drained by default;
                      -keep-ineligible=false makes it eligible again then.
@@ -55,6 +57,7 @@ type drainArgs struct {
 	spec                                                 *api.DrainSpec
 	markEligible                                         bool
 	node                                                 string
+	message                                              string
 }
 
 // parseDrainArgs checks the flags' combinations and says what is wrong
@@ -73,6 +76,7 @@ func parseDrainArgs(m *Meta, args []string) (*drainArgs, int, bool) {
 	self := fs.Bool("self", false, "")
 	yes := fs.Bool("yes", false, "")
 	verbose := fs.Bool("verbose", false, "")
+	message := fs.String("m", "", "")
 	if code, ok := m.parse(fs, args); !ok {
 		return nil, code, false
 	}
@@ -81,8 +85,8 @@ func parseDrainArgs(m *Meta, args []string) (*drainArgs, int, bool) {
 	switch {
 	case *monitor && (*enable || *disable):
 		return bad("The -monitor flag follows a drain without changing it: it cannot be combined with -enable or -disable")
-	case *monitor && (specFlag || flagWasSet(fs, "keep-ineligible") || *detach):
-		return bad("The -monitor flag takes no drain options (-deadline, -force, -no-deadline, -ignore-system, -keep-ineligible, -detach)")
+	case *monitor && (specFlag || flagWasSet(fs, "keep-ineligible") || *detach || *message != ""):
+		return bad("The -monitor flag takes no drain options (-deadline, -force, -no-deadline, -ignore-system, -keep-ineligible, -detach, -m)")
 	case !*monitor && *enable == *disable:
 		return bad("Exactly one of -enable and -disable is required (or -monitor to follow a drain)")
 	case *disable && specFlag:
@@ -97,7 +101,7 @@ func parseDrainArgs(m *Meta, args []string) (*drainArgs, int, bool) {
 		return bad("The -deadline must be positive; use -force to stop allocations at once, or -no-deadline to wait however long it takes")
 	}
 	a := &drainArgs{enable: *enable, disable: *disable, monitor: *monitor, detach: *detach, self: *self,
-		yes: *yes, verbose: *verbose, node: fs.Arg(0)}
+		yes: *yes, verbose: *verbose, node: fs.Arg(0), message: *message}
 	if *enable {
 		a.spec = &api.DrainSpec{Deadline: *deadline, IgnoreSystemJobs: *ignoreSystem}
 		switch {
@@ -150,7 +154,11 @@ func nodeDrain(m *Meta, args []string) int {
 		}
 	}
 
-	if _, err := client.Nodes().UpdateDrain(nodeID, a.spec, a.markEligible, nil); err != nil {
+	req := &api.NodeUpdateDrainRequest{DrainSpec: a.spec, MarkEligible: a.markEligible}
+	if a.message != "" {
+		req.Meta = map[string]string{"message": a.message}
+	}
+	if _, err := client.Nodes().UpdateDrainOpts(nodeID, req, nil); err != nil {
 		return m.errorf("Error updating drain specification: %v", err)
 	}
 	if a.disable {

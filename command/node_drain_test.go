@@ -46,6 +46,8 @@ func TestNodeDrainSendsWhatTheFlagsSay(t *testing.T) {
 			`{"DrainSpec":null,"MarkEligible":true}`},
 		{"disable with -keep-ineligible leaves it out", []string{"-disable", "-keep-ineligible", nodeID},
 			`{"DrainSpec":null,"MarkEligible":false}`},
+		{"-m keeps a message with the drain", []string{"-enable", "-m", "kernel upgrade", "-detach", nodeID},
+			`{"DrainSpec":{"Deadline":3600000000000},"Meta":{"message":"kernel upgrade"}}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

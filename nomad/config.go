@@ -166,6 +166,14 @@ type Config struct {
 	// of the drainer (drainer.Config.MinPassInterval): changes that come
 	// sooner are taken together. Zero means no bound (fake-clock tests).
 	DrainerMinPassInterval time.Duration
+
+	// Event stream (issue 15, events).
+	// EventBufferEvents bounds the events this server keeps for event
+	// stream subscribers; 0 means stream.DefaultBufferEvents.
+	EventBufferEvents int
+	// EventBufferBytes bounds their estimated memory (see
+	// stream.Config.BufferBytes); 0 means stream.DefaultBufferBytes.
+	EventBufferBytes int64
 }
 
 // DefaultConfig returns a configuration for a single in-memory dev server.

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	memdb "github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-sched/drover/helper/rpcx"
@@ -38,6 +39,14 @@ type FSM struct {
 	state *state.StateStore
 
 	handlers map[structs.MessageType]applyFn
+
+	// events receives the events of each applied entry (fsm_events.go);
+	// nil publishes none. pendingChanges collects the entry's committed
+	// changes until Apply publishes them. Only Apply writes the store in
+	// a server; pendingMu is for tests that write it directly as well.
+	events         eventSink
+	pendingMu      sync.Mutex
+	pendingChanges memdb.Changes
 }
 
 // applyFn applies one decoded entry at a raft index. The returned value is
@@ -69,14 +78,15 @@ func (noopHooks) JobUpserted(*structs.Job)               {}
 
 // NewFSM returns an FSM over a fresh state store.
 func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
-	st, err := state.NewStateStore(&state.StateStoreConfig{Logger: logger})
-	if err != nil {
-		return nil, err
-	}
 	if hooks == nil {
 		hooks = noopHooks{}
 	}
-	f := &FSM{logger: logger.Named("fsm"), hooks: hooks, state: st}
+	f := &FSM{logger: logger.Named("fsm"), hooks: hooks}
+	st, err := f.newStateStore()
+	if err != nil {
+		return nil, err
+	}
+	f.state = st
 	f.handlers = map[structs.MessageType]applyFn{
 		structs.NodeRegisterRequestType:                 f.applyNodeRegister,
 		structs.NodeDeregisterRequestType:               f.applyNodeDeregister,
@@ -116,6 +126,11 @@ func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
 		structs.ServiceRegistrationDeleteRequestType: f.applyServiceRegistrationDelete,
 	}
 	return f, nil
+}
+
+// newStateStore is an empty store whose commits feed the event stream.
+func (f *FSM) newStateStore() (*state.StateStore, error) {
+	return state.NewStateStore(&state.StateStoreConfig{Logger: f.logger, OnChanges: f.collectChanges})
 }
 
 // State returns the current state store. It changes when a snapshot is
@@ -159,7 +174,10 @@ func (f *FSM) Apply(log *raft.Log) (resp any) {
 			resp = err
 		}
 	}()
-	return h(log.Data[1:], log.Index)
+	f.takeChanges()
+	resp = h(log.Data[1:], log.Index)
+	f.publishEvents(msgType, log.Index, len(log.Data))
+	return resp
 }
 
 // encodeMsg builds a raft entry: the type byte then the msgpack body. The
@@ -202,7 +220,7 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 // and swaps it in, abandoning the old one so blocking queries on it re-run.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	newState, err := state.NewStateStore(&state.StateStoreConfig{Logger: f.logger})
+	newState, err := f.newStateStore()
 	if err != nil {
 		return err
 	}
@@ -212,8 +230,12 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	old := f.state
 	f.state = newState
+	events := f.events
 	f.mu.Unlock()
 	old.Abandon()
+	if events != nil {
+		events.Reset()
+	}
 	return nil
 }
 

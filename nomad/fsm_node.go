@@ -98,13 +98,13 @@ func (f *FSM) applyNodeUpdateDrain(buf []byte, index uint64) any {
 	st := f.State()
 	var err error
 	if req.DrainStrategy != nil {
-		err = st.UpdateNodeDrain(index, req.NodeID, req.DrainStrategy, req.MarkEligible, req.UpdatedAt, req.NodeEvent)
+		err = st.UpdateNodeDrainWithMeta(index, req.NodeID, req.DrainStrategy, req.MarkEligible, req.UpdatedAt, req.NodeEvent, req.Meta)
 	} else {
 		status := state.DrainStatusCanceled
 		if req.DrainComplete {
 			status = state.DrainStatusComplete
 		}
-		err = st.EndNodeDrain(index, req.NodeID, req.MarkEligible, status, req.UpdatedAt, req.NodeEvent)
+		err = st.EndNodeDrainWithMeta(index, req.NodeID, req.MarkEligible, status, req.UpdatedAt, req.NodeEvent, req.Meta)
 	}
 	if err != nil {
 		return err

@@ -22,6 +22,9 @@ func (n *Node) UpdateDrain(args *structs.NodeUpdateDrainRequest, reply *structs.
 	if _, err := n.srv.allowNode(args, true); err != nil {
 		return err
 	}
+	if err := validateDrainMeta(args.Meta); err != nil {
+		return err
+	}
 	st := n.srv.State()
 	node, err := lookupNode(st, args.NodeID)
 	if err != nil {
@@ -185,5 +188,29 @@ func (n *Node) Evaluate(args *structs.NodeEvaluateRequest, reply *structs.NodeUp
 		reply.EvalIDs = append(reply.EvalIDs, e.ID)
 	}
 	reply.EvalCreateIndex, reply.Index = idx, idx
+	return nil
+}
+
+// Bounds of a drain request's meta, kept in the node's LastDrain and so
+// in every copy of the node the servers hold and send.
+const (
+	maxDrainMetaKeys       = 32
+	maxDrainMetaKeyBytes   = 128
+	maxDrainMetaValueBytes = 1024
+)
+
+// validateDrainMeta refuses drain meta beyond its bounds, naming the key.
+func validateDrainMeta(meta map[string]string) error {
+	if len(meta) > maxDrainMetaKeys {
+		return errBadRequest("drain Meta has %d keys; at most %d are kept", len(meta), maxDrainMetaKeys)
+	}
+	for k, v := range meta {
+		if k == "" || len(k) > maxDrainMetaKeyBytes {
+			return errBadRequest("drain Meta key %.40q must be 1 to %d bytes, got %d", k, maxDrainMetaKeyBytes, len(k))
+		}
+		if len(v) > maxDrainMetaValueBytes {
+			return errBadRequest("drain Meta[%q] is %d bytes; at most %d", k, len(v), maxDrainMetaValueBytes)
+		}
+	}
 	return nil
 }

@@ -49,6 +49,8 @@ func (s *Server) endpoints() map[string]any {
 		"ACL":        &ACL{srv: s},
 		// Native service registrations (issue 13, services).
 		"ServiceRegistration": &ServiceRegistration{srv: s},
+		// Event stream (issue 15, events).
+		"Event": &Event{srv: s},
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/nomad/stream"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -60,6 +61,9 @@ type Server struct {
 	periodicDispatcher *PeriodicDispatch
 	// acls resolves ACL tokens and caches compiled ACLs (acl.go).
 	acls *aclResolver
+	// events keeps the recent events for the event stream; the FSM
+	// publishes into it (event_endpoint.go).
+	events *stream.Broker
 
 	leaderMu     sync.Mutex
 	leaderCancel context.CancelFunc
@@ -173,6 +177,8 @@ func (s *Server) setup() error {
 	if s.fsm, err = NewFSM(s.logger, &serverHooks{s}); err != nil {
 		return err
 	}
+	s.events = stream.NewBroker(stream.Config{BufferEvents: s.config.EventBufferEvents, BufferBytes: s.config.EventBufferBytes})
+	s.fsm.SetEventSink(s.events)
 	if err := s.setupEndpoints(); err != nil {
 		return err
 	}
@@ -246,6 +252,9 @@ func (s *Server) Shutdown() error {
 	s.shutdownOnce.Do(func() {
 		s.logger.Info("shutting down server")
 		s.cancel()
+		if s.events != nil {
+			s.events.Shutdown()
+		}
 		s.monitorWG.Wait()
 		s.revokeLeadership()
 		s.stopWorkers()

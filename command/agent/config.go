@@ -136,6 +136,11 @@ type ServerConfig struct {
 	JobMaxSourceSize int64
 	JobMaxCount      int
 	JobMaxAllocs     int
+
+	// Event stream (issue 15, events).
+	// EventBufferSize bounds the events the server keeps for
+	// /v1/event/stream (event_buffer_size); 0: not set.
+	EventBufferSize int
 }
 
 // ClientConfig is the `client` block.

@@ -182,6 +182,7 @@ func (c *Config) serverConfig(dataDir string, logger hclog.Logger) (*nomad.Confi
 	}
 	setInt(&s.JobMaxCount, c.Server.JobMaxCount)
 	setInt(&s.JobMaxAllocs, c.Server.JobMaxAllocs)
+	setInt(&s.EventBufferEvents, c.Server.EventBufferSize) // Event stream (issue 15, events).
 	// Carried for the RPC layer (rpc_*, blocking queries).
 	setInt(&s.RPCMaxConnsPerClient, c.Limits.RPCMaxConnsPerClient)
 	setInt(&s.RPCMaxConns, c.Limits.RPCMaxConns)

@@ -171,6 +171,8 @@ func (d *decoder) decodeServer(body hcl.Body, s *ServerConfig) {
 			"job_max_source_size":       sizeAttr(&s.JobMaxSourceSize, 1<<10, nomad.MaxJobMaxSourceSize),
 			"job_max_count":             limitIntAttr(&s.JobMaxCount, 1<<30),
 			"job_max_allocs":            limitIntAttr(&s.JobMaxAllocs, 1<<30),
+			// Event stream (issue 15, events).
+			"event_buffer_size": limitIntAttr(&s.EventBufferSize, maxEventBufferSize),
 		},
 		blocks: map[string]blockSpec{
 			"server_join": {decode: func(d *decoder, b *hcl.Block) { d.decodeServerJoin("server.server_join", b.Body, &s.ServerJoin) }},

@@ -84,6 +84,7 @@ func (s ServerConfig) merge(o *ServerConfig) ServerConfig {
 	setDur(&s.JobMaxSourceSize, o.JobMaxSourceSize)
 	setInt(&s.JobMaxCount, o.JobMaxCount)
 	setInt(&s.JobMaxAllocs, o.JobMaxAllocs)
+	setInt(&s.EventBufferSize, o.EventBufferSize) // Event stream (issue 15, events).
 	return s
 }
 

@@ -85,6 +85,8 @@ func (s *httpAPI) handler() http.Handler {
 	s.routeUI(mux)
 	// metrics (issue 15)
 	s.routeMetrics(mux)
+	// Event stream (issue 15, events).
+	s.routeEvents(mux)
 	return mux
 }
 

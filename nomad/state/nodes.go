@@ -110,17 +110,31 @@ func (s *StateStore) UpdateNodeStatusTxn(txn *Txn, nodeID, status string, update
 // the node out of scheduling. A drain ended this way is recorded as
 // complete; see EndNodeDrain for one an operator cancels.
 func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, updatedAt int64, event *structs.NodeEvent) error {
-	return s.updateNodeDrain(index, nodeID, drain, markEligible, DrainStatusComplete, updatedAt, event)
+	return s.updateNodeDrain(index, nodeID, drain, markEligible, DrainStatusComplete, updatedAt, event, nil)
+}
+
+// UpdateNodeDrainWithMeta is UpdateNodeDrain that also keeps the
+// operator's meta (e.g. `node drain -m`'s message) in LastDrain.Meta: a
+// new drain's meta replaces the last one's; an update or end of a drain
+// with meta replaces it, without meta keeps it.
+func (s *StateStore) UpdateNodeDrainWithMeta(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, updatedAt int64, event *structs.NodeEvent, meta map[string]string) error {
+	return s.updateNodeDrain(index, nodeID, drain, markEligible, DrainStatusComplete, updatedAt, event, meta)
 }
 
 // EndNodeDrain ends a drain and records in LastDrain how it ended:
 // DrainStatusComplete when the drainer found nothing left to move,
 // DrainStatusCanceled when an operator stopped it.
 func (s *StateStore) EndNodeDrain(index uint64, nodeID string, markEligible bool, status string, updatedAt int64, event *structs.NodeEvent) error {
-	return s.updateNodeDrain(index, nodeID, nil, markEligible, status, updatedAt, event)
+	return s.updateNodeDrain(index, nodeID, nil, markEligible, status, updatedAt, event, nil)
 }
 
-func (s *StateStore) updateNodeDrain(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, endStatus string, updatedAt int64, event *structs.NodeEvent) error {
+// EndNodeDrainWithMeta is EndNodeDrain keeping the operator's meta, as
+// UpdateNodeDrainWithMeta.
+func (s *StateStore) EndNodeDrainWithMeta(index uint64, nodeID string, markEligible bool, status string, updatedAt int64, event *structs.NodeEvent, meta map[string]string) error {
+	return s.updateNodeDrain(index, nodeID, nil, markEligible, status, updatedAt, event, meta)
+}
+
+func (s *StateStore) updateNodeDrain(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, endStatus string, updatedAt int64, event *structs.NodeEvent, meta map[string]string) error {
 	return s.updateNode(index, nodeID, event, func(n *structs.Node) error {
 		at := time.Unix(updatedAt, 0).UTC() // updatedAt is Unix seconds, like StatusUpdatedAt
 		wasDraining := n.DrainStrategy != nil
@@ -142,6 +156,13 @@ func (s *StateStore) updateNodeDrain(index uint64, nodeID string, drain *structs
 				n.LastDrain.UpdatedAt = at
 				n.LastDrain.Status = endStatus
 			}
+		}
+		if len(meta) > 0 && n.LastDrain != nil {
+			kept := make(map[string]string, len(meta))
+			for k, v := range meta {
+				kept[k] = v
+			}
+			n.LastDrain.Meta = kept
 		}
 		n.Drain = n.DrainStrategy != nil
 		n.StatusUpdatedAt = updatedAt

@@ -27,6 +27,13 @@ type StateStoreConfig struct {
 	// turn, which is how they show that no reader can see half of a raft
 	// entry.
 	AfterCommit func()
+
+	// OnChanges, if set, is given the changes of every write transaction
+	// once it has committed, on the writing goroutine (the FSM's), in
+	// commit order. The FSM turns them into the event stream. The objects
+	// in the changes are the stored ones: read them, never change them.
+	// It must be quick: the next write waits for it.
+	OnChanges func(memdb.Changes)
 }
 
 // StateStore is the in-memory database of everything the servers agree
@@ -37,6 +44,8 @@ type StateStore struct {
 
 	// afterCommit is StateStoreConfig.AfterCommit; nil on snapshots.
 	afterCommit func()
+	// onChanges is StateStoreConfig.OnChanges; nil on snapshots.
+	onChanges func(memdb.Changes)
 
 	// abandon is shared by a store and all its snapshots, so that waiting on
 	// a snapshot also ends when the store it came from is replaced.
@@ -60,7 +69,9 @@ type StateSnapshot struct {
 func NewStateStore(cfg *StateStoreConfig) (*StateStore, error) {
 	logger := hclog.NewNullLogger()
 	var afterCommit func()
+	var onChanges func(memdb.Changes)
 	if cfg != nil {
+		onChanges = cfg.OnChanges
 		if cfg.Logger != nil {
 			logger = cfg.Logger.Named("state")
 		}
@@ -74,6 +85,7 @@ func NewStateStore(cfg *StateStoreConfig) (*StateStore, error) {
 		logger:      logger,
 		db:          db,
 		afterCommit: afterCommit,
+		onChanges:   onChanges,
 		abandon:     &abandonSignal{ch: make(chan struct{})},
 	}, nil
 }
@@ -203,7 +215,7 @@ func setIndexes(txn *memdb.Txn, index uint64, tables ...string) error {
 // succeeds, so every write method is all or nothing. Methods that a raft
 // entry may combine with others are written on Txn instead (see Write).
 func (s *StateStore) writeTxn(fn func(txn *memdb.Txn) error) error {
-	txn := s.db.Txn(true)
+	txn := s.writeMemTxn()
 	defer txn.Abort()
 	if err := fn(txn); err != nil {
 		return err
@@ -212,9 +224,28 @@ func (s *StateStore) writeTxn(fn func(txn *memdb.Txn) error) error {
 	return nil
 }
 
-// commit makes txn visible to readers and then runs the AfterCommit hook.
+// writeMemTxn starts a memdb write transaction, tracking its changes when
+// someone listens for them (OnChanges).
+func (s *StateStore) writeMemTxn() *memdb.Txn {
+	txn := s.db.Txn(true)
+	if s.onChanges != nil {
+		txn.TrackChanges()
+	}
+	return txn
+}
+
+// commit makes txn visible to readers and then runs the OnChanges and
+// AfterCommit hooks.
 func (s *StateStore) commit(txn *memdb.Txn) {
+	// Changes must be read before Commit, which drops them.
+	var changes memdb.Changes
+	if s.onChanges != nil {
+		changes = txn.Changes()
+	}
 	txn.Commit()
+	if s.onChanges != nil && len(changes) > 0 {
+		s.onChanges(changes)
+	}
 	if s.afterCommit != nil {
 		s.afterCommit()
 	}

@@ -33,7 +33,7 @@ type Txn struct {
 // must not call write methods of the store (only ...Txn ones): go-memdb
 // allows one write transaction at a time, so that would deadlock.
 func (s *StateStore) Write(index uint64, fn func(txn *Txn) error) error {
-	t := &Txn{store: s, txn: s.db.Txn(true), index: index, jobs: jobSet{}}
+	t := &Txn{store: s, txn: s.writeMemTxn(), index: index, jobs: jobSet{}}
 	defer t.txn.Abort()
 	if err := fn(t); err != nil {
 		return err

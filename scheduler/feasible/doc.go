@@ -53,6 +53,24 @@
 // (tens of them), then samples about log2(n) nodes from the best buckets
 // first. Fitness and anti-affinity still pick among those nodes.
 //
+// Nodes that the checks whose verdict cannot change during the evaluation
+// refuse (status, drivers, constraints) are left out of the buckets when
+// they are built. Otherwise a value that a constraint rules out, never
+// used, would score best forever and every Select would walk its nodes
+// first: with 50 racks, half of them ruled out, half the fleet per
+// placement. The values a group spreads over are the values of the nodes
+// left in; a ruled-out value neither is the "least used" value nor takes
+// a share of the percent the targets leave. A Select that fails adds the
+// nodes left out to its metrics, so a blocked evaluation still explains
+// every node. Leaving them out changes no placement: the other nodes keep
+// their order, and a property test compares the result with a source that
+// walks every node every time (spread_equivalence_test.go). A bucket whose
+// nodes are all full is still walked by every Select that reaches it
+// (fullness can change within an evaluation: a plan that marks an
+// allocation lost frees its node), but a node's fit verdict on CPU, memory
+// and disk is remembered while the plan's entries for the node stay the
+// same (fit_memo.go), so the walk costs the feasibility checks only.
+//
 // A spread score depends on how many of the group's allocations (existing
 // plus proposed in the plan) sit on each attribute value. The EvalContext
 // keeps those counts incrementally: it reads the job's allocations once per

@@ -21,6 +21,9 @@ type fitResult struct {
 	util structs.ComparableResources
 	// exhausted names the dimension that did not fit, "" if it fits.
 	exhausted string
+	// beforePorts says the group did not fit on CPU, memory or disk,
+	// found before any port was drawn (fullNodes may remember it).
+	beforePorts bool
 }
 
 // fitGroup decides whether one more allocation of g fits on node next to
@@ -54,7 +57,7 @@ func fitGroup(ctx *EvalContext, g *groupInfo, node *structs.Node, replacing stri
 	}
 	r.util.Add(g.ask)
 	if ok, dim := node.Comparable().Superset(r.util); !ok {
-		r.exhausted = dim
+		r.exhausted, r.beforePorts = dim, true
 		return r
 	}
 

@@ -13,6 +13,13 @@ import (
 type groupInfo struct {
 	tg       *structs.TaskGroup
 	checkers []checker
+	// static is how many of the first checkers decide from the node
+	// object alone (status, drivers, constraints). Nodes come from one
+	// snapshot and are never modified, so their verdict holds for the
+	// whole evaluation; the checkers after them (distinct_hosts,
+	// distinct_property) depend on where the job is, which every
+	// placement changes.
+	static int
 
 	ask    structs.ComparableResources
 	netAsk *structs.NetworkResource
@@ -20,6 +27,11 @@ type groupInfo struct {
 
 	affinities []*structs.Affinity
 	spreads    []*structs.Spread
+
+	// full remembers the nodes the group does not fit on (fit_memo.go);
+	// noMemo turns it off for the reference path of the equivalence test.
+	full   fullNodes
+	noMemo bool
 
 	// candidates is the bucketed node source for groups with spreads or
 	// affinities, built lazily per SetNodes (source.go).
@@ -78,6 +90,7 @@ func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *gr
 		ctx.classes.escaped = true
 		g.checkers = append(g.checkers, constraintChecker{ctx: ctx, constraints: perNode})
 	}
+	g.static = len(g.checkers)
 	g.checkers = append(g.checkers, distinct...)
 
 	g.affinities = append(append(append([]*structs.Affinity(nil), job.Affinities...), tg.Affinities...), g.affinities...)
@@ -94,6 +107,17 @@ func (g *groupInfo) feasible(ctx *EvalContext, node *structs.Node) bool {
 		}
 	}
 	return true
+}
+
+// staticReason runs the static part of the chain (see static) without
+// recording anything: "" if the node passes it, else the reason.
+func (g *groupInfo) staticReason(node *structs.Node) string {
+	for _, c := range g.checkers[:g.static] {
+		if reason := c.check(node); reason != "" {
+			return reason
+		}
+	}
+	return ""
 }
 
 // desiredCount is the group's count, at least one, for ratios.

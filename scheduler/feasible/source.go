@@ -44,6 +44,9 @@ type bucket struct {
 	affinity float64
 	nodes    []*structs.Node
 	next     int
+	// feasible counts the nodes that pass the static checks (all of
+	// nodes, unless the source walks everything: fullWalk).
+	feasible int
 
 	// static is the spread plus affinity score, per Select.
 	static float64
@@ -56,21 +59,47 @@ type bucket struct {
 // each, round-robin inside a bucket. Spread then costs a score per bucket
 // per Select (tens of values) instead of a score per node, and a placement
 // still looks at about limit nodes, as under binpack.
+//
+// Nodes that a check whose verdict cannot change during the evaluation
+// refuses (status, drivers, constraints: groupInfo.static) are left out
+// of the buckets when they are built, once per SetNodes, and a value
+// without any node left is not a value the group spreads over: it takes
+// no share of the untargeted percent and is not the "least used" value of
+// an even spread. Were they kept, a value that a constraint rules out
+// would keep the best spread score (nothing is ever placed there), and
+// every Select would walk all its nodes before reaching a bucket that can
+// take the placement: a pass over a large part of the fleet per placement.
+// Leaving them out keeps the order of the other nodes, so the placements
+// are exactly those of a source that walks every node every time
+// (fullWalk, kept for the equivalence test).
 type bucketSource struct {
 	buckets []*bucket
 	spread  *spreadScorer
 	group   *groupInfo
+	// live is how many buckets have a feasible node; it sizes the share
+	// of the candidate limit each bucket gets.
+	live int
+
+	// leftOut counts the nodes left out, by class and reason. A Select
+	// that fails adds them to its metrics, so that they explain every
+	// node, as they would had it walked them all.
+	leftOut  map[leftOutKey]int
+	fullWalk bool
 }
 
+type leftOutKey struct{ class, reason string }
+
 // newBucketSource groups the (already shuffled) nodes. Reading each node's
-// attribute values and affinity happens here, once per SetNodes.
-func newBucketSource(ctx *EvalContext, g *groupInfo, nodes []*structs.Node) *bucketSource {
-	s := &bucketSource{group: g}
+// attribute values and affinity, and the static checks, happen here, once
+// per SetNodes. fullWalk keeps the nodes the static checks refuse.
+func newBucketSource(ctx *EvalContext, g *groupInfo, nodes []*structs.Node, fullWalk bool) *bucketSource {
+	s := &bucketSource{group: g, leftOut: map[leftOutKey]int{}, fullWalk: fullWalk}
 	seen := make([]map[string]struct{}, len(g.spreads))
 	for i := range seen {
 		seen[i] = map[string]struct{}{}
 	}
 	byKey := map[string]*bucket{}
+	var all []*bucket
 	values := make([]string, len(g.spreads))
 	found := make([]bool, len(g.spreads))
 	var key []byte
@@ -92,24 +121,56 @@ func newBucketSource(ctx *EvalContext, g *groupInfo, nodes []*structs.Node) *buc
 			aff = affinityScore(ctx, g.affinities, node)
 			key = strconv.AppendFloat(append(key, '|'), aff, 'g', -1, 64)
 		}
+		// A bucket is created at its first node, feasible or not, so
+		// that the buckets' order (which breaks ties) is the same with
+		// and without fullWalk.
 		b := byKey[string(key)]
 		if b == nil {
 			b = &bucket{
 				values: append([]string(nil), values...), found: append([]bool(nil), found...),
-				affinity: aff, order: len(s.buckets),
+				affinity: aff, order: len(byKey),
 			}
 			byKey[string(key)] = b
-			s.buckets = append(s.buckets, b)
+			all = append(all, b)
+		}
+		if reason := g.staticReason(node); reason != "" {
+			if fullWalk {
+				b.nodes = append(b.nodes, node)
+			} else {
+				s.leftOut[leftOutKey{class: node.ComputedClass, reason: reason}]++
+			}
+			continue
+		}
+		b.nodes = append(b.nodes, node)
+		b.feasible++
+		if b.feasible == 1 {
+			s.live++
 			for i := range values {
 				if found[i] {
 					seen[i][values[i]] = struct{}{}
 				}
 			}
 		}
-		b.nodes = append(b.nodes, node)
+	}
+	for _, b := range all {
+		if len(b.nodes) > 0 {
+			s.buckets = append(s.buckets, b)
+		}
 	}
 	s.spread = newSpreadScorer(g.spreads, seen)
 	return s
+}
+
+// explainLeftOut adds the nodes left out by the static checks to a failed
+// Select's metrics, as evaluated and filtered for the reason they were
+// refused.
+func (s *bucketSource) explainLeftOut(m *structs.AllocMetric) {
+	for k, n := range s.leftOut {
+		for i := 0; i < n; i++ {
+			m.EvaluateNode()
+			m.FilterNode(k.class, k.reason)
+		}
+	}
 }
 
 // prepare scores every bucket for the coming Select.
@@ -126,7 +187,13 @@ func (s *bucketSource) prepare(t *jobTracker) {
 }
 
 func (s *bucketSource) each(limit int, try func(*structs.Node, *bucket) bool) {
-	k := len(s.buckets)
+	// Buckets without a feasible node (kept by fullWalk only) do not
+	// count, so that the share is the same with and without fullWalk;
+	// when none has one, fullWalk still walks them all.
+	k := s.live
+	if k == 0 {
+		k = len(s.buckets)
+	}
 	if k == 0 || limit <= 0 {
 		return
 	}

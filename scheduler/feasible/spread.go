@@ -9,13 +9,18 @@ import (
 // with the same values scores the same, which is what lets the bucketed
 // source score ten datacenters instead of five thousand nodes.
 //
+// The values are those of the candidate nodes that pass the static checks
+// (bucketSource): a value no such node has is not one the group can be
+// spread over.
+//
 // With targets, a value whose count is still below its share (percent of
 // the group's count) scores between 0.5 and 1, and a value at or over its
-// share between -0.5 and -1; the gap of at least 1 keeps fitness and
-// anti-affinity, each within 0..1, from overriding a target. Values without
-// a target share what the targets leave of 100% evenly. Without targets,
-// the least used values seen score 1 and the most used -1. A node without
-// the attribute scores -1 on that block.
+// share between -0.5 and -1, less the further the placement would
+// overshoot; the gap of at least 1 keeps fitness and anti-affinity, each
+// within 0..1, from overriding a target. Values without a target share
+// what the targets leave of 100% evenly. Without targets, the least used
+// values score 1 and the most used -1. A node without the attribute scores
+// -1 on that block.
 type spreadScorer struct {
 	blocks []*spreadBlock
 	weight float64
@@ -112,7 +117,9 @@ func (b *spreadBlock) score(value string, found bool, desired int) float64 {
 		if b.max == b.min {
 			return 0
 		}
-		return 1 - 2*(used-float64(b.min))/float64(b.max-b.min)
+		// Clamped: a value none of the candidate nodes can take (a
+		// preferred node from elsewhere) may lie outside min..max.
+		return max(-1, min(1, 1-2*(used-float64(b.min))/float64(b.max-b.min)))
 	}
 	pct, ok := b.targets[value]
 	if !ok {
@@ -129,9 +136,10 @@ func (b *spreadBlock) score(value string, found bool, desired int) float64 {
 		// Room left: the emptier relative to its share, the better.
 		return 0.5 + 0.5*(want-used)/want
 	}
-	over := (used + 1 - want) / want
-	if over > 1 {
-		over = 1
-	}
-	return -0.5 - 0.5*over
+	// At or over its share: the less the placement would overshoot, the
+	// better, in allocations rather than relative to the share, so that a
+	// value whose share is below one allocation (10% of five) still comes
+	// before a value already past a larger share.
+	over := used + 1 - want
+	return -0.5 - 0.5*over/(over+1)
 }

@@ -81,6 +81,12 @@ type GenericStack struct {
 	nodes  []*structs.Node
 	ring   *ringSource
 	groups map[string]*groupInfo
+
+	// fullWalk keeps statically infeasible nodes in the bucketed sources
+	// (newBucketSource), so that every Select walks them again, and checks
+	// the fit on every node without the memo of full nodes (fullNodes):
+	// the reference the equivalence test compares the fast path with.
+	fullWalk bool
 }
 
 // NewGenericStack returns a stack for service (batch false) or batch jobs.
@@ -139,13 +145,20 @@ func (s *GenericStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranke
 		sel = newSelection(s.ctx, s.job, g, opts, tracker)
 	}
 	sel.run(src, s.limit())
-	return sel.finish()
+	best := sel.finish()
+	if best == nil {
+		if b, ok := src.(*bucketSource); ok {
+			b.explainLeftOut(s.ctx.metrics)
+		}
+	}
+	return best
 }
 
 func (s *GenericStack) group(tg *structs.TaskGroup) *groupInfo {
 	g := s.groups[tg.Name]
 	if g == nil || g.tg != tg {
 		g = newGroupInfo(s.ctx, s.job, tg)
+		g.noMemo = s.fullWalk
 		s.groups[tg.Name] = g
 	}
 	return g
@@ -158,7 +171,7 @@ func (s *GenericStack) source(g *groupInfo, t *jobTracker) candidateSource {
 		return s.ring
 	}
 	if g.candidates == nil {
-		g.candidates = newBucketSource(s.ctx, g, s.nodes)
+		g.candidates = newBucketSource(s.ctx, g, s.nodes, s.fullWalk)
 	}
 	g.candidates.prepare(t)
 	return g.candidates
@@ -223,7 +236,7 @@ func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
 	if !sel.g.feasible(ctx, node) {
 		return nil
 	}
-	fit := fitGroup(ctx, sel.g, node, sel.opts.InPlaceAllocID)
+	fit := sel.g.fit(ctx, node, sel.opts.InPlaceAllocID)
 	if fit.exhausted != "" {
 		ctx.metrics.ExhaustedNode(node.ComputedClass, fit.exhausted)
 		return nil
