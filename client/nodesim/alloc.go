@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/client/restarts"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -33,7 +34,7 @@ type simTask struct {
 	state   *structs.TaskState
 	timer   *time.Timer
 	gen     int // bumped whenever the task's timer is replaced
-	restart restartTracker
+	restart restarts.Tracker
 }
 
 // mockConfig is the part of the mock driver's config the simulator
@@ -80,7 +81,7 @@ func (n *node) startAlloc(a *structs.Allocation) *simAlloc {
 		st := &simTask{name: t.Name, driver: t.Driver, state: &structs.TaskState{State: structs.TaskStatePending,
 			Events: []*structs.TaskEvent{event(structs.TaskReceived, "Task received by client")}}}
 		st.cfg, st.cfgErr = parseMock(t.Config)
-		st.restart = newRestartTracker(tg.RestartPolicy, sa.jobType, t, n.rnd)
+		st.restart = restarts.New(tg.RestartPolicy, sa.jobType, t, n.rnd.Int64N)
 		sa.tasks[t.Name] = st
 	}
 	for _, st := range sa.tasks {
@@ -148,11 +149,11 @@ func (sa *simAlloc) afterExit(t *simTask, res *drivers.ExitResult, startErr erro
 		sa.dead(t, false)
 		return
 	}
-	decision, wait, reason := t.restart.next(time.Now(), res, startErr)
+	decision, wait, reason := t.restart.Next(time.Now(), res, startErr)
 	switch decision {
-	case decisionDone:
+	case restarts.Done:
 		sa.dead(t, false)
-	case decisionRestart:
+	case restarts.Restart:
 		t.state.State = structs.TaskStatePending
 		t.state.Restarts++
 		t.state.LastRestart = time.Now()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/logmon"
+	"github.com/drover-sched/drover/client/restarts"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -91,13 +92,13 @@ func (tr *TaskRunner) Run() {
 			tr.exited(exit)
 		}
 
-		decision, delay, reason := tr.tracker.next(tr.clock.Now(), exit, startErr)
+		decision, delay, reason := tr.tracker.Next(tr.clock.Now(), exit, startErr)
 		exit = nil
 		switch decision {
-		case decisionDone:
+		case restarts.Done:
 			tr.markDead(nil, false)
 			return
-		case decisionFail:
+		case restarts.Fail:
 			tr.markDead(notRestartingEvent(tr.clock.Now(), reason), true)
 			return
 		}

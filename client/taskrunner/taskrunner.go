@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math/rand"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/logmon"
+	"github.com/drover-sched/drover/client/restarts"
 	"github.com/drover-sched/drover/client/state"
 	"github.com/drover-sched/drover/client/template"
 	"github.com/drover-sched/drover/helper/telemetry"
@@ -61,7 +63,7 @@ type TaskRunner struct {
 	cfg     Config
 	logger  hclog.Logger
 	clock   clock.Clock
-	tracker *restartTracker
+	tracker restarts.Tracker
 	// hooks is the task's hook list (hooks.go), fixed by New.
 	hooks []Hook
 	// updateHooksMu makes UpdateAlloc's update hooks run one at a time.
@@ -113,7 +115,7 @@ func New(cfg Config) *TaskRunner {
 		cfg:        cfg,
 		logger:     cfg.Logger.Named("task_runner").With("alloc_id", cfg.Alloc.ID, "task", cfg.Task.Name),
 		clock:      clock.OrReal(cfg.Clock),
-		tracker:    newRestartTracker(cfg.Task.RestartPolicy, jobType, cfg.Task, int64(h.Sum64())),
+		tracker:    restarts.New(cfg.Task.RestartPolicy, jobType, cfg.Task, rand.New(rand.NewSource(int64(h.Sum64()))).Int63n),
 		alloc:      cfg.Alloc,
 		state:      &structs.TaskState{State: structs.TaskStatePending},
 		killCh:     make(chan struct{}),
