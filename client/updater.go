@@ -2,12 +2,11 @@ package client
 
 import (
 	"context"
-	"errors"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/client/allocsync"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -116,7 +115,7 @@ func (u *updater) send(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	if !refusedOnMerit(err) {
+	if !allocsync.RefusedOnMerit(err) {
 		u.putBack(batch)
 		return err
 	}
@@ -130,7 +129,7 @@ func (u *updater) send(ctx context.Context) error {
 		err := u.call(ctx, []*structs.Allocation{a})
 		switch {
 		case err == nil:
-		case refusedOnMerit(err):
+		case allocsync.RefusedOnMerit(err):
 			u.c.logger.Error("servers refused an alloc update; dropping it", "alloc_id", a.ID, "client_status", a.ClientStatus, "error", err)
 		default:
 			held = append(held, a)
@@ -151,23 +150,6 @@ func (u *updater) call(ctx context.Context, batch []*structs.Allocation) error {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	return u.c.rpc.RPC(ctx, "Node.UpdateAlloc", req, &resp)
-}
-
-// refusedOnMerit reports a remote error about the update itself, as opposed
-// to the node's state (not ready until it heartbeats; unknown to the
-// servers or refusing its secret, until it registers again), the cluster's
-// (no leader) or the network's: only those are worth holding and resending.
-func refusedOnMerit(err error) bool {
-	if !rpcx.IsRemoteError(err) {
-		return false
-	}
-	for _, notOnMerit := range []error{structs.ErrNodeNotReady, structs.ErrNoLeader, structs.ErrNotLeader,
-		structs.ErrNotFound, structs.ErrNodeSecretDenied, structs.ErrNodeSecretMissing} {
-		if errors.Is(err, notOnMerit) {
-			return false
-		}
-	}
-	return true
 }
 
 // flush makes one last attempt at shutdown, briefly.

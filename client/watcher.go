@@ -2,8 +2,8 @@ package client
 
 import (
 	"fmt"
-	"sort"
 
+	"github.com/drover-sched/drover/client/allocsync"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -78,55 +78,12 @@ func (c *Client) getAssignment(minIndex uint64) (map[string]uint64, uint64, erro
 }
 
 // fetchChanged reads the allocs whose AllocModifyIndex moved past what was
-// applied. The read asks for state at least as new as the assignment
-// (MinQueryIndex = index-1: a blocking query answers once the server's
-// index exceeds it), so a follower that lags cannot hand back older
-// versions; a version older than the assignment names is refused anyway.
+// applied (allocsync.FetchChanged: at least as new as the assignment,
+// following the servers' pages).
 func (c *Client) fetchChanged(assigned map[string]uint64, index uint64, known map[string]uint64) ([]*structs.Allocation, error) {
-	var pull []string
-	for id, mi := range assigned {
-		if k, ok := known[id]; !ok || mi > k {
-			pull = append(pull, id)
-		}
-	}
-	if len(pull) == 0 {
-		return nil, nil
-	}
-	sort.Strings(pull)
-	min := index
-	if min > 0 {
-		min--
-	}
 	nodeID, secretID := c.identity()
-	req := &structs.AllocsGetRequest{AllocIDs: pull, NodeID: nodeID, SecretID: secretID, QueryOptions: structs.QueryOptions{
-		Region: c.cfg.Region, MinQueryIndex: min, MaxQueryTime: c.cfg.BlockingQueryWait, AllowStale: true}}
-	// The server answers a page at a time, within a byte budget below the
-	// RPC message limit (allocations embed their jobs, which may be large):
-	// follow the pages until every alloc asked for has come. Each page is
-	// held to the same index, so none can be staler than the assignment.
-	var fetched []*structs.Allocation
-	for {
-		var resp structs.AllocsGetResponse
-		if err := c.rpc.RPC(c.ctx, "Alloc.GetAllocs", req, &resp); err != nil {
-			return nil, err
-		}
-		if resp.Index < index {
-			return nil, fmt.Errorf("stale alloc read: index %d is older than assignment index %d", resp.Index, index)
-		}
-		for _, a := range resp.Allocs {
-			if a.AllocModifyIndex < assigned[a.ID] {
-				return nil, fmt.Errorf("stale alloc %s: version %d is older than assigned %d", structs.ShortID(a.ID), a.AllocModifyIndex, assigned[a.ID])
-			}
-		}
-		fetched = append(fetched, resp.Allocs...)
-		if resp.NextToken == "" {
-			return fetched, nil
-		}
-		if resp.NextToken <= req.NextToken {
-			return nil, fmt.Errorf("alloc read: page token %q after %q does not move forward", resp.NextToken, req.NextToken)
-		}
-		req.NextToken = resp.NextToken
-	}
+	q := allocsync.Query{NodeID: nodeID, SecretID: secretID, Region: c.cfg.Region, Wait: c.cfg.BlockingQueryWait}
+	return allocsync.FetchChanged(c.ctx, c.rpc.RPC, q, assigned, index, known)
 }
 
 // applyAssignment makes the client's runners match the assignment at index.

@@ -64,7 +64,7 @@ func (v *view) snapshot() *structs.Allocation {
 			// of an earlier client process): never report pending again.
 			prev = structs.AllocClientStatusRunning
 		}
-		status, desc = clientStatus(states, prev)
+		status, desc = structs.ClientStatusFromTasks(states, prev)
 	}
 	var health *structs.AllocDeploymentStatus
 	if v.health != nil {

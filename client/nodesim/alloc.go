@@ -239,44 +239,15 @@ func (sa *simAlloc) setStatus(status, desc string) {
 // report queues the alloc's client view for the next batch, derived from
 // its tasks as the alloc runner derives it. Caller holds n.mu.
 func (sa *simAlloc) report() {
-	if len(sa.tasks) > 0 {
-		sa.setStatus(clientStatus(sa.tasks, sa.status))
-	}
 	states := make(map[string]*structs.TaskState, len(sa.tasks))
 	for name, t := range sa.tasks {
 		states[name] = t.state.Copy()
+	}
+	if len(sa.tasks) > 0 {
+		sa.setStatus(structs.ClientStatusFromTasks(states, sa.status))
 	}
 	n := sa.n
 	n.pending[sa.id] = &structs.Allocation{ID: sa.id, NodeID: n.id, ClientStatus: sa.status,
 		ClientDescription: sa.desc, TaskStates: states, AllocModifyIndex: sa.basis}
 	n.armFlush(n.sim.cfg.UpdateInterval)
-}
-
-// clientStatus is the alloc runner's rule: failed once a task failed and
-// all are dead, complete when all are dead, running once one runs.
-func clientStatus(tasks map[string]*simTask, prev string) (string, string) {
-	if structs.ClientTerminalStatus(prev) && prev != structs.AllocClientStatusLost {
-		return prev, ""
-	}
-	var failed, running, dead int
-	for _, t := range tasks {
-		switch s := t.state; {
-		case s.State == structs.TaskStateDead && s.Failed:
-			failed++
-			dead++
-		case s.State == structs.TaskStateDead:
-			dead++
-		case s.State == structs.TaskStateRunning:
-			running++
-		}
-	}
-	switch {
-	case failed > 0 && dead == len(tasks):
-		return structs.AllocClientStatusFailed, "Failed tasks"
-	case dead == len(tasks):
-		return structs.AllocClientStatusComplete, "All tasks have completed"
-	case running > 0 || prev == structs.AllocClientStatusRunning:
-		return structs.AllocClientStatusRunning, "Tasks are running"
-	}
-	return structs.AllocClientStatusPending, "No tasks have started"
 }

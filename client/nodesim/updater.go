@@ -1,11 +1,10 @@
 package nodesim
 
 import (
-	"errors"
 	"sort"
 	"time"
 
-	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/client/allocsync"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -47,12 +46,12 @@ func (n *node) flush() {
 	sort.Slice(batch, func(i, j int) bool { return batch[i].ID < batch[j].ID })
 
 	err := n.send(batch)
-	if err != nil && refusedOnMerit(err) {
+	if err != nil && allocsync.RefusedOnMerit(err) {
 		var held []*structs.Allocation
 		for _, a := range batch {
 			switch e := n.send([]*structs.Allocation{a}); {
 			case e == nil:
-			case refusedOnMerit(e):
+			case allocsync.RefusedOnMerit(e):
 				s.stats.UpdatesRefused.Add(1)
 				s.log.Warn("nodesim: servers refused an alloc update; dropping it", "alloc_id", a.ID, "error", e)
 			default:
@@ -91,19 +90,4 @@ func (n *node) send(batch []*structs.Allocation) error {
 		s.stats.UpdateCalls.Add(1)
 	}
 	return err
-}
-
-// refusedOnMerit is the real client's rule: a remote error about the
-// update itself, not about the node's state, the cluster's or the network.
-func refusedOnMerit(err error) bool {
-	if !rpcx.IsRemoteError(err) {
-		return false
-	}
-	for _, notOnMerit := range []error{structs.ErrNodeNotReady, structs.ErrNoLeader, structs.ErrNotLeader,
-		structs.ErrNotFound, structs.ErrNodeSecretDenied, structs.ErrNodeSecretMissing} {
-		if errors.Is(err, notOnMerit) {
-			return false
-		}
-	}
-	return true
 }

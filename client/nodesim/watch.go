@@ -3,9 +3,9 @@ package nodesim
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
+	"github.com/drover-sched/drover/client/allocsync"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -96,46 +96,19 @@ func (n *node) pollOnce(ctx context.Context, index *uint64, known map[string]uin
 	return nil
 }
 
-// fetchChanged reads the allocs whose AllocModifyIndex moved, following
-// the server's pages, and refuses versions older than the assignment.
+// fetchChanged reads the allocs whose AllocModifyIndex moved, as the real
+// client does (allocsync.FetchChanged), counting each page read.
 func (n *node) fetchChanged(ctx context.Context, assigned map[string]uint64, index uint64, known map[string]uint64) ([]*structs.Allocation, error) {
-	var pull []string
-	for id, mi := range assigned {
-		if k, ok := known[id]; !ok || mi > k {
-			pull = append(pull, id)
-		}
-	}
-	if len(pull) == 0 {
-		return nil, nil
-	}
-	sort.Strings(pull)
 	s := n.sim
-	req := &structs.AllocsGetRequest{AllocIDs: pull, NodeID: n.id, SecretID: n.secret, QueryOptions: structs.QueryOptions{
-		Region: s.cfg.Region, MinQueryIndex: max(index, 1) - 1, MaxQueryTime: s.cfg.BlockingQueryWait, AllowStale: true}}
-	var fetched []*structs.Allocation
-	for {
-		var resp structs.AllocsGetResponse
-		if err := s.call(ctx, n.sh, callTimeout, "Alloc.GetAllocs", req, &resp); err != nil {
-			return nil, err
+	call := func(ctx context.Context, method string, args, reply any) error {
+		if err := s.call(ctx, n.sh, callTimeout, method, args, reply); err != nil {
+			return err
 		}
 		s.stats.AllocFetches.Add(1)
-		if resp.Index < index {
-			return nil, fmt.Errorf("stale alloc read: index %d is older than assignment index %d", resp.Index, index)
-		}
-		for _, a := range resp.Allocs {
-			if a.AllocModifyIndex < assigned[a.ID] {
-				return nil, fmt.Errorf("stale alloc %s: version %d is older than assigned %d", a.ID, a.AllocModifyIndex, assigned[a.ID])
-			}
-		}
-		fetched = append(fetched, resp.Allocs...)
-		if resp.NextToken == "" {
-			return fetched, nil
-		}
-		if resp.NextToken <= req.NextToken {
-			return nil, fmt.Errorf("alloc read: page token %q after %q does not move forward", resp.NextToken, req.NextToken)
-		}
-		req.NextToken = resp.NextToken
+		return nil
 	}
+	q := allocsync.Query{NodeID: n.id, SecretID: n.secret, Region: s.cfg.Region, Wait: s.cfg.BlockingQueryWait}
+	return allocsync.FetchChanged(ctx, call, q, assigned, index, known)
 }
 
 // apply makes the node's simulated allocs match the assignment at index.

@@ -1,4 +1,4 @@
-package client
+package allocsync
 
 import (
 	"errors"
@@ -34,8 +34,8 @@ func TestRefusedOnMeritTellsTheUpdateFromTheNode(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := refusedOnMerit(c.err); got != c.want {
-				t.Fatalf("refusedOnMerit(%q) = %v, want %v", c.err, got, c.want)
+			if got := RefusedOnMerit(c.err); got != c.want {
+				t.Fatalf("RefusedOnMerit(%q) = %v, want %v", c.err, got, c.want)
 			}
 		})
 	}
