@@ -208,18 +208,21 @@ func singleAgent(t *testing.T) *agent {
 	})
 	// raw_exec tasks outlive their agent: stop the job, and wait for its
 	// servers to exit, before the agent stops (cleanups run last first).
-	t.Cleanup(func() { stopRoll(t, a) })
+	t.Cleanup(func() { stopJobAndWait(t, a, "roll") })
 	return a
 }
 
-// stopRoll stops the job and waits until none of its allocs runs.
-func stopRoll(t *testing.T, a *agent) {
-	if _, _, err := a.api().Jobs().Deregister("roll", false, nil); err != nil {
-		t.Logf("stopping roll: %v", err)
+// stopJobAndWait stops a job and waits until none of its allocs runs:
+// raw_exec tasks outlive their agent, so a test stops its job before its
+// agents stop (cleanups run last first: register this after the clients
+// that may run the job have started).
+func stopJobAndWait(t *testing.T, a *agent, jobID string) {
+	if _, _, err := a.api().Jobs().Deregister(jobID, false, nil); err != nil {
+		t.Logf("stopping %s: %v", jobID, err)
 		return
 	}
 	waitFor(t, 60*time.Second, func() (bool, string) {
-		stubs, _, err := a.api().Jobs().Allocations("roll", true, nil)
+		stubs, _, err := a.api().Jobs().Allocations(jobID, true, nil)
 		if err != nil {
 			return false, err.Error()
 		}

@@ -148,6 +148,8 @@ func TestNodeDrainHonoursMaxParallelWhileServing(t *testing.T) {
 	startClient(t, "c2", server)
 	startClient(t, "c3", server)
 	waitForReadyNodes(t, server, "c1", "c2", "c3")
+	// Its tasks would outlive the agents: stop the job first.
+	t.Cleanup(func() { stopJobAndWait(t, server, "drainweb") })
 	c1ID := nodeID(t, server, "c1")
 
 	// The sampler runs until the drain is over.
