@@ -1,8 +1,6 @@
 package nomad
 
 import (
-	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -10,7 +8,6 @@ import (
 
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/state"
-	"github.com/drover-sched/drover/structs"
 )
 
 // The cost of the metrics on two hot paths: the broker's
@@ -36,29 +33,7 @@ func BenchmarkMetricsOverhead(b *testing.B) {
 	}
 	for _, v := range variants {
 		b.Run("broker/"+v.name, func(b *testing.B) {
-			broker, err := NewEvalBroker(EvalBrokerConfig{NackTimeout: time.Minute, DeliveryLimit: 3, Metrics: v.m(b)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			broker.SetEnabled(true)
-			evals := make([]*structs.Evaluation, b.N)
-			for i := range evals {
-				evals[i] = testEval(fmt.Sprintf("job-%d", i), 50+i%20, uint64(i+1))
-			}
-			ctx := context.Background()
-			b.ResetTimer()
-			for _, e := range evals {
-				broker.Enqueue(e)
-			}
-			for range evals {
-				e, tok, err := broker.Dequeue(ctx, []string{"service"})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := broker.Ack(e.ID, tok); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchBrokerRoundTrips(b, EvalBrokerConfig{NackTimeout: time.Minute, DeliveryLimit: 3, Metrics: v.m(b)})
 		})
 		b.Run("one-timer/"+v.name, func(b *testing.B) {
 			m := telemetry.OrDiscard(v.m(b))

@@ -30,7 +30,14 @@ import (
 // each raft entry costs an fsync and pipelining and group commit matter.
 
 func BenchmarkEvalBroker_EnqueueDequeueAck(b *testing.B) {
-	broker, err := NewEvalBroker(EvalBrokerConfig{NackTimeout: time.Minute, DeliveryLimit: 3})
+	benchBrokerRoundTrips(b, EvalBrokerConfig{NackTimeout: time.Minute, DeliveryLimit: 3})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "evals/s")
+}
+
+// benchBrokerRoundTrips enqueues b.N evals into a broker made with cfg,
+// then dequeues and acks each.
+func benchBrokerRoundTrips(b *testing.B, cfg EvalBrokerConfig) {
+	broker, err := NewEvalBroker(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +60,6 @@ func BenchmarkEvalBroker_EnqueueDequeueAck(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "evals/s")
 }
 
 func BenchmarkEvalBroker_ConcurrentWorkers(b *testing.B) {

@@ -93,20 +93,7 @@ func benchRacksOn(b *testing.B, nodes, full int, counts []int) {
 			eval := h.Eval(job, structs.EvalTriggerJobRegister)
 			snap := h.snapshot()
 			b.Run(fmt.Sprintf("%s/allocs=%d/%s", prefix, count, variant), func(b *testing.B) {
-				p := &countingPlanner{}
-				for b.Loop() {
-					s, err := NewScheduler(job.Type, Config{State: snap, Planner: p, Now: h.Now})
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := s.Process(eval); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if p.placed != b.N*count {
-					b.Fatalf("placed %d allocs in %d evals, want %d each", p.placed, b.N, count)
-				}
-				b.ReportMetric(float64(p.placed)/b.Elapsed().Seconds(), "placements/s")
+				benchPlacement(b, h, snap, job, eval, count)
 			})
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
 )
@@ -34,26 +35,31 @@ func BenchmarkServicePlacement(b *testing.B) {
 				eval := h.Eval(job, structs.EvalTriggerJobRegister)
 				snap := h.snapshot()
 				b.Run(fmt.Sprintf("nodes=%d/%s/count=%d", nodes, variant, count), func(b *testing.B) {
-					p := &countingPlanner{}
-					for b.Loop() {
-						s, err := NewScheduler(job.Type, Config{State: snap, Planner: p, Now: h.Now})
-						if err != nil {
-							b.Fatal(err)
-						}
-						if err := s.Process(eval); err != nil {
-							b.Fatal(err)
-						}
-					}
-					if p.placed != b.N*count {
-						b.Fatalf("placed %d allocs in %d evals, want %d each", p.placed, b.N, count)
-					}
-					sec := b.Elapsed().Seconds()
-					b.ReportMetric(float64(b.N)/sec, "evals/s")
-					b.ReportMetric(float64(p.placed)/sec, "placements/s")
+					benchPlacement(b, h, snap, job, eval, count)
+					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "evals/s")
 				})
 			}
 		}
 	}
+}
+
+// benchPlacement schedules eval (count placements of job) b.N times on
+// snap, committing nothing, and reports placements/s.
+func benchPlacement(b *testing.B, h *Harness, snap *state.StateSnapshot, job *structs.Job, eval *structs.Evaluation, count int) {
+	p := &countingPlanner{}
+	for b.Loop() {
+		s, err := NewScheduler(job.Type, Config{State: snap, Planner: p, Now: h.Now})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Process(eval); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if p.placed != b.N*count {
+		b.Fatalf("placed %d allocs in %d evals, want %d each", p.placed, b.N, count)
+	}
+	b.ReportMetric(float64(p.placed)/b.Elapsed().Seconds(), "placements/s")
 }
 
 // countingPlanner counts placements and commits nothing.
