@@ -105,7 +105,11 @@ func (c *FakeClock) Advance(d time.Duration) {
 		t.fire(now)
 		c.mu.Lock()
 	}
-	c.now = target
+	// Another goroutine's Advance may have run while a timer fired: time
+	// never goes back.
+	if target.After(c.now) {
+		c.now = target
+	}
 	c.mu.Unlock()
 }
 

@@ -124,6 +124,9 @@ func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
 		// Native service registrations (issue 13, services).
 		structs.ServiceRegistrationUpsertRequestType: f.applyServiceRegistrationUpsert,
 		structs.ServiceRegistrationDeleteRequestType: f.applyServiceRegistrationDelete,
+
+		// Node-down batching (issue 16, storm).
+		structs.NodeBatchUpdateStatusRequestType: f.applyNodeBatchUpdateStatus,
 	}
 	return f, nil
 }

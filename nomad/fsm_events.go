@@ -98,6 +98,9 @@ var msgEventTypes = map[structs.MessageType]string{
 	structs.DeploymentStatusUpdateRequestType:       structs.TypeDeploymentUpdate,
 	structs.DeploymentPromoteRequestType:            structs.TypeDeploymentPromotion,
 	structs.DeploymentAllocHealthRequestType:        structs.TypeDeploymentAllocHealth,
+
+	// Node-down batching (issue 16, storm).
+	structs.NodeBatchUpdateStatusRequestType: structs.TypeNodeEvent,
 }
 
 // eventTypeDefaults is the type of a change whose message type has none

@@ -98,6 +98,8 @@ func TestFSMEventsForEveryKindOfChange(t *testing.T) {
 		"37 Job JobBatchDeregistered batchy",
 		"38 Node NodeDeregistration n3",
 		"39 Node NodeDeregistration n2",
+		"40 Node NodeRegistration n4",
+		"41 Node NodeEvent n4",
 	}
 	got := describe(frames)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -169,7 +171,12 @@ func TestFSMEventPayloadsAreNomadsShapes(t *testing.T) {
 			}
 		}
 	}
-	last := lines[len(lines)-3] // the purge of batchy
+	var last string // the purge of batchy
+	for _, l := range lines {
+		if strings.Contains(l, `"Type":"JobBatchDeregistered"`) {
+			last = l
+		}
+	}
 	if err := json.Unmarshal([]byte(last), &purge); err != nil {
 		t.Fatal(err)
 	}

@@ -157,6 +157,10 @@ func buildLog(t testing.TB) *fsmLog {
 		Jobs: map[structs.NamespacedID]*structs.JobDeregisterOptions{{ID: "batchy", Namespace: "default"}: {Purge: true}}})
 	l.add(structs.NodeDeregisterRequestType, &structs.NodeDeregisterRequest{NodeID: "n3"})
 	l.add(structs.NodeBatchDeregisterRequestType, &structs.NodeBatchDeregisterRequest{NodeIDs: []string{"n2"}})
+	// Node-down batching (issue 16, storm).
+	l.add(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: fsmTestNode("n4")})
+	l.add(structs.NodeBatchUpdateStatusRequestType, &structs.NodeBatchUpdateStatusRequest{Updates: []*structs.NodeUpdateStatusRequest{
+		{NodeID: "n4", Status: structs.NodeStatusDown, UpdatedAt: ts.Unix()}}})
 	return l
 }
 

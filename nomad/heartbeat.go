@@ -21,9 +21,11 @@ type heartbeaterDeps interface {
 	// State returns the current state store (it changes after a raft
 	// snapshot restore).
 	State() *state.StateStore
-	// ApplyNodeStatus commits a node status change (with its evals)
-	// through raft and returns once the FSM on this server applied it.
-	ApplyNodeStatus(req *structs.NodeUpdateStatusRequest) error
+	// ApplyNodeStatuses commits the status changes of several nodes (each
+	// with its evals) in one raft entry and returns once the FSM on this
+	// server applied it, with the nodes the FSM skipped because they
+	// changed after the heartbeater read them.
+	ApplyNodeStatuses(req *structs.NodeBatchUpdateStatusRequest) (skipped []string, err error)
 }
 
 // heartbeatConfig tunes the heartbeater and supplies its clock and its
@@ -69,7 +71,9 @@ const invalidateRetry = 5 * time.Second
 // rack), invalidations are queued and applied at most
 // MaxNodeDownPerSecond per second: a short split then marks a bounded number
 // of nodes down before the nodes' heartbeats resume and the queue drops them
-// (a queued node that heartbeated again is skipped).
+// (a queued node that heartbeated again is skipped). Queued nodes are
+// marked in batches, one raft entry each (heartbeat_batch.go), so the
+// rate holds even where one commit takes longer than the interval.
 //
 // Every decision that reads a node's status and writes a new one (a
 // heartbeat, a registration, an invalidation) holds that node's lock from
@@ -158,22 +162,32 @@ func newHeartbeater(deps heartbeaterDeps, cfg heartbeatConfig) *heartbeater {
 // context ends; then it disables the heartbeater and forgets every timer.
 // Only a status change counts against the rate: an expiry that turns out
 // moot (the node heartbeated, or gets a stall window) costs no wait.
+//
+// Expiries are taken in batches of what is queued, up to batchLimit: a
+// batch that marked k nodes is followed by a wait of k intervals, counted
+// from the write's start, so a commit's own latency counts toward the
+// interval rather than being added to it, and the rate holds in nodes per
+// second whatever the commit latency (at 20/s: 20 nodes a second, in one
+// entry a second once a backlog builds, rather than one entry per commit).
 func (h *heartbeater) run(ctx context.Context) {
 	h.setEnabled(true)
 	defer h.setEnabled(false)
 	h.initializeTimers()
 	interval := time.Duration(float64(time.Second) / h.cfg.MaxNodeDownPerSecond)
+	var lastWrite time.Duration
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case e := <-h.expired:
-			// The rate is a ceiling paced from each write's start: a
-			// commit's own latency counts toward the interval rather than
-			// being added to it (at 20/s and 40ms commits, 20 nodes a
-			// second, not 11).
+			batch := h.gatherExpiries(e, h.batchLimit(lastWrite))
 			start := h.clock.Now()
-			if h.invalidate(e) && !h.wait(ctx, interval-h.clock.Now().Sub(start)) {
+			marked := h.invalidateBatch(batch)
+			if marked == 0 {
+				continue
+			}
+			lastWrite = h.clock.Now().Sub(start)
+			if d := time.Duration(marked)*interval - lastWrite; d > 0 && !h.wait(ctx, d) {
 				return
 			}
 		}
@@ -396,32 +410,32 @@ func (h *heartbeater) disconnectDeadline(node *structs.Node, allocs []*structs.A
 	return since.Add(window + h.cfg.HeartbeatGrace)
 }
 
-// invalidate acts on a node whose timer expired: a ready (or initializing)
-// node is marked down or disconnected; a disconnected node whose window
-// has passed is marked down. It holds the node's lock from the check that
-// the node has not heartbeated until the change has committed. It reports
-// whether it wrote a status change.
-func (h *heartbeater) invalidate(e expiry) bool {
-	start := time.Now()
+// decideInvalidation looks at a node whose timer expired: a ready (or
+// initializing) node is to be marked down or disconnected; a disconnected
+// node whose window has passed is to be marked down. It returns the
+// status change, with the node's ModifyIndex as read, or nil when there
+// is nothing to write (the node heartbeated while queued, is gone or
+// already down, gets a stall window, or its disconnect window grew). The
+// caller holds the node's lock, and keeps holding it until the change has
+// committed.
+func (h *heartbeater) decideInvalidation(e expiry) (*structs.NodeUpdateStatusRequest, uint64) {
 	nodeID := e.nodeID
-	unlock := h.lockNode(nodeID)
-	defer unlock()
 	if h.armed(nodeID) {
-		return false // it heartbeated while queued
+		return nil, 0 // it heartbeated while queued
 	}
 	st := h.deps.State()
 	node, err := st.NodeByID(nil, nodeID)
 	if err != nil || node == nil || node.Status == structs.NodeStatusDown {
-		return false
+		return nil, 0
 	}
 	if h.stalledOver(e) {
-		return false
+		return nil, 0
 	}
 	allocs, err := st.AllocsByNode(nil, nodeID)
 	if err != nil {
 		h.logger.Error("reading node allocs", "node", nodeID, "error", err)
 		h.arm(nodeID, invalidateRetry)
-		return false
+		return nil, 0
 	}
 	now := h.clock.Now()
 	status, msg := structs.NodeStatusDown, "Node heartbeat missed"
@@ -429,7 +443,7 @@ func (h *heartbeater) invalidate(e expiry) bool {
 	case structs.NodeStatusDisconnected:
 		if deadline := h.disconnectDeadline(node, allocs, now); now.Before(deadline) {
 			h.arm(nodeID, deadline.Sub(now)) // a window grew since the timer was armed
-			return false
+			return nil, 0
 		}
 		msg = "Node did not reconnect within its disconnect window"
 	default:
@@ -440,24 +454,13 @@ func (h *heartbeater) invalidate(e expiry) bool {
 			}
 		}
 	}
-	req := &structs.NodeUpdateStatusRequest{
+	return &structs.NodeUpdateStatusRequest{
 		NodeID:    nodeID,
 		Status:    status,
 		UpdatedAt: now.Unix(),
 		NodeEvent: &structs.NodeEvent{Message: msg, Subsystem: structs.NodeEventSubsystemCluster, Timestamp: now},
 		Evals:     nodeEvals(node, allocs, now),
-	}
-	if err := h.deps.ApplyNodeStatus(req); err != nil {
-		h.logger.Error("marking node after missed heartbeat", "node", nodeID, "status", status, "error", err)
-		h.arm(nodeID, invalidateRetry) // a no-op once leadership is gone
-		return false
-	}
-	h.logger.Warn("node missed its heartbeat", "node", nodeID, "status", status, "evals", len(req.Evals))
-	h.cfg.Metrics.MeasureSince(keyHeartbeatInvalidate, start)
-	if status == structs.NodeStatusDisconnected {
-		h.armDisconnected(nodeID)
-	}
-	return true
+	}, node.ModifyIndex
 }
 
 // stalledOver gives a queued expiry a fresh window if a stall found since

@@ -20,9 +20,12 @@ type memHeartbeatDeps struct {
 
 func (d *memHeartbeatDeps) State() *state.StateStore { return d.store }
 
-func (d *memHeartbeatDeps) ApplyNodeStatus(req *structs.NodeUpdateStatusRequest) error {
-	d.applied <- req
-	return nil
+// ApplyNodeStatuses hands each update of the batch to the test.
+func (d *memHeartbeatDeps) ApplyNodeStatuses(req *structs.NodeBatchUpdateStatusRequest) ([]string, error) {
+	for _, u := range req.Updates {
+		d.applied <- u
+	}
+	return nil, nil
 }
 
 func testHeartbeatConfig(clock Clock, seed int64) heartbeatConfig {

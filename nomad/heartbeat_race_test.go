@@ -40,11 +40,13 @@ func (d *steppingHeartbeatDeps) wrap(server heartbeaterDeps) heartbeaterDeps {
 // beforeApply sets the step.
 func (d *steppingHeartbeatDeps) beforeApply(step func(nodeID string)) { d.step.Store(&step) }
 
-func (d *steppingHeartbeatDeps) ApplyNodeStatus(req *structs.NodeUpdateStatusRequest) error {
+func (d *steppingHeartbeatDeps) ApplyNodeStatuses(req *structs.NodeBatchUpdateStatusRequest) ([]string, error) {
 	if step := d.step.Load(); step != nil {
-		(*step)(req.NodeID)
+		for _, u := range req.Updates {
+			(*step)(u.NodeID)
+		}
 	}
-	return d.heartbeaterDeps.ApplyNodeStatus(req)
+	return d.heartbeaterDeps.ApplyNodeStatuses(req)
 }
 
 // A heartbeat that arrives after the heartbeater saw the node's timer

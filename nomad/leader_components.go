@@ -69,9 +69,15 @@ func (w serverEvalWriter) UpsertEvals(evals []*structs.Evaluation) error {
 
 func (s *Server) evalWriter() evalWriter { return serverEvalWriter{s} }
 
-// ApplyNodeStatus commits a node status change for the heartbeater
-// (heartbeaterDeps).
-func (s *Server) ApplyNodeStatus(req *structs.NodeUpdateStatusRequest) error {
-	_, _, err := s.raftApply(structs.NodeUpdateStatusRequestType, req)
-	return err
+// ApplyNodeStatuses commits a batch of node status changes for the
+// heartbeater (heartbeaterDeps), with the nodes the FSM skipped.
+func (s *Server) ApplyNodeStatuses(req *structs.NodeBatchUpdateStatusRequest) ([]string, error) {
+	_, resp, err := s.raftApply(structs.NodeBatchUpdateStatusRequestType, req)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := resp.(*structs.NodeBatchUpdateStatusResponse); ok {
+		return r.Skipped, nil
+	}
+	return nil, nil
 }

@@ -43,6 +43,10 @@ const (
 	ServiceRegistrationUpsertRequestType
 	ServiceRegistrationDeleteRequestType
 
+	// Node-down batching (issue 16, storm): several missed heartbeats in
+	// one entry.
+	NodeBatchUpdateStatusRequestType
+
 	// IgnoreUnknownTypeFlag marks a message type a newer server wrote that
 	// an older one may skip instead of crashing.
 	IgnoreUnknownTypeFlag MessageType = 128
@@ -85,6 +89,9 @@ var messageTypeNames = map[MessageType]string{
 	// Native service registrations (issue 13, services).
 	ServiceRegistrationUpsertRequestType: "ServiceRegistrationUpsert",
 	ServiceRegistrationDeleteRequestType: "ServiceRegistrationDelete",
+
+	// Node-down batching (issue 16, storm).
+	NodeBatchUpdateStatusRequestType: "NodeBatchUpdateStatus",
 }
 
 // String names the message type for logs.

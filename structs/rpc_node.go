@@ -163,3 +163,27 @@ type NodeEvaluateRequest struct {
 	NodeID string
 	WriteRequest
 }
+
+// NodeBatchUpdateStatusRequest is the leader marking several nodes down or
+// disconnected in one raft entry, when their heartbeat timers expired
+// together (a rack lost its network, a storm of disconnects). Each update
+// is what a NodeUpdateStatusRequest would carry for that node alone: its
+// own status, time, node event and evals. One entry instead of one per
+// node is what lets a leader whose commits are slow (three servers under
+// load) keep up with max_node_down_per_second.
+type NodeBatchUpdateStatusRequest struct {
+	Updates []*NodeUpdateStatusRequest
+	// NodeModifyIndexes holds each node's ModifyIndex as the leader read it
+	// when it decided the node missed its heartbeat. The FSM skips (and
+	// reports) a node that changed since or no longer exists, rather than
+	// failing the entry: the leader's read may have been overtaken.
+	NodeModifyIndexes map[string]uint64
+	WriteRequest
+}
+
+// NodeBatchUpdateStatusResponse is the FSM's answer to a batch: the nodes
+// it skipped because they changed after the leader read them. The leader
+// looks at them again.
+type NodeBatchUpdateStatusResponse struct {
+	Skipped []string
+}

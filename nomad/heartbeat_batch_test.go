@@ -1,0 +1,238 @@
+package nomad
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/drover-sched/drover/nomad/state"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// A thousand-node disconnect must not cost a thousand raft entries: a
+// burst of expiries is marked in batches of at most a second's worth of
+// nodes at MaxNodeDownPerSecond, each node once.
+func TestABurstOfExpiriesIsMarkedInFewEntries(t *testing.T) {
+	const n, rate = 100, 20
+	clock, deps, stop := startSilentFleet(t, n, rate, 40*time.Millisecond)
+	defer stop()
+	drivePacing(t, clock, deps, n)
+	writes := deps.recorded()
+	seen := map[string]bool{}
+	for i, w := range writes {
+		if len(w.nodes) > rate {
+			t.Fatalf("write %d marked %d nodes; a batch is at most a second's worth (%d)", i, len(w.nodes), rate)
+		}
+		for _, id := range w.nodes {
+			if seen[id] {
+				t.Fatalf("node %s marked twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("%d of %d nodes marked", len(seen), n)
+	}
+	// The first write may take only what had expired when the loop woke;
+	// after it, a full second's worth each: 1 + 100/20.
+	if max := 1 + n/rate; len(writes) > max {
+		t.Fatalf("%d nodes took %d raft entries; want at most %d", n, len(writes), max)
+	}
+}
+
+// The rate keeps meaning nodes per second, whatever a commit costs: in
+// every stretch of writes, the nodes marked are at most the rate times the
+// time it took. When a commit takes longer than a second (a loaded
+// three-server cluster), batches grow so the rate is still reached, where
+// one node per entry would have marked fewer than one a second.
+func TestNodeDownRateHoldsInNodesPerSecond(t *testing.T) {
+	const n, rate = 100, 20
+	for _, latency := range []time.Duration{0, 40 * time.Millisecond, 1500 * time.Millisecond} {
+		t.Run(fmt.Sprintf("commit_%s", latency), func(t *testing.T) {
+			clock, deps, stop := startSilentFleet(t, n, rate, latency)
+			defer stop()
+			drivePacing(t, clock, deps, n)
+			writes := deps.recorded()
+			for i := range writes {
+				nodes := 0
+				for j := i + 1; j < len(writes); j++ {
+					nodes += len(writes[j-1].nodes)
+					took := writes[j].start.Sub(writes[i].start)
+					if allowed := time.Duration(nodes) * time.Second / rate; took < allowed {
+						t.Fatalf("writes %d..%d marked %d nodes in %s; at %d/s that takes %s", i, j-1, nodes, took, rate, allowed)
+					}
+				}
+			}
+			// And it keeps up: the last write starts no later than the
+			// rate allows for the nodes before it, plus one commit.
+			last := writes[len(writes)-1]
+			took := last.start.Sub(writes[0].start)
+			if limit := time.Duration(n-len(last.nodes))*time.Second/rate + latency; took > limit {
+				t.Fatalf("%d nodes took %s to start their last write (%d writes); at %d/s with %s commits, want at most %s",
+					n, took, len(writes), rate, latency, limit)
+			}
+		})
+	}
+}
+
+// fsmHeartbeatDeps commits the heartbeater's batches through a real FSM,
+// telling the test each batch's nodes and waiting for its go-ahead before
+// applying.
+type fsmHeartbeatDeps struct {
+	fsm     *FSM
+	index   uint64
+	batches chan []string
+	gate    chan struct{}
+}
+
+func (d *fsmHeartbeatDeps) State() *state.StateStore { return d.fsm.State() }
+
+func (d *fsmHeartbeatDeps) ApplyNodeStatuses(req *structs.NodeBatchUpdateStatusRequest) ([]string, error) {
+	var ids []string
+	for _, u := range req.Updates {
+		ids = append(ids, u.NodeID)
+	}
+	d.batches <- ids
+	<-d.gate
+	buf, err := encodeMsg(structs.NodeBatchUpdateStatusRequestType, req)
+	if err != nil {
+		return nil, err
+	}
+	d.index++
+	resp := d.fsm.Apply(&raft.Log{Index: d.index, Type: raft.LogCommand, Data: buf})
+	if err, ok := resp.(error); ok {
+		return nil, err
+	}
+	return resp.(*structs.NodeBatchUpdateStatusResponse).Skipped, nil
+}
+
+// A node whose timer expired, and which heartbeats while it waits in the
+// queue behind a batch being committed, is left out of the next batch and
+// stays ready; the node queued with it that stayed silent goes down.
+func TestANodeThatHeartbeatsWhileQueuedStaysReady(t *testing.T) {
+	f := testFSM(t)
+	for i, id := range []string{"a", "b", "c"} {
+		if err := f.State().UpsertNode(uint64(i+1), itNode(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deps := &fsmHeartbeatDeps{fsm: f, index: 10, batches: make(chan []string, 1), gate: make(chan struct{})}
+	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	h := newHeartbeater(deps, testHeartbeatConfig(clock, 1)) // failover 300s, 1,000 nodes/s
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); h.run(ctx) }()
+	defer func() { cancel(); close(deps.gate); <-done }()
+	if !clock.WaitForTimers(4, 5*time.Second) { // three nodes and the watchdog
+		t.Fatal("the heartbeater armed no failover timers")
+	}
+
+	// a's timer runs out first; its batch is held before the commit.
+	h.arm("a", time.Second)
+	clock.Advance(time.Second)
+	if got := <-deps.batches; strings.Join(got, ",") != "a" {
+		t.Fatalf("first batch %v; want [a]", got)
+	}
+	// Meanwhile b and c expire and queue; then b heartbeats, as
+	// Node.UpdateStatus does, under its lock.
+	clock.Advance(300 * time.Second)
+	unlock := h.lockNode("b")
+	h.resetTTL("b", 3)
+	unlock()
+	deps.gate <- struct{}{}
+
+	// The loop paces (1ms) and takes the queue: only c is marked.
+	var second []string
+	deadline := time.After(10 * time.Second)
+	for second == nil {
+		select {
+		case second = <-deps.batches:
+		case <-deadline:
+			t.Fatal("no second batch")
+		default:
+			clock.Advance(time.Millisecond)
+		}
+	}
+	sort.Strings(second)
+	if strings.Join(second, ",") != "c" {
+		t.Fatalf("second batch %v; want [c]: b heartbeated while queued", second)
+	}
+	deps.gate <- struct{}{}
+	WaitFor(t, 5*time.Second, func() (bool, string) {
+		return nodeStatusIn(f, "c") == structs.NodeStatusDown, "c is " + nodeStatusIn(f, "c")
+	})
+	if st := nodeStatusIn(f, "b"); st != structs.NodeStatusReady {
+		t.Fatalf("b heartbeated while queued and is %s", st)
+	}
+	if st := nodeStatusIn(f, "a"); st != structs.NodeStatusDown {
+		t.Fatalf("a is %s", st)
+	}
+	if !h.armed("b") {
+		t.Fatal("b's heartbeat timer is gone")
+	}
+}
+
+func nodeStatusIn(f *FSM, id string) string {
+	n, err := f.State().NodeByID(nil, id)
+	if err != nil || n == nil {
+		return ""
+	}
+	return n.Status
+}
+
+// On a real server, a node of a batch that heartbeats after the batch was
+// decided but before it committed waits for the commit and writes itself
+// ready again; the silent nodes of its batch stay down.
+func TestAHeartbeatRacingABatchLeavesItsNodeReady(t *testing.T) {
+	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	deps := &steppingHeartbeatDeps{}
+	s := testServerWith(t, func(c *Config) {
+		c.Clock = clock
+		c.MinHeartbeatTTL = 10 * time.Second
+		c.HeartbeatGrace = 5 * time.Second
+	}, serverOptions{wrapHeartbeaterDeps: deps.wrap})
+	WaitForLeader(t, 5*time.Second, s)
+	nodes := []*structs.Node{itNode("n1"), itNode("n2"), itNode("n3")}
+	for _, n := range nodes {
+		registerNode(t, s, n)
+	}
+	racer := nodes[1]
+	h := s.heartbeats
+	beat := make(chan error, 1)
+	deps.beforeApply(func(id string) {
+		if id != racer.ID {
+			return
+		}
+		go func() { beat <- sendHeartbeat(s, racer) }()
+		// Hold the batch until the heartbeat waits for the node's lock.
+		WaitFor(t, 5*time.Second, func() (bool, string) {
+			return h.nodeLocks.contenders(id) >= 2, "the heartbeat does not wait for the batch"
+		})
+	})
+	// Every TTL is at most 2*10s + 5s grace.
+	clock.Advance(26 * time.Second)
+	select {
+	case err := <-beat:
+		if err != nil {
+			t.Fatalf("heartbeat: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the heartbeat never finished")
+	}
+	WaitFor(t, 5*time.Second, func() (bool, string) {
+		return nodeStatus(s, nodes[0].ID) == structs.NodeStatusDown && nodeStatus(s, nodes[2].ID) == structs.NodeStatusDown,
+			"the silent nodes are " + nodeStatus(s, nodes[0].ID) + " and " + nodeStatus(s, nodes[2].ID)
+	})
+	if st := nodeStatus(s, racer.ID); st != structs.NodeStatusReady {
+		t.Fatalf("the node that heartbeated is %s", st)
+	}
+	if got := lastNodeEvent(s, racer.ID); got != "Node status down -> ready" {
+		t.Fatalf("its batch committed first, so the heartbeat must have written ready again; last event %q", got)
+	}
+}
