@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +37,10 @@ var (
 	flagJSON     = flag.String("json", "", "write the results as JSON to this file")
 	flagHeapProf = flag.String("heap-profile", "", "write the servers' heap profile after placement to <path>-<servers>-<nodes>.pprof")
 	flagTimeout  = flag.Duration("phase-timeout", 10*time.Minute, "give up on a phase after this long")
+	// For finding out why leadership moves during the storm.
+	flagServerLog = flag.String("server-log", "", "write the servers' warnings (raft's included) to <path>-<servers>-<nodes>.log")
+	flagStormCPU  = flag.String("storm-cpu-profile", "", "write a CPU profile of the servers' process while the storm's nodes are cut off to <path>-<servers>-<nodes>.pprof")
+	flagSimNice   = flag.Int("nodesim-nice", 0, "run nodesim at this nice level (0: as the benchmark), to tell the servers' own cost from starvation")
 )
 
 const jobSize = 1000 // allocs per job
@@ -90,6 +95,11 @@ type Storm struct {
 	ConvergeSec  float64 // back until nodes ready, every job at count, old allocs stopped
 	Duplicates   int     // most allocs running beyond a job's count at any sample
 	Converged    bool
+	// Elections counts the times a server became leader while the nodes
+	// were cut off: each one re-arms every live node's failover TTL.
+	Elections int
+	// NodeDownEntries counts the raft entries that marked nodes down.
+	NodeDownEntries int
 }
 
 func TestBenchCluster(t *testing.T) {
@@ -135,7 +145,7 @@ func splitInts(t *testing.T, s string) []int {
 
 // startServers starts n servers and returns the leader and the
 // telemetry of each (the plan applier's timer is read from the leader's).
-func startServers(t *testing.T, n int) (*nomad.Server, []string, map[*nomad.Server]*telemetry.Telemetry) {
+func startServers(t *testing.T, n int, logw io.Writer) (*nomad.Server, []*nomad.Server, []string, map[*nomad.Server]*telemetry.Telemetry) {
 	var servers []*nomad.Server
 	tels := map[*nomad.Server]*telemetry.Telemetry{}
 	for i := 0; i < n; i++ {
@@ -152,6 +162,9 @@ func startServers(t *testing.T, n int) (*nomad.Server, []string, map[*nomad.Serv
 			c.NumSchedulers = runtime.NumCPU()
 			c.MaxHeartbeatsPerSecond = *flagHBRate
 			c.Logger = hclog.New(&hclog.LoggerOptions{Name: c.NodeName, Level: hclog.Error})
+			if logw != nil {
+				c.Logger = hclog.New(&hclog.LoggerOptions{Name: c.NodeName, Level: hclog.Warn, Output: logw})
+			}
 			rc := raft.DefaultConfig()
 			rc.CommitTimeout = 5 * time.Millisecond
 			c.RaftConfig = rc
@@ -173,7 +186,7 @@ func startServers(t *testing.T, n int) (*nomad.Server, []string, map[*nomad.Serv
 	for _, s := range servers {
 		addrs = append(addrs, s.RPCAddr())
 	}
-	return leader, addrs, tels
+	return leader, servers, addrs, tels
 }
 
 // timerStats sums a go-metrics timer over the retained intervals: how
@@ -273,7 +286,16 @@ func waitUntil(interval time.Duration, cond func() bool) bool {
 
 func runVariant(t *testing.T, nServers, nNodes int) *Result {
 	r := &Result{Servers: nServers, Nodes: nNodes, LoadAvgBefore: loadavg()}
-	leader, addrs, tels := startServers(t, nServers)
+	var logw io.Writer
+	if *flagServerLog != "" {
+		f, err := os.Create(fmt.Sprintf("%s-%d-%d.log", *flagServerLog, nServers, nNodes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		logw = f
+	}
+	leader, servers, addrs, tels := startServers(t, nServers, logw)
 	st := leader.State()
 	// The servers' fixed cost (raft, bolt, caches) is not the nodes'.
 	base := heap()
@@ -296,6 +318,10 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 		"-fault-stop-heartbeat", strconv.FormatFloat(float64(*flagStorm)/float64(nNodes), 'f', -1, 64),
 		"-fault-for", faultFor.String(), "-fault-return", "1")
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if *flagSimNice != 0 {
+		cmd = exec.Command("nice", append([]string{"-n", strconv.Itoa(*flagSimNice)}, cmd.Args...)...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +367,7 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 	r.SimHeapPerNode = float64(sim.HeapLive) / float64(nNodes)
 	r.SimGoroutines = sim.Goroutines
 
-	r.Storm = storm(t, leader, cmd, nNodes)
+	r.Storm = storm(t, leader, servers, cmd, nNodes)
 	r.LoadAvgAfter = loadavg()
 	return r
 }

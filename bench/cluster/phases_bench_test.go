@@ -123,9 +123,11 @@ func pct(v []float64, p float64) float64 {
 // for the servers to mark them all down, brings them back (SIGUSR2) and
 // measures how long the cluster takes to converge, and whether any job
 // ever ran more than its count.
-func storm(t *testing.T, s *nomad.Server, cmd *exec.Cmd, nNodes int) Storm {
+func storm(t *testing.T, s *nomad.Server, servers []*nomad.Server, cmd *exec.Cmd, nNodes int) Storm {
 	st := s.State()
 	out := Storm{Nodes: *flagStorm}
+	elections := watchElections(t, servers)
+	defer elections.stop()
 	index0, _ := st.LatestIndex()
 	var jobs []string
 	var counts []int
@@ -142,7 +144,9 @@ func storm(t *testing.T, s *nomad.Server, cmd *exec.Cmd, nNodes int) Storm {
 		}
 		return over, stale
 	}
+	stopProfile := startCPUProfile(t, fmt.Sprintf("%s-%d-%d.pprof", *flagStormCPU, len(servers), nNodes))
 	cut := time.Now()
+	elections.since(cut)
 	if err := cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +157,12 @@ func storm(t *testing.T, s *nomad.Server, cmd *exec.Cmd, nNodes int) Storm {
 		return out.MaxDown >= *flagStorm
 	})
 	out.DownSec = time.Since(cut).Seconds()
+	stopProfile()
+	out.NodeDownEntries = nodeDownEntries(t, s, index0)
+	out.Elections = elections.count()
+	for _, at := range elections.times() {
+		t.Logf("storm: a server became leader %.1fs after the cut", at.Sub(cut).Seconds())
+	}
 	if out.MaxDown < *flagStorm {
 		t.Logf("storm: only %d of %d nodes were marked down within %s", out.MaxDown, *flagStorm, *flagTimeout)
 	}
@@ -232,4 +242,6 @@ func printTable(rs []*Result) {
 		return f1(r.Storm.ConvergeSec)
 	})
 	row("storm: duplicates", func(r *Result) string { return fmt.Sprint(r.Storm.Duplicates) })
+	row("storm: elections while cut off", func(r *Result) string { return fmt.Sprint(r.Storm.Elections) })
+	row("storm: node-down raft entries", func(r *Result) string { return fmt.Sprint(r.Storm.NodeDownEntries) })
 }
