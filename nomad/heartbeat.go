@@ -226,9 +226,12 @@ func (h *heartbeater) wait(ctx context.Context, d time.Duration) bool {
 
 // initializeTimers gives every node that is not down the failover TTL: an
 // election must not mark the fleet down before clients find the new leader.
-// A disconnected node gets the rest of its disconnect window instead when
-// that is longer. A node that already heartbeated in this term keeps the
-// timer its heartbeat armed.
+// The failover TTL is at least the longest TTL the last leader could have
+// given a node, plus grace (failoverTTL): a client that heartbeated just
+// before the election may rightly stay silent that long. A disconnected
+// node gets the rest of its disconnect window instead when that is longer.
+// A node that already heartbeated in this term keeps the timer its
+// heartbeat armed.
 func (h *heartbeater) initializeTimers() {
 	st := h.deps.State()
 	it, err := st.Nodes(nil)
@@ -236,15 +239,17 @@ func (h *heartbeater) initializeTimers() {
 		h.logger.Error("listing nodes for heartbeat timers", "error", err)
 		return
 	}
-	ttl := h.cfg.FailoverHeartbeatTTL
-	now := h.clock.Now()
+	var live []*structs.Node
 	for raw := it.Next(); raw != nil; raw = it.Next() {
-		node := raw.(*structs.Node)
+		if node := raw.(*structs.Node); node.Status != structs.NodeStatusDown {
+			live = append(live, node)
+		}
+	}
+	ttl := h.failoverTTL(len(live))
+	now := h.clock.Now()
+	for _, node := range live {
 		d := ttl
-		switch node.Status {
-		case structs.NodeStatusDown:
-			continue
-		case structs.NodeStatusDisconnected:
+		if node.Status == structs.NodeStatusDisconnected {
 			allocs, err := st.AllocsByNode(nil, node.ID)
 			if err != nil {
 				h.logger.Error("reading node allocs", "node", node.ID, "error", err)
@@ -255,6 +260,18 @@ func (h *heartbeater) initializeTimers() {
 		}
 		h.armIfUnarmed(node.ID, d)
 	}
+}
+
+// failoverTTL is the window a new leader gives each of numNodes live
+// nodes: FailoverHeartbeatTTL, but never less than the longest TTL a
+// heartbeat could have been answered with for that fleet (the base TTL
+// and its stagger, up to twice the base) plus grace. A failover TTL set
+// below that (the cluster benchmark's 30s against TTLs of up to 40s at
+// 10,000 nodes) made every election mark live nodes down whose next
+// heartbeat was simply not due yet, and their replacement and return
+// loaded the servers into the next election.
+func (h *heartbeater) failoverTTL(numNodes int) time.Duration {
+	return max(h.cfg.FailoverHeartbeatTTL, 2*h.baseTTL(numNodes)+h.cfg.HeartbeatGrace)
 }
 
 // tracked returns how many nodes have a heartbeat timer: the live fleet

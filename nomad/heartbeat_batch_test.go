@@ -236,3 +236,47 @@ func TestAHeartbeatRacingABatchLeavesItsNodeReady(t *testing.T) {
 		t.Fatalf("its batch committed first, so the heartbeat must have written ready again; last event %q", got)
 	}
 }
+
+// A new leader must not mark a node down for a heartbeat that is not due
+// yet: when the fleet's TTLs (up to twice the base, plus grace) are longer
+// than the configured failover TTL, the failover window stretches to them.
+func TestFailoverWindowCoversTheLongestTTLHandedOut(t *testing.T) {
+	const n = 30
+	clock, deps, stop := func() (*FakeClock, *commitLatencyDeps, func()) {
+		store, err := state.NewStateStore(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			if err := store.UpsertNode(uint64(i+1), itNode(fmt.Sprintf("n%03d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+		deps := &commitLatencyDeps{store: store, clock: clock}
+		cfg := testHeartbeatConfig(clock, 1)
+		// 30 nodes at one heartbeat a second: a base TTL of 30s, so a
+		// client may hold a TTL of up to 60s, plus 5s grace.
+		cfg.MaxHeartbeatsPerSecond = 1
+		cfg.FailoverHeartbeatTTL = 30 * time.Second
+		h := newHeartbeater(deps, cfg)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); h.run(ctx) }()
+		if !clock.WaitForTimers(n+1, 5*time.Second) {
+			t.Fatal("the heartbeater armed no failover timers")
+		}
+		return clock, deps, func() { cancel(); <-done }
+	}()
+	defer stop()
+	// Timers fire inside Advance, so a pending count after it is exact:
+	// the n node timers and the watchdog.
+	clock.Advance(65*time.Second - time.Millisecond)
+	if got := clock.Pending(); got != n+1 {
+		t.Fatalf("%d timers pending just before 65s; want all %d nodes' and the watchdog: a node was expired before its TTL could run out", got, n)
+	}
+	if deps.marked() != 0 {
+		t.Fatalf("%d nodes marked down before the longest TTL plus grace", deps.marked())
+	}
+	drivePacingFrom(t, clock, deps, n, time.Millisecond)
+}

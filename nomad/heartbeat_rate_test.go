@@ -95,7 +95,13 @@ func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) 
 // wait (its commit outlasted the interval) goes on by itself.
 func drivePacing(t *testing.T, clock *FakeClock, deps *commitLatencyDeps, want int) {
 	t.Helper()
-	clock.Advance(10 * time.Second)
+	drivePacingFrom(t, clock, deps, want, 10*time.Second)
+}
+
+// drivePacingFrom is drivePacing with the first step's length.
+func drivePacingFrom(t *testing.T, clock *FakeClock, deps *commitLatencyDeps, want int, first time.Duration) {
+	t.Helper()
+	clock.Advance(first)
 	deadline := time.Now().Add(30 * time.Second)
 	for deps.marked() < want {
 		if time.Now().After(deadline) {
