@@ -100,6 +100,9 @@ type Storm struct {
 	Elections int
 	// NodeDownEntries counts the raft entries that marked nodes down.
 	NodeDownEntries int
+	// Starvation is what the servers' process got of the machine while
+	// the nodes were cut off.
+	Starvation procStarvation
 }
 
 func TestBenchCluster(t *testing.T) {

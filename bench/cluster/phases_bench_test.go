@@ -145,6 +145,7 @@ func storm(t *testing.T, s *nomad.Server, servers []*nomad.Server, cmd *exec.Cmd
 		return over, stale
 	}
 	stopProfile := startCPUProfile(t, fmt.Sprintf("%s-%d-%d.pprof", *flagStormCPU, len(servers), nNodes))
+	proc0 := sampleProc()
 	cut := time.Now()
 	elections.since(cut)
 	if err := cmd.Process.Signal(syscall.SIGUSR1); err != nil {
@@ -158,6 +159,7 @@ func storm(t *testing.T, s *nomad.Server, servers []*nomad.Server, cmd *exec.Cmd
 	})
 	out.DownSec = time.Since(cut).Seconds()
 	stopProfile()
+	out.Starvation = starvationSince(proc0)
 	out.NodeDownEntries = nodeDownEntries(t, s, index0)
 	out.Elections = elections.count()
 	for _, at := range elections.times() {
@@ -244,4 +246,11 @@ func printTable(rs []*Result) {
 	row("storm: duplicates", func(r *Result) string { return fmt.Sprint(r.Storm.Duplicates) })
 	row("storm: elections while cut off", func(r *Result) string { return fmt.Sprint(r.Storm.Elections) })
 	row("storm: node-down raft entries", func(r *Result) string { return fmt.Sprint(r.Storm.NodeDownEntries) })
+	row("storm: servers' CPU / run-queue wait (s)", func(r *Result) string {
+		return fmt.Sprintf("%.0f / %.0f", r.Storm.Starvation.CPUSec, r.Storm.Starvation.RunQueueWaitSec)
+	})
+	row("storm: goroutine wait p99 / max (ms)", func(r *Result) string {
+		return fmt.Sprintf("%.0f / %.0f", r.Storm.Starvation.GoSchedP99Ms, r.Storm.Starvation.GoSchedMaxMs)
+	})
+	row("storm: GC pause max (ms)", func(r *Result) string { return fmt.Sprintf("%.0f", r.Storm.Starvation.GCPauseMaxMs) })
 }

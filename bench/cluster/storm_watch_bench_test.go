@@ -3,8 +3,13 @@
 package cluster
 
 import (
+	"math"
 	"os"
+	"path/filepath"
+	"runtime/metrics"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,4 +122,100 @@ func nodeDownEntries(t *testing.T, s *nomad.Server, index0 uint64) int {
 		}
 	}
 	return len(indexes)
+}
+
+// procStarvation is what the servers' process got of the machine over a
+// stretch of time: its CPU time, the time its threads waited on the
+// kernel's run queues for a CPU (schedstat), and how long its goroutines
+// waited to run and how long GC stopped them (runtime/metrics). Waiting
+// that dwarfs the CPU used is starvation by other processes; long
+// goroutine waits with little kernel wait are the process's own backlog.
+type procStarvation struct {
+	CPUSec          float64
+	RunQueueWaitSec float64
+	GoSchedP99Ms    float64 // a runnable goroutine's wait for a thread
+	GoSchedMaxMs    float64 // lower bound of the highest bucket seen
+	GCPauseMaxMs    float64
+}
+
+type procSample struct {
+	cpu, wait time.Duration
+	sched     *metrics.Float64Histogram
+	gc        *metrics.Float64Histogram
+}
+
+const (
+	metricSchedLatency = "/sched/latencies:seconds"
+	metricGCPauses     = "/sched/pauses/total/gc:seconds"
+)
+
+func sampleProc() procSample {
+	var s procSample
+	tasks, _ := filepath.Glob("/proc/self/task/*/schedstat")
+	for _, p := range tasks {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			continue
+		}
+		run, _ := strconv.ParseInt(f[0], 10, 64)
+		wait, _ := strconv.ParseInt(f[1], 10, 64)
+		s.cpu += time.Duration(run)
+		s.wait += time.Duration(wait)
+	}
+	ms := []metrics.Sample{{Name: metricSchedLatency}, {Name: metricGCPauses}}
+	metrics.Read(ms)
+	if ms[0].Value.Kind() == metrics.KindFloat64Histogram {
+		s.sched = ms[0].Value.Float64Histogram()
+	}
+	if ms[1].Value.Kind() == metrics.KindFloat64Histogram {
+		s.gc = ms[1].Value.Float64Histogram()
+	}
+	return s
+}
+
+// starvationSince is what happened between from and now.
+func starvationSince(from procSample) procStarvation {
+	to := sampleProc()
+	out := procStarvation{CPUSec: (to.cpu - from.cpu).Seconds(), RunQueueWaitSec: (to.wait - from.wait).Seconds()}
+	if from.sched != nil && to.sched != nil {
+		out.GoSchedP99Ms, out.GoSchedMaxMs = histDelta(from.sched, to.sched, 0.99)
+	}
+	if from.gc != nil && to.gc != nil {
+		_, out.GCPauseMaxMs = histDelta(from.gc, to.gc, 1)
+	}
+	return out
+}
+
+// histDelta is the q quantile and the highest non-empty bucket of the
+// samples added to a cumulative histogram between a and b, in ms (each a
+// bucket's lower bound).
+func histDelta(a, b *metrics.Float64Histogram, q float64) (quantile, highest float64) {
+	var total uint64
+	counts := make([]uint64, len(b.Counts))
+	for i := range b.Counts {
+		counts[i] = b.Counts[i] - a.Counts[i]
+		total += counts[i]
+	}
+	if total == 0 {
+		return 0, 0
+	}
+	want := uint64(math.Ceil(float64(total) * q))
+	var seen uint64
+	quantile = -1
+	for i, c := range counts {
+		if c == 0 {
+			continue
+		}
+		seen += c
+		lower := max(b.Buckets[i], 0) * 1000
+		if quantile < 0 && seen >= want {
+			quantile = lower
+		}
+		highest = lower
+	}
+	return quantile, highest
 }
