@@ -32,6 +32,12 @@ import (
 // the bound keeps an entry well under a megabyte.
 const maxNodeDownBatch = 256
 
+// maxNodeDownEntryEvals bounds the evals of one entry (an eval encodes
+// to a few hundred bytes): a batch of nodes that each run many jobs is
+// committed as several entries, so it can never outgrow the raft entry
+// limit and fail, be retried and fail again.
+const maxNodeDownEntryEvals = 8192
+
 // batchLimit is how many queued expiries the next batch may take: a
 // second's worth at MaxNodeDownPerSecond, or the nodes the rate allows
 // during the last write if that took longer, between 1 and
@@ -93,6 +99,17 @@ func (h *heartbeater) invalidateBatch(batch []expiry) int {
 	if len(req.Updates) == 0 {
 		return 0
 	}
+	marked := 0
+	for _, updates := range chunkByEvals(req.Updates, maxNodeDownEntryEvals) {
+		marked += h.commitNodeDown(&structs.NodeBatchUpdateStatusRequest{Updates: updates, NodeModifyIndexes: req.NodeModifyIndexes})
+	}
+	h.cfg.Metrics.MeasureSince(keyHeartbeatInvalidate, start)
+	return marked
+}
+
+// commitNodeDown commits one entry of decided status changes and returns
+// how many nodes it marked. The caller holds the nodes' locks.
+func (h *heartbeater) commitNodeDown(req *structs.NodeBatchUpdateStatusRequest) int {
 	skipped, err := h.deps.ApplyNodeStatuses(req)
 	if err != nil {
 		h.logger.Error("marking nodes after missed heartbeats", "nodes", len(req.Updates), "error", err)
@@ -101,7 +118,6 @@ func (h *heartbeater) invalidateBatch(batch []expiry) int {
 		}
 		return 0
 	}
-	h.cfg.Metrics.MeasureSince(keyHeartbeatInvalidate, start)
 	skip := make(map[string]bool, len(skipped))
 	for _, id := range skipped {
 		skip[id] = true
@@ -120,4 +136,25 @@ func (h *heartbeater) invalidateBatch(batch []expiry) int {
 		}
 	}
 	return marked
+}
+
+// chunkByEvals splits updates, in order, into runs of at most maxEvals
+// evals each; an update with more than that on its own gets a run of its
+// own.
+func chunkByEvals(updates []*structs.NodeUpdateStatusRequest, maxEvals int) [][]*structs.NodeUpdateStatusRequest {
+	var out [][]*structs.NodeUpdateStatusRequest
+	var cur []*structs.NodeUpdateStatusRequest
+	evals := 0
+	for _, u := range updates {
+		if len(cur) > 0 && evals+len(u.Evals) > maxEvals {
+			out = append(out, cur)
+			cur, evals = nil, 0
+		}
+		cur = append(cur, u)
+		evals += len(u.Evals)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
 }

@@ -18,8 +18,11 @@ type commitLatencyDeps struct {
 	store   *state.StateStore
 	clock   *FakeClock
 	latency time.Duration
-	mu      sync.Mutex
-	writes  []recordedWrite
+	// hold, if set, keeps the first write waiting until it is closed, so
+	// every timer of a burst has fired before the loop looks again.
+	hold   chan struct{}
+	mu     sync.Mutex
+	writes []recordedWrite
 }
 
 type recordedWrite struct {
@@ -35,8 +38,12 @@ func (d *commitLatencyDeps) ApplyNodeStatuses(req *structs.NodeBatchUpdateStatus
 		w.nodes = append(w.nodes, u.NodeID)
 	}
 	d.mu.Lock()
+	first := len(d.writes) == 0
 	d.writes = append(d.writes, w)
 	d.mu.Unlock()
+	if first && d.hold != nil {
+		<-d.hold
+	}
 	d.clock.Advance(d.latency)
 	return nil, nil
 }
@@ -57,7 +64,7 @@ func (d *commitLatencyDeps) marked() int {
 }
 
 // startSilentFleet stores n ready nodes and runs a heartbeater over them
-// whose failover TTL is 10s, marking at most rate nodes a second with
+// whose failover window is silentFleetFailover, marking at most rate nodes a second with
 // commits of latency; the nodes never heartbeat. The returned stop ends
 // the heartbeater.
 func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) (*FakeClock, *commitLatencyDeps, func()) {
@@ -72,10 +79,16 @@ func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) 
 		}
 	}
 	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
-	deps := &commitLatencyDeps{store: store, clock: clock, latency: latency}
+	deps := &commitLatencyDeps{store: store, clock: clock, latency: latency, hold: make(chan struct{})}
 	cfg := testHeartbeatConfig(clock, 1)
 	cfg.FailoverHeartbeatTTL = 10 * time.Second
 	cfg.MaxNodeDownPerSecond = rate
+	// Two goroutines move the fake clock here (the test, and the commit
+	// twin), so a timer can fire after the clock has passed its deadline;
+	// a grace this long keeps the stall detector, not under test here,
+	// from taking that for a stall. No TTL comes from a heartbeat; the
+	// failover window grows to twice the 10s base TTL plus this grace.
+	cfg.HeartbeatGrace = time.Hour
 	h := newHeartbeater(deps, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -95,13 +108,19 @@ func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) 
 // wait (its commit outlasted the interval) goes on by itself.
 func drivePacing(t *testing.T, clock *FakeClock, deps *commitLatencyDeps, want int) {
 	t.Helper()
-	drivePacingFrom(t, clock, deps, want, 10*time.Second)
+	drivePacingFrom(t, clock, deps, want, silentFleetFailover)
 }
+
+// silentFleetFailover is the failover window of startSilentFleet's nodes.
+const silentFleetFailover = 2*10*time.Second + time.Hour
 
 // drivePacingFrom is drivePacing with the first step's length.
 func drivePacingFrom(t *testing.T, clock *FakeClock, deps *commitLatencyDeps, want int, first time.Duration) {
 	t.Helper()
 	clock.Advance(first)
+	if deps.hold != nil {
+		close(deps.hold)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for deps.marked() < want {
 		if time.Now().After(deadline) {
