@@ -13,6 +13,14 @@
 // another so that its heap is not counted. With three servers the heap is
 // that of all three, divided by three.
 //
+// The storm also reports what tells an overloaded machine from the
+// servers' own cost: elections while the nodes are cut off (each re-arms
+// every live node's failover window), the raft entries that marked nodes
+// down, and the servers' process CPU time against the time its threads
+// waited on the kernel's run queues, with goroutine wait and GC pause
+// figures from runtime/metrics. -server-log, -storm-cpu-profile and
+// -nodesim-nice help find out more.
+//
 // The benchmark is behind the benchcluster build tag: it takes minutes
 // and the whole machine, so `make test` never runs it. Results are printed
 // as a table and written as JSON (-json) so runs can be compared.
