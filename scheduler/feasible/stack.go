@@ -320,10 +320,7 @@ func (sel *selection) keep(o *RankedNode) {
 func (sel *selection) finish() *RankedNode {
 	m := sel.ctx.metrics
 	for _, o := range sel.top {
-		meta := &structs.NodeScoreMeta{NodeID: o.Node.ID, Scores: make(map[string]float64, len(o.Scores)), NormScore: o.FinalScore}
-		for i, name := range o.scoreNames {
-			meta.Scores[name] = o.Scores[i]
-		}
+		meta := &structs.NodeScoreMeta{NodeID: o.Node.ID, Scores: structs.NewNodeScores(o.scoreNames, o.Scores[:len(o.scoreNames)]), NormScore: o.FinalScore}
 		m.ScoreMetaData = append(m.ScoreMetaData, meta)
 	}
 	return sel.best
