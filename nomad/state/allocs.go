@@ -52,6 +52,7 @@ func upsertAllocServerTxn(txn *memdb.Txn, index uint64, alloc *structs.Allocatio
 	if err != nil {
 		return err
 	}
+	internServerAlloc(a, existing)
 	if existing == nil {
 		if err := prepareNewAlloc(txn, a, defaultJob); err != nil {
 			return err
@@ -178,6 +179,7 @@ func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Alloc
 		if err != nil {
 			return err
 		}
+		internClientUpdate(merged, update)
 		merged.ModifyIndex = index
 		if update.ModifyTime != 0 {
 			merged.ModifyTime = update.ModifyTime

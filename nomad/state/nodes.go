@@ -48,6 +48,7 @@ func (s *StateStore) UpsertNodeTxn(t *Txn, node *structs.Node, event *structs.No
 		return err
 	}
 	n := node.Copy()
+	internNode(n)
 	if existing != nil {
 		if existing.SecretID != node.SecretID {
 			return fmt.Errorf("state: node %s: %w: a registration may not change a node's secret", node.ID, structs.ErrNodeSecretDenied)

@@ -1,0 +1,243 @@
+package state
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// The intern* functions below share the strings of an object the store is
+// about to keep (see intern.go). Each changes only what it is given, which
+// must be the store's own copy, not yet visible to any reader and shared
+// with no caller; the comment on each says which parts that covers.
+
+// internAllocFields shares the alloc's own strings: the IDs and names it
+// has in common with the other allocs of its job, node, eval and
+// deployment, and its statuses. Its ID and name are its own and are left.
+func internAllocFields(a *structs.Allocation) {
+	for _, s := range []*string{
+		&a.Namespace, &a.EvalID, &a.NodeID, &a.NodeName, &a.JobID, &a.TaskGroup,
+		&a.DesiredStatus, &a.DesiredDescription, &a.ClientStatus, &a.ClientDescription,
+		&a.DeploymentID, &a.FollowupEvalID,
+	} {
+		internString(s)
+	}
+}
+
+// internServerAlloc shares the strings of a, the store's deep copy of an
+// alloc a server is writing (existing is its stored version, or nil). The
+// metrics are the caller's still (Copy shares them): they are replaced by
+// a compact copy, unless the server kept the stored alloc's own. Task
+// states of an existing alloc are the stored ones (mergeServerUpdate), so
+// only a new alloc's are interned.
+func internServerAlloc(a, existing *structs.Allocation) {
+	internAllocFields(a)
+	internAllocatedResources(a.AllocatedResources)
+	if existing == nil || a.Metrics != existing.Metrics {
+		a.Metrics = compactMetric(a.Metrics)
+	}
+	if existing == nil {
+		a.TaskStates = internTaskStates(a.TaskStates)
+	}
+}
+
+// internClientUpdate shares the strings of merged, the result of
+// ApplyClientUpdate(update): its statuses, and its task states when they
+// came from update (ApplyClientUpdate copied them; otherwise they are the
+// stored alloc's and already shared).
+func internClientUpdate(merged, update *structs.Allocation) {
+	internString(&merged.ClientStatus)
+	internString(&merged.ClientDescription)
+	if update.TaskStates != nil {
+		merged.TaskStates = internTaskStates(merged.TaskStates)
+	}
+}
+
+// internTaskStates returns a copy of m, whose task states the caller owns,
+// with task names, states and event texts shared.
+func internTaskStates(m map[string]*structs.TaskState) map[string]*structs.TaskState {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]*structs.TaskState, len(m))
+	for name, ts := range m {
+		if ts != nil {
+			internString(&ts.State)
+			for _, e := range ts.Events {
+				internTaskEvent(e)
+			}
+		}
+		out[interned.intern(name)] = ts
+	}
+	return out
+}
+
+func internTaskEvent(e *structs.TaskEvent) {
+	if e == nil {
+		return
+	}
+	for _, s := range []*string{
+		&e.Type, &e.Message, &e.DisplayMessage, &e.RestartReason, &e.DriverError,
+		&e.KillError, &e.KillReason, &e.DownloadError, &e.ValidationError,
+		&e.FailedSibling, &e.TaskSignal, &e.DriverMessage,
+	} {
+		internString(s)
+	}
+	e.Details = internStringMap(e.Details)
+}
+
+// internAllocatedResources shares task names and network strings of r,
+// which the caller owns (a deep copy).
+func internAllocatedResources(r *structs.AllocatedResources) {
+	if r == nil {
+		return
+	}
+	if r.Tasks != nil {
+		tasks := make(map[string]*structs.AllocatedTaskResources, len(r.Tasks))
+		for name, t := range r.Tasks {
+			if t != nil {
+				internNetworks(t.Networks)
+			}
+			tasks[interned.intern(name)] = t
+		}
+		r.Tasks = tasks
+	}
+	internNetworks(r.Shared.Networks)
+	for i := range r.Shared.Ports {
+		p := &r.Shared.Ports[i]
+		internString(&p.Label)
+		internString(&p.HostIP)
+	}
+}
+
+func internNetworks(ns structs.Networks) {
+	for _, n := range ns {
+		if n == nil {
+			continue
+		}
+		for _, s := range []*string{&n.Mode, &n.Device, &n.CIDR, &n.IP, &n.Hostname} {
+			internString(s)
+		}
+		for _, ports := range [][]structs.Port{n.ReservedPorts, n.DynamicPorts} {
+			for i := range ports {
+				internString(&ports[i].Label)
+				internString(&ports[i].HostNetwork)
+			}
+		}
+	}
+}
+
+// sharedScoreNames holds one slice of each set of scorer names, so that
+// the scores of every candidate of every alloc share it. The sets are few
+// (one per combination of scorers a job's groups use); the table is
+// bounded all the same, and starts again when full.
+var sharedScoreNames = struct {
+	mu    sync.Mutex
+	names map[string][]string
+}{names: make(map[string][]string)}
+
+const scoreNameSetsMax = 1 << 10
+
+func shareScoreNames(s structs.NodeScores) structs.NodeScores {
+	names := s.Names()
+	if len(names) == 0 {
+		return s
+	}
+	key := strings.Join(names, "\x00")
+	t := &sharedScoreNames
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	shared, ok := t.names[key]
+	if !ok {
+		if len(t.names) >= scoreNameSetsMax {
+			t.names = make(map[string][]string)
+		}
+		shared = make([]string, len(names))
+		for i, n := range names {
+			shared[i] = interned.intern(n)
+		}
+		t.names[key] = shared
+	}
+	return s.ShareNames(shared)
+}
+
+// compactMetric returns a copy of m for the store to keep: the scores of
+// all candidates in one allocation, their names shared with every other
+// metric's, node IDs and the keys of the count maps shared too. m is not
+// changed (it may be the caller's).
+func compactMetric(m *structs.AllocMetric) *structs.AllocMetric {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	c.NodesAvailable = internIntMap(m.NodesAvailable)
+	c.ClassFiltered = internIntMap(m.ClassFiltered)
+	c.ConstraintFiltered = internIntMap(m.ConstraintFiltered)
+	c.ClassExhausted = internIntMap(m.ClassExhausted)
+	c.DimensionExhausted = internIntMap(m.DimensionExhausted)
+	if m.QuotaExhausted != nil {
+		c.QuotaExhausted = make([]string, len(m.QuotaExhausted))
+		for i, q := range m.QuotaExhausted {
+			c.QuotaExhausted[i] = interned.intern(q)
+		}
+	}
+	if m.ScoreMetaData != nil {
+		metas := make([]structs.NodeScoreMeta, len(m.ScoreMetaData))
+		c.ScoreMetaData = make([]*structs.NodeScoreMeta, len(m.ScoreMetaData))
+		for i, s := range m.ScoreMetaData {
+			if s == nil {
+				continue
+			}
+			metas[i] = structs.NodeScoreMeta{
+				NodeID:    interned.intern(s.NodeID),
+				Scores:    shareScoreNames(s.Scores.Clone()),
+				NormScore: s.NormScore,
+			}
+			c.ScoreMetaData[i] = &metas[i]
+		}
+	}
+	return &c
+}
+
+// internIntMap returns a copy of m with its keys shared.
+func internIntMap(m map[string]int) map[string]int {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[interned.intern(k)] = v
+	}
+	return out
+}
+
+// internNode shares the strings of n, the store's own copy of a node
+// being registered: attribute, meta, link and driver keys and values
+// recur across the fleet, and its ID and name recur in its allocs.
+func internNode(n *structs.Node) {
+	for _, s := range []*string{
+		&n.ID, &n.Name,
+		&n.Datacenter, &n.NodeClass, &n.NodePool, &n.ComputedClass,
+		&n.SchedulingEligibility, &n.Status, &n.StatusDescription,
+	} {
+		internString(s)
+	}
+	n.Attributes = internStringMap(n.Attributes)
+	n.Meta = internStringMap(n.Meta)
+	n.Links = internStringMap(n.Links)
+	if n.Drivers != nil {
+		drivers := make(map[string]*structs.DriverInfo, len(n.Drivers))
+		for name, d := range n.Drivers {
+			if d != nil {
+				d.Attributes = internStringMap(d.Attributes)
+				internString(&d.HealthDescription)
+			}
+			drivers[interned.intern(name)] = d
+		}
+		n.Drivers = drivers
+	}
+	if n.NodeResources != nil {
+		internNetworks(n.NodeResources.Networks)
+	}
+}
