@@ -54,7 +54,8 @@ func heapBenchNode(i int) *structs.Node {
 }
 
 // heapBenchAlloc is the alloc a plan places: placement metrics with the
-// scores of the top five candidates, resources for one task.
+// scores of the top five candidates, resources for one task, part of a
+// deployment as a service job's allocs are.
 func heapBenchAlloc(job *structs.Job, evalID string, i int, nodeID string) *structs.Allocation {
 	m := &structs.AllocMetric{NodesEvaluated: 5, NodesInPool: 1000, NodesAvailable: map[string]int{"dc1": 100}}
 	for c := range 5 {
@@ -70,6 +71,7 @@ func heapBenchAlloc(job *structs.Job, evalID string, i int, nodeID string) *stru
 		ID: fmt.Sprintf("%08x-2222-4000-8000-%012x", i, i), Namespace: job.Namespace, EvalID: evalID,
 		Name: structs.AllocName(job.ID, "web", i), NodeID: nodeID, NodeName: "sim-" + nodeID[:5],
 		JobID: job.ID, TaskGroup: "web", DesiredStatus: structs.AllocDesiredStatusRun,
+		DeploymentID: fmt.Sprintf("%08x-4444-4000-8000-%012x", 7, 7),
 		AllocatedResources: &structs.AllocatedResources{
 			Tasks:  map[string]*structs.AllocatedTaskResources{"web": {Cpu: structs.AllocatedCpuResources{CpuShares: 100}, Memory: structs.AllocatedMemoryResources{MemoryMB: 64}}},
 			Shared: structs.AllocatedSharedResources{DiskMB: 150},

@@ -1,9 +1,6 @@
 package state
 
 import (
-	"strings"
-	"sync"
-
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -33,7 +30,7 @@ func internAllocFields(a *structs.Allocation) {
 // only a new alloc's are interned.
 func internServerAlloc(a, existing *structs.Allocation) {
 	internAllocFields(a)
-	internAllocatedResources(a.AllocatedResources)
+	a.AllocatedResources = shareAllocatedResources(a.AllocatedResources)
 	if existing == nil || a.Metrics != existing.Metrics {
 		a.Metrics = compactMetric(a.Metrics)
 	}
@@ -128,54 +125,20 @@ func internNetworks(ns structs.Networks) {
 	}
 }
 
-// sharedScoreNames holds one slice of each set of scorer names, so that
-// the scores of every candidate of every alloc share it. The sets are few
-// (one per combination of scorers a job's groups use); the table is
-// bounded all the same, and starts again when full.
-var sharedScoreNames = struct {
-	mu    sync.Mutex
-	names map[string][]string
-}{names: make(map[string][]string)}
-
-const scoreNameSetsMax = 1 << 10
-
-func shareScoreNames(s structs.NodeScores) structs.NodeScores {
-	names := s.Names()
-	if len(names) == 0 {
-		return s
-	}
-	key := strings.Join(names, "\x00")
-	t := &sharedScoreNames
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	shared, ok := t.names[key]
-	if !ok {
-		if len(t.names) >= scoreNameSetsMax {
-			t.names = make(map[string][]string)
-		}
-		shared = make([]string, len(names))
-		for i, n := range names {
-			shared[i] = interned.intern(n)
-		}
-		t.names[key] = shared
-	}
-	return s.ShareNames(shared)
-}
-
 // compactMetric returns a copy of m for the store to keep: the scores of
 // all candidates in one allocation, their names shared with every other
-// metric's, node IDs and the keys of the count maps shared too. m is not
-// changed (it may be the caller's).
+// metric's, node IDs interned and the count maps shared (share_values.go).
+// m is not changed (it may be the caller's).
 func compactMetric(m *structs.AllocMetric) *structs.AllocMetric {
 	if m == nil {
 		return nil
 	}
 	c := *m
-	c.NodesAvailable = internIntMap(m.NodesAvailable)
-	c.ClassFiltered = internIntMap(m.ClassFiltered)
-	c.ConstraintFiltered = internIntMap(m.ConstraintFiltered)
-	c.ClassExhausted = internIntMap(m.ClassExhausted)
-	c.DimensionExhausted = internIntMap(m.DimensionExhausted)
+	c.NodesAvailable = shareIntMap(m.NodesAvailable)
+	c.ClassFiltered = shareIntMap(m.ClassFiltered)
+	c.ConstraintFiltered = shareIntMap(m.ConstraintFiltered)
+	c.ClassExhausted = shareIntMap(m.ClassExhausted)
+	c.DimensionExhausted = shareIntMap(m.DimensionExhausted)
 	if m.QuotaExhausted != nil {
 		c.QuotaExhausted = make([]string, len(m.QuotaExhausted))
 		for i, q := range m.QuotaExhausted {
@@ -198,18 +161,6 @@ func compactMetric(m *structs.AllocMetric) *structs.AllocMetric {
 		}
 	}
 	return &c
-}
-
-// internIntMap returns a copy of m with its keys shared.
-func internIntMap(m map[string]int) map[string]int {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]int, len(m))
-	for k, v := range m {
-		out[interned.intern(k)] = v
-	}
-	return out
 }
 
 // internNode shares the strings of n, the store's own copy of a node

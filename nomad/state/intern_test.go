@@ -133,3 +133,38 @@ func TestClientUpdatesLeaveTheMetricAlone(t *testing.T) {
 		t.Fatal("a client report changed the version stored before it")
 	}
 }
+
+// TestEqualGrantsAndCountsAreStoredOnce: allocs of one job version
+// without ports get one stored grant, and a placement's count maps are
+// stored once; a grant with ports is the alloc's own.
+func TestEqualGrantsAndCountsAreStoredOnce(t *testing.T) {
+	s := TestStateStore(t)
+	job := mustJob(t, s, 1, testJob("web"))
+	a := heapBenchAlloc(job, "eval-1", 0, "node-1")
+	b := heapBenchAlloc(job, "eval-1", 1, "node-2")
+	withPorts := heapBenchAlloc(job, "eval-1", 2, "node-3")
+	withPorts.AllocatedResources.Shared.Ports = structs.AllocatedPorts{{Label: "http", Value: 20001}}
+	other := heapBenchAlloc(job, "eval-1", 3, "node-4")
+	other.AllocatedResources.Tasks["web"].Memory.MemoryMB = 128
+	want := map[string]*structs.AllocatedResources{}
+	for _, x := range []*structs.Allocation{a, b, withPorts, other} {
+		want[x.ID] = x.AllocatedResources.Copy()
+	}
+	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a, b, withPorts, other}))
+	got := map[string]*structs.Allocation{}
+	for _, x := range []*structs.Allocation{a, b, withPorts, other} {
+		got[x.ID], _ = s.AllocByID(nil, x.ID)
+		if !reflect.DeepEqual(got[x.ID].AllocatedResources, want[x.ID]) {
+			t.Fatalf("alloc %s: grant changed on the way in:\n got %#v\nwant %#v", x.ID, got[x.ID].AllocatedResources, want[x.ID])
+		}
+	}
+	if got[a.ID].AllocatedResources != got[b.ID].AllocatedResources {
+		t.Error("two equal grants without ports are stored twice")
+	}
+	if got[withPorts.ID].AllocatedResources == got[a.ID].AllocatedResources || got[other.ID].AllocatedResources == got[a.ID].AllocatedResources {
+		t.Error("a grant was shared with one that differs")
+	}
+	if reflect.ValueOf(got[a.ID].Metrics.NodesAvailable).Pointer() != reflect.ValueOf(got[b.ID].Metrics.NodesAvailable).Pointer() {
+		t.Error("two equal NodesAvailable maps are stored twice")
+	}
+}

@@ -72,7 +72,7 @@ func (r *StateRestore) NodeRestore(n *structs.Node) error {
 // compact as an alloc the store wrote itself.
 func (r *StateRestore) AllocRestore(a *structs.Allocation) error {
 	internAllocFields(a)
-	internAllocatedResources(a.AllocatedResources)
+	a.AllocatedResources = shareAllocatedResources(a.AllocatedResources)
 	a.Metrics = compactMetric(a.Metrics)
 	a.TaskStates = internTaskStates(a.TaskStates)
 	return r.insert(TableAllocs, a)
