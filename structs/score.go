@@ -22,9 +22,11 @@ import (
 // its floats.
 //
 // The zero value is empty. A NodeScores is changed only by Set, which
-// never writes to a names slice it did not make, so names may be shared.
+// never writes to slices it did not make, so names may be shared. The
+// names are held through a pointer so that a candidate's scores cost 32
+// bytes besides the floats.
 type NodeScores struct {
-	names  []string
+	names  *[]string
 	scores []float64
 }
 
@@ -34,7 +36,8 @@ func NewNodeScores(names []string, scores []float64) NodeScores {
 	if len(names) != len(scores) {
 		panic("structs: NewNodeScores given different numbers of names and scores")
 	}
-	s := NodeScores{names: make([]string, 0, len(names)), scores: make([]float64, 0, len(names))}
+	list := make([]string, 0, len(names))
+	s := NodeScores{names: &list, scores: make([]float64, 0, len(names))}
 	for i, n := range names {
 		s.insert(n, scores[i])
 	}
@@ -44,21 +47,21 @@ func NewNodeScores(names []string, scores []float64) NodeScores {
 // insert puts name in its sorted place, or replaces its score, in slices
 // s owns.
 func (s *NodeScores) insert(name string, score float64) {
-	i, found := slices.BinarySearch(s.names, name)
+	i, found := slices.BinarySearch(*s.names, name)
 	if found {
 		s.scores[i] = score
 		return
 	}
-	s.names = slices.Insert(s.names, i, name)
+	*s.names = slices.Insert(*s.names, i, name)
 	s.scores = slices.Insert(s.scores, i, score)
 }
 
 // Len is the number of scores.
-func (s NodeScores) Len() int { return len(s.names) }
+func (s NodeScores) Len() int { return len(s.Names()) }
 
 // Get returns the score for name and whether there is one.
 func (s NodeScores) Get(name string) (float64, bool) {
-	if i, found := slices.BinarySearch(s.names, name); found {
+	if i, found := slices.BinarySearch(s.Names(), name); found {
 		return s.scores[i], true
 	}
 	return 0, false
@@ -68,22 +71,26 @@ func (s NodeScores) Get(name string) (float64, bool) {
 // before it writes, so a NodeScores sharing its slices with s is not
 // changed.
 func (s *NodeScores) Set(name string, score float64) {
-	c := NodeScores{names: slices.Clone(s.names), scores: slices.Clone(s.scores)}
-	if c.names == nil {
-		c.names, c.scores = []string{}, []float64{}
-	}
+	list := append([]string{}, s.Names()...)
+	c := NodeScores{names: &list, scores: append([]float64{}, s.scores...)}
 	c.insert(name, score)
 	*s = c
 }
 
-// Names returns the scorers' names, sorted. The
-// slice may be shared: do not change it.
-func (s NodeScores) Names() []string { return s.names }
+// Names returns the scorers' names, sorted. The slice may be shared: do
+// not change it.
+func (s NodeScores) Names() []string {
+	if s.names == nil {
+		return nil
+	}
+	return *s.names
+}
 
-// ShareNames returns s with its names slice replaced by names, which must
-// hold the same names in the same order (the state store's shared copy).
-func (s NodeScores) ShareNames(names []string) NodeScores {
-	if !slices.Equal(s.names, names) {
+// ShareNames returns s with its names replaced by *names, which must hold
+// the same names (the state store's shared copy). It panics if they
+// differ, a caller's bug.
+func (s NodeScores) ShareNames(names *[]string) NodeScores {
+	if names == nil || !slices.Equal(s.Names(), *names) {
 		panic("structs: ShareNames given other names")
 	}
 	return NodeScores{names: names, scores: s.scores}
@@ -100,8 +107,8 @@ func (s NodeScores) Map() map[string]float64 {
 	if s.names == nil {
 		return nil
 	}
-	m := make(map[string]float64, len(s.names))
-	for i, n := range s.names {
+	m := make(map[string]float64, len(*s.names))
+	for i, n := range *s.names {
 		m[n] = s.scores[i]
 	}
 	return m
@@ -118,7 +125,7 @@ func NodeScoresFromMap(m map[string]float64) NodeScores {
 	for i, n := range names {
 		scores[i] = m[n]
 	}
-	return NodeScores{names: names, scores: scores}
+	return NodeScores{names: &names, scores: scores}
 }
 
 // MarshalJSON writes the map shape.

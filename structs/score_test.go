@@ -106,7 +106,8 @@ func TestNodeScoresKeepNomadsJSONShape(t *testing.T) {
 
 func TestNodeScoresSetNeverWritesSharedSlices(t *testing.T) {
 	a := NewNodeScores([]string{"binpack", "spread"}, []float64{1, 2})
-	b := a.ShareNames(a.Names())
+	names := a.Names()
+	b := a.ShareNames(&names)
 	b.Set("binpack", 9)
 	b.Set("affinity", 3)
 	if got := a.Map(); !reflect.DeepEqual(got, map[string]float64{"binpack": 1, "spread": 2}) {

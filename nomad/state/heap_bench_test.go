@@ -109,9 +109,10 @@ func decoded[T any](v *T) *T {
 	return out
 }
 
-// heapProfileDir, if set, names a directory the alloc benchmark writes
-// heap profiles to, with the nodes ready and after the allocs, for
-// `go tool pprof -base`. Profiling samples every 512 bytes then.
+// heapProfileDir, if set, names a directory the benchmarks write heap
+// profiles to, for `go tool pprof -base`: state-empty and state-registered
+// around the nodes' registration, state-nodes and state-allocs around the
+// allocs' placement. Profiling samples every 512 bytes then.
 var heapProfileDir = os.Getenv("DROVER_STATE_HEAP_PROFILE")
 
 func init() {
@@ -148,6 +149,7 @@ func liveHeap() uint64 {
 func BenchmarkStoreHeapPerNode(b *testing.B) {
 	for range b.N {
 		s := TestStateStore(b)
+		writeHeapProfile(b, "empty")
 		before := liveHeap()
 		for i := range heapBenchNodes {
 			if err := s.UpsertNode(uint64(10+i), heapBenchNode(i)); err != nil {
@@ -155,6 +157,7 @@ func BenchmarkStoreHeapPerNode(b *testing.B) {
 			}
 		}
 		after := liveHeap()
+		writeHeapProfile(b, "registered")
 		b.ReportMetric(float64(int64(after)-int64(before))/heapBenchNodes, "B/node")
 		runtime.KeepAlive(s)
 	}

@@ -49,7 +49,7 @@ func (t *valueTable[T]) share(key string, v T) T {
 var (
 	sharedGrants    valueTable[*structs.AllocatedResources]
 	sharedIntMaps   valueTable[map[string]int]
-	sharedNameLists valueTable[[]string]
+	sharedNameLists valueTable[*[]string]
 )
 
 // shareAllocatedResources returns r, which the caller owns, or the kept
@@ -112,5 +112,5 @@ func shareScoreNames(s structs.NodeScores) structs.NodeScores {
 	for i, n := range names {
 		shared[i] = interned.intern(n)
 	}
-	return s.ShareNames(sharedNameLists.share(strings.Join(names, "\x00"), shared))
+	return s.ShareNames(sharedNameLists.share(strings.Join(names, "\x00"), &shared))
 }
