@@ -192,3 +192,11 @@ func internNode(n *structs.Node) {
 		internNetworks(n.NodeResources.Networks)
 	}
 }
+
+// internNodeEvent shares the texts of e, the store's own copy of an event
+// about to be added to a node: every node records the same few.
+func internNodeEvent(e *structs.NodeEvent) {
+	internString(&e.Message)
+	internString(&e.Subsystem)
+	e.Details = internStringMap(e.Details)
+}
