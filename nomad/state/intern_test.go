@@ -168,3 +168,30 @@ func TestEqualGrantsAndCountsAreStoredOnce(t *testing.T) {
 		t.Error("two equal NodesAvailable maps are stored twice")
 	}
 }
+
+// TestInternIsSafeForConcurrentWriters: snapshots (the plan applier's
+// what-if states) write while the FSM does, and share the table.
+func TestInternIsSafeForConcurrentWriters(t *testing.T) {
+	tab := &internTable{m: map[string]string{}}
+	const writers, each = 8, 500
+	got := make([][]string, writers)
+	done := make(chan int)
+	for w := range writers {
+		go func() {
+			for i := range each {
+				got[w] = append(got[w], tab.intern(strings.Clone("node-"+strings.Repeat("x", i%50))))
+			}
+			done <- w
+		}()
+	}
+	for range writers {
+		<-done
+	}
+	for w := 1; w < writers; w++ {
+		for i := range each {
+			if !sameStorage(got[w][i], got[0][i]) {
+				t.Fatalf("writer %d's %q is not writer 0's copy", w, got[w][i])
+			}
+		}
+	}
+}
