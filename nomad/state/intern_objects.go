@@ -165,7 +165,10 @@ func compactMetric(m *structs.AllocMetric) *structs.AllocMetric {
 
 // internNode shares the strings of n, the store's own copy of a node
 // being registered: attribute, meta, link and driver keys and values
-// recur across the fleet, and its ID and name recur in its allocs.
+// recur across the fleet, and its ID and name recur in its allocs. Meta,
+// links and driver attributes equal to another node's are that node's
+// maps (share_values.go); stored nodes are never changed, and a status
+// change shares them with the version before (copyNodeForUpdate).
 func internNode(n *structs.Node) {
 	for _, s := range []*string{
 		&n.ID, &n.Name,
@@ -175,13 +178,13 @@ func internNode(n *structs.Node) {
 		internString(s)
 	}
 	n.Attributes = internStringMap(n.Attributes)
-	n.Meta = internStringMap(n.Meta)
-	n.Links = internStringMap(n.Links)
+	n.Meta = shareStringMap(n.Meta)
+	n.Links = shareStringMap(n.Links)
 	if n.Drivers != nil {
 		drivers := make(map[string]*structs.DriverInfo, len(n.Drivers))
 		for name, d := range n.Drivers {
 			if d != nil {
-				d.Attributes = internStringMap(d.Attributes)
+				d.Attributes = shareStringMap(d.Attributes)
 				internString(&d.HealthDescription)
 			}
 			drivers[interned.intern(name)] = d

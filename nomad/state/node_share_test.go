@@ -46,3 +46,32 @@ func TestNodeStatusChangesShareTheRegistration(t *testing.T) {
 		}
 	}
 }
+
+// TestEqualNodeMetaIsStoredOnce: nodes in the same rack and zone share
+// one meta map, and all share their drivers' equal attributes; a node
+// elsewhere keeps its own, and no node's values change.
+func TestEqualNodeMetaIsStoredOnce(t *testing.T) {
+	s := TestStateStore(t)
+	for i, idx := range []int{1, 151, 2} { // 1 and 151: rack r1, zone z1; 2: rack r2
+		mustNoErr(t, s.UpsertNode(uint64(10+i), heapBenchNode(idx)))
+	}
+	get := func(i int) *structs.Node {
+		n, err := s.NodeByID(nil, heapBenchNode(i).ID)
+		mustNoErr(t, err)
+		if !reflect.DeepEqual(n.Meta, heapBenchNode(i).Meta) || !reflect.DeepEqual(n.Drivers, heapBenchNode(i).Drivers) {
+			t.Fatalf("node %d's meta or drivers changed on the way in", i)
+		}
+		return n
+	}
+	a, b, c := get(1), get(151), get(2)
+	ptr := func(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
+	if ptr(a.Meta) != ptr(b.Meta) {
+		t.Error("two equal meta maps are stored twice")
+	}
+	if ptr(a.Meta) == ptr(c.Meta) {
+		t.Error("a meta map was shared with a node whose meta differs")
+	}
+	if ptr(a.Drivers["mock_driver"].Attributes) != ptr(c.Drivers["mock_driver"].Attributes) {
+		t.Error("equal driver attributes are stored twice")
+	}
+}

@@ -47,10 +47,16 @@ func (t *valueTable[T]) share(key string, v T) T {
 }
 
 var (
-	sharedGrants    valueTable[*structs.AllocatedResources]
-	sharedIntMaps   valueTable[map[string]int]
-	sharedNameLists valueTable[*[]string]
+	sharedGrants     valueTable[*structs.AllocatedResources]
+	sharedIntMaps    valueTable[map[string]int]
+	sharedNameLists  valueTable[*[]string]
+	sharedStringMaps valueTable[map[string]string]
 )
+
+// sharedStringMapMaxKey bounds the key a string map is looked up by; a
+// larger map (a node's attributes, with its hostname and addresses, is
+// rarely equal to another's anyway) is only interned.
+const sharedStringMapMaxKey = 1024
 
 // shareAllocatedResources returns r, which the caller owns, or the kept
 // grant equal to it. Grants with networks, ports or reserved cores hold
@@ -113,4 +119,25 @@ func shareScoreNames(s structs.NodeScores) structs.NodeScores {
 		shared[i] = interned.intern(n)
 	}
 	return s.ShareNames(sharedNameLists.share(strings.Join(names, "\x00"), &shared))
+}
+
+// shareStringMap returns a map equal to m with its keys and values
+// interned: the kept one if there is one. Nodes' meta, links and driver
+// attributes repeat across a fleet (a rack, a zone, a driver's version).
+func shareStringMap(m map[string]string) map[string]string {
+	out := internStringMap(m)
+	if out == nil {
+		return nil
+	}
+	var key strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(out)) {
+		if key.Len()+len(k)+len(out[k]) > sharedStringMapMaxKey {
+			return out
+		}
+		key.WriteString(k)
+		key.WriteByte(0)
+		key.WriteString(out[k])
+		key.WriteByte(0)
+	}
+	return sharedStringMaps.share(key.String(), out)
 }
