@@ -64,12 +64,15 @@
 // nodes left out to its metrics, so a blocked evaluation still explains
 // every node. Leaving them out changes no placement: the other nodes keep
 // their order, and a property test compares the result with a source that
-// walks every node every time (spread_equivalence_test.go). A bucket whose
-// nodes are all full is still walked by every Select that reaches it
-// (fullness can change within an evaluation: a plan that marks an
-// allocation lost frees its node), but a node's fit verdict on CPU, memory
-// and disk is remembered while the plan's entries for the node stay the
-// same (fit_memo.go), so the walk costs the feasibility checks only.
+// walks every node every time (spread_equivalence_test.go).
+//
+// A node on which the group did not fit on CPU, memory or disk sleeps, out
+// of the walk, until the plan's entries for it change (sleep.go, with the
+// memo of fit_memo.go): a value whose nodes are full of other work keeps
+// the best spread score, and without this every Select would try each of
+// its nodes again. The walk still counts a sleeping node as evaluated and
+// exhausted where it passes it, and a bucket whose nodes all sleep in one
+// step, so metrics and placements stay those of the full walk.
 //
 // A spread score depends on how many of the group's allocations (existing
 // plus proposed in the plan) sit on each attribute value. The EvalContext

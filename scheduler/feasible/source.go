@@ -8,11 +8,21 @@ import (
 )
 
 // A candidate source hands nodes to try, in the order they should be tried,
-// until try has accepted limit of them or every node was offered once. b is
+// until try has counted limit of them or every node was offered once. b is
 // the node's bucket (nil for the ring source): its static scores apply to
 // the node.
 type candidateSource interface {
-	each(limit int, try func(node *structs.Node, b *bucket) bool)
+	each(limit int, try func(node *structs.Node, b *bucket) outcome)
+}
+
+// outcome is what trying one node came to.
+type outcome struct {
+	// counted: the node counts toward the candidate limit.
+	counted bool
+	// full names the dimension the group did not fit on, when the memo
+	// of full nodes holds the refusal: trying the node again gives the
+	// same answer until the plan's entries for it change (sleep.go).
+	full string
 }
 
 // ringSource offers the shuffled nodes round-robin, starting where the
@@ -23,13 +33,13 @@ type ringSource struct {
 	next  int
 }
 
-func (s *ringSource) each(limit int, try func(*structs.Node, *bucket) bool) {
+func (s *ringSource) each(limit int, try func(*structs.Node, *bucket) outcome) {
 	n := len(s.nodes)
 	taken := 0
 	for i := 0; i < n && taken < limit; i++ {
 		node := s.nodes[s.next]
 		s.next = (s.next + 1) % n
-		if try(node, nil) {
+		if try(node, nil).counted {
 			taken++
 		}
 	}
@@ -47,6 +57,12 @@ type bucket struct {
 	// feasible counts the nodes that pass the static checks (all of
 	// nodes, unless the source walks everything: fullWalk).
 	feasible int
+	// asleep holds, per node, the dimension it is full on while it is
+	// out of the walk ("" for a node in it), and sleepers counts those
+	// nodes by class and dimension (sleep.go).
+	asleep   []string
+	sleepers map[exhaustKey]int
+	nAsleep  int
 
 	// static is the spread plus affinity score, per Select.
 	static float64
@@ -85,6 +101,15 @@ type bucketSource struct {
 	// node, as they would had it walked them all.
 	leftOut  map[leftOutKey]int
 	fullWalk bool
+
+	// Full nodes out of the walk until the plan touches them (sleep.go).
+	ctx        *EvalContext
+	sleeping   map[string]sleeper
+	sleepState State
+	planMark   int
+	// awake is set for a Select that must try every node itself: one
+	// that updates an allocation in place fits without the memo.
+	awake bool
 }
 
 type leftOutKey struct{ class, reason string }
@@ -93,7 +118,8 @@ type leftOutKey struct{ class, reason string }
 // attribute values and affinity, and the static checks, happen here, once
 // per SetNodes. fullWalk keeps the nodes the static checks refuse.
 func newBucketSource(ctx *EvalContext, g *groupInfo, nodes []*structs.Node, fullWalk bool) *bucketSource {
-	s := &bucketSource{group: g, leftOut: map[leftOutKey]int{}, fullWalk: fullWalk}
+	s := &bucketSource{group: g, leftOut: map[leftOutKey]int{}, fullWalk: fullWalk, ctx: ctx}
+	s.startSleeping()
 	seen := make([]map[string]struct{}, len(g.spreads))
 	for i := range seen {
 		seen[i] = map[string]struct{}{}
@@ -173,8 +199,12 @@ func (s *bucketSource) explainLeftOut(m *structs.AllocMetric) {
 	}
 }
 
-// prepare scores every bucket for the coming Select.
-func (s *bucketSource) prepare(t *jobTracker) {
+// prepare wakes the sleeping nodes the plan touched and scores every
+// bucket for the coming Select; inPlace says the Select updates an
+// allocation in place, and tries every node itself.
+func (s *bucketSource) prepare(t *jobTracker, inPlace bool) {
+	s.wakeTouched()
+	s.awake = inPlace || s.fullWalk
 	s.spread.prepare(t, s.group.tg.Name)
 	desired := s.group.desiredCount()
 	for _, b := range s.buckets {
@@ -186,7 +216,7 @@ func (s *bucketSource) prepare(t *jobTracker) {
 	}
 }
 
-func (s *bucketSource) each(limit int, try func(*structs.Node, *bucket) bool) {
+func (s *bucketSource) each(limit int, try func(*structs.Node, *bucket) outcome) {
 	// Buckets without a feasible node (kept by fullWalk only) do not
 	// count, so that the share is the same with and without fullWalk;
 	// when none has one, fullWalk still walks them all.
@@ -201,15 +231,31 @@ func (s *bucketSource) each(limit int, try func(*structs.Node, *bucket) bool) {
 	h := bucketHeap(append([]*bucket(nil), s.buckets...))
 	heap.Init(&h)
 	taken := 0
+	m := s.ctx.metrics
 	for h.Len() > 0 && taken < limit {
 		b := heap.Pop(&h).(*bucket)
+		if !s.awake && b.nAsleep == len(b.nodes) {
+			// Every node would be tried and refused, and the walk
+			// would end where it started.
+			b.countSleepers(m)
+			continue
+		}
 		got := 0
 		for i := 0; i < len(b.nodes) && got < per && taken < limit; i++ {
-			node := b.nodes[b.next]
+			at := b.next
+			node := b.nodes[at]
 			b.next = (b.next + 1) % len(b.nodes)
-			if try(node, b) {
+			if !s.awake && b.nAsleep > 0 && b.asleep[at] != "" {
+				m.EvaluateNode()
+				m.ExhaustedNode(node.ComputedClass, b.asleep[at])
+				continue
+			}
+			o := try(node, b)
+			if o.counted {
 				got++
 				taken++
+			} else if o.full != "" && !s.awake {
+				s.sleep(b, at, o.full)
 			}
 		}
 	}

@@ -83,8 +83,26 @@ func TestLeavingOutInfeasibleNodesChangesNoPlacement(t *testing.T) {
 			a.ClientStatus = structs.AllocClientStatusRunning
 			existing = append(existing, a)
 		}
+		// Racks full of other work: their nodes keep the best spread
+		// score, are full, and sleep (sleep.go) until the plan frees one.
+		filler := MockJob()
+		filler.ID = "filler"
+		fullRacks := map[string]bool{}
+		for r := 0; r < nRacks; r++ {
+			fullRacks[fmt.Sprintf("r%d", r)] = rapid.IntRange(0, 3).Draw(rt, "rack full") == 0
+		}
+		var fillers []*structs.Allocation
+		for _, n := range nodes {
+			if fullRacks[n.Meta["rack"]] {
+				a := MockAllocFor(filler, filler.TaskGroups[0], n, len(fillers))
+				a.ClientStatus = structs.AllocClientStatusRunning
+				a.AllocatedResources.Tasks["web"].Cpu.CpuShares = n.NodeResources.Cpu.CpuShares - 400
+				fillers = append(fillers, a)
+			}
+		}
 		seed := rapid.Int64().Draw(rt, "seed")
-		fast, full := newFixture(seed, nodes, existing...), newFixture(seed, nodes, existing...)
+		all := append(append([]*structs.Allocation(nil), existing...), fillers...)
+		fast, full := newFixture(seed, nodes, all...), newFixture(seed, nodes, all...)
 		fastStack, fullStack := fast.stack(job), full.stack(job)
 		fullStack.(*GenericStack).fullWalk = true
 
@@ -105,6 +123,11 @@ func TestLeavingOutInfeasibleNodesChangesNoPlacement(t *testing.T) {
 				case 1:
 					opts.InPlaceAllocID = a.ID
 				}
+			}
+			if len(fillers) > 0 && rapid.IntRange(0, 4).Draw(rt, "free a full node") == 0 {
+				a := fillers[rapid.IntRange(0, len(fillers)-1).Draw(rt, "freed")]
+				fast.plan.AppendLostAlloc(a, "lost", time.Unix(1, 0))
+				full.plan.AppendLostAlloc(a, "lost", time.Unix(1, 0))
 			}
 			a, b := fastStack.Select(tg, opts), fullStack.Select(tg, opts)
 			ma, mb := fast.ctx.Metrics(), full.ctx.Metrics()

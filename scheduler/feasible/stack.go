@@ -134,7 +134,7 @@ func (s *GenericStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranke
 		defer tracker.exclude("")
 	}
 
-	src := s.source(g, tracker)
+	src := s.source(g, tracker, opts.InPlaceAllocID != "")
 	sel := newSelection(s.ctx, s.job, g, opts, tracker)
 	if len(opts.PreferredNodes) > 0 {
 		pref := &ringSource{nodes: opts.PreferredNodes}
@@ -166,14 +166,14 @@ func (s *GenericStack) group(tg *structs.TaskGroup) *groupInfo {
 
 // source returns the ring of shuffled nodes, or for groups with spreads or
 // affinities the bucketed source, scored for this Select.
-func (s *GenericStack) source(g *groupInfo, t *jobTracker) candidateSource {
+func (s *GenericStack) source(g *groupInfo, t *jobTracker, inPlace bool) candidateSource {
 	if len(g.spreads) == 0 && len(g.affinities) == 0 {
 		return s.ring
 	}
 	if g.candidates == nil {
 		g.candidates = newBucketSource(s.ctx, g, s.nodes, s.fullWalk)
 	}
-	g.candidates.prepare(t)
+	g.candidates.prepare(t, inPlace)
 	return g.candidates
 }
 
@@ -200,6 +200,9 @@ type selection struct {
 	best    *RankedNode
 	top     []*RankedNode
 	skipped int
+	// full is the dimension the last node ranked did not fit on, when
+	// the memo of full nodes holds that refusal ("" otherwise).
+	full string
 }
 
 func newSelection(ctx *EvalContext, job *structs.Job, g *groupInfo, opts *SelectOptions, t *jobTracker) *selection {
@@ -213,25 +216,26 @@ func (sel *selection) run(src candidateSource, limit int) {
 	src.each(limit, sel.try)
 }
 
-// try evaluates one node; it reports whether the node counts toward the
-// candidate limit.
-func (sel *selection) try(node *structs.Node, b *bucket) bool {
+// try evaluates one node and says whether it counts toward the candidate
+// limit, or that it is full until the plan touches it.
+func (sel *selection) try(node *structs.Node, b *bucket) outcome {
 	option := sel.rank(node, b)
 	if option == nil {
-		return false
+		return outcome{full: sel.full}
 	}
 	sel.keep(option)
 	if option.FinalScore < 0 && sel.skipped < maxNegativeSkips {
 		sel.skipped++
-		return false
+		return outcome{}
 	}
-	return true
+	return outcome{counted: true}
 }
 
 // rank runs the feasibility chain, the fit and the scores for one node;
 // nil means filtered or exhausted (recorded in the metrics).
 func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
 	ctx := sel.ctx
+	sel.full = ""
 	ctx.metrics.EvaluateNode()
 	if !sel.g.feasible(ctx, node) {
 		return nil
@@ -239,6 +243,9 @@ func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
 	fit := sel.g.fit(ctx, node, sel.opts.InPlaceAllocID)
 	if fit.exhausted != "" {
 		ctx.metrics.ExhaustedNode(node.ComputedClass, fit.exhausted)
+		if fit.remembered {
+			sel.full = fit.exhausted
+		}
 		return nil
 	}
 	// Every score that applies to this placement is on every node's sheet
