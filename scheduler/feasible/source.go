@@ -10,10 +10,13 @@ import (
 // A candidate source hands nodes to try, in the order they should be tried,
 // until try has counted limit of them or every node was offered once. b is
 // the node's bucket (nil for the ring source): its static scores apply to
-// the node.
+// the node. checked says the node is known to pass the group's static
+// checks (groupInfo.static), so try runs only the checks after them.
 type candidateSource interface {
-	each(limit int, try func(node *structs.Node, b *bucket) outcome)
+	each(limit int, try tryFunc)
 }
+
+type tryFunc func(node *structs.Node, b *bucket, checked bool) outcome
 
 // outcome is what trying one node came to.
 type outcome struct {
@@ -33,13 +36,13 @@ type ringSource struct {
 	next  int
 }
 
-func (s *ringSource) each(limit int, try func(*structs.Node, *bucket) outcome) {
+func (s *ringSource) each(limit int, try tryFunc) {
 	n := len(s.nodes)
 	taken := 0
 	for i := 0; i < n && taken < limit; i++ {
 		node := s.nodes[s.next]
 		s.next = (s.next + 1) % n
-		if try(node, nil).counted {
+		if try(node, nil, false).counted {
 			taken++
 		}
 	}
@@ -216,7 +219,7 @@ func (s *bucketSource) prepare(t *jobTracker, inPlace bool) {
 	}
 }
 
-func (s *bucketSource) each(limit int, try func(*structs.Node, *bucket) outcome) {
+func (s *bucketSource) each(limit int, try tryFunc) {
 	// Buckets without a feasible node (kept by fullWalk only) do not
 	// count, so that the share is the same with and without fullWalk;
 	// when none has one, fullWalk still walks them all.
@@ -250,7 +253,7 @@ func (s *bucketSource) each(limit int, try func(*structs.Node, *bucket) outcome)
 				m.ExhaustedNode(node.ComputedClass, b.asleep[at])
 				continue
 			}
-			o := try(node, b)
+			o := try(node, b, !s.fullWalk)
 			if o.counted {
 				got++
 				taken++

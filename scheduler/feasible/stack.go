@@ -83,9 +83,10 @@ type GenericStack struct {
 	groups map[string]*groupInfo
 
 	// fullWalk keeps statically infeasible nodes in the bucketed sources
-	// (newBucketSource), so that every Select walks them again, and checks
-	// the fit on every node without the memo of full nodes (fullNodes):
-	// the reference the equivalence test compares the fast path with.
+	// (newBucketSource), so that every Select walks them again, checks
+	// the fit on every node without the memo of full nodes (fullNodes),
+	// and runs every check on every node of the ring (no groupRing): the
+	// reference the equivalence test compares the fast path with.
 	fullWalk bool
 }
 
@@ -103,7 +104,7 @@ func (s *GenericStack) SetNodes(nodes []*structs.Node) {
 	s.nodes = shuffled
 	s.ring = &ringSource{nodes: shuffled}
 	for _, g := range s.groups {
-		g.candidates = nil
+		g.candidates, g.verdicts = nil, nil
 	}
 }
 
@@ -164,11 +165,15 @@ func (s *GenericStack) group(tg *structs.TaskGroup) *groupInfo {
 	return g
 }
 
-// source returns the ring of shuffled nodes, or for groups with spreads or
+// source returns the ring of shuffled nodes (seen through the group's
+// static verdicts, ring_verdicts.go), or for groups with spreads or
 // affinities the bucketed source, scored for this Select.
 func (s *GenericStack) source(g *groupInfo, t *jobTracker, inPlace bool) candidateSource {
 	if len(g.spreads) == 0 && len(g.affinities) == 0 {
-		return s.ring
+		if s.fullWalk {
+			return s.ring
+		}
+		return groupRing{ring: s.ring, g: g, ctx: s.ctx}
 	}
 	if g.candidates == nil {
 		g.candidates = newBucketSource(s.ctx, g, s.nodes, s.fullWalk)
@@ -218,8 +223,8 @@ func (sel *selection) run(src candidateSource, limit int) {
 
 // try evaluates one node and says whether it counts toward the candidate
 // limit, or that it is full until the plan touches it.
-func (sel *selection) try(node *structs.Node, b *bucket) outcome {
-	option := sel.rank(node, b)
+func (sel *selection) try(node *structs.Node, b *bucket, checked bool) outcome {
+	option := sel.rank(node, b, checked)
 	if option == nil {
 		return outcome{full: sel.full}
 	}
@@ -231,13 +236,18 @@ func (sel *selection) try(node *structs.Node, b *bucket) outcome {
 	return outcome{counted: true}
 }
 
-// rank runs the feasibility chain, the fit and the scores for one node;
-// nil means filtered or exhausted (recorded in the metrics).
-func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
+// rank runs the feasibility chain (only the checks after the static ones
+// when the node is checked), the fit and the scores for one node; nil
+// means filtered or exhausted (recorded in the metrics).
+func (sel *selection) rank(node *structs.Node, b *bucket, checked bool) *RankedNode {
 	ctx := sel.ctx
 	sel.full = ""
 	ctx.metrics.EvaluateNode()
-	if !sel.g.feasible(ctx, node) {
+	first := 0
+	if checked {
+		first = sel.g.static
+	}
+	if !sel.g.feasibleFrom(ctx, node, first) {
 		return nil
 	}
 	fit := sel.g.fit(ctx, node, sel.opts.InPlaceAllocID)
