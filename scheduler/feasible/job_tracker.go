@@ -38,6 +38,10 @@ type jobTracker struct {
 	live    map[string]placement
 	perNode map[string]map[string]int // node -> group -> count; "" is the whole job
 	props   map[propKey]map[string]int
+	// propLog names, per property count, every value whose count changed
+	// since the count was made, in order, so that a spread source can
+	// rescore only the buckets of those values (propertyChanges).
+	propLog map[propKey][]string
 }
 
 type placement struct{ nodeID, group string }
@@ -63,6 +67,7 @@ func (c *EvalContext) jobTracker(job *structs.Job) *jobTracker {
 		}
 	}
 	t.props = map[propKey]map[string]int{}
+	t.propLog = map[propKey][]string{}
 	t.countAll()
 	c.tracker = t
 	return t
@@ -246,6 +251,7 @@ func (t *jobTracker) count(p placement, d int) {
 		}
 		if v, ok := resolveTarget(k.target, node); ok {
 			counts[v] += d
+			t.propLog[k] = append(t.propLog[k], v)
 		}
 	}
 }
@@ -277,4 +283,16 @@ func (t *jobTracker) propertyCounts(target, group string) map[string]int {
 	}
 	t.props[k] = counts
 	return counts
+}
+
+// propertyChanges returns the values of target (over group, or the whole
+// job for "") whose count changed since mark (0 when the count was made),
+// possibly repeated, and the mark for next time. The counts are those of
+// propertyCounts, which must have been called for the key.
+func (t *jobTracker) propertyChanges(target, group string, mark int) ([]string, int) {
+	log := t.propLog[propKey{target: target, group: group}]
+	if mark >= len(log) {
+		return nil, len(log)
+	}
+	return log[mark:], len(log)
 }

@@ -1,7 +1,6 @@
 package feasible
 
 import (
-	"container/heap"
 	"strconv"
 
 	"github.com/drover-sched/drover/structs"
@@ -71,6 +70,8 @@ type bucket struct {
 	static float64
 	spread float64
 	order  int
+	// at is the bucket's index in its source's heap.
+	at int
 }
 
 // bucketSource offers nodes bucket by bucket, most wanted bucket first
@@ -98,6 +99,11 @@ type bucketSource struct {
 	// live is how many buckets have a feasible node; it sizes the share
 	// of the candidate limit each bucket gets.
 	live int
+	// order holds the buckets as a heap, most wanted first, kept from one
+	// Select to the next; byValue finds, per spread block, the buckets of
+	// a value, to rescore those whose count changed (order.go).
+	order   bucketHeap
+	byValue []map[string][]*bucket
 
 	// leftOut counts the nodes left out, by class and reason. A Select
 	// that fails adds them to its metrics, so that they explain every
@@ -202,21 +208,13 @@ func (s *bucketSource) explainLeftOut(m *structs.AllocMetric) {
 	}
 }
 
-// prepare wakes the sleeping nodes the plan touched and scores every
-// bucket for the coming Select; inPlace says the Select updates an
-// allocation in place, and tries every node itself.
+// prepare wakes the sleeping nodes the plan touched and scores the
+// buckets for the coming Select (order.go); inPlace says the Select
+// updates an allocation in place, and tries every node itself.
 func (s *bucketSource) prepare(t *jobTracker, inPlace bool) {
 	s.wakeTouched()
 	s.awake = inPlace || s.fullWalk
-	s.spread.prepare(t, s.group.tg.Name)
-	desired := s.group.desiredCount()
-	for _, b := range s.buckets {
-		b.spread = 0
-		if len(s.group.spreads) > 0 {
-			b.spread = s.spread.score(b.values, b.found, desired)
-		}
-		b.static = b.spread + b.affinity
-	}
+	s.rescore(t)
 }
 
 func (s *bucketSource) each(limit int, try tryFunc) {
@@ -231,17 +229,14 @@ func (s *bucketSource) each(limit int, try tryFunc) {
 		return
 	}
 	per := (limit + min(k, limit) - 1) / min(k, limit)
-	h := bucketHeap(append([]*bucket(nil), s.buckets...))
-	heap.Init(&h)
 	taken := 0
 	m := s.ctx.metrics
-	for h.Len() > 0 && taken < limit {
-		b := heap.Pop(&h).(*bucket)
+	s.inOrder(func(b *bucket) bool {
 		if !s.awake && b.nAsleep == len(b.nodes) {
 			// Every node would be tried and refused, and the walk
 			// would end where it started.
 			b.countSleepers(m)
-			continue
+			return taken < limit
 		}
 		got := 0
 		for i := 0; i < len(b.nodes) && got < per && taken < limit; i++ {
@@ -261,25 +256,7 @@ func (s *bucketSource) each(limit int, try tryFunc) {
 				s.sleep(b, at, o.full)
 			}
 		}
-	}
+		return taken < limit
+	})
 }
 
-// bucketHeap pops the highest static score first, then the earliest bucket
-// in shuffled order, so ties break the same way for the same seed.
-type bucketHeap []*bucket
-
-func (h bucketHeap) Len() int { return len(h) }
-func (h bucketHeap) Less(i, j int) bool {
-	if h[i].static != h[j].static {
-		return h[i].static > h[j].static
-	}
-	return h[i].order < h[j].order
-}
-func (h bucketHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *bucketHeap) Push(x any)   { *h = append(*h, x.(*bucket)) }
-func (h *bucketHeap) Pop() any {
-	old := *h
-	b := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return b
-}

@@ -51,7 +51,8 @@ func TestLeavingOutInfeasibleNodesChangesNoPlacement(t *testing.T) {
 				LTarget: "${meta.rack}", Operand: structs.ConstraintSetContainsAny, RTarget: strings.Join(allowed, ","),
 			})
 		}
-		for _, attr := range []string{"${meta.rack}", "${node.datacenter}"} {
+		// A value per node (${node.unique.id}) makes a bucket per node.
+		for _, attr := range []string{"${meta.rack}", "${node.datacenter}", "${node.unique.id}"} {
 			if !rapid.Bool().Draw(rt, "spread on "+attr) {
 				continue
 			}
