@@ -259,4 +259,3 @@ func (s *bucketSource) each(limit int, try tryFunc) {
 		return taken < limit
 	})
 }
-
