@@ -34,7 +34,7 @@ var (
 	flagStorm    = flag.Int("storm", 1000, "nodes cut off in the disconnect storm")
 	flagHBRate   = flag.Float64("max-heartbeats-per-second", 500, "the servers' max_heartbeats_per_second")
 	flagJSON     = flag.String("json", "", "write the results as JSON to this file")
-	flagHeapProf = flag.String("heap-profile", "", "write the servers' heap profile after placement to <path>-<servers>-<nodes>.pprof")
+	flagHeapProf = flag.String("heap-profile", "", "write the servers' heap profiles with nodes ready and after placement to <path>-<servers>-<nodes>-{nodes,allocs}.pprof")
 	flagTimeout  = flag.Duration("phase-timeout", 10*time.Minute, "give up on a phase after this long")
 )
 
@@ -317,6 +317,9 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 	s1 := readSim(t, statsPath)
 	r.HeartbeatsPerSec = float64(s1.Heartbeats-s0.Heartbeats) / time.Since(t0).Seconds()
 	withNodes := heap()
+	if *flagHeapProf != "" {
+		writeHeapProfile(t, fmt.Sprintf("%s-%d-%d-nodes.pprof", *flagHeapProf, nServers, nNodes))
+	}
 	r.ServerHeapPerNode = float64(withNodes-base) / float64(nNodes) / float64(nServers)
 
 	// Placement: binpack, then spread over the racks.
@@ -334,7 +337,7 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 	r.PlanApplies, r.PlanApplyMeanMs, r.PlanApplyMaxMs = timerStats(tels[leader], "nomad.plan.apply")
 	withAllocs := heap()
 	if *flagHeapProf != "" {
-		writeHeapProfile(t, fmt.Sprintf("%s-%d-%d.pprof", *flagHeapProf, nServers, nNodes))
+		writeHeapProfile(t, fmt.Sprintf("%s-%d-%d-allocs.pprof", *flagHeapProf, nServers, nNodes))
 	}
 	r.ServerHeapPerAlloc = float64(int64(withAllocs)-int64(withNodes)) / float64(r.Allocs) / float64(nServers)
 	sim := readSim(t, statsPath)
