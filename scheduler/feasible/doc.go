@@ -16,7 +16,9 @@
 //     constraints, distinct_hosts, distinct_property), each of which names
 //     why it rejected a node in the placement metrics; constraint outcomes
 //     that depend only on class-wide attributes are cached per computed node
-//     class;
+//     class, and the verdict of the checks that cannot change during the
+//     evaluation (status, drivers, constraints) per node (ring_verdicts.go,
+//     and the buckets, built from the nodes that pass them);
 //  3. fits the group on the node (CPU, memory, disk, static and dynamic
 //     ports) with structs.AllocsFit over EvalContext.ProposedAllocs, the same
 //     arithmetic the plan applier uses, so the two never disagree; a node
@@ -77,10 +79,14 @@
 // A spread score depends on how many of the group's allocations (existing
 // plus proposed in the plan) sit on each attribute value. The EvalContext
 // keeps those counts incrementally: it reads the job's allocations once per
-// snapshot and, at each Select, folds in only the plan entries appended since
-// the previous Select. Attribute values are read from each node once per
-// SetNodes. A placement therefore costs about the same with or without a
-// spread block, instead of recounting every allocation for every node.
+// snapshot and, at each Select, folds in only the nodes the plan changed
+// since the previous Select (the plan's journal, Plan.TouchedSince).
+// Attribute values are read from each node once per SetNodes. The buckets
+// stay in order from one Select to the next, and a placement rescores only
+// the buckets of the values whose count it changed (order.go), so a spread
+// over a value per node costs no pass over the buckets either. A placement
+// therefore costs about the same with or without a spread block, instead of
+// recounting every allocation for every node.
 //
 // # Determinism
 //
