@@ -78,12 +78,8 @@ func benchRacksOn(b *testing.B, nodes, full int, counts []int) {
 	if full > 0 {
 		prefix += fmt.Sprintf("/full-racks=%d", full)
 	}
-	variants := []string{"binpack", "spread"}
-	if full == 0 {
-		variants = append(variants, "spread-node")
-	}
 	for _, count := range counts {
-		for _, variant := range variants {
+		for _, variant := range []string{"binpack", "spread", "spread-node"} {
 			job := feasible.MockJob()
 			job.ID = fmt.Sprintf("bench-racks-%s-%d", variant, count)
 			job.TaskGroups[0].Count = count
