@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
+	memdb "github.com/hashicorp/go-memdb"
 )
 
 // waitingRead is a KV read that blocks: its minimum index is far ahead.
@@ -146,5 +148,35 @@ func TestForwardedBlockingQueriesCountOnlyWhereTheyArrived(t *testing.T) {
 	}
 	if _, err := l.acquire(netip.MustParseAddr("192.0.2.9")); !errors.Is(err, ErrTooManyBlockingQueries) {
 		t.Fatalf("second query from a client limited to one: %v", err)
+	}
+}
+
+// A blocking query whose caller never goes away still ends when the server
+// stops, instead of holding its goroutine until its wait runs out.
+func TestBlockingQueryEndsWhenTheServerStops(t *testing.T) {
+	s := TestServer(t, nil)
+	WaitForLeader(t, 5*time.Second, s)
+
+	args := waitingRead(s)
+	args.SetCallContext(asUser(context.Background(), "192.0.2.3")) // never ends
+	done := make(chan error, 1)
+	go func() {
+		var meta structs.QueryMeta
+		done <- s.blockingQuery(&args.QueryOptions, &meta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
+			return 1, nil
+		})
+	}()
+	WaitFor(t, 5*time.Second, func() (bool, string) {
+		total, _ := waitingCount(s, "192.0.2.3")
+		return total == 1, fmt.Sprintf("%d waiting", total)
+	})
+	s.Shutdown()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the query ended with %v, want no error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the blocking query went on waiting after the server stopped")
 	}
 }

@@ -161,10 +161,12 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 	if wait > maxQueryTime {
 		wait = maxQueryTime
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, wait)
+	// The wait ends with the call (the caller hung up), at the deadline,
+	// or when the server stops (its done channel is in every watch set
+	// below): one context per query, because a fleet's clients each hold
+	// one of these open at all times.
+	ctx, cancel := context.WithTimeout(opts.CallContext(), wait)
 	defer cancel()
-	stop := context.AfterFunc(opts.CallContext(), cancel)
-	defer stop()
 	counted := false
 	for {
 		// One snapshot per attempt, so the index and the answer agree
@@ -172,6 +174,7 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 		st := s.State().View()
 		ws := memdb.NewWatchSet()
 		ws.Add(st.AbandonCh())
+		ws.Add(s.ctx.Done())
 		idx, err := fn(ws, st)
 		if idx == 0 {
 			// Never report index 0: clients treat it as "no blocking".
@@ -190,10 +193,40 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 			defer release()
 			counted = true
 		}
-		if ws.WatchCtx(ctx) != nil {
+		if watch(ctx, ws) != nil || s.ctx.Err() != nil {
 			return nil
 		}
 	}
+}
+
+// watchFewMax is how many channels watch selects on directly; a blocking
+// query usually watches three or four.
+const watchFewMax = 6
+
+// watch waits until a channel of ws fires or ctx ends, like
+// ws.WatchCtx, but selects on a few channels without allocating (WatchCtx
+// copies them into a fresh 32-slot slice per wait).
+func watch(ctx context.Context, ws memdb.WatchSet) error {
+	if len(ws) > watchFewMax {
+		return ws.WatchCtx(ctx)
+	}
+	var ch [watchFewMax]<-chan struct{} // nil channels never fire
+	i := 0
+	for c := range ws {
+		ch[i] = c
+		i++
+	}
+	select {
+	case <-ch[0]:
+	case <-ch[1]:
+	case <-ch[2]:
+	case <-ch[3]:
+	case <-ch[4]:
+	case <-ch[5]:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
 
 // blockingClient is whom a blocking query counts against per client: the

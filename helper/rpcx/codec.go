@@ -3,6 +3,7 @@ package rpcx
 import (
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
@@ -95,10 +96,25 @@ func Decode(b []byte, out any) error {
 	if err := checkDecodeCost(b, out); err != nil {
 		return fmt.Errorf("rpcx: decode %T: %w", out, err)
 	}
-	if err := decodeInto(codec.NewDecoderBytes(b, MsgpackHandle), out); err != nil {
+	if err := decodePooled(b, out); err != nil {
 		return fmt.Errorf("rpcx: decode %T: %w", out, err)
 	}
 	return nil
+}
+
+// decoders recycles byte decoders, costly to make: a stream or a raft
+// apply needs one only while it decodes a value.
+var decoders = sync.Pool{New: func() any { return codec.NewDecoderBytes(nil, MsgpackHandle) }}
+
+// decodePooled decodes b into out with a pooled decoder, which holds no
+// reference to b once it is back in the pool.
+func decodePooled(b []byte, out any) error {
+	dec := decoders.Get().(*codec.Decoder)
+	dec.ResetBytes(b)
+	err := decodeInto(dec, out)
+	dec.ResetBytes(nil)
+	decoders.Put(dec)
+	return err
 }
 
 // decodeInto decodes the decoder's next value into out. A bare *time.Time is

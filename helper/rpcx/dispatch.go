@@ -35,8 +35,9 @@ var emptyBody = struct{}{}
 // serveCodec serves calls on rwc until it fails or closes, then closes it.
 // It returns only after every call it started has replied.
 //
-// Every call gets a context derived from ctx that carries peer and ends
-// when the read loop ends: the peer closed its stream or connection, or
+// Every call gets a context derived from ctx, which carries peer (see
+// WithPeer; a session makes it once for all its streams), that ends when
+// the read loop ends: the peer closed its stream or connection, or
 // sent something that broke it. A caller that gives up on a call closes its
 // stream (see clientStream.call), so a blocking query it left behind stops
 // waiting instead of holding a goroutine for its whole wait.
@@ -50,7 +51,7 @@ func (s *Server) serveCodec(ctx context.Context, rwc io.ReadWriteCloser, peer Pe
 	c := newMsgCodec(rwc, s.cfg.maxMessageSize)
 	c.writeTimeout = s.cfg.writeTimeout
 	c.frame.src.budget = s.reads
-	ctx, cancel := context.WithCancel(WithPeer(ctx, peer))
+	ctx, cancel := context.WithCancel(ctx)
 	var running sync.WaitGroup
 	defer func() {
 		// The peer is gone or the server is stopping: tell the calls still

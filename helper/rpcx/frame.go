@@ -1,10 +1,8 @@
 package rpcx
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"slices"
 )
 
 // DefaultMaxMessageSize bounds one RPC message: a request or response header
@@ -45,15 +43,19 @@ func newFrameScanner(r io.Reader, limit int) *frameScanner {
 	if limit <= 0 {
 		limit = DefaultMaxMessageSize
 	}
-	f := &frameScanner{src: streamSource{r: bufio.NewReader(r)}, limit: limit}
+	f := &frameScanner{src: streamSource{r: r}, limit: limit}
 	f.walk.budget = limit
 	return f
 }
 
 // startMessage resets the budget. A message is a header value followed by a
-// body value; both count against one limit.
+// body value; both count against one limit. Between messages a stream is
+// usually idle, often for minutes (a blocking query's stream waits for its
+// next call), so the read buffers go back to their pools until bytes
+// arrive again (see streamSource.idle).
 func (f *frameScanner) startMessage() {
 	f.walk.budget = f.limit
+	f.src.idle()
 }
 
 // next returns the bytes of the next msgpack value. They are valid until the
@@ -63,10 +65,7 @@ func (f *frameScanner) next() ([]byte, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	if cap(f.src.buf) > keepBufCap {
-		f.src.buf = nil
-	}
-	f.src.buf = f.src.buf[:0]
+	f.src.reset()
 	f.src.release()
 	if err := f.walk.value(&f.src, f.limit); err != nil {
 		if err == io.EOF && len(f.src.buf) > 0 {
@@ -82,8 +81,7 @@ func (f *frameScanner) next() ([]byte, error) {
 // consuming it, and returns the error that ended the stream if it ends
 // first.
 func (f *frameScanner) peek() error {
-	_, err := f.src.r.Peek(1)
-	return err
+	return f.src.peek()
 }
 
 // checkValue verifies that b starts with one well-formed msgpack value whose
@@ -266,72 +264,6 @@ func (w *valueWalker) tooLarge(need uint64, limit int) error {
 	}
 	return fmt.Errorf("%w: a value needs %d more bytes but only %d of the %d-byte limit remain",
 		ErrMessageTooLarge, need, w.budget, limit)
-}
-
-// streamSource reads from a stream and keeps every byte it reads in buf.
-type streamSource struct {
-	r   *bufio.Reader
-	buf []byte
-	// budget, when set, is shared by every connection of a server: bytes a
-	// message holds beyond keepBufCap are taken from it while the message
-	// is read and given back when the next one starts (see readBudget).
-	// held is what this source has taken for its current buffer.
-	budget *readBudget
-	held   int64
-}
-
-// reserve takes from the budget what growing buf to n bytes needs beyond
-// keepBufCap and what is already held.
-func (s *streamSource) reserve(n int) error {
-	if s.budget == nil || n <= keepBufCap {
-		return nil
-	}
-	need := int64(n-keepBufCap) - s.held
-	if need <= 0 {
-		return nil
-	}
-	if err := s.budget.acquire(need, s.held); err != nil {
-		return err
-	}
-	s.held += need
-	return nil
-}
-
-// release gives back what the source holds. Only the reading goroutine
-// calls it.
-func (s *streamSource) release() {
-	if s.held > 0 {
-		s.budget.release(s.held)
-		s.held = 0
-	}
-}
-
-func (s *streamSource) readByte() (byte, error) {
-	b, err := s.r.ReadByte()
-	if err != nil {
-		return 0, err
-	}
-	s.buf = append(s.buf, b)
-	return b, nil
-}
-
-// skip reads n payload bytes into buf a chunk at a time, so a value that
-// claims more than ever arrives costs memory only for what did arrive.
-func (s *streamSource) skip(n int) error {
-	for n > 0 {
-		chunk := min(n, readChunk)
-		start := len(s.buf)
-		if err := s.reserve(start + chunk); err != nil {
-			return err
-		}
-		s.buf = slices.Grow(s.buf, chunk)[:start+chunk]
-		if _, err := io.ReadFull(s.r, s.buf[start:]); err != nil {
-			s.buf = s.buf[:start]
-			return err
-		}
-		n -= chunk
-	}
-	return nil
 }
 
 // sliceSource reads from a byte slice already in memory.

@@ -33,7 +33,6 @@ import (
 type msgCodec struct {
 	rwc   io.ReadWriteCloser
 	frame *frameScanner
-	dec   *codec.Decoder
 	limit int
 
 	// writeTimeout, when positive, bounds each write: a server's answer to
@@ -41,6 +40,9 @@ type msgCodec struct {
 	// and its reply forever.
 	writeTimeout time.Duration
 
+	// wbuf and enc render requests (the client side); enc is made on
+	// first use, so a server's streams, which answer through
+	// encodeMessage, never hold one.
 	wmu  sync.Mutex
 	wbuf []byte
 	enc  *codec.Encoder
@@ -60,14 +62,11 @@ func newMsgCodec(rwc io.ReadWriteCloser, maxMessageSize int) *msgCodec {
 	if maxMessageSize <= 0 {
 		maxMessageSize = DefaultMaxMessageSize
 	}
-	c := &msgCodec{
+	return &msgCodec{
 		rwc:   rwc,
 		frame: newFrameScanner(rwc, maxMessageSize),
-		dec:   codec.NewDecoderBytes(nil, MsgpackHandle),
 		limit: maxMessageSize,
 	}
-	c.enc = codec.NewEncoderBytes(&c.wbuf, MsgpackHandle)
-	return c
 }
 
 // NewServerCodec returns a net/rpc server codec over rwc, for callers that
@@ -256,8 +255,7 @@ func (c *msgCodec) read(out any, header bool) error {
 		}
 		return fmt.Errorf("rpcx: decode %T: %w", out, err)
 	}
-	c.dec.ResetBytes(b)
-	if err := decodeInto(c.dec, out); err != nil {
+	if err := decodePooled(b, out); err != nil {
 		// The value was consumed whole, so a body that does not fit its Go
 		// type leaves the stream in step. A header that does not decode
 		// means the peer does not speak this protocol.
@@ -276,6 +274,9 @@ func (c *msgCodec) encode(header, body any) ([]byte, error) {
 		c.wbuf = nil
 	}
 	c.wbuf = c.wbuf[:0]
+	if c.enc == nil {
+		c.enc = codec.NewEncoderBytes(&c.wbuf, MsgpackHandle)
+	}
 	c.enc.ResetBytes(&c.wbuf)
 	if err := c.enc.Encode(header); err != nil {
 		return nil, fmt.Errorf("rpcx: encode %T: %w", header, err)

@@ -422,7 +422,7 @@ func (s *Server) handleConn(ctx context.Context, conn net.Conn, t *tracker) {
 	}
 	switch typ {
 	case RPCStandard:
-		s.serveCodec(ctx, conn, peer, make(chan struct{}, maxCallsPerConn)) // closes conn when done
+		s.serveCodec(WithPeer(ctx, peer), conn, peer, make(chan struct{}, maxCallsPerConn)) // closes conn when done
 		t.remove(conn)
 	case RPCMultiplex:
 		s.serveSession(ctx, conn, peer, t)
@@ -473,6 +473,7 @@ func (s *Server) serveSession(ctx context.Context, conn net.Conn, peer Peer, t *
 
 	slots := make(chan struct{}, s.cfg.maxStreams)
 	calls := make(chan struct{}, s.cfg.maxStreams)
+	peerCtx := WithPeer(ctx, peer)
 	for {
 		stream, err := sess.AcceptStream()
 		if err != nil {
@@ -489,7 +490,7 @@ func (s *Server) serveSession(ctx context.Context, conn net.Conn, peer Peer, t *
 		}
 		started := t.goTracked(func() {
 			defer func() { <-slots }()
-			s.serveCodec(ctx, stream, peer, calls)
+			s.serveCodec(peerCtx, stream, peer, calls)
 		})
 		if !started {
 			stream.Close()
