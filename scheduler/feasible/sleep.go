@@ -56,12 +56,14 @@ func (s *bucketSource) sleep(b *bucket, at int, dim string) {
 		return
 	}
 	node := b.nodes[at]
+	if _, ok := s.sleeping[node.ID]; ok {
+		// Already asleep, or the same node listed twice: one entry per
+		// node is all wakeTouched can wake.
+		return
+	}
 	if b.asleep == nil {
 		b.asleep = make([]string, len(b.nodes))
 		b.sleepers = map[exhaustKey]int{}
-	}
-	if b.asleep[at] != "" {
-		return
 	}
 	b.asleep[at] = dim
 	b.sleepers[exhaustKey{class: node.ComputedClass, dim: dim}]++
