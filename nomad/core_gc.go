@@ -174,6 +174,7 @@ func (c coreGC) collectEvals(ctx context.Context, g gcThresholds) (uint64, error
 		last = max(last, idx)
 		return err
 	}
+	byEval := newJobAllocsBy(st, func(a *structs.Allocation) string { return a.EvalID })
 	it, err := st.Evals(nil)
 	if err != nil {
 		return 0, err
@@ -184,7 +185,7 @@ func (c coreGC) collectEvals(ctx context.Context, g gcThresholds) (uint64, error
 		if !ev.TerminalStatus() || !g.old(ev.ModifyTime, threshold) {
 			continue
 		}
-		allocs, err := st.AllocsByEval(nil, ev.ID)
+		allocs, err := byEval.of(ev.Namespace, ev.JobID, ev.ID)
 		if err != nil {
 			return 0, err
 		}

@@ -28,8 +28,9 @@ var (
 // service job on 5,000 and 10,000 nodes spread over 50 racks (meta.rack =
 // r0..r49), of which a set_contains_any constraint allows half (the even
 // racks), placing 300 or 1,200 allocations packed by binpack alone or
-// spread over the racks by `spread { attribute = "${meta.rack}" }`; then
-// 1,200 again with five of the allowed racks full of other work. Every
+// spread over the racks by `spread { attribute = "${meta.rack}" }`, or
+// spread over a value per node (${node.unique.id}: a bucket per node);
+// then 1,200 again with five of the allowed racks full of other work. Every
 // iteration schedules the same eval on the same snapshot with a planner
 // that commits nothing. It reports placements/s; compare spread with
 // binpack within one run, the machine's load moves both.
@@ -78,7 +79,7 @@ func benchRacksOn(b *testing.B, nodes, full int, counts []int) {
 		prefix += fmt.Sprintf("/full-racks=%d", full)
 	}
 	for _, count := range counts {
-		for _, variant := range []string{"binpack", "spread"} {
+		for _, variant := range []string{"binpack", "spread", "spread-node"} {
 			job := feasible.MockJob()
 			job.ID = fmt.Sprintf("bench-racks-%s-%d", variant, count)
 			job.TaskGroups[0].Count = count
@@ -86,8 +87,12 @@ func benchRacksOn(b *testing.B, nodes, full int, counts []int) {
 				LTarget: "${meta.rack}", Operand: structs.ConstraintSetContainsAny,
 				RTarget: strings.Join(allowed, ","),
 			})
-			if variant == "spread" {
+			switch variant {
+			case "spread":
 				job.Spreads = []*structs.Spread{{Attribute: "${meta.rack}", Weight: 100}}
+			case "spread-node":
+				// A value per node: as many buckets as allowed nodes.
+				job.Spreads = []*structs.Spread{{Attribute: "${node.unique.id}", Weight: 100}}
 			}
 			job = h.Job(job)
 			eval := h.Eval(job, structs.EvalTriggerJobRegister)

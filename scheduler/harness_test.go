@@ -61,6 +61,7 @@ func (h *Harness) next() uint64 { h.index++; return h.index }
 // commit would leave), and fails the test otherwise.
 func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, State, error) {
 	h.Plans = append(h.Plans, plan)
+	h.checkJournal(plan)
 	refused := map[string]bool{}
 	if h.Refuse != nil {
 		for _, id := range h.Refuse(plan) {
@@ -388,4 +389,23 @@ func batchJob(count int) *structs.Job {
 	j.TaskGroups[0].Update = nil
 	j.Canonicalize()
 	return j
+}
+
+// checkJournal fails the test if the plan has entries on a node its journal
+// does not name: the stacks fold in what changed from the journal
+// (Plan.TouchedSince), so a scheduler that wrote the plan's maps directly
+// would place against a plan it never saw.
+func (h *Harness) checkJournal(plan *structs.Plan) {
+	touched, _ := plan.TouchedSince(0)
+	named := map[string]bool{}
+	for _, node := range touched {
+		named[node] = true
+	}
+	for _, m := range []map[string][]*structs.Allocation{plan.NodeUpdate, plan.NodeAllocation} {
+		for node, allocs := range m {
+			if len(allocs) > 0 && !named[node] {
+				h.t.Fatalf("the plan has entries on node %s that its journal does not name: change a plan through structs.Plan's methods", node)
+			}
+		}
+	}
 }

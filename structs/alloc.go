@@ -255,11 +255,14 @@ func (a *Allocation) Copy() *Allocation {
 }
 
 // CopySkipJob returns a deep copy with the job pointer left as is; callers
-// that change the job must copy it themselves.
+// that change the job must copy it themselves. The placement metrics are
+// shared too: the scheduler writes them once, nothing changes them after,
+// and a deep copy of them on every client update was the largest part of
+// a server's heap per alloc. Assign a new AllocMetric rather than change
+// the one an alloc has.
 func (a *Allocation) CopySkipJob() *Allocation {
 	c := *a
 	c.AllocatedResources = a.AllocatedResources.Copy()
-	c.Metrics = a.Metrics.Copy()
 	if a.TaskStates != nil {
 		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
 		for k, v := range a.TaskStates {

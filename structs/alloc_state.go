@@ -197,11 +197,23 @@ func (a *Allocation) StaleClientReport(update *Allocation) bool {
 // update (ClientStatus, ClientDescription, TaskStates, DeploymentStatus,
 // NetworkStatus), after checking the transition. Server-owned fields of
 // update are ignored: a client cannot change what the servers decided.
+//
+// The copy is shallow where the client cannot write: the job, allocated
+// resources, placement metrics, alloc states, reschedule tracker and
+// preempted allocs are a's own, shared with it. Both versions are stored
+// and so never changed (a caller changes a copy of its own); copying them
+// on every report only made each report cost a whole alloc. The fields
+// taken from update are copied, so the result shares nothing with update.
 func (a *Allocation) ApplyClientUpdate(update *Allocation) (*Allocation, error) {
 	if err := ValidateClientTransition(ActorClient, a.ClientStatus, update.ClientStatus); err != nil {
 		return nil, fmt.Errorf("alloc %s: %w", ShortID(a.ID), err)
 	}
-	c := a.Copy()
+	cv := *a
+	c := &cv
+	if a.DeploymentStatus != nil {
+		d := *a.DeploymentStatus
+		c.DeploymentStatus = &d
+	}
 	c.ClientStatus = update.ClientStatus
 	c.ClientDescription = update.ClientDescription
 	if update.TaskStates != nil {

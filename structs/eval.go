@@ -230,11 +230,14 @@ type AllocMetric struct {
 // NodeScoreMeta is one node's scores, for the top candidates.
 type NodeScoreMeta struct {
 	NodeID    string
-	Scores    map[string]float64
+	Scores    NodeScores
 	NormScore float64
 }
 
-// Copy returns a deep copy.
+// Copy returns a deep copy. An AllocMetric attached to an allocation is
+// never changed after the scheduler wrote it, so copies of the allocation
+// share it (Allocation.CopySkipJob); Copy is for a caller that means to
+// change a metric of its own.
 func (m *AllocMetric) Copy() *AllocMetric {
 	if m == nil {
 		return nil
@@ -246,13 +249,13 @@ func (m *AllocMetric) Copy() *AllocMetric {
 	c.ClassExhausted = copyIntMap(m.ClassExhausted)
 	c.DimensionExhausted = copyIntMap(m.DimensionExhausted)
 	c.QuotaExhausted = copyStrings(m.QuotaExhausted)
+	if m.ScoreMetaData == nil {
+		return &c
+	}
 	c.ScoreMetaData = make([]*NodeScoreMeta, len(m.ScoreMetaData))
 	for i, s := range m.ScoreMetaData {
 		sc := *s
-		sc.Scores = make(map[string]float64, len(s.Scores))
-		for k, v := range s.Scores {
-			sc.Scores[k] = v
-		}
+		sc.Scores = s.Scores.Clone()
 		c.ScoreMetaData[i] = &sc
 	}
 	return &c

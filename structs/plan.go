@@ -19,6 +19,28 @@ type Plan struct {
 	DeploymentUpdates []*DeploymentStatusUpdate
 	NodePreemptions   map[string][]*Allocation
 	SnapshotIndex     uint64
+
+	// touched names the node of every change made through the methods
+	// below, in order, so that a scheduler can fold in what changed since
+	// it last looked instead of rereading the whole plan at every
+	// placement (TouchedSince). Unexported, so never encoded: it means
+	// something only to the process building the plan. NodeUpdate and
+	// NodeAllocation must therefore be changed through the methods while
+	// a scheduler builds the plan.
+	touched []string
+}
+
+// TouchedSince returns the nodes whose NodeUpdate or NodeAllocation entries
+// the plan's methods changed since mark (0 at first), in order and
+// possibly repeated, and the mark to pass next time. A nil plan has none.
+func (p *Plan) TouchedSince(mark int) (nodes []string, next int) {
+	if p == nil {
+		return nil, mark
+	}
+	if mark >= len(p.touched) {
+		return nil, len(p.touched)
+	}
+	return p.touched[mark:], len(p.touched)
 }
 
 // AppendStoppedAlloc records that alloc should stop (or, with clientStatus
@@ -35,6 +57,7 @@ func (p *Plan) AppendStoppedAlloc(alloc *Allocation, desc, clientStatus string, 
 		c.FollowupEvalID = followupEvalID
 	}
 	p.NodeUpdate[alloc.NodeID] = append(p.NodeUpdate[alloc.NodeID], c)
+	p.touched = append(p.touched, alloc.NodeID)
 }
 
 // AppendLostAlloc marks an alloc lost and stopped, with a history entry.
@@ -45,6 +68,7 @@ func (p *Plan) AppendLostAlloc(alloc *Allocation, desc string, now time.Time) {
 	c.ClientStatus = AllocClientStatusLost
 	c.AppendState(AllocStateFieldClientStatus, AllocClientStatusLost, now)
 	p.NodeUpdate[alloc.NodeID] = append(p.NodeUpdate[alloc.NodeID], c)
+	p.touched = append(p.touched, alloc.NodeID)
 }
 
 // AppendUnknownAlloc marks an alloc on a disconnected node unknown, with the
@@ -58,11 +82,13 @@ func (p *Plan) AppendUnknownAlloc(alloc *Allocation, desc, followupEvalID string
 		c.FollowupEvalID = followupEvalID
 	}
 	p.NodeAllocation[alloc.NodeID] = append(p.NodeAllocation[alloc.NodeID], c)
+	p.touched = append(p.touched, alloc.NodeID)
 }
 
 // AppendAlloc adds a new placement or an in-place update.
 func (p *Plan) AppendAlloc(alloc *Allocation) {
 	p.NodeAllocation[alloc.NodeID] = append(p.NodeAllocation[alloc.NodeID], alloc)
+	p.touched = append(p.touched, alloc.NodeID)
 }
 
 // PopUpdate removes the most recent stop for alloc, if it is the last one
@@ -76,6 +102,7 @@ func (p *Plan) PopUpdate(alloc *Allocation) {
 		} else {
 			delete(p.NodeUpdate, alloc.NodeID)
 		}
+		p.touched = append(p.touched, alloc.NodeID)
 	}
 }
 

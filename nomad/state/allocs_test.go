@@ -21,9 +21,11 @@ func TestAllocLookupsByEachIndex(t *testing.T) {
 	a1.DeploymentID = "d1"
 	a2 := testAlloc("aa-2", web, "n1")
 	a2.DesiredStatus = structs.AllocDesiredStatusStop
+	a2.EvalID = "eval-aa-1" // an in-place update by a later eval
 	a3 := testAlloc("bb-3", web2, "n10")
-	a3.EvalID = "eval-aa-1"
 	a4 := testAlloc("aa-4", prodJob, "n1")
+	a4.EvalID = "eval-aa-1" // same ID, other namespace's job: not the eval's
+	mustNoErr(t, s.UpsertEvals(5, []*structs.Evaluation{testEval("eval-aa-1", web)}))
 	mustNoErr(t, s.UpsertAllocs(5, []*structs.Allocation{a1, a2, a3, a4}))
 
 	cases := []struct {
@@ -35,8 +37,10 @@ func TestAllocLookupsByEachIndex(t *testing.T) {
 		{"by node, live only", func() ([]*structs.Allocation, error) { return s.AllocsByNodeTerminal(nil, "n1", false) }, "[aa-1 aa-4]"},
 		{"by node, terminal only", func() ([]*structs.Allocation, error) { return s.AllocsByNodeTerminal(nil, "n1", true) }, "[aa-2]"},
 		{"by job is exact and namespaced", func() ([]*structs.Allocation, error) { return s.AllocsByJob(nil, "default", "web", true) }, "[aa-1 aa-2]"},
-		{"by eval", func() ([]*structs.Allocation, error) { return s.AllocsByEval(nil, "eval-aa-1") }, "[aa-1 bb-3]"},
+		{"by eval", func() ([]*structs.Allocation, error) { return s.AllocsByEval(nil, "eval-aa-1") }, "[aa-1 aa-2]"},
+		{"by an eval not stored", func() ([]*structs.Allocation, error) { return s.AllocsByEval(nil, "eval-bb-3") }, "[]"},
 		{"by deployment", func() ([]*structs.Allocation, error) { return s.AllocsByDeployment(nil, "d1") }, "[aa-1]"},
+		{"by a deployment not stored", func() ([]*structs.Allocation, error) { return s.AllocsByDeployment(nil, "d2") }, "[]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

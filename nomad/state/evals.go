@@ -122,6 +122,7 @@ func (s *StateStore) deleteEvals(index uint64, evalIDs, allocIDs []string, keepN
 				nodes[a.NodeID] = struct{}{}
 			}
 		}
+		evalsWithAllocs := jobEvalsWithAllocs{}
 		for _, id := range evalIDs {
 			if keptEvals[id] {
 				continue
@@ -134,11 +135,11 @@ func (s *StateStore) deleteEvals(index uint64, evalIDs, allocIDs []string, keepN
 				continue
 			}
 			if keepNonEmpty {
-				left, err := txn.First(TableAllocs, "eval", id)
+				left, err := evalsWithAllocs.of(txn, e)
 				if err != nil {
 					return err
 				}
-				if left != nil {
+				if left[id] {
 					continue
 				}
 			}
@@ -223,4 +224,27 @@ func filterNamespace(iter memdb.ResultIterator, namespace string, nsOf func(any)
 		return iter
 	}
 	return memdb.NewFilterIterator(iter, func(raw any) bool { return nsOf(raw) != namespace })
+}
+
+// jobEvalsWithAllocs remembers, per job, which of its evals still have
+// allocs, so that an entry deleting many evals of one job reads the job's
+// allocs once (there is no index on an alloc's eval: see AllocsByEval).
+type jobEvalsWithAllocs map[structs.NamespacedID]map[string]bool
+
+// of returns the IDs of e's job's evals that have an alloc in txn.
+func (m jobEvalsWithAllocs) of(txn *memdb.Txn, e *structs.Evaluation) (map[string]bool, error) {
+	key := structs.NamespacedID{ID: e.JobID, Namespace: e.Namespace}
+	if evals, ok := m[key]; ok {
+		return evals, nil
+	}
+	iter, err := txn.Get(TableAllocs, "job", e.Namespace, e.JobID)
+	if err != nil {
+		return nil, fmt.Errorf("state: allocs of job %s: %w", e.JobID, err)
+	}
+	evals := map[string]bool{}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		evals[raw.(*structs.Allocation).EvalID] = true
+	}
+	m[key] = evals
+	return evals, nil
 }

@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/drover-sched/drover/structs"
@@ -48,6 +49,7 @@ func (s *StateStore) UpsertNodeTxn(t *Txn, node *structs.Node, event *structs.No
 		return err
 	}
 	n := node.Copy()
+	internNode(n)
 	if existing != nil {
 		if existing.SecretID != node.SecretID {
 			return fmt.Errorf("state: node %s: %w: a registration may not change a node's secret", node.ID, structs.ErrNodeSecretDenied)
@@ -71,6 +73,7 @@ func (s *StateStore) UpsertNodeTxn(t *Txn, node *structs.Node, event *structs.No
 	if event != nil {
 		e := event.Copy()
 		e.CreateIndex = index
+		internNodeEvent(e)
 		n.AddEvent(e)
 	}
 	n.ModifyIndex = index
@@ -205,6 +208,28 @@ func (s *StateStore) updateNode(index uint64, nodeID string, event *structs.Node
 	})
 }
 
+// copyNodeForUpdate copies a stored node for a change of its status,
+// eligibility or drain. What a client registered (attributes, meta, links,
+// drivers, resources) is shared with the stored version, not copied: a
+// status change of every node of a fleet would otherwise copy every
+// node's maps, and the event stream keeps recent versions alive. A change
+// function may set fields and replace maps and pointers, never write into
+// them; DrainStrategy, LastDrain and the event list, which they do write,
+// are the copy's own.
+func copyNodeForUpdate(existing *structs.Node) *structs.Node {
+	n := *existing
+	if existing.DrainStrategy != nil {
+		d := *existing.DrainStrategy
+		n.DrainStrategy = &d
+	}
+	if existing.LastDrain != nil {
+		l := *existing.LastDrain
+		n.LastDrain = &l
+	}
+	n.Events = slices.Clone(existing.Events)
+	return &n
+}
+
 // updateNodeTxn is updateNode inside a larger write.
 func updateNodeTxn(txn *memdb.Txn, index uint64, nodeID string, event *structs.NodeEvent, change func(*structs.Node) error) error {
 	existing, err := nodeByIDTxn(txn, nil, nodeID)
@@ -214,13 +239,14 @@ func updateNodeTxn(txn *memdb.Txn, index uint64, nodeID string, event *structs.N
 	if existing == nil {
 		return fmt.Errorf("node %s: %w", structs.ShortID(nodeID), structs.ErrNotFound)
 	}
-	n := existing.Copy()
+	n := copyNodeForUpdate(existing)
 	if err := change(n); err != nil {
 		return err
 	}
 	if event != nil {
 		e := event.Copy()
 		e.CreateIndex = index
+		internNodeEvent(e)
 		n.AddEvent(e)
 	}
 	n.ModifyIndex = index

@@ -93,6 +93,7 @@ func applyAllocStopTxn(txn *memdb.Txn, index uint64, stop *structs.Allocation, u
 	if updatedAt != 0 {
 		a.ModifyTime = updatedAt
 	}
+	internAllocFields(a)
 	if err := insertAlloc(txn, index, a, existing, js); err != nil {
 		return fmt.Errorf("applying stop of alloc %s: %w", structs.ShortID(a.ID), err)
 	}

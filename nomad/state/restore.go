@@ -60,10 +60,23 @@ func (r *StateRestore) JobSummaryRestore(s *structs.JobSummary) error {
 }
 
 // NodeRestore restores a node.
-func (r *StateRestore) NodeRestore(n *structs.Node) error { return r.insert(TableNodes, n) }
+// n is the restore's own (decoded from the snapshot): its strings are
+// shared as a registration's would be.
+func (r *StateRestore) NodeRestore(n *structs.Node) error {
+	internNode(n)
+	return r.insert(TableNodes, n)
+}
 
 // AllocRestore restores an allocation.
-func (r *StateRestore) AllocRestore(a *structs.Allocation) error { return r.insert(TableAllocs, a) }
+// a is the restore's own (decoded from the snapshot): it is made as
+// compact as an alloc the store wrote itself.
+func (r *StateRestore) AllocRestore(a *structs.Allocation) error {
+	internAllocFields(a)
+	a.AllocatedResources = shareAllocatedResources(a.AllocatedResources)
+	a.Metrics = compactMetric(a.Metrics)
+	a.TaskStates = internTaskStates(a.TaskStates)
+	return r.insert(TableAllocs, a)
+}
 
 // EvalRestore restores an evaluation.
 func (r *StateRestore) EvalRestore(e *structs.Evaluation) error { return r.insert(TableEvals, e) }

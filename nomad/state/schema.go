@@ -197,11 +197,7 @@ func allocsTableSchema() *memdb.TableSchema {
 				s.AllowMissing = true
 				return s
 			}(),
-			"eval": {
-				Name:         "eval",
-				AllowMissing: true,
-				Indexer:      &memdb.StringFieldIndex{Field: "EvalID"},
-			},
+			// No index on EvalID: see AllocsByEval.
 			"deployment": {
 				Name:         "deployment",
 				AllowMissing: true,

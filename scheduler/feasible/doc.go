@@ -16,7 +16,9 @@
 //     constraints, distinct_hosts, distinct_property), each of which names
 //     why it rejected a node in the placement metrics; constraint outcomes
 //     that depend only on class-wide attributes are cached per computed node
-//     class;
+//     class, and the verdict of the checks that cannot change during the
+//     evaluation (status, drivers, constraints) per node (ring_verdicts.go,
+//     and the buckets, built from the nodes that pass them);
 //  3. fits the group on the node (CPU, memory, disk, static and dynamic
 //     ports) with structs.AllocsFit over EvalContext.ProposedAllocs, the same
 //     arithmetic the plan applier uses, so the two never disagree; a node
@@ -64,20 +66,27 @@
 // nodes left out to its metrics, so a blocked evaluation still explains
 // every node. Leaving them out changes no placement: the other nodes keep
 // their order, and a property test compares the result with a source that
-// walks every node every time (spread_equivalence_test.go). A bucket whose
-// nodes are all full is still walked by every Select that reaches it
-// (fullness can change within an evaluation: a plan that marks an
-// allocation lost frees its node), but a node's fit verdict on CPU, memory
-// and disk is remembered while the plan's entries for the node stay the
-// same (fit_memo.go), so the walk costs the feasibility checks only.
+// walks every node every time (spread_equivalence_test.go).
+//
+// A node on which the group did not fit on CPU, memory or disk sleeps, out
+// of the walk, until the plan's entries for it change (sleep.go, with the
+// memo of fit_memo.go): a value whose nodes are full of other work keeps
+// the best spread score, and without this every Select would try each of
+// its nodes again. The walk still counts a sleeping node as evaluated and
+// exhausted where it passes it, and a bucket whose nodes all sleep in one
+// step, so metrics and placements stay those of the full walk.
 //
 // A spread score depends on how many of the group's allocations (existing
 // plus proposed in the plan) sit on each attribute value. The EvalContext
 // keeps those counts incrementally: it reads the job's allocations once per
-// snapshot and, at each Select, folds in only the plan entries appended since
-// the previous Select. Attribute values are read from each node once per
-// SetNodes. A placement therefore costs about the same with or without a
-// spread block, instead of recounting every allocation for every node.
+// snapshot and, at each Select, folds in only the nodes the plan changed
+// since the previous Select (the plan's journal, Plan.TouchedSince).
+// Attribute values are read from each node once per SetNodes. The buckets
+// stay in order from one Select to the next, and a placement rescores only
+// the buckets of the values whose count it changed (order.go), so a spread
+// over a value per node costs no pass over the buckets either. A placement
+// therefore costs about the same with or without a spread block, instead of
+// recounting every allocation for every node.
 //
 // # Determinism
 //

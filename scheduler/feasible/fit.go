@@ -24,6 +24,9 @@ type fitResult struct {
 	// beforePorts says the group did not fit on CPU, memory or disk,
 	// found before any port was drawn (fullNodes may remember it).
 	beforePorts bool
+	// remembered says the memo of full nodes holds the refusal: it stands
+	// until the plan's entries for the node change.
+	remembered bool
 }
 
 // fitGroup decides whether one more allocation of g fits on node next to

@@ -79,12 +79,13 @@ func (g *groupInfo) fit(ctx *EvalContext, node *structs.Node, replacing string) 
 	memo := !g.noMemo && replacing == ""
 	if memo {
 		if dim := g.full.get(ctx, node.ID); dim != "" {
-			return fitResult{exhausted: dim}
+			return fitResult{exhausted: dim, remembered: true}
 		}
 	}
 	r := fitGroup(ctx, g, node, replacing)
 	if memo && r.beforePorts {
 		g.full.put(ctx, node.ID, r.exhausted)
+		r.remembered = true
 	}
 	return r
 }

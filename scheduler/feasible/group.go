@@ -36,6 +36,9 @@ type groupInfo struct {
 	// candidates is the bucketed node source for groups with spreads or
 	// affinities, built lazily per SetNodes (source.go).
 	candidates *bucketSource
+	// verdicts are the static checks' verdicts for the ring's nodes, for
+	// groups without (ring_verdicts.go), per SetNodes.
+	verdicts *staticVerdicts
 }
 
 // newGroupInfo gathers the job's, the group's and its tasks' constraints
@@ -98,9 +101,10 @@ func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *gr
 	return g
 }
 
-// feasible runs the chain and records the first refusal in the metrics.
-func (g *groupInfo) feasible(ctx *EvalContext, node *structs.Node) bool {
-	for _, c := range g.checkers {
+// feasibleFrom runs the chain from checker first on (0 for all of it) and
+// records the first refusal in the metrics.
+func (g *groupInfo) feasibleFrom(ctx *EvalContext, node *structs.Node, first int) bool {
+	for _, c := range g.checkers[first:] {
 		if reason := c.check(node); reason != "" {
 			ctx.metrics.FilterNode(node.ComputedClass, reason)
 			return false

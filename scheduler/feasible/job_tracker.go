@@ -32,10 +32,16 @@ type jobTracker struct {
 	allocMarks map[string][]*structs.Allocation
 	// excluded is an allocation being updated in place, not counted.
 	excluded string
+	// planMark is how far the plan's journal was folded in.
+	planMark int
 
 	live    map[string]placement
 	perNode map[string]map[string]int // node -> group -> count; "" is the whole job
 	props   map[propKey]map[string]int
+	// propLog names, per property count, every value whose count changed
+	// since the count was made, in order, so that a spread source can
+	// rescore only the buckets of those values (propertyChanges).
+	propLog map[propKey][]string
 }
 
 type placement struct{ nodeID, group string }
@@ -61,6 +67,7 @@ func (c *EvalContext) jobTracker(job *structs.Job) *jobTracker {
 		}
 	}
 	t.props = map[propKey]map[string]int{}
+	t.propLog = map[propKey][]string{}
 	t.countAll()
 	c.tracker = t
 	return t
@@ -81,45 +88,46 @@ func (t *jobTracker) countAll() {
 	for id := range t.existing {
 		t.refresh(id)
 	}
-	t.sync(t.ctx.plan)
+	t.syncAll(t.ctx.plan)
 }
 
-// sync folds in what changed in the plan since the last sync. The usual
-// change is an append, found by comparing each list's length and last
-// entry with what was folded in; a list that shrank or was rewritten (a
-// PopUpdate after an in-place check) is compared entry by entry, and only
-// the entries that differ are undone and redone.
+// sync folds in what changed in the plan since the last sync: the nodes
+// the plan's journal (Plan.TouchedSince) names, each compared entry by
+// entry with what was folded in, so that a list that shrank or was
+// rewritten (a PopUpdate after an in-place check) undoes and redoes only
+// the entries that differ. A sync costs what changed, not the size of the
+// plan: rereading every node of the plan at every placement made an
+// evaluation quadratic in its count.
 func (t *jobTracker) sync(plan *structs.Plan) {
 	if plan == nil {
 		return
 	}
-	t.syncLists(plan.NodeUpdate, t.stopMarks, true)
-	t.syncLists(plan.NodeAllocation, t.allocMarks, false)
+	var nodes []string
+	nodes, t.planMark = plan.TouchedSince(t.planMark)
+	for _, node := range nodes {
+		t.syncNode(plan, node)
+	}
 }
 
-// syncLists costs one map lookup per node in the plan, which stays small
-// next to ranking a placement even for thousands of placements.
-func (t *jobTracker) syncLists(lists map[string][]*structs.Allocation, marks map[string][]*structs.Allocation, stop bool) {
-	matched := 0
-	for node, allocs := range lists {
-		seen, ok := marks[node]
-		if ok {
-			matched++
-			if len(allocs) == len(seen) && allocs[len(allocs)-1] == seen[len(seen)-1] {
-				continue
-			}
-		}
-		t.syncList(node, allocs, marks, stop)
+// syncAll folds in the whole plan, once, when the tracker is built.
+func (t *jobTracker) syncAll(plan *structs.Plan) {
+	if plan == nil {
+		return
 	}
-	if matched < len(marks) {
-		// A node's list disappeared from the plan (PopUpdate removed its
-		// last entry).
-		for node := range marks {
-			if _, ok := lists[node]; !ok {
-				t.syncList(node, nil, marks, stop)
-			}
+	for node := range plan.NodeUpdate {
+		t.syncNode(plan, node)
+	}
+	for node := range plan.NodeAllocation {
+		if _, done := plan.NodeUpdate[node]; !done {
+			t.syncNode(plan, node)
 		}
 	}
+	_, t.planMark = plan.TouchedSince(0)
+}
+
+func (t *jobTracker) syncNode(plan *structs.Plan, node string) {
+	t.syncList(node, plan.NodeUpdate[node], t.stopMarks, true)
+	t.syncList(node, plan.NodeAllocation[node], t.allocMarks, false)
 }
 
 func (t *jobTracker) syncList(node string, allocs []*structs.Allocation, marks map[string][]*structs.Allocation, stop bool) {
@@ -243,6 +251,7 @@ func (t *jobTracker) count(p placement, d int) {
 		}
 		if v, ok := resolveTarget(k.target, node); ok {
 			counts[v] += d
+			t.propLog[k] = append(t.propLog[k], v)
 		}
 	}
 }
@@ -274,4 +283,16 @@ func (t *jobTracker) propertyCounts(target, group string) map[string]int {
 	}
 	t.props[k] = counts
 	return counts
+}
+
+// propertyChanges returns the values of target (over group, or the whole
+// job for "") whose count changed since mark (0 when the count was made),
+// possibly repeated, and the mark for next time. The counts are those of
+// propertyCounts, which must have been called for the key.
+func (t *jobTracker) propertyChanges(target, group string, mark int) ([]string, int) {
+	log := t.propLog[propKey{target: target, group: group}]
+	if mark >= len(log) {
+		return nil, len(log)
+	}
+	return log[mark:], len(log)
 }

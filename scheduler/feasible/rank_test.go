@@ -156,15 +156,15 @@ func TestScoreMetaDataNamesTheScores(t *testing.T) {
 	for _, m := range meta {
 		byNode[m.NodeID] = m
 	}
-	if got := byNode[nodes[0].ID].Scores["node-affinity"]; got != 1 {
+	if got, _ := byNode[nodes[0].ID].Scores.Get("node-affinity"); got != 1 {
 		t.Fatalf("want a node-affinity score on the matching node, got %v", byNode[nodes[0].ID].Scores)
 	}
-	if got := byNode[nodes[1].ID].Scores["node-reschedule-penalty"]; got != -1 {
+	if got, _ := byNode[nodes[1].ID].Scores.Get("node-reschedule-penalty"); got != -1 {
 		t.Fatalf("want the penalty on the previous node, got %v", byNode[nodes[1].ID].Scores)
 	}
 	for _, m := range meta {
 		for _, name := range []string{"binpack", "job-anti-affinity", "node-affinity", "node-reschedule-penalty"} {
-			if _, ok := m.Scores[name]; !ok {
+			if _, ok := m.Scores.Get(name); !ok {
 				t.Fatalf("every candidate is scored on %s, got %v", name, m.Scores)
 			}
 		}

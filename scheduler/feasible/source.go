@@ -1,18 +1,30 @@
 package feasible
 
 import (
-	"container/heap"
 	"strconv"
 
 	"github.com/drover-sched/drover/structs"
 )
 
 // A candidate source hands nodes to try, in the order they should be tried,
-// until try has accepted limit of them or every node was offered once. b is
+// until try has counted limit of them or every node was offered once. b is
 // the node's bucket (nil for the ring source): its static scores apply to
-// the node.
+// the node. checked says the node is known to pass the group's static
+// checks (groupInfo.static), so try runs only the checks after them.
 type candidateSource interface {
-	each(limit int, try func(node *structs.Node, b *bucket) bool)
+	each(limit int, try tryFunc)
+}
+
+type tryFunc func(node *structs.Node, b *bucket, checked bool) outcome
+
+// outcome is what trying one node came to.
+type outcome struct {
+	// counted: the node counts toward the candidate limit.
+	counted bool
+	// full names the dimension the group did not fit on, when the memo
+	// of full nodes holds the refusal: trying the node again gives the
+	// same answer until the plan's entries for it change (sleep.go).
+	full string
 }
 
 // ringSource offers the shuffled nodes round-robin, starting where the
@@ -23,13 +35,13 @@ type ringSource struct {
 	next  int
 }
 
-func (s *ringSource) each(limit int, try func(*structs.Node, *bucket) bool) {
+func (s *ringSource) each(limit int, try tryFunc) {
 	n := len(s.nodes)
 	taken := 0
 	for i := 0; i < n && taken < limit; i++ {
 		node := s.nodes[s.next]
 		s.next = (s.next + 1) % n
-		if try(node, nil) {
+		if try(node, nil, false).counted {
 			taken++
 		}
 	}
@@ -47,11 +59,19 @@ type bucket struct {
 	// feasible counts the nodes that pass the static checks (all of
 	// nodes, unless the source walks everything: fullWalk).
 	feasible int
+	// asleep holds, per node, the dimension it is full on while it is
+	// out of the walk ("" for a node in it), and sleepers counts those
+	// nodes by class and dimension (sleep.go).
+	asleep   []string
+	sleepers map[exhaustKey]int
+	nAsleep  int
 
 	// static is the spread plus affinity score, per Select.
 	static float64
 	spread float64
 	order  int
+	// at is the bucket's index in its source's heap.
+	at int
 }
 
 // bucketSource offers nodes bucket by bucket, most wanted bucket first
@@ -79,12 +99,26 @@ type bucketSource struct {
 	// live is how many buckets have a feasible node; it sizes the share
 	// of the candidate limit each bucket gets.
 	live int
+	// order holds the buckets as a heap, most wanted first, kept from one
+	// Select to the next; byValue finds, per spread block, the buckets of
+	// a value, to rescore those whose count changed (order.go).
+	order   bucketHeap
+	byValue []map[string][]*bucket
 
 	// leftOut counts the nodes left out, by class and reason. A Select
 	// that fails adds them to its metrics, so that they explain every
 	// node, as they would had it walked them all.
 	leftOut  map[leftOutKey]int
 	fullWalk bool
+
+	// Full nodes out of the walk until the plan touches them (sleep.go).
+	ctx        *EvalContext
+	sleeping   map[string]sleeper
+	sleepState State
+	planMark   int
+	// awake is set for a Select that must try every node itself: one
+	// that updates an allocation in place fits without the memo.
+	awake bool
 }
 
 type leftOutKey struct{ class, reason string }
@@ -93,7 +127,8 @@ type leftOutKey struct{ class, reason string }
 // attribute values and affinity, and the static checks, happen here, once
 // per SetNodes. fullWalk keeps the nodes the static checks refuse.
 func newBucketSource(ctx *EvalContext, g *groupInfo, nodes []*structs.Node, fullWalk bool) *bucketSource {
-	s := &bucketSource{group: g, leftOut: map[leftOutKey]int{}, fullWalk: fullWalk}
+	s := &bucketSource{group: g, leftOut: map[leftOutKey]int{}, fullWalk: fullWalk, ctx: ctx}
+	s.startSleeping()
 	seen := make([]map[string]struct{}, len(g.spreads))
 	for i := range seen {
 		seen[i] = map[string]struct{}{}
@@ -173,20 +208,16 @@ func (s *bucketSource) explainLeftOut(m *structs.AllocMetric) {
 	}
 }
 
-// prepare scores every bucket for the coming Select.
-func (s *bucketSource) prepare(t *jobTracker) {
-	s.spread.prepare(t, s.group.tg.Name)
-	desired := s.group.desiredCount()
-	for _, b := range s.buckets {
-		b.spread = 0
-		if len(s.group.spreads) > 0 {
-			b.spread = s.spread.score(b.values, b.found, desired)
-		}
-		b.static = b.spread + b.affinity
-	}
+// prepare wakes the sleeping nodes the plan touched and scores the
+// buckets for the coming Select (order.go); inPlace says the Select
+// updates an allocation in place, and tries every node itself.
+func (s *bucketSource) prepare(t *jobTracker, inPlace bool) {
+	s.wakeTouched()
+	s.awake = inPlace || s.fullWalk
+	s.rescore(t)
 }
 
-func (s *bucketSource) each(limit int, try func(*structs.Node, *bucket) bool) {
+func (s *bucketSource) each(limit int, try tryFunc) {
 	// Buckets without a feasible node (kept by fullWalk only) do not
 	// count, so that the share is the same with and without fullWalk;
 	// when none has one, fullWalk still walks them all.
@@ -198,39 +229,33 @@ func (s *bucketSource) each(limit int, try func(*structs.Node, *bucket) bool) {
 		return
 	}
 	per := (limit + min(k, limit) - 1) / min(k, limit)
-	h := bucketHeap(append([]*bucket(nil), s.buckets...))
-	heap.Init(&h)
 	taken := 0
-	for h.Len() > 0 && taken < limit {
-		b := heap.Pop(&h).(*bucket)
+	m := s.ctx.metrics
+	s.inOrder(func(b *bucket) bool {
+		if !s.awake && b.nAsleep == len(b.nodes) {
+			// Every node would be tried and refused, and the walk
+			// would end where it started.
+			b.countSleepers(m)
+			return taken < limit
+		}
 		got := 0
 		for i := 0; i < len(b.nodes) && got < per && taken < limit; i++ {
-			node := b.nodes[b.next]
+			at := b.next
+			node := b.nodes[at]
 			b.next = (b.next + 1) % len(b.nodes)
-			if try(node, b) {
+			if !s.awake && b.nAsleep > 0 && b.asleep[at] != "" {
+				m.EvaluateNode()
+				m.ExhaustedNode(node.ComputedClass, b.asleep[at])
+				continue
+			}
+			o := try(node, b, !s.fullWalk)
+			if o.counted {
 				got++
 				taken++
+			} else if o.full != "" && !s.awake {
+				s.sleep(b, at, o.full)
 			}
 		}
-	}
-}
-
-// bucketHeap pops the highest static score first, then the earliest bucket
-// in shuffled order, so ties break the same way for the same seed.
-type bucketHeap []*bucket
-
-func (h bucketHeap) Len() int { return len(h) }
-func (h bucketHeap) Less(i, j int) bool {
-	if h[i].static != h[j].static {
-		return h[i].static > h[j].static
-	}
-	return h[i].order < h[j].order
-}
-func (h bucketHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *bucketHeap) Push(x any)   { *h = append(*h, x.(*bucket)) }
-func (h *bucketHeap) Pop() any {
-	old := *h
-	b := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return b
+		return taken < limit
+	})
 }

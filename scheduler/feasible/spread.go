@@ -39,6 +39,13 @@ type spreadBlock struct {
 	// Per Select.
 	counts   map[string]int
 	min, max int
+
+	// Kept from one Select to the next, so that prepare costs the
+	// values whose count changed, not all of them (see prepare).
+	tracker *jobTracker
+	mark    int
+	known   map[string]int // values' counts when last read
+	freq    map[int]int    // how many values have each count
 }
 
 // newSpreadScorer prepares the blocks for the values seen among the nodes
@@ -76,23 +83,80 @@ func newSpreadScorer(spreads []*structs.Spread, seen []map[string]struct{}) *spr
 }
 
 // prepare reads the current counts (kept incrementally by the job
-// tracker) before a Select.
-func (s *spreadScorer) prepare(t *jobTracker, group string) {
-	for _, b := range s.blocks {
+// tracker) before a Select. It returns whether every score may have
+// changed (the first Select, a new snapshot, or a block's least or most
+// used count moved), and otherwise, per block, the values whose count
+// changed: only the nodes with those values score differently. fresh
+// reads every count again, as the reference walk does (fullWalk).
+func (s *spreadScorer) prepare(t *jobTracker, group string, fresh bool) (all bool, changed [][]string) {
+	changed = make([][]string, len(s.blocks))
+	for i, b := range s.blocks {
 		b.counts = t.propertyCounts(b.attr, group)
-		if b.targets != nil {
+		if b.tracker != t || fresh {
+			b.tracker = t
+			_, b.mark = t.propertyChanges(b.attr, group, 0)
+			b.recount()
+			all = true
 			continue
 		}
-		b.min, b.max = -1, 0
-		for _, v := range b.values {
-			c := b.counts[v]
-			if b.min < 0 || c < b.min {
-				b.min = c
-			}
-			if c > b.max {
-				b.max = c
-			}
+		var values []string
+		values, b.mark = t.propertyChanges(b.attr, group, b.mark)
+		if len(values) == 0 {
+			continue
 		}
+		min, max := b.min, b.max
+		for _, v := range values {
+			old, ok := b.known[v]
+			if !ok {
+				continue // not a value of the candidate nodes
+			}
+			now := b.counts[v]
+			if now == old {
+				continue
+			}
+			b.known[v] = now
+			b.move(old, now)
+			changed[i] = append(changed[i], v)
+		}
+		if b.targets == nil && (b.min != min || b.max != max) {
+			all = true
+		}
+	}
+	return all, changed
+}
+
+// recount reads every value's count; without targets, the least and most
+// used counts too.
+func (b *spreadBlock) recount() {
+	b.known = make(map[string]int, len(b.values))
+	b.freq = map[int]int{}
+	b.min, b.max = -1, 0
+	for _, v := range b.values {
+		c := b.counts[v]
+		b.known[v] = c
+		b.freq[c]++
+		if b.min < 0 || c < b.min {
+			b.min = c
+		}
+		if c > b.max {
+			b.max = c
+		}
+	}
+}
+
+// move records that one value's count went from old to now, keeping the
+// least and most used counts.
+func (b *spreadBlock) move(old, now int) {
+	if b.freq[old]--; b.freq[old] == 0 {
+		delete(b.freq, old)
+	}
+	b.freq[now]++
+	b.min, b.max = min(b.min, now), max(b.max, now)
+	for b.freq[b.min] == 0 {
+		b.min++
+	}
+	for b.freq[b.max] == 0 {
+		b.max--
 	}
 }
 

@@ -12,12 +12,14 @@ import (
 )
 
 // The bucketed source leaves out the nodes that a check that cannot change
-// during the evaluation refuses (source.go). That must change nothing but
-// the work done: on random fleets and jobs, a stack that leaves them out
-// and one that walks every node on every Select (fullWalk) choose the same
-// node with the same scores at every placement, explain the same top
-// candidates, count the same exhausted nodes, and when a placement fails,
-// report exactly the same metrics.
+// during the evaluation refuses (source.go), and puts full nodes to sleep
+// until the plan touches them (sleep.go); the ring remembers each node's
+// static verdict (ring_verdicts.go). That must change nothing but the work
+// done: on random fleets and jobs, a stack that does all this and one that
+// checks every node on every Select (fullWalk) choose the same node with
+// the same scores at every placement, explain the same top candidates,
+// count the same exhausted nodes, and when a placement fails (or the
+// group walks the ring) report exactly the same metrics.
 func TestLeavingOutInfeasibleNodesChangesNoPlacement(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		nRacks := rapid.IntRange(1, 10).Draw(rt, "racks")
@@ -49,7 +51,8 @@ func TestLeavingOutInfeasibleNodesChangesNoPlacement(t *testing.T) {
 				LTarget: "${meta.rack}", Operand: structs.ConstraintSetContainsAny, RTarget: strings.Join(allowed, ","),
 			})
 		}
-		for _, attr := range []string{"${meta.rack}", "${node.datacenter}"} {
+		// A value per node (${node.unique.id}) makes a bucket per node.
+		for _, attr := range []string{"${meta.rack}", "${node.datacenter}", "${node.unique.id}"} {
 			if !rapid.Bool().Draw(rt, "spread on "+attr) {
 				continue
 			}
@@ -65,9 +68,9 @@ func TestLeavingOutInfeasibleNodesChangesNoPlacement(t *testing.T) {
 		if rapid.Bool().Draw(rt, "affinity") {
 			tg.Affinities = []*structs.Affinity{{LTarget: "${node.datacenter}", RTarget: "dc2", Operand: "=", Weight: 50}}
 		}
-		if len(tg.Spreads) == 0 && len(tg.Affinities) == 0 {
-			tg.Spreads = []*structs.Spread{{Attribute: "${meta.rack}", Weight: 50}}
-		}
+		// Without spread or affinity blocks the group walks the ring
+		// (ring_verdicts.go), whose metrics are exactly the plain ring's.
+		ring := len(tg.Spreads) == 0 && len(tg.Affinities) == 0
 		switch rapid.IntRange(0, 2).Draw(rt, "distinct") {
 		case 1:
 			tg.Constraints = append(tg.Constraints, &structs.Constraint{Operand: structs.ConstraintDistinctHosts})
@@ -83,8 +86,26 @@ func TestLeavingOutInfeasibleNodesChangesNoPlacement(t *testing.T) {
 			a.ClientStatus = structs.AllocClientStatusRunning
 			existing = append(existing, a)
 		}
+		// Racks full of other work: their nodes keep the best spread
+		// score, are full, and sleep (sleep.go) until the plan frees one.
+		filler := MockJob()
+		filler.ID = "filler"
+		fullRacks := map[string]bool{}
+		for r := 0; r < nRacks; r++ {
+			fullRacks[fmt.Sprintf("r%d", r)] = rapid.IntRange(0, 3).Draw(rt, "rack full") == 0
+		}
+		var fillers []*structs.Allocation
+		for _, n := range nodes {
+			if fullRacks[n.Meta["rack"]] {
+				a := MockAllocFor(filler, filler.TaskGroups[0], n, len(fillers))
+				a.ClientStatus = structs.AllocClientStatusRunning
+				a.AllocatedResources.Tasks["web"].Cpu.CpuShares = n.NodeResources.Cpu.CpuShares - 400
+				fillers = append(fillers, a)
+			}
+		}
 		seed := rapid.Int64().Draw(rt, "seed")
-		fast, full := newFixture(seed, nodes, existing...), newFixture(seed, nodes, existing...)
+		all := append(append([]*structs.Allocation(nil), existing...), fillers...)
+		fast, full := newFixture(seed, nodes, all...), newFixture(seed, nodes, all...)
 		fastStack, fullStack := fast.stack(job), full.stack(job)
 		fullStack.(*GenericStack).fullWalk = true
 
@@ -106,10 +127,18 @@ func TestLeavingOutInfeasibleNodesChangesNoPlacement(t *testing.T) {
 					opts.InPlaceAllocID = a.ID
 				}
 			}
+			if len(fillers) > 0 && rapid.IntRange(0, 4).Draw(rt, "free a full node") == 0 {
+				a := fillers[rapid.IntRange(0, len(fillers)-1).Draw(rt, "freed")]
+				fast.plan.AppendLostAlloc(a, "lost", time.Unix(1, 0))
+				full.plan.AppendLostAlloc(a, "lost", time.Unix(1, 0))
+			}
 			a, b := fastStack.Select(tg, opts), fullStack.Select(tg, opts)
 			ma, mb := fast.ctx.Metrics(), full.ctx.Metrics()
 			if (a == nil) != (b == nil) {
 				rt.Fatalf("placement %d: fast path chose %v, the full walk %v", p, nodeID(a), nodeID(b))
+			}
+			if ring && !reflect.DeepEqual(ma, mb) {
+				rt.Fatalf("placement %d: the ring's metrics differ:\nfast path %+v\nfull walk %+v", p, ma, mb)
 			}
 			if a == nil {
 				if !reflect.DeepEqual(ma, mb) {

@@ -83,9 +83,10 @@ type GenericStack struct {
 	groups map[string]*groupInfo
 
 	// fullWalk keeps statically infeasible nodes in the bucketed sources
-	// (newBucketSource), so that every Select walks them again, and checks
-	// the fit on every node without the memo of full nodes (fullNodes):
-	// the reference the equivalence test compares the fast path with.
+	// (newBucketSource), so that every Select walks them again, checks
+	// the fit on every node without the memo of full nodes (fullNodes),
+	// and runs every check on every node of the ring (no groupRing): the
+	// reference the equivalence test compares the fast path with.
 	fullWalk bool
 }
 
@@ -103,7 +104,7 @@ func (s *GenericStack) SetNodes(nodes []*structs.Node) {
 	s.nodes = shuffled
 	s.ring = &ringSource{nodes: shuffled}
 	for _, g := range s.groups {
-		g.candidates = nil
+		g.candidates, g.verdicts = nil, nil
 	}
 }
 
@@ -134,7 +135,7 @@ func (s *GenericStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranke
 		defer tracker.exclude("")
 	}
 
-	src := s.source(g, tracker)
+	src := s.source(g, tracker, opts.InPlaceAllocID != "")
 	sel := newSelection(s.ctx, s.job, g, opts, tracker)
 	if len(opts.PreferredNodes) > 0 {
 		pref := &ringSource{nodes: opts.PreferredNodes}
@@ -164,16 +165,20 @@ func (s *GenericStack) group(tg *structs.TaskGroup) *groupInfo {
 	return g
 }
 
-// source returns the ring of shuffled nodes, or for groups with spreads or
+// source returns the ring of shuffled nodes (seen through the group's
+// static verdicts, ring_verdicts.go), or for groups with spreads or
 // affinities the bucketed source, scored for this Select.
-func (s *GenericStack) source(g *groupInfo, t *jobTracker) candidateSource {
+func (s *GenericStack) source(g *groupInfo, t *jobTracker, inPlace bool) candidateSource {
 	if len(g.spreads) == 0 && len(g.affinities) == 0 {
-		return s.ring
+		if s.fullWalk {
+			return s.ring
+		}
+		return groupRing{ring: s.ring, g: g, ctx: s.ctx}
 	}
 	if g.candidates == nil {
 		g.candidates = newBucketSource(s.ctx, g, s.nodes, s.fullWalk)
 	}
-	g.candidates.prepare(t)
+	g.candidates.prepare(t, inPlace)
 	return g.candidates
 }
 
@@ -200,6 +205,9 @@ type selection struct {
 	best    *RankedNode
 	top     []*RankedNode
 	skipped int
+	// full is the dimension the last node ranked did not fit on, when
+	// the memo of full nodes holds that refusal ("" otherwise).
+	full string
 }
 
 func newSelection(ctx *EvalContext, job *structs.Job, g *groupInfo, opts *SelectOptions, t *jobTracker) *selection {
@@ -213,32 +221,41 @@ func (sel *selection) run(src candidateSource, limit int) {
 	src.each(limit, sel.try)
 }
 
-// try evaluates one node; it reports whether the node counts toward the
-// candidate limit.
-func (sel *selection) try(node *structs.Node, b *bucket) bool {
-	option := sel.rank(node, b)
+// try evaluates one node and says whether it counts toward the candidate
+// limit, or that it is full until the plan touches it.
+func (sel *selection) try(node *structs.Node, b *bucket, checked bool) outcome {
+	option := sel.rank(node, b, checked)
 	if option == nil {
-		return false
+		return outcome{full: sel.full}
 	}
 	sel.keep(option)
 	if option.FinalScore < 0 && sel.skipped < maxNegativeSkips {
 		sel.skipped++
-		return false
+		return outcome{}
 	}
-	return true
+	return outcome{counted: true}
 }
 
-// rank runs the feasibility chain, the fit and the scores for one node;
-// nil means filtered or exhausted (recorded in the metrics).
-func (sel *selection) rank(node *structs.Node, b *bucket) *RankedNode {
+// rank runs the feasibility chain (only the checks after the static ones
+// when the node is checked), the fit and the scores for one node; nil
+// means filtered or exhausted (recorded in the metrics).
+func (sel *selection) rank(node *structs.Node, b *bucket, checked bool) *RankedNode {
 	ctx := sel.ctx
+	sel.full = ""
 	ctx.metrics.EvaluateNode()
-	if !sel.g.feasible(ctx, node) {
+	first := 0
+	if checked {
+		first = sel.g.static
+	}
+	if !sel.g.feasibleFrom(ctx, node, first) {
 		return nil
 	}
 	fit := sel.g.fit(ctx, node, sel.opts.InPlaceAllocID)
 	if fit.exhausted != "" {
 		ctx.metrics.ExhaustedNode(node.ComputedClass, fit.exhausted)
+		if fit.remembered {
+			sel.full = fit.exhausted
+		}
 		return nil
 	}
 	// Every score that applies to this placement is on every node's sheet
@@ -320,10 +337,7 @@ func (sel *selection) keep(o *RankedNode) {
 func (sel *selection) finish() *RankedNode {
 	m := sel.ctx.metrics
 	for _, o := range sel.top {
-		meta := &structs.NodeScoreMeta{NodeID: o.Node.ID, Scores: make(map[string]float64, len(o.Scores)), NormScore: o.FinalScore}
-		for i, name := range o.scoreNames {
-			meta.Scores[name] = o.Scores[i]
-		}
+		meta := &structs.NodeScoreMeta{NodeID: o.Node.ID, Scores: structs.NewNodeScores(o.scoreNames, o.Scores[:len(o.scoreNames)]), NormScore: o.FinalScore}
 		m.ScoreMetaData = append(m.ScoreMetaData, meta)
 	}
 	return sel.best

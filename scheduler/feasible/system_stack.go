@@ -61,7 +61,7 @@ func (s *SystemStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranked
 	}
 	sel := newSelection(s.ctx, s.job, g, opts, tracker)
 	for _, node := range s.nodes {
-		if option := sel.rank(node, nil); option != nil {
+		if option := sel.rank(node, nil, false); option != nil {
 			sel.keep(option)
 			return sel.finish()
 		}

@@ -1,0 +1,82 @@
+package state
+
+import "sync"
+
+// Interning: the strings of stored objects repeat. Every alloc of a job
+// carries the job's ID, namespace, group and eval; the four allocs on a
+// node carry its ID and name; every running task reports the same state
+// and event texts; every node advertises the same attribute keys and
+// mostly the same values. Each arrives freshly decoded from a raft entry,
+// so without help the store keeps one copy per object, and at fleet size
+// those copies are a large part of the servers' heap. The store therefore
+// replaces the strings of the objects it is about to keep with a shared
+// copy of an equal string.
+//
+// Interning never changes a value (the shared copy is equal), so it keeps
+// the FSM deterministic: two servers applying the same log hold equal
+// objects whether or not their strings are shared.
+//
+// The table is Drover's own rather than Go's unique package: unique keeps
+// a canonical copy only while a unique.Handle to it is alive, and the
+// store keeps plain strings, so with unique every garbage collection would
+// start a new copy of each value and objects stored on either side of it
+// would not share. The table is bounded instead, in entries and in the
+// length of the strings it takes, so that no request can make it grow
+// without limit; when it is full it starts again empty (objects already
+// stored keep their shared copies).
+
+const (
+	// internMaxEntries bounds the table. Distinct values that recur at
+	// fleet size are far fewer: one ID per node, eval, job and deployment,
+	// and a few hundred attribute keys and values.
+	internMaxEntries = 1 << 16
+	// internMaxLen is the longest string interned. Longer strings are
+	// rarely repeated (free-text messages) and would make the bound in
+	// bytes loose.
+	internMaxLen = 128
+)
+
+// internTable maps a string to its shared copy.
+type internTable struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+// interned is the table the store uses. It is shared by every store in
+// the process (a restored store, snapshots, tests) so that they share
+// copies too.
+var interned = &internTable{m: make(map[string]string)}
+
+// intern returns the shared copy of s (s itself the first time).
+func (t *internTable) intern(s string) string {
+	if s == "" || len(s) > internMaxLen {
+		return s
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c, ok := t.m[s]; ok {
+		return c
+	}
+	if len(t.m) >= internMaxEntries {
+		t.m = make(map[string]string)
+	}
+	t.m[s] = s
+	return s
+}
+
+// internString replaces *s with its shared copy.
+func internString(s *string) { *s = interned.intern(*s) }
+
+// internStringMap returns a copy of m with shared keys and values. A
+// map's keys cannot be replaced in place; the copy costs what the map it
+// replaces did, and that one becomes garbage.
+func internStringMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[interned.intern(k)] = interned.intern(v)
+	}
+	return out
+}
