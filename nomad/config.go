@@ -114,6 +114,10 @@ type Config struct {
 
 	// RaftConfig overrides raft's timing (tests use short timeouts).
 	RaftConfig *raft.Config
+	// RaftMultiplier scales raft's heartbeat, election and leader lease
+	// timeouts (1 to MaxRaftMultiplier; 0 or 1: raft's own), for servers
+	// on machines too slow or busy to answer within raft's defaults.
+	RaftMultiplier int
 	// RaftSnapshotThreshold and interval tune snapshotting.
 	RaftSnapshotThreshold uint64
 

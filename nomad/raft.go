@@ -40,6 +40,7 @@ func (s *Server) setupRaft() error {
 		conf.LeaderLeaseTimeout = 50 * time.Millisecond
 		conf.CommitTimeout = 5 * time.Millisecond
 	}
+	scaleRaftTimings(conf, s.config.RaftMultiplier)
 	conf.LocalID = raft.ServerID(s.config.NodeID)
 	conf.Logger = s.logger.Named("raft")
 	if s.config.RaftSnapshotThreshold > 0 {
@@ -211,4 +212,27 @@ func corruptRaftDB(path string, err error) error {
 	return fmt.Errorf("raft: the log store %s cannot be read (%v); this server cannot start from it. "+
 		"Move the server's raft directory aside and start the server again to rejoin the cluster and catch up from its peers, "+
 		"or, for a single server, restore the data dir from a backup", path, err)
+}
+
+// MaxRaftMultiplier bounds raft_multiplier: at 10 a lost leader is noticed
+// after ~10 s, as in Nomad; beyond that a cluster would stay leaderless for
+// longer than clients keep waiting.
+const MaxRaftMultiplier = 10
+
+// scaleRaftTimings multiplies the timeouts that decide when a follower
+// gives up on its leader and when a leader steps down for lack of
+// contact. A server starved of CPU (a small or oversubscribed machine)
+// answers heartbeats late; with raft's defaults (1 s heartbeat and
+// election timeouts, a 500 ms leader lease) it then loses leadership
+// over and over, and every new leader starts its nodes' failover window
+// again. The other timings (commit, snapshots) do not decide leadership
+// and are left alone.
+func scaleRaftTimings(conf *raft.Config, mult int) {
+	if mult <= 1 {
+		return
+	}
+	m := time.Duration(min(mult, MaxRaftMultiplier))
+	conf.HeartbeatTimeout *= m
+	conf.ElectionTimeout *= m
+	conf.LeaderLeaseTimeout *= m
 }

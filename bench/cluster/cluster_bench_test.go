@@ -40,6 +40,7 @@ var (
 	// For finding out why leadership moves during the storm.
 	flagServerLog = flag.String("server-log", "", "write the servers' warnings (raft's included) to <path>-<servers>-<nodes>.log")
 	flagStormCPU  = flag.String("storm-cpu-profile", "", "write a CPU profile of the servers' process while the storm's nodes are cut off to <path>-<servers>-<nodes>.pprof")
+	flagRaftMult  = flag.Int("raft-multiplier", 1, "the servers' raft_multiplier (1-10): raft's leadership timeouts ×N, for a machine too busy for raft's defaults")
 	flagSimNice   = flag.Int("nodesim-nice", 0, "run nodesim at this nice level (0: as the benchmark), to tell the servers' own cost from starvation")
 )
 
@@ -54,6 +55,7 @@ type Result struct {
 	LoadAvgAfter     string
 	NodesReadySec    float64
 	HeartbeatTTLSec  float64
+	RaftMultiplier   int
 	HeartbeatsPerSec float64
 	Binpack          Phase
 	Spread           Phase
@@ -171,6 +173,7 @@ func startServers(t *testing.T, n int, logw io.Writer) (*nomad.Server, []*nomad.
 			rc := raft.DefaultConfig()
 			rc.CommitTimeout = 5 * time.Millisecond
 			c.RaftConfig = rc
+			c.RaftMultiplier = *flagRaftMult
 			if n > 1 {
 				c.BootstrapExpect = n
 			}
@@ -305,6 +308,7 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 
 	ttl := max(10*time.Second, time.Duration(float64(nNodes)/(*flagHBRate)*float64(time.Second)))
 	r.HeartbeatTTLSec = ttl.Seconds()
+	r.RaftMultiplier = *flagRaftMult
 	// The outage lasts until the servers have marked every cut-off node
 	// down (the storm ends it with SIGUSR2), or -phase-timeout.
 	faultFor := 24 * time.Hour

@@ -219,6 +219,7 @@ func printTable(rs []*Result) {
 	row("load average before / after", func(r *Result) string { return r.LoadAvgBefore + "/" + strings.Fields(r.LoadAvgAfter + " ?")[0] })
 	row("nodes ready (s)", func(r *Result) string { return f1(r.NodesReadySec) })
 	row("heartbeat TTL (s)", func(r *Result) string { return f1(r.HeartbeatTTLSec) })
+	row("raft multiplier", func(r *Result) string { return fmt.Sprint(r.RaftMultiplier) })
 	row("heartbeats handled /s", func(r *Result) string { return f1(r.HeartbeatsPerSec) })
 	row("binpack: allocs in s", func(r *Result) string { return fmt.Sprintf("%d in %.1f", r.Binpack.Allocs, r.Binpack.Sec) })
 	row("binpack placements/s", func(r *Result) string { return f1(r.Binpack.PlacementsPerSec) })

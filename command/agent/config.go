@@ -141,6 +141,11 @@ type ServerConfig struct {
 	// EventBufferSize bounds the events the server keeps for
 	// /v1/event/stream (event_buffer_size); 0: not set.
 	EventBufferSize int
+
+	// Raft timing (issue 16, raftmult).
+	// RaftMultiplier scales raft's heartbeat, election and leader lease
+	// timeouts (raft_multiplier, 1 to 10); 0: not set.
+	RaftMultiplier int
 }
 
 // ClientConfig is the `client` block.

@@ -183,6 +183,7 @@ func (c *Config) serverConfig(dataDir string, logger hclog.Logger) (*nomad.Confi
 	setInt(&s.JobMaxCount, c.Server.JobMaxCount)
 	setInt(&s.JobMaxAllocs, c.Server.JobMaxAllocs)
 	setInt(&s.EventBufferEvents, c.Server.EventBufferSize) // Event stream (issue 15, events).
+	setInt(&s.RaftMultiplier, c.Server.RaftMultiplier)     // Raft timing (issue 16, raftmult).
 	// Carried for the RPC layer (rpc_*, blocking queries).
 	setInt(&s.RPCMaxConnsPerClient, c.Limits.RPCMaxConnsPerClient)
 	setInt(&s.RPCMaxConns, c.Limits.RPCMaxConns)

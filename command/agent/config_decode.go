@@ -37,7 +37,6 @@ var ignoredTop = map[string]string{
 var ignoredServer = map[string]string{
 	"data_dir":           "use the top-level data_dir",
 	"raft_protocol":      "raft protocol 3 is always used",
-	"raft_multiplier":    "raft timing is fixed",
 	"encrypt":            "no gossip encryption (no serf)",
 	"start_join":         "use server_join { retry_join }",
 	"rejoin_after_leave": "no serf",
@@ -173,6 +172,8 @@ func (d *decoder) decodeServer(body hcl.Body, s *ServerConfig) {
 			"job_max_allocs":            limitIntAttr(&s.JobMaxAllocs, 1<<30),
 			// Event stream (issue 15, events).
 			"event_buffer_size": limitIntAttr(&s.EventBufferSize, maxEventBufferSize),
+			// Raft timing (issue 16, raftmult).
+			"raft_multiplier": boundedIntAttr(&s.RaftMultiplier, 1, nomad.MaxRaftMultiplier),
 		},
 		blocks: map[string]blockSpec{
 			"server_join": {decode: func(d *decoder, b *hcl.Block) { d.decodeServerJoin("server.server_join", b.Body, &s.ServerJoin) }},

@@ -92,6 +92,15 @@ func (d *decoder) decodeLimits(body hcl.Body, l *Limits) {
 
 // limitIntAttr is a whole number from 1 to max. Nomad's "0 disables" is
 // refused with a message saying so.
+// boundedIntAttr accepts a whole number between min and max.
+func boundedIntAttr(dst *int, min, max int) attrFunc {
+	return func(d *decoder, key string, a *hcl.Attribute) {
+		if n, ok := d.decodeInt(key, a, min, max); ok {
+			*dst = n
+		}
+	}
+}
+
 func limitIntAttr(dst *int, max int) attrFunc {
 	return func(d *decoder, key string, a *hcl.Attribute) {
 		if v, ok := d.value(a.Expr); ok && v.Type() == cty.Number && v.RawEquals(cty.Zero) {

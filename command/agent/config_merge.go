@@ -85,6 +85,7 @@ func (s ServerConfig) merge(o *ServerConfig) ServerConfig {
 	setInt(&s.JobMaxCount, o.JobMaxCount)
 	setInt(&s.JobMaxAllocs, o.JobMaxAllocs)
 	setInt(&s.EventBufferSize, o.EventBufferSize) // Event stream (issue 15, events).
+	setInt(&s.RaftMultiplier, o.RaftMultiplier)   // Raft timing (issue 16, raftmult).
 	return s
 }
 
