@@ -31,7 +31,12 @@ func TestSimultaneousExpiriesAreRateLimited(t *testing.T) {
 	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
 	s := TestServer(t, func(c *Config) {
 		c.Clock = clock
-		c.MaxNodeDownPerSecond = 1
+		// One node per 20s. Advance walks time through the expiries (15s
+		// to 25s) while the first write is in flight, so that write can
+		// seem to take up to 11s; at this rate that still allows a batch
+		// of one and a wait before the next (at 1/s it would rightly
+		// allow an 11-node batch at once).
+		c.MaxNodeDownPerSecond = 0.05
 		c.MinHeartbeatTTL = 10 * time.Second
 		c.HeartbeatGrace = 5 * time.Second
 	})
@@ -59,10 +64,12 @@ func TestSimultaneousExpiriesAreRateLimited(t *testing.T) {
 	if got := countStatus(s, structs.NodeStatusDown); got != 1 {
 		t.Fatalf("without time passing only one node may be marked, got %d", got)
 	}
-	// Let fake time pass in small steps until the other three are down.
+	// Let fake time pass in small steps until the other three are down,
+	// the survivor heartbeating all along.
 	for i := 0; i < 200 && countStatus(s, structs.NodeStatusDown) < 4; i++ {
 		before := countStatus(s, structs.NodeStatusDown)
-		clock.Advance(250 * time.Millisecond)
+		heartbeat(t, s, survivor)
+		clock.Advance(time.Second)
 		// Give the heartbeater a moment to act on the new time; whether it
 		// does within this step or a later one does not change the result.
 		eventually(100*time.Millisecond, func() bool { return countStatus(s, structs.NodeStatusDown) > before })
@@ -73,7 +80,9 @@ func TestSimultaneousExpiriesAreRateLimited(t *testing.T) {
 	if st := nodeStatus(s, survivor.ID); st != structs.NodeStatusReady {
 		t.Fatalf("a node that heartbeated while queued was marked %s", st)
 	}
-	// The marks are spaced by at least 1/MaxNodeDownPerSecond of (fake) time.
+	// The marks are spaced by 1/MaxNodeDownPerSecond (20s) of fake time,
+	// less what a write seemed to take: at most 11s for the first (see
+	// above), 1s (a step) after.
 	var marked []time.Time
 	for _, n := range nodes {
 		node, _ := s.State().NodeByID(nil, n.ID)
@@ -88,8 +97,8 @@ func TestSimultaneousExpiriesAreRateLimited(t *testing.T) {
 	}
 	sort.Slice(marked, func(i, j int) bool { return marked[i].Before(marked[j]) })
 	for i := 1; i < len(marked); i++ {
-		if gap := marked[i].Sub(marked[i-1]); gap < time.Second {
-			t.Fatalf("nodes marked down %s apart, want at least 1s (rate 1/s): %v", gap, marked)
+		if gap := marked[i].Sub(marked[i-1]); gap < 9*time.Second || (i > 1 && gap < 19*time.Second) {
+			t.Fatalf("nodes marked down %s apart, want at least 9s after the first and 19s after that (rate 1/20s): %v", gap, marked)
 		}
 	}
 }
