@@ -18,6 +18,16 @@ type Clock interface {
 	// NewTimer returns a timer whose channel receives the time once d has
 	// elapsed, for code that waits in a select.
 	NewTimer(d time.Duration) Timer
+	// AfterFuncAt calls f once the clock reads when or later, at once
+	// (on its own goroutine) if it already does. Code that waits for a
+	// moment (a deadline, a WaitUntil) arms at the moment, not at a
+	// duration measured from an earlier Now: time may move between the
+	// two (a FakeClock's Advance, a descheduled goroutine), and a timer
+	// measured from a stale Now fires that much late, or, on a FakeClock
+	// that a test advances once, never.
+	AfterFuncAt(when time.Time, f func()) Timer
+	// NewTimerAt is NewTimer for a moment rather than a duration.
+	NewTimerAt(when time.Time) Timer
 }
 
 // Timer is the subset of *time.Timer the components use.
@@ -44,6 +54,14 @@ func (realClock) AfterFunc(d time.Duration, f func()) Timer {
 }
 
 func (realClock) NewTimer(d time.Duration) Timer { return realTimer{t: time.NewTimer(d)} }
+
+func (realClock) AfterFuncAt(when time.Time, f func()) Timer {
+	return realTimer{t: time.AfterFunc(time.Until(when), f)}
+}
+
+func (realClock) NewTimerAt(when time.Time) Timer {
+	return realTimer{t: time.NewTimer(time.Until(when))}
+}
 
 type realTimer struct{ t *time.Timer }
 
@@ -87,6 +105,22 @@ func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer {
 func (c *FakeClock) NewTimer(d time.Duration) Timer {
 	t := &fakeTimer{clock: c, ch: make(chan time.Time, 1), index: -1}
 	t.Reset(d)
+	return t
+}
+
+// AfterFuncAt arms a timer that calls f when Advance reaches when, or
+// calls f at once on its own goroutine if the clock is already there.
+func (c *FakeClock) AfterFuncAt(when time.Time, f func()) Timer {
+	t := &fakeTimer{clock: c, f: f, index: -1}
+	t.armAt(when)
+	return t
+}
+
+// NewTimerAt arms a timer that sends on its channel when Advance reaches
+// when, or at once if the clock is already there.
+func (c *FakeClock) NewTimerAt(when time.Time) Timer {
+	t := &fakeTimer{clock: c, ch: make(chan time.Time, 1), index: -1}
+	t.armAt(when)
 	return t
 }
 
@@ -188,6 +222,33 @@ func (t *fakeTimer) Reset(d time.Duration) bool {
 	close(c.changed)
 	c.changed = make(chan struct{})
 	return wasPending
+}
+
+// armAt arms t for when, read under the clock's lock so that no Advance
+// can pass when between the caller's decision and the arming. A moment
+// already reached fires at once, as a real timer for a past moment does.
+func (t *fakeTimer) armAt(when time.Time) {
+	c := t.clock
+	c.mu.Lock()
+	if t.index >= 0 {
+		heap.Remove(&c.timers, t.index)
+	}
+	if !when.After(c.now) {
+		now := c.now
+		c.mu.Unlock()
+		if t.f != nil {
+			go t.f()
+		} else {
+			t.fire(now)
+		}
+		return
+	}
+	c.seq++
+	t.when, t.seq = when, c.seq
+	heap.Push(&c.timers, t)
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
 }
 
 // fakeTimerHeap orders timers by deadline, then by arming order, so that

@@ -46,3 +46,54 @@ func TestFakeClock_FiresDueTimersInDeadlineOrder(t *testing.T) {
 		t.Fatalf("fired %v", fired)
 	}
 }
+
+// A timer armed at a moment fires when Advance reaches that moment, however
+// far time moved between the caller reading Now and arming it; a moment
+// already passed fires at once. Armed as a duration from a stale Now, the
+// same wait would land past the test's one Advance and never fire.
+func TestFakeClock_ArmsAtAMoment(t *testing.T) {
+	c := NewFakeClock(testEpoch)
+	deadline := c.Now().Add(10 * time.Minute) // read before the jump
+	c.Advance(5 * time.Minute)
+
+	fired := make(chan time.Time, 1)
+	c.AfterFuncAt(deadline, func() { fired <- c.Now() })
+	ch := c.NewTimerAt(deadline)
+	c.Advance(5 * time.Minute)
+	select {
+	case at := <-fired:
+		if !at.Equal(deadline) {
+			t.Fatalf("fired at %v, want %v", at, deadline)
+		}
+	default:
+		t.Fatal("AfterFuncAt did not fire when the clock reached its moment")
+	}
+	select {
+	case <-ch.C():
+	default:
+		t.Fatal("NewTimerAt did not fire when the clock reached its moment")
+	}
+
+	// Already passed: no Advance needed.
+	late := make(chan struct{})
+	if c.AfterFuncAt(deadline.Add(-time.Second), func() { close(late) }).Stop() {
+		t.Fatal("a timer for a passed moment is not pending")
+	}
+	select {
+	case <-late:
+	case <-time.After(10 * time.Second):
+		t.Fatal("AfterFuncAt for a passed moment did not fire")
+	}
+	select {
+	case <-c.NewTimerAt(deadline).C():
+	default:
+		t.Fatal("NewTimerAt for the current moment did not fire at once")
+	}
+
+	// A pending one can still be stopped.
+	stopped := c.AfterFuncAt(deadline.Add(time.Hour), func() { t.Error("a stopped timer fired") })
+	if !stopped.Stop() {
+		t.Fatal("Stop of a pending timer should report it was pending")
+	}
+	c.Advance(2 * time.Hour)
+}

@@ -26,6 +26,14 @@ func (w *timerWatch) NewTimer(d time.Duration) Timer {
 	return t
 }
 
+func (w *timerWatch) NewTimerAt(when time.Time) Timer {
+	t := &watchedTimer{Timer: w.Clock.NewTimerAt(when), w: w}
+	w.mu.Lock()
+	w.live[t] = when
+	w.mu.Unlock()
+	return t
+}
+
 // waitingFor returns the deadline of the one timer not stopped, or zero
 // when there is none; ok is false when there are several.
 func (w *timerWatch) waitingFor() (deadline time.Time, ok bool) {

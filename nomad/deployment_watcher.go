@@ -121,19 +121,21 @@ func (w *deploymentWatcher) run(ctx context.Context) {
 	for {
 		ws := memdb.NewWatchSet()
 		next, err := w.pass(ws)
-		wait := time.Duration(-1)
+		// wake is the moment of the next pass without a change: a retry
+		// after a failure, or the pass's next deadline. The timer is
+		// armed at the moment itself, so time that moves meanwhile does
+		// not make it late.
+		var wake time.Time
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
 			w.cfg.Logger.Error("deployment watcher pass failed; retrying", "error", err, "retry_in", retry)
-			wait = retry
+			wake = w.cfg.Clock.Now().Add(retry)
 			retry = min(2*retry, maxDeploymentRetry)
 		} else {
 			retry = w.cfg.RetryInterval
-			if !next.IsZero() {
-				wait = max(next.Sub(w.cfg.Clock.Now()), 0)
-			}
+			wake = next
 		}
 		if len(w.pending) > 0 && batch == nil {
 			batch = w.cfg.Clock.NewTimer(w.cfg.EvalBatchDuration)
@@ -141,8 +143,8 @@ func (w *deploymentWatcher) run(ctx context.Context) {
 		}
 		var deadline Timer
 		var deadlineC <-chan time.Time
-		if wait >= 0 {
-			deadline = w.cfg.Clock.NewTimer(wait)
+		if !wake.IsZero() {
+			deadline = w.cfg.Clock.NewTimerAt(wake)
 			deadlineC = deadline.C()
 		}
 		watchCtx, cancel := context.WithCancel(ctx)

@@ -636,12 +636,10 @@ func (b *EvalBroker) armDelayTimerLocked() {
 		}
 		return
 	}
-	d := b.delayed.peek().WaitUntil.Sub(b.cfg.Clock.Now())
-	if b.delayTimer == nil {
-		b.delayTimer = b.cfg.Clock.AfterFunc(d, b.releaseDelayed)
-		return
+	if b.delayTimer != nil {
+		b.delayTimer.Stop()
 	}
-	b.delayTimer.Reset(d)
+	b.delayTimer = b.cfg.Clock.AfterFuncAt(b.delayed.peek().WaitUntil, b.releaseDelayed)
 }
 
 // releaseDelayed admits every delayed eval whose time has come.

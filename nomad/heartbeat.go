@@ -332,8 +332,9 @@ func (h *heartbeater) armLocked(nodeID string, d time.Duration, windows int) {
 	gen := h.gen
 	// The callback takes mu, so it cannot look at the map before the
 	// timer is stored in it.
-	h.timers[nodeID] = nodeTimer{gen: gen, deadline: h.clock.Now().Add(d), windows: windows,
-		t: h.clock.AfterFunc(d, func() { h.expire(nodeID, gen) })}
+	deadline := h.clock.Now().Add(d)
+	h.timers[nodeID] = nodeTimer{gen: gen, deadline: deadline, windows: windows,
+		t: h.clock.AfterFuncAt(deadline, func() { h.expire(nodeID, gen) })}
 }
 
 // expire queues a node whose timer gen fired, unless the timer ran in (or

@@ -13,8 +13,8 @@ type drainerClock struct{ c Clock }
 
 func (d drainerClock) Now() time.Time { return d.c.Now() }
 
-func (d drainerClock) AfterFunc(dur time.Duration, f func()) drainer.Timer {
-	return d.c.AfterFunc(dur, f)
+func (d drainerClock) AfterFuncAt(when time.Time, f func()) drainer.Timer {
+	return d.c.AfterFuncAt(when, f)
 }
 
 // drainerRaft writes the drainer's entries through this server's raft.

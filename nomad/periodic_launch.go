@@ -38,11 +38,10 @@ func (d *PeriodicDispatch) run(ctx context.Context) {
 		var fire <-chan time.Time
 		var timer Timer
 		if !next.IsZero() {
-			wait := next.Sub(d.cfg.Clock.Now())
-			if wait <= 0 {
+			if !next.After(d.cfg.Clock.Now()) {
 				continue
 			}
-			timer = d.cfg.Clock.NewTimer(wait)
+			timer = d.cfg.Clock.NewTimerAt(next)
 			fire = timer.C()
 		}
 		select {

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -20,7 +21,7 @@ func TestConfig(t testing.TB) *Config {
 	cfg.NumSchedulers = 1
 	cfg.RetryJoinInterval = 100 * time.Millisecond
 	cfg.FailoverHeartbeatTTL = 30 * time.Second
-	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn})
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: testLogLevel()})
 	rc := raft.DefaultConfig()
 	rc.HeartbeatTimeout = 200 * time.Millisecond
 	rc.ElectionTimeout = 200 * time.Millisecond
@@ -88,4 +89,13 @@ func WaitForLeader(t testing.TB, timeout time.Duration, servers ...*Server) *Ser
 func WaitFor(t testing.TB, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
 	wait.For(t, timeout, cond)
+}
+
+// testLogLevel is warn unless DROVER_TEST_LOG names another level, so a
+// flaky test can be rerun with the whole story in its log.
+func testLogLevel() hclog.Level {
+	if l := hclog.LevelFromString(os.Getenv("DROVER_TEST_LOG")); l != hclog.NoLevel {
+		return l
+	}
+	return hclog.Warn
 }

@@ -14,8 +14,11 @@ import (
 // (a fake one in tests), so deadlines come when a test says so.
 type Clock interface {
 	Now() time.Time
-	// AfterFunc calls f once d has elapsed.
-	AfterFunc(d time.Duration, f func()) Timer
+	// AfterFuncAt calls f once the clock reads when or later. The loop
+	// arms at the moment it wants, not at a duration from a Now read a
+	// little earlier: time that moved in between (a test's clock jump)
+	// would make the wake late, or lost.
+	AfterFuncAt(when time.Time, f func()) Timer
 }
 
 // Timer is a pending AfterFunc.
@@ -101,13 +104,12 @@ func Run(ctx context.Context, cfg Config) {
 
 // pause waits until the clock reaches until (or ctx ends).
 func pause(ctx context.Context, clock Clock, until time.Time) {
-	d := until.Sub(clock.Now())
-	if d <= 0 {
+	if !until.After(clock.Now()) {
 		return
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	t := clock.AfterFunc(d, cancel)
+	t := clock.AfterFuncAt(until, cancel)
 	defer t.Stop()
 	<-pctx.Done()
 }
@@ -120,14 +122,12 @@ func sleep(ctx context.Context, clock Clock, ws memdb.WatchSet, wake time.Time, 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if !wake.IsZero() {
-		// Measured from the clock now, not from the pass's start: time
-		// may have moved meanwhile, and a wake already due means no
-		// sleep at all.
-		d := wake.Sub(clock.Now())
-		if d <= 0 {
+		// Read from the clock now, not from the pass's start: time may
+		// have moved meanwhile, and a wake already due means no sleep.
+		if !wake.After(clock.Now()) {
 			return false
 		}
-		t := clock.AfterFunc(d, cancel)
+		t := clock.AfterFuncAt(wake, cancel)
 		defer t.Stop()
 	}
 	if clockOnly {

@@ -14,7 +14,7 @@ import (
 )
 
 // testClock is a manual clock: time moves only on advance, which fires
-// the timers that fall due. armed receives once per AfterFunc, so a test
+// the timers that fall due. armed receives how far ahead each AfterFuncAt is, so a test
 // knows the loop has gone to sleep.
 type testClock struct {
 	mu     sync.Mutex
@@ -44,9 +44,10 @@ func (c *testClock) Now() time.Time {
 	return c.now
 }
 
-func (c *testClock) AfterFunc(d time.Duration, f func()) Timer {
+func (c *testClock) AfterFuncAt(when time.Time, f func()) Timer {
 	c.mu.Lock()
-	t := &testTimer{c: c, when: c.now.Add(d), f: f}
+	d := when.Sub(c.now)
+	t := &testTimer{c: c, when: when, f: f}
 	c.timers = append(c.timers, t)
 	c.mu.Unlock()
 	c.armed <- d
