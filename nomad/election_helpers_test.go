@@ -65,6 +65,9 @@ func waitForLeaderWhere(t testing.TB, timeout time.Duration, servers []*Server, 
 func (h *heartbeater) timerDeadline(nodeID string) (time.Time, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	nt, ok := h.timers[nodeID]
-	return nt.deadline, ok
+	nd, ok := h.timers[nodeID]
+	if !ok {
+		return time.Time{}, false
+	}
+	return nd.deadline, true
 }

@@ -55,7 +55,8 @@ type heartbeatConfig struct {
 // error does not leave it without a timer.
 const invalidateRetry = 5 * time.Second
 
-// heartbeater keeps one timer per node on the leader. A node that does not
+// heartbeater keeps a deadline per node on the leader (one heap and one
+// clock timer for all of them, heartbeat_deadlines.go). A node that does not
 // heartbeat within its TTL plus the grace period is marked down, or
 // disconnected when some of its allocations' groups allow a disconnect
 // window; either change creates node-update evals for the node's jobs. A
@@ -95,13 +96,12 @@ const invalidateRetry = 5 * time.Second
 // The server creates one heartbeater for its lifetime; run enables it for
 // one term of leadership. While disabled it arms no timers.
 //
-// Ownership: run owns the expiry queue; timers only push expiries to it,
-// or re-arm themselves when a stall covers their deadline. Everything
-// else (timers, gen, the watchdog, the stall record) is under mu.
-// Lock order: a node lock, then mu. Re-arming a timer, which is all a
-// stall window does, needs only mu: it decides no status. Every arming,
-// a stall window's too, takes a new gen, so the callback of the timer it
-// replaces is ignored.
+// Ownership: run owns the expiry queue; the wake only pushes expiries to
+// it, or moves a deadline on when a stall covers it. Everything else (the
+// deadlines, the wake, the watchdog, the stall record) is under mu.
+// Lock order: a node lock, then mu. Moving a deadline, which is all a
+// stall window does, needs only mu: it decides no status. A node's
+// "timer" below is its deadline.
 type heartbeater struct {
 	deps   heartbeaterDeps
 	cfg    heartbeatConfig
@@ -112,8 +112,13 @@ type heartbeater struct {
 
 	mu      sync.Mutex
 	enabled bool
-	timers  map[string]nodeTimer
-	gen     uint64 // identifies each armed timer, so a stale callback is ignored
+	timers  map[string]*nodeDeadline // each node's place in queue
+	queue   deadlineHeap
+	seq     uint64 // orders armings, so equal deadlines expire in arming order
+	wake    Timer  // armed at wakeAt, no later than the earliest deadline; nil if none
+	wakeAt  time.Time
+	wakeGen uint64 // identifies the armed wake, so a stale callback is ignored
+	waking  bool   // the wake's callback runs: it re-arms the wake itself
 	expired chan expiry
 	rng     *rand.Rand // under mu
 
@@ -124,14 +129,7 @@ type heartbeater struct {
 	stall    stallRecord
 }
 
-type nodeTimer struct {
-	t        Timer
-	gen      uint64
-	deadline time.Time
-	windows  int // fresh windows in a row this timer continues; 0 if a heartbeat or the term armed it
-}
-
-// expiry is a fired timer waiting in the queue for invalidate.
+// expiry is a due deadline waiting in the queue for invalidate.
 type expiry struct {
 	nodeID   string
 	deadline time.Time
@@ -151,7 +149,7 @@ func newHeartbeater(deps heartbeaterDeps, cfg heartbeatConfig) *heartbeater {
 		cfg:     cfg,
 		logger:  logger,
 		clock:   cfg.Clock,
-		timers:  map[string]nodeTimer{},
+		timers:  map[string]*nodeDeadline{},
 		expired: make(chan expiry, 4096),
 		rng:     cfg.Rand,
 	}
@@ -206,10 +204,7 @@ func (h *heartbeater) setEnabled(enabled bool) {
 		h.startWatchdogLocked()
 		return
 	}
-	for id, nt := range h.timers {
-		nt.t.Stop()
-		delete(h.timers, id)
-	}
+	h.clearDeadlinesLocked()
 	for {
 		select {
 		case <-h.expired:
@@ -319,60 +314,20 @@ func (h *heartbeater) armIfUnarmed(nodeID string, d time.Duration) {
 	}
 }
 
-// armLocked (re)starts the node's timer for d; windows counts the stall
-// windows in a row it continues.
+// armLocked (re)sets the node's deadline to d from now; windows counts
+// the stall windows in a row it continues.
 func (h *heartbeater) armLocked(nodeID string, d time.Duration, windows int) {
 	if !h.enabled {
 		return
 	}
-	if nt, ok := h.timers[nodeID]; ok {
-		nt.t.Stop()
-	}
-	h.gen++
-	gen := h.gen
-	// The callback takes mu, so it cannot look at the map before the
-	// timer is stored in it.
-	deadline := h.clock.Now().Add(d)
-	h.timers[nodeID] = nodeTimer{gen: gen, deadline: deadline, windows: windows,
-		t: h.clock.AfterFuncAt(deadline, func() { h.expire(nodeID, gen) })}
-}
-
-// expire queues a node whose timer gen fired, unless the timer ran in (or
-// just after) a stall of the heartbeater's own, which earns the node a
-// fresh window instead. A timer that was replaced or cleared after it
-// started firing is ignored.
-func (h *heartbeater) expire(nodeID string, gen uint64) {
-	h.mu.Lock()
-	nt, ok := h.timers[nodeID]
-	if !ok || nt.gen != gen || !h.enabled {
-		h.mu.Unlock()
-		return
-	}
-	h.observeLocked(h.clock.Now(), nt.deadline)
-	if h.stallWindowLocked(nodeID, nt.deadline, nt.windows) {
-		h.mu.Unlock()
-		return
-	}
-	delete(h.timers, nodeID)
-	h.mu.Unlock()
-	select {
-	case h.expired <- expiry{nodeID: nodeID, deadline: nt.deadline, windows: nt.windows}:
-	default:
-		// The queue is full: the timer re-fires shortly.
-		h.mu.Lock()
-		h.armLocked(nodeID, time.Second, nt.windows)
-		h.mu.Unlock()
-	}
+	h.setDeadlineLocked(nodeID, h.clock.Now().Add(d), windows)
 }
 
 // clear forgets a node (deregistered, or marked down by an operator).
 func (h *heartbeater) clear(nodeID string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if nt, ok := h.timers[nodeID]; ok {
-		nt.t.Stop()
-		delete(h.timers, nodeID)
-	}
+	h.removeDeadlineLocked(nodeID)
 }
 
 // armed reports whether the node has a live timer (it heartbeated since

@@ -138,7 +138,7 @@ func TestANodeThatHeartbeatsWhileQueuedStaysReady(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); h.run(ctx) }()
 	defer func() { cancel(); close(deps.gate); <-done }()
-	if !clock.WaitForTimers(4, 5*time.Second) { // three nodes and the watchdog
+	if !waitTracked(h, clock, 3, 5*time.Second) { // three nodes, with the wake and the watchdog
 		t.Fatal("the heartbeater armed no failover timers")
 	}
 
@@ -274,7 +274,7 @@ func TestAHeartbeatRacingABatchLeavesItsNodeReady(t *testing.T) {
 // than the configured failover TTL, the failover window stretches to them.
 func TestFailoverWindowCoversTheLongestTTLHandedOut(t *testing.T) {
 	const n = 30
-	clock, deps, stop := func() (*FakeClock, *commitLatencyDeps, func()) {
+	h, clock, deps, stop := func() (*heartbeater, *FakeClock, *commitLatencyDeps, func()) {
 		store, err := state.NewStateStore(nil)
 		if err != nil {
 			t.Fatal(err)
@@ -295,17 +295,17 @@ func TestFailoverWindowCoversTheLongestTTLHandedOut(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); h.run(ctx) }()
-		if !clock.WaitForTimers(n+1, 5*time.Second) {
+		if !waitTracked(h, clock, n, 5*time.Second) {
 			t.Fatal("the heartbeater armed no failover timers")
 		}
-		return clock, deps, func() { cancel(); <-done }
+		return h, clock, deps, func() { cancel(); <-done }
 	}()
 	defer stop()
-	// Timers fire inside Advance, so a pending count after it is exact:
-	// the n node timers and the watchdog.
+	// Timers fire inside Advance, so the count of tracked nodes after it
+	// is exact.
 	clock.Advance(65*time.Second - time.Millisecond)
-	if got := clock.Pending(); got != n+1 {
-		t.Fatalf("%d timers pending just before 65s; want all %d nodes' and the watchdog: a node was expired before its TTL could run out", got, n)
+	if got := h.tracked(); got != n {
+		t.Fatalf("%d nodes tracked just before 65s; want all %d: a node was expired before its TTL could run out", got, n)
 	}
 	if deps.marked() != 0 {
 		t.Fatalf("%d nodes marked down before the longest TTL plus grace", deps.marked())

@@ -93,8 +93,8 @@ func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); h.run(ctx) }()
-	// n failover timers plus the stall watchdog.
-	if !clock.WaitForTimers(n+1, 5*time.Second) {
+	// n failover deadlines, with the wake and the stall watchdog.
+	if !waitTracked(h, clock, n, 5*time.Second) {
 		cancel()
 		<-done
 		t.Fatal("the heartbeater armed no failover timers")

@@ -1,0 +1,91 @@
+package nomad
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/helper/testutil/wait"
+	"github.com/drover-sched/drover/nomad/state"
+)
+
+// waitTracked waits until the heartbeater holds a deadline for n nodes and
+// the clock has its wake and its watchdog armed. The clock's timers no
+// longer count nodes (one wake serves them all), so a test that waited for
+// n node timers waits for this instead.
+func waitTracked(h *heartbeater, clock *FakeClock, n int, timeout time.Duration) bool {
+	ok, _ := wait.Poll(timeout, func() (bool, string) {
+		return h.tracked() >= n && clock.Pending() >= 2, "deadlines not armed"
+	})
+	return ok
+}
+
+// A thousand nodes with deadlines cost the clock one wake timer, not one
+// timer each: the per-node timers and their closures were a good part of
+// the leader's heap per node at fleet size. The nodes still expire, each
+// at its own deadline.
+func TestHeartbeaterArmsOneClockTimerForAllNodes(t *testing.T) {
+	const n = 1000
+	store, err := state.NewStateStore(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	deps := &commitLatencyDeps{store: store, clock: clock}
+	cfg := testHeartbeatConfig(clock, 1)
+	cfg.MaxNodeDownPerSecond = 1e6
+	h := newHeartbeater(deps, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); h.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	wait.Until(t, 5*time.Second, "the watchdog to be armed", func() bool { return clock.Pending() >= 1 })
+
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("n%04d", i)
+		if err := store.UpsertNode(uint64(i+1), itNode(id)); err != nil {
+			t.Fatal(err)
+		}
+		// Deadlines spread over 1..1000s, armed latest first, so that
+		// every arming moves the earliest deadline (the worst case for
+		// re-arming the wake).
+		h.arm(id, time.Duration(n-i)*time.Second)
+	}
+	if got := h.tracked(); got != n {
+		t.Fatalf("%d nodes tracked; want %d", got, n)
+	}
+	if got := clock.Pending(); got > 3 {
+		t.Fatalf("%d clock timers pending for %d nodes; want the wake and the watchdog: a timer per node again", got, n)
+	}
+
+	// Half the deadlines pass: exactly the first half of the nodes are
+	// due, each at its own deadline, and the wake serves the rest.
+	clock.Advance(time.Duration(n/2)*time.Second + time.Millisecond)
+	if got := h.tracked(); got != n/2 {
+		t.Fatalf("%d nodes still tracked after %ds; want %d", got, n/2, n/2)
+	}
+	if _, ok := h.timerDeadline("n0999"); ok {
+		t.Fatal("n0999 (deadline 1s) is still tracked")
+	}
+	if d, ok := h.timerDeadline("n0000"); !ok || !d.Equal(time.Unix(1_800_000_000, 0).Add(n*time.Second)) {
+		t.Fatalf("n0000's deadline %v (%v); want its own, 1000s after the start", d, ok)
+	}
+	if got := clock.Pending(); got > 3 {
+		t.Fatalf("%d clock timers pending for %d nodes after half expired", got, n/2)
+	}
+	wait.Until(t, 10*time.Second, "the expired half to be marked down", func() bool { return deps.marked() == n/2 },
+		wait.Stepping(func() { clock.Advance(time.Millisecond) })) // the loop's pacing
+
+	// A heartbeat moves a node's deadline; clearing forgets it. Once
+	// every node is gone the heartbeater holds no clock timer but the
+	// watchdog.
+	for i := 0; i < n/2; i++ {
+		h.clear(fmt.Sprintf("n%04d", i))
+	}
+	// The run loop may still pace its last batch on a timer of its own;
+	// stepping the clock lets that one pass, but not a wake left armed
+	// at a later deadline.
+	wait.Until(t, 10*time.Second, "only the watchdog to be pending with no nodes tracked", func() bool { return clock.Pending() == 1 },
+		wait.Stepping(func() { clock.Advance(time.Millisecond) }))
+}
