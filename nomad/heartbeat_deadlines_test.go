@@ -3,6 +3,7 @@ package nomad
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -88,4 +89,46 @@ func TestHeartbeaterArmsOneClockTimerForAllNodes(t *testing.T) {
 	// at a later deadline.
 	wait.Until(t, 10*time.Second, "only the watchdog to be pending with no nodes tracked", func() bool { return clock.Pending() == 1 },
 		wait.Stepping(func() { clock.Advance(time.Millisecond) }))
+}
+
+// liveHeap is HeapAlloc after two collections: what is reachable.
+func liveHeap() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkHeartbeaterHeapPerNode measures the heap the heartbeater holds
+// per node it tracks, with the real clock (B/node): a deadline per node
+// of a fleet, re-armed by every heartbeat.
+func BenchmarkHeartbeaterHeapPerNode(b *testing.B) {
+	const n = 10000
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("node-%05d", i)
+	}
+	var perNode float64
+	for i := 0; i < b.N; i++ {
+		h := newHeartbeater(&commitLatencyDeps{}, testHeartbeatConfig(RealClock(), 1))
+		h.mu.Lock()
+		h.enabled = true
+		h.mu.Unlock()
+		before := liveHeap()
+		for j, id := range ids {
+			h.arm(id, time.Hour+time.Duration(j)*time.Millisecond)
+		}
+		// Every node heartbeats once more: re-arming must not grow it.
+		for _, id := range ids {
+			h.arm(id, 2*time.Hour)
+		}
+		after := liveHeap()
+		perNode = float64(int64(after)-int64(before)) / n
+		if h.tracked() != n {
+			b.Fatalf("%d tracked; want %d", h.tracked(), n)
+		}
+		h.setEnabled(false)
+	}
+	b.ReportMetric(perNode, "B/node")
 }
