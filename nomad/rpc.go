@@ -163,10 +163,19 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 	}
 	// The wait ends with the call (the caller hung up), at the deadline,
 	// or when the server stops (its done channel is in every watch set
-	// below): one context per query, because a fleet's clients each hold
-	// one of these open at all times.
-	ctx, cancel := context.WithTimeout(opts.CallContext(), wait)
-	defer cancel()
+	// below). A fleet's clients each hold one of these open at all times,
+	// so a waiter holds no context of its own (a timer context also
+	// registered itself with the call's context and allocated a channel
+	// of its own) and no goroutine for the watch: one timer, armed at the
+	// first wait, and a select on the call's done channel.
+	callCtx := opts.CallContext()
+	deadline := time.Now().Add(wait)
+	var timeout *time.Timer
+	defer func() {
+		if timeout != nil {
+			timeout.Stop()
+		}
+	}()
 	counted := false
 	for {
 		// One snapshot per attempt, so the index and the answer agree
@@ -192,8 +201,9 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 			}
 			defer release()
 			counted = true
+			timeout = time.NewTimer(time.Until(deadline))
 		}
-		if watch(ctx, ws) != nil || s.ctx.Err() != nil {
+		if !watch(callCtx, timeout.C, ws) || s.ctx.Err() != nil {
 			return nil
 		}
 	}
@@ -203,12 +213,13 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 // query usually watches three or four.
 const watchFewMax = 6
 
-// watch waits until a channel of ws fires or ctx ends, like
-// ws.WatchCtx, but selects on a few channels without allocating (WatchCtx
-// copies them into a fresh 32-slot slice per wait).
-func watch(ctx context.Context, ws memdb.WatchSet) error {
+// watch waits until a channel of ws fires (true), or ctx ends or expired
+// fires (false). It selects on a few channels directly, without
+// allocating (ws.WatchCtx copies them into a fresh 32-slot slice per wait,
+// and more than that takes goroutines).
+func watch(ctx context.Context, expired <-chan time.Time, ws memdb.WatchSet) bool {
 	if len(ws) > watchFewMax {
-		return ws.WatchCtx(ctx)
+		return watchMany(ctx, expired, ws)
 	}
 	var ch [watchFewMax]<-chan struct{} // nil channels never fire
 	i := 0
@@ -224,9 +235,23 @@ func watch(ctx context.Context, ws memdb.WatchSet) error {
 	case <-ch[4]:
 	case <-ch[5]:
 	case <-ctx.Done():
-		return ctx.Err()
+		return false
+	case <-expired:
+		return false
 	}
-	return nil
+	return true
+}
+
+// watchMany is watch for a watch set too large to select on directly.
+func watchMany(ctx context.Context, expired <-chan time.Time, ws memdb.WatchSet) bool {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	select {
+	case err := <-ws.WatchCh(ctx):
+		return err == nil
+	case <-expired:
+		return false
+	}
 }
 
 // blockingClient is whom a blocking query counts against per client: the
