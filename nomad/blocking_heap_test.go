@@ -79,7 +79,7 @@ func TestWatchTellsAChangeFromTheEndOfTheWait(t *testing.T) {
 				}
 				return ws, chs
 			}
-			never := make(chan time.Time)
+			never := make(chan struct{})
 
 			ws, chs := set()
 			close(chs[size-1])
@@ -95,8 +95,8 @@ func TestWatchTellsAChangeFromTheEndOfTheWait(t *testing.T) {
 			}
 
 			ws, _ = set()
-			expired := make(chan time.Time, 1)
-			expired <- time.Now()
+			expired := make(chan struct{})
+			close(expired)
 			if watch(context.Background(), expired, ws) {
 				t.Fatal("the end of the wait was taken for a change")
 			}

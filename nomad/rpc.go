@@ -166,16 +166,12 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 	// below). A fleet's clients each hold one of these open at all times,
 	// so a waiter holds no context of its own (a timer context also
 	// registered itself with the call's context and allocated a channel
-	// of its own) and no goroutine for the watch: one timer, armed at the
-	// first wait, and a select on the call's done channel.
+	// of its own), no goroutine for the watch and, for a long wait, no
+	// timer of its own (blocking_deadlines.go): a select on the call's
+	// done channel and on a deadline channel taken at the first wait.
 	callCtx := opts.CallContext()
 	deadline := time.Now().Add(wait)
-	var timeout *time.Timer
-	defer func() {
-		if timeout != nil {
-			timeout.Stop()
-		}
-	}()
+	var expired <-chan struct{}
 	counted := false
 	for {
 		// One snapshot per attempt, so the index and the answer agree
@@ -201,9 +197,11 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 			}
 			defer release()
 			counted = true
-			timeout = time.NewTimer(time.Until(deadline))
+			var stop func()
+			expired, stop = s.queryDeadlines.until(deadline, wait)
+			defer stop()
 		}
-		if !watch(callCtx, timeout.C, ws) || s.ctx.Err() != nil {
+		if !watch(callCtx, expired, ws) || s.ctx.Err() != nil {
 			return nil
 		}
 	}
@@ -217,7 +215,7 @@ const watchFewMax = 6
 // fires (false). It selects on a few channels directly, without
 // allocating (ws.WatchCtx copies them into a fresh 32-slot slice per wait,
 // and more than that takes goroutines).
-func watch(ctx context.Context, expired <-chan time.Time, ws memdb.WatchSet) bool {
+func watch(ctx context.Context, expired <-chan struct{}, ws memdb.WatchSet) bool {
 	if len(ws) > watchFewMax {
 		return watchMany(ctx, expired, ws)
 	}
@@ -243,7 +241,7 @@ func watch(ctx context.Context, expired <-chan time.Time, ws memdb.WatchSet) boo
 }
 
 // watchMany is watch for a watch set too large to select on directly.
-func watchMany(ctx context.Context, expired <-chan time.Time, ws memdb.WatchSet) bool {
+func watchMany(ctx context.Context, expired <-chan struct{}, ws memdb.WatchSet) bool {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	select {

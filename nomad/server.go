@@ -55,6 +55,9 @@ type Server struct {
 	planQueue    *PlanQueue
 	// blockingLimits counts the blocking queries waiting on this server.
 	blockingLimits *blockingLimiter
+	// queryDeadlines ends long blocking queries' waits, shared by the
+	// waiters of each second (blocking_deadlines.go).
+	queryDeadlines sharedDeadlines
 	heartbeats     *heartbeater
 	workers        []*Worker
 	// periodicDispatcher launches periodic jobs' children while leading.
