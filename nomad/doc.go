@@ -43,7 +43,8 @@
 //     restore); everyone else reads it through Server.State().
 //   - The heartbeat manager lives as long as the server and is switched on
 //     for each leadership term; its run loop owns the queue of expired
-//     nodes (timers only feed it), and a per-node lock orders a heartbeat
+//     nodes (one timer, at the earliest of the nodes' deadlines, only
+//     feeds it; heartbeat_deadlines.go), and a per-node lock orders a heartbeat
 //     against an invalidation of the same node. A disconnected node goes
 //     down when its largest disconnect.lost_after (plus grace) passes.
 //   - The periodic dispatcher (periodic*.go) owns its tracked jobs and its
