@@ -162,9 +162,10 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 		wait = maxQueryTime
 	}
 	// The wait ends with the call (the caller hung up), at the deadline,
-	// or when the server stops (its done channel is in every watch set
-	// below). A fleet's clients each hold one of these open at all times,
-	// so a waiter holds no context of its own (a timer context also
+	// or when the server stops (a channel in every watch set below closes
+	// then, and when a restore abandons the store: blocking_wake.go). A
+	// fleet's clients each hold one of these open at all times, so a
+	// waiter holds no context of its own (a timer context also
 	// registered itself with the call's context and allocated a channel
 	// of its own), no goroutine for the watch and, for a long wait, no
 	// timer of its own (blocking_deadlines.go): a select on the call's
@@ -178,8 +179,7 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 		// (see state.BlockingQuery).
 		st := s.State().View()
 		ws := memdb.NewWatchSet()
-		ws.Add(st.AbandonCh())
-		ws.Add(s.ctx.Done())
+		ws.Add(s.queryWake.of(st.AbandonCh(), s.ctx.Done()))
 		idx, err := fn(ws, st)
 		if idx == 0 {
 			// Never report index 0: clients treat it as "no blocking".

@@ -55,9 +55,6 @@ type Server struct {
 	planQueue    *PlanQueue
 	// blockingLimits counts the blocking queries waiting on this server.
 	blockingLimits *blockingLimiter
-	// queryDeadlines ends long blocking queries' waits, shared by the
-	// waiters of each second (blocking_deadlines.go).
-	queryDeadlines sharedDeadlines
 	heartbeats     *heartbeater
 	workers        []*Worker
 	// periodicDispatcher launches periodic jobs' children while leading.
@@ -95,6 +92,14 @@ type Server struct {
 	// (Config.Seed, or a random one).
 	seed int64
 	opts serverOptions
+
+	// Blocking-query waits (server heap per node, issue 16).
+	// queryDeadlines ends long blocking queries' waits, shared by the
+	// waiters of each second (blocking_deadlines.go).
+	queryDeadlines sharedDeadlines
+	// queryWake ends blocking queries' waits when the state store is
+	// replaced or the server stops (blocking_wake.go).
+	queryWake storeWake
 }
 
 // serverOptions replace parts of the server with twins; tests pass them
