@@ -179,7 +179,7 @@ func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Alloc
 		if err != nil {
 			return err
 		}
-		internClientUpdate(merged, update)
+		internClientUpdate(merged, update, existing)
 		merged.ModifyIndex = index
 		if update.ModifyTime != 0 {
 			merged.ModifyTime = update.ModifyTime

@@ -40,14 +40,15 @@ func internServerAlloc(a, existing *structs.Allocation) {
 }
 
 // internClientUpdate shares the strings of merged, the result of
-// ApplyClientUpdate(update): its statuses, and its task states when they
-// came from update (ApplyClientUpdate copied them; otherwise they are the
-// stored alloc's and already shared).
-func internClientUpdate(merged, update *structs.Allocation) {
+// existing.ApplyClientUpdate(update): its statuses, and its task states
+// when they came from update (ApplyClientUpdate copied them; otherwise
+// they are the stored alloc's and already shared). Task states and events
+// equal to existing's are existing's (shareTaskStates).
+func internClientUpdate(merged, update, existing *structs.Allocation) {
 	internString(&merged.ClientStatus)
 	internString(&merged.ClientDescription)
 	if update.TaskStates != nil {
-		merged.TaskStates = internTaskStates(merged.TaskStates)
+		merged.TaskStates = shareTaskStates(merged.TaskStates, existing.TaskStates)
 	}
 }
 
