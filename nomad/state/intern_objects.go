@@ -127,9 +127,9 @@ func internNetworks(ns structs.Networks) {
 }
 
 // compactMetric returns a copy of m for the store to keep: the scores of
-// all candidates in one allocation, their names shared with every other
-// metric's, node IDs interned and the count maps shared (share_values.go).
-// m is not changed (it may be the caller's).
+// all candidates in one allocation, their names and equal scores shared
+// with every other metric's, node IDs interned and the count maps shared
+// (share_values.go). m is not changed (it may be the caller's).
 func compactMetric(m *structs.AllocMetric) *structs.AllocMetric {
 	if m == nil {
 		return nil
@@ -155,7 +155,7 @@ func compactMetric(m *structs.AllocMetric) *structs.AllocMetric {
 			}
 			metas[i] = structs.NodeScoreMeta{
 				NodeID:    interned.intern(s.NodeID),
-				Scores:    shareScoreNames(s.Scores.Clone()),
+				Scores:    shareScores(shareScoreNames(s.Scores)),
 				NormScore: s.NormScore,
 			}
 			c.ScoreMetaData[i] = &metas[i]
