@@ -402,7 +402,10 @@ func (s *StateStore) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.
 // deployment.
 func (s *StateStore) AllocsByDeployment(ws memdb.WatchSet, deploymentID string) ([]*structs.Allocation, error) {
 	txn := s.readTxn()
-	d, err := deploymentByIDTxn(txn, ws, deploymentID)
+	// Not watched: the deployment's job never changes, and the allocs'
+	// watch covers what the answer depends on (every alloc, for a
+	// deployment not stored).
+	d, err := deploymentByIDTxn(txn, nil, deploymentID)
 	if err != nil {
 		return nil, err
 	}
