@@ -102,6 +102,24 @@ func (s *Server) allowNode(info structs.RPCInfo, write bool) (*acl.ACL, error) {
 	return a, nil
 }
 
+// accessorFor is the accessor ID of the token a request carries, for the
+// records that say who did what (a node's LastDrain): empty without ACLs,
+// for the anonymous token, and for the servers' own calls.
+func (s *Server) accessorFor(info structs.RPCInfo) string {
+	if !s.config.ACLEnabled {
+		return ""
+	}
+	token := info.RequestAuthToken()
+	if token == "" || s.isServerSecret(token) {
+		return ""
+	}
+	tok, err := s.tokenBySecret(s.State(), token)
+	if err != nil || tok == nil {
+		return ""
+	}
+	return tok.AccessorID
+}
+
 // allowOperator refuses unless the request's token may read the cluster's
 // operator settings, or change them when write is set.
 func (s *Server) allowOperator(info structs.RPCInfo, write bool) error {

@@ -98,13 +98,13 @@ func (f *FSM) applyNodeUpdateDrain(buf []byte, index uint64) any {
 	st := f.State()
 	var err error
 	if req.DrainStrategy != nil {
-		err = st.UpdateNodeDrainWithMeta(index, req.NodeID, req.DrainStrategy, req.MarkEligible, req.UpdatedAt, req.NodeEvent, req.Meta)
+		err = st.UpdateNodeDrainWithMeta(index, req.NodeID, req.DrainStrategy, req.MarkEligible, req.UpdatedAt, req.NodeEvent, state.DrainOperator{AccessorID: req.AccessorID, Meta: req.Meta})
 	} else {
 		status := state.DrainStatusCanceled
 		if req.DrainComplete {
 			status = state.DrainStatusComplete
 		}
-		err = st.EndNodeDrainWithMeta(index, req.NodeID, req.MarkEligible, status, req.UpdatedAt, req.NodeEvent, req.Meta)
+		err = st.EndNodeDrainWithMeta(index, req.NodeID, req.MarkEligible, status, req.UpdatedAt, req.NodeEvent, state.DrainOperator{AccessorID: req.AccessorID, Meta: req.Meta})
 	}
 	if err != nil {
 		return err

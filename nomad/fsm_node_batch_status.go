@@ -46,7 +46,10 @@ func (f *FSM) applyNodeBatchUpdateStatus(buf []byte, index uint64) any {
 			return err
 		}
 		want, ok := req.NodeModifyIndexes[u.NodeID]
-		if node == nil || (ok && node.ModifyIndex != want) || seen[u.NodeID] {
+		// A node with no index to check against is skipped too: the
+		// leader always sends one, and a node is never marked down
+		// without the condition that makes it safe.
+		if node == nil || !ok || node.ModifyIndex != want || seen[u.NodeID] {
 			resp.Skipped = append(resp.Skipped, u.NodeID)
 			continue
 		}

@@ -25,7 +25,7 @@ func applyNodeBatch(t *testing.T, f *FSM, index uint64, req *structs.NodeBatchUp
 func TestFSMNodeBatchStatusSkipsNodesThatChanged(t *testing.T) {
 	f := testFSM(t)
 	st := f.State()
-	for i, id := range []string{"n1", "n2", "n3"} {
+	for i, id := range []string{"n1", "n2", "n3", "unread"} {
 		if err := st.UpsertNode(uint64(i+1), fsmTestNode(id)); err != nil {
 			t.Fatal(err)
 		}
@@ -48,26 +48,26 @@ func TestFSMNodeBatchStatusSkipsNodesThatChanged(t *testing.T) {
 	}
 	read["gone"] = 1
 	resp := applyNodeBatch(t, f, 10, &structs.NodeBatchUpdateStatusRequest{
-		Updates:           []*structs.NodeUpdateStatusRequest{update("n1", structs.NodeStatusDown), update("n2", structs.NodeStatusDown), update("gone", structs.NodeStatusDown), update("n3", structs.NodeStatusDisconnected)},
-		NodeModifyIndexes: read,
+		Updates:           []*structs.NodeUpdateStatusRequest{update("n1", structs.NodeStatusDown), update("n2", structs.NodeStatusDown), update("gone", structs.NodeStatusDown), update("n3", structs.NodeStatusDisconnected), update("unread", structs.NodeStatusDown)},
+		NodeModifyIndexes: read, // "unread" has no index: no condition, no mark
 	})
 	r, ok := resp.(*structs.NodeBatchUpdateStatusResponse)
 	if !ok {
 		t.Fatalf("apply answered %#v", resp)
 	}
-	if got := strings.Join(r.Skipped, ","); got != "n2,gone" {
-		t.Fatalf("skipped %q; want n2,gone", got)
+	if got := strings.Join(r.Skipped, ","); got != "n2,gone,unread" {
+		t.Fatalf("skipped %q; want n2,gone,unread", got)
 	}
-	for id, want := range map[string]string{"n1": structs.NodeStatusDown, "n2": structs.NodeStatusReady, "n3": structs.NodeStatusDisconnected} {
+	for id, want := range map[string]string{"n1": structs.NodeStatusDown, "n2": structs.NodeStatusReady, "n3": structs.NodeStatusDisconnected, "unread": structs.NodeStatusReady} {
 		n, _ := st.NodeByID(nil, id)
 		if n.Status != want {
 			t.Fatalf("%s is %s; want %s", id, n.Status, want)
 		}
 		e, _ := st.EvalByID(nil, "eval-"+id)
-		if (e != nil) != (id != "n2") {
+		if (e != nil) != (id != "n2" && id != "unread") {
 			t.Fatalf("%s: eval stored %v; want it only for the nodes marked", id, e != nil)
 		}
-		if id == "n2" {
+		if id == "n2" || id == "unread" {
 			continue
 		}
 		if n.ModifyIndex != 10 || n.StatusUpdatedAt != ts.Unix() || n.Events[len(n.Events)-1].Message != "Node heartbeat missed" {

@@ -159,8 +159,9 @@ func buildLog(t testing.TB) *fsmLog {
 	l.add(structs.NodeBatchDeregisterRequestType, &structs.NodeBatchDeregisterRequest{NodeIDs: []string{"n2"}})
 	// Node-down batching (issue 16, storm).
 	l.add(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: fsmTestNode("n4")})
+	n4Index := uint64(len(l.entries)) // the register's raft index is n4's ModifyIndex
 	l.add(structs.NodeBatchUpdateStatusRequestType, &structs.NodeBatchUpdateStatusRequest{Updates: []*structs.NodeUpdateStatusRequest{
-		{NodeID: "n4", Status: structs.NodeStatusDown, UpdatedAt: ts.Unix()}}})
+		{NodeID: "n4", Status: structs.NodeStatusDown, UpdatedAt: ts.Unix()}}, NodeModifyIndexes: map[string]uint64{"n4": n4Index}})
 	return l
 }
 

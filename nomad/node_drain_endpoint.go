@@ -33,7 +33,7 @@ func (n *Node) UpdateDrain(args *structs.NodeUpdateDrainRequest, reply *structs.
 	now := n.srv.Now()
 	req := &structs.NodeUpdateDrainRequest{
 		NodeID: node.ID, MarkEligible: args.MarkEligible, UpdatedAt: now.Unix(), Meta: args.Meta,
-		WriteRequest: args.WriteRequest,
+		AccessorID: n.srv.accessorFor(args), WriteRequest: args.WriteRequest,
 	}
 	if args.DrainStrategy != nil {
 		if args.DrainStrategy.Deadline < -1 {

@@ -63,3 +63,56 @@ func TestNodeDrainKeepsBoundedMeta(t *testing.T) {
 		t.Fatalf("a new drain's meta: %v", n.LastDrain.Meta)
 	}
 }
+
+// LastDrain.AccessorID says whose token started a drain, and whose token
+// last changed or ended it; the leader's drainer, finishing a drain, does
+// not overwrite it. Without ACLs it stays empty.
+func TestNodeDrainRecordsTheAccessorOfTheTokenThatAsked(t *testing.T) {
+	t.Parallel()
+	s := aclServer(t, nil)
+	root := bootstrapACL(t, s)
+	upsertPolicy(t, s, root.SecretID, "nodes", `node { policy = "write" }`)
+	ops := createToken(t, s, root.SecretID, &structs.ACLToken{Name: "ops", Type: structs.ACLClientToken, Policies: []string{"nodes"}})
+	registerNode(t, s, itNode("n1"))
+	accessor := func() string {
+		t.Helper()
+		n, _ := s.State().NodeByID(nil, "n1")
+		if n.LastDrain == nil {
+			t.Fatal("no LastDrain")
+		}
+		return n.LastDrain.AccessorID
+	}
+	drain := func(secret string, spec *structs.DrainStrategy) {
+		t.Helper()
+		req := &structs.NodeUpdateDrainRequest{NodeID: "n1", DrainStrategy: spec, WriteRequest: write(secret)}
+		if err := s.RPC("Node.UpdateDrain", req, &structs.NodeDrainUpdateResponse{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hour := &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour}}
+
+	drain(ops.SecretID, hour)
+	if got := accessor(); got != ops.AccessorID {
+		t.Fatalf("started by ops: AccessorID %q, want %q", got, ops.AccessorID)
+	}
+	drain(root.SecretID, nil) // ended by another operator
+	if got := accessor(); got != root.AccessorID {
+		t.Fatalf("ended by root: AccessorID %q, want %q", got, root.AccessorID)
+	}
+
+	// A caller cannot name someone else: the endpoint sets it.
+	req := &structs.NodeUpdateDrainRequest{NodeID: "n1", DrainStrategy: hour, AccessorID: root.AccessorID, WriteRequest: write(ops.SecretID)}
+	if err := s.RPC("Node.UpdateDrain", req, &structs.NodeDrainUpdateResponse{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := accessor(); got != ops.AccessorID {
+		t.Fatalf("a caller-supplied AccessorID was kept: %q, want %q", got, ops.AccessorID)
+	}
+
+	// The drainer completes it (nothing runs on n1) and keeps the accessor.
+	WaitFor(t, 10*time.Second, func() (bool, string) { return drainDone(s, "n1") })
+	n, _ := s.State().NodeByID(nil, "n1")
+	if n.LastDrain.Status != "complete" || n.LastDrain.AccessorID != ops.AccessorID {
+		t.Fatalf("after the drainer completed it: %+v", n.LastDrain)
+	}
+}

@@ -8,9 +8,11 @@
 // resulting plan through Config.Planner. It reads no clock (Config.Now is
 // the only time it knows), starts no goroutine, does no I/O of its own and
 // draws every random choice and every new ID from one source seeded by
-// Config.Seed or, when that is zero, by the evaluation ID, so that the same
-// evaluation on the same snapshot always yields the same plan and a
-// post-mortem can replay it.
+// Config.Seed or, when that is zero, by the evaluation ID and the
+// snapshot's index, so that the same evaluation on the same snapshot always
+// yields the same plan and a post-mortem can replay it, while the same
+// evaluation scheduled again on a later state draws afresh. A new ID is
+// never one the snapshot already holds.
 //
 // Two schedulers exist. The generic scheduler runs service and batch jobs:
 // Count allocations per task group, placed on the best of a sample of

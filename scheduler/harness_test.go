@@ -20,8 +20,14 @@ type Harness struct {
 	State *state.StateStore
 	// Now is the clock the schedulers are given.
 	Now time.Time
-	// Seed, if not zero, seeds every scheduler (else the eval ID does).
-	Seed  int64
+	// Seed, if not zero, seeds every scheduler (else the eval ID and the
+	// snapshot's index do).
+	Seed int64
+	// NewID, if set, makes the IDs of the nodes and evals the harness
+	// creates (else feasible.MockID's process-wide sequence does). A
+	// property test sets it so a replayed history gets the same IDs, and
+	// so the same orders and scheduler seeds, as the one that failed.
+	NewID func() string
 	index uint64
 
 	Plans     []*structs.Plan
@@ -111,7 +117,7 @@ func (h *Harness) checkFits(idx uint64, req *structs.ApplyPlanResultsRequest, re
 	h.t.Helper()
 	snap := h.snapshot()
 	if err := snap.UpsertPlanResults(idx, req); err != nil {
-		h.t.Fatalf("plan does not apply: %v", err)
+		h.t.Fatalf("plan does not apply: %v\nstops: %s\nplacements and updates: %s", err, names(req.AllocsStopped), names(req.AllocsUpdated))
 	}
 	for node := range result.NodeAllocation {
 		n, err := snap.NodeByID(nil, node)
@@ -160,6 +166,9 @@ func (h *Harness) ReblockEval(e *structs.Evaluation) error {
 // Node stores a MockNode (changed by change, if given) and returns it.
 func (h *Harness) Node(change func(n *structs.Node)) *structs.Node {
 	n := feasible.MockNode()
+	if h.NewID != nil {
+		n.ID, n.SecretID = h.NewID(), h.NewID()
+	}
 	if change != nil {
 		change(n)
 		feasible.MockComputeClass(n)
@@ -198,8 +207,12 @@ func (h *Harness) StoredJob(namespace, id string) *structs.Job {
 
 // Eval stores a pending eval of the job with the trigger.
 func (h *Harness) Eval(job *structs.Job, trigger string) *structs.Evaluation {
+	id := feasible.MockID()
+	if h.NewID != nil {
+		id = h.NewID()
+	}
 	e := &structs.Evaluation{
-		ID: feasible.MockID(), Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
+		ID: id, Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
 		TriggeredBy: trigger, JobID: job.ID, JobModifyIndex: job.JobModifyIndex, Status: structs.EvalStatusPending,
 	}
 	if err := h.State.UpsertEvals(h.next(), []*structs.Evaluation{e}); err != nil {

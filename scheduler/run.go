@@ -27,12 +27,31 @@ type run struct {
 }
 
 func newRun(cfg Config, eval *structs.Evaluation, logger hclog.Logger) *run {
-	seed := seedFor(cfg.Seed, eval.ID)
-	return &run{
+	index, _ := cfg.State.LatestIndex() // zero on error: the eval ID still seeds, and next checks every ID
+	seed := seedFor(cfg.Seed, eval.ID, index)
+	r := &run{
 		cfg: cfg, eval: eval, state: cfg.State,
 		logger: logger.With("eval_id", eval.ID, "job_id", eval.JobID),
-		rng:    newRNG(seed), ids: newIDGenerator(seed),
+		rng:    newRNG(seed),
 	}
+	r.ids = newIDGenerator(seed, r.idTaken)
+	return r
+}
+
+// idTaken reports whether the run's current state holds an alloc, eval or
+// deployment with id. A read error counts as taken: another draw costs
+// nothing.
+func (r *run) idTaken(id string) bool {
+	a, err := r.state.AllocByID(nil, id)
+	if err != nil || a != nil {
+		return true
+	}
+	e, err := r.state.EvalByID(nil, id)
+	if err != nil || e != nil {
+		return true
+	}
+	d, err := r.state.DeploymentByID(nil, id)
+	return err != nil || d != nil
 }
 
 // attemptResult is what one attempt decided and how its plan fared.

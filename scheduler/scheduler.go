@@ -23,6 +23,7 @@ type State interface {
 	EvalsByJob(ws memdb.WatchSet, namespace, jobID string) ([]*structs.Evaluation, error)
 	DeploymentsByJobID(ws memdb.WatchSet, namespace, jobID string, all bool) ([]*structs.Deployment, error)
 	LatestDeploymentByJobID(ws memdb.WatchSet, namespace, jobID string) (*structs.Deployment, error)
+	DeploymentByID(ws memdb.WatchSet, id string) (*structs.Deployment, error)
 	LatestIndex() (uint64, error)
 }
 
@@ -55,7 +56,8 @@ type Config struct {
 	// Now is the only clock the scheduler reads.
 	Now time.Time
 	// Seed seeds node shuffling, port choice and new IDs; if 0 it is
-	// derived from the eval ID (so a post-mortem can replay).
+	// derived from the eval ID and the snapshot index (so a post-mortem
+	// can replay, and a later run of the same eval draws afresh).
 	Seed int64
 	// ReconnectReportWindow bounds how long an unknown alloc on a node
 	// that is ready again waits for its client's report before it is lost

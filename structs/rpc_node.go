@@ -90,6 +90,9 @@ type NodeUpdateDrainRequest struct {
 	// a drain ended by an operator is "canceled". The endpoint never
 	// copies it from a caller.
 	DrainComplete bool
+	// AccessorID is the accessor of the ACL token that asked, set by the
+	// endpoint (never taken from the caller) and kept in LastDrain.
+	AccessorID string
 	WriteRequest
 }
 

@@ -113,31 +113,41 @@ func (s *StateStore) UpdateNodeStatusTxn(txn *Txn, nodeID, status string, update
 // the node out of scheduling. A drain ended this way is recorded as
 // complete; see EndNodeDrain for one an operator cancels.
 func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, updatedAt int64, event *structs.NodeEvent) error {
-	return s.updateNodeDrain(index, nodeID, drain, markEligible, DrainStatusComplete, updatedAt, event, nil)
+	return s.updateNodeDrain(index, nodeID, drain, markEligible, DrainStatusComplete, updatedAt, event, DrainOperator{})
 }
 
-// UpdateNodeDrainWithMeta is UpdateNodeDrain that also keeps the
-// operator's meta (e.g. `node drain -m`'s message) in LastDrain.Meta: a
-// new drain's meta replaces the last one's; an update or end of a drain
-// with meta replaces it, without meta keeps it.
-func (s *StateStore) UpdateNodeDrainWithMeta(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, updatedAt int64, event *structs.NodeEvent, meta map[string]string) error {
-	return s.updateNodeDrain(index, nodeID, drain, markEligible, DrainStatusComplete, updatedAt, event, meta)
+// DrainOperator is who changed a drain, kept in the node's LastDrain:
+// the accessor ID of the ACL token that asked (empty without ACLs, or for
+// the leader's own drainer) and the operator's meta (e.g. `node drain
+// -m`'s message).
+type DrainOperator struct {
+	AccessorID string
+	Meta       map[string]string
+}
+
+// UpdateNodeDrainWithMeta is UpdateNodeDrain that also keeps who asked in
+// LastDrain: a new drain's accessor and meta replace the last one's; an
+// update or end of a drain with an accessor or meta replaces that one,
+// without keeps it.
+func (s *StateStore) UpdateNodeDrainWithMeta(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, updatedAt int64, event *structs.NodeEvent, by DrainOperator) error {
+	return s.updateNodeDrain(index, nodeID, drain, markEligible, DrainStatusComplete, updatedAt, event, by)
 }
 
 // EndNodeDrain ends a drain and records in LastDrain how it ended:
 // DrainStatusComplete when the drainer found nothing left to move,
 // DrainStatusCanceled when an operator stopped it.
 func (s *StateStore) EndNodeDrain(index uint64, nodeID string, markEligible bool, status string, updatedAt int64, event *structs.NodeEvent) error {
-	return s.updateNodeDrain(index, nodeID, nil, markEligible, status, updatedAt, event, nil)
+	return s.updateNodeDrain(index, nodeID, nil, markEligible, status, updatedAt, event, DrainOperator{})
 }
 
-// EndNodeDrainWithMeta is EndNodeDrain keeping the operator's meta, as
+// EndNodeDrainWithMeta is EndNodeDrain keeping who asked, as
 // UpdateNodeDrainWithMeta.
-func (s *StateStore) EndNodeDrainWithMeta(index uint64, nodeID string, markEligible bool, status string, updatedAt int64, event *structs.NodeEvent, meta map[string]string) error {
-	return s.updateNodeDrain(index, nodeID, nil, markEligible, status, updatedAt, event, meta)
+func (s *StateStore) EndNodeDrainWithMeta(index uint64, nodeID string, markEligible bool, status string, updatedAt int64, event *structs.NodeEvent, by DrainOperator) error {
+	return s.updateNodeDrain(index, nodeID, nil, markEligible, status, updatedAt, event, by)
 }
 
-func (s *StateStore) updateNodeDrain(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, endStatus string, updatedAt int64, event *structs.NodeEvent, meta map[string]string) error {
+func (s *StateStore) updateNodeDrain(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, endStatus string, updatedAt int64, event *structs.NodeEvent, by DrainOperator) error {
+	meta := by.Meta
 	return s.updateNode(index, nodeID, event, func(n *structs.Node) error {
 		at := time.Unix(updatedAt, 0).UTC() // updatedAt is Unix seconds, like StatusUpdatedAt
 		wasDraining := n.DrainStrategy != nil
@@ -146,7 +156,7 @@ func (s *StateStore) updateNodeDrain(index uint64, nodeID string, drain *structs
 			n.DrainStrategy = &d
 			n.SchedulingEligibility = structs.NodeSchedulingIneligible
 			if !wasDraining {
-				n.LastDrain = &structs.DrainMetadata{StartedAt: at, UpdatedAt: at, Status: DrainStatusDraining}
+				n.LastDrain = &structs.DrainMetadata{StartedAt: at, UpdatedAt: at, Status: DrainStatusDraining, AccessorID: by.AccessorID}
 			} else if n.LastDrain != nil {
 				n.LastDrain.UpdatedAt = at
 			}
@@ -159,6 +169,9 @@ func (s *StateStore) updateNodeDrain(index uint64, nodeID string, drain *structs
 				n.LastDrain.UpdatedAt = at
 				n.LastDrain.Status = endStatus
 			}
+		}
+		if by.AccessorID != "" && n.LastDrain != nil && (drain != nil || wasDraining) {
+			n.LastDrain.AccessorID = by.AccessorID
 		}
 		if len(meta) > 0 && n.LastDrain != nil {
 			kept := make(map[string]string, len(meta))
