@@ -191,11 +191,10 @@ func allocEvent(c *memdb.Change) (structs.Event, bool) {
 	if c.Deleted() {
 		return structs.Event{}, false
 	}
-	a := *c.After.(*structs.Allocation) // a shallow copy, to leave out the job
-	a.Job = nil
+	a := c.After.(*structs.Allocation) // the payload's encoding leaves out the job
 	return structs.Event{Topic: structs.TopicAllocation, Key: a.ID, Namespace: a.Namespace,
 		FilterKeys: nonEmpty(a.JobID, a.DeploymentID),
-		Payload:    &structs.AllocEventPayload{Allocation: &a}}, true
+		Payload:    &structs.AllocEventPayload{Allocation: a}}, true
 }
 
 func evalEvent(c *memdb.Change) (structs.Event, bool) {

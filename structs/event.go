@@ -1,5 +1,7 @@
 package structs
 
+import "encoding/json"
+
 // The event stream: what changed in the state, one event per changed
 // object, in the shapes of Nomad's /v1/event/stream, so Nomad's Go
 // client (api.EventStream) and tools written for Nomad read it as is.
@@ -72,9 +74,26 @@ type JobEventPayload struct {
 }
 
 // AllocEventPayload is the payload of an Allocation event. Its Job is
-// left out (nil), as Nomad leaves it out: an alloc event is about the
-// alloc, and the job would make every alloc event as large as its job.
+// left out of the encoding, as Nomad leaves it out: an alloc event is
+// about the alloc, and the job would make every alloc event as large as
+// its job.
+//
+// Allocation is the stored alloc itself, never changed: the server's
+// event buffer holds thousands of alloc events, and a copy without the
+// job in each cost it an alloc's fields (about 450 bytes) per event.
+// MarshalJSON leaves the job out instead.
 type AllocEventPayload struct{ Allocation *Allocation }
+
+// MarshalJSON encodes the payload with the alloc's Job null.
+func (p *AllocEventPayload) MarshalJSON() ([]byte, error) {
+	var out struct{ Allocation *Allocation }
+	if p.Allocation != nil {
+		a := *p.Allocation
+		a.Job = nil
+		out.Allocation = &a
+	}
+	return json.Marshal(out)
+}
 
 // EvalEventPayload is the payload of an Evaluation event.
 type EvalEventPayload struct{ Evaluation *Evaluation }

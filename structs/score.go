@@ -3,6 +3,7 @@ package structs
 import (
 	"encoding/json"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
@@ -18,8 +19,9 @@ import (
 // every alloc it stores: as Go maps of a handful of entries they were the
 // largest part of an alloc's record at fleet size. The names come from a
 // small fixed set and the state store shares one names slice among all
-// scores with the same names (ShareNames), so what an alloc pays for is
-// its floats.
+// scores with the same names (ShareNames), and one scores slice among
+// equal scores (ShareScores), so what an alloc pays for is mostly its
+// candidates' node IDs and normalized scores.
 //
 // The zero value is empty. A NodeScores is changed only by Set, which
 // never writes to slices it did not make, so names may be shared. The
@@ -94,6 +96,26 @@ func (s NodeScores) ShareNames(names *[]string) NodeScores {
 		panic("structs: ShareNames given other names")
 	}
 	return NodeScores{names: names, scores: s.scores}
+}
+
+// Scores returns the scores, in the order of Names. The slice may be
+// shared: do not change it.
+func (s NodeScores) Scores() []float64 { return s.scores }
+
+// ShareScores returns s with its scores replaced by scores, which must be
+// the same values bit for bit (the state store's shared copy: candidates
+// of a homogeneous fleet score alike). It panics if they differ, a
+// caller's bug.
+func (s NodeScores) ShareScores(scores []float64) NodeScores {
+	if len(scores) != len(s.scores) {
+		panic("structs: ShareScores given other scores")
+	}
+	for i, v := range scores {
+		if math.Float64bits(v) != math.Float64bits(s.scores[i]) {
+			panic("structs: ShareScores given other scores")
+		}
+	}
+	return NodeScores{names: s.names, scores: scores}
 }
 
 // Clone returns s with scores of its own (the names stay shared).

@@ -2,6 +2,7 @@ package structs
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"testing"
 
@@ -141,5 +142,28 @@ func TestCopiesOfAnAllocShareItsMetric(t *testing.T) {
 	}
 	if c := a.Metrics.Copy(); c == a.Metrics || !reflect.DeepEqual(c, a.Metrics) {
 		t.Fatal("AllocMetric.Copy should be a deep copy")
+	}
+}
+
+func TestNodeScoresShareScoresTakesOnlyTheSameBits(t *testing.T) {
+	a := NewNodeScores([]string{"binpack", "spread"}, []float64{0.5, 0})
+	kept := []float64{0.5, 0}
+	b := a.ShareScores(kept)
+	if &b.Scores()[0] != &kept[0] || !reflect.DeepEqual(b.Map(), a.Map()) {
+		t.Fatalf("ShareScores did not take the kept slice: %v", b.Map())
+	}
+	b.Set("spread", 1)
+	if kept[1] != 0 {
+		t.Fatal("Set wrote to a shared scores slice")
+	}
+	for _, other := range [][]float64{{0.5}, {0.5, math.Copysign(0, -1)}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("ShareScores(%v) of other scores did not panic", other)
+				}
+			}()
+			a.ShareScores(other)
+		}()
 	}
 }

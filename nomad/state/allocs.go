@@ -179,7 +179,7 @@ func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Alloc
 		if err != nil {
 			return err
 		}
-		internClientUpdate(merged, update)
+		internClientUpdate(merged, update, existing)
 		merged.ModifyIndex = index
 		if update.ModifyTime != 0 {
 			merged.ModifyTime = update.ModifyTime
@@ -367,10 +367,11 @@ func (s *StateStore) AllocsByJob(ws memdb.WatchSet, namespace, jobID string, any
 // here per eval). An eval belongs to one job and so do all the allocs it
 // places, so the read walks the job's allocs (about 0.5 ms for a job of
 // 10,000, BenchmarkAllocsByEvalAndDeployment) and the watch set covers
-// them all. Allocs by deployment keep their index: the deployment watcher
-// reads them on every change, and without the index a deployment of a
-// tenth of a large job paid for the whole job each time (a watcher pass
-// 8-14 times slower, BenchmarkDeploymentWatcherLargeJob in nomad/).
+// them all. Allocs by deployment have their own part of the job index
+// (allocJobIndex): the deployment watcher reads them on every change, and
+// when it walked the job's allocs, a deployment of a tenth of a large job
+// paid for the whole job each time (a watcher pass 8-14 times slower,
+// BenchmarkDeploymentWatcherLargeJob in nomad/).
 func (s *StateStore) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.Allocation, error) {
 	txn := s.readTxn()
 	ev, err := evalByIDTxn(txn, ws, evalID)
@@ -391,8 +392,37 @@ func (s *StateStore) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.
 }
 
 // AllocsByDeployment returns the allocs of a deployment.
+//
+// A deployment belongs to one job, and the allocs' job index is keyed by
+// deployment within the job (allocJobIndex), so the read finds the
+// deployment's job and walks only its allocs of that deployment. For a
+// deployment that is not stored (garbage collected, or never written),
+// it walks every alloc: no server reads one, since the watcher, the
+// deployment endpoints and garbage collection all start from the stored
+// deployment.
 func (s *StateStore) AllocsByDeployment(ws memdb.WatchSet, deploymentID string) ([]*structs.Allocation, error) {
-	iter, err := getWatch(s.readTxn(), ws, TableAllocs, "deployment", deploymentID)
+	txn := s.readTxn()
+	// Not watched: the deployment's job never changes, and the allocs'
+	// watch covers what the answer depends on (every alloc, for a
+	// deployment not stored).
+	d, err := deploymentByIDTxn(txn, nil, deploymentID)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		iter, err := getWatch(txn, ws, TableAllocs, "id")
+		if err != nil {
+			return nil, err
+		}
+		var out []*structs.Allocation
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			if a := raw.(*structs.Allocation); a.DeploymentID == deploymentID {
+				out = append(out, a)
+			}
+		}
+		return out, nil
+	}
+	iter, err := getWatch(txn, ws, TableAllocs, "job", d.Namespace, d.JobID, deploymentID)
 	if err != nil {
 		return nil, err
 	}

@@ -40,14 +40,15 @@ func internServerAlloc(a, existing *structs.Allocation) {
 }
 
 // internClientUpdate shares the strings of merged, the result of
-// ApplyClientUpdate(update): its statuses, and its task states when they
-// came from update (ApplyClientUpdate copied them; otherwise they are the
-// stored alloc's and already shared).
-func internClientUpdate(merged, update *structs.Allocation) {
+// existing.ApplyClientUpdate(update): its statuses, and its task states
+// when they came from update (ApplyClientUpdate copied them; otherwise
+// they are the stored alloc's and already shared). Task states and events
+// equal to existing's are existing's (shareTaskStates).
+func internClientUpdate(merged, update, existing *structs.Allocation) {
 	internString(&merged.ClientStatus)
 	internString(&merged.ClientDescription)
 	if update.TaskStates != nil {
-		merged.TaskStates = internTaskStates(merged.TaskStates)
+		merged.TaskStates = shareTaskStates(merged.TaskStates, existing.TaskStates)
 	}
 }
 
@@ -126,9 +127,9 @@ func internNetworks(ns structs.Networks) {
 }
 
 // compactMetric returns a copy of m for the store to keep: the scores of
-// all candidates in one allocation, their names shared with every other
-// metric's, node IDs interned and the count maps shared (share_values.go).
-// m is not changed (it may be the caller's).
+// all candidates in one allocation, their names and equal scores shared
+// with every other metric's, node IDs interned and the count maps shared
+// (share_values.go). m is not changed (it may be the caller's).
 func compactMetric(m *structs.AllocMetric) *structs.AllocMetric {
 	if m == nil {
 		return nil
@@ -154,7 +155,7 @@ func compactMetric(m *structs.AllocMetric) *structs.AllocMetric {
 			}
 			metas[i] = structs.NodeScoreMeta{
 				NodeID:    interned.intern(s.NodeID),
-				Scores:    shareScoreNames(s.Scores.Clone()),
+				Scores:    shareScores(shareScoreNames(s.Scores)),
 				NormScore: s.NormScore,
 			}
 			c.ScoreMetaData[i] = &metas[i]

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"math"
 	"reflect"
 	"runtime"
 	"strings"
@@ -193,5 +194,39 @@ func TestInternIsSafeForConcurrentWriters(t *testing.T) {
 				t.Fatalf("writer %d's %q is not writer 0's copy", w, got[w][i])
 			}
 		}
+	}
+}
+
+// TestEqualCandidateScoresAreStoredOnce: the top candidates of two allocs
+// that score alike share one scores slice; a score that differs (even
+// only in its sign, as 0 and -0 do) keeps its own, and no value changes,
+// the caller's included.
+func TestEqualCandidateScoresAreStoredOnce(t *testing.T) {
+	s := TestStateStore(t)
+	job := mustJob(t, s, 1, testJob("web"))
+	a := heapBenchAlloc(job, "eval-1", 0, "node-1")
+	b := heapBenchAlloc(job, "eval-1", 1, "node-2")
+	b.Metrics.ScoreMetaData[1].Scores.Set("node-affinity", 0.25)
+	b.Metrics.ScoreMetaData[2].Scores.Set("job-anti-affinity", math.Copysign(0, -1))
+	wantA, wantB := a.Metrics.Copy(), b.Metrics.Copy()
+	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a, b}))
+	ga, _ := s.AllocByID(nil, a.ID)
+	gb, _ := s.AllocByID(nil, b.ID)
+	if !reflect.DeepEqual(ga.Metrics, wantA) || !reflect.DeepEqual(gb.Metrics, wantB) {
+		t.Fatal("scores changed on the way in")
+	}
+	if !reflect.DeepEqual(a.Metrics, wantA) || !reflect.DeepEqual(b.Metrics, wantB) {
+		t.Fatal("storing the allocs changed the caller's metrics")
+	}
+	scores := func(x *structs.Allocation, i int) *float64 {
+		return unsafe.SliceData(x.Metrics.ScoreMetaData[i].Scores.Scores())
+	}
+	for i, shared := range []bool{true, false, false, true, true} {
+		if got := scores(ga, i) == scores(gb, i); got != shared {
+			t.Errorf("candidate %d: shared %v, want %v", i, got, shared)
+		}
+	}
+	if scores(ga, 0) == scores(a, 0) {
+		t.Error("the store kept the caller's scores slice")
 	}
 }

@@ -192,17 +192,14 @@ func allocsTableSchema() *memdb.TableSchema {
 					&memdb.ConditionalIndex{Conditional: allocIsTerminalIndex},
 				}},
 			},
-			"job": func() *memdb.IndexSchema {
-				s := namespacedIndex("job", "JobID", false)
-				s.AllowMissing = true
-				return s
-			}(),
-			// No index on EvalID: see AllocsByEval.
-			"deployment": {
-				Name:         "deployment",
+			// job is Namespace+JobID+DeploymentID: a job's allocs, and
+			// one deployment's (see allocJobIndex).
+			"job": {
+				Name:         "job",
 				AllowMissing: true,
-				Indexer:      &memdb.StringFieldIndex{Field: "DeploymentID"},
+				Indexer:      allocJobIndex{},
 			},
+			// No index on EvalID: see AllocsByEval.
 		},
 	}
 }

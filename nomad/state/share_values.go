@@ -1,7 +1,9 @@
 package state
 
 import (
+	"encoding/binary"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -51,6 +53,7 @@ var (
 	sharedIntMaps    valueTable[map[string]int]
 	sharedNameLists  valueTable[*[]string]
 	sharedStringMaps valueTable[map[string]string]
+	sharedScores     valueTable[[]float64]
 )
 
 // sharedStringMapMaxKey bounds the key a string map is looked up by; a
@@ -140,4 +143,23 @@ func shareStringMap(m map[string]string) map[string]string {
 		key.WriteByte(0)
 	}
 	return sharedStringMaps.share(key.String(), out)
+}
+
+// shareScores returns s with scores of the store's own: the kept slice of
+// the same values if there is one, else a copy (s's may be the caller's).
+// Candidates that look alike to the scheduler score alike (every node of a
+// homogeneous fleet with the same load has the same binpack score, and
+// most other scorers give most nodes 0), so the top candidates of many
+// allocs share a few slices. The key is the scores' bits, so only values
+// equal bit for bit share (never a NaN: DeepEqual finds it unequal).
+func shareScores(s structs.NodeScores) structs.NodeScores {
+	scores := s.Scores()
+	if len(scores) == 0 {
+		return s.Clone()
+	}
+	key := make([]byte, 0, 8*len(scores))
+	for _, v := range scores {
+		key = binary.LittleEndian.AppendUint64(key, math.Float64bits(v))
+	}
+	return s.ShareScores(sharedScores.share(string(key), slices.Clone(scores)))
 }
