@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"testing"
+	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/prometheus/common/expfmt"
@@ -14,14 +15,32 @@ import (
 // and the names are Nomad's: a dev agent that has registered its node has
 // served heartbeats and raft commits.
 func TestMetricsThroughNomadsClient(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Telemetry.DisableHostname = true })
-	c, err := nomadapi.NewClient(&nomadapi.Config{Address: a.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	summary, _, err := c.Operator().MetricsSummary(nil)
-	if err != nil {
-		t.Fatal(err)
+	// /v1/metrics shows the last finished interval once a second one has
+	// begun, and intervals start at wall-clock multiples of their length:
+	// an agent that started just before a boundary and committed just
+	// after it shows an interval from before its commits. With hour-long
+	// intervals, an attempt that saw a boundary pass is made again, right
+	// after that boundary.
+	var a *TestAgent
+	var c *nomadapi.Client
+	var summary *nomadapi.MetricsSummary
+	for attempt := 0; ; attempt++ {
+		hour := time.Now().Truncate(time.Hour)
+		a = NewTestAgent(t, func(c *Config) {
+			c.Telemetry.DisableHostname = true
+			c.Telemetry.InMemoryCollectionInterval = time.Hour
+			c.Telemetry.InMemoryRetentionPeriod = time.Hour
+		})
+		var err error
+		if c, err = nomadapi.NewClient(&nomadapi.Config{Address: a.URL}); err != nil {
+			t.Fatal(err)
+		}
+		if summary, _, err = c.Operator().MetricsSummary(nil); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().Truncate(time.Hour).Equal(hour) || attempt > 0 {
+			break
+		}
 	}
 	if summary.Timestamp == "" || len(summary.Gauges) == 0 || len(summary.Samples) == 0 {
 		t.Fatalf("summary lacks its parts: %+v", summary)
@@ -42,7 +61,7 @@ func TestMetricsThroughNomadsClient(t *testing.T) {
 		}
 	}
 
-	_, err = c.Operator().Metrics(&nomadapi.QueryOptions{Params: map[string]string{"format": "prometheus"}})
+	_, err := c.Operator().Metrics(&nomadapi.QueryOptions{Params: map[string]string{"format": "prometheus"}})
 	requireAPIError(t, err, http.StatusUnsupportedMediaType, "Prometheus is not enabled")
 	resp, body := callAs(t, "", "GET", a.URL+"/v1/metrics?format=xml", nil)
 	if resp.StatusCode != 400 || !bytes.Contains(body, []byte(`format "xml" is not a metrics format`)) {
