@@ -33,12 +33,6 @@ func seedFor(configured int64, evalID string, snapshotIndex uint64) int64 {
 	return int64(h.Sum64())
 }
 
-// maxIDDraws bounds how many IDs next draws to find one not taken. With
-// 122 random bits a draw is taken only when a stream repeats (a
-// configured seed, an eval replayed on a state that holds its first
-// run's objects); a few draws move past those.
-const maxIDDraws = 64
-
 // idGenerator makes UUID-shaped (version 4) IDs from a seeded source, for
 // the allocations, evaluations and deployments a scheduler creates. taken,
 // when set, says whether the state already holds an object with an ID,
@@ -55,8 +49,12 @@ func newIDGenerator(seed int64, taken func(id string) bool) *idGenerator {
 
 // next returns a new ID.
 func (g *idGenerator) next() string {
+	// With a derived seed a draw is taken only in the rarest case; with a
+	// configured one every eval replays one stream, and this walks past
+	// what earlier evals of it stored (the state is finite, the stream is
+	// not, so the walk ends).
 	id := g.draw()
-	for i := 1; i < maxIDDraws && g.taken != nil && g.taken(id); i++ {
+	for g.taken != nil && g.taken(id) {
 		id = g.draw()
 	}
 	return id

@@ -54,6 +54,33 @@ func TestAnEvalScheduledAgainMakesNewIDs(t *testing.T) {
 	}
 }
 
+// With a configured seed every eval replays one ID stream: a second eval
+// walks past all the IDs the first one stored, however many.
+func TestAFixedSeedNeverHandsOutAStoredID(t *testing.T) {
+	h := NewHarness(t)
+	h.Seed = 42
+	h.Nodes(40)
+	job := h.Job(serviceJob(100))
+	h.Run(job, structs.EvalTriggerJobRegister)
+	if n := len(h.Allocs(job)); n != 100 {
+		t.Fatalf("%d allocs placed, want 100", n)
+	}
+	up := job.Copy()
+	up.TaskGroups[0].Tasks[0].Env = map[string]string{"V": "2"} // destructive: 100 new allocs
+	job = h.Job(up)
+	h.Run(job, structs.EvalTriggerJobRegister) // fails the test if the plan does not apply
+	seen := map[string]bool{}
+	for _, a := range h.Allocs(job) {
+		if seen[a.ID] {
+			t.Fatalf("two allocs share the ID %s", a.ID)
+		}
+		seen[a.ID] = true
+	}
+	if len(seen) != 200 {
+		t.Fatalf("%d allocs after a destructive update of 100; want the 100 old ones and 100 new ones", len(seen))
+	}
+}
+
 // The same eval on the same snapshot still makes the same IDs: a
 // post-mortem replays it.
 func TestTheSameEvalOnTheSameSnapshotReplays(t *testing.T) {

@@ -39,19 +39,17 @@ func newRun(cfg Config, eval *structs.Evaluation, logger hclog.Logger) *run {
 }
 
 // idTaken reports whether the run's current state holds an alloc, eval or
-// deployment with id. A read error counts as taken: another draw costs
-// nothing.
+// deployment with id. A read that fails says no: next must not loop on a
+// state it cannot read, and the plan applier checks what it writes.
 func (r *run) idTaken(id string) bool {
-	a, err := r.state.AllocByID(nil, id)
-	if err != nil || a != nil {
+	if a, err := r.state.AllocByID(nil, id); err == nil && a != nil {
 		return true
 	}
-	e, err := r.state.EvalByID(nil, id)
-	if err != nil || e != nil {
+	if e, err := r.state.EvalByID(nil, id); err == nil && e != nil {
 		return true
 	}
 	d, err := r.state.DeploymentByID(nil, id)
-	return err != nil || d != nil
+	return err == nil && d != nil
 }
 
 // attemptResult is what one attempt decided and how its plan fared.
