@@ -95,8 +95,10 @@ type Server struct {
 
 	// Blocking-query waits (server heap per node, issue 16).
 	// queryDeadlines ends long blocking queries' waits, shared by the
-	// waiters of each second (blocking_deadlines.go).
-	queryDeadlines sharedDeadlines
+	// waiters of each second (blocking_deadlines.go). A pointer: its
+	// timers run for up to a wait's length after the server stops, and
+	// must hold only it, not the server and its state.
+	queryDeadlines *sharedDeadlines
 	// queryWake ends blocking queries' waits when the state store is
 	// replaced or the server stops (blocking_wake.go).
 	queryWake storeWake
@@ -137,7 +139,8 @@ func newServer(cfg *Config, opts serverOptions) (*Server, error) {
 	if seed == 0 {
 		seed = randv2.Int64() // seeded by the runtime, not the clock
 	}
-	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel, acls: newACLResolver(), seed: seed, opts: opts}
+	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel, acls: newACLResolver(), seed: seed, opts: opts,
+		queryDeadlines: new(sharedDeadlines)}
 	s.metrics = telemetry.OrDiscard(cfg.Metrics)
 	if err := s.setup(); err != nil {
 		s.Shutdown()
