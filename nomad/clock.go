@@ -216,12 +216,18 @@ func (t *fakeTimer) Reset(d time.Duration) bool {
 	if wasPending {
 		heap.Remove(&c.timers, t.index)
 	}
+	t.pushLocked(c.now.Add(d))
+	return wasPending
+}
+
+// pushLocked puts t in the clock's heap for when and wakes WaitForTimers.
+func (t *fakeTimer) pushLocked(when time.Time) {
+	c := t.clock
 	c.seq++
-	t.when, t.seq = c.now.Add(d), c.seq
+	t.when, t.seq = when, c.seq
 	heap.Push(&c.timers, t)
 	close(c.changed)
 	c.changed = make(chan struct{})
-	return wasPending
 }
 
 // armAt arms t for when, read under the clock's lock so that no Advance
@@ -243,11 +249,7 @@ func (t *fakeTimer) armAt(when time.Time) {
 		}
 		return
 	}
-	c.seq++
-	t.when, t.seq = when, c.seq
-	heap.Push(&c.timers, t)
-	close(c.changed)
-	c.changed = make(chan struct{})
+	t.pushLocked(when)
 	c.mu.Unlock()
 }
 

@@ -382,13 +382,9 @@ func (s *StateStore) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.
 	if err != nil {
 		return nil, err
 	}
-	var out []*structs.Allocation
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		if a := raw.(*structs.Allocation); a.EvalID == evalID {
-			out = append(out, a)
-		}
-	}
-	return out, nil
+	return collectAllocs(memdb.NewFilterIterator(iter, func(raw any) bool {
+		return raw.(*structs.Allocation).EvalID != evalID
+	})), nil
 }
 
 // AllocsByDeployment returns the allocs of a deployment.
@@ -414,13 +410,9 @@ func (s *StateStore) AllocsByDeployment(ws memdb.WatchSet, deploymentID string) 
 		if err != nil {
 			return nil, err
 		}
-		var out []*structs.Allocation
-		for raw := iter.Next(); raw != nil; raw = iter.Next() {
-			if a := raw.(*structs.Allocation); a.DeploymentID == deploymentID {
-				out = append(out, a)
-			}
-		}
-		return out, nil
+		return collectAllocs(memdb.NewFilterIterator(iter, func(raw any) bool {
+			return raw.(*structs.Allocation).DeploymentID != deploymentID
+		})), nil
 	}
 	iter, err := getWatch(txn, ws, TableAllocs, "job", d.Namespace, d.JobID, deploymentID)
 	if err != nil {
