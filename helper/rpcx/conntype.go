@@ -25,6 +25,14 @@ const (
 	// RPCTLS: a TLS handshake follows, then, inside TLS, one of the
 	// types above. A server with TLS required accepts nothing else.
 	RPCTLS ConnType = 0x04
+
+	// Server-pushed notices (server heap per node, issue 16).
+
+	// RPCNotice starts a stream that a server opens on a client's
+	// multiplexed session to carry one notice (see PushNotice). It is
+	// never the first byte of a connection: a server closes a
+	// connection that starts with it, as any unknown type.
+	RPCNotice ConnType = 0x05
 )
 
 // String names the connection type for logs.
@@ -38,6 +46,8 @@ func (t ConnType) String() string {
 		return "multiplex"
 	case RPCTLS:
 		return "tls"
+	case RPCNotice:
+		return "notice"
 	default:
 		return fmt.Sprintf("unknown(0x%02x)", byte(t))
 	}

@@ -12,6 +12,8 @@
 //	0x02 RPCRaft       hashicorp/raft's protocol, handed to a RaftLayer
 //	0x03 RPCMultiplex  a yamux session; each stream is one net/rpc connection
 //	0x04 RPCTLS        a TLS handshake, then one of the above inside TLS
+//	0x05 RPCNotice     not a connection: starts a stream a server opens on a
+//	                   client's session to push one notice (notice.go)
 //
 // A connection that sends nothing within the handshake timeout, or sends an
 // unknown byte, is closed.
@@ -109,11 +111,22 @@
 // their own in the ConnPool, so a server's per-session stream limit, filled
 // by held blocking queries, never leaves quick calls without a stream.
 //
+// # Notices
+//
+// A server can tell a client of a change without the client holding a call
+// open: an endpoint keeps the session a registration arrived on
+// (SessionFromContext) and later opens a stream on it carrying one small
+// notice (PushNotice). A ConnPool with PoolConfig.OnNotice accepts such
+// streams and hands their payload over; a reply that implements
+// SessionBinder learns when its call's session closes, so the client knows
+// to register again.
+//
 // # Goroutines
 //
 // Server: each Serve call owns its listener's accept loop, one goroutine per
 // connection, one per yamux stream, and one per call in progress; it waits
-// for all of them before returning. ConnPool: owns an idle reaper
-// and one goroutine per dial in progress; Shutdown waits for them. Calls run
+// for all of them before returning. ConnPool: owns an idle reaper, one
+// goroutine per dial in progress and, with OnNotice, one notice accept loop
+// per session; Shutdown waits for them. Calls run
 // on the caller's goroutine.
 package rpcx

@@ -63,6 +63,19 @@ type PoolConfig struct {
 	// Now is the clock for idle accounting. Nil means time.Now; tests
 	// substitute a fake.
 	Now func() time.Time
+
+	// Server-pushed notices (server heap per node, issue 16).
+
+	// OnNotice, when set, makes the pool accept the notice streams a
+	// server opens on its sessions (see PushNotice) and hands it each
+	// notice's payload with the server's address. It runs on the
+	// session's accept loop and must not block. Nil means server-opened
+	// streams are never accepted.
+	OnNotice func(addr string, payload []byte)
+
+	// NoticeTimeout bounds reading one notice. Zero means
+	// DefaultNoticeTimeout.
+	NoticeTimeout time.Duration
 }
 
 // ConnPool is the client side of the transport: it keeps one multiplexed
@@ -70,9 +83,10 @@ type PoolConfig struct {
 // any number of concurrent calls share one TCP connection without waiting
 // for each other.
 //
-// Ownership: the pool owns its sessions and two kinds of goroutines, the
-// idle reaper and one per dial in progress; Shutdown stops and waits for
-// them. Each call's stream belongs to the calling goroutine until the call
+// Ownership: the pool owns its sessions and its goroutines: the idle
+// reaper, one per dial in progress and, with PoolConfig.OnNotice, one
+// notice accept loop per session, which ends with its session; Shutdown
+// stops and waits for them. Each call's stream belongs to the calling goroutine until the call
 // ends, then returns to its session's idle list or is closed.
 type ConnPool struct {
 	cfg    PoolConfig
@@ -139,6 +153,9 @@ func NewConnPool(cfg PoolConfig) *ConnPool {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.NoticeTimeout <= 0 {
+		cfg.NoticeTimeout = DefaultNoticeTimeout
+	}
 	logger := cfg.Logger.Named("rpc_pool")
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &ConnPool{
@@ -203,6 +220,9 @@ func (p *ConnPool) rpc(ctx context.Context, addr, method string, args, reply any
 		p.release(s)
 		if err == nil || IsRemoteError(err) {
 			s.answered.Store(true)
+		}
+		if err == nil {
+			bindSession(reply, s)
 		}
 		if err != nil {
 			p.dropIfClosed(s)
@@ -340,6 +360,10 @@ func (p *ConnPool) dial(key poolKey, d *pendingDial) {
 			err = ErrShutdown
 		} else {
 			p.sessions[key] = &poolSession{key: key, sess: sess, lastUsed: p.cfg.Now()}
+			if p.cfg.OnNotice != nil {
+				p.wg.Add(1)
+				go p.acceptNotices(key.addr, sess)
+			}
 		}
 	}
 	d.err = err

@@ -473,7 +473,9 @@ func (s *Server) serveSession(ctx context.Context, conn net.Conn, peer Peer, t *
 
 	slots := make(chan struct{}, s.cfg.maxStreams)
 	calls := make(chan struct{}, s.cfg.maxStreams)
-	peerCtx := WithPeer(ctx, peer)
+	// The session travels with each call so that an endpoint can push
+	// notices back to its caller later (see SessionFromContext).
+	peerCtx := withSession(WithPeer(ctx, peer), sess)
 	for {
 		stream, err := sess.AcceptStream()
 		if err != nil {
