@@ -47,6 +47,11 @@ type FSM struct {
 	events         eventSink
 	pendingMu      sync.Mutex
 	pendingChanges memdb.Changes
+
+	// allocSink is told which nodes' alloc indexes each entry moved
+	// (fsm_alloc_notices.go); nil tells nobody. Alloc-change notices
+	// (server heap per node, issue 16).
+	allocSink allocChangeSink
 }
 
 // applyFn applies one decoded entry at a raft index. The returned value is
@@ -234,10 +239,14 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	old := f.state
 	f.state = newState
 	events := f.events
+	allocSink := f.allocSink
 	f.mu.Unlock()
 	old.Abandon()
 	if events != nil {
 		events.Reset()
+	}
+	if allocSink != nil {
+		allocSink.reset()
 	}
 	return nil
 }

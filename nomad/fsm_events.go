@@ -57,6 +57,7 @@ func (f *FSM) takeChanges() memdb.Changes {
 // committed into events and publishes them.
 func (f *FSM) publishEvents(msgType structs.MessageType, index uint64, entryBytes int) {
 	changes := f.takeChanges()
+	f.noticeAllocChanges(index, changes)
 	if f.events == nil || len(changes) == 0 {
 		return
 	}

@@ -311,24 +311,39 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 		return err
 	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		allocs, err := st.AllocsByNode(ws, args.NodeID)
-		if err != nil {
-			return 0, err
-		}
-		deleted, err := st.NodeAllocsDeletedIndex(ws, args.NodeID)
-		if err != nil {
-			return 0, err
-		}
-		reply.Allocs = make(map[string]uint64, len(allocs))
-		max := deleted
-		for _, a := range allocs {
-			reply.Allocs[a.ID] = a.AllocModifyIndex
-			if a.AllocModifyIndex > max {
-				max = a.AllocModifyIndex
-			}
-		}
-		return max, nil
+		allocs, index, err := clientAllocs(ws, st, args.NodeID, true)
+		reply.Allocs = allocs
+		return index, err
 	})
+}
+
+// clientAllocs is a node's assignment (when withAllocs) and its alloc
+// index: the highest AllocModifyIndex of its allocs, or the index at which
+// garbage collection last deleted one, if newer (see GetClientAllocs).
+// Node.WatchAllocs answers with the same index.
+func clientAllocs(ws memdb.WatchSet, st *state.StateStore, nodeID string, withAllocs bool) (map[string]uint64, uint64, error) {
+	allocs, err := st.AllocsByNode(ws, nodeID)
+	if err != nil {
+		return nil, 0, err
+	}
+	deleted, err := st.NodeAllocsDeletedIndex(ws, nodeID)
+	if err != nil {
+		return nil, 0, err
+	}
+	var assigned map[string]uint64
+	if withAllocs {
+		assigned = make(map[string]uint64, len(allocs))
+	}
+	max := deleted
+	for _, a := range allocs {
+		if withAllocs {
+			assigned[a.ID] = a.AllocModifyIndex
+		}
+		if a.AllocModifyIndex > max {
+			max = a.AllocModifyIndex
+		}
+	}
+	return assigned, max, nil
 }
 
 // UpdateAlloc takes a client's batch of allocation status reports. The

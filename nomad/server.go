@@ -102,6 +102,11 @@ type Server struct {
 	// queryWake ends blocking queries' waits when the state store is
 	// replaced or the server stops (blocking_wake.go).
 	queryWake storeWake
+
+	// Alloc-change notices (server heap per node, issue 16).
+	// allocNotices keeps the nodes registered by Node.WatchAllocs and
+	// pushes their notices (alloc_notices.go).
+	allocNotices *allocNotifier
 }
 
 // serverOptions replace parts of the server with twins; tests pass them
@@ -190,6 +195,7 @@ func (s *Server) setup() error {
 	}
 	s.events = stream.NewBroker(stream.Config{BufferEvents: s.config.EventBufferEvents, BufferBytes: s.config.EventBufferBytes})
 	s.fsm.SetEventSink(s.events)
+	s.setupAllocNotices()
 	if err := s.setupEndpoints(); err != nil {
 		return err
 	}
