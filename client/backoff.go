@@ -41,3 +41,12 @@ func (j *jitter) heartbeatDelay(ttl time.Duration) time.Duration {
 	defer j.mu.Unlock()
 	return half - time.Duration(j.rnd.Int63n(int64(ttl/10)+1))
 }
+
+// lease is how long a registration for alloc notices stands before the
+// client registers again (Nomad's blocking-query wait with its jitter):
+// wait plus up to a sixteenth, so a fleet does not re-register in step.
+func (j *jitter) lease(wait time.Duration) time.Duration {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return wait + time.Duration(j.rnd.Int63n(int64(wait/16)+1))
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drover-sched/drover/client/allocrunner"
+	"github.com/drover-sched/drover/client/allocsync"
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/config"
 	"github.com/drover-sched/drover/client/drivers"
@@ -69,6 +70,13 @@ type Client struct {
 	// ACLs are off.
 	tokens *tokenCache
 
+	// Alloc-change notices (server heap per node, issue 16).
+	// allocNotices receives the notices the servers push for this node
+	// (client/watcher.go); nil when calls do not go over the client's
+	// own pool (an injected RPCer), which then watches with the blocking
+	// query alone.
+	allocNotices *allocsync.Mailbox
+
 	shutdownOnce sync.Once
 }
 
@@ -119,7 +127,9 @@ func NewClient(cfg *config.Config) (*Client, error) {
 	if cfg.RPC != nil {
 		c.rpc = cfg.RPC
 	} else {
-		c.pool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: c.logger, TLS: cfg.RPCTLS})
+		router := allocsync.NewRouter(c.logger)
+		c.allocNotices = router.Add(node.ID)
+		c.pool = rpcx.NewConnPool(rpcx.PoolConfig{Logger: c.logger, TLS: cfg.RPCTLS, OnNotice: router.OnNotice})
 		c.srv = servers.New(c.pool, cfg.Servers)
 		c.rpc = c.srv
 	}

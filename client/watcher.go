@@ -1,45 +1,62 @@
 package client
 
 import (
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/drover-sched/drover/client/allocsync"
 	"github.com/drover-sched/drover/structs"
 )
 
-// watchAllocs keeps the node's assignment: a blocking Node.GetClientAllocs
-// says which allocs the node has and each one's AllocModifyIndex; those
-// whose index moved are fetched with Alloc.GetAllocs and applied.
+// watchAllocs keeps the node's assignment: Node.GetClientAllocs says
+// which allocs the node has and each one's AllocModifyIndex; those whose
+// index moved are fetched with Alloc.GetAllocs and applied.
 //
-// State owned by this goroutine: index (of the last applied answer) and
-// known (the AllocModifyIndex applied per alloc ID, including allocs the
-// client does not run because they were already terminal).
+// It learns of changes from notices the servers push (allocsync's
+// Mailbox; see the doc there): it registers with Node.WatchAllocs, waits
+// for a notice, reads the assignment with a non-blocking query and
+// registers again. It registers again too when the session it registered
+// over closes, and every lease (BlockingQueryWait plus jitter), so a lost
+// notice leaves the node stale for one lease at most. Against servers
+// that do not know Node.WatchAllocs, or when the client's calls do not go
+// over its own pool, it holds a blocking Node.GetClientAllocs instead, as
+// before notices, and tries notices again once per BlockingQueryWait.
+//
+// State owned by this goroutine: the assignmentState.
 func (c *Client) watchAllocs() {
 	select {
 	case <-c.registeredCh:
 	case <-c.ctx.Done():
 		return
 	}
-	var index uint64
-	known := map[string]uint64{}
+	w := &assignmentState{known: map[string]uint64{}, first: true}
 	c.allocMu.RLock()
 	for id, ar := range c.allocs {
-		known[id] = ar.Alloc().AllocModifyIndex
+		w.known[id] = ar.Alloc().AllocModifyIndex
 	}
 	c.allocMu.RUnlock()
-	first := true
+	push := c.allocNotices != nil
+	var fallbackSince time.Time
+	needFetch := true
 	failures := 0
 	for {
-		assigned, respIndex, err := c.getAssignment(index)
-		if err == nil && respIndex < index {
-			err = fmt.Errorf("stale answer: index %d is older than applied index %d", respIndex, index)
-		}
-		var fetched []*structs.Allocation
-		if err == nil && (respIndex > index || first) {
-			fetched, err = c.fetchChanged(assigned, respIndex, known)
-			if err == nil {
-				c.applyAssignment(assigned, respIndex, fetched, known)
-				index, first = respIndex, false
+		var err error
+		switch {
+		case !push:
+			err = c.syncAssignment(w, true)
+			if err == nil && c.allocNotices != nil && c.clock.Now().Sub(fallbackSince) >= c.cfg.BlockingQueryWait {
+				push, needFetch = true, false
+			}
+		case needFetch:
+			if err = c.syncAssignment(w, false); err == nil {
+				needFetch = false
+			}
+		default:
+			needFetch, err = c.awaitAllocNotice(w.index)
+			if errors.Is(err, allocsync.ErrNoticesUnsupported) {
+				c.logger.Info("servers do not push alloc notices; watching allocs with blocking queries")
+				push, fallbackSince, err = false, c.clock.Now(), nil
 			}
 		}
 		if err != nil {
@@ -60,6 +77,71 @@ func (c *Client) watchAllocs() {
 		if c.ctx.Err() != nil {
 			return
 		}
+	}
+}
+
+// assignmentState is what the watch loop has applied: index (of the last
+// applied answer) and known (the AllocModifyIndex applied per alloc ID,
+// including allocs the client does not run because they were already
+// terminal). first is set until an answer was applied.
+type assignmentState struct {
+	index uint64
+	known map[string]uint64
+	first bool
+}
+
+// syncAssignment reads the assignment, blocking until it passes w.index
+// when block is set, and applies it if it is newer than w's (or the first).
+func (c *Client) syncAssignment(w *assignmentState, block bool) error {
+	var minIndex uint64
+	if block {
+		minIndex = w.index
+	}
+	assigned, respIndex, err := c.getAssignment(minIndex)
+	if err != nil {
+		return err
+	}
+	if respIndex < w.index {
+		return fmt.Errorf("stale answer: index %d is older than applied index %d", respIndex, w.index)
+	}
+	if respIndex == w.index && !w.first {
+		return nil
+	}
+	fetched, err := c.fetchChanged(assigned, respIndex, w.known)
+	if err != nil {
+		return err
+	}
+	c.applyAssignment(assigned, respIndex, fetched, w.known)
+	w.index, w.first = respIndex, false
+	return nil
+}
+
+// awaitAllocNotice registers for a notice past index and waits for one,
+// for the registration's session to close, or for the lease to run out.
+// It reports whether the assignment must be read before registering
+// again: the server or a notice knows of an index past the applied one.
+func (c *Client) awaitAllocNotice(index uint64) (bool, error) {
+	nodeID, secretID := c.identity()
+	q := allocsync.Query{NodeID: nodeID, SecretID: secretID, Region: c.cfg.Region}
+	current, closed, err := allocsync.Register(c.ctx, c.rpc.RPC, q, index)
+	if err != nil {
+		return false, err
+	}
+	if current > index {
+		return true, nil
+	}
+	lease := c.clock.After(c.jit.lease(c.cfg.BlockingQueryWait))
+	select {
+	case <-c.allocNotices.Ready():
+		return c.allocNotices.Take() > index, nil
+	case <-closed:
+		// The server can no longer reach us there: register again (over
+		// a new session), whose answer says if anything changed.
+		return false, nil
+	case <-lease:
+		return false, nil
+	case <-c.ctx.Done():
+		return false, c.ctx.Err()
 	}
 }
 
