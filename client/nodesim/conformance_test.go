@@ -29,6 +29,17 @@ func TestSimulatedNodeLooksLikeARealClientToTheServers(t *testing.T) {
 		}
 		return true, ""
 	})
+	// Both wait for their allocs the same way: registered for the alloc
+	// notices the server pushes (Node.WatchAllocs), with no blocking
+	// query held on the server.
+	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+		for _, id := range []string{realID, simID} {
+			if !s.AllocNoticeRegistered(id) {
+				return false, id + " not registered for alloc notices"
+			}
+		}
+		return s.BlockingQueries() == 0, fmt.Sprintf("%d blocking queries held on the server", s.BlockingQueries())
+	})
 	rn, _ := s.State().NodeByID(nil, realID)
 	sn, _ := s.State().NodeByID(nil, simID)
 	for _, c := range []struct {
@@ -66,6 +77,12 @@ func TestSimulatedNodeLooksLikeARealClientToTheServers(t *testing.T) {
 		}
 		return len(as) == 2 && countStatus(as, structs.AllocClientStatusComplete) == 2, fmt.Sprintf("%d allocs, %d complete", len(as), countStatus(as, structs.AllocClientStatusComplete))
 	})
+	if got := sim.Stats().AllocNotices; got == 0 {
+		t.Error("the simulated node learned of its alloc without a notice")
+	}
+	if got := s.AllocNoticesPushed(); got < 2 {
+		t.Errorf("the server pushed %d alloc notices; want at least one to each node", got)
+	}
 	byNode := map[string]*structs.Allocation{}
 	for _, a := range allocs(t, s, "both") {
 		byNode[a.NodeID] = a

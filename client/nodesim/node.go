@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drover-sched/drover/client/allocsync"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -20,6 +21,9 @@ type node struct {
 	id     string
 	secret string
 	tmpl   *structs.Node
+	// notices receives the alloc notices the servers push for the node
+	// (watch.go).
+	notices *allocsync.Mailbox
 
 	mu           sync.Mutex
 	rnd          *randv2.Rand // small (PCG): a math/rand source is 4.9 KB a node
@@ -79,7 +83,7 @@ func newNode(s *Sim, i int, sh *shard, ids *rand.Rand) (*node, error) {
 		SchedulingEligibility: structs.NodeSchedulingEligible,
 	}
 	tmpl.Canonicalize()
-	return &node{sim: s, sh: sh, idx: i, id: id, secret: secret, tmpl: tmpl,
+	return &node{sim: s, sh: sh, idx: i, id: id, secret: secret, tmpl: tmpl, notices: sh.notices.Add(id),
 		rnd: randv2.New(randv2.NewPCG(uint64(cfg.Seed), uint64(i))), registeredCh: make(chan struct{}),
 		allocs: map[string]*simAlloc{}, pending: map[string]*structs.Allocation{}}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/drover-sched/drover/client/allocsync"
 	"github.com/drover-sched/drover/client/servers"
 	"github.com/drover-sched/drover/helper/rpcx"
 )
@@ -44,6 +45,9 @@ type Sim struct {
 type shard struct {
 	pool *rpcx.ConnPool
 	rpc  *servers.Manager
+	// notices routes the alloc notices the servers push on the shard's
+	// sessions to its nodes (server heap per node, issue 16).
+	notices *allocsync.Router
 }
 
 // Stats counts what the fleet did; read it with Sim.Stats.
@@ -62,6 +66,11 @@ type Stats struct {
 	AllocsStopped     atomic.Int64
 	NodesFaulted      atomic.Int64
 	NodesReturned     atomic.Int64
+
+	// Alloc-change notices (server heap per node, issue 16):
+	// registrations made and notices received.
+	NoticeRegistrations atomic.Int64
+	AllocNotices        atomic.Int64
 }
 
 // Snapshot is a copy of Stats at one moment, for printing and JSON.
@@ -82,6 +91,9 @@ type Snapshot struct {
 	AllocsStopped     int64
 	NodesFaulted      int64
 	NodesReturned     int64
+
+	NoticeRegistrations int64
+	AllocNotices        int64
 }
 
 // New checks cfg and prepares the fleet; Start starts it.
@@ -96,13 +108,14 @@ func New(cfg Config) (*Sim, error) {
 	loopback := allLoopback(cfg.Servers)
 	nShards := (cfg.Count + cfg.NodesPerShard - 1) / cfg.NodesPerShard
 	for i := 0; i < nShards; i++ {
-		pc := rpcx.PoolConfig{Logger: cfg.Logger, TLS: cfg.TLS}
+		router := allocsync.NewRouter(cfg.Logger)
+		pc := rpcx.PoolConfig{Logger: cfg.Logger, TLS: cfg.TLS, OnNotice: router.OnNotice}
 		if loopback {
 			// 127.1.0.0/16: away from 127.0.0.1, where the servers listen.
 			pc.LocalAddr = &net.TCPAddr{IP: net.IPv4(127, 1, byte(1+i/250), byte(1+i%250))}
 		}
 		pool := rpcx.NewConnPool(pc)
-		s.shards = append(s.shards, &shard{pool: pool, rpc: servers.New(pool, cfg.Servers)})
+		s.shards = append(s.shards, &shard{pool: pool, rpc: servers.New(pool, cfg.Servers), notices: router})
 	}
 	ids := rand.New(rand.NewSource(cfg.Seed))
 	for i := 0; i < cfg.Count; i++ {
@@ -178,7 +191,8 @@ func (s *Sim) Stats() Snapshot {
 		HeartbeatFailures: st.HeartbeatFailures.Load(), AllocPolls: st.AllocPolls.Load(), AllocFetches: st.AllocFetches.Load(),
 		UpdateCalls: st.UpdateCalls.Load(), UpdatesRefused: st.UpdatesRefused.Load(), AllocsStarted: st.AllocsStarted.Load(),
 		AllocsRunning: st.AllocsRunning.Load(), AllocsComplete: st.AllocsComplete.Load(), AllocsFailed: st.AllocsFailed.Load(),
-		AllocsStopped: st.AllocsStopped.Load(), NodesFaulted: st.NodesFaulted.Load(), NodesReturned: st.NodesReturned.Load()}
+		AllocsStopped: st.AllocsStopped.Load(), NodesFaulted: st.NodesFaulted.Load(), NodesReturned: st.NodesReturned.Load(),
+		NoticeRegistrations: st.NoticeRegistrations.Load(), AllocNotices: st.AllocNotices.Load()}
 }
 
 // InjectFault cuts cfg.Fault.StopFraction of the nodes (chosen by the
