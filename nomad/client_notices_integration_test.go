@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,8 +72,7 @@ func TestClientLearnsOfItsAllocsFromANoticeWithNoBlockingQuery(t *testing.T) {
 // uses, except Node.WatchAllocs, as a server of an earlier release would:
 // a call to it fails with "can't find method".
 type olderServer struct {
-	s       *nomad.Server
-	watches atomic.Int64
+	s *nomad.Server
 }
 
 type olderNode struct{ o *olderServer }
