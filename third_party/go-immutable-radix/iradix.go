@@ -31,9 +31,7 @@ type Tree struct {
 // New returns an empty Tree
 func New() *Tree {
 	t := &Tree{
-		root: &Node{
-			mutateCh: make(chan struct{}),
-		},
+		root: &Node{},
 	}
 	return t
 }
@@ -65,13 +63,13 @@ type Txn struct {
 	// up to defaultModifiedCache number of entries.
 	writable *simplelru.LRU
 
-	// trackChannels is used to hold channels that need to be notified to
-	// signal mutation of the tree. This will only hold up to
+	// trackChannels is used to hold the channel slots (see watch.go) that
+	// need to be notified to signal mutation of the tree. This will only hold up to
 	// defaultModifiedCache number of entries, after which we will set the
 	// trackOverflow flag, which will cause us to use a more expensive
 	// algorithm to perform the notifications. Mutation tracking is only
 	// performed if trackMutate is true.
-	trackChannels map[chan struct{}]struct{}
+	trackChannels map[*watchSlot]struct{}
 	trackOverflow bool
 	trackMutate   bool
 }
@@ -107,11 +105,11 @@ func (t *Txn) TrackMutate(track bool) {
 	t.trackMutate = track
 }
 
-// trackChannel safely attempts to track the given mutation channel, setting the
+// trackChannel safely attempts to track the given mutation channel slot, setting the
 // overflow flag if we can no longer track any more. This limits the amount of
 // state that will accumulate during a transaction and we have a slower algorithm
 // to switch to if we overflow.
-func (t *Txn) trackChannel(ch chan struct{}) {
+func (t *Txn) trackChannel(slot *watchSlot) {
 	// In overflow, make sure we don't store any more objects.
 	if t.trackOverflow {
 		return
@@ -132,11 +130,11 @@ func (t *Txn) trackChannel(ch chan struct{}) {
 
 	// Create the map on the fly when we need it.
 	if t.trackChannels == nil {
-		t.trackChannels = make(map[chan struct{}]struct{})
+		t.trackChannels = make(map[*watchSlot]struct{})
 	}
 
 	// Otherwise we are good to track it.
-	t.trackChannels[ch] = struct{}{}
+	t.trackChannels[slot] = struct{}{}
 }
 
 // writeNode returns a node to be modified, if the current node has already been
@@ -160,19 +158,19 @@ func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
 	// update the leaf.
 	if _, ok := t.writable.Get(n); ok {
 		if t.trackMutate && forLeafUpdate && n.leaf != nil {
-			t.trackChannel(n.leaf.mutateCh)
+			t.trackChannel(&n.leaf.mutateCh)
 		}
 		return n
 	}
 
 	// Mark this node as being mutated.
 	if t.trackMutate {
-		t.trackChannel(n.mutateCh)
+		t.trackChannel(&n.mutateCh)
 	}
 
 	// Mark its leaf as being mutated, if appropriate.
 	if t.trackMutate && forLeafUpdate && n.leaf != nil {
-		t.trackChannel(n.leaf.mutateCh)
+		t.trackChannel(&n.leaf.mutateCh)
 	}
 
 	// Copy the existing node. If you have set forLeafUpdate it will be
@@ -180,8 +178,7 @@ func (t *Txn) writeNode(n *Node, forLeafUpdate bool) *Node {
 	// writing. You MUST replace it, because the channel associated with
 	// this leaf will be closed when this transaction is committed.
 	nc := &Node{
-		mutateCh: make(chan struct{}),
-		leaf:     n.leaf,
+		leaf: n.leaf,
 	}
 	if n.prefix != nil {
 		nc.prefix = make([]byte, len(n.prefix))
@@ -207,12 +204,12 @@ func (t *Txn) trackChannelsAndCount(n *Node) int {
 	}
 	// Mark this node as being mutated.
 	if t.trackMutate {
-		t.trackChannel(n.mutateCh)
+		t.trackChannel(&n.mutateCh)
 	}
 
 	// Mark its leaf as being mutated, if appropriate.
 	if t.trackMutate && n.leaf != nil {
-		t.trackChannel(n.leaf.mutateCh)
+		t.trackChannel(&n.leaf.mutateCh)
 	}
 
 	// Recurse on the children
@@ -231,7 +228,7 @@ func (t *Txn) mergeChild(n *Node) {
 	e := n.edges[0]
 	child := e.node
 	if t.trackMutate {
-		t.trackChannel(child.mutateCh)
+		t.trackChannel(&child.mutateCh)
 	}
 
 	// Merge the nodes.
@@ -258,9 +255,8 @@ func (t *Txn) insert(n *Node, k, search []byte, v interface{}) (*Node, interface
 
 		nc := t.writeNode(n, true)
 		nc.leaf = &leafNode{
-			mutateCh: make(chan struct{}),
-			key:      k,
-			val:      v,
+			key: k,
+			val: v,
 		}
 		return nc, oldVal, didUpdate
 	}
@@ -273,11 +269,9 @@ func (t *Txn) insert(n *Node, k, search []byte, v interface{}) (*Node, interface
 		e := edge{
 			label: search[0],
 			node: &Node{
-				mutateCh: make(chan struct{}),
 				leaf: &leafNode{
-					mutateCh: make(chan struct{}),
-					key:      k,
-					val:      v,
+					key: k,
+					val: v,
 				},
 				prefix: search,
 			},
@@ -303,8 +297,7 @@ func (t *Txn) insert(n *Node, k, search []byte, v interface{}) (*Node, interface
 	// Split the node
 	nc := t.writeNode(n, false)
 	splitNode := &Node{
-		mutateCh: make(chan struct{}),
-		prefix:   search[:commonPrefix],
+		prefix: search[:commonPrefix],
 	}
 	nc.replaceEdge(edge{
 		label: search[0],
@@ -321,9 +314,8 @@ func (t *Txn) insert(n *Node, k, search []byte, v interface{}) (*Node, interface
 
 	// Create a new leaf node
 	leaf := &leafNode{
-		mutateCh: make(chan struct{}),
-		key:      k,
-		val:      v,
+		key: k,
+		val: v,
 	}
 
 	// If the new key is a subset, add to to this node
@@ -337,9 +329,8 @@ func (t *Txn) insert(n *Node, k, search []byte, v interface{}) (*Node, interface
 	splitNode.addEdge(edge{
 		label: search[0],
 		node: &Node{
-			mutateCh: make(chan struct{}),
-			leaf:     leaf,
-			prefix:   search,
+			leaf:   leaf,
+			prefix: search,
 		},
 	})
 	return nc, nil, false
@@ -547,9 +538,9 @@ func (t *Txn) slowNotify() {
 		// know from the loop condition there's something in the old
 		// snapshot.
 		if rootIter.Front() == nil {
-			close(snapElem.mutateCh)
+			snapElem.mutateCh.fire()
 			if snapElem.isLeaf() {
-				close(snapElem.leaf.mutateCh)
+				snapElem.leaf.mutateCh.fire()
 			}
 			snapIter.Next()
 			continue
@@ -562,9 +553,9 @@ func (t *Txn) slowNotify() {
 		// If the snapshot is behind the root, then we must have deleted
 		// this node during the transaction.
 		if cmp < 0 {
-			close(snapElem.mutateCh)
+			snapElem.mutateCh.fire()
 			if snapElem.isLeaf() {
-				close(snapElem.leaf.mutateCh)
+				snapElem.leaf.mutateCh.fire()
 			}
 			snapIter.Next()
 			continue
@@ -581,9 +572,9 @@ func (t *Txn) slowNotify() {
 		// node and possibly the leaf.
 		rootElem := rootIter.Front()
 		if snapElem != rootElem {
-			close(snapElem.mutateCh)
+			snapElem.mutateCh.fire()
 			if snapElem.leaf != nil && (snapElem.leaf != rootElem.leaf) {
-				close(snapElem.leaf.mutateCh)
+				snapElem.leaf.mutateCh.fire()
 			}
 		}
 		snapIter.Next()
@@ -604,8 +595,8 @@ func (t *Txn) Notify() {
 	if t.trackOverflow {
 		t.slowNotify()
 	} else {
-		for ch := range t.trackChannels {
-			close(ch)
+		for slot := range t.trackChannels {
+			slot.fire()
 		}
 	}
 

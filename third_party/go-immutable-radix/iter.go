@@ -14,10 +14,17 @@ type Iterator struct {
 // SeekPrefixWatch is used to seek the iterator to a given prefix
 // and returns the watch channel of the finest granularity
 func (i *Iterator) SeekPrefixWatch(prefix []byte) (watch <-chan struct{}) {
+	return i.seekPrefix(prefix).watch()
+}
+
+// seekPrefix is SeekPrefixWatch's seek, returning the slot of the finest
+// watch channel rather than the channel, so that only the slot returned to
+// a watcher ever gets a channel made (and SeekPrefix makes none).
+func (i *Iterator) seekPrefix(prefix []byte) (watch *watchSlot) {
 	// Wipe the stack
 	i.stack = nil
 	n := i.node
-	watch = n.mutateCh
+	watch = &n.mutateCh
 	search := prefix
 	for {
 		// Check for key exhaustion
@@ -34,7 +41,7 @@ func (i *Iterator) SeekPrefixWatch(prefix []byte) (watch <-chan struct{}) {
 		}
 
 		// Update to the finest granularity as the search makes progress
-		watch = n.mutateCh
+		watch = &n.mutateCh
 
 		// Consume the search prefix
 		if bytes.HasPrefix(search, n.prefix) {
@@ -52,7 +59,7 @@ func (i *Iterator) SeekPrefixWatch(prefix []byte) (watch <-chan struct{}) {
 
 // SeekPrefix is used to seek the iterator to a given prefix
 func (i *Iterator) SeekPrefix(prefix []byte) {
-	i.SeekPrefixWatch(prefix)
+	i.seekPrefix(prefix)
 }
 
 func (i *Iterator) recurseMin(n *Node) *Node {

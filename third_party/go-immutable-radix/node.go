@@ -12,7 +12,9 @@ type WalkFn func(k []byte, v interface{}) bool
 
 // leafNode is used to represent a value
 type leafNode struct {
-	mutateCh chan struct{}
+	// mutateCh is closed if this leaf is modified; made on first watch
+	// (watch.go)
+	mutateCh watchSlot
 	key      []byte
 	val      interface{}
 }
@@ -25,8 +27,9 @@ type edge struct {
 
 // Node is an immutable node in the radix tree
 type Node struct {
-	// mutateCh is closed if this node is modified
-	mutateCh chan struct{}
+	// mutateCh is closed if this node is modified; made on first watch
+	// (watch.go)
+	mutateCh watchSlot
 
 	// leaf is used to store possible leaf
 	leaf *leafNode
@@ -104,13 +107,21 @@ func (n *Node) delEdge(label byte) {
 }
 
 func (n *Node) GetWatch(k []byte) (<-chan struct{}, interface{}, bool) {
+	slot, val, ok := n.getWatchSlot(k)
+	return slot.watch(), val, ok
+}
+
+// getWatchSlot is GetWatch's lookup, returning the slot of the finest
+// watch channel rather than the channel, so that only the slot returned to
+// a watcher ever gets a channel made (and Get makes none).
+func (n *Node) getWatchSlot(k []byte) (*watchSlot, interface{}, bool) {
 	search := k
-	watch := n.mutateCh
+	watch := &n.mutateCh
 	for {
 		// Check for key exhaustion
 		if len(search) == 0 {
 			if n.isLeaf() {
-				return n.leaf.mutateCh, n.leaf.val, true
+				return &n.leaf.mutateCh, n.leaf.val, true
 			}
 			break
 		}
@@ -122,7 +133,7 @@ func (n *Node) GetWatch(k []byte) (<-chan struct{}, interface{}, bool) {
 		}
 
 		// Update to the finest granularity as the search makes progress
-		watch = n.mutateCh
+		watch = &n.mutateCh
 
 		// Consume the search prefix
 		if bytes.HasPrefix(search, n.prefix) {
@@ -135,7 +146,7 @@ func (n *Node) GetWatch(k []byte) (<-chan struct{}, interface{}, bool) {
 }
 
 func (n *Node) Get(k []byte) (interface{}, bool) {
-	_, val, ok := n.GetWatch(k)
+	_, val, ok := n.getWatchSlot(k)
 	return val, ok
 }
 
