@@ -78,6 +78,8 @@ var rpcNotChecked = map[string]struct {
 	"ServiceRegistration.Upsert":     {"a client's own call: its node secret is checked", isNodeRefusal},
 	"ServiceRegistration.Deregister": {"a client's own call: its node secret is checked", isNodeRefusal},
 	"ServiceRegistration.ForAlloc":   {"a client's own call: its node secret is checked", isNodeRefusal},
+	// Server-pushed alloc notices (issue 16, allocpush).
+	"Node.WatchAllocs": {"a client's own call: its node secret is checked", isNodeRefusal},
 }
 
 func isNil(err error) bool { return err == nil }
