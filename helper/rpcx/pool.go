@@ -86,8 +86,9 @@ type PoolConfig struct {
 // Ownership: the pool owns its sessions and its goroutines: the idle
 // reaper, one per dial in progress and, with PoolConfig.OnNotice, one
 // notice accept loop per session, which ends with its session; Shutdown
-// stops and waits for them. Each call's stream belongs to the calling goroutine until the call
-// ends, then returns to its session's idle list or is closed.
+// stops and waits for them. Each call's stream belongs to the calling
+// goroutine until the call ends, then returns to its session's idle list
+// or is closed.
 type ConnPool struct {
 	cfg    PoolConfig
 	logger hclog.Logger
