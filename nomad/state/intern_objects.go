@@ -75,13 +75,7 @@ func internTaskEvent(e *structs.TaskEvent) {
 	if e == nil {
 		return
 	}
-	for _, s := range []*string{
-		&e.Type, &e.Message, &e.DisplayMessage, &e.RestartReason, &e.DriverError,
-		&e.KillError, &e.KillReason, &e.DownloadError, &e.ValidationError,
-		&e.FailedSibling, &e.TaskSignal, &e.DriverMessage,
-	} {
-		internString(s)
-	}
+	e.ShareStrings(interned.intern)
 	e.Details = internStringMap(e.Details)
 }
 
