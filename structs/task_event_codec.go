@@ -67,7 +67,11 @@ func (e *TaskEvent) fromWire(w *taskEventWire) {
 		FailedSibling: w.FailedSibling, TaskSignal: w.TaskSignal, DriverMessage: w.DriverMessage,
 	}
 	if x != (taskEventExtra{}) {
-		e.taskEventExtra = &x
+		// A copy, so that x itself stays on the stack: taking its
+		// address would make every decoded event allocate one.
+		p := new(taskEventExtra)
+		*p = x
+		e.taskEventExtra = p
 	}
 }
 

@@ -321,3 +321,46 @@ func prettyJSON(t testing.TB, v any) string {
 	}
 	return buf.String()
 }
+
+// BenchmarkTaskStateMsgpack measures what the conversion through the wire
+// struct costs a task state of three events (Received, Task Setup,
+// Started, as a running task reports them), encoded and decoded with the
+// RPC and raft handle, against the flat struct's.
+func BenchmarkTaskStateMsgpack(b *testing.B) {
+	at := time.Unix(1_700_000_000, 0).UTC()
+	flat := &flatTaskState{State: TaskStateRunning, StartedAt: at, Events: []*flatTaskEvent{
+		{Type: TaskReceived, Time: at.UnixNano(), DisplayMessage: "Task received by client", Details: map[string]string{}},
+		{Type: TaskSetup, Time: at.UnixNano(), Message: "Building Task Directory", DisplayMessage: "Building Task Directory", Details: map[string]string{}},
+		{Type: TaskStarted, Time: at.UnixNano(), DisplayMessage: "Task started by client", Details: map[string]string{}},
+	}}
+	state := &TaskState{State: flat.State, StartedAt: at}
+	for _, f := range flat.Events {
+		state.Events = append(state.Events, newEventFromFlat(f))
+	}
+	for _, c := range []struct {
+		name string
+		v    any
+		out  func() any
+	}{
+		{"flat", flat, func() any { return new(flatTaskState) }},
+		{"compact", state, func() any { return new(TaskState) }},
+	} {
+		b.Run("encode/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := rpcx.Encode(c.v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		buf := mustRPCEncode(b, c.v)
+		b.Run("decode/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := rpcx.Decode(buf, c.out()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
