@@ -71,10 +71,14 @@ type Result struct {
 	PlanApplyMaxMs     float64
 	ServerHeapPerNode  float64
 	ServerHeapPerAlloc float64
-	SimHeapPerNode     float64
-	SimGoroutines      int
-	Storm              Storm
-	Errors             []string `json:",omitempty"`
+	// Not in HeapAlloc: goroutine stacks and goroutines the servers
+	// hold per ready, idle node.
+	ServerStackPerNode      float64
+	ServerGoroutinesPerNode float64
+	SimHeapPerNode          float64
+	SimGoroutines           int
+	Storm                   Storm
+	Errors                  []string `json:",omitempty"`
 }
 
 // Phase is one batch of jobs registered at once.
@@ -218,12 +222,21 @@ func timerStats(tel *telemetry.Telemetry, name string) (count int, mean, maxMs f
 	return count, mean, maxMs
 }
 
-func heap() uint64 {
+// memUse is what the test process (the in-process servers) holds: the
+// heap the targets are about, and the goroutine stacks and goroutines,
+// which HeapAlloc does not count (a goroutine parked per waiting node
+// costs its stack as well as its heap records).
+type memUse struct {
+	heap, stack uint64
+	goroutines  int
+}
+
+func heap() memUse {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
+	return memUse{heap: ms.HeapAlloc, stack: ms.StackInuse, goroutines: runtime.NumGoroutine()}
 }
 
 // writeHeapProfile records where the servers' heap goes (go tool pprof
@@ -353,7 +366,9 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 	if *flagHeapProf != "" {
 		writeHeapProfile(t, fmt.Sprintf("%s-%d-%d-nodes.pprof", *flagHeapProf, nServers, nNodes))
 	}
-	r.ServerHeapPerNode = float64(withNodes-base) / float64(nNodes) / float64(nServers)
+	r.ServerHeapPerNode = float64(withNodes.heap-base.heap) / float64(nNodes) / float64(nServers)
+	r.ServerStackPerNode = float64(int64(withNodes.stack)-int64(base.stack)) / float64(nNodes) / float64(nServers)
+	r.ServerGoroutinesPerNode = float64(withNodes.goroutines-base.goroutines) / float64(nNodes) / float64(nServers)
 
 	// Placement: binpack, then spread over the racks.
 	half := *flagAllocs / 2
@@ -372,7 +387,7 @@ func runVariant(t *testing.T, nServers, nNodes int) *Result {
 	if *flagHeapProf != "" {
 		writeHeapProfile(t, fmt.Sprintf("%s-%d-%d-allocs.pprof", *flagHeapProf, nServers, nNodes))
 	}
-	r.ServerHeapPerAlloc = float64(int64(withAllocs)-int64(withNodes)) / float64(r.Allocs) / float64(nServers)
+	r.ServerHeapPerAlloc = float64(int64(withAllocs.heap)-int64(withNodes.heap)) / float64(r.Allocs) / float64(nServers)
 	sim := readSim(t, statsPath)
 	r.SimHeapPerNode = float64(sim.HeapLive) / float64(nNodes)
 	r.SimGoroutines = sim.Goroutines

@@ -231,6 +231,9 @@ func printTable(rs []*Result) {
 		return fmt.Sprintf("%.0f / %.0f, %d", r.PlanApplyMeanMs, r.PlanApplyMaxMs, r.PlanApplies)
 	})
 	row("server heap per node (B)", func(r *Result) string { return fmt.Sprintf("%.0f", r.ServerHeapPerNode) })
+	row("server stacks per node (B), goroutines per node", func(r *Result) string {
+		return fmt.Sprintf("%.0f, %.2f", r.ServerStackPerNode, r.ServerGoroutinesPerNode)
+	})
 	row("server heap per alloc (B)", func(r *Result) string { return fmt.Sprintf("%.0f", r.ServerHeapPerAlloc) })
 	row("nodesim heap per node (B)", func(r *Result) string { return fmt.Sprintf("%.0f", r.SimHeapPerNode) })
 	row("nodesim goroutines", func(r *Result) string { return fmt.Sprint(r.SimGoroutines) })
