@@ -3,6 +3,7 @@ package structs
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -108,6 +109,15 @@ func (e TaskEvent) MarshalJSON() ([]byte, error) {
 	var w taskEventWire
 	e.toWire(&w)
 	return json.Marshal(&w)
+}
+
+// String shows every field by name, the rare ones too, as the flat
+// struct printed with %+v (without it an event would print its extra
+// part as an address, in logs and in test failures).
+func (e TaskEvent) String() string {
+	var w taskEventWire
+	e.toWire(&w)
+	return fmt.Sprintf("%+v", w)
 }
 
 // UnmarshalJSON reads the flat struct's JSON into e; fields the JSON

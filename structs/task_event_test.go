@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"fmt"
 	"reflect"
 	"runtime"
 	"strings"
@@ -127,4 +128,16 @@ func TestTaskEventShareStrings(t *testing.T) {
 		t.Fatalf("an event without extras: %+v", plain)
 	}
 	(*TaskEvent)(nil).ShareStrings(strings.ToUpper)
+}
+
+// TestTaskEventPrintsEveryField: %v shows the rare fields by name and
+// value, not the extra part's address.
+func TestTaskEventPrintsEveryField(t *testing.T) {
+	e := (&TaskEvent{Type: TaskKilling}).SetKillReason("stopped").SetKillTimeout(time.Second)
+	got := fmt.Sprintf("%v", e)
+	for _, want := range []string{"Type:Killing", "KillReason:stopped", "KillTimeout:1s", "ExitCode:0"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("%q does not show %q", got, want)
+		}
+	}
 }
