@@ -122,6 +122,13 @@ func TestTaskEventEncodesAsTheFlatStruct(t *testing.T) {
 			if got := mustRPCEncode(t, state); !bytes.Equal(got, flatBytes) {
 				t.Fatalf("a task state's msgpack differs from the flat one's:\n got %x\nwant %x", got, flatBytes)
 			}
+			var back TaskState
+			if err := rpcx.Decode(flatBytes, &back); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(&back, state) {
+				t.Fatalf("the flat task state decoded into %+v, want %+v", back, state)
+			}
 			// Inside an allocation, as Node.UpdateAlloc, the raft log and
 			// snapshots carry it: the task state's bytes are there whole.
 			alloc := &Allocation{ID: "a1", TaskStates: map[string]*TaskState{"web": state}}
