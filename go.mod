@@ -71,3 +71,8 @@ require (
 	golang.org/x/tools v0.38.0 // indirect
 	google.golang.org/protobuf v1.36.8 // indirect
 )
+
+// Issue 16 (server heap), radixlazy: go-memdb's radix tree with watch
+// channels made on first watch instead of one per node and leaf; see
+// third_party/go-immutable-radix/README.md.
+replace github.com/hashicorp/go-immutable-radix => ./third_party/go-immutable-radix
