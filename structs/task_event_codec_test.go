@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-msgpack/v2/codec"
 	nomadapi "github.com/hashicorp/nomad/api"
 	"pgregory.net/rapid"
 
@@ -134,6 +135,22 @@ func TestTaskEventEncodesAsTheFlatStruct(t *testing.T) {
 			alloc := &Allocation{ID: "a1", TaskStates: map[string]*TaskState{"web": state}}
 			if got := mustRPCEncode(t, alloc); !bytes.Contains(got, flatBytes) {
 				t.Fatalf("an allocation's msgpack does not hold the flat task state's bytes:\n got %x\nwant within it %x", got, flatBytes)
+			}
+			// A snapshot streams through an io.Writer encoder, which
+			// buffers and flushes: the event's nested encode must not
+			// disturb it.
+			var stream, flatStream bytes.Buffer
+			for _, w := range []struct {
+				buf *bytes.Buffer
+				v   any
+			}{{&stream, alloc}, {&stream, state}, {&flatStream, flatState}} {
+				if err := codec.NewEncoder(w.buf, rpcx.MsgpackHandle).Encode(w.v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.HasSuffix(stream.Bytes(), flatBytes) || !bytes.Equal(flatStream.Bytes(), flatBytes) ||
+				!bytes.Equal(stream.Bytes()[:stream.Len()-len(flatBytes)], mustRPCEncode(t, alloc)) {
+				t.Fatalf("a streamed encoding differs from the flat one's:\n got %x\nwant %x", stream.Bytes(), flatBytes)
 			}
 			if got, want := mustJSON(t, state), mustJSON(t, flatState); !bytes.Equal(got, want) {
 				t.Fatalf("a task state's JSON differs from the flat one's:\n got %s\nwant %s", got, want)
