@@ -388,3 +388,24 @@ func BenchmarkTaskStateMsgpack(b *testing.B) {
 		})
 	}
 }
+
+// TestTaskEventMsgpackRefusesAWrongType: a field of the wrong type in a
+// message is an error, not a crash, and leaves the event as it was; a
+// later decode is unaffected.
+func TestTaskEventMsgpackRefusesAWrongType(t *testing.T) {
+	ev := (&TaskEvent{Type: TaskStarted, Message: "kept"}).SetExitCode(2)
+	bad := mustRPCEncode(t, map[string]any{"Message": "changed", "Time": "not a number"})
+	if err := rpcx.Decode(bad, ev); err == nil {
+		t.Fatal("a string for Time decoded without an error")
+	}
+	if ev.Message != "kept" || ev.ExitCode() != 2 {
+		t.Fatalf("a refused decode changed the event: %v", ev)
+	}
+	var fresh TaskEvent
+	if err := rpcx.Decode(mustRPCEncode(t, map[string]any{"Type": TaskKilled}), &fresh); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&fresh, &TaskEvent{Type: TaskKilled}) {
+		t.Fatalf("a decode after a refused one read %v", &fresh)
+	}
+}
