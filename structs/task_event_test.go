@@ -141,3 +141,25 @@ func TestTaskEventPrintsEveryField(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryRareFieldHasAGetterAndASetter: each field of the extra part is
+// shadowed by a getter of its name (so no code outside this package can
+// read it through a nil pointer) and has a setter.
+func TestEveryRareFieldHasAGetterAndASetter(t *testing.T) {
+	ev := reflect.TypeFor[*TaskEvent]()
+	extra := reflect.TypeFor[taskEventExtra]()
+	for i := range extra.NumField() {
+		f := extra.Field(i)
+		get, ok := ev.MethodByName(f.Name)
+		if !ok || get.Type.NumOut() != 1 || get.Type.Out(0) != f.Type {
+			t.Errorf("no getter %s() %s", f.Name, f.Type)
+		}
+		set, ok := ev.MethodByName("Set" + f.Name)
+		if !ok || set.Type.NumIn() != 2 || set.Type.In(1) != f.Type {
+			t.Errorf("no setter Set%s(%s)", f.Name, f.Type)
+		}
+	}
+	if extra.NumField()+6 != reflect.TypeFor[taskEventWire]().NumField() {
+		t.Errorf("the extra part's %d fields and the 6 common ones are not the wire struct's %d", extra.NumField(), reflect.TypeFor[taskEventWire]().NumField())
+	}
+}
