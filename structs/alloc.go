@@ -160,60 +160,6 @@ func (t *TaskState) Copy() *TaskState {
 // Successful reports whether the task finished without failing.
 func (t *TaskState) Successful() bool { return t.State == TaskStateDead && !t.Failed }
 
-// TaskEvent is one entry in a task's history, shown by `alloc status`.
-type TaskEvent struct {
-	Type            string
-	Time            int64
-	Message         string
-	DisplayMessage  string
-	Details         map[string]string
-	FailsTask       bool
-	RestartReason   string
-	DriverError     string
-	ExitCode        int
-	Signal          int
-	KillTimeout     time.Duration
-	KillError       string
-	KillReason      string
-	StartDelay      int64
-	DownloadError   string
-	ValidationError string
-	DiskLimit       int64
-	FailedSibling   string
-	TaskSignal      string
-	DriverMessage   string
-}
-
-// Task event types.
-const (
-	TaskReceived          = "Received"
-	TaskSetup             = "Task Setup"
-	TaskStarted           = "Started"
-	TaskTerminated        = "Terminated"
-	TaskKilling           = "Killing"
-	TaskKilled            = "Killed"
-	TaskRestarting        = "Restarting"
-	TaskNotRestarting     = "Not Restarting"
-	TaskDriverFailure     = "Driver Failure"
-	TaskFailedValidation  = "Failed Validation"
-	TaskSiblingFailed     = "Sibling Task Failed"
-	TaskRestoreFailed     = "Failed Restoring Task"
-	TaskClientReconnected = "Reconnected"
-	// TaskHookFailed is a step before the start that failed, such as a
-	// template that could not be rendered (Nomad's wording).
-	TaskHookFailed = "Task hook failed"
-)
-
-// Copy returns a deep copy.
-func (e *TaskEvent) Copy() *TaskEvent {
-	if e == nil {
-		return nil
-	}
-	c := *e
-	c.Details = copyStringMap(e.Details)
-	return &c
-}
-
 // RescheduleTracker is the chain of reschedules that led to an allocation.
 // It is carried to every replacement, so attempts are counted across the
 // chain, whether the predecessor failed, was lost, or was disconnected.

@@ -177,7 +177,7 @@ func TestCheckRestartRestartsARawExecTask(t *testing.T) {
 			signaled = e
 		}
 	}
-	if signaled == nil || signaled.RestartReason != `healthcheck: check "script" unhealthy` {
+	if signaled == nil || signaled.RestartReason() != `healthcheck: check "script" unhealthy` {
 		t.Fatalf("restart event %+v", signaled)
 	}
 }

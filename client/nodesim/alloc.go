@@ -138,8 +138,8 @@ func (sa *simAlloc) arm(t *simTask, d time.Duration, fn func()) {
 }
 
 func (sa *simAlloc) exited(t *simTask, res *drivers.ExitResult) {
-	t.state.Events = append(t.state.Events, &structs.TaskEvent{Type: structs.TaskTerminated, Time: time.Now().UnixNano(),
-		ExitCode: res.ExitCode, Signal: res.Signal, Message: fmt.Sprintf("Exit Code: %d", res.ExitCode)})
+	ev := &structs.TaskEvent{Type: structs.TaskTerminated, Time: time.Now().UnixNano(), Message: fmt.Sprintf("Exit Code: %d", res.ExitCode)}
+	t.state.Events = append(t.state.Events, ev.SetExitCode(res.ExitCode).SetSignal(res.Signal))
 	sa.afterExit(t, res, nil)
 }
 

@@ -161,14 +161,14 @@ func (tr *TaskRunner) killTimeout() time.Duration {
 
 func restartSignalEvent(now time.Time) *structs.TaskEvent {
 	e := newEvent(TaskRestartSignal, now)
-	e.RestartReason = userRestartReason
+	e.SetRestartReason(userRestartReason)
 	e.DisplayMessage = userRestartReason
 	return e
 }
 
 func signalingEvent(now time.Time, signal string) *structs.TaskEvent {
 	e := newEvent(TaskSignaling, now)
-	e.TaskSignal = signal
+	e.SetTaskSignal(signal)
 	e.Details["signal"] = signal
 	e.DisplayMessage = "Task being sent signal " + signal
 	return e

@@ -55,7 +55,7 @@ func TestUserRestartStartsTheTaskAgainOutsideTheRestartPolicy(t *testing.T) {
 		t.Fatalf("events %v, want %v twice", got, want)
 	}
 	for _, e := range s.Events {
-		if e.Type == structs.TaskRestarting && (e.RestartReason != userRestartReason || e.StartDelay != 0) {
+		if e.Type == structs.TaskRestarting && (e.RestartReason() != userRestartReason || e.StartDelay() != 0) {
 			t.Fatalf("restarting event %+v", e)
 		}
 	}
@@ -141,7 +141,7 @@ func TestSignalReachesTheTaskWhichKeepsRunning(t *testing.T) {
 		t.Fatalf("the task stopped: %+v", h.tr.TaskState())
 	}
 	last := h.tr.TaskState().Events[len(h.tr.TaskState().Events)-1]
-	if last.Type != TaskSignaling || last.TaskSignal != "SIGUSR1" {
+	if last.Type != TaskSignaling || last.TaskSignal() != "SIGUSR1" {
 		t.Fatalf("last event %+v", last)
 	}
 }

@@ -102,7 +102,7 @@ func downloadingArtifactsEvent(now time.Time) *structs.TaskEvent {
 
 func artifactFailedEvent(now time.Time, err error) *structs.TaskEvent {
 	e := newEvent(structs.TaskArtifactDownloadFailed, now)
-	e.DownloadError = err.Error()
+	e.SetDownloadError(err.Error())
 	e.DisplayMessage = err.Error()
 	return e
 }

@@ -159,7 +159,7 @@ func TestAFailedDownloadIsARecoverableFailedStart(t *testing.T) {
 			failed = e
 		}
 	}
-	if failed == nil || !strings.Contains(failed.DownloadError, "late.txt") || !strings.Contains(failed.DownloadError, "404") {
+	if failed == nil || !strings.Contains(failed.DownloadError(), "late.txt") || !strings.Contains(failed.DownloadError(), "404") {
 		t.Fatalf("want a Failed Artifact Download event naming the source and the 404, got %+v", failed)
 	}
 	if drv.Starts() != 0 {
@@ -191,7 +191,7 @@ func TestAnUnsupportedSourceFailsTheTaskWithoutRetrying(t *testing.T) {
 	if types[len(types)-2] != structs.TaskArtifactDownloadFailed || types[len(types)-1] != structs.TaskNotRestarting {
 		t.Fatalf("events %v", types)
 	}
-	if msg := s.Events[len(s.Events)-2].DownloadError; !strings.Contains(msg, "git::https://example.com/repo.git") || !strings.Contains(msg, "http://") {
+	if msg := s.Events[len(s.Events)-2].DownloadError(); !strings.Contains(msg, "git::https://example.com/repo.git") || !strings.Contains(msg, "http://") {
 		t.Fatalf("download error %q", msg)
 	}
 }

@@ -48,7 +48,8 @@ func (tr *TaskRunner) RestartUnhealthy(ctx context.Context, reason string) error
 // policy to judge.
 func (tr *TaskRunner) stopUnhealthy(h *drivers.TaskHandle, waitCh <-chan *drivers.ExitResult, reason string) *drivers.ExitResult {
 	e := restartSignalEvent(tr.clock.Now())
-	e.RestartReason, e.DisplayMessage = reason, reason
+	e.SetRestartReason(reason)
+	e.DisplayMessage = reason
 	tr.update(e, nil)
 	res, _ := tr.stopProcess(h, tr.killTimeout(), waitCh)
 	tr.finishAttempt(h, res, true)

@@ -42,10 +42,10 @@ func TestRestartUnhealthyIsCountedByTheRestartPolicy(t *testing.T) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	for _, e := range s.Events {
-		if e.Type == TaskRestartSignal && e.RestartReason != reason {
+		if e.Type == TaskRestartSignal && e.RestartReason() != reason {
 			t.Fatalf("restart signaled event %+v", e)
 		}
-		if e.Type == structs.TaskRestarting && e.StartDelay == 0 {
+		if e.Type == structs.TaskRestarting && e.StartDelay() == 0 {
 			t.Fatalf("restarting event without the policy's delay: %+v", e)
 		}
 	}

@@ -43,7 +43,7 @@ func terminatedEvent(now time.Time, res *drivers.ExitResult) *structs.TaskEvent 
 		e.Message = "exit status unknown: the task exited while the client could not watch it"
 		e.DisplayMessage = e.Message
 	default:
-		e.ExitCode, e.Signal = res.ExitCode, res.Signal
+		e.SetExitCode(res.ExitCode).SetSignal(res.Signal)
 		e.Details["exit_code"] = fmt.Sprint(res.ExitCode)
 		e.Details["signal"] = fmt.Sprint(res.Signal)
 		e.DisplayMessage = fmt.Sprintf("Exit Code: %d", res.ExitCode)
@@ -63,8 +63,7 @@ func terminatedEvent(now time.Time, res *drivers.ExitResult) *structs.TaskEvent 
 
 func restartingEvent(now time.Time, delay time.Duration, reason string) *structs.TaskEvent {
 	e := newEvent(structs.TaskRestarting, now)
-	e.StartDelay = int64(delay)
-	e.RestartReason = reason
+	e.SetStartDelay(int64(delay)).SetRestartReason(reason)
 	e.DisplayMessage = fmt.Sprintf("%s - Task restarting in %v", reason, delay)
 	return e
 }
@@ -72,22 +71,21 @@ func restartingEvent(now time.Time, delay time.Duration, reason string) *structs
 func notRestartingEvent(now time.Time, reason string) *structs.TaskEvent {
 	e := newEvent(structs.TaskNotRestarting, now)
 	e.FailsTask = true
-	e.RestartReason = reason
+	e.SetRestartReason(reason)
 	e.DisplayMessage = reason
 	return e
 }
 
 func driverFailureEvent(now time.Time, err error) *structs.TaskEvent {
 	e := newEvent(structs.TaskDriverFailure, now)
-	e.DriverError = err.Error()
+	e.SetDriverError(err.Error())
 	e.DisplayMessage = "Driver failure: " + err.Error()
 	return e
 }
 
 func killingEvent(now time.Time, timeout time.Duration, reason string) *structs.TaskEvent {
 	e := newEvent(structs.TaskKilling, now)
-	e.KillTimeout = timeout
-	e.KillReason = reason
+	e.SetKillTimeout(timeout).SetKillReason(reason)
 	e.DisplayMessage = fmt.Sprintf("Sent interrupt. Waiting %v before force killing", timeout)
 	return e
 }
@@ -96,7 +94,7 @@ func killedEvent(now time.Time, err error) *structs.TaskEvent {
 	e := newEvent(structs.TaskKilled, now)
 	e.DisplayMessage = "Task successfully killed"
 	if err != nil {
-		e.KillError = err.Error()
+		e.SetKillError(err.Error())
 		e.DisplayMessage = "Task killed with error: " + err.Error()
 	}
 	return e

@@ -142,11 +142,11 @@ func TestRestartPolicyDelayModeWaitsOutTheInterval(t *testing.T) {
 	testutil.WaitForWhile(t, "the second restart", func() bool { return h.tr.TaskState().Restarts >= 2 }, func() { clk.Advance(time.Second) })
 	var delayed *structs.TaskEvent
 	for _, e := range h.tr.TaskState().Events {
-		if e.Type == structs.TaskRestarting && strings.Contains(e.RestartReason, `"delay"`) {
+		if e.Type == structs.TaskRestarting && strings.Contains(e.RestartReason(), `"delay"`) {
 			delayed = e
 		}
 	}
-	if delayed == nil || time.Duration(delayed.StartDelay) < 50*time.Second {
+	if delayed == nil || time.Duration(delayed.StartDelay()) < 50*time.Second {
 		t.Fatalf("want a restart delayed to the end of the interval, got %+v", delayed)
 	}
 	testutil.WaitForWhile(t, "the third start", func() bool { return drv.Starts() >= 3 }, func() { clk.Advance(time.Second) })
@@ -236,7 +236,7 @@ func TestKillSendsSignalThenSigkillAfterKillTimeout(t *testing.T) {
 	if s.Failed || types[len(types)-2] != structs.TaskKilling || types[len(types)-1] != structs.TaskKilled {
 		t.Fatalf("state %+v events %v", s, types)
 	}
-	if ev := s.Events[len(s.Events)-2]; ev.KillTimeout != 3*time.Second {
+	if ev := s.Events[len(s.Events)-2]; ev.KillTimeout() != 3*time.Second {
 		t.Fatalf("killing event %+v", ev)
 	}
 }

@@ -112,10 +112,10 @@ func TestAFailingTemplateFailsTheStartUnderTheRestartPolicy(t *testing.T) {
 	if !strings.HasPrefix(hook.Message, "template: ") || hook.Details["destination"] != "local/app.conf" || hook.Details["template_index"] != "1" {
 		t.Fatalf("event %+v", hook)
 	}
-	if r := s.Events[3]; r.RestartReason != "Error was recoverable" {
-		t.Fatalf("restart reason %q", r.RestartReason)
+	if r := s.Events[3]; r.RestartReason() != "Error was recoverable" {
+		t.Fatalf("restart reason %q", r.RestartReason())
 	}
-	if last := s.Events[len(s.Events)-1]; !last.FailsTask || !strings.Contains(last.RestartReason, "Exceeded allowed attempts 2") {
+	if last := s.Events[len(s.Events)-1]; !last.FailsTask || !strings.Contains(last.RestartReason(), "Exceeded allowed attempts 2") {
 		t.Fatalf("last event %+v", last)
 	}
 }

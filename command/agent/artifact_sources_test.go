@@ -59,7 +59,7 @@ func TestAJobCannotFetchTheHostsFilesOrTheAgentsOwnAPI(t *testing.T) {
 	registerJob(t, a, artifactJob("shadow", "file:///etc/shadow"))
 	alloc, e := failedArtifact(t, a, "shadow")
 	for _, want := range []string{"/etc/shadow", "outside the allocation directory", artifact.SettingAllowedLocalPaths, artifact.SettingDisableIsolation} {
-		if !strings.Contains(e.DisplayMessage, want) || !strings.Contains(e.DownloadError, want) {
+		if !strings.Contains(e.DisplayMessage, want) || !strings.Contains(e.DownloadError(), want) {
 			t.Fatalf("event %q does not say %q", e.DisplayMessage, want)
 		}
 	}

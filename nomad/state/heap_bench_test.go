@@ -82,12 +82,23 @@ func heapBenchAlloc(job *structs.Job, evalID string, i int, nodeID string) *stru
 }
 
 // heapBenchReport is a client's report: the task running, with the events
-// a real task runner records.
+// a real task runner records, but without Details (as the node simulator
+// sends them).
 func heapBenchReport(id string, status string, at time.Time) *structs.Allocation {
+	return heapBenchReportDetails(id, status, at, nil)
+}
+
+// heapBenchReportDetails is heapBenchReport with each event's Details
+// made by details: the task runner gives every event a map, empty for
+// these three.
+func heapBenchReportDetails(id string, status string, at time.Time, details func() map[string]string) *structs.Allocation {
+	if details == nil {
+		details = func() map[string]string { return nil }
+	}
 	ts := &structs.TaskState{State: structs.TaskStateRunning, StartedAt: at, Events: []*structs.TaskEvent{
-		{Type: structs.TaskReceived, Time: at.UnixNano(), DisplayMessage: "Task received by client"},
-		{Type: structs.TaskSetup, Time: at.UnixNano(), Message: "Building Task Directory", DisplayMessage: "Building Task Directory"},
-		{Type: structs.TaskStarted, Time: at.UnixNano(), DisplayMessage: "Task started by client"},
+		{Type: structs.TaskReceived, Time: at.UnixNano(), DisplayMessage: "Task received by client", Details: details()},
+		{Type: structs.TaskSetup, Time: at.UnixNano(), Message: "Building Task Directory", DisplayMessage: "Building Task Directory", Details: details()},
+		{Type: structs.TaskStarted, Time: at.UnixNano(), DisplayMessage: "Task started by client", Details: details()},
 	}}
 	if status == structs.AllocClientStatusPending {
 		ts.State = structs.TaskStatePending
@@ -166,7 +177,16 @@ func BenchmarkStoreHeapPerNode(b *testing.B) {
 // BenchmarkStoreHeapPerAlloc reports the live heap an alloc costs once
 // placed and reported running by its client (a pending report, then a
 // running one), with its index entries.
-func BenchmarkStoreHeapPerAlloc(b *testing.B) {
+func BenchmarkStoreHeapPerAlloc(b *testing.B) { benchStoreHeapPerAlloc(b, nil) }
+
+// BenchmarkStoreHeapPerAllocTaskRunnerEvents is BenchmarkStoreHeapPerAlloc
+// with events as the client's task runner reports them, each with an
+// empty Details map.
+func BenchmarkStoreHeapPerAllocTaskRunnerEvents(b *testing.B) {
+	benchStoreHeapPerAlloc(b, func() map[string]string { return map[string]string{} })
+}
+
+func benchStoreHeapPerAlloc(b *testing.B, details func() map[string]string) {
 	const n = heapBenchNodes * heapBenchAllocsEach
 	for range b.N {
 		s := TestStateStore(b)
@@ -195,8 +215,8 @@ func BenchmarkStoreHeapPerAlloc(b *testing.B) {
 			for i := start; i < start+batch; i++ {
 				a := heapBenchAlloc(job, evalID, i, nodeIDs[i%heapBenchNodes])
 				allocs = append(allocs, a)
-				pending = append(pending, heapBenchReport(a.ID, structs.AllocClientStatusPending, at))
-				running = append(running, heapBenchReport(a.ID, structs.AllocClientStatusRunning, at))
+				pending = append(pending, heapBenchReportDetails(a.ID, structs.AllocClientStatusPending, at, details))
+				running = append(running, heapBenchReportDetails(a.ID, structs.AllocClientStatusRunning, at, details))
 			}
 			for _, step := range []func() error{
 				func() error { return s.UpsertAllocs(index, allocs) },
