@@ -21,7 +21,7 @@ func TestClientRegistersAgainWhenItsLeaseRunsOut(t *testing.T) {
 		cfg.Servers = []string{s.RPCAddr()}
 		cfg.BlockingQueryWait = 2 * time.Second
 	})
-	WaitFor(t, 20*time.Second, func() (bool, string) {
+	WaitFor(t, 60*time.Second, func() (bool, string) {
 		return s.AllocNoticeRegistered(c.NodeID()), "the client did not register for alloc notices"
 	})
 	// The server forgets the registration without a word.

@@ -24,7 +24,7 @@ import (
 func TestClientLearnsOfItsAllocsFromANoticeWithNoBlockingQuery(t *testing.T) {
 	t.Parallel()
 	s, c := startServerAndClient(t)
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
 		return s.AllocNoticeRegistered(c.NodeID()), "the client did not register for alloc notices"
 	})
 	if n := s.BlockingQueries(); n != 0 {
@@ -36,7 +36,7 @@ func TestClientLearnsOfItsAllocsFromANoticeWithNoBlockingQuery(t *testing.T) {
 	if err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: rawExecJob("svc", structs.JobTypeService, "exec sleep 300")}, &resp); err != nil {
 		t.Fatal(err)
 	}
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
 		if n := s.BlockingQueries(); n != 0 {
 			t.Fatalf("%d blocking queries wait on the server while the alloc starts", n)
 		}
@@ -50,7 +50,7 @@ func TestClientLearnsOfItsAllocsFromANoticeWithNoBlockingQuery(t *testing.T) {
 		t.Fatal("the alloc reached the client without a notice")
 	}
 	// After fetching, the client registered again for the next change.
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
 		return s.AllocNoticeRegistered(c.NodeID()), "the client did not register again after the notice"
 	})
 
@@ -59,7 +59,7 @@ func TestClientLearnsOfItsAllocsFromANoticeWithNoBlockingQuery(t *testing.T) {
 	if err := s.RPC("Job.Deregister", &structs.JobDeregisterRequest{JobID: "svc"}, &dresp); err != nil {
 		t.Fatal(err)
 	}
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
 		a := onlyAlloc(t, s, "svc")
 		return a.ClientTerminalStatus(), "alloc " + a.ClientStatus
 	})
@@ -129,12 +129,12 @@ func TestClientFallsBackToTheBlockingQueryAgainstAnOlderServer(t *testing.T) {
 	nomad.WaitForLeader(t, 5*time.Second, s)
 	addr := startOlderServer(t, s)
 	c := client.TestClient(t, func(cfg *config.Config) { cfg.Servers = []string{addr} })
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
 		n, _ := s.State().NodeByID(nil, c.NodeID())
 		return n != nil && n.Status == structs.NodeStatusReady, "client not registered and ready"
 	})
 	// The client holds the blocking query instead.
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
 		return s.BlockingQueries() == 1, "no blocking query from the client"
 	})
 
@@ -142,7 +142,7 @@ func TestClientFallsBackToTheBlockingQueryAgainstAnOlderServer(t *testing.T) {
 	if err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: rawExecJob("svc", structs.JobTypeService, "exec sleep 300")}, &resp); err != nil {
 		t.Fatal(err)
 	}
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
 		a := onlyAlloc(t, s, "svc")
 		if a == nil {
 			return false, "no alloc"
@@ -161,6 +161,8 @@ type cutProxy struct {
 	mu       sync.Mutex
 	conns    []net.Conn
 	accepted int
+	// gen counts the cuts.
+	gen int
 }
 
 func startCutProxy(t *testing.T, target string) *cutProxy {
@@ -179,12 +181,23 @@ func startCutProxy(t *testing.T, target string) *cutProxy {
 			if err != nil {
 				return
 			}
+			p.mu.Lock()
+			gen := p.gen
+			p.mu.Unlock()
 			out, err := net.Dial("tcp", target)
 			if err != nil {
 				in.Close()
 				continue
 			}
 			p.mu.Lock()
+			if p.gen != gen {
+				// Accepted before a cut that could not see it yet: it
+				// is cut too, or a session on it would survive.
+				p.mu.Unlock()
+				in.Close()
+				out.Close()
+				continue
+			}
 			p.conns = append(p.conns, in, out)
 			p.accepted++
 			p.mu.Unlock()
@@ -206,6 +219,7 @@ func (p *cutProxy) cut() {
 	p.mu.Lock()
 	conns := p.conns
 	p.conns = nil
+	p.gen++
 	p.mu.Unlock()
 	for _, c := range conns {
 		c.Close()
@@ -228,12 +242,12 @@ func TestClientRegistersForNoticesAgainWhenItsSessionCloses(t *testing.T) {
 	nomad.WaitForLeader(t, 5*time.Second, s)
 	proxy := startCutProxy(t, s.RPCAddr())
 	c := client.TestClient(t, func(cfg *config.Config) { cfg.Servers = []string{proxy.ln.Addr().String()} })
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
 		return s.AllocNoticeRegistered(c.NodeID()), "the client did not register for alloc notices"
 	})
 	before := proxy.connections()
 	proxy.cut()
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
 		return proxy.connections() > before, "the client did not connect again"
 	})
 
@@ -241,7 +255,7 @@ func TestClientRegistersForNoticesAgainWhenItsSessionCloses(t *testing.T) {
 	if err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: rawExecJob("svc", structs.JobTypeService, "exec sleep 300")}, &resp); err != nil {
 		t.Fatal(err)
 	}
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
 		a := onlyAlloc(t, s, "svc")
 		if a == nil {
 			return false, "no alloc"
