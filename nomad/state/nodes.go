@@ -48,18 +48,21 @@ func (s *StateStore) UpsertNodeTxn(t *Txn, node *structs.Node, event *structs.No
 	if err != nil {
 		return err
 	}
+	if existing != nil && existing.SecretID != node.SecretID {
+		return fmt.Errorf("state: node %s: %w: a registration may not change a node's secret", node.ID, structs.ErrNodeSecretDenied)
+	}
 	n := node.Copy()
-	internNode(n)
+	shareNodeRegistration(n, existing)
 	if existing != nil {
-		if existing.SecretID != node.SecretID {
-			return fmt.Errorf("state: node %s: %w: a registration may not change a node's secret", node.ID, structs.ErrNodeSecretDenied)
-		}
-		kept := existing.Copy()
-		n.CreateIndex = kept.CreateIndex
-		n.DrainStrategy = kept.DrainStrategy
-		n.SchedulingEligibility = kept.SchedulingEligibility
-		n.Events = kept.Events
-		n.LastDrain = kept.LastDrain
+		// The server-owned fields are shared with the stored version,
+		// as copyNodeForUpdate shares them: stored objects are never
+		// changed, and the event list is clipped so that adding an
+		// event below cannot write into the stored version's array.
+		n.CreateIndex = existing.CreateIndex
+		n.DrainStrategy = existing.DrainStrategy
+		n.SchedulingEligibility = existing.SchedulingEligibility
+		n.Events = slices.Clip(existing.Events)
+		n.LastDrain = existing.LastDrain
 	} else {
 		n.CreateIndex = index
 		if n.SchedulingEligibility == "" {
