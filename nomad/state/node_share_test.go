@@ -100,6 +100,25 @@ func TestEqualRegistrationsShareTheirRecords(t *testing.T) {
 	}
 }
 
+// TestRegisteredNodesShareTheirFirstEventsTexts: the event a node is
+// registered with ("Node registered") arrives decoded with every node;
+// the stored nodes share its texts.
+func TestRegisteredNodesShareTheirFirstEventsTexts(t *testing.T) {
+	s := TestStateStore(t)
+	var stored []*structs.Node
+	for i := range 2 {
+		n := heapBenchNode(i)
+		n.Events = []*structs.NodeEvent{{Message: "Node registered", Subsystem: structs.NodeEventSubsystemCluster, Timestamp: time.Unix(int64(i), 0)}}
+		n = decoded(n)
+		mustNoErr(t, s.UpsertNode(uint64(10+i), n))
+		stored = append(stored, storedNode(t, s, n))
+	}
+	a, b := stored[0].Events[0], stored[1].Events[0]
+	if a.Message != "Node registered" || !sameStorage(a.Message, b.Message) || !sameStorage(a.Subsystem, b.Subsystem) {
+		t.Errorf("the first events' texts are stored once per node: %q %q", a.Message, b.Message)
+	}
+}
+
 // TestChangingSharedRecordsLeavesOtherNodesAlone: a node that registers
 // again with other resources, reservations and driver health stores new
 // records; the node that shared its old ones, and its own old version,
