@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"slices"
+
 	memdb "github.com/hashicorp/go-memdb"
 
 	"github.com/drover-sched/drover/nomad/state"
@@ -135,6 +137,12 @@ func eventsFromChanges(msgType structs.MessageType, index uint64, changes memdb.
 		if ev, ok := eventFromChange(msgType, index, c); ok {
 			events = append(events, ev)
 		}
+	}
+	if len(events) < cap(events) {
+		// The buffer keeps the slice for thousands of entries, and
+		// changes to tables without events (the index table's, at
+		// least one per entry) left room for events that never came.
+		events = slices.Clone(events)
 	}
 	return events, deletedTokens
 }

@@ -3,6 +3,8 @@ package nomad
 import (
 	"container/heap"
 	"time"
+
+	"github.com/drover-sched/drover/nomad/state"
 )
 
 // The heartbeater's node deadlines live in one min-heap with one clock
@@ -67,6 +69,9 @@ func (h *heartbeater) setDeadlineLocked(nodeID string, deadline time.Time, windo
 		nd.deadline, nd.windows, nd.seq = deadline, windows, h.seq
 		heap.Fix(&h.queue, nd.index)
 	} else {
+		// The deadline lives as long as the node: it keeps the store's
+		// copy of the ID, not the one its registration decoded.
+		nodeID = state.InternString(nodeID)
 		nd := &nodeDeadline{nodeID: nodeID, deadline: deadline, windows: windows, seq: h.seq}
 		heap.Push(&h.queue, nd)
 		h.timers[nodeID] = nd

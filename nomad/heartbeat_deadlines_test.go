@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad/state"
@@ -131,4 +133,38 @@ func BenchmarkHeartbeaterHeapPerNode(b *testing.B) {
 		h.setEnabled(false)
 	}
 	b.ReportMetric(perNode, "B/node")
+}
+
+// A node's deadline keeps the store's copy of its ID, not the copy the
+// request that armed it decoded: the deadline lives as long as the node,
+// and the request's copy would be a second one per node.
+func TestHeartbeaterKeepsTheStoresCopyOfANodeID(t *testing.T) {
+	store, err := state.NewStateStore(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	h := newHeartbeater(&commitLatencyDeps{store: store, clock: clock}, testHeartbeatConfig(clock, 1))
+	h.mu.Lock()
+	h.enabled = true
+	h.mu.Unlock()
+	if err := store.UpsertNode(1, itNode("keeps-the-stores-id")); err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := store.NodeByID(nil, "keeps-the-stores-id")
+	fromRequest := strings.Clone(stored.ID)
+	h.arm(fromRequest, time.Minute)
+	h.mu.Lock()
+	nd := h.timers[stored.ID]
+	var key string
+	for k := range h.timers {
+		key = k
+	}
+	h.mu.Unlock()
+	if nd == nil || len(h.timers) != 1 {
+		t.Fatalf("the node's deadline is not armed: %d deadlines", len(h.timers))
+	}
+	if unsafe.StringData(nd.nodeID) != unsafe.StringData(stored.ID) || unsafe.StringData(key) != unsafe.StringData(stored.ID) {
+		t.Error("the deadline keeps the request's copy of the node ID")
+	}
 }

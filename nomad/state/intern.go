@@ -80,3 +80,10 @@ func internStringMap(m map[string]string) map[string]string {
 	}
 	return out
 }
+
+// InternString returns the store's shared copy of s (s itself if the
+// store holds none yet). Other parts of a server that keep a string per
+// stored object for as long as it lives, such as the heartbeater's node
+// IDs, use it to share the store's copy instead of keeping the one a
+// request decoded.
+func InternString(s string) string { return interned.intern(s) }

@@ -202,6 +202,13 @@ func internNode(n *structs.Node) {
 	if n.NodeResources != nil {
 		internNetworks(n.NodeResources.Networks)
 	}
+	// A new node's registration carries its first event ("Node
+	// registered"), whose texts every node repeats.
+	for _, e := range n.Events {
+		if e != nil {
+			internNodeEvent(e)
+		}
+	}
 }
 
 // internNodeEvent shares the texts of e, the store's own copy of an event

@@ -75,3 +75,120 @@ func TestEqualNodeMetaIsStoredOnce(t *testing.T) {
 		t.Error("equal driver attributes are stored twice")
 	}
 }
+
+// TestEqualRegistrationsShareTheirRecords: nodes of one machine type
+// share one copy of their resources, reservations and drivers; a node
+// with other resources keeps its own; every node reads back as it was
+// registered.
+func TestEqualRegistrationsShareTheirRecords(t *testing.T) {
+	s := TestStateStore(t)
+	a, b, c := heapBenchNode(1), heapBenchNode(2), heapBenchNode(3)
+	c.NodeResources.Memory.MemoryMB *= 2
+	c = decoded(c)
+	for i, n := range []*structs.Node{a, b, c} {
+		mustNoErr(t, s.UpsertNode(uint64(10+i), n))
+	}
+	sa, sb, sc := storedNode(t, s, a), storedNode(t, s, b), storedNode(t, s, c)
+	if sa.NodeResources != sb.NodeResources || sa.ReservedResources != sb.ReservedResources {
+		t.Error("equal resources or reservations are stored twice")
+	}
+	if mapPtr(sa.Drivers) != mapPtr(sb.Drivers) || sa.Drivers["mock_driver"] != sc.Drivers["mock_driver"] {
+		t.Error("equal drivers are stored twice")
+	}
+	if sa.NodeResources == sc.NodeResources {
+		t.Error("a node with twice the memory shares the resources of one without")
+	}
+}
+
+// TestRegisteredNodesShareTheirFirstEventsTexts: the event a node is
+// registered with ("Node registered") arrives decoded with every node;
+// the stored nodes share its texts.
+func TestRegisteredNodesShareTheirFirstEventsTexts(t *testing.T) {
+	s := TestStateStore(t)
+	var stored []*structs.Node
+	for i := range 2 {
+		n := heapBenchNode(i)
+		n.Events = []*structs.NodeEvent{{Message: "Node registered", Subsystem: structs.NodeEventSubsystemCluster, Timestamp: time.Unix(int64(i), 0)}}
+		n = decoded(n)
+		mustNoErr(t, s.UpsertNode(uint64(10+i), n))
+		stored = append(stored, storedNode(t, s, n))
+	}
+	a, b := stored[0].Events[0], stored[1].Events[0]
+	if a.Message != "Node registered" || !sameStorage(a.Message, b.Message) || !sameStorage(a.Subsystem, b.Subsystem) {
+		t.Errorf("the first events' texts are stored once per node: %q %q", a.Message, b.Message)
+	}
+}
+
+// TestChangingSharedRecordsLeavesOtherNodesAlone: a node that registers
+// again with other resources, reservations and driver health stores new
+// records; the node that shared its old ones, and its own old version,
+// read as before.
+func TestChangingSharedRecordsLeavesOtherNodesAlone(t *testing.T) {
+	s := TestStateStore(t)
+	a, b := heapBenchNode(1), heapBenchNode(2)
+	mustNoErr(t, s.UpsertNode(10, a))
+	mustNoErr(t, s.UpsertNode(11, b))
+	oldA, sb := storedNode(t, s, a), storedNode(t, s, b)
+	wantOldA, wantB := oldA.Copy(), sb.Copy()
+	if oldA.NodeResources != sb.NodeResources {
+		t.Fatal("the nodes do not share their resources: the test proves nothing")
+	}
+
+	changed := a.Copy()
+	changed.NodeResources.Cpu.CpuShares = 1000
+	changed.ReservedResources = &structs.NodeReservedResources{Memory: structs.NodeReservedMemoryResources{MemoryMB: 256}}
+	changed.Drivers["mock_driver"].Healthy = false
+	changed.Drivers["mock_driver"].HealthDescription = "Unhealthy"
+	changed.Drivers["mock_driver"].Attributes["driver.mock_driver"] = "0"
+	mustNoErr(t, s.UpsertNode(12, decoded(changed)))
+
+	newA := storedNode(t, s, a)
+	if newA.NodeResources.Cpu.CpuShares != 1000 || newA.ReservedResources.Memory.MemoryMB != 256 ||
+		newA.Drivers["mock_driver"].Healthy || newA.Drivers["mock_driver"].Attributes["driver.mock_driver"] != "0" {
+		t.Fatalf("the new registration was not stored: %+v %+v %+v", newA.NodeResources.Cpu, newA.ReservedResources, newA.Drivers["mock_driver"])
+	}
+	if !reflect.DeepEqual(storedNode(t, s, b), wantB) || !reflect.DeepEqual(sb, wantB) {
+		t.Error("changing one node's records changed another node that shared them")
+	}
+	if !reflect.DeepEqual(oldA, wantOldA) {
+		t.Error("registering again changed the node's stored version")
+	}
+}
+
+// TestRegisteringAgainSharesThePreviousVersion: a client that registers
+// again with the same fingerprint stores a version that shares every
+// record of the one before, events included, and leaves that one as it
+// was.
+func TestRegisteringAgainSharesThePreviousVersion(t *testing.T) {
+	s := TestStateStore(t)
+	n := heapBenchNode(7)
+	mustNoErr(t, s.UpsertNodeWithEvent(10, n, &structs.NodeEvent{Message: "Node registered", Subsystem: structs.NodeEventSubsystemCluster}))
+	first := storedNode(t, s, n)
+	want := first.Copy()
+	mustNoErr(t, s.UpsertNodeWithEvent(11, heapBenchNode(7), &structs.NodeEvent{Message: "Node re-registered", Subsystem: structs.NodeEventSubsystemCluster}))
+	second := storedNode(t, s, n)
+
+	if !reflect.DeepEqual(first, want) {
+		t.Fatal("registering again changed the version stored before")
+	}
+	if len(second.Events) != 2 || second.Events[0] != first.Events[0] || second.Events[1].Message != "Node re-registered" {
+		t.Fatalf("events: got %d, first shared %v", len(second.Events), len(second.Events) > 0 && second.Events[0] == first.Events[0])
+	}
+	if mapPtr(second.Attributes) != mapPtr(first.Attributes) || mapPtr(second.Meta) != mapPtr(first.Meta) ||
+		mapPtr(second.Drivers) != mapPtr(first.Drivers) || second.NodeResources != first.NodeResources ||
+		second.ReservedResources != first.ReservedResources {
+		t.Error("an equal registration copied the stored version's records instead of sharing them")
+	}
+}
+
+func storedNode(t *testing.T, s *StateStore, n *structs.Node) *structs.Node {
+	t.Helper()
+	got, err := s.NodeByID(nil, n.ID)
+	mustNoErr(t, err)
+	if got == nil {
+		t.Fatalf("node %s is not stored", n.ID)
+	}
+	return got
+}
+
+func mapPtr[M ~map[K]V, K comparable, V any](m M) uintptr { return reflect.ValueOf(m).Pointer() }

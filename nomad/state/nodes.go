@@ -48,18 +48,21 @@ func (s *StateStore) UpsertNodeTxn(t *Txn, node *structs.Node, event *structs.No
 	if err != nil {
 		return err
 	}
+	if existing != nil && existing.SecretID != node.SecretID {
+		return fmt.Errorf("state: node %s: %w: a registration may not change a node's secret", node.ID, structs.ErrNodeSecretDenied)
+	}
 	n := node.Copy()
-	internNode(n)
+	shareNodeRegistration(n, existing)
 	if existing != nil {
-		if existing.SecretID != node.SecretID {
-			return fmt.Errorf("state: node %s: %w: a registration may not change a node's secret", node.ID, structs.ErrNodeSecretDenied)
-		}
-		kept := existing.Copy()
-		n.CreateIndex = kept.CreateIndex
-		n.DrainStrategy = kept.DrainStrategy
-		n.SchedulingEligibility = kept.SchedulingEligibility
-		n.Events = kept.Events
-		n.LastDrain = kept.LastDrain
+		// The server-owned fields are shared with the stored version,
+		// as copyNodeForUpdate shares them: stored objects are never
+		// changed, and the event list is clipped so that adding an
+		// event below cannot write into the stored version's array.
+		n.CreateIndex = existing.CreateIndex
+		n.DrainStrategy = existing.DrainStrategy
+		n.SchedulingEligibility = existing.SchedulingEligibility
+		n.Events = slices.Clip(existing.Events)
+		n.LastDrain = existing.LastDrain
 	} else {
 		n.CreateIndex = index
 		if n.SchedulingEligibility == "" {
@@ -316,17 +319,24 @@ func nodeByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Node, e
 	return raw.(*structs.Node), nil
 }
 
-// NodeBySecretID returns the node holding secretID, or nil.
+// NodeBySecretID returns the node holding secretID (the one with the
+// lowest ID should two hold it), or nil. It scans every node: the table
+// keeps no index on secrets (see nodesTableSchema), and the watch fires
+// on any node's change.
 func (s *StateStore) NodeBySecretID(ws memdb.WatchSet, secretID string) (*structs.Node, error) {
-	ch, raw, err := s.readTxn().FirstWatch(TableNodes, "secret_id", secretID)
-	if err != nil {
-		return nil, fmt.Errorf("state: node lookup by secret: %w", err)
-	}
-	ws.Add(ch)
-	if raw == nil {
+	if secretID == "" {
 		return nil, nil
 	}
-	return raw.(*structs.Node), nil
+	iter, err := getWatch(s.readTxn(), ws, TableNodes, "id")
+	if err != nil {
+		return nil, err
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		if n := raw.(*structs.Node); n.SecretID == secretID {
+			return n, nil
+		}
+	}
+	return nil, nil
 }
 
 // NodesByIDPrefix iterates over the nodes whose ID starts with prefix.
@@ -334,9 +344,14 @@ func (s *StateStore) NodesByIDPrefix(ws memdb.WatchSet, prefix string) (memdb.Re
 	return getWatch(s.readTxn(), ws, TableNodes, "id_prefix", prefix)
 }
 
-// NodesByNodePool iterates over the nodes of one pool.
+// NodesByNodePool iterates over the nodes of one pool, by ID. It scans
+// every node, as NodeBySecretID does.
 func (s *StateStore) NodesByNodePool(ws memdb.WatchSet, pool string) (memdb.ResultIterator, error) {
-	return getWatch(s.readTxn(), ws, TableNodes, "node_pool", pool)
+	iter, err := getWatch(s.readTxn(), ws, TableNodes, "id")
+	if err != nil {
+		return nil, err
+	}
+	return memdb.NewFilterIterator(iter, func(raw any) bool { return raw.(*structs.Node).NodePool != pool }), nil
 }
 
 // Nodes iterates over every node.

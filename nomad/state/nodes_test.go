@@ -28,6 +28,11 @@ func TestNodeLookupsByEachIndex(t *testing.T) {
 	if bySecret == nil || bySecret.ID != "bb33" {
 		t.Fatalf("NodeBySecretID = %+v", bySecret)
 	}
+	for _, secret := range []string{"secret-zz", ""} {
+		if missing, _ := s.NodeBySecretID(nil, secret); missing != nil {
+			t.Fatalf("NodeBySecretID(%q) = %s, want nil", secret, missing.ID)
+		}
+	}
 	if missing, _ := s.NodeByID(nil, "zz"); missing != nil {
 		t.Fatalf("NodeByID of unknown node = %+v, want nil", missing)
 	}

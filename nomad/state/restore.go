@@ -63,7 +63,7 @@ func (r *StateRestore) JobSummaryRestore(s *structs.JobSummary) error {
 // n is the restore's own (decoded from the snapshot): its strings are
 // shared as a registration's would be.
 func (r *StateRestore) NodeRestore(n *structs.Node) error {
-	internNode(n)
+	shareNodeRegistration(n, nil)
 	return r.insert(TableNodes, n)
 }
 

@@ -156,23 +156,15 @@ func jobSummaryTableSchema() *memdb.TableSchema {
 }
 
 func nodesTableSchema() *memdb.TableSchema {
+	// Only the ID is indexed. Each index entry costs a few hundred bytes
+	// of heap per node, and lookups by secret or by pool are rare (no
+	// server path makes them: a node's calls name its ID and are checked
+	// against its secret), so NodeBySecretID and NodesByNodePool scan the
+	// nodes instead of keeping indexes on them.
 	return &memdb.TableSchema{
 		Name: TableNodes,
 		Indexes: map[string]*memdb.IndexSchema{
 			"id": idIndex("ID"),
-			// Not unique: memdb does not enforce uniqueness on secondary
-			// indexes, it silently overwrites, so we keep every node and
-			// let NodeBySecretID return the first.
-			"secret_id": {
-				Name:         "secret_id",
-				AllowMissing: true,
-				Indexer:      &memdb.StringFieldIndex{Field: "SecretID"},
-			},
-			"node_pool": {
-				Name:         "node_pool",
-				AllowMissing: true,
-				Indexer:      &memdb.StringFieldIndex{Field: "NodePool"},
-			},
 		},
 	}
 }

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -54,4 +55,37 @@ func BenchmarkFanOut(b *testing.B) {
 	wg.Wait()
 	b.StopTimer()
 	b.ReportMetric(float64(b.N*perBatch*subscribers)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkBufferHeapPerBatch reports the live heap the broker itself
+// adds per buffered entry of one event that no subscriber reads, as a
+// node's registration or status change makes (the event's payload points
+// into the state store, and is counted there).
+func BenchmarkBufferHeapPerBatch(b *testing.B) {
+	const n = DefaultBufferEvents
+	node := &structs.Node{ID: "n1"}
+	for range b.N {
+		events := make([][]structs.Event, n)
+		for i := range events {
+			events[i] = []structs.Event{{Topic: structs.TopicNode, Type: structs.TypeNodeRegistration, Key: node.ID, Index: uint64(i + 1),
+				Payload: &structs.NodeEventPayload{Node: node}}}
+		}
+		brk := NewBroker(Config{})
+		before := liveHeap()
+		for i, evs := range events {
+			brk.Publish(uint64(i+1), 1000, evs)
+		}
+		after := liveHeap()
+		b.ReportMetric(float64(int64(after)-int64(before))/n, "B/batch")
+		runtime.KeepAlive(brk)
+		runtime.KeepAlive(events)
+	}
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }

@@ -84,9 +84,18 @@ type batch struct {
 	dropped bool
 	broker  *Broker
 
-	// once and json encode each event once, when first needed.
-	once []sync.Once
-	json [][]byte
+	// enc holds each event's JSON, encoded once when first needed. It is
+	// made on the first encoding: most batches are never read (a server
+	// without subscribers keeps thousands), and a node's registration or
+	// heartbeat entry would otherwise hold it for nothing.
+	encOnce sync.Once
+	enc     []encodedEvent
+}
+
+// encodedEvent is the JSON of one event of a batch.
+type encodedEvent struct {
+	once sync.Once
+	json []byte
 }
 
 // NewBroker returns an empty broker.
@@ -116,8 +125,7 @@ func (b *Broker) Publish(index uint64, entryBytes int, events []structs.Event) {
 	if b.closed {
 		return
 	}
-	b.batches = append(b.batches, &batch{seq: b.nextSeq, index: index, events: events, weight: int64(entryBytes), broker: b,
-		once: make([]sync.Once, len(events)), json: make([][]byte, len(events))})
+	b.batches = append(b.batches, &batch{seq: b.nextSeq, index: index, events: events, weight: int64(entryBytes), broker: b})
 	b.nextSeq++
 	b.events += len(events)
 	b.bytes += int64(entryBytes)
@@ -230,14 +238,16 @@ func (b *Broker) dropLocked(s *Subscription, err error) {
 // that does not encode (it never should) is sent without its payload, and
 // says why, rather than ending every stream.
 func (bt *batch) encoded(i int) []byte {
-	bt.once[i].Do(func() {
+	bt.encOnce.Do(func() { bt.enc = make([]encodedEvent, len(bt.events)) })
+	e := &bt.enc[i]
+	e.once.Do(func() {
 		buf, err := json.Marshal(&bt.events[i])
 		if err != nil {
 			ev := bt.events[i]
 			ev.Payload = map[string]string{"Error": "encoding the payload failed: " + err.Error()}
 			buf, _ = json.Marshal(&ev)
 		}
-		bt.json[i] = buf
+		e.json = buf
 		b := bt.broker
 		b.mu.Lock()
 		if !bt.dropped {
@@ -246,5 +256,5 @@ func (bt *batch) encoded(i int) []byte {
 		}
 		b.mu.Unlock()
 	})
-	return bt.json[i]
+	return e.json
 }

@@ -374,3 +374,37 @@ func TestNextSkipsBatchesWithNothingForTheSubscriber(t *testing.T) {
 		t.Fatalf("Next after a filtered-out batch: %+v, %v", f, err)
 	}
 }
+
+// TestBatchesHoldJSONOnlyOnceRead: a published batch holds no room for
+// its events' JSON until a subscriber reads it; reading encodes only the
+// events it receives, and every reader gets the same encoding.
+func TestBatchesHoldJSONOnlyOnceRead(t *testing.T) {
+	b := NewBroker(Config{})
+	b.Publish(1, 100, []structs.Event{ev(structs.TopicNode, "n1", ""), ev(structs.TopicJob, "j1", "default")})
+	b.Publish(2, 100, []structs.Event{ev(structs.TopicNode, "n2", "")})
+	for _, bt := range b.batches {
+		if bt.enc != nil {
+			t.Fatalf("batch %d holds encodings before anyone read it", bt.index)
+		}
+	}
+	var got [][]byte
+	for range 2 {
+		s, err := b.Subscribe(SubscribeRequest{Topics: map[structs.Topic][]string{structs.TopicNode: {"*"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames := drain(t, s)
+		if len(frames) != 2 {
+			t.Fatalf("frames = %d, want 2", len(frames))
+		}
+		got = append(got, frames[0].AppendJSON(nil))
+		s.Close()
+	}
+	first := b.batches[0]
+	if len(first.enc) != 2 || first.enc[0].json == nil || first.enc[1].json != nil {
+		t.Fatalf("after reading the node event only: %d encodings, node's %v, job's %v", len(first.enc), first.enc[0].json != nil, first.enc[1].json != nil)
+	}
+	if string(got[0]) != string(got[1]) || !strings.Contains(string(got[0]), `"Key":"n1"`) {
+		t.Fatalf("readers got %s and %s", got[0], got[1])
+	}
+}

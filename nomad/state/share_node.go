@@ -1,0 +1,108 @@
+package state
+
+import (
+	"encoding/json"
+	"maps"
+	"reflect"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+// What a client registers about its machine is mostly equal across a
+// fleet and across the versions of one node: every machine of one type
+// reports the same resources, reservations and drivers, and a client that
+// registers again (a restart, a new fingerprint) mostly repeats what it
+// sent before. Each registration arrives freshly decoded, so without help
+// the store would keep one copy of each per node and per stored version,
+// and the event stream keeps recent versions alive. The store keeps one
+// copy of each equal sub-record instead (share_values.go explains the
+// tables): first the node's own stored version's, then any other node's.
+//
+// Sharing is safe because stored nodes are never changed: every write
+// stores a new version, and copyNodeForUpdate shares these sub-records
+// rather than writing into them. A client changing its resources stores
+// new ones and leaves the nodes that shared the old ones as they were.
+
+// nodeShareMaxKey bounds the key a sub-record is looked up by: a larger
+// one (a machine with many interfaces or drivers) is rarely equal to
+// another machine's and is shared only with the node's own last version.
+const nodeShareMaxKey = 4096
+
+var (
+	sharedNodeResources     valueTable[*structs.NodeResources]
+	sharedReservedResources valueTable[*structs.NodeReservedResources]
+	sharedDriverInfos       valueTable[*structs.DriverInfo]
+	sharedDriverMaps        valueTable[map[string]*structs.DriverInfo]
+)
+
+// shareNodeRegistration replaces the registered sub-records of n, the
+// store's own copy of a node being registered, with equal ones already
+// stored. prev is the node's stored version, nil for a new node.
+func shareNodeRegistration(n, prev *structs.Node) {
+	internNode(n)
+	if prev == nil {
+		prev = &structs.Node{}
+	}
+	n.Attributes = sameMap(n.Attributes, prev.Attributes)
+	n.Meta = sameMap(n.Meta, prev.Meta)
+	n.Links = sameMap(n.Links, prev.Links)
+	n.NodeResources = shareNodePart(&sharedNodeResources, n.NodeResources, prev.NodeResources)
+	n.ReservedResources = shareNodePart(&sharedReservedResources, n.ReservedResources, prev.ReservedResources)
+	n.Drivers = shareDrivers(n.Drivers, prev.Drivers)
+}
+
+// sameMap returns prev if it equals m, else m.
+func sameMap(m, prev map[string]string) map[string]string {
+	if m != nil && prev != nil && len(m) == len(prev) && maps.Equal(m, prev) {
+		return prev
+	}
+	return m
+}
+
+// shareNodePart returns prev if it equals v, else the kept value equal to
+// v, else v.
+func shareNodePart[T any](table *valueTable[*T], v, prev *T) *T {
+	if v == nil {
+		return nil
+	}
+	if prev != nil && reflect.DeepEqual(v, prev) {
+		return prev
+	}
+	key, ok := nodeShareKey(v)
+	if !ok {
+		return v
+	}
+	return table.share(key, v)
+}
+
+// shareDrivers shares each driver's info (drivers are reported by name
+// with the same attributes on every machine that has them), then the map
+// as a whole.
+func shareDrivers(m, prev map[string]*structs.DriverInfo) map[string]*structs.DriverInfo {
+	if m == nil {
+		return nil
+	}
+	for name, d := range m {
+		if d != nil {
+			m[name] = shareNodePart(&sharedDriverInfos, d, prev[name])
+		}
+	}
+	if prev != nil && len(prev) == len(m) && maps.Equal(m, prev) {
+		return prev // every info is prev's own by now
+	}
+	key, ok := nodeShareKey(m)
+	if !ok {
+		return m
+	}
+	return sharedDriverMaps.share(key, m)
+}
+
+// nodeShareKey is v's JSON, which covers every exported field and sorts
+// map keys, if it is short enough to look up by.
+func nodeShareKey(v any) (string, bool) {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) > nodeShareMaxKey {
+		return "", false
+	}
+	return string(b), true
+}
