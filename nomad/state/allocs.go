@@ -281,15 +281,11 @@ func (s *StateStore) AllocByID(ws memdb.WatchSet, id string) (*structs.Allocatio
 }
 
 func allocByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Allocation, error) {
-	ch, raw, err := txn.FirstWatch(TableAllocs, "id", id)
+	obj, err := firstByKey(txn, ws, func(a *structs.Allocation) bool { return a.ID == id }, TableAllocs, "id", id)
 	if err != nil {
 		return nil, fmt.Errorf("state: alloc lookup: %w", err)
 	}
-	ws.Add(ch)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.Allocation), nil
+	return obj, nil
 }
 
 // AllocsByIDPrefix iterates over the allocs whose ID starts with prefix, in

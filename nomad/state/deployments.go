@@ -234,15 +234,11 @@ func (s *StateStore) DeploymentByID(ws memdb.WatchSet, id string) (*structs.Depl
 }
 
 func deploymentByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Deployment, error) {
-	ch, raw, err := txn.FirstWatch(TableDeployments, "id", id)
+	obj, err := firstByKey(txn, ws, func(d *structs.Deployment) bool { return d.ID == id }, TableDeployments, "id", id)
 	if err != nil {
 		return nil, fmt.Errorf("state: deployment lookup: %w", err)
 	}
-	ws.Add(ch)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.Deployment), nil
+	return obj, nil
 }
 
 // DeploymentsByJobID returns a job's deployments. Unless all, only those of

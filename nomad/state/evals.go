@@ -164,15 +164,11 @@ func (s *StateStore) EvalByID(ws memdb.WatchSet, id string) (*structs.Evaluation
 }
 
 func evalByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Evaluation, error) {
-	ch, raw, err := txn.FirstWatch(TableEvals, "id", id)
+	obj, err := firstByKey(txn, ws, func(e *structs.Evaluation) bool { return e.ID == id }, TableEvals, "id", id)
 	if err != nil {
 		return nil, fmt.Errorf("state: eval lookup: %w", err)
 	}
-	ws.Add(ch)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.Evaluation), nil
+	return obj, nil
 }
 
 // EvalsByIDPrefix iterates over the evals whose ID starts with prefix, in

@@ -18,15 +18,11 @@ func (s *StateStore) JobSummaries(ws memdb.WatchSet) (memdb.ResultIterator, erro
 }
 
 func jobSummaryTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, jobID string) (*structs.JobSummary, error) {
-	ch, raw, err := txn.FirstWatch(TableJobSummary, "id", namespace, jobID)
+	obj, err := firstByKey(txn, ws, func(s *structs.JobSummary) bool { return s.Namespace == namespace && s.JobID == jobID }, TableJobSummary, "id", namespace, jobID)
 	if err != nil {
 		return nil, fmt.Errorf("state: job summary lookup: %w", err)
 	}
-	ws.Add(ch)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.JobSummary), nil
+	return obj, nil
 }
 
 // ensureJobSummary creates the summary of a new job, or reshapes an

@@ -248,15 +248,11 @@ func (s *StateStore) JobByID(ws memdb.WatchSet, namespace, id string) (*structs.
 }
 
 func jobByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, id string) (*structs.Job, error) {
-	ch, raw, err := txn.FirstWatch(TableJobs, "id", namespace, id)
+	obj, err := firstByKey(txn, ws, func(j *structs.Job) bool { return j.Namespace == namespace && j.ID == id }, TableJobs, "id", namespace, id)
 	if err != nil {
 		return nil, fmt.Errorf("state: job lookup: %w", err)
 	}
-	ws.Add(ch)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.Job), nil
+	return obj, nil
 }
 
 // JobsByIDPrefix iterates over the jobs of a namespace whose ID starts
@@ -320,15 +316,11 @@ func (s *StateStore) JobByIDAndVersion(ws memdb.WatchSet, namespace, id string, 
 }
 
 func jobByIDAndVersionTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, id string, version uint64) (*structs.Job, error) {
-	ch, raw, err := txn.FirstWatch(TableJobVersion, "id", namespace, id, version)
+	obj, err := firstByKey(txn, ws, func(j *structs.Job) bool { return j.Namespace == namespace && j.ID == id && j.Version == version }, TableJobVersion, "id", namespace, id, version)
 	if err != nil {
 		return nil, fmt.Errorf("state: job version lookup: %w", err)
 	}
-	ws.Add(ch)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.Job), nil
+	return obj, nil
 }
 
 // JobVersions iterates over every tracked version of every job (for

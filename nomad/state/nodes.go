@@ -308,15 +308,11 @@ func (s *StateStore) NodeByID(ws memdb.WatchSet, id string) (*structs.Node, erro
 }
 
 func nodeByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Node, error) {
-	ch, raw, err := txn.FirstWatch(TableNodes, "id", id)
+	obj, err := firstByKey(txn, ws, func(n *structs.Node) bool { return n.ID == id }, TableNodes, "id", id)
 	if err != nil {
 		return nil, fmt.Errorf("state: node lookup: %w", err)
 	}
-	ws.Add(ch)
-	if raw == nil {
-		return nil, nil
-	}
-	return raw.(*structs.Node), nil
+	return obj, nil
 }
 
 // NodeBySecretID returns the node holding secretID (the one with the
