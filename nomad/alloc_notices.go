@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/yamux"
 
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -105,6 +106,10 @@ func newAllocNotifier(logger hclog.Logger, timeout time.Duration, nodeExists fun
 // concurrently is either seen by current or finds the registration and
 // notifies: none falls between. It returns what current returned.
 func (n *allocNotifier) register(nodeID string, sess *yamux.Session, index uint64, current func() (uint64, error)) (uint64, error) {
+	// The registration lives as long as the node waits, and a waiting
+	// node registers again after every notice: keep the store's copy of
+	// its ID, not the one each request decoded.
+	nodeID = state.InternString(nodeID)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now, err := current()

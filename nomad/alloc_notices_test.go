@@ -6,14 +6,17 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/yamux"
 
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -302,3 +305,37 @@ func TestAllocNotifierQueueHoldsEachNodeOnce(t *testing.T) {
 }
 
 func nodeName(i int) string { return "node-" + string(rune('A'+i/26)) + string(rune('a'+i%26)) }
+
+// A registration keeps the store's copy of the node ID, not the one the
+// request decoded: it lives as long as the node waits, and the request's
+// copy would be a second one per node.
+func TestAllocNotifierKeepsTheStoresCopyOfANodeID(t *testing.T) {
+	store, err := state.NewStateStore(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.UpsertNode(1, itNode("keeps-the-stores-id-in-notices")); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := store.NodeByID(nil, "keeps-the-stores-id-in-notices")
+	if err != nil || stored == nil {
+		t.Fatalf("NodeByID = %v, %v", stored, err)
+	}
+	n := testNotifier(t, 5*time.Second)
+	peer := newNoticePeer(t)
+	for range 2 { // a first registration and one replacing it
+		if _, err := n.register(strings.Clone(stored.ID), peer.srv, 1, at(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.entries) != 1 {
+		t.Fatalf("%d registrations, want 1", len(n.entries))
+	}
+	for key := range n.entries {
+		if unsafe.StringData(key) != unsafe.StringData(stored.ID) {
+			t.Error("the registration keeps the request's copy of the node ID")
+		}
+	}
+}
