@@ -75,12 +75,13 @@ func stateSchema() *memdb.DBSchema {
 	return db
 }
 
-// idIndex is the unique primary index on a string field.
+// idIndex is the unique primary index on a string field. Its keys are
+// the IDs' own bytes (see idIndexer).
 func idIndex(field string) *memdb.IndexSchema {
 	return &memdb.IndexSchema{
 		Name:    "id",
 		Unique:  true,
-		Indexer: &memdb.StringFieldIndex{Field: field},
+		Indexer: &idIndexer{Field: field},
 	}
 }
 
