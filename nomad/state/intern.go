@@ -1,6 +1,9 @@
 package state
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // Interning: the strings of stored objects repeat. Every alloc of a job
 // carries the job's ID, namespace, group and eval; the four allocs on a
@@ -64,6 +67,21 @@ func (t *internTable) intern(s string) string {
 	return s
 }
 
+// shared returns the table's copy of s if it holds one, and s itself
+// otherwise, without adding s: for values unlikely to recur, whose entry
+// would cost more than sharing could save.
+func (t *internTable) shared(s string) string {
+	if s == "" || len(s) > internMaxLen {
+		return s
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c, ok := t.m[s]; ok {
+		return c
+	}
+	return s
+}
+
 // internString replaces *s with its shared copy.
 func internString(s *string) { *s = interned.intern(*s) }
 
@@ -77,6 +95,32 @@ func internStringMap(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		out[interned.intern(k)] = interned.intern(v)
+	}
+	return out
+}
+
+// uniqueAttributePrefix marks node attributes whose values differ per
+// node by convention (unique.hostname, unique.network.ip-address,
+// unique.storage.bytesfree, ...).
+const uniqueAttributePrefix = "unique."
+
+// internNodeAttributes is internStringMap for a node's attributes, except
+// that a unique.* value is only shared with a copy the table holds (the
+// hostname is often the node's name, interned just before) and never
+// added: an entry for a value no other node has saves nothing, costs the
+// table an entry per node, and fills it so that it starts over sooner.
+func internNodeAttributes(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if strings.HasPrefix(k, uniqueAttributePrefix) {
+			v = interned.shared(v)
+		} else {
+			v = interned.intern(v)
+		}
+		out[interned.intern(k)] = v
 	}
 	return out
 }

@@ -185,7 +185,7 @@ func internNode(n *structs.Node) {
 	} {
 		internString(s)
 	}
-	n.Attributes = internStringMap(n.Attributes)
+	n.Attributes = internNodeAttributes(n.Attributes)
 	n.Meta = shareStringMap(n.Meta)
 	n.Links = shareStringMap(n.Links)
 	if n.Drivers != nil {

@@ -230,3 +230,47 @@ func TestEqualCandidateScoresAreStoredOnce(t *testing.T) {
 		t.Error("the store kept the caller's scores slice")
 	}
 }
+
+// A node's unique.* attribute values differ per node by convention: the
+// store shares one with a copy the table already holds (the hostname is
+// often the node's name) but never adds one, while other values and every
+// key are interned as before.
+func TestNodeUniqueAttributeValuesAreNotAddedToTheInternTable(t *testing.T) {
+	s := TestStateStore(t)
+	n := testNode("unique-attrs-node")
+	n.Name = "unique-attrs-host"
+	n.Attributes = map[string]string{
+		"unique.hostname":           strings.Clone("unique-attrs-host"),
+		"unique.network.ip-address": strings.Clone("10.77.66.55"),
+		"kernel.name":               strings.Clone("linux-unique-attrs-test"),
+	}
+	mustNoErr(t, s.UpsertNode(1, n))
+	stored, err := s.NodeByID(nil, n.ID)
+	mustNoErr(t, err)
+
+	interned.mu.Lock()
+	_, ipKept := interned.m["10.77.66.55"]
+	kernel, kernelKept := interned.m["linux-unique-attrs-test"]
+	key, keyKept := interned.m["unique.network.ip-address"]
+	interned.mu.Unlock()
+	if ipKept {
+		t.Error("a unique.* attribute value was added to the intern table")
+	}
+	if !kernelKept || !sameStorage(stored.Attributes["kernel.name"], kernel) {
+		t.Error("an ordinary attribute value is not interned")
+	}
+	if !keyKept {
+		t.Error("a unique.* attribute key is not interned")
+	}
+	for k := range stored.Attributes {
+		if k == "unique.network.ip-address" && !sameStorage(k, key) {
+			t.Error("the stored unique.* key is not the interned copy")
+		}
+	}
+	if !sameStorage(stored.Attributes["unique.hostname"], stored.Name) {
+		t.Error("unique.hostname does not share the copy of the node's name the table holds")
+	}
+	if stored.Attributes["unique.network.ip-address"] != "10.77.66.55" {
+		t.Errorf("unique.network.ip-address = %q", stored.Attributes["unique.network.ip-address"])
+	}
+}
