@@ -63,7 +63,10 @@ type BlockedEvals struct {
 	byNode  map[string]map[string]struct{} // node ID -> parked eval IDs
 
 	classIndex map[string]uint64 // highest unblock index per computed class
-	nodeIndex  map[string]uint64 // highest unblock index per node
+	nodeIndex  map[string]uint64 // highest unblock index per node, bounded (see recordNodeUnblockLocked)
+	// nodeIndexFloor is the highest index among the node entries
+	// forgotten to bound nodeIndex: any node may have changed up to it.
+	nodeIndexFloor uint64
 
 	// Unblocks recorded but not yet processed by the loop.
 	pendingClasses map[string]uint64
@@ -98,6 +101,7 @@ func (b *BlockedEvals) resetLocked() {
 	b.byNode = map[string]map[string]struct{}{}
 	b.classIndex = map[string]uint64{}
 	b.nodeIndex = map[string]uint64{}
+	b.nodeIndexFloor = 0
 	b.pendingClasses = map[string]uint64{}
 	b.pendingNodes = map[string]uint64{}
 	b.duplicates = nil
@@ -200,7 +204,7 @@ func (b *BlockedEvals) missedUnblockLocked(eval *structs.Evaluation) bool {
 			return true
 		}
 	}
-	return eval.NodeID != "" && b.nodeIndex[eval.NodeID] > eval.SnapshotIndex
+	return eval.NodeID != "" && b.nodeUnblockIndexLocked(eval.NodeID) > eval.SnapshotIndex
 }
 
 // wantsClass reports whether capacity on nodes of class may help eval: not
@@ -277,9 +281,7 @@ func (b *BlockedEvals) UnblockNode(nodeID string, index uint64) {
 	if !b.enabled {
 		return
 	}
-	if index > b.nodeIndex[nodeID] {
-		b.nodeIndex[nodeID] = index
-	}
+	b.recordNodeUnblockLocked(nodeID, index)
 	if index > b.pendingNodes[nodeID] {
 		b.pendingNodes[nodeID] = index
 	}
