@@ -101,28 +101,30 @@ func newAllocNotifier(logger hclog.Logger, timeout time.Duration, nodeExists fun
 }
 
 // register records that nodeID, connected over sess, has applied index,
-// replacing any registration it had. current reads the node's alloc index
-// from the state store; it runs under the lock, so an entry applied
-// concurrently is either seen by current or finds the registration and
-// notifies: none falls between. It returns what current returned.
+// replacing any registration it had, then reads the node's alloc index
+// from the state store with current and returns it. The entry is in
+// place before the read, and the FSM tells allocsChanged only after its
+// commit, so an entry applied meanwhile is either seen by current or
+// finds the registration and notifies: none falls between. current runs
+// without the lock, so a registration (a fleet re-registering after a
+// deploy, or a node calling again and again) never holds up the FSM's
+// allocsChanged for the length of a state read.
 func (n *allocNotifier) register(nodeID string, sess *yamux.Session, index uint64, current func() (uint64, error)) (uint64, error) {
 	// The registration lives as long as the node waits, and a waiting
 	// node registers again after every notice: keep the store's copy of
 	// its ID, not the one each request decoded.
 	nodeID = state.InternString(nodeID)
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	now, err := current()
-	if err != nil {
-		return 0, err
-	}
 	w := &allocWatch{sess: sess, index: index}
 	if old, ok := n.entries[nodeID]; ok {
 		// The node's place in the queue serves the new registration.
 		w.queued = old.queued
 	}
 	n.entries[nodeID] = w
-	return now, nil
+	n.mu.Unlock()
+	// On an error the entry stays: a notice it gets is harmless, and the
+	// client, told of the error, registers again.
+	return current()
 }
 
 // allocsChanged is told by the FSM that an applied entry moved nodeID's
@@ -256,9 +258,12 @@ func (n *allocNotifier) pushOne(nodeID string, w allocWatch) {
 		err = n.push(w.sess, payload)
 	}
 	if err != nil {
-		// The client finds out when it sees its session close, or when
-		// its registration's lease runs out.
-		n.logger.Debug("could not push an alloc notice", "node_id", nodeID, "index", w.pending, "error", err)
+		// The registration is used up, so the client must find out:
+		// closing the session makes it register again at once (it
+		// watches the session's close), where otherwise it would wait
+		// for its lease.
+		n.logger.Debug("could not push an alloc notice; closing the session", "node_id", nodeID, "index", w.pending, "error", err)
+		w.sess.Close()
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()

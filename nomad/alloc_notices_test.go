@@ -3,6 +3,7 @@ package nomad
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"strconv"
@@ -338,4 +339,48 @@ func TestAllocNotifierKeepsTheStoresCopyOfANodeID(t *testing.T) {
 			t.Error("the registration keeps the request's copy of the node ID")
 		}
 	}
+}
+
+// A registration reads the state store after its entry is in place and
+// without the notifier's lock: an entry the FSM applies during the read
+// neither waits for it (allocsChanged would block on the lock) nor goes
+// unnoticed.
+func TestAllocNotifierRegisterReadsWithoutHoldingTheLock(t *testing.T) {
+	n := testNotifier(t, 5*time.Second)
+	p := newNoticePeer(t)
+	cur, err := n.register("n1", p.srv, 5, func() (uint64, error) {
+		applied := make(chan struct{})
+		go func() {
+			n.allocsChanged("n1", 7) // an entry committed after the read began
+			close(applied)
+		}()
+		select {
+		case <-applied:
+		case <-time.After(10 * time.Second):
+			t.Error("allocsChanged waited for a registration's state read")
+		}
+		return 6, nil
+	})
+	if err != nil || cur != 6 {
+		t.Fatalf("register = %d, %v; want 6", cur, err)
+	}
+	runNotifier(t, n)
+	if got := waitNotices(t, p, 1); got[0] != (structs.AllocNotice{NodeID: "n1", Index: 7}) {
+		t.Fatalf("notice = %+v, want n1 at 7", got[0])
+	}
+}
+
+// A notice that cannot be pushed closes its session: the registration is
+// used up, and the client registers again when it sees the close rather
+// than at its lease.
+func TestAllocNotifierClosesTheSessionOfAFailedPush(t *testing.T) {
+	n := testNotifier(t, 5*time.Second)
+	p := newNoticePeer(t)
+	n.push = func(*yamux.Session, []byte) error { return errors.New("refused") }
+	if _, err := n.register("n1", p.srv, 1, at(1)); err != nil {
+		t.Fatal(err)
+	}
+	n.allocsChanged("n1", 2)
+	runNotifier(t, n)
+	WaitFor(t, 10*time.Second, func() (bool, string) { return p.srv.IsClosed(), "the session is still open" })
 }

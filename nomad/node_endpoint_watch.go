@@ -34,7 +34,7 @@ func (n *Node) WatchAllocs(args *structs.NodeWatchAllocsRequest, reply *structs.
 		return err
 	}
 	index, err := n.srv.allocNotices.register(args.NodeID, sess, args.Index, func() (uint64, error) {
-		// The current store, read under the registry's lock (see
+		// The current store, read after the entry is in place (see
 		// register): a snapshot restore may have replaced st.
 		_, index, err := clientAllocs(nil, n.srv.State(), args.NodeID, false)
 		return index, err

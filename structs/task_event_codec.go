@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -92,12 +93,20 @@ func (e *TaskEvent) CodecEncodeSelf(enc *codec.Encoder) {
 	wires.Put(w)
 }
 
+// decodeDetails: decoding into an event merges the message's Details into
+// the map the event has, as decoding into the flat struct did; but stored
+// events may share one map (the state store keeps one empty map for them
+// all), so the decoders merge into a copy and the event takes the copy
+// only once the decode succeeded. A failed decode leaves e's map as it
+// was.
+
 // CodecDecodeSelf reads the flat struct's msgpack into e. Fields the
 // message leaves out keep the values e had, as they did when the flat
 // struct was decoded into.
 func (e *TaskEvent) CodecDecodeSelf(dec *codec.Decoder) {
 	w := wires.Get().(*taskEventWire)
 	e.toWire(w)
+	w.Details = maps.Clone(w.Details) // see decodeDetails
 	dec.MustDecode(w)
 	e.fromWire(w)
 	*w = taskEventWire{}
@@ -126,6 +135,7 @@ func (e TaskEvent) String() string {
 func (e *TaskEvent) UnmarshalJSON(b []byte) error {
 	var w taskEventWire
 	e.toWire(&w)
+	w.Details = maps.Clone(w.Details) // see decodeDetails
 	if err := json.Unmarshal(b, &w); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {

@@ -409,3 +409,31 @@ func TestTaskEventMsgpackRefusesAWrongType(t *testing.T) {
 		t.Fatalf("a decode after a refused one read %v", &fresh)
 	}
 }
+
+// Decoding into an event whose Details map is shared (the state store
+// keeps one empty map for every stored event without details) merges into
+// a copy, so the other holders of the map never see the message's keys;
+// the event itself ends with the merge, as the flat struct did.
+func TestTaskEventDecodingNeverWritesIntoItsDetailsMap(t *testing.T) {
+	msg := map[string]any{"Details": map[string]string{"k": "v"}}
+	for name, decode := range map[string]func(b []byte, ev *TaskEvent) error{
+		"msgpack": func(b []byte, ev *TaskEvent) error { return rpcx.Decode(b, ev) },
+		"JSON":    func(b []byte, ev *TaskEvent) error { return json.Unmarshal(b, ev) },
+	} {
+		shared := map[string]string{"old": "x"}
+		ev := &TaskEvent{Type: TaskStarted, Details: shared}
+		b := mustRPCEncode(t, msg)
+		if name == "JSON" {
+			b = mustJSON(t, msg)
+		}
+		if err := decode(b, ev); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(shared) != 1 || shared["old"] != "x" {
+			t.Fatalf("%s: decoding wrote into the event's map: %v", name, shared)
+		}
+		if want := map[string]string{"old": "x", "k": "v"}; !reflect.DeepEqual(ev.Details, want) {
+			t.Fatalf("%s: Details = %v, want the merge %v", name, ev.Details, want)
+		}
+	}
+}

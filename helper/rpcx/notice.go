@@ -154,9 +154,11 @@ type SessionBinder interface {
 }
 
 // bindSession hands the close channel of the session a call went over to
-// the reply, if it wants it.
-func bindSession(reply any, s *poolSession) {
-	if b, ok := reply.(SessionBinder); ok {
+// the reply, if it wants it, and reports whether it did.
+func bindSession(reply any, s *poolSession) bool {
+	b, ok := reply.(SessionBinder)
+	if ok {
 		b.BindSession(s.sess.CloseChan())
 	}
+	return ok
 }

@@ -226,3 +226,29 @@ func TestPushNoticeToAFrozenPeerEndsAtTheTimeout(t *testing.T) {
 		t.Fatal("the frozen peer's session was left open")
 	}
 }
+
+// A session a notice registration went over outlives the pool's idle
+// timeout (its client makes no call between heartbeats minutes apart),
+// but not BoundIdleTimeout: by then the registration's lease has brought
+// it back into use, or the client moved to another server.
+func TestPoolKeepsARegisteredSessionPastTheIdleTimeout(t *testing.T) {
+	ts, _ := startWatchServer(t)
+	clock := newFakeClock()
+	sink := &noticeSink{}
+	pool := newTestPool(t, PoolConfig{OnNotice: sink.on, IdleTimeout: time.Minute, Now: clock.Now})
+	if err := pool.RPC(testCtx(t), ts.addr, "Watch.Register", &WatchArgs{Name: "n1"}, &WatchReply{}); err != nil {
+		t.Fatal(err)
+	}
+	s := pool.session(ts.addr)
+
+	clock.Advance(BoundIdleTimeout - time.Second)
+	pool.reapIdle()
+	if pool.session(ts.addr) != s || s.sess.IsClosed() {
+		t.Fatal("the session a registration went over was reaped after the ordinary idle timeout")
+	}
+	clock.Advance(time.Second)
+	pool.reapIdle()
+	if pool.session(ts.addr) != nil || !s.sess.IsClosed() {
+		t.Fatal("a registered session idle for BoundIdleTimeout was not reaped")
+	}
+}

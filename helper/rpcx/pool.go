@@ -222,8 +222,10 @@ func (p *ConnPool) rpc(ctx context.Context, addr, method string, args, reply any
 		if err == nil || IsRemoteError(err) {
 			s.answered.Store(true)
 		}
-		if err == nil {
-			bindSession(reply, s)
+		if err == nil && bindSession(reply, s) {
+			p.mu.Lock()
+			s.bound = true
+			p.mu.Unlock()
 		}
 		if err != nil {
 			p.dropIfClosed(s)
@@ -411,14 +413,30 @@ func (p *ConnPool) reapLoop(interval time.Duration) {
 	}
 }
 
+// BoundIdleTimeout is how long a session a notice registration went over
+// may sit idle before the reaper closes it. A client registered for
+// notices makes no call between its heartbeats, which at fleet size come
+// minutes apart (the servers stretch the heartbeat TTL with the fleet);
+// reaping its session after IdleTimeout would make it dial again and
+// register again every few minutes. The registration is renewed at least
+// once per lease (at most the servers' longest blocking wait, 10 minutes),
+// so a session idle for longer than this one carries no live
+// registration: the client moved to another server.
+const BoundIdleTimeout = 15 * time.Minute
+
 // reapIdle closes sessions that are dead, or idle for IdleTimeout by the
-// pool's clock.
+// pool's clock (BoundIdleTimeout for a session a notice registration went
+// over).
 func (p *ConnPool) reapIdle() {
 	now := p.cfg.Now()
 	var doomed []*poolSession
 	p.mu.Lock()
 	for key, s := range p.sessions {
-		idle := s.active == 0 && p.cfg.IdleTimeout > 0 && now.Sub(s.lastUsed) >= p.cfg.IdleTimeout
+		timeout := p.cfg.IdleTimeout
+		if s.bound && timeout > 0 {
+			timeout = max(timeout, BoundIdleTimeout)
+		}
+		idle := s.active == 0 && timeout > 0 && now.Sub(s.lastUsed) >= timeout
 		if idle || s.sess.IsClosed() {
 			delete(p.sessions, key)
 			doomed = append(doomed, s)

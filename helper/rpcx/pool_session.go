@@ -18,6 +18,10 @@ type poolSession struct {
 	// Guarded by ConnPool.mu: calls in progress, and when the last one ended.
 	active   int
 	lastUsed time.Time
+	// bound is set once a call's reply asked to know when the session
+	// closes (SessionBinder: a notice registration). Guarded by
+	// ConnPool.mu.
+	bound bool
 
 	mu   sync.Mutex
 	idle []*clientStream
