@@ -42,13 +42,15 @@ const (
 // internTable maps a string to its shared copy.
 type internTable struct {
 	mu sync.Mutex
-	m  map[string]string
+	m  *stringSet
 }
 
 // interned is the table the store uses. It is shared by every store in
 // the process (a restored store, snapshots, tests) so that they share
 // copies too.
-var interned = &internTable{m: make(map[string]string)}
+var interned = newInternTable()
+
+func newInternTable() *internTable { return &internTable{m: newStringSet()} }
 
 // intern returns the shared copy of s (s itself the first time).
 func (t *internTable) intern(s string) string {
@@ -57,13 +59,13 @@ func (t *internTable) intern(s string) string {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if c, ok := t.m[s]; ok {
+	if c, ok := t.m.get(s); ok {
 		return c
 	}
-	if len(t.m) >= internMaxEntries {
-		t.m = make(map[string]string)
+	if t.m.len() >= internMaxEntries {
+		t.m = newStringSet()
 	}
-	t.m[s] = s
+	t.m.add(s)
 	return s
 }
 
@@ -76,7 +78,7 @@ func (t *internTable) shared(s string) string {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if c, ok := t.m[s]; ok {
+	if c, ok := t.m.get(s); ok {
 		return c
 	}
 	return s

@@ -18,7 +18,7 @@ func sameStorage(a, b string) bool {
 }
 
 func TestInternReturnsOneCopyOfEqualStrings(t *testing.T) {
-	tab := &internTable{m: map[string]string{}}
+	tab := newInternTable()
 	a := tab.intern(strings.Clone("dc1-rack-7"))
 	runtime.GC() // the table's copy survives a collection, unlike unique's without a handle
 	b := tab.intern(strings.Clone("dc1-rack-7"))
@@ -26,20 +26,20 @@ func TestInternReturnsOneCopyOfEqualStrings(t *testing.T) {
 		t.Fatal("two equal strings interned apart do not share storage")
 	}
 	long := strings.Repeat("x", internMaxLen+1)
-	if got := tab.intern(long); !sameStorage(got, long) || len(tab.m) != 1 {
-		t.Fatalf("a string longer than %d was kept (%d entries)", internMaxLen, len(tab.m))
+	if got := tab.intern(long); !sameStorage(got, long) || tab.m.len() != 1 {
+		t.Fatalf("a string longer than %d was kept (%d entries)", internMaxLen, tab.m.len())
 	}
 }
 
 func TestInternTableIsBounded(t *testing.T) {
-	tab := &internTable{m: map[string]string{}}
+	tab := newInternTable()
 	for i := range internMaxEntries + 10 {
 		s := strings.Repeat("k", 1+i%7) + string(rune('a'+i%26)) + strings.Repeat("z", i/182)
 		if got := tab.intern(s); got != s {
 			t.Fatalf("intern changed %q to %q", s, got)
 		}
-		if len(tab.m) > internMaxEntries {
-			t.Fatalf("table holds %d entries, bound is %d", len(tab.m), internMaxEntries)
+		if tab.m.len() > internMaxEntries {
+			t.Fatalf("table holds %d entries, bound is %d", tab.m.len(), internMaxEntries)
 		}
 	}
 }
@@ -173,7 +173,7 @@ func TestEqualGrantsAndCountsAreStoredOnce(t *testing.T) {
 // TestInternIsSafeForConcurrentWriters: snapshots (the plan applier's
 // what-if states) write while the FSM does, and share the table.
 func TestInternIsSafeForConcurrentWriters(t *testing.T) {
-	tab := &internTable{m: map[string]string{}}
+	tab := newInternTable()
 	const writers, each = 8, 500
 	got := make([][]string, writers)
 	done := make(chan int)
@@ -249,9 +249,9 @@ func TestNodeUniqueAttributeValuesAreNotAddedToTheInternTable(t *testing.T) {
 	mustNoErr(t, err)
 
 	interned.mu.Lock()
-	_, ipKept := interned.m["10.77.66.55"]
-	kernel, kernelKept := interned.m["linux-unique-attrs-test"]
-	key, keyKept := interned.m["unique.network.ip-address"]
+	_, ipKept := interned.m.get("10.77.66.55")
+	kernel, kernelKept := interned.m.get("linux-unique-attrs-test")
+	key, keyKept := interned.m.get("unique.network.ip-address")
 	interned.mu.Unlock()
 	if ipKept {
 		t.Error("a unique.* attribute value was added to the intern table")
