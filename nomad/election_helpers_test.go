@@ -69,5 +69,5 @@ func (h *heartbeater) timerDeadline(nodeID string) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
-	return nd.deadline, true
+	return h.deadlineOf(nd), true
 }

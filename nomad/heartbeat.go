@@ -107,6 +107,9 @@ type heartbeater struct {
 	cfg    heartbeatConfig
 	logger hclog.Logger
 	clock  Clock
+	// epoch is the clock's time when the heartbeater was made; node
+	// deadlines are kept as offsets from it (see nodeDeadline).
+	epoch time.Time
 
 	nodeLocks keyedMutex
 
@@ -149,6 +152,7 @@ func newHeartbeater(deps heartbeaterDeps, cfg heartbeatConfig) *heartbeater {
 		cfg:     cfg,
 		logger:  logger,
 		clock:   cfg.Clock,
+		epoch:   cfg.Clock.Now(),
 		timers:  map[string]*nodeDeadline{},
 		expired: make(chan expiry, 4096),
 		rng:     cfg.Rand,

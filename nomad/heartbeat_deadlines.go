@@ -25,32 +25,39 @@ import (
 //
 // Everything here is under the heartbeater's mu.
 
-// nodeDeadline is one node's place in the heap.
+// nodeDeadline is one node's place in the heap. The leader keeps one per
+// node for as long as it leads, so it is kept small (40 bytes, where a
+// time.Time and two ints made it 64): the deadline is an offset from the
+// heartbeater's epoch, which keeps its order and, on the real clock, its
+// monotonic reading.
 type nodeDeadline struct {
-	nodeID   string
-	deadline time.Time
-	seq      uint64 // arming order: equal deadlines expire in it
-	windows  int    // fresh windows in a row this deadline continues; 0 if a heartbeat or the term armed it
-	index    int    // position in the heap
+	nodeID  string
+	at      time.Duration // the deadline: epoch + at
+	seq     uint64        // arming order: equal deadlines expire in it
+	windows int32         // fresh windows in a row this deadline continues; 0 if a heartbeat or the term armed it
+	index   int32         // position in the heap
 }
+
+// deadlineOf is nd's deadline as a time.
+func (h *heartbeater) deadlineOf(nd *nodeDeadline) time.Time { return h.epoch.Add(nd.at) }
 
 // deadlineHeap orders node deadlines, earliest first.
 type deadlineHeap []*nodeDeadline
 
 func (q deadlineHeap) Len() int { return len(q) }
 func (q deadlineHeap) Less(i, j int) bool {
-	if !q[i].deadline.Equal(q[j].deadline) {
-		return q[i].deadline.Before(q[j].deadline)
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
 	}
 	return q[i].seq < q[j].seq
 }
 func (q deadlineHeap) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
-	q[i].index, q[j].index = i, j
+	q[i].index, q[j].index = int32(i), int32(j)
 }
 func (q *deadlineHeap) Push(x any) {
 	nd := x.(*nodeDeadline)
-	nd.index = len(*q)
+	nd.index = int32(len(*q))
 	*q = append(*q, nd)
 }
 func (q *deadlineHeap) Pop() any {
@@ -66,13 +73,13 @@ func (q *deadlineHeap) Pop() any {
 func (h *heartbeater) setDeadlineLocked(nodeID string, deadline time.Time, windows int) {
 	h.seq++
 	if nd, ok := h.timers[nodeID]; ok {
-		nd.deadline, nd.windows, nd.seq = deadline, windows, h.seq
-		heap.Fix(&h.queue, nd.index)
+		nd.at, nd.windows, nd.seq = deadline.Sub(h.epoch), int32(windows), h.seq
+		heap.Fix(&h.queue, int(nd.index))
 	} else {
 		// The deadline lives as long as the node: it keeps the store's
 		// copy of the ID, not the one its registration decoded.
 		nodeID = state.InternString(nodeID)
-		nd := &nodeDeadline{nodeID: nodeID, deadline: deadline, windows: windows, seq: h.seq}
+		nd := &nodeDeadline{nodeID: nodeID, at: deadline.Sub(h.epoch), windows: int32(windows), seq: h.seq}
 		heap.Push(&h.queue, nd)
 		h.timers[nodeID] = nd
 	}
@@ -85,7 +92,7 @@ func (h *heartbeater) removeDeadlineLocked(nodeID string) {
 	if !ok {
 		return
 	}
-	heap.Remove(&h.queue, nd.index)
+	heap.Remove(&h.queue, int(nd.index))
 	delete(h.timers, nodeID)
 	h.scheduleWakeLocked()
 }
@@ -110,7 +117,7 @@ func (h *heartbeater) scheduleWakeLocked() {
 		h.stopWakeLocked()
 		return
 	}
-	next := h.queue[0].deadline
+	next := h.deadlineOf(h.queue[0])
 	if h.wake != nil && !h.wakeAt.After(next) {
 		return
 	}
@@ -143,15 +150,16 @@ func (h *heartbeater) fire(gen uint64) {
 	now := h.clock.Now()
 	var due []expiry
 	h.waking = true
-	for len(h.queue) > 0 && !h.queue[0].deadline.After(now) {
+	for len(h.queue) > 0 && !h.deadlineOf(h.queue[0]).After(now) {
 		nd := h.queue[0]
-		h.observeLocked(now, nd.deadline)
-		if h.stallWindowLocked(nd.nodeID, nd.deadline, nd.windows) {
+		deadline := h.deadlineOf(nd)
+		h.observeLocked(now, deadline)
+		if h.stallWindowLocked(nd.nodeID, deadline, int(nd.windows)) {
 			continue // its deadline moved past now
 		}
 		heap.Pop(&h.queue)
 		delete(h.timers, nd.nodeID)
-		due = append(due, expiry{nodeID: nd.nodeID, deadline: nd.deadline, windows: nd.windows})
+		due = append(due, expiry{nodeID: nd.nodeID, deadline: deadline, windows: int(nd.windows)})
 	}
 	h.waking = false
 	h.scheduleWakeLocked()

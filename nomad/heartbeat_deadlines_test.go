@@ -168,3 +168,11 @@ func TestHeartbeaterKeepsTheStoresCopyOfANodeID(t *testing.T) {
 		t.Error("the deadline keeps the request's copy of the node ID")
 	}
 }
+
+// The leader keeps a nodeDeadline per node: it must stay in the 48-byte
+// size class (a time.Time and two ints put it in the 64-byte one).
+func TestNodeDeadlineFitsFortyEightBytes(t *testing.T) {
+	if size := unsafe.Sizeof(nodeDeadline{}); size > 48 {
+		t.Fatalf("a nodeDeadline takes %d bytes, more than 48", size)
+	}
+}
