@@ -351,7 +351,7 @@ func setNodeAllocsDeletedIndexes(txn *memdb.Txn, index uint64, nodes map[string]
 }
 
 func deleteNodeAllocsDeletedIndex(txn *memdb.Txn, nodeID string) error {
-	if _, err := txn.DeleteAll(TableIndex, "id", nodeAllocsDeletedKey(nodeID)); err != nil {
+	if _, err := deleteByID(txn, TableIndex, nodeAllocsDeletedKey(nodeID)); err != nil {
 		return fmt.Errorf("state: deleting deleted-allocs index of node %s: %w", nodeID, err)
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"unsafe"
+
+	"github.com/hashicorp/go-memdb"
 )
 
 // idIndexer is the indexer of every table's primary "id" index: the key
@@ -60,4 +62,21 @@ func (x *idIndexer) FromArgs(args ...any) ([]byte, error) {
 // bytes, as keys carry no terminator.
 func (x *idIndexer) PrefixFromArgs(args ...any) ([]byte, error) {
 	return x.FromArgs(args...)
+}
+
+// deleteByID deletes the object whose id-index key is id, and reports how
+// many it deleted (0 or 1). It is the exact delete: go-memdb's DeleteAll
+// seeks its key as a prefix, which on this index's unterminated keys would
+// also delete every object whose ID id is a prefix of ("web-http" taking
+// "web-http-2" with it). Never use Get or DeleteAll with arguments on an
+// index built by idIndexer; use First, LowerBound (firstByKey) or this.
+func deleteByID(txn *memdb.Txn, table, id string) (int, error) {
+	obj, err := txn.First(table, "id", id)
+	if err != nil || obj == nil {
+		return 0, err
+	}
+	if err := txn.Delete(table, obj); err != nil {
+		return 0, err
+	}
+	return 1, nil
 }

@@ -100,7 +100,7 @@ func (s *StateStore) DeleteServiceRegistrations(index uint64, ids []string) erro
 	return s.writeTxn(func(txn *memdb.Txn) error {
 		deleted := 0
 		for _, id := range ids {
-			n, err := txn.DeleteAll(TableServiceRegistrations, "id", id)
+			n, err := deleteByID(txn, TableServiceRegistrations, id)
 			if err != nil {
 				return fmt.Errorf("state: deleting service registration %s: %w", id, err)
 			}
