@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -21,14 +20,7 @@ func BenchmarkWatchAllocsRegistrationHeap(b *testing.B) {
 	const n = 2000
 	s := TestServer(b, nil)
 	WaitForLeader(b, 10*time.Second, s)
-	nodes := make([]*structs.Node, n)
-	for i := range nodes {
-		nodes[i] = itNode(fmt.Sprintf("watcher-%04d", i))
-		var resp structs.NodeUpdateResponse
-		if err := s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: nodes[i]}, &resp); err != nil {
-			b.Fatal(err)
-		}
-	}
+	nodes := registerHeapNodes(b, s, n, "watcher")
 	pool := rpcx.NewConnPool(rpcx.PoolConfig{})
 	defer pool.Shutdown()
 	ctx := context.Background()

@@ -22,14 +22,7 @@ func BenchmarkGetClientAllocsWaiterHeap(b *testing.B) {
 	const n = 2000
 	s := TestServer(b, nil)
 	WaitForLeader(b, 10*time.Second, s)
-	nodes := make([]*structs.Node, n)
-	for i := range nodes {
-		nodes[i] = itNode(fmt.Sprintf("waiter-%04d", i))
-		var resp structs.NodeUpdateResponse
-		if err := s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: nodes[i]}, &resp); err != nil {
-			b.Fatal(err)
-		}
-	}
+	nodes := registerHeapNodes(b, s, n, "waiter")
 	b.ResetTimer()
 	var perWaiter float64
 	for i := 0; i < b.N; i++ {
@@ -102,4 +95,19 @@ func TestWatchTellsAChangeFromTheEndOfTheWait(t *testing.T) {
 			}
 		})
 	}
+}
+
+// registerHeapNodes registers n nodes named <prefix>-0000… for a heap
+// benchmark and returns them.
+func registerHeapNodes(b *testing.B, s *Server, n int, prefix string) []*structs.Node {
+	b.Helper()
+	nodes := make([]*structs.Node, n)
+	for i := range nodes {
+		nodes[i] = itNode(fmt.Sprintf("%s-%04d", prefix, i))
+		var resp structs.NodeUpdateResponse
+		if err := s.RPC("Node.Register", &structs.NodeRegisterRequest{Node: nodes[i]}, &resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return nodes
 }

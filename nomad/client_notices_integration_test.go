@@ -138,17 +138,7 @@ func TestClientFallsBackToTheBlockingQueryAgainstAnOlderServer(t *testing.T) {
 		return s.BlockingQueries() == 1, "no blocking query from the client"
 	})
 
-	var resp structs.JobRegisterResponse
-	if err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: rawExecJob("svc", structs.JobTypeService, "exec sleep 300")}, &resp); err != nil {
-		t.Fatal(err)
-	}
-	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
-		a := onlyAlloc(t, s, "svc")
-		if a == nil {
-			return false, "no alloc"
-		}
-		return a.ClientStatus == structs.AllocClientStatusRunning && a.NodeID == c.NodeID(), "alloc " + a.ClientStatus
-	})
+	runSvcOn(t, s, c.NodeID())
 	if s.AllocNoticeRegistered(c.NodeID()) || s.AllocNoticesPushed() != 0 {
 		t.Fatal("a notice registration reached the server through a server without Node.WatchAllocs")
 	}
@@ -251,6 +241,16 @@ func TestClientRegistersForNoticesAgainWhenItsSessionCloses(t *testing.T) {
 		return proxy.connections() > before, "the client did not connect again"
 	})
 
+	runSvcOn(t, s, c.NodeID())
+	if n := s.BlockingQueries(); n != 0 {
+		t.Fatalf("%d blocking queries wait on the server", n)
+	}
+}
+
+// runSvcOn registers the service job "svc" and waits until its one alloc
+// runs on nodeID: the client learned of it, fetched it and reported it.
+func runSvcOn(t *testing.T, s *nomad.Server, nodeID string) {
+	t.Helper()
 	var resp structs.JobRegisterResponse
 	if err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: rawExecJob("svc", structs.JobTypeService, "exec sleep 300")}, &resp); err != nil {
 		t.Fatal(err)
@@ -260,9 +260,6 @@ func TestClientRegistersForNoticesAgainWhenItsSessionCloses(t *testing.T) {
 		if a == nil {
 			return false, "no alloc"
 		}
-		return a.ClientStatus == structs.AllocClientStatusRunning && a.NodeID == c.NodeID(), "alloc " + a.ClientStatus
+		return a.ClientStatus == structs.AllocClientStatusRunning && a.NodeID == nodeID, "alloc " + a.ClientStatus
 	})
-	if n := s.BlockingQueries(); n != 0 {
-		t.Fatalf("%d blocking queries wait on the server", n)
-	}
 }
