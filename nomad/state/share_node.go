@@ -59,10 +59,10 @@ func shareNodeRegistration(n, prev *structs.Node) {
 // registers again with the same fingerprint keeps its stored attributes
 // whole.
 func shareNodeAttributes(a, prev structs.Attributes) structs.Attributes {
-	if a.IsNil() || a.Equal(prev) {
-		if a.IsNil() {
-			return a
-		}
+	if a.IsNil() {
+		return a
+	}
+	if a.Equal(prev) {
 		return prev
 	}
 	keys := prev.Keys()
