@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/yamux"
 
 	"github.com/drover-sched/drover/helper/rpcx"
@@ -85,8 +86,12 @@ type allocNotifier struct {
 	busy map[*yamux.Session][]string
 	// wake has a token when ready may be non-empty.
 	wake chan struct{}
-	// pushed counts notices pushed, for tests and metrics.
-	pushed uint64
+	// pushed and failed count the notices pushed and those whose push
+	// failed (its session was then closed), for tests and operators.
+	pushed, failed uint64
+	// metrics, when set, counts pushes as they end
+	// (nomad.nomad.alloc_notices.pushed / push_failed).
+	metrics *metrics.Metrics
 }
 
 func newAllocNotifier(logger hclog.Logger, timeout time.Duration, nodeExists func(string) bool) *allocNotifier {
@@ -265,10 +270,19 @@ func (n *allocNotifier) pushOne(nodeID string, w allocWatch) {
 		n.logger.Debug("could not push an alloc notice; closing the session", "node_id", nodeID, "index", w.pending, "error", err)
 		w.sess.Close()
 	}
+	if n.metrics != nil {
+		if err == nil {
+			n.metrics.IncrCounter(keyAllocNoticesPushed, 1)
+		} else {
+			n.metrics.IncrCounter(keyAllocNoticesPushFailed, 1)
+		}
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if err == nil {
 		n.pushed++
+	} else {
+		n.failed++
 	}
 	parked := n.busy[w.sess]
 	delete(n.busy, w.sess)
@@ -316,6 +330,27 @@ func (n *allocNotifier) registered() int {
 	return len(n.entries)
 }
 
+// noticeStats is what the notifier holds at one moment and has done.
+type noticeStats struct {
+	// Registered is how many nodes wait for a notice; Queued how many of
+	// them have one due and not yet pushed (ready, or parked behind
+	// their session's push in flight).
+	Registered, Queued int
+	// Pushed and Failed count the notices pushed and the pushes that
+	// failed.
+	Pushed, Failed uint64
+}
+
+func (n *allocNotifier) stats() noticeStats {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	st := noticeStats{Registered: len(n.entries), Queued: len(n.ready), Pushed: n.pushed, Failed: n.failed}
+	for _, parked := range n.busy {
+		st.Queued += len(parked)
+	}
+	return st
+}
+
 // pushedCount is how many notices were pushed.
 func (n *allocNotifier) pushedCount() uint64 {
 	n.mu.Lock()
@@ -330,6 +365,7 @@ func (s *Server) setupAllocNotices() {
 		node, err := s.State().NodeByID(nil, nodeID)
 		return err != nil || node != nil
 	})
+	s.allocNotices.metrics = s.metrics
 	s.fsm.setAllocSink(s.allocNotices)
 	s.wg.Add(1)
 	go func() {

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/yamux"
 
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/helper/telemetry/telemetrytest"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -383,4 +384,59 @@ func TestAllocNotifierClosesTheSessionOfAFailedPush(t *testing.T) {
 	n.allocsChanged("n1", 2)
 	runNotifier(t, n)
 	WaitFor(t, 10*time.Second, func() (bool, string) { return p.srv.IsClosed(), "the session is still open" })
+}
+
+// Operators see the notifier in the server's metrics: nodes registered,
+// notices due, and pushes as they succeed or fail.
+func TestAllocNotifierMetricsFollowRegistrationsAndPushes(t *testing.T) {
+	m, sink := telemetrytest.New()
+	n := testNotifier(t, 5*time.Second)
+	n.metrics = m
+	good, bad := newNoticePeer(t), newNoticePeer(t)
+	n.push = func(sess *yamux.Session, _ []byte) error {
+		if sess == bad.srv {
+			return errors.New("peer frozen")
+		}
+		return nil
+	}
+	s := &Server{metrics: m, allocNotices: n}
+	gauge := func(name string) float32 {
+		t.Helper()
+		s.emitNoticeStats()
+		v, ok := sink.Gauge(name)
+		if !ok {
+			t.Fatalf("%s never set", name)
+		}
+		return v
+	}
+	for id, p := range map[string]*noticePeer{"good": good, "bad": bad} {
+		if _, err := n.register(id, p.srv, 1, at(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r, q := gauge("nomad.nomad.alloc_notices.registered"), gauge("nomad.nomad.alloc_notices.queued"); r != 2 || q != 0 {
+		t.Fatalf("two nodes registered, nothing changed: registered %v, queued %v", r, q)
+	}
+	n.allocsChanged("good", 2)
+	n.allocsChanged("bad", 2)
+	if q := gauge("nomad.nomad.alloc_notices.queued"); q != 2 {
+		t.Fatalf("two notices due before any push: queued %v", q)
+	}
+	runNotifier(t, n)
+	WaitFor(t, 20*time.Second, func() (bool, string) {
+		st := n.stats()
+		return st.Pushed+st.Failed == 2, "pushes ended so far: " + strconv.FormatUint(st.Pushed+st.Failed, 10)
+	})
+	if _, sum := sink.Counter("nomad.nomad.alloc_notices.pushed"); sum != 1 {
+		t.Fatalf("pushed = %v, want 1", sum)
+	}
+	if _, sum := sink.Counter("nomad.nomad.alloc_notices.push_failed"); sum != 1 {
+		t.Fatalf("push_failed = %v, want 1", sum)
+	}
+	if r, q := gauge("nomad.nomad.alloc_notices.registered"), gauge("nomad.nomad.alloc_notices.queued"); r != 0 || q != 0 {
+		t.Fatalf("after both notices: registered %v, queued %v; want 0 and 0", r, q)
+	}
+	if !bad.srv.IsClosed() {
+		t.Fatal("a failed push left its session open: the client would wait for its lease")
+	}
 }

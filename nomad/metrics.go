@@ -24,6 +24,13 @@ var (
 	keyPlanQueueDepth  = []string{"nomad", "plan", "queue_depth"}
 	keyHeartbeatActive = []string{"nomad", "heartbeat", "active"}
 
+	// The alloc-notice notifier's (Drover's): nodes registered for a
+	// notice, notices due and not yet pushed, and pushes as they end.
+	keyAllocNoticesRegistered = []string{"nomad", "alloc_notices", "registered"}
+	keyAllocNoticesQueued     = []string{"nomad", "alloc_notices", "queued"}
+	keyAllocNoticesPushed     = []string{"nomad", "alloc_notices", "pushed"}
+	keyAllocNoticesPushFailed = []string{"nomad", "alloc_notices", "push_failed"}
+
 	// keyBrokerProcessTime is an eval's time from dequeue to ack, on the
 	// broker's clock.
 	keyBrokerProcessTime = []string{"nomad", "broker", "process_time"}
@@ -88,6 +95,17 @@ func (s *Server) emitStats() {
 	m.SetGauge(keyBlockedTotal, float32(s.blockedEvals.Stats().TotalBlocked))
 	m.SetGauge(keyPlanQueueDepth, float32(s.planQueue.Stats().Depth))
 	m.SetGauge(keyHeartbeatActive, float32(s.heartbeats.tracked()))
+	s.emitNoticeStats()
+}
+
+// emitNoticeStats sets the alloc-notice notifier's gauges.
+func (s *Server) emitNoticeStats() {
+	if s.allocNotices == nil {
+		return
+	}
+	st := s.allocNotices.stats()
+	s.metrics.SetGauge(keyAllocNoticesRegistered, float32(st.Registered))
+	s.metrics.SetGauge(keyAllocNoticesQueued, float32(st.Queued))
 }
 
 // runStats emits the gauges every StatsInterval until the server stops.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -231,12 +232,28 @@ type memUse struct {
 	goroutines  int
 }
 
+// heap reads memUse five times 200 ms apart and returns the median of
+// each: a single reading after a GC also counts what in-flight requests
+// hold at that instant (a few hundred heartbeats a second, each with its
+// buffers), which made the per-node figure vary by ±50 B run to run.
 func heap() memUse {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return memUse{heap: ms.HeapAlloc, stack: ms.StackInuse, goroutines: runtime.NumGoroutine()}
+	const n = 5
+	var heaps, stacks []uint64
+	var gs []int
+	for i := range n {
+		if i > 0 {
+			time.Sleep(200 * time.Millisecond) // spacing the readings, not synchronisation
+		}
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		heaps, stacks, gs = append(heaps, ms.HeapAlloc), append(stacks, ms.StackInuse), append(gs, runtime.NumGoroutine())
+	}
+	slices.Sort(heaps)
+	slices.Sort(stacks)
+	slices.Sort(gs)
+	return memUse{heap: heaps[n/2], stack: stacks[n/2], goroutines: gs[n/2]}
 }
 
 // writeHeapProfile records where the servers' heap goes (go tool pprof

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/drover-sched/drover/structs"
 )
@@ -82,14 +83,14 @@ type batch struct {
 	// leaves the buffer. Both are guarded by the broker's mu.
 	weight  int64
 	dropped bool
-	broker  *Broker
 
 	// enc holds each event's JSON, encoded once when first needed. It is
-	// made on the first encoding: most batches are never read (a server
-	// without subscribers keeps thousands), and a node's registration or
-	// heartbeat entry would otherwise hold it for nothing.
-	encOnce sync.Once
-	enc     []encodedEvent
+	// made on the first encoding, and sits behind one pointer: most
+	// batches are never read (a server without subscribers keeps
+	// thousands, one per node registration or status change at fleet
+	// size), and a sync.Once and a slice header in every batch would take
+	// a quarter of the batch for nothing.
+	enc atomic.Pointer[[]encodedEvent]
 }
 
 // encodedEvent is the JSON of one event of a batch.
@@ -125,7 +126,7 @@ func (b *Broker) Publish(index uint64, entryBytes int, events []structs.Event) {
 	if b.closed {
 		return
 	}
-	b.batches = append(b.batches, &batch{seq: b.nextSeq, index: index, events: events, weight: int64(entryBytes), broker: b})
+	b.batches = append(b.batches, &batch{seq: b.nextSeq, index: index, events: events, weight: int64(entryBytes)})
 	b.nextSeq++
 	b.events += len(events)
 	b.bytes += int64(entryBytes)
@@ -234,12 +235,19 @@ func (b *Broker) dropLocked(s *Subscription, err error) {
 }
 
 // encoded returns the JSON of the batch's event i, encoding it on the
-// first call: an event no subscriber receives is never encoded. An event
+// first call and counting its bytes in b's (the batch's broker's) bounds: an event no subscriber receives is never encoded. An event
 // that does not encode (it never should) is sent without its payload, and
 // says why, rather than ending every stream.
-func (bt *batch) encoded(i int) []byte {
-	bt.encOnce.Do(func() { bt.enc = make([]encodedEvent, len(bt.events)) })
-	e := &bt.enc[i]
+func (bt *batch) encoded(b *Broker, i int) []byte {
+	enc := bt.enc.Load()
+	if enc == nil {
+		made := make([]encodedEvent, len(bt.events))
+		if !bt.enc.CompareAndSwap(nil, &made) {
+			made = *bt.enc.Load() // another reader made it first
+		}
+		enc = &made
+	}
+	e := &(*enc)[i]
 	e.once.Do(func() {
 		buf, err := json.Marshal(&bt.events[i])
 		if err != nil {
@@ -248,7 +256,6 @@ func (bt *batch) encoded(i int) []byte {
 			buf, _ = json.Marshal(&ev)
 		}
 		e.json = buf
-		b := bt.broker
 		b.mu.Lock()
 		if !bt.dropped {
 			bt.weight += int64(len(buf))

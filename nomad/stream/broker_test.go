@@ -383,7 +383,7 @@ func TestBatchesHoldJSONOnlyOnceRead(t *testing.T) {
 	b.Publish(1, 100, []structs.Event{ev(structs.TopicNode, "n1", ""), ev(structs.TopicJob, "j1", "default")})
 	b.Publish(2, 100, []structs.Event{ev(structs.TopicNode, "n2", "")})
 	for _, bt := range b.batches {
-		if bt.enc != nil {
+		if bt.enc.Load() != nil {
 			t.Fatalf("batch %d holds encodings before anyone read it", bt.index)
 		}
 	}
@@ -400,9 +400,9 @@ func TestBatchesHoldJSONOnlyOnceRead(t *testing.T) {
 		got = append(got, frames[0].AppendJSON(nil))
 		s.Close()
 	}
-	first := b.batches[0]
-	if len(first.enc) != 2 || first.enc[0].json == nil || first.enc[1].json != nil {
-		t.Fatalf("after reading the node event only: %d encodings, node's %v, job's %v", len(first.enc), first.enc[0].json != nil, first.enc[1].json != nil)
+	enc := *b.batches[0].enc.Load()
+	if len(enc) != 2 || enc[0].json == nil || enc[1].json != nil {
+		t.Fatalf("after reading the node event only: %d encodings, node's %v, job's %v", len(enc), enc[0].json != nil, enc[1].json != nil)
 	}
 	if string(got[0]) != string(got[1]) || !strings.Contains(string(got[0]), `"Key":"n1"`) {
 		t.Fatalf("readers got %s and %s", got[0], got[1])

@@ -106,8 +106,9 @@ type Frame struct {
 	Index  uint64
 	Events []structs.Event
 
-	batch *batch
-	which []int // positions in batch.events
+	batch  *batch
+	broker *Broker // batch's, which accounts for the JSON encoded
+	which  []int   // positions in batch.events
 }
 
 // Next waits for the next frame with events for this subscription. It
@@ -176,7 +177,7 @@ func (s *Subscription) next() (*Frame, <-chan struct{}, error) {
 	if len(which) == 0 {
 		return nil, nil, nil
 	}
-	f := &Frame{Index: bt.index, batch: bt, which: which, Events: make([]structs.Event, len(which))}
+	f := &Frame{Index: bt.index, batch: bt, broker: s.b, which: which, Events: make([]structs.Event, len(which))}
 	for j, i := range which {
 		f.Events[j] = bt.events[i]
 	}
@@ -247,7 +248,7 @@ func (f *Frame) AppendJSON(buf []byte) []byte {
 		if j > 0 {
 			buf = append(buf, ',')
 		}
-		buf = append(buf, f.batch.encoded(i)...)
+		buf = append(buf, f.batch.encoded(f.broker, i)...)
 	}
 	return append(buf, "]}\n"...)
 }
