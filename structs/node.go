@@ -143,12 +143,13 @@ func (n *Node) Validate() error {
 	return p.err()
 }
 
-// Copy returns a deep copy.
+// Copy returns a deep copy, except that the copy shares n's Attributes,
+// which nothing changes in place.
 func (n *Node) Copy() *Node {
 	if n == nil {
 		return nil
 	}
-	c := *n // Attributes are immutable: shared, not copied
+	c := *n
 	c.NodeResources = n.NodeResources.Copy()
 	c.ReservedResources = n.ReservedResources.Copy()
 	c.Links = copyStringMap(n.Links)
