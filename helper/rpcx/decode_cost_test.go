@@ -87,7 +87,9 @@ func manyAttributes(n int) []byte {
 // them as the map, so a registration of millions of attributes is
 // refused as it was, before anything is decoded, and a real one is not.
 func TestDecodeCostChargesNodeAttributesAsTheMapTheyAreSentAs(t *testing.T) {
-	var mapShaped struct{ Node *struct{ Attributes map[string]string } }
+	var mapShaped struct {
+		Node *struct{ Attributes map[string]string }
+	}
 	mapBody := manyAttributes(1 << 20)
 	if err := Decode(mapBody, &mapShaped); !errors.Is(err, ErrMalformedMessage) || !strings.Contains(err.Error(), "would take more than") {
 		t.Fatalf("the map-shaped message: want the cost refusal, got %v", err)
