@@ -17,7 +17,7 @@ func TestClientRegistersAndHeartbeats(t *testing.T) {
 	e := newEnv(t, 10*time.Second)
 	c := e.start(nil)
 	n := e.fs.Node(c.NodeID())
-	if n.Attributes["driver.raw_exec"] != "1" || n.Attributes["unique.network.ip-address"] != "127.0.0.1" || n.Drivers["mock_driver"] == nil {
+	if n.Attributes.Value("driver.raw_exec") != "1" || n.Attributes.Value("unique.network.ip-address") != "127.0.0.1" || n.Drivers["mock_driver"] == nil {
 		t.Fatalf("registered node %+v", n.Attributes)
 	}
 	e.waitFor("two heartbeats", func() bool { return e.fs.Calls("Node.UpdateStatus") >= 2 })

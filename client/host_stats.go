@@ -15,7 +15,7 @@ var hostSampler = hoststats.NewSampler("/proc")
 // the CPU in use in MHz of the node's fingerprinted compute.
 func (c *Client) HostStats() (*hoststats.Stats, error) {
 	c.mu.Lock()
-	totalMHz, _ := strconv.ParseFloat(c.node.Attributes["cpu.totalcompute"], 64)
+	totalMHz, _ := strconv.ParseFloat(c.node.Attributes.Value("cpu.totalcompute"), 64)
 	c.mu.Unlock()
 	return hostSampler.Sample(c.clock.Now(), c.cfg.AllocDir(), totalMHz)
 }

@@ -53,7 +53,7 @@ func (l *fsmLog) applyTo(t *testing.T, f *FSM) {
 func fsmTestNode(id string) *structs.Node {
 	n := &structs.Node{
 		ID: id, SecretID: id + "-secret", Name: id, Datacenter: "dc1", Status: structs.NodeStatusReady,
-		Attributes:    map[string]string{"kernel.name": "linux", "unique.network.ip-address": "127.0.0.1"},
+		Attributes:    structs.NewAttributes(map[string]string{"kernel.name": "linux", "unique.network.ip-address": "127.0.0.1"}),
 		NodeResources: &structs.NodeResources{Cpu: structs.NodeCpuResources{CpuShares: 4000}, Memory: structs.NodeMemoryResources{MemoryMB: 8192}, Disk: structs.NodeDiskResources{DiskMB: 10000}},
 		Drivers:       map[string]*structs.DriverInfo{"raw_exec": {Detected: true, Healthy: true}},
 	}

@@ -16,7 +16,7 @@ import (
 func itNode(id string) *structs.Node {
 	n := &structs.Node{
 		ID: id, SecretID: structs.GenerateUUID(), Name: id, Datacenter: "dc1", Status: structs.NodeStatusReady,
-		Attributes: map[string]string{"kernel.name": "linux", "unique.network.ip-address": "127.0.0.1", "driver.mock": "1"},
+		Attributes: structs.NewAttributes(map[string]string{"kernel.name": "linux", "unique.network.ip-address": "127.0.0.1", "driver.mock": "1"}),
 		NodeResources: &structs.NodeResources{
 			Cpu: structs.NodeCpuResources{CpuShares: 4000}, Memory: structs.NodeMemoryResources{MemoryMB: 4096},
 			Disk: structs.NodeDiskResources{DiskMB: 20000},

@@ -146,7 +146,7 @@ func TestNodeGetNodeOverRPCDoesNotCarryTheSecret(t *testing.T) {
 		if out.Node.SecretID != "" {
 			t.Fatalf("Node.GetNode answered the node's secret %q", out.Node.SecretID)
 		}
-		if out.Node.Attributes["kernel.name"] != "linux" {
+		if out.Node.Attributes.Value("kernel.name") != "linux" {
 			t.Fatalf("the answer lost the node's other fields: %v", out.Node.Attributes)
 		}
 	}
@@ -202,7 +202,7 @@ func TestForgedRegistrationIsRefused(t *testing.T) {
 			before := f.state(t)
 			forged := got.Node.Copy()
 			forged.SecretID = c.secret
-			forged.Attributes["kernel.name"] = "forged"
+			forged.Attributes = forged.Attributes.With("kernel.name", "forged")
 			forged.Meta = map[string]string{"owner": "attacker"}
 			var resp structs.NodeUpdateResponse
 			err := f.call("Node.Register", &structs.NodeRegisterRequest{Node: forged}, &resp)

@@ -24,7 +24,7 @@ func onNode(allocs []*structs.Allocation) map[string]int {
 func TestSystemJobRunsOnEveryNodeAndOnNewNodes(t *testing.T) {
 	h := NewHarness(t)
 	nodes := h.Nodes(4)
-	h.Node(func(n *structs.Node) { n.Attributes["kernel.name"] = "windows" }) // filtered by the constraint
+	h.Node(func(n *structs.Node) { n.Attributes = n.Attributes.With("kernel.name", "windows") }) // filtered by the constraint
 	job := h.Job(systemJob(structs.JobTypeSystem))
 	e := h.Run(job, structs.EvalTriggerJobRegister)
 	per := onNode(h.Live(job))
@@ -56,7 +56,7 @@ func TestSystemAllocOnANodeThatStopsMatchingIsStopped(t *testing.T) {
 	h.ClientAll(job, structs.AllocClientStatusRunning, func(*structs.Allocation) bool { return true })
 
 	changed := nodes[0].Copy()
-	changed.Attributes["kernel.name"] = "darwin"
+	changed.Attributes = changed.Attributes.With("kernel.name", "darwin")
 	feasible.MockComputeClass(changed)
 	if err := h.State.UpsertNode(h.next(), changed); err != nil {
 		t.Fatal(err)

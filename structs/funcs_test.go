@@ -9,7 +9,7 @@ import (
 func testNode() *Node {
 	n := &Node{
 		ID: "node-1", SecretID: "s", Name: "n1", Datacenter: "dc1", Status: NodeStatusReady,
-		Attributes: map[string]string{"unique.network.ip-address": "10.0.0.1"},
+		Attributes: NewAttributes(map[string]string{"unique.network.ip-address": "10.0.0.1"}),
 		NodeResources: &NodeResources{
 			Cpu: NodeCpuResources{CpuShares: 4000}, Memory: NodeMemoryResources{MemoryMB: 8192},
 			Disk: NodeDiskResources{DiskMB: 100000},

@@ -20,7 +20,7 @@ type NetworkIndex struct {
 // taken from the start.
 func NewNetworkIndex(node *Node) (*NetworkIndex, error) {
 	idx := &NetworkIndex{
-		HostIP:  node.Attributes["unique.network.ip-address"],
+		HostIP:  node.Attributes.Value("unique.network.ip-address"),
 		MinPort: DefaultMinDynamicPort,
 		MaxPort: DefaultMaxDynamicPort,
 		used:    map[int]string{},

@@ -61,8 +61,8 @@ func TestNodeSanitizeCopiesWithoutTheSecret(t *testing.T) {
 	if n.SecretID != "s" {
 		t.Fatalf("Sanitize changed the original's secret to %q", n.SecretID)
 	}
-	clean.Attributes["x"] = "y"
-	if _, ok := n.Attributes["x"]; ok {
+	clean.Attributes = clean.Attributes.With("x", "y")
+	if _, ok := n.Attributes.Get("x"); ok {
 		t.Fatal("Sanitize shared the attributes map with the original")
 	}
 	if clean.ID != n.ID || clean.Name != n.Name || clean.NodeResources.Memory != n.NodeResources.Memory {

@@ -44,7 +44,7 @@ func (ar *AllocRunner) newChecks(a *structs.Allocation) *checks.Runner {
 
 func (ar *AllocRunner) nodeIP() string {
 	if n := ar.cfg.Node; n != nil {
-		return n.Attributes["unique.network.ip-address"]
+		return n.Attributes.Value("unique.network.ip-address")
 	}
 	return ""
 }

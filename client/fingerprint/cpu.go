@@ -31,7 +31,7 @@ type cpuFingerprinter struct {
 	procRoot, sysRoot string
 }
 
-func (f cpuFingerprinter) Fingerprint(cfg *config.Config, node *structs.Node) error {
+func (f cpuFingerprinter) Fingerprint(cfg *config.Config, node *Target) error {
 	ci := f.read()
 	if cfg.CPUTotalCompute > 0 {
 		ci.TotalMHz = cfg.CPUTotalCompute

@@ -17,7 +17,7 @@ type driversFingerprinter struct {
 
 // Drivers are visited by name so that, should a driver's attribute and
 // another driver's name collide, the outcome is the same every time.
-func (f driversFingerprinter) Fingerprint(_ *config.Config, node *structs.Node) error {
+func (f driversFingerprinter) Fingerprint(_ *config.Config, node *Target) error {
 	for _, n := range slices.Sorted(maps.Keys(f.drivers)) {
 		d := f.drivers[n]
 		if d.Detected && d.Healthy {

@@ -14,7 +14,16 @@ import (
 // read is left out; an error stops the client from starting, so it is
 // kept for what the node cannot go without (its address, its data dir).
 type Fingerprinter interface {
-	Fingerprint(cfg *config.Config, node *structs.Node) error
+	Fingerprint(cfg *config.Config, node *Target) error
+}
+
+// Target is the node being built. Its attributes are a plain map while
+// the fingerprinters fill it (a node's structs.Attributes is immutable);
+// Fingerprint makes them the node's once every fingerprinter has run.
+// Every other field is the node's own, through the embedded pointer.
+type Target struct {
+	*structs.Node
+	Attributes map[string]string
 }
 
 // machine is where the fingerprinters read the host: the roots of /proc,
@@ -73,7 +82,7 @@ func (m machine) fingerprint(cfg *config.Config, drivers map[string]*structs.Dri
 	}
 	node := &structs.Node{
 		ID: id, SecretID: secret, Datacenter: cfg.Datacenter, NodeClass: cfg.NodeClass,
-		NodePool: cfg.NodePool, HTTPAddr: httpAddr, Attributes: map[string]string{}, Meta: copyMap(cfg.Meta),
+		NodePool: cfg.NodePool, HTTPAddr: httpAddr, Meta: copyMap(cfg.Meta),
 		NodeResources: &structs.NodeResources{MinDynamicPort: cfg.MinDynamicPort, MaxDynamicPort: cfg.MaxDynamicPort},
 		Drivers:       drivers, Status: structs.NodeStatusReady,
 		ReservedResources: &structs.NodeReservedResources{
@@ -84,14 +93,16 @@ func (m machine) fingerprint(cfg *config.Config, drivers map[string]*structs.Dri
 		},
 		SchedulingEligibility: structs.NodeSchedulingEligible,
 	}
+	target := &Target{Node: node, Attributes: map[string]string{}}
 	for _, f := range m.fingerprinters(drivers) {
-		if err := f.Fingerprint(cfg, node); err != nil {
+		if err := f.Fingerprint(cfg, target); err != nil {
 			return nil, err
 		}
 	}
+	node.Attributes = structs.NewAttributes(target.Attributes)
 	node.Name = cfg.NodeName
 	if node.Name == "" {
-		node.Name = node.Attributes["unique.hostname"]
+		node.Name = target.Attributes["unique.hostname"]
 	}
 	node.Canonicalize()
 	return node, nil

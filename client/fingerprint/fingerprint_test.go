@@ -54,12 +54,12 @@ func TestFingerprintFromFixtures(t *testing.T) {
 		"driver.raw_exec": "1", "driver.exec.cgroup.memory": "1",
 	}
 	for k, v := range want {
-		if n.Attributes[k] != v {
-			t.Errorf("attr %s = %q, want %q", k, n.Attributes[k], v)
+		if got := n.Attributes.Value(k); got != v {
+			t.Errorf("attr %s = %q, want %q", k, got, v)
 		}
 	}
 	for _, k := range []string{"driver.exec", "driver.off", "unique.network.ip-address", "unique.hostname", "kernel.version"} {
-		_, has := n.Attributes[k]
+		_, has := n.Attributes.Get(k)
 		if want := k != "driver.exec" && k != "driver.off"; has != want {
 			t.Errorf("attr %s present=%v", k, has)
 		}

@@ -47,8 +47,8 @@ func fakeMachine(t *testing.T, files map[string]string) machine {
 	}
 }
 
-func newNode() *structs.Node {
-	return &structs.Node{Attributes: map[string]string{}, NodeResources: &structs.NodeResources{}}
+func newNode() *Target {
+	return &Target{Node: &structs.Node{NodeResources: &structs.NodeResources{}}, Attributes: map[string]string{}}
 }
 
 // The whole set over a fake machine produces exactly these attributes:
@@ -73,8 +73,8 @@ func TestFingerprintersDescribeAFakeMachineCompletely(t *testing.T) {
 		"unique.storage.bytestotal": "107374182400", "unique.storage.bytesfree": "42949672960",
 		"unique.network.ip-address": "10.0.0.5", "driver.raw_exec": "1",
 	}
-	if !maps.Equal(n.Attributes, want) {
-		t.Fatalf("attributes differ in %v\ngot  %v\nwant %v", attrDiff(want, n.Attributes), n.Attributes, want)
+	if got := n.Attributes.Map(); !maps.Equal(got, want) {
+		t.Fatalf("attributes differ in %v\ngot  %v\nwant %v", attrDiff(want, got), got, want)
 	}
 	r := n.NodeResources
 	if r.Cpu.CpuShares != 5000 || !slices.Equal(r.Cpu.ReservableCpuCores, []uint16{0, 1}) || r.Memory.MemoryMB != 4000 ||

@@ -10,13 +10,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/drover-sched/drover/client/config"
-	"github.com/drover-sched/drover/structs"
 )
 
 // agentFingerprinter describes the agent itself: its version and region.
 type agentFingerprinter struct{}
 
-func (agentFingerprinter) Fingerprint(cfg *config.Config, node *structs.Node) error {
+func (agentFingerprinter) Fingerprint(cfg *config.Config, node *Target) error {
 	node.Attributes["nomad.version"] = cfg.Version
 	node.Attributes["nomad.region"] = cfg.Region
 	return nil
@@ -30,7 +29,7 @@ type hostFingerprinter struct {
 	uname    func() (unix.Utsname, error)
 }
 
-func (f hostFingerprinter) Fingerprint(_ *config.Config, node *structs.Node) error {
+func (f hostFingerprinter) Fingerprint(_ *config.Config, node *Target) error {
 	attrs := node.Attributes
 	attrs["unique.hostname"], _ = f.hostname()
 	attrs["os.name"], attrs["os.version"] = f.osRelease()

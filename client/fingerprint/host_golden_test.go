@@ -37,10 +37,10 @@ func hostFingerprint(t *testing.T) *structs.Node {
 		t.Fatal(err)
 	}
 	for _, k := range volatileAttrs {
-		if _, ok := n.Attributes[k]; !ok {
+		if _, ok := n.Attributes.Get(k); !ok {
 			t.Fatalf("attribute %s missing", k)
 		}
-		n.Attributes[k] = "(volatile)"
+		n.Attributes = n.Attributes.With(k, "(volatile)")
 	}
 	n.NodeResources.Disk.DiskMB = -1 // free space, volatile too
 	return n
@@ -69,11 +69,11 @@ func TestFingerprintMatchesHostRecording(t *testing.T) {
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
-	if len(want.Attributes) == 0 {
+	if want.Attributes.Len() == 0 {
 		t.Fatalf("%s holds no attributes", *compareHost)
 	}
-	for _, k := range attrDiff(want.Attributes, got.Attributes) {
-		t.Errorf("attribute %s: recorded %q, now %q", k, want.Attributes[k], got.Attributes[k])
+	for _, k := range attrDiff(want.Attributes.Map(), got.Attributes.Map()) {
+		t.Errorf("attribute %s: recorded %q, now %q", k, want.Attributes.Value(k), got.Attributes.Value(k))
 	}
 	// Everything else, through the JSON both sides went through.
 	b, err = json.Marshal(got)
@@ -84,7 +84,7 @@ func TestFingerprintMatchesHostRecording(t *testing.T) {
 	if err := json.Unmarshal(b, &now); err != nil {
 		t.Fatal(err)
 	}
-	want.Attributes, now.Attributes = nil, nil
+	want.Attributes, now.Attributes = structs.Attributes{}, structs.Attributes{}
 	if !reflect.DeepEqual(want, now) {
 		wb, _ := json.MarshalIndent(want, "", "  ")
 		nb, _ := json.MarshalIndent(now, "", "  ")

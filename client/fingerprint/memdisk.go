@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/drover-sched/drover/client/config"
-	"github.com/drover-sched/drover/structs"
 )
 
 // memoryFingerprinter describes memory: MemTotal of procRoot/meminfo.
@@ -19,7 +18,7 @@ type memoryFingerprinter struct {
 	procRoot string
 }
 
-func (f memoryFingerprinter) Fingerprint(_ *config.Config, node *structs.Node) error {
+func (f memoryFingerprinter) Fingerprint(_ *config.Config, node *Target) error {
 	if mem, err := f.read(); err == nil {
 		node.Attributes["memory.totalbytes"] = strconv.FormatUint(mem, 10)
 		node.NodeResources.Memory.MemoryMB = int64(mem >> 20)
@@ -54,7 +53,7 @@ type storageFingerprinter struct {
 	statfs func(path string) (DiskUsage, error)
 }
 
-func (f storageFingerprinter) Fingerprint(cfg *config.Config, node *structs.Node) error {
+func (f storageFingerprinter) Fingerprint(cfg *config.Config, node *Target) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return err
 	}

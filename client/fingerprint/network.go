@@ -22,7 +22,7 @@ type networkFingerprinter struct {
 	interfaces func() ([]iface, error)
 }
 
-func (f networkFingerprinter) Fingerprint(cfg *config.Config, node *structs.Node) error {
+func (f networkFingerprinter) Fingerprint(cfg *config.Config, node *Target) error {
 	ifs, err := f.interfaces()
 	if err != nil {
 		return fmt.Errorf("list network interfaces: %w", err)

@@ -68,7 +68,7 @@ func newNode(s *Sim, i int, sh *shard, ids *rand.Rand) (*node, error) {
 	}
 	tmpl := &structs.Node{
 		ID: id, SecretID: secret, Name: name, Datacenter: cfg.Datacenters[i%len(cfg.Datacenters)],
-		NodeClass: cfg.NodeClass, NodePool: cfg.NodePool, Attributes: attrs, Meta: meta, Drivers: drivers,
+		NodeClass: cfg.NodeClass, NodePool: cfg.NodePool, Attributes: structs.NewAttributes(attrs), Meta: meta, Drivers: drivers,
 		NodeResources: &structs.NodeResources{
 			Cpu:      structs.NodeCpuResources{CpuShares: cfg.CPU, TotalCpuCores: 4},
 			Memory:   structs.NodeMemoryResources{MemoryMB: cfg.MemoryMB},

@@ -90,7 +90,7 @@ func build(id string, alloc *structs.Allocation, node *structs.Node, task string
 func resolve(alloc *structs.Allocation, node *structs.Node, task string, s *structs.Service) (string, int, bool) {
 	nodeIP := ""
 	if node != nil {
-		nodeIP = node.Attributes[nodeIPAttr]
+		nodeIP = node.Attributes.Value(nodeIPAttr)
 	}
 	addr, port := nodeIP, 0
 	inAlloc := s.AddressMode == "alloc"

@@ -10,7 +10,7 @@ import (
 
 func testNode() *structs.Node {
 	return &structs.Node{ID: "node-1", SecretID: "secret-1", Datacenter: "dc7",
-		Attributes: map[string]string{nodeIPAttr: "192.0.2.10"}}
+		Attributes: structs.NewAttributes(map[string]string{nodeIPAttr: "192.0.2.10"})}
 }
 
 // testAlloc runs group "web" with task "srv": a group service "web" on the

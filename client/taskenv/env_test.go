@@ -7,7 +7,7 @@ import (
 )
 
 func fixture() (*structs.Node, *structs.Allocation, *structs.Task) {
-	node := &structs.Node{ID: "node-1", Name: "n1", Datacenter: "dc9", Attributes: map[string]string{"kernel.name": "linux"}, Meta: map[string]string{"rack": "r1"}}
+	node := &structs.Node{ID: "node-1", Name: "n1", Datacenter: "dc9", Attributes: structs.NewAttributes(map[string]string{"kernel.name": "linux"}), Meta: map[string]string{"rack": "r1"}}
 	task := &structs.Task{Name: "web", Resources: &structs.Resources{CPU: 250, MemoryMB: 128},
 		Env: map[string]string{"LISTEN": "127.0.0.1:${NOMAD_PORT_http}", "WHO": "${node.unique.id}"}, Meta: map[string]string{"tier": "front"}}
 	job := &structs.Job{ID: "api", Name: "api-name", Meta: map[string]string{"owner": "ops"},

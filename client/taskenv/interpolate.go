@@ -41,7 +41,7 @@ func (e *Env) lookup(ref string) (string, bool) {
 		if n == nil {
 			return "", false
 		}
-		v, ok := n.Attributes[ref[len("attr."):]]
+		v, ok := n.Attributes.Get(ref[len("attr."):])
 		return v, ok
 	case strings.HasPrefix(ref, "meta."):
 		if n == nil {
@@ -75,7 +75,7 @@ func nodeValue(n *structs.Node, key string) (string, bool) {
 	case "pool":
 		return n.NodePool, true
 	case "region":
-		v, ok := n.Attributes["nomad.region"]
+		v, ok := n.Attributes.Get("nomad.region")
 		return v, ok
 	}
 	return "", false

@@ -13,7 +13,7 @@ func TestEnvHookBuildsTheEnvironmentOfTheAttempt(t *testing.T) {
 		Job: &structs.Job{ID: "job", Name: "job"}}
 	dir := allocdir.New(t.TempDir(), alloc.ID)
 	task := &structs.Task{Name: "web", Env: map[string]string{"WHERE": "${attr.kernel.name}", "PATH": "/opt/bin"}}
-	hook := &envHook{node: &structs.Node{ID: "n", Datacenter: "dc1", Attributes: map[string]string{"kernel.name": "linux"}},
+	hook := &envHook{node: &structs.Node{ID: "n", Datacenter: "dc1", Attributes: structs.NewAttributes(map[string]string{"kernel.name": "linux"})},
 		region: "eu", hostEnv: map[string]string{"PATH": "/usr/bin", "HOME": "/root"}}
 	req := &PrestartRequest{Alloc: alloc, Task: task, AllocDir: dir, TaskDir: dir.Task("web")}
 	var resp PrestartResponse

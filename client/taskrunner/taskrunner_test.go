@@ -44,7 +44,7 @@ func newHarness(t *testing.T, task *structs.Task, jobType string, drv drivers.Dr
 	}
 	h := &harness{db: state.NewMemDB(), dir: dir, clk: clk}
 	h.cfg = Config{
-		Alloc: alloc, Task: task, Node: &structs.Node{ID: "node-1", Attributes: map[string]string{"kernel.name": "linux"}},
+		Alloc: alloc, Task: task, Node: &structs.Node{ID: "node-1", Attributes: structs.NewAttributes(map[string]string{"kernel.name": "linux"})},
 		AllocDir: dir, Driver: drv, StateDB: h.db, Clock: clk, Region: "global",
 		HostEnv:  map[string]string{"PATH": "/usr/bin:/bin"},
 		OnUpdate: func() { h.updates.Add(1) },

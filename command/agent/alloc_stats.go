@@ -7,6 +7,7 @@ import (
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/client"
+	"github.com/drover-sched/drover/structs"
 )
 
 // The client samples what a task uses as totals (resident memory, CPU
@@ -104,12 +105,12 @@ func unixNano(t time.Time) int64 {
 }
 
 // mhzPerCore reads a core's speed from the node's fingerprint.
-func mhzPerCore(attrs map[string]string) float64 {
-	if f, err := strconv.ParseFloat(attrs["cpu.frequency"], 64); err == nil && f > 0 {
+func mhzPerCore(attrs structs.Attributes) float64 {
+	if f, err := strconv.ParseFloat(attrs.Value("cpu.frequency"), 64); err == nil && f > 0 {
 		return f
 	}
-	total, err1 := strconv.ParseFloat(attrs["cpu.totalcompute"], 64)
-	cores, err2 := strconv.ParseFloat(attrs["cpu.numcores"], 64)
+	total, err1 := strconv.ParseFloat(attrs.Value("cpu.totalcompute"), 64)
+	cores, err2 := strconv.ParseFloat(attrs.Value("cpu.numcores"), 64)
 	if err1 == nil && err2 == nil && cores > 0 {
 		return total / cores
 	}

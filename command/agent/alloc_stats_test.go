@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/client"
+	"github.com/drover-sched/drover/structs"
 )
 
 func TestAllocStatsInNomadsShape(t *testing.T) {
@@ -51,13 +52,13 @@ func TestAllocStatsInNomadsShape(t *testing.T) {
 }
 
 func TestMHzPerCore(t *testing.T) {
-	if got := mhzPerCore(map[string]string{"cpu.frequency": "2400"}); got != 2400 {
+	if got := mhzPerCore(structs.NewAttributes(map[string]string{"cpu.frequency": "2400"})); got != 2400 {
 		t.Fatalf("frequency: %v", got)
 	}
-	if got := mhzPerCore(map[string]string{"cpu.totalcompute": "8000", "cpu.numcores": "4"}); got != 2000 {
+	if got := mhzPerCore(structs.NewAttributes(map[string]string{"cpu.totalcompute": "8000", "cpu.numcores": "4"})); got != 2000 {
 		t.Fatalf("total / cores: %v", got)
 	}
-	if got := mhzPerCore(nil); got != 0 {
+	if got := mhzPerCore(structs.Attributes{}); got != 0 {
 		t.Fatalf("nothing known: %v", got)
 	}
 }

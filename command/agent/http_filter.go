@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-bexpr"
+
+	"github.com/drover-sched/drover/structs"
 )
 
 // listFilter is a parsed ?filter= expression in go-bexpr's language, the
@@ -19,7 +21,7 @@ import (
 // so struct fields are looked up by Go name (or a bexpr tag); a field kept
 // out of answers carries bexpr:"-" as well as json:"-" (a node's
 // SecretID), so it cannot be probed either. A time.Time compares as its
-// JSON text (see jsonTimeText). The json tag itself is not used: go-bexpr
+// JSON text (see jsonTimeText), and a node's attributes as a map. The json tag itself is not used: go-bexpr
 // reads a json:",omitempty" tag as an empty name, which would hide the
 // field.
 //
@@ -41,7 +43,7 @@ func parseFilter(expr string) (*listFilter, error) {
 	if expr == "" {
 		return nil, nil
 	}
-	eval, err := bexpr.CreateEvaluator(expr, bexpr.WithHookFn(jsonTimeText))
+	eval, err := bexpr.CreateEvaluator(expr, bexpr.WithHookFn(filterHook))
 	if err != nil {
 		return nil, badRequest("invalid filter %q: %v", expr, err)
 	}
@@ -68,7 +70,27 @@ func filterList[T any](f *listFilter, list []T) ([]T, error) {
 	return out, nil
 }
 
-var timeType = reflect.TypeFor[time.Time]()
+var (
+	timeType       = reflect.TypeFor[time.Time]()
+	attributesType = reflect.TypeFor[structs.Attributes]()
+)
+
+// filterHook shows the evaluator each value as a user reads it in the
+// JSON: times as their text (jsonTimeText), a node's attributes as the
+// map they are sent as (attributesMap).
+func filterHook(v reflect.Value) reflect.Value {
+	return attributesMap(jsonTimeText(v))
+}
+
+// attributesMap shows structs.Attributes to the evaluator as a map, so
+// that `Attributes["kernel.name"] == "linux"` and `"kernel.name" in
+// Attributes` select what they did when attributes were one.
+func attributesMap(v reflect.Value) reflect.Value {
+	if v.IsValid() && v.Type() == attributesType {
+		return reflect.ValueOf(v.Interface().(structs.Attributes).Map())
+	}
+	return v
+}
 
 // jsonTimeText shows a time.Time to the evaluator as the RFC 3339 text
 // encoding/json sends, so `WaitUntil == "0001-01-01T00:00:00Z"` compares

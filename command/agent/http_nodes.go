@@ -58,8 +58,8 @@ func fillNodeStub(n *structs.NodeListStub) {
 	if n.ReservedResources == nil {
 		n.ReservedResources = &structs.NodeReservedResources{}
 	}
-	if n.Attributes == nil {
-		n.Attributes = map[string]string{}
+	if n.Attributes.IsNil() {
+		n.Attributes = structs.NewAttributes(map[string]string{})
 	}
 	if n.Drivers == nil {
 		n.Drivers = map[string]*structs.DriverInfo{}

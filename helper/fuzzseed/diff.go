@@ -1,6 +1,7 @@
 package fuzzseed
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -65,8 +66,14 @@ func diff(a, b reflect.Value, path string) string {
 		}
 		return ""
 	case reflect.Struct:
-		if ta, ok := a.Interface().(time.Time); ok && a.CanInterface() {
-			if tb := b.Interface().(time.Time); !sameTime(ta, tb) {
+		if shape := decodedShape(a.Type()); shape != nil && a.CanInterface() {
+			return diffAsShape(a, b, shape, path)
+		}
+		// A struct behind an unexported field (a type's own state)
+		// cannot be read as a time, and is not one.
+		if a.Type() == timeType && a.CanInterface() {
+			ta, tb := a.Interface().(time.Time), b.Interface().(time.Time)
+			if !sameTime(ta, tb) {
 				return fmt.Sprintf("%s: %s vs %s", root(path), ta, tb)
 			}
 			return ""
@@ -82,6 +89,23 @@ func diff(a, b reflect.Value, path string) string {
 		return fmt.Sprintf("%s: %s vs %s", root(path), show(a), show(b))
 	}
 	return ""
+}
+
+// diffAsShape compares two values of a type that is encoded as another
+// (see decodedShape) as values of that shape: their unexported fields
+// say how they are kept, not what they hold.
+func diffAsShape(a, b reflect.Value, shape reflect.Type, path string) string {
+	as, bs := reflect.New(shape), reflect.New(shape)
+	for _, c := range []struct{ v, into reflect.Value }{{a, as}, {b, bs}} {
+		j, err := json.Marshal(c.v.Interface())
+		if err == nil {
+			err = json.Unmarshal(j, c.into.Interface())
+		}
+		if err != nil {
+			return fmt.Sprintf("%s: %s does not read as a %s: %v", root(path), show(c.v), shape, err)
+		}
+	}
+	return diff(as.Elem(), bs.Elem(), path)
 }
 
 // sameTime reports whether a and b are the same instant shown the same way

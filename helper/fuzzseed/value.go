@@ -1,6 +1,7 @@
 package fuzzseed
 
 import (
+	"encoding/json"
 	"maps"
 	"math"
 	"reflect"
@@ -27,9 +28,30 @@ const maxValueDepth = 6
 //     (string, float64, bool, nil, []any, map[string]any), the only way a
 //     value reaches an interface field (task config, scaling policy).
 //
-// Unexported fields are left zero; no encoder sees them.
+// Unexported fields are left zero; no encoder sees them. A type that
+// keeps its value in unexported fields and decodes itself through the
+// shape of another type (DecodesAs, as structs.Attributes decodes a
+// map[string]string) is drawn as that shape and read from its JSON.
 func Value(t *rapid.T, typ reflect.Type) reflect.Value {
 	return value(t, typ, 0)
+}
+
+// decodesAs is a type that decodes itself through the shape of another
+// type, which DecodesAs returns a value of (helper/rpcx's cost estimate
+// reads it too).
+type decodesAs interface{ DecodesAs() any }
+
+// decodedShape is the type typ decodes as, nil for a type that decodes
+// as itself.
+func decodedShape(typ reflect.Type) reflect.Type {
+	if typ.Kind() == reflect.Pointer || !reflect.PointerTo(typ).Implements(reflect.TypeFor[decodesAs]()) {
+		return nil
+	}
+	shape := reflect.TypeOf(reflect.New(typ).Interface().(decodesAs).DecodesAs())
+	if shape == typ {
+		return nil
+	}
+	return shape
 }
 
 var (
@@ -42,6 +64,16 @@ func value(t *rapid.T, typ reflect.Type, depth int) reflect.Value {
 	if typ == timeType {
 		ns := rapid.Int64Range(-1<<62, 1<<62).Draw(t, "unixnano")
 		v.Set(reflect.ValueOf(time.Unix(0, ns).UTC()))
+		return v
+	}
+	if shape := decodedShape(typ); shape != nil {
+		b, err := json.Marshal(value(t, shape, depth).Interface())
+		if err == nil {
+			err = json.Unmarshal(b, v.Addr().Interface())
+		}
+		if err != nil {
+			t.Fatalf("fuzzseed: drawing a %s as a %s: %v", typ, shape, err)
+		}
 		return v
 	}
 	deeper := depth < maxValueDepth

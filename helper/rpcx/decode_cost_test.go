@@ -73,6 +73,48 @@ func TestDecodeRefusesAMessageThatDecodesIntoHundredsOfTimesItsSize(t *testing.T
 	}
 }
 
+// manyAttributes is a node registration whose attributes claim n
+// entries of empty keys and values: two bytes each on the wire.
+func manyAttributes(n int) []byte {
+	b := []byte{0x81, 0xa4, 'N', 'o', 'd', 'e', 0x81, 0xaa}
+	b = append(b, "Attributes"...)
+	b = append(b, 0xdf, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	return append(b, bytes.Repeat([]byte{0xa0, 0xa0}, n)...)
+}
+
+// A node's attributes are kept as sorted slices, not the map they are
+// sent as (structs.Attributes decodes itself); the estimate still charges
+// them as the map, so a registration of millions of attributes is
+// refused as it was, before anything is decoded, and a real one is not.
+func TestDecodeCostChargesNodeAttributesAsTheMapTheyAreSentAs(t *testing.T) {
+	var mapShaped struct {
+		Node *struct{ Attributes map[string]string }
+	}
+	mapBody := manyAttributes(1 << 20)
+	if err := Decode(mapBody, &mapShaped); !errors.Is(err, ErrMalformedMessage) || !strings.Contains(err.Error(), "would take more than") {
+		t.Fatalf("the map-shaped message: want the cost refusal, got %v", err)
+	}
+	req := structs.NodeRegisterRequest{NodeEvent: &structs.NodeEvent{Message: "kept"}}
+	err := Decode(mapBody, &req)
+	if !errors.Is(err, ErrMalformedMessage) || !strings.Contains(err.Error(), "would take more than") {
+		t.Fatalf("want ErrMalformedMessage saying what decoding would take, got %v", err)
+	}
+	if req.Node != nil || req.NodeEvent == nil || req.NodeEvent.Message != "kept" {
+		t.Fatalf("a refused registration changed the request: %+v", req)
+	}
+	mapCost, err1 := decodeCost(mapBody, reflect.TypeOf(mapShaped), 1<<62)
+	setCost, err2 := decodeCost(mapBody, reflect.TypeOf(req), 1<<62)
+	if err1 != nil || err2 != nil || setCost < mapCost {
+		t.Fatalf("attributes are charged %d, the map %d (%v, %v)", setCost, mapCost, err1, err2)
+	}
+
+	// A real node's attributes decode, a key given twice once.
+	ok := manyAttributes(200)
+	if err := Decode(ok, &req); err != nil || req.Node == nil || req.Node.Attributes.Len() != 1 {
+		t.Fatalf("200 entries of one key: %v, %+v", err, req.Node)
+	}
+}
+
 // A large legitimate message still decodes: the check refuses shapes, not
 // sizes.
 func TestDecodeCostAcceptsLargeRealMessages(t *testing.T) {

@@ -32,7 +32,14 @@ type fieldPlan struct {
 	embedded uint64
 }
 
+// decodesAs is a type that decodes itself through the msgpack shape of
+// another type, which DecodesAs returns a value of (structs.Attributes
+// decodes a map[string]string). The walk charges it as that type, which
+// must cost at least what the type's own decoding allocates.
+type decodesAs interface{ DecodesAs() any }
+
 var (
+	decodesAsType         = reflect.TypeFor[decodesAs]()
 	timeType              = reflect.TypeFor[time.Time]()
 	binaryUnmarshalerType = reflect.TypeFor[encoding.BinaryUnmarshaler]()
 
@@ -64,6 +71,11 @@ func buildPlan(t reflect.Type, building map[reflect.Type]*typePlan) *typePlan {
 	if p, ok := building[t]; ok {
 		return p // a recursive type: filled in further up
 	}
+	if shape := decodedShape(t); shape != nil {
+		p := buildPlan(shape, building)
+		building[t] = p
+		return p
+	}
 	p := &typePlan{
 		typ:        t,
 		kind:       t.Kind(),
@@ -82,6 +94,19 @@ func buildPlan(t reflect.Type, building map[reflect.Type]*typePlan) *typePlan {
 		collectFields(t, 0, 0, map[string]int{}, p.fields, building)
 	}
 	return p
+}
+
+// decodedShape is the type t decodes as (see decodesAs), nil for a type
+// that decodes as itself.
+func decodedShape(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer || !reflect.PointerTo(t).Implements(decodesAsType) {
+		return nil
+	}
+	shape := reflect.TypeOf(reflect.New(t).Interface().(decodesAs).DecodesAs())
+	if shape == t {
+		return nil
+	}
+	return shape
 }
 
 // collectFields maps the names a struct's fields have on the wire to the

@@ -33,13 +33,13 @@ func heapBenchNode(i int) *structs.Node {
 		Datacenter: fmt.Sprintf("dc%d", i%10), NodePool: structs.DefaultNodePool, NodeClass: "sim",
 		HTTPAddr: fmt.Sprintf("10.0.%d.%d:4646", i/250, i%250), Status: structs.NodeStatusReady,
 		SchedulingEligibility: structs.NodeSchedulingEligible,
-		Attributes: map[string]string{
+		Attributes: structs.NewAttributes(map[string]string{
 			"kernel.name": "linux", "kernel.version": "6.1.0", "arch": "x86", "cpu.arch": "amd64",
 			"cpu.modelname": "Intel(R) Xeon(R) CPU @ 2.20GHz", "cpu.numcores": "4", "cpu.frequency": "2200",
 			"cpu.totalcompute": "8800", "memory.totalbytes": "8589934592", "os.name": "ubuntu",
 			"os.version": "22.04", "nomad.version": "1.8.0", "driver.mock_driver": "1",
 			"unique.hostname": fmt.Sprintf("sim-%05d", i), "unique.network.ip-address": fmt.Sprintf("10.0.%d.%d", i/250, i%250),
-		},
+		}),
 		Meta: map[string]string{"rack": fmt.Sprintf("r%d", i%50), "zone": fmt.Sprintf("z%d", i%3)},
 		Drivers: map[string]*structs.DriverInfo{
 			"mock_driver": {Detected: true, Healthy: true, HealthDescription: "Healthy", Attributes: map[string]string{"driver.mock_driver": "1"}},

@@ -106,25 +106,16 @@ func internStringMap(m map[string]string) map[string]string {
 // unique.storage.bytesfree, ...).
 const uniqueAttributePrefix = "unique."
 
-// internNodeAttributes is internStringMap for a node's attributes, except
-// that a unique.* value is only shared with a copy the table holds (the
-// hostname is often the node's name, interned just before) and never
+// internAttributeValue is the store's copy of a node attribute's value,
+// except that a unique.* value is only shared with a copy the table holds
+// (the hostname is often the node's name, interned just before) and never
 // added: an entry for a value no other node has saves nothing, costs the
 // table an entry per node, and fills it so that it starts over sooner.
-func internNodeAttributes(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
+func internAttributeValue(key, v string) string {
+	if strings.HasPrefix(key, uniqueAttributePrefix) {
+		return interned.shared(v)
 	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if strings.HasPrefix(k, uniqueAttributePrefix) {
-			v = interned.shared(v)
-		} else {
-			v = interned.intern(v)
-		}
-		out[interned.intern(k)] = v
-	}
-	return out
+	return interned.intern(v)
 }
 
 // InternString returns the store's shared copy of s (s itself if the

@@ -172,8 +172,8 @@ func compactMetric(m *structs.AllocMetric) *structs.AllocMetric {
 }
 
 // internNode shares the strings of n, the store's own copy of a node
-// being registered: attribute, meta, link and driver keys and values
-// recur across the fleet, and its ID and name recur in its allocs. Meta,
+// being registered: meta, link and driver keys and values recur across
+// the fleet (attributes: shareNodeAttributes), and its ID and name recur in its allocs. Meta,
 // links and driver attributes equal to another node's are that node's
 // maps (share_values.go); stored nodes are never changed, and a status
 // change shares them with the version before (copyNodeForUpdate).
@@ -185,7 +185,6 @@ func internNode(n *structs.Node) {
 	} {
 		internString(s)
 	}
-	n.Attributes = internNodeAttributes(n.Attributes)
 	n.Meta = shareStringMap(n.Meta)
 	n.Links = shareStringMap(n.Links)
 	if n.Drivers != nil {

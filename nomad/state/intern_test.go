@@ -55,7 +55,7 @@ func TestStoredAllocsShareTheirStrings(t *testing.T) {
 	n1, _ := s.NodeByID(nil, heapBenchNode(1).ID)
 	n2, _ := s.NodeByID(nil, heapBenchNode(11).ID)
 	for name, pair := range map[string][2]string{
-		"attribute":        {n1.Attributes["kernel.name"], n2.Attributes["kernel.name"]},
+		"attribute":        {n1.Attributes.Value("kernel.name"), n2.Attributes.Value("kernel.name")},
 		"datacenter":       {n1.Datacenter, n2.Datacenter},
 		"driver attribute": {n1.Drivers["mock_driver"].Attributes["driver.mock_driver"], n2.Drivers["mock_driver"].Attributes["driver.mock_driver"]},
 	} {
@@ -239,11 +239,11 @@ func TestNodeUniqueAttributeValuesAreNotAddedToTheInternTable(t *testing.T) {
 	s := TestStateStore(t)
 	n := testNode("unique-attrs-node")
 	n.Name = "unique-attrs-host"
-	n.Attributes = map[string]string{
+	n.Attributes = structs.NewAttributes(map[string]string{
 		"unique.hostname":           strings.Clone("unique-attrs-host"),
 		"unique.network.ip-address": strings.Clone("10.77.66.55"),
 		"kernel.name":               strings.Clone("linux-unique-attrs-test"),
-	}
+	})
 	mustNoErr(t, s.UpsertNode(1, n))
 	stored, err := s.NodeByID(nil, n.ID)
 	mustNoErr(t, err)
@@ -256,21 +256,21 @@ func TestNodeUniqueAttributeValuesAreNotAddedToTheInternTable(t *testing.T) {
 	if ipKept {
 		t.Error("a unique.* attribute value was added to the intern table")
 	}
-	if !kernelKept || !sameStorage(stored.Attributes["kernel.name"], kernel) {
+	if !kernelKept || !sameStorage(stored.Attributes.Value("kernel.name"), kernel) {
 		t.Error("an ordinary attribute value is not interned")
 	}
 	if !keyKept {
 		t.Error("a unique.* attribute key is not interned")
 	}
-	for k := range stored.Attributes {
+	for k := range stored.Attributes.All() {
 		if k == "unique.network.ip-address" && !sameStorage(k, key) {
 			t.Error("the stored unique.* key is not the interned copy")
 		}
 	}
-	if !sameStorage(stored.Attributes["unique.hostname"], stored.Name) {
+	if !sameStorage(stored.Attributes.Value("unique.hostname"), stored.Name) {
 		t.Error("unique.hostname does not share the copy of the node's name the table holds")
 	}
-	if stored.Attributes["unique.network.ip-address"] != "10.77.66.55" {
-		t.Errorf("unique.network.ip-address = %q", stored.Attributes["unique.network.ip-address"])
+	if stored.Attributes.Value("unique.network.ip-address") != "10.77.66.55" {
+		t.Errorf("unique.network.ip-address = %q", stored.Attributes.Value("unique.network.ip-address"))
 	}
 }

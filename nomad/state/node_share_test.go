@@ -39,7 +39,7 @@ func TestNodeStatusChangesShareTheRegistration(t *testing.T) {
 		t.Fatalf("ending the drain changed the draining version:\n got %+v\nwant %+v", draining.LastDrain, drainingWant.LastDrain)
 	}
 	for _, n := range []*structs.Node{down, draining, done} {
-		if reflect.ValueOf(n.Attributes).Pointer() != reflect.ValueOf(registered.Attributes).Pointer() ||
+		if !n.Attributes.Same(registered.Attributes) ||
 			reflect.ValueOf(n.Drivers).Pointer() != reflect.ValueOf(registered.Drivers).Pointer() ||
 			n.NodeResources != registered.NodeResources {
 			t.Fatalf("version at %d copied the registration instead of sharing it", n.ModifyIndex)
@@ -97,6 +97,14 @@ func TestEqualRegistrationsShareTheirRecords(t *testing.T) {
 	}
 	if sa.NodeResources == sc.NodeResources {
 		t.Error("a node with twice the memory shares the resources of one without")
+	}
+	if sa.Attributes.Keys() != sb.Attributes.Keys() || sa.Attributes.Keys() != sc.Attributes.Keys() {
+		t.Error("nodes with the same attribute keys store the keys more than once")
+	}
+	for _, n := range []*structs.Node{a, b, c} {
+		if got := storedNode(t, s, n).Attributes; !got.Equal(n.Attributes) {
+			t.Errorf("node %s's attributes are stored as %v, registered as %v", n.ID, got, n.Attributes)
+		}
 	}
 }
 
@@ -174,7 +182,7 @@ func TestRegisteringAgainSharesThePreviousVersion(t *testing.T) {
 	if len(second.Events) != 2 || second.Events[0] != first.Events[0] || second.Events[1].Message != "Node re-registered" {
 		t.Fatalf("events: got %d, first shared %v", len(second.Events), len(second.Events) > 0 && second.Events[0] == first.Events[0])
 	}
-	if mapPtr(second.Attributes) != mapPtr(first.Attributes) || mapPtr(second.Meta) != mapPtr(first.Meta) ||
+	if !second.Attributes.Same(first.Attributes) || mapPtr(second.Meta) != mapPtr(first.Meta) ||
 		mapPtr(second.Drivers) != mapPtr(first.Drivers) || second.NodeResources != first.NodeResources ||
 		second.ReservedResources != first.ReservedResources {
 		t.Error("an equal registration copied the stored version's records instead of sharing them")

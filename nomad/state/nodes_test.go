@@ -72,7 +72,7 @@ func TestReRegisteringNodeKeepsServerOwnedFields(t *testing.T) {
 	mustNoErr(t, s.UpdateNodeDrain(2, "n1", drain, false, 500, ev))
 
 	again := testNode("n1")
-	again.Attributes = map[string]string{"kernel.name": "linux"}
+	again.Attributes = structs.NewAttributes(map[string]string{"kernel.name": "linux"})
 	again.Events = []*structs.NodeEvent{{Message: "a client cannot rewrite history"}}
 	mustNoErr(t, s.UpsertNodeWithEvent(3, again, &structs.NodeEvent{Message: "Node re-registered"}))
 
@@ -86,7 +86,7 @@ func TestReRegisteringNodeKeepsServerOwnedFields(t *testing.T) {
 	if len(got.Events) != 2 || got.Events[0].CreateIndex != 2 || got.Events[1].Message != "Node re-registered" || got.Events[1].CreateIndex != 3 {
 		t.Fatalf("events = %+v", got.Events)
 	}
-	if got.Attributes["kernel.name"] != "linux" {
+	if got.Attributes.Value("kernel.name") != "linux" {
 		t.Fatalf("fingerprint not updated: %v", got.Attributes)
 	}
 	if got.LastDrain == nil || got.LastDrain.Status != DrainStatusDraining {
@@ -175,13 +175,13 @@ func TestUpsertNodeRefusesToChangeTheSecret(t *testing.T) {
 	mustNoErr(t, s.UpsertNode(10, testNode("aa11")))
 	forged := testNode("aa11")
 	forged.SecretID = "another-secret"
-	forged.Attributes = map[string]string{"kernel.name": "forged"}
+	forged.Attributes = structs.NewAttributes(map[string]string{"kernel.name": "forged"})
 	err := s.UpsertNode(11, forged)
 	if !errors.Is(err, structs.ErrNodeSecretDenied) {
 		t.Fatalf("want ErrNodeSecretDenied, got %v", err)
 	}
 	n, _ := s.NodeByID(nil, "aa11")
-	if n.SecretID != "secret-aa11" || n.ModifyIndex != 10 || n.Attributes["kernel.name"] == "forged" {
+	if n.SecretID != "secret-aa11" || n.ModifyIndex != 10 || n.Attributes.Value("kernel.name") == "forged" {
 		t.Fatalf("a refused registration changed the node: %+v", n)
 	}
 	if idx, _ := s.Index(TableNodes); idx != 10 {

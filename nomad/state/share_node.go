@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"reflect"
+	"strings"
 
 	"github.com/drover-sched/drover/structs"
 )
@@ -43,12 +44,51 @@ func shareNodeRegistration(n, prev *structs.Node) {
 	if prev == nil {
 		prev = &structs.Node{}
 	}
-	n.Attributes = sameMap(n.Attributes, prev.Attributes)
+	n.Attributes = shareNodeAttributes(n.Attributes, prev.Attributes)
 	n.Meta = sameMap(n.Meta, prev.Meta)
 	n.Links = sameMap(n.Links, prev.Links)
 	n.NodeResources = shareNodePart(&sharedNodeResources, n.NodeResources, prev.NodeResources)
 	n.ReservedResources = shareNodePart(&sharedReservedResources, n.ReservedResources, prev.ReservedResources)
 	n.Drivers = shareDrivers(n.Drivers, prev.Drivers)
+}
+
+// shareNodeAttributes returns prev if it equals a, else a on the kept key
+// set equal to a's (prev's if the node kept its keys) with its values
+// interned. A node's attributes are its own, but every node of a machine
+// kind has the same keys, which the store keeps once; a node that
+// registers again with the same fingerprint keeps its stored attributes
+// whole.
+func shareNodeAttributes(a, prev structs.Attributes) structs.Attributes {
+	if a.IsNil() {
+		return a
+	}
+	if a.Equal(prev) {
+		return prev
+	}
+	keys := prev.Keys()
+	if !keys.Equal(a.Keys()) {
+		keys = shareAttributeKeys(a.Keys())
+	}
+	return a.Rekeyed(keys, internAttributeValue)
+}
+
+// sharedAttributeKeys holds the attribute key sets of stored nodes, by
+// their keys joined.
+var sharedAttributeKeys valueTable[*structs.AttributeKeys]
+
+// shareAttributeKeys returns the kept key set equal to k, else k's keys
+// interned, which it keeps. A key set longer than nodeShareMaxKey in all
+// is not kept (it bounds the table in bytes): it is interned only.
+func shareAttributeKeys(k *structs.AttributeKeys) *structs.AttributeKeys {
+	var key strings.Builder
+	for name := range k.All() {
+		if key.Len()+len(name)+1 > nodeShareMaxKey {
+			return k.Shared(interned.intern)
+		}
+		key.WriteString(name)
+		key.WriteByte(0)
+	}
+	return sharedAttributeKeys.share(key.String(), k.Shared(interned.intern))
 }
 
 // sameMap returns prev if it equals m, else m.

@@ -105,7 +105,7 @@ func TestFeasibilityChain(t *testing.T) {
 		}, false, "missing drivers"},
 		{"a driver advertised only as an attribute passes", func(n *structs.Node, j *structs.Job) {
 			delete(n.Drivers, "exec")
-			n.Attributes["driver.exec"] = "1"
+			n.Attributes = n.Attributes.With("driver.exec", "1")
 		}, true, ""},
 		{"every task's driver is needed", func(n *structs.Node, j *structs.Job) {
 			tg := j.TaskGroups[0]
@@ -243,17 +243,17 @@ func TestComputeClass(t *testing.T) {
 	}{
 		{"a copy has the same class", func(*structs.Node) {}, true},
 		{"a different ID and name keep the class", func(n *structs.Node) { n.ID, n.Name = "x", "y" }, true},
-		{"unique attributes are left out", func(n *structs.Node) { n.Attributes["unique.network.ip-address"] = "10.0.0.9" }, true},
+		{"unique attributes are left out", func(n *structs.Node) { n.Attributes = n.Attributes.With("unique.network.ip-address", "10.0.0.9") }, true},
 		{"unique meta is left out", func(n *structs.Node) { n.Meta["unique.serial"] = "abc" }, true},
 		{"resources are left out", func(n *structs.Node) { n.NodeResources.Memory.MemoryMB *= 2 }, true},
-		{"an attribute changes the class", func(n *structs.Node) { n.Attributes["kernel.name"] = "darwin" }, false},
+		{"an attribute changes the class", func(n *structs.Node) { n.Attributes = n.Attributes.With("kernel.name", "darwin") }, false},
 		{"meta changes the class", func(n *structs.Node) { n.Meta["rack"] = "r1" }, false},
 		{"the datacenter changes the class", func(n *structs.Node) { n.Datacenter = "dc9" }, false},
 		{"the pool changes the class", func(n *structs.Node) { n.NodePool = "gpu" }, false},
 		{"the node class changes the class", func(n *structs.Node) { n.NodeClass = "small" }, false},
 		{"moving a value between keys changes the class", func(n *structs.Node) {
-			n.Attributes["arch"] = ""
-			n.Attributes["archx86"] = ""
+			n.Attributes = n.Attributes.With("arch", "")
+			n.Attributes = n.Attributes.With("archx86", "")
 		}, false},
 	}
 	for _, tc := range cases {

@@ -3,7 +3,9 @@ package feasible
 import (
 	"fmt"
 	"hash/fnv"
-	"sort"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/drover-sched/drover/structs"
@@ -35,22 +37,28 @@ func ComputeClass(node *structs.Node) (string, error) {
 		pool = structs.DefaultNodePool
 	}
 	write("dc", node.Datacenter, "pool", pool, "class", node.NodeClass)
-	for _, section := range []struct {
-		name string
-		m    map[string]string
-	}{{"attr", node.Attributes}, {"meta", node.Meta}} {
-		keys := make([]string, 0, len(section.m))
-		for k := range section.m {
-			if !strings.HasPrefix(k, "unique.") {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		write(section.name, fmt.Sprint(len(keys)))
-		for _, k := range keys {
-			write(k, section.m[k])
+	// Attributes come sorted by key; meta is sorted here. Both hash as
+	// they did when attributes were a map, so classes stay the same.
+	var attrs [][2]string
+	for k, v := range node.Attributes.All() {
+		if !strings.HasPrefix(k, "unique.") {
+			attrs = append(attrs, [2]string{k, v})
 		}
 	}
+	writeSection := func(name string, kvs [][2]string) {
+		write(name, strconv.Itoa(len(kvs)))
+		for _, kv := range kvs {
+			write(kv[0], kv[1])
+		}
+	}
+	writeSection("attr", attrs)
+	meta := make([][2]string, 0, len(node.Meta))
+	for _, k := range slices.Sorted(maps.Keys(node.Meta)) {
+		if !strings.HasPrefix(k, "unique.") {
+			meta = append(meta, [2]string{k, node.Meta[k]})
+		}
+	}
+	writeSection("meta", meta)
 	return fmt.Sprintf("v1:%016x", h.Sum64()), nil
 }
 

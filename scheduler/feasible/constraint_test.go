@@ -13,11 +13,11 @@ func constraintNode() *structs.Node {
 	n.Datacenter = "eu-west-1a"
 	n.NodeClass = "large"
 	n.NodePool = "gpu"
-	n.Attributes["kernel.version"] = "5.10.0"
-	n.Attributes["nomad.version"] = "1.7.3-beta.1"
-	n.Attributes["cpu.numcores"] = "16"
-	n.Attributes["os.name"] = "ubuntu"
-	n.Attributes["features"] = "avx,sse4, aes"
+	n.Attributes = n.Attributes.With("kernel.version", "5.10.0")
+	n.Attributes = n.Attributes.With("nomad.version", "1.7.3-beta.1")
+	n.Attributes = n.Attributes.With("cpu.numcores", "16")
+	n.Attributes = n.Attributes.With("os.name", "ubuntu")
+	n.Attributes = n.Attributes.With("features", "avx,sse4, aes")
 	n.Meta["rack"] = "r12"
 	n.Meta["wanted_rack"] = "r12"
 	n.Meta["unique.serial"] = "SN-1"

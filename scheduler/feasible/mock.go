@@ -34,7 +34,7 @@ func MockNode() *structs.Node {
 		NodePool:   structs.DefaultNodePool,
 		NodeClass:  "linux-medium-pci",
 		HTTPAddr:   "192.168.0.100:4646",
-		Attributes: map[string]string{
+		Attributes: structs.NewAttributes(map[string]string{
 			"kernel.name":               "linux",
 			"kernel.version":            "6.1.0",
 			"arch":                      "x86",
@@ -45,7 +45,7 @@ func MockNode() *structs.Node {
 			"unique.cgroup.mountpoint":  "/sys/fs/cgroup",
 			"unique.network.ip-address": "192.168.0.100",
 			"unique.hostname":           "host-" + id[len(id)-6:],
-		},
+		}),
 		Meta: map[string]string{
 			"pci-dss":  "true",
 			"database": "mysql",

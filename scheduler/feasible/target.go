@@ -24,7 +24,7 @@ func resolveTarget(target string, node *structs.Node) (string, bool) {
 	name := target[2 : len(target)-1]
 	switch {
 	case strings.HasPrefix(name, "attr."):
-		v, ok := node.Attributes[name[len("attr."):]]
+		v, ok := node.Attributes.Get(name[len("attr."):])
 		return v, ok
 	case strings.HasPrefix(name, "meta."):
 		v, ok := node.Meta[name[len("meta."):]]

@@ -1,0 +1,29 @@
+package fuzzseed_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/drover-sched/drover/helper/fuzzseed"
+	"github.com/drover-sched/drover/structs"
+)
+
+// Node attributes keep their state in unexported fields; Diff compares
+// them as the map they are sent as, so equal sets held in different
+// memory are equal, nil and empty are equal as for a map, and a changed
+// value is named by its key.
+func TestDiffComparesNodeAttributesAsAMap(t *testing.T) {
+	m := map[string]string{"kernel.name": "linux", "cpu.arch": "amd64"}
+	a := &structs.Node{ID: "n", Attributes: structs.NewAttributes(m)}
+	b := &structs.Node{ID: "n", Attributes: structs.NewAttributes(map[string]string{"cpu.arch": "amd64", "kernel.name": "linux"})}
+	if d := fuzzseed.Diff(a, b); d != "" {
+		t.Fatalf("equal attributes differ: %s", d)
+	}
+	if d := fuzzseed.Diff(&structs.Node{}, &structs.Node{Attributes: structs.AttributesOf()}); d != "" {
+		t.Fatalf("nil and empty attributes differ: %s", d)
+	}
+	b.Attributes = b.Attributes.With("kernel.name", "darwin")
+	if d := fuzzseed.Diff(a, b); !strings.Contains(d, `.Attributes["kernel.name"]`) || !strings.Contains(d, "darwin") {
+		t.Fatalf("a changed attribute is reported as %q", d)
+	}
+}
