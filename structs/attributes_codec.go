@@ -34,6 +34,11 @@ func (a *Attributes) CodecEncodeSelf(enc *codec.Encoder) {
 		return
 	}
 	p := pairs.Get().(*attributePairs)
+	if *p == nil {
+		// A slice the pool just made is nil, which go-msgpack would
+		// write as nil: the empty set must stay an empty map.
+		*p = make(attributePairs, 0, 2*len(a.vals))
+	}
 	for i, k := range a.keys.names {
 		*p = append(*p, k, a.vals[i])
 	}

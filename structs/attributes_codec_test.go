@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"runtime"
 	"testing"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
@@ -258,4 +259,24 @@ func BenchmarkAttributesMsgpack(b *testing.B) {
 			sinkAttributes = out
 		}
 	})
+}
+
+// The encoder's slice pool starts empty (and empties at every other GC):
+// the empty set must still be written as an empty map, not as nil.
+func TestAttributesEmptySetEncodesAsAnEmptyMapWithAFreshPool(t *testing.T) {
+	for range 3 {
+		runtime.GC()
+		runtime.GC() // a pool's items survive one GC, in its victim cache
+		b, err := rpcx.Encode(&setShape{Name: "n", Attributes: NewAttributes(map[string]string{}), After: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back mapShape
+		if err := rpcx.Decode(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if back.Attributes == nil {
+			t.Fatal("the empty set was written as nil")
+		}
+	}
 }
