@@ -255,6 +255,13 @@ func (w *costWalker) elements(h header, elem *typePlan, depth int) error {
 }
 
 func (w *costWalker) mapValue(h header, p *typePlan, depth int) error {
+	if h.kind == kindArray {
+		// go-msgpack refuses an array for a Go map, but a type that
+		// decodes through a map's shape (decodesAs: a node's Attributes
+		// reads its pairs into a slice) would take one, unestimated.
+		// Drover writes every map as a map.
+		return fmt.Errorf("%w: a %s is sent as a map, not an array", ErrMalformedMessage, p.typ)
+	}
 	if h.kind != kindMap {
 		return w.skip(h, depth)
 	}

@@ -157,6 +157,13 @@ func TestDecodeCostRefusesShapesDroverNeverSends(t *testing.T) {
 		{"a zero-length extension in an interface", []byte{0x92, 0xc7, 0x00, 0x05, 0x01}, new(any), "an extension (type 5) where any value may go"},
 		{"a timestamp in an interface", []byte{0xd6, 0xff, 0, 0, 0, 1}, new(any), "an extension (type -1) where any value may go"},
 		{"a zero-length extension in an unknown field", []byte{0x81, 0xa1, 'z', 0xc7, 0x00, 0x05}, &EchoArgs{}, "zero-length extension"},
+		// structs.Attributes reads its pairs into a slice, which
+		// go-msgpack fills from an array as well as a map; a map never
+		// took an array, and the estimate charges a map.
+		{"a node's attributes as an array", append(append([]byte{0x81, 0xa4, 'N', 'o', 'd', 'e', 0x81, 0xaa}, "Attributes"...), 0x92, 0xa1, 'k', 0xa1, 'v'),
+			&structs.NodeRegisterRequest{}, "sent as a map, not an array"},
+		{"a map as an array", append(append([]byte{0x81, 0xa4, 'N', 'o', 'd', 'e', 0x81, 0xa4}, "Meta"...), 0x92, 0xa1, 'k', 0xa1, 'v'),
+			&structs.NodeRegisterRequest{}, "sent as a map, not an array"},
 		// Found by FuzzCodec (testdata/fuzz/FuzzCodec/332cf0d3d809b3a8 and
 		// 2a4aee0489705726): a map key given twice made go-msgpack decode
 		// the second value into the raw extension the first one left,
