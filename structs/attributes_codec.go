@@ -3,8 +3,9 @@ package structs
 import (
 	"encoding/json"
 	"slices"
-	"sort"
+	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/hashicorp/go-msgpack/v2/codec"
 )
@@ -14,7 +15,10 @@ import (
 // Nomad's api.Node). The nil set is nil and null, as a nil map was; the
 // empty set an empty map. Keys are written in sorted order, so the
 // encoding is deterministic (a Go map's was not, in msgpack) and the JSON
-// is byte for byte what encoding/json wrote for the map, which sorts keys.
+// is byte for byte what encoding/json wrote for the map, which sorts keys
+// (with its default HTML escaping, which MarshalJSON always applies: an
+// encoder set not to escape would have written <, > and & of a map as
+// they are).
 
 // attributePairs is a set's keys and values in turn, which go-msgpack
 // writes as a map of len/2 entries (codec.MapBySlice).
@@ -60,7 +64,10 @@ func putPairs(p *attributePairs) {
 // maxPooledPairs bounds the slices the pool keeps: 256 attributes.
 const maxPooledPairs = 512
 
-// CodecDecodeSelf reads a msgpack map (or nil) into a. As decoding into a
+// CodecDecodeSelf reads a msgpack map (or nil) into a. go-msgpack would
+// fill the pairs from an array too, which a map never took: helper/rpcx's
+// decode check refuses an array there before anything from the network is
+// decoded, and Drover writes attributes only as a map. As decoding into a
 // map did, a key given twice takes its last value, and the message's
 // entries are merged into those a has; a itself is replaced, never
 // changed, since stored nodes share theirs.
@@ -96,41 +103,32 @@ func (a *Attributes) CodecDecodeSelf(dec *codec.Decoder) {
 }
 
 // attributesFromPairs returns the set of p's keys and values in turn, the
-// last value of a key given twice.
+// last value of a key given twice. It sorts p (scratch: the decoder's
+// pooled slice) in place and allocates only the set's two exact slices,
+// so that decoding costs no more than the map the estimate charges.
 func attributesFromPairs(p []string) Attributes {
 	n := len(p) / 2
 	if n == 0 {
 		return Attributes{keys: emptyAttributeKeys}
 	}
-	s := attributeSorter{names: make([]string, n), vals: make([]string, n)}
-	for i := range n {
-		s.names[i], s.vals[i] = p[2*i], p[2*i+1]
-	}
-	sort.Stable(s)
+	// p's keys and values in turn are laid out as n [2]string, key first.
+	kv := unsafe.Slice((*[2]string)(unsafe.Pointer(&p[0])), n)
+	slices.SortStableFunc(kv, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
 	// Keep the last of each run of equal keys (the stable sort kept them
 	// in the message's order).
 	w := 0
 	for r := range n {
-		if r+1 < n && s.names[r+1] == s.names[r] {
+		if r+1 < n && kv[r+1][0] == kv[r][0] {
 			continue
 		}
-		s.names[w], s.vals[w] = s.names[r], s.vals[r]
+		kv[w] = kv[r]
 		w++
 	}
-	if w < n { // keys given twice: exact lengths, as NewAttributes makes
-		s.names, s.vals = slices.Clone(s.names[:w]), slices.Clone(s.vals[:w])
+	names, vals := make([]string, w), make([]string, w)
+	for i := range w {
+		names[i], vals[i] = kv[i][0], kv[i][1]
 	}
-	return Attributes{keys: &AttributeKeys{names: s.names}, vals: s.vals}
-}
-
-// attributeSorter sorts keys and their values together by key.
-type attributeSorter struct{ names, vals []string }
-
-func (s attributeSorter) Len() int           { return len(s.names) }
-func (s attributeSorter) Less(i, j int) bool { return s.names[i] < s.names[j] }
-func (s attributeSorter) Swap(i, j int) {
-	s.names[i], s.names[j] = s.names[j], s.names[i]
-	s.vals[i], s.vals[j] = s.vals[j], s.vals[i]
+	return Attributes{keys: &AttributeKeys{names: names}, vals: vals}
 }
 
 // DecodesAs tells helper/rpcx's decode cost estimate to charge an

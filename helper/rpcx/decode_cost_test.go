@@ -286,3 +286,54 @@ func TestDecodeCostBoundsWhatDecodingAllocates(t *testing.T) {
 		}
 	})
 }
+
+// A node's attributes with a key given twice decode into no more than
+// distinct ones, and so no more than the map the estimate charges: the
+// duplicate is dropped in the decoder's scratch, not after making the
+// set's slices.
+func TestDecodeCostBoundsAttributesWithRepeatedKeys(t *testing.T) {
+	const n = 60_000
+	decode := func(repeat bool) (used, estimate uint64) {
+		t.Helper()
+		b := []byte{0x81, 0xa4, 'N', 'o', 'd', 'e', 0x81, 0xaa}
+		b = append(b, "Attributes"...)
+		b = append(b, 0xdf, byte(n>>24), byte(n>>16), byte(n>>8), byte(n&0xff))
+		for i := range n {
+			k := i
+			if repeat && i == n-1 {
+				k = 0 // the last key repeats the first
+			}
+			b = append(b, 0xa3, 'k', byte(k>>8), byte(k), 0xa1, 'v')
+		}
+		estimate, err := decodeCost(b, reflect.TypeFor[structs.NodeRegisterRequest](), 1<<62)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var req structs.NodeRegisterRequest
+		if err := Decode(b, &req); err != nil { // the first builds the tables
+			t.Fatal(err)
+		}
+		req = structs.NodeRegisterRequest{}
+		before := fuzzseed.AllocatedBytes()
+		if err := Decode(b, &req); err != nil {
+			t.Fatal(err)
+		}
+		used = fuzzseed.AllocatedBytes() - before
+		if want := n - btoi(repeat); req.Node.Attributes.Len() != want {
+			t.Fatalf("decoded %d attributes, want %d", req.Node.Attributes.Len(), want)
+		}
+		return used, estimate
+	}
+	distinct, _ := decode(false)
+	repeated, estimate := decode(true)
+	if repeated > distinct+16<<10 || repeated > estimate {
+		t.Fatalf("with a key given twice decoding allocated %d bytes, with distinct keys %d; estimated %d", repeated, distinct, estimate)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
