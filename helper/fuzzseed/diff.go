@@ -1,7 +1,6 @@
 package fuzzseed
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -97,11 +96,7 @@ func diff(a, b reflect.Value, path string) string {
 func diffAsShape(a, b reflect.Value, shape reflect.Type, path string) string {
 	as, bs := reflect.New(shape), reflect.New(shape)
 	for _, c := range []struct{ v, into reflect.Value }{{a, as}, {b, bs}} {
-		j, err := json.Marshal(c.v.Interface())
-		if err == nil {
-			err = json.Unmarshal(j, c.into.Interface())
-		}
-		if err != nil {
+		if err := convertShape(c.v.Interface(), c.into.Interface()); err != nil {
 			return fmt.Sprintf("%s: %s does not read as a %s: %v", root(path), show(c.v), shape, err)
 		}
 	}

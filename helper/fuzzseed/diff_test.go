@@ -27,3 +27,13 @@ func TestDiffComparesNodeAttributesAsAMap(t *testing.T) {
 		t.Fatalf("a changed attribute is reported as %q", d)
 	}
 }
+
+// Attribute values are compared byte for byte: values that are not UTF-8,
+// which msgpack carries as they are, differ when their bytes do.
+func TestDiffTellsAttributeValuesThatAreNotUTF8Apart(t *testing.T) {
+	a := &structs.Node{Attributes: structs.AttributesOf("k", "\xff")}
+	b := &structs.Node{Attributes: structs.AttributesOf("k", "\xfe")}
+	if d := fuzzseed.Diff(a, b); !strings.Contains(d, `.Attributes["k"]`) {
+		t.Fatalf("values \\xff and \\xfe reported as %q", d)
+	}
+}

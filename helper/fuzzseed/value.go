@@ -1,12 +1,12 @@
 package fuzzseed
 
 import (
-	"encoding/json"
 	"maps"
 	"math"
 	"reflect"
 	"time"
 
+	"github.com/hashicorp/go-msgpack/v2/codec"
 	"pgregory.net/rapid"
 )
 
@@ -41,6 +41,26 @@ func Value(t *rapid.T, typ reflect.Type) reflect.Value {
 // reads it too).
 type decodesAs interface{ DecodesAs() any }
 
+// shapeHandle is the msgpack handle convertShape goes through, set as
+// helper/rpcx's is for what matters here (strings as strings).
+var shapeHandle = func() *codec.MsgpackHandle {
+	h := &codec.MsgpackHandle{}
+	h.RawToString, h.WriteExt = true, true
+	return h
+}()
+
+// convertShape encodes from and decodes the bytes into into (a pointer):
+// how a value of a decodesAs type and its shape are turned into each
+// other. msgpack, not JSON, so that bytes that are not UTF-8 stay as
+// they are.
+func convertShape(from, into any) error {
+	var b []byte
+	if err := codec.NewEncoderBytes(&b, shapeHandle).Encode(from); err != nil {
+		return err
+	}
+	return codec.NewDecoderBytes(b, shapeHandle).Decode(into)
+}
+
 // decodedShape is the type typ decodes as, nil for a type that decodes
 // as itself.
 func decodedShape(typ reflect.Type) reflect.Type {
@@ -67,11 +87,7 @@ func value(t *rapid.T, typ reflect.Type, depth int) reflect.Value {
 		return v
 	}
 	if shape := decodedShape(typ); shape != nil {
-		b, err := json.Marshal(value(t, shape, depth).Interface())
-		if err == nil {
-			err = json.Unmarshal(b, v.Addr().Interface())
-		}
-		if err != nil {
+		if err := convertShape(value(t, shape, depth).Interface(), v.Addr().Interface()); err != nil {
 			t.Fatalf("fuzzseed: drawing a %s as a %s: %v", typ, shape, err)
 		}
 		return v
