@@ -344,9 +344,14 @@ type noticeStats struct {
 func (n *allocNotifier) stats() noticeStats {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	st := noticeStats{Registered: len(n.entries), Queued: len(n.ready), Pushed: n.pushed, Failed: n.failed}
-	for _, parked := range n.busy {
-		st.Queued += len(parked)
+	st := noticeStats{Registered: len(n.entries), Pushed: n.pushed, Failed: n.failed}
+	// The ready queue and the parked lists also hold nodes next will
+	// skip (one that registered again, a closed session): count the
+	// registrations with a notice due instead.
+	for _, w := range n.entries {
+		if w.pending != 0 {
+			st.Queued++
+		}
 	}
 	return st
 }

@@ -440,3 +440,27 @@ func TestAllocNotifierMetricsFollowRegistrationsAndPushes(t *testing.T) {
 		t.Fatal("a failed push left its session open: the client would wait for its lease")
 	}
 }
+
+// The queued gauge counts notices due, not places in the queue: a node
+// that registered again with the change already read keeps its place but
+// has nothing due.
+func TestAllocNotifierQueuedCountsOnlyNoticesDue(t *testing.T) {
+	n := testNotifier(t, time.Second)
+	p := newNoticePeer(t)
+	if _, err := n.register("n1", p.srv, 1, at(1)); err != nil {
+		t.Fatal(err)
+	}
+	n.allocsChanged("n1", 2)
+	if q := n.stats().Queued; q != 1 {
+		t.Fatalf("queued = %d with one notice due, want 1", q)
+	}
+	if _, err := n.register("n1", p.srv, 2, at(2)); err != nil {
+		t.Fatal(err)
+	}
+	if len(n.ready) != 1 {
+		t.Fatalf("ready = %v: the node should keep its place", n.ready)
+	}
+	if q := n.stats().Queued; q != 0 {
+		t.Fatalf("queued = %d after the node registered at the change, want 0", q)
+	}
+}
