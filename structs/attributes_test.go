@@ -148,7 +148,7 @@ func TestAttributesStringReadsAsAMap(t *testing.T) {
 	}
 }
 
-// A Node must stay in its 320-byte size class: Attributes take three
+// A Node must stay in its 320-byte size class: Attributes take four
 // words where a map took one, and the two bools share one.
 func TestNodeStaysInItsSizeClass(t *testing.T) {
 	if size := unsafe.Sizeof(Node{}); size > 320 {

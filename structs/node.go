@@ -43,7 +43,7 @@ type Node struct {
 	HTTPAddr   string
 	TLSEnabled bool
 	// Drain sits next to TLSEnabled so that the two bools share one word
-	// (Attributes takes three where a map took one; the Node stays in
+	// (Attributes takes four words where a map took one; the Node stays in
 	// its 320-byte size class). Field order changes no decoder's result.
 	Drain                 bool
 	Attributes            Attributes
