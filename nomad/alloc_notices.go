@@ -86,9 +86,10 @@ type allocNotifier struct {
 	busy map[*yamux.Session][]string
 	// wake has a token when ready may be non-empty.
 	wake chan struct{}
-	// pushed and failed count the notices pushed and those whose push
-	// failed (its session was then closed), for tests and operators.
-	pushed, failed uint64
+	// registrations, pushed and failed count the registrations taken,
+	// the notices pushed and those whose push failed (its session was
+	// then closed), for tests and operators.
+	registrations, pushed, failed uint64
 	// metrics, when set, counts pushes as they end
 	// (nomad.nomad.alloc_notices.pushed / push_failed).
 	metrics *metrics.Metrics
@@ -126,6 +127,7 @@ func (n *allocNotifier) register(nodeID string, sess *yamux.Session, index uint6
 		w.queued = old.queued
 	}
 	n.entries[nodeID] = w
+	n.registrations++
 	n.mu.Unlock()
 	// On an error the entry stays: a notice it gets is harmless, and the
 	// client, told of the error, registers again.
@@ -336,15 +338,15 @@ type noticeStats struct {
 	// them have one due and not yet pushed (ready, or parked behind
 	// their session's push in flight).
 	Registered, Queued int
-	// Pushed and Failed count the notices pushed and the pushes that
-	// failed.
-	Pushed, Failed uint64
+	// Registrations, Pushed and Failed count the registrations taken,
+	// the notices pushed and the pushes that failed.
+	Registrations, Pushed, Failed uint64
 }
 
 func (n *allocNotifier) stats() noticeStats {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	st := noticeStats{Registered: len(n.entries), Pushed: n.pushed, Failed: n.failed}
+	st := noticeStats{Registered: len(n.entries), Registrations: n.registrations, Pushed: n.pushed, Failed: n.failed}
 	// The ready queue and the parked lists also hold nodes next will
 	// skip (one that registered again, a closed session): count the
 	// registrations with a notice due instead.
@@ -393,6 +395,10 @@ func (n *allocNotifier) isRegistered(nodeID string) bool {
 func (s *Server) AllocNoticeRegistered(nodeID string) bool {
 	return s.allocNotices.isRegistered(nodeID)
 }
+
+// AllocNoticeRegistrations is how many alloc-notice registrations this
+// server has taken (Node.WatchAllocs calls), for tests and operators.
+func (s *Server) AllocNoticeRegistrations() uint64 { return s.allocNotices.stats().Registrations }
 
 // AllocNoticesPushed is how many alloc-change notices this server has
 // pushed.
