@@ -43,15 +43,7 @@ job %q {
 // of one constrained on a value it has not.
 func TestNodeAttributesReachTheAPIAndTheScheduler(t *testing.T) {
 	a := newAgent(t, agentSpec{name: "attrs", extra: singleMachine})
-	var nodeID string
-	waitFor(t, 60*time.Second, func() (bool, string) {
-		nodes, _, err := a.api().Nodes().List(nil)
-		if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" {
-			return false, fmt.Sprintf("nodes %v (%v)", nodes, err)
-		}
-		nodeID = nodes[0].ID
-		return true, ""
-	})
+	nodeID := a.waitOneReadyNode(t)
 
 	// Nomad's own client reads the node and the list.
 	nc, err := nomadapi.NewClient(&nomadapi.Config{Address: a.httpAddr()})

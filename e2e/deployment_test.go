@@ -199,13 +199,7 @@ func latestDeployment(t *testing.T, a *agent, version uint64) *api.Deployment {
 func singleAgent(t *testing.T) *agent {
 	t.Helper()
 	a := newAgent(t, agentSpec{name: "dev", extra: singleMachine})
-	waitFor(t, 30*time.Second, func() (bool, string) {
-		nodes, _, err := a.api().Nodes().List(nil)
-		if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" {
-			return false, fmt.Sprintf("nodes %v (%v)", nodes, err)
-		}
-		return true, ""
-	})
+	a.waitOneReadyNode(t)
 	// raw_exec tasks outlive their agent: stop the job, and wait for its
 	// servers to exit, before the agent stops (cleanups run last first).
 	t.Cleanup(func() { stopJobAndWait(t, a, "roll") })

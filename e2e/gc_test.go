@@ -60,13 +60,7 @@ job "finish" {
 // servers have collected it, long before its own GC interval.
 func TestFinishedBatchJobIsCollectedWithoutForcing(t *testing.T) {
 	a := newAgent(t, agentSpec{name: "gc", extra: shortGCMachine})
-	waitFor(t, 30*time.Second, func() (bool, string) {
-		nodes, _, err := a.api().Nodes().List(nil)
-		if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" {
-			return false, fmt.Sprintf("nodes %v (%v)", nodes, err)
-		}
-		return true, ""
-	})
+	a.waitOneReadyNode(t)
 	file := filepath.Join(t.TempDir(), "finish.hcl")
 	if err := os.WriteFile(file, []byte(finishingBatchJob), 0o600); err != nil {
 		t.Fatal(err)

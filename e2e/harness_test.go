@@ -193,6 +193,22 @@ func (a *agent) hostAddr() string {
 	return "127.0.0.1"
 }
 
+// waitOneReadyNode waits until a, a single-machine agent, lists one
+// node and it is ready, and returns the node's ID.
+func (a *agent) waitOneReadyNode(t *testing.T) string {
+	t.Helper()
+	var nodeID string
+	waitFor(t, 60*time.Second, func() (bool, string) {
+		nodes, _, err := a.api().Nodes().List(nil)
+		if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" {
+			return false, fmt.Sprintf("nodes %v (%v)", nodes, err)
+		}
+		nodeID = nodes[0].ID
+		return true, ""
+	})
+	return nodeID
+}
+
 func (a *agent) api() *api.Client {
 	a.t.Helper()
 	c, err := api.NewClient(&api.Config{Address: a.httpAddr(), TLSConfig: a.tls, SecretID: a.token})

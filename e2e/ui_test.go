@@ -218,15 +218,7 @@ func (b *browser) checkNoErrors() {
 func TestWebUIInABrowser(t *testing.T) {
 	b := newBrowser(t)
 	a := newAgent(t, agentSpec{name: "ui", extra: singleMachine})
-	var nodeID string
-	waitFor(t, 60*time.Second, func() (bool, string) {
-		nodes, _, err := a.api().Nodes().List(nil)
-		if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" {
-			return false, fmt.Sprintf("nodes %v (%v)", nodes, err)
-		}
-		nodeID = nodes[0].ID
-		return true, ""
-	})
+	nodeID := a.waitOneReadyNode(t)
 
 	// The agent's root sends the browser to the jobs page.
 	b.run("open the agent", chromedp.Navigate(a.httpAddr()+"/"))

@@ -38,13 +38,7 @@ func examplesDir() string {
 // starts, read its logs, stop it.
 func TestReadmeWalkthrough(t *testing.T) {
 	a := newAgent(t, agentSpec{name: "dev", extra: singleMachine})
-	waitFor(t, 30*time.Second, func() (bool, string) {
-		nodes, _, err := a.api().Nodes().List(nil)
-		if err != nil || len(nodes) != 1 || nodes[0].Status != "ready" {
-			return false, fmt.Sprintf("nodes %v (%v)", nodes, err)
-		}
-		return true, ""
-	})
+	a.waitOneReadyNode(t)
 
 	out, code := a.cli("job", "run", filepath.Join(examplesDir(), "web.hcl"))
 	if code != 0 {
