@@ -402,12 +402,7 @@ func TestAllocNotifierMetricsFollowRegistrationsAndPushes(t *testing.T) {
 	s := &Server{metrics: m, allocNotices: n}
 	gauge := func(name string) float32 {
 		t.Helper()
-		s.emitNoticeStats()
-		v, ok := sink.Gauge(name)
-		if !ok {
-			t.Fatalf("%s never set", name)
-		}
-		return v
+		return emittedGauge(t, s.emitNoticeStats, sink, name)
 	}
 	for id, p := range map[string]*noticePeer{"good": good, "bad": bad} {
 		if _, err := n.register(id, p.srv, 1, at(1)); err != nil {

@@ -61,12 +61,7 @@ func TestMetricsQueueGaugesFollowTheirQueues(t *testing.T) {
 
 	gauge := func(name string) float32 {
 		t.Helper()
-		s.emitStats()
-		v, ok := sink.Gauge(name)
-		if !ok {
-			t.Fatalf("%s never set", name)
-		}
-		return v
+		return emittedGauge(t, s.emitStats, sink, name)
 	}
 	web, api := testEval("web", 50, 10), testEval("api", 50, 11)
 	for _, step := range []struct {
@@ -274,4 +269,16 @@ func samples(tel *telemetry.Telemetry, name string) int {
 		iv.RUnlock()
 	}
 	return n
+}
+
+// emittedGauge runs emit, then returns the gauge name it set, failing the
+// test if it set none.
+func emittedGauge(t *testing.T, emit func(), sink *telemetrytest.Sink, name string) float32 {
+	t.Helper()
+	emit()
+	v, ok := sink.Gauge(name)
+	if !ok {
+		t.Fatalf("%s never set", name)
+	}
+	return v
 }
