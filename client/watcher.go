@@ -17,7 +17,9 @@ import (
 // Mailbox; see the doc there): it registers with Node.WatchAllocs, waits
 // for a notice, reads the assignment with a non-blocking query and
 // registers again. It registers again too when the session it registered
-// over closes, and every lease (BlockingQueryWait plus jitter), so a lost
+// over closes, when its calls move to another server (the one it
+// registered on may have lost touch with the leader while its session
+// stays open), and every lease (BlockingQueryWait plus jitter), so a lost
 // notice leaves the node stale for one lease at most. Against servers
 // that do not know Node.WatchAllocs, or when the client's calls do not go
 // over its own pool, it holds a blocking Node.GetClientAllocs instead, as
@@ -123,6 +125,12 @@ func (c *Client) syncAssignment(w *assignmentState, block bool) error {
 func (c *Client) awaitAllocNotice(index uint64) (bool, error) {
 	nodeID, secretID := c.identity()
 	q := allocsync.Query{NodeID: nodeID, SecretID: secretID, Region: c.cfg.Region}
+	// Taken before registering, so that a move while the call is out
+	// counts too.
+	var moved <-chan struct{}
+	if c.srv != nil {
+		moved = c.srv.Moved()
+	}
 	current, closed, err := allocsync.Register(c.ctx, c.rpc.RPC, q, index)
 	if err != nil {
 		return false, err
@@ -137,6 +145,11 @@ func (c *Client) awaitAllocNotice(index uint64) (bool, error) {
 	case <-closed:
 		// The server can no longer reach us there: register again (over
 		// a new session), whose answer says if anything changed.
+		return false, nil
+	case <-moved:
+		// Calls go to another server now, most likely because this one
+		// failed one or lost touch with the leader: its session may stay
+		// open while it learns of no change. Register where calls go.
 		return false, nil
 	case <-lease:
 		return false, nil

@@ -25,11 +25,43 @@ type Manager struct {
 	mu         sync.Mutex
 	servers    []string
 	configured []string
+	// moved is closed, and replaced, when the first server (the one
+	// calls go to) changes.
+	moved chan struct{}
 }
 
 // New returns a manager trying servers in the given order.
 func New(t Transport, servers []string) *Manager {
-	return &Manager{transport: t, servers: append([]string(nil), servers...), configured: append([]string(nil), servers...)}
+	return &Manager{transport: t, servers: append([]string(nil), servers...), configured: append([]string(nil), servers...),
+		moved: make(chan struct{})}
+}
+
+// Moved returns a channel that closes when calls next go to a server other
+// than the one they go to now. State a client keeps on one server (its
+// alloc-notice registration) must then be made again on the new one: the
+// old server may have been left because it lost touch with the leader,
+// and would never tell of a change.
+func (m *Manager) Moved() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.moved
+}
+
+// setLocked makes list the servers' order, telling Moved's waiters if the
+// first one changed. m.mu is held.
+func (m *Manager) setLocked(list []string) {
+	var was, now string
+	if len(m.servers) > 0 {
+		was = m.servers[0]
+	}
+	if len(list) > 0 {
+		now = list[0]
+	}
+	m.servers = list
+	if was != now {
+		close(m.moved)
+		m.moved = make(chan struct{})
+	}
 }
 
 // Servers returns the current order.
@@ -64,16 +96,18 @@ func (m *Manager) SetServers(addrs []string) {
 			}
 		}
 	}
-	m.servers = list
+	m.setLocked(list)
 	m.mu.Unlock()
 }
 
-func (m *Manager) demote(addr string) {
+// Demote moves addr to the end of the order, as a call it failed (or
+// answered without a leader) does: calls go to the others first.
+func (m *Manager) Demote(addr string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, a := range m.servers {
 		if a == addr {
-			m.servers = append(append(m.servers[:i:i], m.servers[i+1:]...), addr)
+			m.setLocked(append(append(m.servers[:i:i], m.servers[i+1:]...), addr))
 			return
 		}
 	}
@@ -106,7 +140,7 @@ func (m *Manager) RPC(ctx context.Context, method string, args, reply any) error
 		if ctx.Err() != nil {
 			return err
 		}
-		m.demote(addr)
+		m.Demote(addr)
 		last = err
 	}
 	return fmt.Errorf("no server answered %s (tried %d): %w", method, len(list), last)

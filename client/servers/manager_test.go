@@ -59,10 +59,48 @@ func TestSetServersKeepsConfiguredOnesAndCurrentFirst(t *testing.T) {
 	if got := m.Servers(); len(got) != 3 || got[0] != "seed" {
 		t.Fatalf("the configured server answered last and should stay first: %v", got)
 	}
-	m.demote("seed")
-	m.demote("s1")
+	m.Demote("seed")
+	m.Demote("s1")
 	m.SetServers([]string{"s1", "s2"})
 	if got := m.Servers(); got[0] != "s2" || len(got) != 3 {
 		t.Fatalf("the answering server should stay first: %v", got)
+	}
+}
+
+// Moved closes when calls would next go to another server, and only then.
+func TestMovedClosesWhenTheFirstServerChanges(t *testing.T) {
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	ft := &fakeTransport{down: map[string]bool{}}
+	m := New(ft, []string{"a", "b"})
+	moved := m.Moved()
+	m.SetServers([]string{"a", "c"}) // a stays first
+	if err := m.RPC(context.Background(), "x", nil, nil); err != nil || closed(moved) {
+		t.Fatalf("closed with a still first (err %v)", err)
+	}
+	m.Demote("c") // not first
+	if closed(moved) {
+		t.Fatal("closed when a server other than the first was demoted")
+	}
+	ft.down["a"] = true
+	if err := m.RPC(context.Background(), "x", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !closed(moved) {
+		t.Fatalf("calls moved from a to %s and Moved did not close", m.Servers()[0])
+	}
+	next := m.Moved()
+	if closed(next) {
+		t.Fatal("the next Moved channel is closed already")
+	}
+	m.SetServers([]string{"z"}) // the answering server stays first
+	if closed(next) {
+		t.Fatalf("closed although %s stays first", m.Servers()[0])
 	}
 }
