@@ -137,8 +137,9 @@ func (n *node) pollOnce(ctx context.Context, w *watchState, block bool) error {
 }
 
 // awaitNotice registers for a notice past index and waits for one, for
-// the registration's session to close, or for the lease to run out, as
-// the real client's awaitAllocNotice. It reports whether the assignment
+// the registration's session to close, for the shard's calls to move to
+// another server, or for the lease to run out, as the real client's
+// awaitAllocNotice. It reports whether the assignment
 // must be read before registering again.
 func (n *node) awaitNotice(ctx context.Context, index uint64) (bool, error) {
 	s := n.sim
@@ -146,6 +147,7 @@ func (n *node) awaitNotice(ctx context.Context, index uint64) (bool, error) {
 		return s.call(ctx, n.sh, callTimeout, method, args, reply)
 	}
 	q := allocsync.Query{NodeID: n.id, SecretID: n.secret, Region: s.cfg.Region}
+	moved := n.sh.rpc.Moved() // before registering: a move meanwhile counts
 	current, closed, err := allocsync.Register(ctx, call, q, index)
 	if err != nil {
 		return false, err
@@ -164,6 +166,8 @@ func (n *node) awaitNotice(ctx context.Context, index uint64) (bool, error) {
 		s.stats.AllocNotices.Add(1)
 		return n.notices.Take() > index, nil
 	case <-closed:
+		return false, nil
+	case <-moved:
 		return false, nil
 	case <-lease.C:
 		return false, nil
