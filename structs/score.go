@@ -167,6 +167,11 @@ func (s *NodeScores) UnmarshalJSON(b []byte) error {
 // was when the scores were a map.
 func (s NodeScores) CodecEncodeSelf(e *codec.Encoder) { e.MustEncode(s.Map()) }
 
+// DecodesAs tells helper/rpcx's decode cost estimate to charge NodeScores
+// as the map[string]float64 they are decoded through (it would otherwise
+// see a struct without fields, and charge nothing for the scores).
+func (*NodeScores) DecodesAs() any { return map[string]float64(nil) }
+
 // CodecDecodeSelf reads the map shape in msgpack.
 func (s *NodeScores) CodecDecodeSelf(d *codec.Decoder) {
 	var m map[string]float64

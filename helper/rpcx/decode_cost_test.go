@@ -7,6 +7,7 @@ import (
 	"net/rpc"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -336,4 +337,20 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Node scores decode themselves through a map[string]float64; the
+// estimate charges them as that map, not as a struct whose keys are all
+// unknown fields (which cost nothing).
+func TestDecodeCostChargesNodeScoresAsTheirMap(t *testing.T) {
+	m := make(map[string]float64, 1000)
+	for i := range 1000 {
+		m[strconv.Itoa(i)] = float64(i)
+	}
+	b := mustEncode(t, m)
+	asMap, err1 := decodeCost(b, reflect.TypeFor[map[string]float64](), 1<<62)
+	asScores, err2 := decodeCost(b, reflect.TypeFor[structs.NodeScores](), 1<<62)
+	if err1 != nil || err2 != nil || asScores < asMap {
+		t.Fatalf("scores are charged %d, the map %d (%v, %v)", asScores, asMap, err1, err2)
+	}
 }
