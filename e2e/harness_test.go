@@ -37,6 +37,10 @@ func binary(t *testing.T) string {
 }
 
 // Ports handed out by freePort in this process, so none is given twice.
+// dynamicPortsFrom is where the clients' dynamic ports start (the default
+// min_dynamic_port, which the tests' agents keep).
+const dynamicPortsFrom = 20000
+
 var (
 	portsMu    sync.Mutex
 	portsGiven = map[int]bool{}
@@ -46,14 +50,19 @@ var (
 // kernel's ephemeral range: a port from that range (what listening on :0
 // gives) may be taken by any outgoing connection or other test process
 // before the agent binds it, and an agent whose peers were told its port
-// cannot move.
+// cannot move. It is chosen below the clients' dynamic port range too
+// (dynamicPortsFrom): the scheduler gives allocs ports from
+// that range without knowing what else listens on the machine, and a task
+// handed an agent's port could not bind it, while its HTTP check, probing
+// the agent, passed.
 func freePort(t *testing.T) int {
 	t.Helper()
-	// [from, to): from 10000 up to where the ephemeral range starts.
-	from, to := 10000, 32768
+	// [from, to): from 10000 up to the dynamic range, or to where the
+	// ephemeral range starts if that is lower.
+	from, to := 10000, dynamicPortsFrom
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
 		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil && n > from+1000 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > from+1000 && n < to {
 				to = n
 			}
 		}
