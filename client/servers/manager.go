@@ -126,6 +126,14 @@ func retryElsewhere(err error) bool {
 // RPC sends the call to the servers in order until one answers. A handler
 // error from a server (other than "no leader") is returned as is: the call
 // reached the cluster.
+//
+// A call whose deadline ran out on a server demotes it too: a server cut
+// off from the leader holds a call while it waits for an election (as long
+// as a short heartbeat's whole deadline), and one frozen or behind a
+// silently dead link never answers. Without the demotion every retry would
+// go back to it and a node could miss heartbeats until the servers marked
+// it down. A call given up by its caller (canceled) says nothing of the
+// server and demotes nothing.
 func (m *Manager) RPC(ctx context.Context, method string, args, reply any) error {
 	list := m.Servers()
 	if len(list) == 0 {
@@ -137,7 +145,10 @@ func (m *Manager) RPC(ctx context.Context, method string, args, reply any) error
 		if err == nil || !retryElsewhere(err) {
 			return err
 		}
-		if ctx.Err() != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			if errors.Is(cerr, context.DeadlineExceeded) {
+				m.Demote(addr)
+			}
 			return err
 		}
 		m.Demote(addr)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
@@ -102,5 +103,51 @@ func TestMovedClosesWhenTheFirstServerChanges(t *testing.T) {
 	m.SetServers([]string{"z"}) // the answering server stays first
 	if closed(next) {
 		t.Fatalf("closed although %s stays first", m.Servers()[0])
+	}
+}
+
+// hangingTransport never answers the servers in hang: a call there returns
+// only when its context ends, as over a dead link or to a server waiting
+// out an election.
+type hangingTransport struct{ hang map[string]bool }
+
+func (h hangingTransport) RPC(ctx context.Context, addr, method string, args, reply any) error {
+	if h.hang[addr] {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
+}
+
+// A call that runs out of time on a server demotes it, so the retry goes
+// elsewhere; a call its caller gives up demotes nothing.
+func TestTimedOutCallDemotesTheServerButACanceledOneDoesNot(t *testing.T) {
+	m := New(hangingTransport{hang: map[string]bool{"a": true}}, []string{"a", "b"})
+	moved := m.Moved()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := m.RPC(ctx, "x", nil, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("canceled call: err %v", err)
+	}
+	if got := m.Servers(); got[0] != "a" {
+		t.Fatalf("a canceled call demoted a: %v", got)
+	}
+
+	ctx, cancel = context.WithDeadline(context.Background(), time.Now())
+	defer cancel()
+	if err := m.RPC(ctx, "Node.UpdateStatus", nil, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("timed-out call: err %v", err)
+	}
+	if got := m.Servers(); got[0] != "b" || got[1] != "a" {
+		t.Fatalf("a timed out and should have moved to the end: %v", got)
+	}
+	select {
+	case <-moved:
+	default:
+		t.Fatal("calls moved to b and Moved did not close")
+	}
+	if err := m.RPC(context.Background(), "Node.UpdateStatus", nil, nil); err != nil {
+		t.Fatalf("the retry should go to b and succeed: %v", err)
 	}
 }
