@@ -37,6 +37,13 @@ job %q {
 // leader.
 func startServerCluster(t *testing.T, n int) []*agent {
 	t.Helper()
+	return startServerClusterTTL(t, n, "1s", "1s")
+}
+
+// startServerClusterTTL is startServerCluster with the given
+// min_heartbeat_ttl and heartbeat_grace.
+func startServerClusterTTL(t *testing.T, n int, minTTL, grace string) []*agent {
+	t.Helper()
 	var rpcPorts []int
 	for range n {
 		rpcPorts = append(rpcPorts, freePort(t))
@@ -53,14 +60,14 @@ func startServerCluster(t *testing.T, n int) []*agent {
 server {
   enabled                = true
   bootstrap_expect       = %d
-  min_heartbeat_ttl      = "1s"
-  heartbeat_grace        = "1s"
+  min_heartbeat_ttl      = %q
+  heartbeat_grace        = %q
   failover_heartbeat_ttl = "10s"
   server_join {
     retry_join     = [%s]
     retry_interval = "200ms"
   }
-}`, n, strings.Join(join, ", "))
+}`, n, minTTL, grace, strings.Join(join, ", "))
 		servers = append(servers, newAgentWithRPCPort(t, agentSpec{name: fmt.Sprintf("s%d", i+1), extra: extra}, rpcPorts[i]))
 	}
 	waitForAgreedLeader(t, servers, 30*time.Second, "")

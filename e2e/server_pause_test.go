@@ -44,7 +44,7 @@ func TestServerPauseLeavesNoDuplicates(t *testing.T) {
 	// grace = 3s) given for it: nothing may change meanwhile. A poll that
 	// fails to reach the server (it is catching up) is just retried.
 	waitForStable(t, 30*time.Second, 8*time.Second, func() (bool, string) {
-		changed, err := pauseChurn(s, placed)
+		changed, err := pauseChurn(s, "paused", placed)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -54,7 +54,7 @@ func TestServerPauseLeavesNoDuplicates(t *testing.T) {
 		return true, ""
 	})
 	waitForEvalsDone(t, s, "paused")
-	if changed, err := pauseChurn(s, placed); err != nil || changed != "" {
+	if changed, err := pauseChurn(s, "paused", placed); err != nil || changed != "" {
 		t.Fatalf("after every eval finished: %s (%v)", changed, err)
 	}
 	procs := m.procs()
@@ -78,7 +78,7 @@ func TestServerPauseLeavesNoDuplicates(t *testing.T) {
 
 // pauseChurn reports what, if anything, the pause changed: a node not
 // ready, or the job's allocs other than the placed ones still running.
-func pauseChurn(s *agent, placed []*api.Allocation) (string, error) {
+func pauseChurn(s *agent, jobID string, placed []*api.Allocation) (string, error) {
 	nodes, _, err := s.api().Nodes().List(nil)
 	if err != nil {
 		return "", err
@@ -88,7 +88,7 @@ func pauseChurn(s *agent, placed []*api.Allocation) (string, error) {
 			return fmt.Sprintf("node %s is %s (%v)", n.Name, n.Status, describeNodes(nodes)), nil
 		}
 	}
-	allocs, err := jobAllocs(s, "paused")
+	allocs, err := jobAllocs(s, jobID)
 	if err != nil {
 		return "", err
 	}
