@@ -15,46 +15,58 @@ import (
 // client kept sending them there, the leader would mark the node down
 // (TTL 4 s + grace 8 s) long before the 20-second freeze ended.
 func TestFrozenFollowerLeavesItsClientsReady(t *testing.T) {
+	freezeClientsServer(t, false)
+}
+
+// The same when the frozen server is the leader: the others elect a new
+// one, and the client, whose calls to the old leader time out, takes its
+// heartbeats to them in time.
+func TestFrozenLeaderLeavesItsClientsReady(t *testing.T) {
+	freezeClientsServer(t, true)
+}
+
+// freezeClientsServer runs a client whose first server is the leader (or
+// a follower), freezes that server for 20 s and fails the test if the
+// client's node or its allocs change meanwhile or after the thaw.
+func freezeClientsServer(t *testing.T, leaderFirst bool) {
 	servers := startServerClusterTTL(t, 3, "4s", "8s")
 	leaderAddr := waitForAgreedLeader(t, servers, 30*time.Second, "")
-	var leader, follower *agent
-	order := []*agent{}
+	var frozen *agent
+	var rest []*agent
 	for _, s := range servers {
-		switch {
-		case s.rpcAddr() == leaderAddr:
-			leader = s
-		case follower == nil:
-			follower = s
-			order = append([]*agent{s}, order...)
-			continue
+		if frozen == nil && (s.rpcAddr() == leaderAddr) == leaderFirst {
+			frozen = s
+		} else {
+			rest = append(rest, s)
 		}
-		order = append(order, s)
 	}
-	// The follower comes first in the client's list, so that is where
-	// its calls go until it fails one.
-	startClient(t, "c1", order...)
-	waitForReadyNodes(t, leader, "c1")
+	// The frozen server comes first in the client's list, so that is
+	// where its calls go until it fails one.
+	startClient(t, "c1", append([]*agent{frozen}, rest...)...)
+	watcher := rest[0]
+	waitForReadyNodes(t, watcher, "c1")
 
-	registerJob(t, leader, mockJob("frozen", 2), 10*time.Second)
+	registerJob(t, watcher, mockJob("frozen", 2), 10*time.Second)
 	waitFor(t, 30*time.Second, func() (bool, string) {
-		allocs, err := jobAllocs(leader, "frozen")
+		allocs, err := jobAllocs(watcher, "frozen")
 		if err != nil {
 			return false, err.Error()
 		}
 		return len(allocs) == 2 && len(runningAllocs(allocs)) == 2, describeAllocs(allocs)
 	})
-	allocs, err := jobAllocs(leader, "frozen")
+	allocs, err := jobAllocs(watcher, "frozen")
 	if err != nil {
 		t.Fatal(err)
 	}
-	marks := lastNodeEvents(t, leader, "c1")
+	marks := lastNodeEvents(t, watcher, "c1")
 
-	thaw := follower.freeze()
+	thaw := frozen.freeze()
 	t.Cleanup(thaw)
 	frozenAt := time.Now()
 	waitForStable(t, 60*time.Second, 20*time.Second, func() (bool, string) {
-		changed, err := pauseChurn(leader, "frozen", allocs)
+		changed, err := pauseChurn(watcher, "frozen", allocs)
 		if err != nil {
+			t.Logf("DEBUG %s: %v", time.Since(frozenAt).Round(time.Millisecond), err)
 			return false, err.Error()
 		}
 		if changed != "" {
@@ -63,16 +75,17 @@ func TestFrozenFollowerLeavesItsClientsReady(t *testing.T) {
 		return true, ""
 	})
 	thaw()
+	t.Logf("held steady for the freeze; thawed %s after freezing", time.Since(frozenAt).Round(time.Millisecond))
 
 	for name, since := range marks {
-		for _, ev := range nodeByName(t, leader, name).Events {
+		for _, ev := range nodeByName(t, watcher, name).Events {
 			if ev.CreateIndex > since && (ev.Message == "Node heartbeat missed" || strings.HasPrefix(ev.Message, "Node status")) {
 				t.Fatalf("node %s changed status while a server was frozen: %q", name, ev.Message)
 			}
 		}
 	}
-	waitForEvalsDone(t, leader, "frozen")
-	if changed, err := pauseChurn(leader, "frozen", allocs); err != nil || changed != "" {
+	waitForEvalsDone(t, watcher, "frozen")
+	if changed, err := pauseChurn(watcher, "frozen", allocs); err != nil || changed != "" {
 		t.Fatalf("after the thaw: %s %v", changed, err)
 	}
 }

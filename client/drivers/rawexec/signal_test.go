@@ -15,7 +15,12 @@ func TestSignalTaskDeliversWithoutStopping(t *testing.T) {
 	d := New(nil, nil, true)
 	defer d.Shutdown()
 	got := filepath.Join(t.TempDir(), "got")
-	cfg, _ := taskConfig(t, `trap 'echo hup >> `+got+`' HUP; echo ready >> `+got+`; while :; do sleep 1000 & wait; done`)
+	// The loop sleeps in the foreground, briefly: a signal that lands
+	// while the shell forks the next sleep runs the trap once that sleep
+	// returns. (With a long sleep in the background and the wait
+	// builtin, a signal landing between fork and wait left the trap
+	// waiting for the sleep.)
+	cfg, _ := taskConfig(t, `trap 'echo hup >> `+got+`' HUP; echo ready >> `+got+`; while :; do sleep 0.2; done`)
 	if _, err := d.StartTask(cfg); err != nil {
 		t.Fatal(err)
 	}
