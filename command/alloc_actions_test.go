@@ -147,7 +147,7 @@ job "acts" {
       driver = "raw_exec"
       config {
         command = "/bin/sh"
-        args    = ["-c", "echo $$ >> $NOMAD_ALLOC_DIR/pids; trap 'echo usr1 >> $NOMAD_ALLOC_DIR/signals' USR1; while :; do sleep 1000 & wait; done"]
+        args    = ["-c", "echo $$ >> $NOMAD_ALLOC_DIR/pids; trap 'echo usr1 >> $NOMAD_ALLOC_DIR/signals' USR1; while :; do sleep 0.2; done"]
       }
       resources {
         cpu    = 50

@@ -124,11 +124,11 @@ func TestSignalReachesTheTaskWhichKeepsRunning(t *testing.T) {
 	defer drv.Shutdown()
 	dir := t.TempDir()
 	got := filepath.Join(dir, "got")
-	// The shell waits with the wait builtin, which a trapped signal
-	// interrupts at once. (Waiting on a foreground sleep would race: a
-	// signal that reaches the forked child before it execs sleep is lost
-	// with the shell's handler, and the trap waits for the sleep.)
-	task := rawTask("web", `trap 'echo usr1 >> `+got+`' USR1; echo ready >> `+got+`; while :; do sleep 1000 & wait; done`)
+	// The shell sleeps in the foreground, briefly, so its trap runs at
+	// most 0.2 s after the signal whenever it lands. (A long background
+	// sleep and the wait builtin raced: a signal landing between the
+	// fork and the wait left the trap waiting for the sleep.)
+	task := rawTask("web", `trap 'echo usr1 >> `+got+`' USR1; echo ready >> `+got+`; while :; do sleep 0.2; done`)
 	h := newHarness(t, task, structs.JobTypeService, drv, clk)
 	h.run(t)
 	waitFile(t, got, "ready")
