@@ -106,6 +106,7 @@ func (s *Server) setupRaft() error {
 		return fmt.Errorf("raft: %w", err)
 	}
 	s.raft = r
+	s.watchLeader(r)
 	if !hasState && s.config.BootstrapExpect == 1 && len(s.config.ServerJoin) == 0 {
 		cfg := raft.Configuration{Servers: []raft.Server{{
 			ID: conf.LocalID, Address: raft.ServerAddress(s.advertise), Suffrage: raft.Voter,

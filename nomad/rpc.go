@@ -61,6 +61,11 @@ func (s *Server) endpoints() map[string]any {
 // It first refuses a request marked Forwarded that no server sent (see
 // checkForwarded). A request it forwards carries this server's proof
 // (signForwarded).
+//
+// A forwarded request ends when raft here stops following the leader it
+// went to (see leaderWatch). A read then goes to the new leader; a write
+// fails with ErrNotLeader, since the old leader may have committed it
+// before it went silent: the caller decides whether to send it again.
 func (s *Server) forward(method string, info structs.RPCInfo, args, reply any) (bool, error) {
 	if err := s.checkForwarded(method, info); err != nil {
 		return true, err
@@ -68,33 +73,64 @@ func (s *Server) forward(method string, info structs.RPCInfo, args, reply any) (
 	if info.IsRead() && info.AllowStaleRead() {
 		return false, nil
 	}
-	if s.IsLeader() {
-		return false, nil
+	// Whether another server sent it, before forwardOnce marks it.
+	forwarded := info.IsForwarded()
+	for attempt := 1; ; attempt++ {
+		moved := s.leaders.current()
+		if s.IsLeader() {
+			return false, nil
+		}
+		leader, err := s.waitForLeader()
+		if err != nil {
+			return true, err
+		}
+		if leader == s.advertise {
+			// We were just elected and are catching up; waitForLeader waited
+			// until we are ready, so answer here.
+			return false, nil
+		}
+		if forwarded {
+			// Another server sent this here believing we lead, and we know of
+			// a different leader: sending it on could bounce it between
+			// servers with stale views. The caller retries once the election
+			// settles.
+			return true, structs.ErrNoLeader
+		}
+		if moved.Err() != nil && attempt < forwardAttempts {
+			// The leader changed while we looked it up: nothing was sent.
+			continue
+		}
+		err = s.forwardOnce(leader, method, info, moved, args, reply)
+		if err == nil || moved.Err() == nil || info.CallContext().Err() != nil || rpcx.IsRemoteError(err) {
+			return true, err
+		}
+		if !info.IsRead() {
+			return true, fmt.Errorf("%w: the leader %s was replaced while this request was forwarded to it, and may or may not have applied it: %w",
+				structs.ErrNotLeader, leader, err)
+		}
+		if attempt >= forwardAttempts {
+			return true, fmt.Errorf("%w: the leader changed %d times while this request was forwarded: %w", structs.ErrNoLeader, attempt, err)
+		}
 	}
-	leader, err := s.waitForLeader()
-	if err != nil {
-		return true, err
-	}
-	if leader == s.advertise {
-		// We were just elected and are catching up; waitForLeader waited
-		// until we are ready, so answer here.
-		return false, nil
-	}
-	if info.IsForwarded() {
-		// Another server sent this here believing we lead, and we know of
-		// a different leader: sending it on could bounce it between
-		// servers with stale views. The caller retries once the election
-		// settles.
-		return true, structs.ErrNoLeader
-	}
+}
+
+// forwardAttempts bounds how many leaders a forwarded read is sent to
+// while leadership changes under it.
+const forwardAttempts = 3
+
+// forwardOnce sends a request to leader, with this server's proof. The call
+// ends when its caller goes away (so the leader stops waiting on a
+// blocking query nobody will read) and when moved is canceled (the leader
+// changed).
+func (s *Server) forwardOnce(leader, method string, info structs.RPCInfo, moved context.Context, args, reply any) error {
 	info.SetForwarded()
-	// The forwarded call ends when its caller goes away, so the leader
-	// stops waiting on a blocking query nobody will read.
 	ctx, cancel := context.WithTimeout(s.ctx, maxQueryTime+time.Minute)
 	defer cancel()
-	stop := context.AfterFunc(info.CallContext(), cancel)
-	defer stop()
-	return true, s.forwardSigned(info, func() error { return s.connPool.RPC(ctx, leader, method, args, reply) })
+	stopCaller := context.AfterFunc(info.CallContext(), cancel)
+	defer stopCaller()
+	stopMoved := context.AfterFunc(moved, cancel)
+	defer stopMoved()
+	return s.forwardSigned(info, func() error { return s.connPool.RPC(ctx, leader, method, args, reply) })
 }
 
 // forwardTo sends a request this server makes for itself (joins) to a

@@ -85,6 +85,8 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// leaders ends forwarded requests whose leader was replaced.
+	leaders *leaderWatch
 
 	shutdownOnce sync.Once
 
@@ -144,7 +146,7 @@ func newServer(cfg *Config, opts serverOptions) (*Server, error) {
 	if seed == 0 {
 		seed = randv2.Int64() // seeded by the runtime, not the clock
 	}
-	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel, acls: newACLResolver(), seed: seed, opts: opts,
+	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel, leaders: newLeaderWatch(), acls: newACLResolver(), seed: seed, opts: opts,
 		queryDeadlines: new(sharedDeadlines)}
 	s.metrics = telemetry.OrDiscard(cfg.Metrics)
 	if err := s.setup(); err != nil {
