@@ -93,13 +93,22 @@ func (s *streamSource) reader() *bufio.Reader {
 	return s.br
 }
 
-// appendByte adds b to buf, taking a pooled buffer if buf has none.
-func (s *streamSource) appendByte(b byte) {
+// appendByte adds b to buf, taking a pooled buffer if buf has none. A
+// value made of many one-byte parts (an array of nils) grows buf a byte
+// at a time, so past keepBufCap the budget is taken a chunk ahead, as
+// skip takes it for a payload.
+func (s *streamSource) appendByte(b byte) error {
 	if s.buf == nil {
 		s.bufp = msgBufs.Get().(*[]byte)
 		s.buf = (*s.bufp)[:0]
 	}
+	if n := len(s.buf) + 1; n > keepBufCap && int64(n-keepBufCap) > s.held {
+		if err := s.reserve(len(s.buf) + readChunk); err != nil {
+			return err
+		}
+	}
 	s.buf = append(s.buf, b)
+	return nil
 }
 
 // waitByte reads one byte into one while holding no reader.
@@ -136,7 +145,9 @@ func (s *streamSource) readByte() (byte, error) {
 			if err != nil {
 				return 0, err
 			}
-			s.appendByte(b)
+			if err := s.appendByte(b); err != nil {
+				return 0, err
+			}
 			return b, nil
 		}
 		// Idle: wait for the first byte holding no buffer.
@@ -147,7 +158,9 @@ func (s *streamSource) readByte() (byte, error) {
 	// The rest of the message is read through a pooled reader.
 	s.has = false
 	s.reader()
-	s.appendByte(s.one[0])
+	if err := s.appendByte(s.one[0]); err != nil {
+		return 0, err
+	}
 	return s.one[0], nil
 }
 
@@ -156,7 +169,9 @@ func (s *streamSource) readByte() (byte, error) {
 func (s *streamSource) skip(n int) error {
 	if n > 0 && s.has {
 		s.has = false
-		s.appendByte(s.one[0])
+		if err := s.appendByte(s.one[0]); err != nil {
+			return err
+		}
 		n--
 	}
 	for n > 0 {
