@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,7 +70,9 @@ func (t *ACLToken) UnmarshalJSON(b []byte) error {
 		*plain
 		ExpirationTTL any
 	}{plain: (*plain)(t)}
-	if err := json.Unmarshal(b, &aux); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&aux); err != nil {
 		return err
 	}
 	switch v := aux.ExpirationTTL.(type) {
@@ -81,8 +84,13 @@ func (t *ACLToken) UnmarshalJSON(b []byte) error {
 			}
 			t.ExpirationTTL = d
 		}
-	case float64:
-		t.ExpirationTTL = time.Duration(v)
+	case json.Number:
+		// Read as written, not through a float64.
+		n, err := v.Int64()
+		if err != nil {
+			return fmt.Errorf("ACL token ExpirationTTL %s is not a whole number of nanoseconds that fits a duration", v)
+		}
+		t.ExpirationTTL = time.Duration(n)
 	}
 	return nil
 }

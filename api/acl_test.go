@@ -1,6 +1,8 @@
 package api
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -102,5 +104,20 @@ func TestTheClientSendsItsConfiguredToken(t *testing.T) {
 	}
 	if h := f.last().Header.Get("X-Nomad-Token"); h != "from-env" {
 		t.Fatalf("X-Nomad-Token = %q", h)
+	}
+}
+
+func TestACLTokenExpirationTTLIsDecodedExactly(t *testing.T) {
+	var tok ACLToken
+	if err := json.Unmarshal([]byte(`{"ExpirationTTL": 9007199254740993}`), &tok); err != nil {
+		t.Fatal(err)
+	}
+	if tok.ExpirationTTL != 9007199254740993 {
+		t.Fatalf("ExpirationTTL 2^53+1 decoded as %d", tok.ExpirationTTL)
+	}
+	for _, ttl := range []string{"9223372036854775808", "1e300", "1.5"} {
+		if err := json.Unmarshal([]byte(`{"ExpirationTTL": `+ttl+`}`), &tok); err == nil || !strings.Contains(err.Error(), ttl) {
+			t.Fatalf("ExpirationTTL %s: %v, want an error naming it", ttl, err)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -42,6 +43,9 @@ type httpAPI struct {
 	parser *jobParser
 	// telemetry is the agent's metrics, for /v1/metrics (http_metrics.go).
 	telemetry *telemetry.Telemetry
+	// bodyTimeout bounds how long a request body may take to arrive; 0
+	// means defaultBodyTimeout (see bodyDeadline).
+	bodyTimeout time.Duration
 }
 
 // agentInfo is what the HTTP API knows about its own agent.
@@ -87,7 +91,7 @@ func (s *httpAPI) handler() http.Handler {
 	s.routeMetrics(mux)
 	// Event stream (issue 15, events).
 	s.routeEvents(mux)
-	return mux
+	return s.bodyDeadline(mux)
 }
 
 // handle registers f for each method on pattern. Its request body is

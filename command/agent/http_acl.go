@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 
@@ -161,14 +163,22 @@ type flexDuration time.Duration
 
 func (d *flexDuration) UnmarshalJSON(b []byte) error {
 	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
 		return err
 	}
 	switch x := v.(type) {
 	case nil:
 		*d = 0
-	case float64:
-		*d = flexDuration(x)
+	case json.Number:
+		// Read as written: through a float64, a number past an int64
+		// (or with a fraction) would become some other duration.
+		n, err := x.Int64()
+		if err != nil {
+			return fmt.Errorf("ExpirationTTL %s is not a whole number of nanoseconds that fits a duration (at most %d, about 292 years); send a duration string such as \"1h\"", x, int64(math.MaxInt64))
+		}
+		*d = flexDuration(n)
 	case string:
 		if x == "" {
 			*d = 0

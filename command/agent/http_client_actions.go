@@ -136,7 +136,11 @@ func readActionBody(r *http.Request, out any) error {
 	}
 	buf, err := io.ReadAll(io.LimitReader(r.Body, maxActionBody+1))
 	r.Body.Close()
-	if err != nil {
+	var coded *codedError
+	switch {
+	case errors.As(err, &coded):
+		return coded // the body took too long (bodyDeadline)
+	case err != nil:
 		return badRequest("reading request body: %v", err)
 	}
 	if len(buf) > maxActionBody {

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"reflect"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-bexpr"
@@ -37,17 +39,46 @@ type listFilter struct {
 	eval *bexpr.Evaluator
 }
 
+// Bounds of a filter. go-bexpr's parser backtracks: its work grows
+// fourfold with each level of parentheses, up to the two million steps it
+// allows by default (60 MB and 200 ms for a 29-byte filter of ten nested
+// parentheses), and its recursion grows with the nesting (500 MB for a
+// query string of 120,000). maxFilterSteps is enough for every filter a
+// person writes (a five-term filter nested four deep takes 55,000, five
+// hundred terms joined by "or" 200,000) and costs a few MB at most;
+// maxFilterLen bounds the nesting and so the parser's stack.
+const (
+	maxFilterLen   = 16 << 10
+	maxFilterSteps = 250_000
+	// filterQuote is how much of a refused filter a 400 quotes back.
+	filterQuote = 200
+)
+
 // parseFilter parses expr; an empty expr is the nil filter, which matches
 // everything. A malformed expression is a 400 quoting the parser.
 func parseFilter(expr string) (*listFilter, error) {
 	if expr == "" {
 		return nil, nil
 	}
-	eval, err := bexpr.CreateEvaluator(expr, bexpr.WithHookFn(filterHook))
+	if len(expr) > maxFilterLen {
+		return nil, badRequest("invalid filter %s: it is %d bytes, longer than the %d allowed", quoteFilter(expr), len(expr), maxFilterLen)
+	}
+	eval, err := bexpr.CreateEvaluator(expr, bexpr.WithHookFn(filterHook), bexpr.WithMaxExpressions(maxFilterSteps))
 	if err != nil {
-		return nil, badRequest("invalid filter %q: %v", expr, err)
+		if strings.Contains(err.Error(), "max number of expressions parsed") {
+			return nil, badRequest("invalid filter %s: it is too complex to parse (deeply nested parentheses, most likely); write it with fewer levels of nesting", quoteFilter(expr))
+		}
+		return nil, badRequest("invalid filter %s: %v", quoteFilter(expr), err)
 	}
 	return &listFilter{expr: expr, eval: eval}, nil
+}
+
+// quoteFilter quotes expr for an error, cut short if it is long.
+func quoteFilter(expr string) string {
+	if len(expr) <= filterQuote {
+		return strconv.Quote(expr)
+	}
+	return strconv.Quote(strings.ToValidUTF8(expr[:filterQuote], "")) + "..."
 }
 
 // filterList returns the items of list f matches, in order; list itself

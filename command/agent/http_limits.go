@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/dustin/go-humanize"
 
@@ -82,3 +83,61 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// defaultBodyTimeout bounds how long a request body may take to arrive,
+// from the end of its headers: a job body of a few MB needs well under a
+// second on any link a cluster is run over, and the RPC port gives a
+// large message as long (rpcx.DefaultMessageReadTimeout).
+const defaultBodyTimeout = 30 * time.Second
+
+// bodyDeadline gives every request body of h the body timeout to arrive.
+// Without it a caller that sent most of a body and then nothing held its
+// connection, a goroutine and what had arrived (up to the body limit) for
+// as long as it kept the connection open, and a few hundred such
+// connections hold gigabytes. The read deadline is set on the connection
+// when the request comes in; net/http clears it once the body has been
+// read to its end (it then reads on to notice the caller going away) and
+// sets its own for the next request's headers, so a handler that goes on
+// waiting, or a blocking query later on the same keep-alive connection,
+// is never cut short. A body that misses it fails its read with a 408 and
+// the connection is closed; net/http's own read of what a handler left of
+// a body before it answers is bounded by it too.
+func (s *httpAPI) bodyDeadline(h http.Handler) http.Handler {
+	timeout := s.bodyTimeout
+	if timeout <= 0 {
+		timeout = defaultBodyTimeout
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if err := http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout)); err != nil {
+			// A writer without deadlines (an in-memory test recorder).
+			h.ServeHTTP(w, r)
+			return
+		}
+		r.Body = &deadlineBody{ReadCloser: r.Body, header: w.Header(), timeout: timeout}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody turns a read that hit the body deadline into a 408 that
+// says why, answered on a connection that then closes (what is left of
+// the body would otherwise be read as the next request).
+type deadlineBody struct {
+	io.ReadCloser
+	header  http.Header
+	timeout time.Duration
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var te interface{ Timeout() bool }
+	if err != nil && errors.As(err, &te) && te.Timeout() {
+		b.header.Set("Connection", "close")
+		return n, &codedError{code: http.StatusRequestTimeout, msg: fmt.Sprintf(
+			"the request body did not arrive within %s; send it at once, or closer to the agent", b.timeout)}
+	}
+	return n, err
+}

@@ -49,20 +49,32 @@ func decodeJobBody(r *http.Request, out any) ([]string, error) {
 	if json.Unmarshal(raw, &env) != nil || len(env.Job) == 0 {
 		return nil, nil
 	}
-	return ignoredJobFields(env.Job), nil
+	job, ok := decodeJobJSON(env.Job)
+	if !ok {
+		return nil, nil
+	}
+	if p := nullElement(job, reflect.TypeOf(api.Job{}), "Job"); p != "" {
+		return nil, badRequest("%s is null: a job's lists and maps of objects hold objects; remove the null", p)
+	}
+	return ignoredJobFields(job), nil
 }
 
-// ignoredJobFields lists, as paths such as Job.TaskGroups[web].Tasks[app].Vault,
-// the fields of a job in JSON that api.Job has no place for. Null, false,
-// zero and empty values are not listed: Nomad's client sends every field
-// it knows, most of them null.
-func ignoredJobFields(raw json.RawMessage) []string {
+// decodeJobJSON decodes a job's JSON generically, numbers kept as written.
+func decodeJobJSON(raw json.RawMessage) (any, bool) {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return nil
+		return nil, false
 	}
+	return v, true
+}
+
+// ignoredJobFields lists, as paths such as Job.TaskGroups[web].Tasks[app].Vault,
+// the fields of a job decoded from JSON (decodeJobJSON) that api.Job has
+// no place for. Null, false, zero and empty values are not listed: Nomad's
+// client sends every field it knows, most of them null.
+func ignoredJobFields(v any) []string {
 	var out []string
 	walkIgnored(v, reflect.TypeOf(api.Job{}), "Job", &out)
 	return out

@@ -51,6 +51,7 @@ func (s *Server) serveCodec(ctx context.Context, rwc io.ReadWriteCloser, peer Pe
 	c := newMsgCodec(rwc, s.cfg.maxMessageSize)
 	c.writeTimeout = s.cfg.writeTimeout
 	c.frame.src.budget = s.reads
+	c.frame.src.readTimeout = s.cfg.messageReadTimeout
 	ctx, cancel := context.WithCancel(ctx)
 	var running sync.WaitGroup
 	defer func() {

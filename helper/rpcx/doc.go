@@ -101,11 +101,12 @@
 // (WithMaxStreamsPerSession); calls in flight per connection, or per
 // session across its streams, past which the server stops reading so the
 // peer is held back by flow control; the size of one message
-// (WithMaxMessageSize), and the bytes that all messages being read hold at
-// once (WithMaxReadBytes); and the time to write one answer
-// (WithWriteTimeout), so a peer that sends requests and never reads the
-// answers cannot pin replies and goroutines. yamux bounds what it buffers
-// per stream by its receive window.
+// (WithMaxMessageSize), the bytes that all messages being read hold at
+// once (WithMaxReadBytes), and the time a message holding some of those
+// bytes may take to arrive (WithMessageReadTimeout); and the time to write
+// one answer (WithWriteTimeout), so a peer that sends requests and never
+// reads the answers cannot pin replies and goroutines. yamux bounds what it
+// buffers per stream by its receive window.
 //
 // Long polls (requests that implement LongPoller) travel on a session of
 // their own in the ConnPool, so a server's per-session stream limit, filled

@@ -23,6 +23,12 @@ var (
 	// msgpack value (reserved type byte, nesting too deep). The connection
 	// cannot be resynchronised and is closed.
 	ErrMalformedMessage = errors.New("rpcx: malformed message")
+
+	// ErrMessageTooSlow means a message that held part of a server's read
+	// budget did not arrive whole within its message read timeout
+	// (WithMessageReadTimeout). The peer that sent it is told so and has
+	// its connection or stream closed.
+	ErrMessageTooSlow = errors.New("rpcx: message arrived too slowly")
 )
 
 // IsRemoteError reports whether err is an error returned by the remote RPC

@@ -67,7 +67,9 @@ func (f *frameScanner) next() ([]byte, error) {
 	}
 	f.src.reset()
 	f.src.release()
-	if err := f.walk.value(&f.src, f.limit); err != nil {
+	err := f.walk.value(&f.src, f.limit)
+	f.src.endValue()
+	if err != nil {
 		if err == io.EOF && len(f.src.buf) > 0 {
 			err = io.ErrUnexpectedEOF
 		}

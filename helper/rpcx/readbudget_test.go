@@ -138,3 +138,43 @@ func TestAnswersWaitingForSlowReadersShareOneByteBudget(t *testing.T) {
 		t.Fatalf("body: %v, %d bytes", err, len(reply.Data))
 	}
 }
+
+// nilArray is a msgpack array32 of n nils: a message made of one-byte
+// values, which the scanner reads a byte at a time rather than as one
+// payload.
+func nilArray(n int) []byte {
+	b := []byte{0xdd, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
+	return append(b, bytes.Repeat([]byte{0xc0}, n)...)
+}
+
+// A message of many small values holds as many bytes as one payload of
+// the same size, and takes them from the same budget: else a peer could
+// make the server hold the message size limit on every stream it opens.
+func TestMessagesOfSmallValuesShareTheByteBudget(t *testing.T) {
+	budget := newReadBudget(context.Background(), 256<<10)
+	budget.wait = 50 * time.Millisecond
+	scanner := func(r io.Reader) *frameScanner {
+		f := newFrameScanner(r, DefaultMaxMessageSize)
+		f.src.budget = budget
+		return f
+	}
+
+	a := scanner(bytes.NewReader(append(nilArray(300<<10), 0xc0)))
+	if _, err := a.next(); err != nil {
+		t.Fatal(err)
+	}
+	if a.src.held < 300<<10-keepBufCap {
+		t.Fatalf("a %d-byte message of small values holds %d bytes of the budget", 300<<10, a.src.held)
+	}
+	b := scanner(bytes.NewReader(nilArray(300 << 10)))
+	if _, err := b.next(); !errors.Is(err, ErrServerBusy) {
+		t.Fatalf("a second large message of small values while the budget is spent: %v, want ErrServerBusy", err)
+	}
+	b.src.release()
+	if _, err := a.next(); err != nil {
+		t.Fatal(err)
+	}
+	if !budget.sem.TryAcquire(budget.size) {
+		t.Fatal("the budget was not given back in full")
+	}
+}

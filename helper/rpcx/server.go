@@ -79,6 +79,8 @@ type serverConfig struct {
 	authorize            ConnAuthorizer
 	// observe is told of every call answered (WithCallObserver).
 	observe func(method string, failed bool)
+	// messageReadTimeout: see DefaultMessageReadTimeout.
+	messageReadTimeout time.Duration
 }
 
 // DefaultMaxConnsPerClient bounds the connections one client IP may hold
@@ -90,6 +92,16 @@ const DefaultMaxConnsPerClient = 100
 // requests and never reads their answers would otherwise hold a goroutine
 // and a reply per call for as long as it likes.
 const DefaultWriteTimeout = 30 * time.Second
+
+// DefaultMessageReadTimeout bounds how long a message may take to arrive
+// once it holds part of the read budget (past its first 64 KiB): the
+// budget is shared by every connection, and a peer that sends most of a
+// few large messages and then goes quiet would otherwise keep every other
+// large message out, for as long as it kept its connections open. Smaller
+// messages take no budget and have no deadline. It is the write timeout's
+// bound on the way in: a peer that cannot send a message in this time
+// could not receive one either.
+const DefaultMessageReadTimeout = DefaultWriteTimeout
 
 // maxCallsPerConn bounds the calls in flight on one plain connection.
 // net/rpc clients pipeline calls on a connection; past this many the
@@ -156,6 +168,14 @@ func WithMaxPendingWriteBytes(n int64) ServerOption {
 // WithWriteTimeout bounds writing one answer to a peer.
 func WithWriteTimeout(d time.Duration) ServerOption {
 	return func(c *serverConfig) { c.writeTimeout = d }
+}
+
+// WithMessageReadTimeout bounds how long a message that holds part of the
+// read budget may take to arrive (see DefaultMessageReadTimeout). A peer
+// whose message is not whole by then is told why and its connection or
+// stream is closed, which gives the bytes back.
+func WithMessageReadTimeout(d time.Duration) ServerOption {
+	return func(c *serverConfig) { c.messageReadTimeout = d }
 }
 
 // WithRaftLayer routes RPCRaft connections to l. Without it they are closed.
@@ -230,6 +250,9 @@ func NewServer(logger hclog.Logger, opts ...ServerOption) *Server {
 	}
 	if cfg.writeTimeout <= 0 {
 		cfg.writeTimeout = DefaultWriteTimeout
+	}
+	if cfg.messageReadTimeout <= 0 {
+		cfg.messageReadTimeout = DefaultMessageReadTimeout
 	}
 	logger = logger.Named("rpc")
 	ctx, cancel := context.WithCancel(context.Background())

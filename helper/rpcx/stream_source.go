@@ -2,9 +2,12 @@ package rpcx
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"sync"
+	"time"
 )
 
 // streamSource reads from a stream and keeps every byte of the current
@@ -37,6 +40,23 @@ type streamSource struct {
 	// held is what this source has taken for its current buffer.
 	budget *readBudget
 	held   int64
+	// readTimeout, when positive, bounds how long a value may take to
+	// arrive once it holds part of the budget: a peer that sends most of
+	// a large message and then stops would otherwise keep those bytes
+	// from every other connection for as long as it keeps its own open.
+	// The deadline is set on r when the value first takes from the budget
+	// and cleared when the value ends (endValue), so a stream waiting
+	// idle between messages has none. deadline says one is set, for
+	// deadlineAt.
+	readTimeout time.Duration
+	deadline    bool
+	deadlineAt  time.Time
+}
+
+// readDeadliner is a stream whose reads can be given a deadline: a
+// net.Conn, a yamux stream.
+type readDeadliner interface {
+	SetReadDeadline(time.Time) error
 }
 
 // readBufSize is the bufio.Reader size a reading stream holds.
@@ -93,13 +113,22 @@ func (s *streamSource) reader() *bufio.Reader {
 	return s.br
 }
 
-// appendByte adds b to buf, taking a pooled buffer if buf has none.
-func (s *streamSource) appendByte(b byte) {
+// appendByte adds b to buf, taking a pooled buffer if buf has none. A
+// value made of many one-byte parts (an array of nils) grows buf a byte
+// at a time, so past keepBufCap the budget is taken a chunk ahead, as
+// skip takes it for a payload.
+func (s *streamSource) appendByte(b byte) error {
 	if s.buf == nil {
 		s.bufp = msgBufs.Get().(*[]byte)
 		s.buf = (*s.bufp)[:0]
 	}
+	if n := len(s.buf) + 1; n > keepBufCap && int64(n-keepBufCap) > s.held {
+		if err := s.reserve(len(s.buf) + readChunk); err != nil {
+			return err
+		}
+	}
 	s.buf = append(s.buf, b)
+	return nil
 }
 
 // waitByte reads one byte into one while holding no reader.
@@ -134,9 +163,11 @@ func (s *streamSource) readByte() (byte, error) {
 		if s.br != nil {
 			b, err := s.br.ReadByte()
 			if err != nil {
+				return 0, s.tooSlow(err)
+			}
+			if err := s.appendByte(b); err != nil {
 				return 0, err
 			}
-			s.appendByte(b)
 			return b, nil
 		}
 		// Idle: wait for the first byte holding no buffer.
@@ -147,7 +178,9 @@ func (s *streamSource) readByte() (byte, error) {
 	// The rest of the message is read through a pooled reader.
 	s.has = false
 	s.reader()
-	s.appendByte(s.one[0])
+	if err := s.appendByte(s.one[0]); err != nil {
+		return 0, err
+	}
 	return s.one[0], nil
 }
 
@@ -156,7 +189,9 @@ func (s *streamSource) readByte() (byte, error) {
 func (s *streamSource) skip(n int) error {
 	if n > 0 && s.has {
 		s.has = false
-		s.appendByte(s.one[0])
+		if err := s.appendByte(s.one[0]); err != nil {
+			return err
+		}
 		n--
 	}
 	for n > 0 {
@@ -168,7 +203,7 @@ func (s *streamSource) skip(n int) error {
 		s.buf = slices.Grow(s.buf, chunk)[:start+chunk]
 		if _, err := io.ReadFull(s.reader(), s.buf[start:]); err != nil {
 			s.buf = s.buf[:start]
-			return err
+			return s.tooSlow(err)
 		}
 		n -= chunk
 	}
@@ -185,11 +220,43 @@ func (s *streamSource) reserve(n int) error {
 	if need <= 0 {
 		return nil
 	}
+	start := time.Now()
 	if err := s.budget.acquire(need, s.held); err != nil {
 		return err
 	}
+	switch waited := time.Since(start); {
+	case s.held == 0 && s.readTimeout > 0:
+		at := time.Now().Add(s.readTimeout)
+		if d, ok := s.r.(readDeadliner); ok && d.SetReadDeadline(at) == nil {
+			s.deadline, s.deadlineAt = true, at
+		}
+	case s.deadline && waited >= time.Millisecond:
+		// Waiting for room in the budget is not the peer's doing: it
+		// does not count against the peer's time.
+		s.deadlineAt = s.deadlineAt.Add(waited)
+		_ = s.r.(readDeadliner).SetReadDeadline(s.deadlineAt)
+	}
 	s.held += need
 	return nil
+}
+
+// endValue clears the deadline reserve set for the value just read.
+func (s *streamSource) endValue() {
+	if s.deadline {
+		s.deadline = false
+		_ = s.r.(readDeadliner).SetReadDeadline(time.Time{})
+	}
+}
+
+// tooSlow turns the error of a read that hit the deadline reserve set
+// into ErrMessageTooSlow, which says what happened.
+func (s *streamSource) tooSlow(err error) error {
+	var te interface{ Timeout() bool }
+	if !s.deadline || !errors.As(err, &te) || !te.Timeout() {
+		return err
+	}
+	return fmt.Errorf("%w: a message holding %d bytes of the server's read budget did not arrive whole within %s; the connection is closed",
+		ErrMessageTooSlow, s.held, s.readTimeout)
 }
 
 // release gives back what the source holds of the budget. Only the
