@@ -56,6 +56,26 @@ func validateGroupName(p problems, name string) {
 	}
 }
 
+// ReservedTaskNames are the names a task may not take because the
+// allocation directory already uses them beside the task directories
+// (client/allocdir): <alloc_id>/alloc is the directory every task of the
+// allocation shares. A task called "alloc" would be given that directory
+// as its own, its secrets/ would sit in the shared tree, readable by the
+// group's other tasks and through `alloc fs` (which hides only
+// <task>/secrets of real tasks). The names under alloc/ (data, logs, tmp)
+// do not collide: task directories are siblings of alloc/, not children.
+// The comparison ignores case, because a data dir on a case-insensitive
+// file system (ext4 casefold, a mounted vfat) makes "Alloc" the same
+// directory.
+var ReservedTaskNames = []string{"alloc"}
+
+// MaxTaskNameLen bounds a task's name in bytes. The name becomes a
+// directory and the stem of its log files and FIFOs in alloc/logs
+// (".<task>.stderr.fifo", "<task>.stderr.<n>"); a file name longer than
+// the kernel's 255-byte NAME_MAX cannot be created, so a longer task name
+// would be accepted here and fail on every client.
+const MaxTaskNameLen = 200
+
 // validateTaskName adds the problems of a task's name to p: the name is
 // the task's directory inside the allocation directory.
 func validateTaskName(p problems, name string) {
@@ -64,6 +84,13 @@ func validateTaskName(p problems, name string) {
 		p.add("task name %q must not contain '/', '\\' or control characters (it names the task's directory)", name)
 	case checkPathName(name) != "":
 		p.add("task name %q cannot be used: %s", name, checkPathName(name))
+	case len(name) > MaxTaskNameLen:
+		p.add("task name is %d bytes, longer than the %d allowed (it names the task's directory and log files)", len(name), MaxTaskNameLen)
+	}
+	for _, r := range ReservedTaskNames {
+		if strings.EqualFold(name, r) {
+			p.add("task name %q is reserved: the allocation directory keeps the directory shared by all its tasks under %q; choose another name", name, r)
+		}
 	}
 }
 

@@ -9,6 +9,10 @@
 //	        secrets/      NOMAD_SECRETS_DIR (mode 0700)
 //	        tmp/
 //
+// Task directories are siblings of alloc/, so no task may be called
+// "alloc": job validation refuses it (structs.ReservedTaskNames), along
+// with names that are not one path segment.
+//
 // An AllocDir is plain paths plus idempotent Build and Destroy; it has no
 // goroutines and no locks. Its owner is the alloc runner; after the runner
 // is gone, the garbage collector destroys it.

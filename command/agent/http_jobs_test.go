@@ -145,6 +145,7 @@ func TestJobRegisterRejectsBadInput(t *testing.T) {
 		{"job ID .. could never be read back", `{"Job": {"ID": "..", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "mock_driver"}]}]}}`, `job ID ".." cannot be used`, 400},
 		{"job ID . could never be read back", `{"Job": {"ID": ".", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "mock_driver"}]}]}}`, `job ID "." cannot be used`, 400},
 		{"a task name that leaves the alloc dir", `{"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "../t", "Driver": "mock_driver"}]}]}}`, `task name "../t" must not contain '/'`, 400},
+		{"a task named alloc would be given the shared alloc dir", `{"Job": {"ID": "x", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "alloc", "Driver": "mock_driver"}]}]}}`, `task name "alloc" is reserved`, 400},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
