@@ -10,8 +10,10 @@
 // with their argument orders (funcs.go lists them). The text comes from
 // `data`, or from `source`, a file on the client. It is rendered to
 // `destination` with `perms` (and `uid`/`gid` when the client runs as
-// root). A template with `env = true` is then read as an env file
-// (envfile.go) and its variables are added to the task's environment.
+// root); of perms only the permission bits are applied, never setuid,
+// setgid or sticky, which job validation refuses too. A template with
+// `env = true` is then read as an env file (envfile.go) and its variables
+// are added to the task's environment.
 //
 // Drover has no Consul, Vault or Nomad variables behind its templates.
 // Functions that read from one (key, service, secret, nomadVar, ...) are

@@ -160,8 +160,8 @@ func templateText(in *Input, sb *sandbox, t *structs.Template) (string, string, 
 	return string(data), filepath.Base(src), nil
 }
 
-// fileModeOf reads perms (octal, "0644" when unset) and, when the client
-// may chown, uid and gid.
+// fileModeOf reads perms (octal, "0644" when unset; setuid, setgid and
+// sticky dropped) and, when the client may chown, uid and gid.
 func fileModeOf(t *structs.Template, chown bool) (fileMode, error) {
 	m := fileMode{perms: 0o644, uid: -1, gid: -1}
 	if t.Perms != "" {
@@ -169,12 +169,12 @@ func fileModeOf(t *structs.Template, chown bool) (fileMode, error) {
 		if err != nil {
 			return m, fmt.Errorf("perms %q is not an octal file mode (e.g. \"0644\")", t.Perms)
 		}
+		// Only the permission bits: a template is text a job's author
+		// wrote, rendered by the client (root, often), so a setuid or
+		// setgid bit would hand the task a way to run as that owner.
+		// Validation refuses such perms; this is for jobs that got
+		// past it (stored before the rule).
 		m.perms = os.FileMode(v & 0o777)
-		for bit, mode := range map[uint64]os.FileMode{0o4000: os.ModeSetuid, 0o2000: os.ModeSetgid, 0o1000: os.ModeSticky} {
-			if v&bit != 0 {
-				m.perms |= mode
-			}
-		}
 	}
 	if chown {
 		if t.Uid != nil {
