@@ -33,8 +33,14 @@ func (t *Template) validate(p problems) {
 		p.add("has both data and source; set exactly one")
 	}
 	if t.Perms != "" {
-		if _, err := strconv.ParseUint(t.Perms, 8, 12); err != nil {
-			p.add("perms %q is not an octal file mode (e.g. \"0644\")", t.Perms)
+		t.validatePerms(p)
+	}
+	for _, id := range []struct {
+		name string
+		v    *int
+	}{{"uid", t.Uid}, {"gid", t.Gid}} {
+		if id.v != nil && *id.v < -1 {
+			p.add("%s must be a user or group ID >= 0, or -1 to leave the file owned by the client, got %d", id.name, *id.v)
 		}
 	}
 	switch t.ChangeMode {
@@ -53,4 +59,40 @@ func (t *Template) validate(p problems) {
 	if t.Splay < 0 {
 		p.add("splay must be >= 0, got %v", t.Splay)
 	}
+}
+
+// specialModeBits are the mode bits beyond the permissions, with the name
+// a user knows each by.
+var specialModeBits = []struct {
+	bit  uint64
+	name string
+}{{0o4000, "setuid"}, {0o2000, "setgid"}, {0o1000, "sticky"}}
+
+// validatePerms checks perms is an octal file mode of permission bits
+// only. The client renders templates as its own user (root, usually) and
+// may chown them to uid/gid, so a setuid or setgid template would let a
+// job write itself a program that runs as another user, root included;
+// the sticky bit has no use on a file. The client clears these bits too
+// (client/template), for jobs stored before this rule.
+func (t *Template) validatePerms(p problems) {
+	v, err := strconv.ParseUint(t.Perms, 8, 12)
+	if err != nil {
+		p.add("perms %q is not an octal file mode of at most 0777 (e.g. \"0644\")", t.Perms)
+		return
+	}
+	var set []string
+	for _, s := range specialModeBits {
+		if v&s.bit != 0 {
+			set = append(set, s.name)
+		}
+	}
+	if len(set) == 0 {
+		return
+	}
+	what := "the " + set[0] + " bit"
+	if len(set) > 1 {
+		what = "the " + strings.Join(set[:len(set)-1], ", ") + " and " + set[len(set)-1] + " bits"
+	}
+	p.add("perms %q of %q sets %s; templates may not make setuid, setgid or sticky files; use \"%04o\"",
+		t.Perms, t.DestPath, what, v&0o777)
 }
