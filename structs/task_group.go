@@ -159,6 +159,7 @@ func (tg *TaskGroup) validate(job *Job, p problems) {
 	if leaders > 1 {
 		p.add("only one task may be the leader, %d are", leaders)
 	}
+	validateLogStorage(tg, p)
 	for i, s := range tg.Services {
 		if s.PortLabel != "" && len(tg.Networks) > 0 && !labels[s.PortLabel] && !isNumeric(s.PortLabel) {
 			p.add("service[%d] %q: port %q is not a port label of the group network", i, s.Name, s.PortLabel)
@@ -309,11 +310,8 @@ func (t *Task) validate(job *Job, tg *TaskGroup, p problems) {
 	} else {
 		t.Resources.validate(p)
 	}
-	if t.LogConfig != nil && t.LogConfig.MaxFiles < 0 {
-		p.add("logs.max_files must be >= 0")
-	}
-	if t.LogConfig != nil && t.LogConfig.MaxFileSizeMB < 0 {
-		p.add("logs.max_file_size must be >= 0")
+	if t.LogConfig != nil {
+		t.LogConfig.validate(p)
 	}
 	if t.RestartPolicy != nil && t.RestartPolicy != tg.RestartPolicy {
 		t.RestartPolicy.validate(p)
