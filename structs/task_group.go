@@ -301,6 +301,8 @@ func (t *Task) validate(job *Job, tg *TaskGroup, p problems) {
 	}
 	if t.Driver == "" {
 		p.add("driver is missing (e.g. driver = \"raw_exec\")")
+	} else {
+		validateDriverConfig(t.Driver, t.Config, p)
 	}
 	if t.KillTimeout < 0 {
 		p.add("kill_timeout must be >= 0")
