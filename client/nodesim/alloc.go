@@ -50,11 +50,11 @@ type mockConfig struct {
 func parseMock(cfg map[string]any) (mockConfig, error) {
 	var c mockConfig
 	var errs [5]error
-	c.RunFor, errs[0] = drivers.ConfigDuration(cfg, "run_for")
-	c.ExitCode, errs[1] = drivers.ConfigInt(cfg, "exit_code", 0)
-	c.StartError, errs[2] = drivers.ConfigString(cfg, "start_error")
-	c.StartErrorRecover, errs[3] = drivers.ConfigBool(cfg, "start_error_recoverable")
-	c.KillAfter, errs[4] = drivers.ConfigDuration(cfg, "kill_after")
+	c.RunFor, errs[0] = drivers.ConfigDuration(cfg, structs.MockConfigRunFor)
+	c.ExitCode, errs[1] = drivers.ConfigInt(cfg, structs.MockConfigExitCode, 0)
+	c.StartError, errs[2] = drivers.ConfigString(cfg, structs.MockConfigStartError)
+	c.StartErrorRecover, errs[3] = drivers.ConfigBool(cfg, structs.MockConfigStartErrorRecoverable)
+	c.KillAfter, errs[4] = drivers.ConfigDuration(cfg, structs.MockConfigKillAfter)
 	return c, errors.Join(errs[:]...)
 }
 

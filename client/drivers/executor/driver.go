@@ -120,14 +120,14 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	if !d.opts.Enabled {
 		return nil, fmt.Errorf("%s: %w (enable it in the client config)", d.opts.Name, drivers.ErrDisabled)
 	}
-	command, err := drivers.ConfigString(cfg.Config, "command")
+	command, err := drivers.ConfigString(cfg.Config, structs.DriverConfigCommand)
 	if err != nil {
 		return nil, err
 	}
 	if command == "" {
 		return nil, errors.New(`config "command" is missing`)
 	}
-	args, err := drivers.ConfigStrings(cfg.Config, "args")
+	args, err := drivers.ConfigStrings(cfg.Config, structs.DriverConfigArgs)
 	if err != nil {
 		return nil, err
 	}
