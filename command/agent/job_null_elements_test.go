@@ -78,9 +78,10 @@ func TestJobEndpointsRefuseNullElements(t *testing.T) {
 	}
 }
 
-// Nulls where Drover keeps free-form values (a driver config, meta) stay
-// what they were: a driver may give null a meaning, and Nomad's client
-// sends null for every field it leaves unset.
+// Nulls where Drover keeps free-form values (the config of a driver
+// Drover has no schema for, meta) stay what they were: a driver may give
+// null a meaning, and Nomad's client sends null for every field it leaves
+// unset.
 func TestJobEndpointsKeepNullsInFreeFormValues(t *testing.T) {
 	s := &httpAPI{
 		rpc:    fakeRPC{"Job.Register": func(args, reply any) error { return nil }},
@@ -88,7 +89,7 @@ func TestJobEndpointsKeepNullsInFreeFormValues(t *testing.T) {
 		info:   func() agentInfo { return agentInfo{Config: DevConfig()} },
 	}
 	body := `{"Job": {"ID": "x", "Constraints": null, "Meta": {"a": null}, "TaskGroups": [{"Name": "g", "Services": null, "Tasks": [
-		{"Name": "t", "Driver": "mock_driver", "Templates": null, "Config": {"args": [null, "x"], "opt": null}}]}]}}`
+		{"Name": "t", "Driver": "podman", "Templates": null, "Config": {"args": [null, "x"], "opt": null}}]}]}}`
 	if code, msg := serve(s.handler(), http.MethodPut, "/v1/jobs", []byte(body)); code != http.StatusOK {
 		t.Fatalf("got %d %q, want 200", code, msg)
 	}
