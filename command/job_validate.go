@@ -14,8 +14,8 @@ Usage: drover job validate [options] <path>
 
   Check a job file without submitting it: it is parsed here, then the
   agent checks it as it would on submission. If no agent can be reached
-  (or it does not offer validation), only the local checks are made, and
-  the output says so.
+  (or it does not offer validation), the job is checked here by the same
+  rules, and the output says so.
 ` + jobFileFlagsHelp
 
 func jobValidate(m *Meta, args []string) int {
@@ -45,6 +45,9 @@ func jobValidate(m *Meta, args []string) int {
 		// listing the errors.
 		return m.errorf("Job validation errors:\n%s", serverMessage(err))
 	case api.HasStatusCode(err, http.StatusNotFound), api.HasStatusCode(err, http.StatusNotImplemented), isConnectionError(err):
+		if problems := localValidationErrors(job); len(problems) > 0 {
+			return m.errorf("Job validation errors (checked locally only: %s):\n* %s", validateSkipReason(err), strings.Join(problems, "\n* "))
+		}
 		m.out("Job validation successful (checked locally only: %s)", validateSkipReason(err))
 		return 0
 	default:
