@@ -8,6 +8,12 @@
 // process machinery rawexec and exec share: starting, waiting through a
 // pidfd, signalling the process group, re-attaching after a client restart.
 //
+// A driver's config keys and their shapes are declared once, in structs
+// (driver_config_<name>.go, e.g. structs.DriverConfigCommand), where job
+// validation checks every task's config against them; a driver reads its
+// config under those constants, so a key cannot be accepted at
+// registration and then be ignored, or be missing, on a client.
+//
 // A driver owns its tasks' runtime state (a map of task ID to handle,
 // guarded by its own mutex). The task runner owns the decision of when to
 // start, stop and destroy; a driver never restarts anything by itself.
