@@ -56,7 +56,7 @@ func validateGroupName(p problems, name string) {
 	}
 }
 
-// ReservedTaskNames are the names a task may not take because the
+// reservedTaskNames are the names a task may not take because the
 // allocation directory already uses them beside the task directories
 // (client/allocdir): <alloc_id>/alloc is the directory every task of the
 // allocation shares. A task called "alloc" would be given that directory
@@ -67,7 +67,7 @@ func validateGroupName(p problems, name string) {
 // The comparison ignores case, because a data dir on a case-insensitive
 // file system (ext4 casefold, a mounted vfat) makes "Alloc" the same
 // directory.
-var ReservedTaskNames = []string{"alloc"}
+var reservedTaskNames = []string{"alloc"}
 
 // MaxTaskNameLen bounds a task's name in bytes. The name becomes a
 // directory and the stem of its log files and FIFOs in alloc/logs
@@ -87,7 +87,7 @@ func validateTaskName(p problems, name string) {
 	case len(name) > MaxTaskNameLen:
 		p.add("task name is %d bytes, longer than the %d allowed (it names the task's directory and log files)", len(name), MaxTaskNameLen)
 	}
-	for _, r := range ReservedTaskNames {
+	for _, r := range reservedTaskNames {
 		if strings.EqualFold(name, r) {
 			p.add("task name %q is reserved: the allocation directory keeps the directory shared by all its tasks under %q; choose another name", name, r)
 		}

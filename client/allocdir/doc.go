@@ -10,7 +10,7 @@
 //	        tmp/
 //
 // Task directories are siblings of alloc/, so no task may be called
-// "alloc": job validation refuses it (structs.ReservedTaskNames), along
+// "alloc": job validation refuses it (structs, names.go), along
 // with names that are not one path segment.
 //
 // An AllocDir is plain paths plus idempotent Build and Destroy; it has no
