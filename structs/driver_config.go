@@ -347,6 +347,8 @@ func blockList(v any) ([]map[string]any, bool) {
 // describeValue names what a wrong value is, for a message.
 func describeValue(v any) string {
 	switch x := v.(type) {
+	case nil:
+		return "null"
 	case string:
 		if len(x) > 40 {
 			x = x[:40] + "..."

@@ -51,6 +51,8 @@ func TestDriverConfigIsCheckedAgainstTheDriversSchema(t *testing.T) {
 		{"args with numbers and bools, as HCL converts", "raw_exec", map[string]any{"command": "/bin/echo", "args": []any{1, 2.5, true, "x"}}, nil},
 		{"args with a list in it", "raw_exec", map[string]any{"command": "/bin/echo", "args": []any{"a", []any{"b"}}},
 			[]string{`config key "args" must be a list of strings, element 1 is a list`}},
+		{"args with a null in it", "raw_exec", map[string]any{"command": "/bin/echo", "args": []any{nil, "x"}},
+			[]string{`config key "args" must be a list of strings, element 0 is null`}},
 		{"command as a number", "raw_exec", map[string]any{"command": 7}, []string{`config key "command" must be a string, got a number (7)`}},
 		{"command interpolated", "raw_exec", map[string]any{"command": "${NOMAD_TASK_DIR}/run"}, nil},
 		{"raw_exec's cgroup overrides and oom score", "raw_exec", map[string]any{"command": "/bin/true",
