@@ -100,6 +100,9 @@ func NewClient(cfg *config.Config) (*Client, error) {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.lastHeartbeatOK = c.clock.Now()
 
+	if err := ensureDataDirs(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.DisableStateDB {
 		c.db = state.NewMemDB()
 	} else {

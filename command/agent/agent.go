@@ -184,6 +184,11 @@ func (a *Agent) setupDataDir() error {
 		if err != nil {
 			return fmt.Errorf("agent: creating dev data dir: %w", err)
 		}
+		// MkdirTemp makes it 0700; a task run as another user (exec's
+		// nobody) must pass through it to its alloc dir.
+		if err := os.Chmod(tmp, 0o711); err != nil {
+			return fmt.Errorf("agent: dev data dir: %w", err)
+		}
 		a.dataDir, a.removeData = tmp, true
 		return nil
 	}
