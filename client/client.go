@@ -22,6 +22,7 @@ import (
 	"github.com/drover-sched/drover/client/servicereg"
 	"github.com/drover-sched/drover/client/state"
 	"github.com/drover-sched/drover/client/taskenv"
+	"github.com/drover-sched/drover/client/taskuser"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
@@ -244,6 +245,7 @@ func (c *Client) newRunner(a *structs.Allocation, restore bool) *allocrunner.All
 	ar := allocrunner.New(allocrunner.Config{
 		Alloc: a, Node: c.Node(), Region: c.cfg.Region, AllocDirBase: c.cfg.AllocDir(),
 		Driver: c.Driver, StateDB: c.db, Clock: c.clock, Logger: c.logger, HostEnv: c.hostEnv,
+		Users:          taskuser.ParsePolicy(c.cfg.Options),
 		MaxKillTimeout: c.cfg.MaxKillTimeout, OnUpdate: c.allocChanged, Restore: restore,
 		Artifacts: &c.cfg.Artifacts, Services: serviceCatalog{c},
 		Metrics: c.cfg.Metrics,
