@@ -147,7 +147,7 @@ func newHooks(tr *TaskRunner) []Hook {
 	return []Hook{
 		&userHook{hookDeps: deps, driver: tr.cfg.Driver, policy: tr.cfg.Users},
 		&dispatchPayloadHook{hookDeps: deps},
-		&envHook{node: tr.cfg.Node, region: tr.cfg.Region, hostEnv: tr.cfg.HostEnv},
+		&envHook{node: tr.cfg.Node, region: tr.cfg.Region, hostEnv: tr.cfg.HostEnv, driver: tr.cfg.Driver},
 		&artifactHook{hookDeps: deps, fetcher: tr.cfg.Artifacts},
 		&templateHook{hookDeps: deps, rend: tr.cfg.Templates, catalog: tr.cfg.Services, region: tr.cfg.Region,
 			task: tr, shutdown: tr.shutdownCh},
