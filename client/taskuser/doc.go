@@ -2,9 +2,9 @@
 // client allows it.
 //
 // A task's `user` is refused when its driver is in the client option
-// user.checked_drivers (default "exec", as in Nomad, whose container
-// drivers are left out: their root is the container's) and the user is
-// in user.denylist (default "root"). An empty user is the driver's
+// user.checked_drivers (default "exec,qemu,java", as in Nomad, whose
+// container drivers are left out: their root is the container's) and the
+// user is in user.denylist (default "root,Administrator", as in Nomad). An empty user is the driver's
 // default: "nobody" for a driver that isolates the file system (exec),
 // the client's own user for one that does not (raw_exec), and unknown
 // (not checked here) for an image driver, whose default is the image's.

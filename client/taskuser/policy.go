@@ -8,12 +8,14 @@ import (
 	"strings"
 )
 
-// Client options (and node attributes) and their defaults.
+// Client options (and node attributes) and their defaults, Nomad's: the
+// drivers checked are those that run a task as a host user; a container's
+// or a VM's root is not the host's.
 const (
 	DenylistOption        = "user.denylist"
 	CheckedDriversOption  = "user.checked_drivers"
-	DefaultDenylist       = "root"
-	DefaultCheckedDrivers = "exec"
+	DefaultDenylist       = "root,Administrator"
+	DefaultCheckedDrivers = "exec,qemu,java"
 	// DefaultIsolatedUser runs a task of a driver that isolates its file
 	// system when the task names no user.
 	DefaultIsolatedUser = "nobody"
