@@ -165,3 +165,41 @@ func TestAnIsolatedTaskSeesOnlyItsOwnEnvironmentAndOwnsItsDirectories(t *testing
 		}
 	}
 }
+
+// For an isolated task the client fetches artifacts and renders
+// templates to the host paths of the directories the task sees at /alloc
+// and /local, and an artifact with chown = true goes to the user the task
+// runs as, the driver's default (nobody) included.
+func TestAnIsolatedTasksArtifactsAndTemplatesLandWhereItSeesThem(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to chown")
+	}
+	srv := newArtifactServer(t, map[string][]byte{"/tool.tar.gz": scriptTarball(t, "echo hi\n")})
+	clk := clock.NewFake(time.Time{})
+	drv := mock.New("", clk)
+	defer drv.Shutdown()
+	task := &structs.Task{Name: "t", Driver: "exec", Config: map[string]any{"run_for": "1ms"},
+		Artifacts: []*structs.TaskArtifact{{GetterSource: srv.URL + "/tool.tar.gz", RelativeDest: "${NOMAD_TASK_DIR}/tool", Chown: true}},
+		Templates: []*structs.Template{{DestPath: "${NOMAD_ALLOC_DIR}/data/shared.conf", EmbeddedTmpl: "dir={{ env \"NOMAD_ALLOC_DIR\" }}"}}}
+	h := newHarness(t, task, structs.JobTypeBatch, isolated{drv}, clk)
+	h.cfg.Users = taskuser.ParsePolicy(nil)
+	h.tr = New(h.cfg)
+	h.run(t)
+	testutil.WaitForWhile(t, "task to finish", h.dead, func() { clk.Advance(time.Millisecond) })
+	if s := h.tr.TaskState(); s.Failed {
+		t.Fatalf("task failed: %+v", s.Events)
+	}
+	td := h.dir.Task("t")
+	script := filepath.Join(td.LocalDir, "tool", "bin", "run.sh")
+	fi, err := os.Stat(script)
+	if err != nil {
+		t.Fatalf("the artifact is not in local/ on the host: %v", err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 {
+		t.Errorf("the chown = true artifact is owned by %d, want nobody (65534)", st.Uid)
+	}
+	b, err := os.ReadFile(filepath.Join(h.dir.SharedDir, "data", "shared.conf"))
+	if err != nil || string(b) != "dir=/alloc" {
+		t.Fatalf("the template must land in the host's alloc/data and read the in-task path: %q, %v", b, err)
+	}
+}
