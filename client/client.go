@@ -22,6 +22,7 @@ import (
 	"github.com/drover-sched/drover/client/servicereg"
 	"github.com/drover-sched/drover/client/state"
 	"github.com/drover-sched/drover/client/taskenv"
+	"github.com/drover-sched/drover/client/taskuser"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
@@ -100,6 +101,9 @@ func NewClient(cfg *config.Config) (*Client, error) {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.lastHeartbeatOK = c.clock.Now()
 
+	if err := ensureDataDirs(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.DisableStateDB {
 		c.db = state.NewMemDB()
 	} else {
@@ -241,6 +245,7 @@ func (c *Client) newRunner(a *structs.Allocation, restore bool) *allocrunner.All
 	ar := allocrunner.New(allocrunner.Config{
 		Alloc: a, Node: c.Node(), Region: c.cfg.Region, AllocDirBase: c.cfg.AllocDir(),
 		Driver: c.Driver, StateDB: c.db, Clock: c.clock, Logger: c.logger, HostEnv: c.hostEnv,
+		Users:          taskuser.ParsePolicy(c.cfg.Options),
 		MaxKillTimeout: c.cfg.MaxKillTimeout, OnUpdate: c.allocChanged, Restore: restore,
 		Artifacts: &c.cfg.Artifacts, Services: serviceCatalog{c},
 		Metrics: c.cfg.Metrics,

@@ -34,6 +34,17 @@
 // packages); Shutdown stops them without stopping the tasks, unless the
 // config asks for that (dev mode), so a restarted client re-attaches.
 //
+// # What a task can reach
+//
+// Every start sets the data dir's modes (datadir.go): the data dir and
+// the alloc base 0711, so a task run as another user reaches its own
+// alloc dir and lists nothing; the state dir 0700, never reachable by a
+// task. Inside an alloc dir, package allocdir says who may reach what.
+// Tasks inherit of the agent's environment what taskenv allows (the
+// client's env.denylist on top of Nomad's), and run only as a user the
+// client's user.denylist allows for their driver (package taskuser; the
+// node advertises both settings so the scheduler places accordingly).
+//
 // # Acting as its node
 //
 // The node's ID and secret are made once and kept in the state dir

@@ -3,7 +3,6 @@ package nomad
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/drover-sched/drover/helper/boltcheck"
+	"github.com/drover-sched/drover/helper/dirperm"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
@@ -63,8 +63,13 @@ func (s *Server) setupRaft() error {
 		logs, stable, snaps = store, store, raft.NewInmemSnapshotStore()
 	} else {
 		dir := filepath.Join(s.config.DataDir, "raft")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fmt.Errorf("raft: creating %s: %w", dir, err)
+		// raft.db holds the cluster's secrets (ACL tokens, the keyring):
+		// only the agent may enter, whatever mode the dir had before.
+		if err := dirperm.Ensure(s.config.DataDir, dirperm.Private); err != nil {
+			return fmt.Errorf("server: data_dir: %w", err)
+		}
+		if err := dirperm.Ensure(dir, dirperm.Private); err != nil {
+			return fmt.Errorf("raft: %w", err)
 		}
 		path := filepath.Join(dir, "raft.db")
 		if err := boltcheck.Check(path); err != nil {

@@ -17,6 +17,7 @@ import (
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/helper/dirperm"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/state"
@@ -242,8 +243,8 @@ func (s *Server) setupIdentity() error {
 		s.config.NodeID = structs.GenerateUUID()
 		return nil
 	}
-	if err := os.MkdirAll(s.config.DataDir, 0o700); err != nil {
-		return fmt.Errorf("server: creating data_dir: %w", err)
+	if err := dirperm.Ensure(s.config.DataDir, dirperm.Private); err != nil {
+		return fmt.Errorf("server: data_dir: %w", err)
 	}
 	path := filepath.Join(s.config.DataDir, "node-id")
 	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {

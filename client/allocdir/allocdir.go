@@ -1,9 +1,13 @@
 package allocdir
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/drover-sched/drover/helper/dirperm"
 )
 
 // AllocDir is one allocation's directory tree.
@@ -24,6 +28,24 @@ type TaskDir struct {
 	TmpDir     string
 }
 
+// Modes of the tree (the package doc says who may reach what).
+const (
+	// modeTraverse: the alloc root and each task's directory. A task's
+	// user passes through to its own directories but lists nothing.
+	modeTraverse os.FileMode = 0o711
+	// modeShared: alloc/ and alloc/logs, readable by the alloc's tasks
+	// (a log shipper reads its siblings' logs) and written only by the
+	// client.
+	modeShared os.FileMode = 0o755
+	// modeSharedRW: alloc/data and alloc/tmp, written by every task of
+	// the alloc, whatever its user; the sticky bit keeps one user from
+	// removing another's files.
+	modeSharedRW os.FileMode = 0o777 | os.ModeSticky
+	// modeOwn: a task's local/, secrets/ and tmp/ once they belong to
+	// the task's user (TaskDir.Chown).
+	modeOwn os.FileMode = 0o700
+)
+
 // New returns the layout of allocID under base; nothing is created yet.
 func New(base, allocID string) *AllocDir {
 	root := filepath.Join(base, allocID)
@@ -38,28 +60,88 @@ func (a *AllocDir) Task(name string) TaskDir {
 }
 
 // Build creates the shared directories and one directory per task. It is
-// safe to call again on an existing tree (a restarted client does).
+// safe to call again on an existing tree (a restarted client does): the
+// directories the client alone owns get their modes back every time, and
+// a task's own directories keep the owner and mode Chown gave them.
 func (a *AllocDir) Build(tasks []string) error {
-	dirs := []string{a.SharedDir, filepath.Join(a.SharedDir, "data"), filepath.Join(a.SharedDir, "tmp"), a.LogDir}
-	for _, d := range dirs {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	always := []struct {
+		dir  string
+		mode os.FileMode
+	}{
+		{a.Root, modeTraverse}, {a.SharedDir, modeShared}, {a.LogDir, modeShared},
+		{filepath.Join(a.SharedDir, "data"), modeSharedRW}, {filepath.Join(a.SharedDir, "tmp"), modeSharedRW},
+	}
+	for _, t := range tasks {
+		always = append(always, struct {
+			dir  string
+			mode os.FileMode
+		}{a.Task(t).Dir, modeTraverse})
+	}
+	for _, d := range always {
+		if err := dirperm.Ensure(d.dir, d.mode); err != nil {
 			return fmt.Errorf("alloc dir: %w", err)
 		}
 	}
-	// The shared tmp is world-writable like /tmp, for tasks run as other users.
-	_ = os.Chmod(filepath.Join(a.SharedDir, "tmp"), 0o1777)
 	for _, t := range tasks {
 		td := a.Task(t)
-		for _, d := range []string{td.Dir, td.LocalDir, td.TmpDir} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
+		// Until Chown gives them to the task's user they are the
+		// client's: a task run as the client's user (raw_exec) writes
+		// them, and secrets/ is never open to others.
+		for _, d := range []struct {
+			dir  string
+			mode os.FileMode
+		}{{td.LocalDir, 0o755}, {td.TmpDir, 0o755}, {td.SecretsDir, modeOwn}} {
+			if err := mkdirOnce(d.dir, d.mode); err != nil {
 				return fmt.Errorf("task dir %s: %w", t, err)
 			}
 		}
-		if err := os.MkdirAll(td.SecretsDir, 0o700); err != nil {
-			return fmt.Errorf("task dir %s: %w", t, err)
+	}
+	return nil
+}
+
+// mkdirOnce creates dir with exactly mode (whatever the umask) if it is
+// missing, and leaves an existing one as it is.
+func mkdirOnce(dir string, mode os.FileMode) error {
+	err := os.Mkdir(dir, mode)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return os.Chmod(dir, mode)
+}
+
+// Chown gives the task's own directories (local/, secrets/, tmp/) to the
+// user the task runs as, mode 0700: the task writes them, no other user
+// reads them. The task runner calls it before every start of a task
+// whose driver isolates it and runs it as another user; the files the
+// client then writes there (payload, artifacts, templates) follow with
+// ChownTree or their own chown.
+func (t TaskDir) Chown(uid, gid int) error {
+	for _, d := range []string{t.LocalDir, t.SecretsDir, t.TmpDir} {
+		if err := os.Lchown(d, uid, gid); err != nil {
+			return fmt.Errorf("task dir: %w", err)
+		}
+		if err := os.Chmod(d, modeOwn); err != nil {
+			return fmt.Errorf("task dir: %w", err)
 		}
 	}
 	return nil
+}
+
+// ChownTree gives path and everything under it to uid:gid, without
+// following symlinks (a symlink is chowned itself, never its target).
+func ChownTree(path string, uid, gid int) error {
+	return filepath.WalkDir(path, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := os.Lchown(p, uid, gid); err != nil {
+			return fmt.Errorf("chown %s: %w", p, err)
+		}
+		return nil
+	})
 }
 
 // Destroy removes the tree.

@@ -15,6 +15,7 @@ import (
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/state"
 	"github.com/drover-sched/drover/client/taskrunner"
+	"github.com/drover-sched/drover/client/taskuser"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -25,11 +26,13 @@ type Config struct {
 	Region       string
 	AllocDirBase string
 	// Driver returns the named driver, or nil if it is not loaded.
-	Driver         func(name string) drivers.Driver
-	StateDB        state.DB
-	Clock          clock.Clock
-	Logger         hclog.Logger
-	HostEnv        map[string]string
+	Driver  func(name string) drivers.Driver
+	StateDB state.DB
+	Clock   clock.Clock
+	Logger  hclog.Logger
+	HostEnv map[string]string
+	// Users is the client's user.denylist, checked at every task start.
+	Users          taskuser.Policy
 	MaxKillTimeout time.Duration
 	// OnUpdate receives the alloc's client-side fields after each change,
 	// always from the runner's goroutine.

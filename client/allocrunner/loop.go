@@ -115,7 +115,7 @@ func (ar *AllocRunner) start() <-chan struct{} {
 		ts.runners[task.Name] = taskrunner.New(taskrunner.Config{
 			Alloc: alloc, Task: task, Node: ar.cfg.Node, Region: ar.cfg.Region, AllocDir: ar.dir,
 			Driver: drv, StateDB: ar.cfg.StateDB, Clock: ar.cfg.Clock, Logger: ar.cfg.Logger,
-			HostEnv: ar.cfg.HostEnv, MaxKillTimeout: ar.cfg.MaxKillTimeout,
+			HostEnv: ar.cfg.HostEnv, Users: ar.cfg.Users, MaxKillTimeout: ar.cfg.MaxKillTimeout,
 			StartGate: ar.st.lifecycle.gate(phaseOf(task)),
 			OnUpdate:  ar.wake, Restore: ar.cfg.Restore,
 			Artifacts: ar.cfg.Artifacts, Services: ar.cfg.Services,

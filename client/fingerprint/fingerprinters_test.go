@@ -67,6 +67,7 @@ func TestFingerprintersDescribeAFakeMachineCompletely(t *testing.T) {
 	}
 	want := map[string]string{
 		"unique.hostname": "box1", "nomad.version": config.DefaultVersion, "nomad.region": cfg.Region,
+		"user.denylist": "root,Administrator", "user.checked_drivers": "exec,qemu,java",
 		"os.name": "debian", "os.version": "12", "kernel.name": "linux", "kernel.version": "6.1.0-test", "kernel.arch": "x86_64",
 		"cpu.arch": runtime.GOARCH, "cpu.numcores": "2", "cpu.totalcompute": "5000", "cpu.frequency": "2500", "cpu.modelname": "Fake CPU",
 		"memory.totalbytes": "4194304000", "unique.storage.volume": cfg.DataDir,

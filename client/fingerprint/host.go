@@ -10,14 +10,21 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/client/taskuser"
 )
 
-// agentFingerprinter describes the agent itself: its version and region.
+// agentFingerprinter describes the agent itself: its version and region,
+// and the users it refuses to run tasks as (user.denylist and
+// user.checked_drivers), so the scheduler places no task there that the
+// client would refuse.
 type agentFingerprinter struct{}
 
 func (agentFingerprinter) Fingerprint(cfg *config.Config, node *Target) error {
 	node.Attributes["nomad.version"] = cfg.Version
 	node.Attributes["nomad.region"] = cfg.Region
+	for k, v := range taskuser.ParsePolicy(cfg.Options).Attributes() {
+		node.Attributes[k] = v
+	}
 	return nil
 }
 

@@ -34,6 +34,7 @@ func NewRotator(dir, base string, maxBytes int64, maxFiles int) (*Rotator, error
 	if idx := Indexes(dir, base); len(idx) > 0 {
 		r.idx = idx[len(idx)-1]
 	}
+	r.prune()
 	if err := r.open(); err != nil {
 		return nil, err
 	}
@@ -82,18 +83,25 @@ func (r *Rotator) Write(p []byte) (int, error) {
 	return written, nil
 }
 
+// rotate starts the next file. The oldest files go first, so that at no
+// moment are there more than maxFiles files of at most maxBytes each: a
+// task writing as fast as it can (`yes`) holds the disk to that bound.
 func (r *Rotator) rotate() error {
 	r.f.Close()
 	r.idx++
-	if err := r.open(); err != nil {
-		return err
-	}
+	r.prune()
+	return r.open()
+}
+
+// prune removes the files that leave no room for maxFiles ending with the
+// current one (r.idx), including files left by an earlier client with a
+// larger max_files.
+func (r *Rotator) prune() {
 	for _, i := range Indexes(r.dir, r.base) {
 		if i <= r.idx-r.maxFiles {
 			_ = os.Remove(r.path(i))
 		}
 	}
-	return nil
 }
 
 // Close closes the current file.

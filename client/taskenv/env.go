@@ -1,7 +1,6 @@
 package taskenv
 
 import (
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,28 +21,9 @@ type Env struct {
 	node *structs.Node
 }
 
-// DefaultDenylist are agent environment variables never passed to tasks.
-var DefaultDenylist = []string{"NOMAD_TOKEN", "VAULT_TOKEN", "CONSUL_HTTP_TOKEN", "DROVER_TOKEN", "AWS_SECRET_ACCESS_KEY"}
-
-// HostEnv returns the agent's environment without the denied variables.
-func HostEnv(deny []string) map[string]string {
-	denied := map[string]bool{}
-	for _, d := range append(append([]string(nil), DefaultDenylist...), deny...) {
-		denied[d] = true
-	}
-	out := map[string]string{}
-	for _, kv := range os.Environ() {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok && !denied[k] {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // Build makes the environment of task in alloc on node. host is the base
-// (the agent's filtered environment); NOMAD_* variables override it, and
-// the task's env block, interpolated, overrides both.
+// (HostEnv or IsolatedBase, by the driver); NOMAD_* variables override
+// it, and the task's env block, interpolated, overrides both.
 func Build(node *structs.Node, alloc *structs.Allocation, task *structs.Task, region string, dirs Dirs, host map[string]string) *Env {
 	vars := make(map[string]string, len(host)+32)
 	for k, v := range host {

@@ -14,3 +14,12 @@ func (e *Env) With(vars map[string]string) *Env {
 	}
 	return c
 }
+
+// WithDirs returns a copy of the environment whose NOMAD_ALLOC_DIR,
+// NOMAD_TASK_DIR and NOMAD_SECRETS_DIR name dirs. A task in a chroot sees
+// its directories at /alloc, /local and /secrets; the client, writing a
+// template or an artifact for it, interpolates the destination with the
+// host paths instead.
+func (e *Env) WithDirs(d Dirs) *Env {
+	return e.With(map[string]string{"NOMAD_ALLOC_DIR": d.AllocDir, "NOMAD_TASK_DIR": d.TaskDir, "NOMAD_SECRETS_DIR": d.SecretsDir})
+}

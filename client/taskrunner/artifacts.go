@@ -55,9 +55,17 @@ func (h *artifactHook) Prestart(ctx context.Context, req *PrestartRequest, _ *Pr
 	if fetcher == nil {
 		fetcher = &artifact.Fetcher{}
 	}
+	// Destinations name the task's directories where the client finds
+	// them; chown = true gives the files to the user the task runs as,
+	// the driver's default included.
+	env := req.Env.WithDirs(hostDirs(req))
+	user := task.User
+	if req.User != nil {
+		user = req.User.Name
+	}
 	for _, i := range todo {
 		a := task.Artifacts[i]
-		err := fetcher.Fetch(ctx, artifact.Request{Artifact: a, Env: req.Env, AllocDir: req.AllocDir, TaskDir: td.Dir, User: task.User})
+		err := fetcher.Fetch(ctx, artifact.Request{Artifact: a, Env: env, AllocDir: req.AllocDir, TaskDir: td.Dir, User: user})
 		if err == nil {
 			err = markArtifact(td, i, a)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/client/taskuser"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -33,7 +34,7 @@ type dispatchPayloadHook struct {
 func (*dispatchPayloadHook) Name() string { return "dispatch_payload" }
 
 func (h *dispatchPayloadHook) Prestart(_ context.Context, req *PrestartRequest, _ *PrestartResponse) error {
-	if err := writeDispatchPayload(req.TaskDir, req.Alloc.Job, req.Task); err != nil {
+	if err := writeDispatchPayload(req.TaskDir, req.Alloc.Job, req.Task, req.User); err != nil {
 		h.logger.Warn("failed to write the dispatch payload", "error", err)
 		h.events.EmitEvent(hookFailedEvent(h.clock.Now(), err))
 		return &drivers.RecoverableError{Err: err}
@@ -41,7 +42,9 @@ func (h *dispatchPayloadHook) Prestart(_ context.Context, req *PrestartRequest, 
 	return nil
 }
 
-func writeDispatchPayload(td allocdir.TaskDir, job *structs.Job, task *structs.Task) error {
+// writeDispatchPayload writes the payload file, the task's user's (owner)
+// when the task runs as another user than the client's.
+func writeDispatchPayload(td allocdir.TaskDir, job *structs.Job, task *structs.Task, owner *taskuser.User) error {
 	if task.DispatchPayload == nil || task.DispatchPayload.File == "" {
 		return nil
 	}
@@ -62,6 +65,11 @@ func writeDispatchPayload(td allocdir.TaskDir, job *structs.Job, task *structs.T
 	}
 	if err := root.WriteFile(file, payload, 0o644); err != nil {
 		return fmt.Errorf("dispatch_payload: writing local/%s: %w", file, err)
+	}
+	if owner != nil {
+		if err := root.Lchown(file, owner.UID, owner.GID); err != nil {
+			return fmt.Errorf("dispatch_payload: giving local/%s to the task's user: %w", file, err)
+		}
 	}
 	return nil
 }

@@ -21,8 +21,11 @@
 // implements the stage interfaces it has work for. The list, in the order
 // every stage calls it:
 //
+//	user              prestart: refuse a user the client's user.denylist denies for the driver; give
+//	                  an isolated task's local/, secrets/ and tmp/ to the user it runs as
 //	dispatch_payload  prestart: write the dispatched job's payload into local/
-//	env               prestart: build the task's environment
+//	env               prestart: build the task's environment (what of the agent's it gets, and
+//	                  the paths of its directories, follow the driver's Capabilities)
 //	artifacts         prestart: download the artifacts not yet fetched for the alloc
 //	template          prestart: render the templates in a child process, add env = true variables;
 //	                  poststart to exited: re-render templates reading native services when they

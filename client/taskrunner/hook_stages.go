@@ -28,6 +28,9 @@ func (tr *TaskRunner) prestart(req *PrestartRequest) (*PrestartRequest, error) {
 		if resp.Env != nil {
 			req.Env = resp.Env
 		}
+		if resp.User != nil {
+			req.User = resp.User
+		}
 	}
 	return req, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/taskenv"
+	"github.com/drover-sched/drover/client/taskuser"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -37,6 +38,11 @@ type PrestartRequest struct {
 	// Env is the task's environment as the hooks before built it; nil
 	// until the env hook ran.
 	Env *taskenv.Env
+	// User is the user the task runs as, when the user hook gave it the
+	// task's directories; nil when the task runs as the client's user or
+	// as one only the driver knows. Files the client writes for the task
+	// are made this user's.
+	User *taskuser.User
 }
 
 // PrestartResponse is what a prestart hook hands on.
@@ -44,6 +50,8 @@ type PrestartResponse struct {
 	// Env, if set, replaces the environment for the hooks that follow and
 	// for the driver.
 	Env *taskenv.Env
+	// User, if set, is the task's user for the hooks that follow.
+	User *taskuser.User
 }
 
 // PrestartHook prepares an attempt before the driver starts it. It runs
@@ -137,8 +145,9 @@ type UpdateHook interface {
 func newHooks(tr *TaskRunner) []Hook {
 	deps := hookDeps{events: hookEvents{tr}, clock: tr.clock, logger: tr.logger}
 	return []Hook{
+		&userHook{hookDeps: deps, driver: tr.cfg.Driver, policy: tr.cfg.Users},
 		&dispatchPayloadHook{hookDeps: deps},
-		&envHook{node: tr.cfg.Node, region: tr.cfg.Region, hostEnv: tr.cfg.HostEnv},
+		&envHook{node: tr.cfg.Node, region: tr.cfg.Region, hostEnv: tr.cfg.HostEnv, driver: tr.cfg.Driver},
 		&artifactHook{hookDeps: deps, fetcher: tr.cfg.Artifacts},
 		&templateHook{hookDeps: deps, rend: tr.cfg.Templates, catalog: tr.cfg.Services, region: tr.cfg.Region,
 			task: tr, shutdown: tr.shutdownCh},

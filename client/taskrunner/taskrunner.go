@@ -18,6 +18,7 @@ import (
 	"github.com/drover-sched/drover/client/logmon"
 	"github.com/drover-sched/drover/client/restarts"
 	"github.com/drover-sched/drover/client/state"
+	"github.com/drover-sched/drover/client/taskuser"
 	"github.com/drover-sched/drover/client/template"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/structs"
@@ -34,8 +35,12 @@ type Config struct {
 	StateDB  state.DB
 	Clock    clock.Clock
 	Logger   hclog.Logger
-	// HostEnv is the base of the task's environment.
+	// HostEnv is the base of the environment of a task whose driver
+	// passes the agent's environment on (drivers.Capabilities.HostEnv),
+	// already without the client's env.denylist.
 	HostEnv map[string]string
+	// Users is the client's user.denylist (the user hook).
+	Users taskuser.Policy
 	// MaxKillTimeout caps the task's kill_timeout.
 	MaxKillTimeout time.Duration
 	// StartGate must be closed before the task is started or restarted.

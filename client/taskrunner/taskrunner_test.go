@@ -12,7 +12,6 @@ import (
 	"github.com/drover-sched/drover/client/artifact"
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
-	"github.com/drover-sched/drover/client/drivers/executor"
 	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/drivers/rawexec"
 	"github.com/drover-sched/drover/client/internal/testutil"
@@ -69,7 +68,7 @@ func (h *harness) run(t *testing.T) {
 // clientRestart stops h's runner as a stopping client does, leaving the
 // task running, and returns the Config of the runner a new client makes
 // for it: Restore set, on a new raw_exec driver.
-func clientRestart(t *testing.T, h *harness, drv *executor.Driver) Config {
+func clientRestart(t *testing.T, h *harness, drv *rawexec.Driver) Config {
 	t.Helper()
 	h.tr.Shutdown()
 	<-h.tr.Done()
@@ -253,7 +252,7 @@ func TestRestoreReattachesOrReportsDeadTask(t *testing.T) {
 	// The client stops; the task keeps running. A new client re-attaches:
 	// no new event, still running.
 	cfg := clientRestart(t, h, drv)
-	drv2 := cfg.Driver.(*executor.Driver)
+	drv2 := cfg.Driver.(*rawexec.Driver)
 	gate := make(chan struct{})
 	cfg.StartGate = gate
 	before := len(h.tr.TaskState().Events)

@@ -71,13 +71,19 @@ func (h *templateHook) Prestart(ctx context.Context, req *PrestartRequest, resp 
 	}
 	env := req.Env
 	in := template.Input{
-		Templates:   req.Task.Templates,
-		TaskDir:     req.TaskDir.Dir,
-		SharedDir:   req.AllocDir.SharedDir,
-		Env:         env.Map(),
-		Interpolate: env.ReplaceEnv,
+		Templates: req.Task.Templates,
+		TaskDir:   req.TaskDir.Dir,
+		SharedDir: req.AllocDir.SharedDir,
+		// `env` reads the task's environment, never the agent's.
+		Env: env.Map(),
+		// Destinations name the task's directories where the client
+		// finds them, not where a chroot mounts them.
+		Interpolate: env.WithDirs(hostDirs(req)).ReplaceEnv,
 		Now:         h.clock.Now,
 		Chown:       os.Geteuid() == 0,
+	}
+	if u := req.User; u != nil {
+		in.Owner = &template.Owner{UID: u.UID, GID: u.GID}
 	}
 	basis, err := h.readServices(ctx, req.Alloc.ID, in)
 	if err != nil {

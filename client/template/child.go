@@ -27,6 +27,7 @@ type childRequest struct {
 	Env       map[string]string
 	Now       time.Time
 	Chown     bool
+	Owner     *Owner       `json:",omitempty"`
 	Services  *ServiceData `json:",omitempty"`
 }
 
@@ -69,6 +70,7 @@ func renderChild(input []byte, step func(string)) ([]byte, error) {
 		Env:       req.Env,
 		Now:       func() time.Time { return now },
 		Chown:     req.Chown,
+		Owner:     req.Owner,
 		Services:  req.Services,
 	}, func(i int) { step(strconv.Itoa(i)) })
 	var te *Error

@@ -15,6 +15,18 @@
 // `env = true` is then read as an env file (envfile.go) and its variables
 // are added to the task's environment.
 //
+// `env` reads the task's environment (Input.Env), never the agent's:
+// what the agent's environment holds reaches a template only as far as
+// it reaches the task (see taskenv). A rendered file never keeps the
+// setuid, setgid or sticky bit, whatever `perms` says (job validation
+// refuses them; this is the defence behind it). For a task its driver
+// runs as another user than the client's (Input.Owner), the file and any
+// directory the render creates for it are that user's, and `uid`/`gid`
+// may only name that user and its group: a job cannot make a file owned
+// by root, or by another task's user, through a template. A task run as
+// the client's own user (raw_exec) may name any owner, as in Nomad: it
+// could chown the file itself.
+//
 // Drover has no Consul, Vault or Nomad variables behind its templates.
 // Functions that read from one (key, service, secret, nomadVar, ...) are
 // known by name: a template that calls one is refused before anything is

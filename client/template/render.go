@@ -32,6 +32,13 @@ type Input struct {
 	Now func() time.Time
 	// Chown applies uid and gid; only a client running as root can.
 	Chown bool
+	// Owner, when set, is the user the task runs as (a driver that
+	// isolates the task runs it as another user than the client's):
+	// every rendered file and every directory a render creates is made
+	// Owner's, and a template's uid and gid may only name Owner's own.
+	// Nil (a task run as the client's user) honours uid and gid as
+	// given. Either way no rendered file keeps setuid, setgid or sticky.
+	Owner *Owner `json:",omitempty"`
 	// Services is the native service catalog nomadService reads; nil
 	// when no template uses it (see UsesServices).
 	Services *ServiceData
@@ -118,7 +125,7 @@ func renderOneOut(in *Input, sb *sandbox, t *structs.Template) ([]byte, bool, er
 	if escapes {
 		return nil, false, fmt.Errorf("destination %s: %w", dest, ErrPathEscapes)
 	}
-	mode, err := fileModeOf(t, in.Chown)
+	mode, err := fileModeOf(t, in.Chown, in.Owner)
 	if err != nil {
 		return nil, false, err
 	}
@@ -160,10 +167,17 @@ func templateText(in *Input, sb *sandbox, t *structs.Template) (string, string, 
 	return string(data), filepath.Base(src), nil
 }
 
-// fileModeOf reads perms (octal, "0644" when unset; setuid, setgid and
-// sticky dropped) and, when the client may chown, uid and gid.
-func fileModeOf(t *structs.Template, chown bool) (fileMode, error) {
-	m := fileMode{perms: 0o644, uid: -1, gid: -1}
+// Owner is a task's user, by number.
+type Owner struct {
+	UID, GID int
+}
+
+// fileModeOf reads perms (octal, "0644" when unset) and, when the client
+// may chown, the owner. The setuid, setgid and sticky bits are dropped
+// whatever perms asks: a job may not make a set-id program on the host
+// (job validation refuses them too; this is the defence behind it).
+func fileModeOf(t *structs.Template, chown bool, owner *Owner) (fileMode, error) {
+	m := fileMode{perms: 0o644, uid: -1, gid: -1, dirUID: -1, dirGID: -1}
 	if t.Perms != "" {
 		v, err := strconv.ParseUint(t.Perms, 8, 12)
 		if err != nil {
@@ -176,14 +190,25 @@ func fileModeOf(t *structs.Template, chown bool) (fileMode, error) {
 		// past it (stored before the rule).
 		m.perms = os.FileMode(v & 0o777)
 	}
-	if chown {
+	if !chown {
+		return m, nil
+	}
+	if owner == nil {
 		if t.Uid != nil {
 			m.uid = *t.Uid
 		}
 		if t.Gid != nil {
 			m.gid = *t.Gid
 		}
+		return m, nil
 	}
+	if t.Uid != nil && *t.Uid != owner.UID {
+		return m, fmt.Errorf("uid %d is not the task's user (uid %d): a template of a task run as another user may only be owned by that user", *t.Uid, owner.UID)
+	}
+	if t.Gid != nil && *t.Gid != owner.GID {
+		return m, fmt.Errorf("gid %d is not the task's group (gid %d): a template of a task run as another user may only be owned by that user's group", *t.Gid, owner.GID)
+	}
+	m.uid, m.gid, m.dirUID, m.dirGID = owner.UID, owner.GID, owner.UID, owner.GID
 	return m, nil
 }
 

@@ -110,7 +110,7 @@ func (r *Renderer) RenderChanged(ctx context.Context, in Input) (map[string]stri
 	if in.Now != nil {
 		now = in.Now
 	}
-	req := childRequest{TaskDir: in.TaskDir, SharedDir: in.SharedDir, Env: in.Env, Now: now(), Chown: in.Chown, Services: in.Services}
+	req := childRequest{TaskDir: in.TaskDir, SharedDir: in.SharedDir, Env: in.Env, Now: now(), Chown: in.Chown, Owner: in.Owner, Services: in.Services}
 	for _, t := range in.Templates {
 		c := *t
 		c.SourcePath, c.DestPath = interpolate(t.SourcePath), interpolate(t.DestPath)

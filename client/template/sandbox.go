@@ -137,6 +137,9 @@ func (s *sandbox) readFile(p string) ([]byte, error) {
 type fileMode struct {
 	perms    os.FileMode
 	uid, gid int // -1: leave as the client's
+	// dirUID and dirGID own the parent directories the write creates;
+	// -1 leaves them the client's.
+	dirUID, dirGID int
 }
 
 // writeFile writes data to the sandbox path p atomically (a temporary file
@@ -165,8 +168,14 @@ func (s *sandbox) writeFile(p string, data []byte, m fileMode) error {
 			continue
 		}
 		walked = filepath.Join(walked, comp)
-		if err := unix.Mkdirat(dfd, comp, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+		err := unix.Mkdirat(dfd, comp, 0o755)
+		if err != nil && !errors.Is(err, unix.EEXIST) {
 			return &os.PathError{Op: "mkdir", Path: walked, Err: err}
+		}
+		if err == nil && (m.dirUID >= 0 || m.dirGID >= 0) {
+			if err := unix.Fchownat(dfd, comp, m.dirUID, m.dirGID, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return &os.PathError{Op: "chown", Path: walked, Err: err}
+			}
 		}
 		nfd, err := unix.Openat(dfd, comp, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -195,8 +204,9 @@ func (s *sandbox) writeFile(p string, data []byte, m fileMode) error {
 				return err
 			}
 		}
-		// After chown: changing the owner clears setuid/setgid bits.
-		return f.Chmod(m.perms)
+		// Only permission bits: fileModeOf never sets the set-id bits
+		// and Chmod must not be handed any.
+		return f.Chmod(m.perms & os.ModePerm)
 	}()
 	if cerr := f.Close(); werr == nil {
 		werr = cerr

@@ -184,6 +184,11 @@ func (a *Agent) setupDataDir() error {
 		if err != nil {
 			return fmt.Errorf("agent: creating dev data dir: %w", err)
 		}
+		// MkdirTemp makes it 0700; a task run as another user (exec's
+		// nobody) must pass through it to its alloc dir.
+		if err := os.Chmod(tmp, 0o711); err != nil {
+			return fmt.Errorf("agent: dev data dir: %w", err)
+		}
 		a.dataDir, a.removeData = tmp, true
 		return nil
 	}
@@ -193,6 +198,13 @@ func (a *Agent) setupDataDir() error {
 	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return fmt.Errorf("agent: data_dir: %w", err)
+	}
+	// The operator's own directory keeps its mode; a task run as
+	// another user (exec's nobody) cannot start under one it cannot
+	// pass through.
+	if fi, err := os.Stat(abs); err == nil && a.config.Client.Enabled && fi.Mode().Perm()&0o001 == 0 {
+		a.logger.Warn("data_dir is not traversable by other users, so tasks run as another user (exec's nobody) cannot start; make it 0711 or 0755",
+			"data_dir", abs, "mode", fmt.Sprintf("%#o", fi.Mode().Perm()))
 	}
 	a.dataDir = abs
 	return nil

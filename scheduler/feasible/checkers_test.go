@@ -137,6 +137,24 @@ func TestFeasibilityChain(t *testing.T) {
 		{"a down node filters", func(n *structs.Node, j *structs.Job) {
 			n.Status = structs.NodeStatusDown
 		}, false, "node not ready"},
+		{"a task user in the node's user.denylist filters", func(n *structs.Node, j *structs.Job) {
+			n.Attributes = n.Attributes.With("user.denylist", "root").With("user.checked_drivers", "exec")
+			j.TaskGroups[0].Tasks[0].User = "root"
+		}, false, `user "root" is in the node's user.denylist for driver exec`},
+		{"a task user the node does not deny passes", func(n *structs.Node, j *structs.Job) {
+			n.Attributes = n.Attributes.With("user.denylist", "root").With("user.checked_drivers", "exec")
+			j.TaskGroups[0].Tasks[0].User = "app"
+		}, true, ""},
+		{"a denied user of a driver the node does not check passes", func(n *structs.Node, j *structs.Job) {
+			n.Attributes = n.Attributes.With("user.denylist", "root").With("user.checked_drivers", "docker")
+			j.TaskGroups[0].Tasks[0].User = "root"
+		}, true, ""},
+		{"an empty user is exec's default, nobody", func(n *structs.Node, j *structs.Job) {
+			n.Attributes = n.Attributes.With("user.denylist", "root, nobody").With("user.checked_drivers", "exec")
+		}, false, `user "nobody" is in the node's user.denylist for driver exec`},
+		{"a node that advertises no denylist passes", func(n *structs.Node, j *structs.Job) {
+			j.TaskGroups[0].Tasks[0].User = "root"
+		}, true, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,7 +13,8 @@
 //     affinity blocks, node buckets ordered by how much the spread and
 //     affinity scores want them (see source.go);
 //  2. runs each node through a chain of small checkers (node ready, drivers,
-//     constraints, distinct_hosts, distinct_property), each of which names
+//     the node's user.denylist (user.go), constraints, distinct_hosts,
+//     distinct_property), each of which names
 //     why it rejected a node in the placement metrics; constraint outcomes
 //     that depend only on class-wide attributes are cached per computed node
 //     class, and the verdict of the checks that cannot change during the

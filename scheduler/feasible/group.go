@@ -43,7 +43,7 @@ type groupInfo struct {
 
 // newGroupInfo gathers the job's, the group's and its tasks' constraints
 // into a checker chain ordered cheapest first: node status, drivers,
-// class-cached constraints, per-node constraints, then the checks that
+// the node's user.denylist, class-cached constraints, per-node constraints, then the checks that
 // consult the job's allocations.
 func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *groupInfo {
 	g := &groupInfo{tg: tg, ask: structs.TaskGroupAsk(tg)}
@@ -86,6 +86,9 @@ func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *gr
 	sort.Strings(names)
 
 	g.checkers = append(g.checkers, readyChecker{job: job}, driverChecker{drivers: names})
+	if uc, ok := newUserChecker(tg); ok {
+		g.checkers = append(g.checkers, uc)
+	}
 	if len(classWide) > 0 {
 		g.checkers = append(g.checkers, classChecker{ctx: ctx, group: tg.Name, inner: constraintChecker{ctx: ctx, constraints: classWide}})
 	}

@@ -70,6 +70,15 @@ func New(name string, clk clock.Clock) *Driver {
 // Name returns the driver name.
 func (d *Driver) Name() string { return d.name }
 
+// Capabilities: a mock task runs no process and touches no file; it is
+// treated as raw_exec's are (host paths, the agent's environment less
+// env.denylist), so a job that tests with mock sees the variables a
+// raw_exec job would. Tests of isolation wrap it in a driver that
+// declares otherwise.
+func (d *Driver) Capabilities() drivers.Capabilities {
+	return drivers.Capabilities{FSIsolation: drivers.FSIsolationNone, HostEnv: true}
+}
+
 // Starts counts successful StartTask calls, for tests that check a task was
 // (not) restarted.
 func (d *Driver) Starts() int {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
-	"github.com/drover-sched/drover/client/drivers/executor"
 	"github.com/drover-sched/drover/client/internal/testutil"
 )
 
@@ -24,7 +23,7 @@ import (
 // second driver to the task. It checks that the child whose pid the script
 // wrote to $PWD/child is in the task's process group, and returns the
 // second driver and the task's config.
-func startAndReattach(t *testing.T, clk clock.Clock, script string) (*executor.Driver, *drivers.TaskConfig) {
+func startAndReattach(t *testing.T, clk clock.Clock, script string) (*Driver, *drivers.TaskConfig) {
 	t.Helper()
 	d1 := New(nil, clk, true)
 	cfg, _ := taskConfig(t, script)
