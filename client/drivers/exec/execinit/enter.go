@@ -1,0 +1,34 @@
+package execinit
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+)
+
+// EnterMode, as EnvMarker's value, starts the enter mode: the process
+// blocks reading fd 3 until the driver has placed it in the task's
+// cgroups and closed the pipe, then execs its arguments (nsenter) in
+// place, keeping its pid and so its cgroups.
+const EnterMode = "enter"
+
+func enter() int {
+	sync := os.NewFile(3, "sync")
+	_, _ = io.Copy(io.Discard, sync)
+	sync.Close()
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "drover-exec-enter: nothing to run")
+		return 2
+	}
+	env := make([]string, 0, len(os.Environ()))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, EnvMarker+"=") {
+			env = append(env, kv)
+		}
+	}
+	err := syscall.Exec(os.Args[1], os.Args[1:], env)
+	fmt.Fprintf(os.Stderr, "drover-exec-enter: exec %s: %v\n", os.Args[1], err)
+	return 127
+}

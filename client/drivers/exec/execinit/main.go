@@ -1,0 +1,65 @@
+package execinit
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+)
+
+// memoryLimit is the init's Go soft memory limit. Its memory is charged to
+// the task's cgroup, so it should cost the task as little as possible; the
+// init allocates almost nothing after the task started.
+const memoryLimit = 4 << 20
+
+// MaybeRun runs the init if this process was started as one (EnvMarker
+// set) and returns its exit code; otherwise it returns false at once. The
+// program's main, and the TestMain of packages that start exec tasks,
+// call it before anything else.
+func MaybeRun() (int, bool) {
+	switch os.Getenv(EnvMarker) {
+	case "1":
+		return run(), true
+	case EnterMode:
+		return enter(), true
+	}
+	return 0, false
+}
+
+func run() int {
+	runtime.GOMAXPROCS(1)
+	debug.SetGCPercent(50)
+	debug.SetMemoryLimit(memoryLimit)
+	status := os.NewFile(StatusFD, "status")
+	fail := func(err error) int {
+		_ = json.NewEncoder(status).Encode(Status{Error: err.Error()})
+		return 1
+	}
+	specFile := os.NewFile(SpecFD, "spec")
+	b, err := io.ReadAll(specFile)
+	specFile.Close()
+	if err != nil {
+		return fail(fmt.Errorf("read the spec: %w", err))
+	}
+	if len(b) == 0 {
+		// The driver gave up before it confined us.
+		return 1
+	}
+	var spec Spec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return fail(fmt.Errorf("decode the spec: %w", err))
+	}
+	if err := setupRoot(&spec); err != nil {
+		return fail(err)
+	}
+	sup, err := start(&spec)
+	if err != nil {
+		return fail(err)
+	}
+	_ = json.NewEncoder(status).Encode(Status{Pid: sup.pid})
+	st := sup.run()
+	_ = json.NewEncoder(status).Encode(st)
+	return st.ExitCode
+}
