@@ -1,0 +1,255 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/client/internal/testutil"
+)
+
+// What a task holds: nothing as nobody, what cap_add asks (if allowed) as
+// ambient capabilities, Nomad's default set as root, less cap_drop.
+func TestCapabilitiesFollowTheUserCapAddAndCapDrop(t *testing.T) {
+	needRoot(t)
+	for _, tc := range []struct {
+		name   string
+		user   string
+		add    []any
+		drop   []any
+		capEff string
+	}{
+		{"nobody holds none", "", nil, nil, "0000000000000000"},
+		{"nobody with cap_add net_bind_service holds it", "", []any{"net_bind_service"}, nil, "0000000000000400"},
+		{"root holds the default allow_caps", "root", nil, nil, "00000000a80405fb"},
+		{"root with cap_drop all holds none", "root", nil, []any{"all"}, "0000000000000000"},
+		{"root with cap_drop kill lacks kill", "root", nil, []any{"CAP_KILL"}, "00000000a80405db"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDriver(t)
+			cfg, stdout, stderr := testTask(t, `grep -E '^Cap(Eff|Bnd|Inh)' /proc/self/status`)
+			cfg.User = tc.user
+			if tc.add != nil {
+				cfg.Config["cap_add"] = tc.add
+			}
+			if tc.drop != nil {
+				cfg.Config["cap_drop"] = tc.drop
+			}
+			start(t, d, cfg)
+			if res := waitExit(t, d, cfg.ID); !res.Successful() {
+				t.Fatalf("exit %+v, stderr %q", res, stderr.String())
+			}
+			waitOutput(t, stdout, "CapEff")
+			out := stdout.String()
+			if !strings.Contains(out, "CapEff:\t"+tc.capEff) {
+				t.Errorf("want CapEff %s, have:\n%s", tc.capEff, out)
+			}
+			// The bounding set never holds more than the task has.
+			if !strings.Contains(out, "CapBnd:\t"+tc.capEff) {
+				t.Errorf("want CapBnd %s, have:\n%s", tc.capEff, out)
+			}
+		})
+	}
+}
+
+func TestCapAddOutsideAllowCapsIsRefused(t *testing.T) {
+	needRoot(t)
+	d := newDriver(t)
+	cfg, _, _ := testTask(t, "true")
+	cfg.Config["cap_add"] = []any{"sys_admin", "net_bind_service"}
+	_, err := d.StartTask(cfg)
+	if err == nil {
+		_ = d.DestroyTask(cfg.ID, true)
+		t.Fatal("sys_admin, outside allow_caps, was granted")
+	}
+	for _, want := range []string{`"cap_add"`, "sys_admin", "allow_caps permits", "net_bind_service"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	cfg.Config["cap_add"] = []any{"no_such_cap"}
+	if _, err := d.StartTask(cfg); err == nil || !strings.Contains(err.Error(), "not a Linux capability") {
+		t.Errorf("an unknown capability: %v", err)
+	}
+	if got := d.Fingerprint().Attributes["allow_caps"]; !strings.Contains(got, "net_bind_service") || strings.Contains(got, "sys_admin") {
+		t.Errorf("fingerprint allow_caps = %q", got)
+	}
+}
+
+// A start that fails inside the init, before the task's exec, is a
+// StartTask error saying why, and leaves no process and no cgroup.
+func TestFailuresBeforeTheExecAreStartErrors(t *testing.T) {
+	needRoot(t)
+	for _, tc := range []struct {
+		name string
+		edit func(*drivers.TaskConfig)
+		want string
+	}{
+		{"a command missing from the chroot", func(c *drivers.TaskConfig) { c.Config["command"] = "no-such-command" }, "not found on PATH"},
+		{"a host path outside the chroot", func(c *drivers.TaskConfig) { c.Config["command"] = "/root/tool" }, "inside the task's chroot"},
+		{"an unknown user", func(c *drivers.TaskConfig) { c.User = "no-such-user" }, `task user "no-such-user"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDriver(t)
+			cfg, _, _ := testTask(t, "true")
+			tc.edit(cfg)
+			_, err := d.StartTask(cfg)
+			if err == nil {
+				_ = d.DestroyTask(cfg.ID, true)
+				t.Fatal("the start succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not say %q", err, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join("/sys/fs/cgroup/memory/drover", cgroupName(cfg))); !os.IsNotExist(err) {
+				t.Errorf("a failed start left its cgroup: %v", err)
+			}
+		})
+	}
+}
+
+func TestExitCodesAndSignalDeathsAreReported(t *testing.T) {
+	needRoot(t)
+	for _, tc := range []struct {
+		script       string
+		code, signal int
+	}{
+		{"exit 0", 0, 0},
+		{"exit 3", 3, 0},
+		{"kill -KILL $$", 137, 9},
+		{"kill -TERM $$", 143, 15},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			d := newDriver(t)
+			cfg, _, _ := testTask(t, tc.script)
+			start(t, d, cfg)
+			res := waitExit(t, d, cfg.ID)
+			if res.ExitUnknown || res.ExitCode != tc.code || res.Signal != tc.signal {
+				t.Errorf("exit %+v, want code %d signal %d", res, tc.code, tc.signal)
+			}
+		})
+	}
+}
+
+// kill_signal goes to the init, which is pid 1 and so only receives
+// signals it handles: it must pass it on for a trapping task to see it.
+func TestTheKillSignalReachesATrappingTaskThroughTheInit(t *testing.T) {
+	needRoot(t)
+	d := newDriver(t)
+	cfg, stdout, _ := testTask(t, `trap 'echo got-usr1; exit 7' USR1; echo ready; while :; do sleep 0.05; done`)
+	start(t, d, cfg)
+	waitOutput(t, stdout, "ready")
+	began := time.Now()
+	if err := d.StopTask(cfg.ID, time.Minute, "SIGUSR1"); err != nil {
+		t.Fatal(err)
+	}
+	res := waitExit(t, d, cfg.ID)
+	if time.Since(began) > 30*time.Second {
+		t.Fatal("the task only ended at the kill timeout")
+	}
+	waitOutput(t, stdout, "got-usr1")
+	if res.ExitCode != 7 {
+		t.Errorf("exit %+v, want the trap's 7", res)
+	}
+	// SignalTask reaches it the same way.
+	cfg2, stdout2, _ := testTask(t, `trap 'echo got-hup' HUP; echo ready; while :; do sleep 0.05; done`)
+	start(t, d, cfg2)
+	waitOutput(t, stdout2, "ready")
+	if err := d.SignalTask(cfg2.ID, "SIGHUP"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, stdout2, "got-hup")
+}
+
+// A client restart (a new Driver) re-attaches from the handle and its stop
+// still kills the whole task, setsid children included.
+func TestStopAfterReattachKillsEverything(t *testing.T) {
+	needRoot(t)
+	d := newDriver(t)
+	cfg, stdout, _ := testTask(t, `setsid sleep 1000 & sleep 1001 & echo started; wait`)
+	h := start(t, d, cfg)
+	waitOutput(t, stdout, "started")
+	st, _ := d.InspectTask(cfg.ID)
+	ns := pidNS(st.Pid)
+	testutil.WaitFor(t, "the task's processes", func() bool { return len(inNamespace(ns)) >= 4 })
+	d.Shutdown()
+
+	d2 := newDriver(t)
+	if err := d2.RecoverTask(h); err != nil {
+		t.Fatal(err)
+	}
+	if err := d2.StopTask(cfg.ID, 100*time.Millisecond, ""); err != nil {
+		t.Fatal(err)
+	}
+	if res := waitExit(t, d2, cfg.ID); !res.ExitUnknown {
+		t.Logf("re-attached exit: %+v", res)
+	}
+	if err := d2.DestroyTask(cfg.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, "every process of the task to be gone", func() bool { return len(inNamespace(ns)) == 0 })
+}
+
+// A script check or alloc exec runs where the task runs: same root,
+// namespaces, cgroups, user and (no) capabilities.
+func TestExecTaskRunsInsideTheTask(t *testing.T) {
+	needRoot(t)
+	d := newDriver(t)
+	cfg, stdout, _ := testTask(t, `echo ready; exec sleep 1000`)
+	start(t, d, cfg)
+	waitOutput(t, stdout, "ready")
+	var out bytes.Buffer
+	script := `id -u; hostname; test -e /etc/shadow || echo noshadow; grep memory /proc/self/cgroup; grep CapEff /proc/self/status; ls /proc | grep -cE '^[0-9]+$'; echo "dir=$NOMAD_TASK_DIR"; exit 4`
+	code, err := d.ExecTask(context.Background(), cfg.ID, "/bin/sh", []string{"-c", script}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 4 {
+		t.Errorf("exit code %d, want 4; output %q", code, out.String())
+	}
+	for _, want := range []string{"65534\n", cfg.AllocID[:8] + "\n", "noshadow", "/drover/" + cgroupName(cfg), "CapEff:\t0000000000000000", "dir=/local"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("ExecTask output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// Usage comes from the task's cgroups, and the init's own cost is small.
+func TestStatsComeFromTheCgroupAndTheInitIsSmall(t *testing.T) {
+	needRoot(t)
+	d := newDriver(t)
+	cfg, stdout, _ := testTask(t, `echo ready; exec sleep 1000`)
+	start(t, d, cfg)
+	waitOutput(t, stdout, "ready")
+	u, err := d.TaskStats(cfg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Pids != 2 || u.MemoryRSS == 0 {
+		t.Errorf("stats %+v, want 2 pids (init, sleep) and some memory", u)
+	}
+	st, _ := d.InspectTask(cfg.ID)
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(st.Pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Anonymous memory is what the init costs the task's cgroup; its
+	// file pages are the executable's, shared with the agent.
+	for _, line := range strings.Split(string(b), "\n") {
+		for _, key := range []string{"VmRSS:", "RssAnon:", "RssFile:"} {
+			if v, ok := strings.CutPrefix(line, key); ok {
+				kb, _ := strconv.Atoi(strings.Fields(v)[0])
+				t.Logf("init %s %d kB", key, kb)
+				if key == "RssAnon:" && kb > 8<<10 {
+					t.Errorf("the init's anonymous memory is %d kB", kb)
+				}
+			}
+		}
+	}
+}
