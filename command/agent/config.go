@@ -171,6 +171,10 @@ type ClientConfig struct {
 	MaxDynamicPort        int
 	// Artifact is the artifact {} block (config_artifact.go).
 	Artifact ArtifactConfig
+	// ChrootEnv is chroot_env: what of the host the exec driver maps into
+	// each task's root (host path = path in the task). When set it
+	// replaces the driver's default map, as in Nomad.
+	ChrootEnv map[string]string
 }
 
 // Reserved is the client `reserved` block: capacity kept away from

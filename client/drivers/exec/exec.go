@@ -47,6 +47,9 @@ type Options struct {
 	// this process's own (os.Executable), which must call
 	// execinit.MaybeRun first thing in main.
 	Executable string
+	// ConfigError is what was wrong with the client's configuration of
+	// the driver (PluginOptions' error); the driver is unhealthy with it.
+	ConfigError error
 }
 
 // PluginOptions reads the exec plugin block's config (allow_caps,
@@ -123,6 +126,9 @@ func boolAttr(b bool) string {
 
 // unhealthy says why tasks cannot run here, or "".
 func (i *isolation) unhealthy() string {
+	if i.configErr != nil {
+		return i.configErr.Error()
+	}
 	if os.Geteuid() != 0 {
 		return "exec needs the client to run as root (for namespaces, the chroot, cgroups and the task user)"
 	}

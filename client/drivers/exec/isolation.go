@@ -40,7 +40,9 @@ type isolation struct {
 	pids   int64
 	exe    string
 	exeErr error
-	logger hclog.Logger
+	// configErr is Options.ConfigError.
+	configErr error
+	logger    hclog.Logger
 
 	mu sync.Mutex
 	// starting holds the pipes of inits this process started, by task ID,
@@ -72,7 +74,7 @@ func newIsolation(opts Options) *isolation {
 	}
 	i := &isolation{
 		cg: detectCgroups(opts.CgroupRoot), chroot: opts.ChrootEnv, etc: etcSource(opts.ChrootEnv),
-		allow: allow, pids: opts.PidsLimit, logger: opts.Logger, starting: map[string]*initPipes{},
+		allow: allow, pids: opts.PidsLimit, logger: opts.Logger, configErr: opts.ConfigError, starting: map[string]*initPipes{},
 	}
 	if i.logger == nil {
 		i.logger = hclog.NewNullLogger()
