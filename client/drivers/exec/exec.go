@@ -145,6 +145,9 @@ func (i *isolation) unhealthy() string {
 	if i.exeErr != nil {
 		return "exec cannot find its own executable to start task inits: " + i.exeErr.Error()
 	}
+	if i.probeErr != nil {
+		return "exec cannot start a process in new mount, pid, ipc and uts namespaces: " + i.probeErr.Error()
+	}
 	if err := checkChrootEnv(i.chroot); err != nil {
 		return err.Error()
 	}

@@ -40,6 +40,8 @@ type isolation struct {
 	pids   int64
 	exe    string
 	exeErr error
+	// probeErr is why a process could not be started in new namespaces.
+	probeErr error
 	// configErr is Options.ConfigError.
 	configErr error
 	logger    hclog.Logger
@@ -82,6 +84,12 @@ func newIsolation(opts Options) *isolation {
 	i.exe = opts.Executable
 	if i.exe == "" {
 		i.exe, i.exeErr = os.Executable()
+		if i.exeErr == nil && !execinit.Dispatches() {
+			i.exeErr = fmt.Errorf("%s does not dispatch to the exec init (its main must call execinit.MaybeRun first)", i.exe)
+		}
+	}
+	if i.exeErr == nil && os.Geteuid() == 0 {
+		i.probeErr = probeNamespaces(i.exe)
 	}
 	return i
 }
@@ -218,7 +226,7 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{specR, statusW} // fds 3 and 4, see execinit
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+		Cloneflags: namespaceFlags,
 	}
 	if dir := i.cg.Dir(name); dir != "" {
 		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
@@ -236,6 +244,25 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 	i.starting[cfg.ID] = p
 	i.mu.Unlock()
 	return cmd, nil
+}
+
+// namespaceFlags are the namespaces every task gets; the network stays
+// the host's until group networking exists (see TaskConfig.NetNSPath).
+const namespaceFlags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
+
+// probeNamespaces starts the executable in its probe mode in the task
+// namespaces: what the kernel, a seccomp profile or a container around
+// the client allows is only known by trying.
+func probeNamespaces(exe string) error {
+	cmd := osexec.Command(exe)
+	cmd.Args = []string{"drover-exec-probe"}
+	cmd.Env = []string{execinit.EnvMarker + "=" + execinit.ProbeMode, "GOMAXPROCS=1"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: namespaceFlags}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%w %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 func (p *initPipes) closeChildFiles() {

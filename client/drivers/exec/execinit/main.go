@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 )
 
 // memoryLimit is the init's Go soft memory limit. Its memory is charged to
@@ -14,16 +15,28 @@ import (
 // init allocates almost nothing after the task started.
 const memoryLimit = 4 << 20
 
+// called records that this process's main went through MaybeRun.
+var called atomic.Bool
+
+// Dispatches reports whether this process called MaybeRun, and so whether
+// its executable, started again, would run an init rather than itself
+// whole (a test binary without the TestMain would run its tests again).
+func Dispatches() bool { return called.Load() }
+
 // MaybeRun runs the init if this process was started as one (EnvMarker
 // set) and returns its exit code; otherwise it returns false at once. The
 // program's main, and the TestMain of packages that start exec tasks,
 // call it before anything else.
 func MaybeRun() (int, bool) {
+	called.Store(true)
 	switch os.Getenv(EnvMarker) {
 	case "1":
 		return run(), true
 	case EnterMode:
 		return enter(), true
+	case ProbeMode:
+		// Being started in the namespaces was the test.
+		return 0, true
 	}
 	return 0, false
 }
