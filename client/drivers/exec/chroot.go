@@ -29,10 +29,13 @@ var DefaultChrootEnv = map[string]string{
 // directory itself, so shadow, gshadow, sudoers and the agent's own
 // configuration stay out of reach. A chroot_env entry that maps a whole
 // /etc (its target is /etc) gets the same treatment.
+//
+// Of ssl/ only the public parts: ssl/private holds the host's keys.
 var EtcCopy = []string{
 	"passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "ld.so.conf.d",
-	"resolv.conf", "hosts", "host.conf", "gai.conf", "localtime", "timezone", "ssl",
-	"ca-certificates", "ca-certificates.conf", "pki", "alternatives", "services",
+	"resolv.conf", "hosts", "host.conf", "gai.conf", "localtime", "timezone", "ssl/certs",
+	"ssl/openssl.cnf", "ca-certificates", "ca-certificates.conf", "pki/tls/certs",
+	"pki/ca-trust", "alternatives", "services",
 	"protocols", "mime.types", "os-release", "environment", "profile", "shells",
 	"inputrc", "login.defs", "debian_version", "lsb-release",
 }

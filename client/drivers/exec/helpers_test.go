@@ -47,11 +47,17 @@ func needRoot(t testing.TB) {
 type output struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+	// first is closed by the first write.
+	first     chan struct{}
+	firstOnce sync.Once
 }
+
+func newOutput() *output { return &output{first: make(chan struct{})} }
 
 func (o *output) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.firstOnce.Do(func() { close(o.first) })
 	return o.buf.Write(p)
 }
 
@@ -90,7 +96,7 @@ func testTask(t testing.TB, script string) (*drivers.TaskConfig, *output, *outpu
 			t.Fatal(err)
 		}
 	}
-	stdout, stderr := &output{}, &output{}
+	stdout, stderr := newOutput(), newOutput()
 	paths := []string{filepath.Join(root, "alloc/logs/.web.stdout.fifo"), filepath.Join(root, "alloc/logs/.web.stderr.fifo")}
 	for i, p := range paths {
 		if err := unix.Mkfifo(p, 0o600); err != nil {

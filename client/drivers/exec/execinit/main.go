@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 )
 
-// memoryLimit is the init's Go soft memory limit. Its memory is charged to
-// the task's cgroup, so it should cost the task as little as possible; the
-// init allocates almost nothing after the task started.
+// memoryLimit is the init's Go soft memory limit once the task runs. Its
+// memory is charged to the task's cgroup, so it should cost the task as
+// little as possible; the init allocates almost nothing after the start.
 const memoryLimit = 4 << 20
 
 // called records that this process's main went through MaybeRun.
@@ -44,7 +44,6 @@ func MaybeRun() (int, bool) {
 func run() int {
 	runtime.GOMAXPROCS(1)
 	debug.SetGCPercent(50)
-	debug.SetMemoryLimit(memoryLimit)
 	status := os.NewFile(StatusFD, "status")
 	fail := func(err error) int {
 		_ = json.NewEncoder(status).Encode(Status{Error: err.Error()})
@@ -72,6 +71,10 @@ func run() int {
 		return fail(err)
 	}
 	_ = json.NewEncoder(status).Encode(Status{Pid: sup.pid})
+	// Only now: under the limit during the setup, the collector would
+	// run at every allocation and make each start several times slower.
+	debug.SetMemoryLimit(memoryLimit)
+	runtime.GC()
 	st := sup.run()
 	_ = json.NewEncoder(status).Encode(st)
 	return st.ExitCode

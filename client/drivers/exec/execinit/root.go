@@ -136,9 +136,12 @@ func makeTarget(dst string, dir bool) error {
 	return f.Close()
 }
 
-// mountEtc makes dst a small tmpfs and copies into it only the entries of
-// m.Copy that exist in m.Source: a task needs to resolve users, hosts and
-// libraries and to trust CAs, never to read shadow or sudoers.
+// mountEtc makes dst a small tmpfs holding only the entries of m.Copy
+// that exist in m.Source: a task needs to resolve users, hosts and
+// libraries and to trust CAs, never to read shadow or sudoers. Files are
+// copied (through symbolic links, so a resolv.conf that links outside
+// /etc still resolves); directories are bound read-only, which costs a
+// mount instead of a copy of hundreds of certificates.
 func mountEtc(dst string, m Mount) error {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return fmt.Errorf("mount point %s: %w", m.Target, err)
@@ -148,45 +151,31 @@ func mountEtc(dst string, m Mount) error {
 	}
 	for _, name := range m.Copy {
 		src := filepath.Join(m.Source, name)
-		if _, err := os.Lstat(src); err != nil {
+		fi, err := os.Stat(src)
+		if err != nil {
 			continue
 		}
-		if err := copyTree(src, filepath.Join(dst, name)); err != nil {
-			return fmt.Errorf("copy %s into the task's %s: %w", src, m.Target, err)
-		}
-	}
-	return nil
-}
-
-// copyTree copies a file, a symbolic link (as a link) or a directory.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
+		to := filepath.Join(dst, name)
 		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 			return err
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
 		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, to)
 		case fi.IsDir():
-			return os.MkdirAll(to, fi.Mode().Perm())
+			err = makeTarget(to, true)
+			if err == nil {
+				err = unix.Mount(src, to, "", unix.MS_BIND|unix.MS_REC, "")
+			}
+			if err == nil {
+				err = remountReadOnly(to, filepath.Join(m.Target, name))
+			}
 		case fi.Mode().IsRegular():
-			return copyFile(p, to, fi.Mode().Perm())
+			err = copyFile(src, to, fi.Mode().Perm())
 		}
-		return nil // sockets, devices: not for a task
-	})
+		if err != nil {
+			return fmt.Errorf("%s into the task's %s: %w", src, m.Target, err)
+		}
+	}
+	return nil
 }
 
 func copyFile(src, dst string, mode fs.FileMode) error {
