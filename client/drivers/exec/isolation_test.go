@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -11,6 +12,12 @@ import (
 func TestTheTaskSeesOnlyItsOwnWorld(t *testing.T) {
 	needRoot(t)
 	d := newDriver(t)
+	marker, err := os.CreateTemp("", "drover-host-marker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker.Close()
+	t.Cleanup(func() { os.Remove(marker.Name()) })
 	cfg, stdout, stderr := testTask(t, `
 echo "uid=$(id -u)"
 echo " procs=$(ls /proc | grep -E '^[0-9]+$' | sort -n | tr '\n' ' ')"
@@ -21,16 +28,25 @@ echo "hostname=$(hostname)"
 grep CapEff /proc/self/status
 echo "taskdir=$NOMAD_TASK_DIR alloc=$NOMAD_ALLOC_DIR secrets=$NOMAD_SECRETS_DIR"
 echo "cwd=$(pwd)"
-if test -e /tmp/hostfile-`+"probe"+`; then echo seeshost; fi
+if test -e `+marker.Name()+`; then echo sees-host-tmp; fi
+if test -e `+"$HOSTDIR"+`; then echo sees-agent-dir; fi
+test -e /proc/self/fd/3 && test -e /proc/self/fd/4 && echo log-holders=yes
 echo hi > /local/written && echo local=writable
 ls / | tr '\n' ' '; echo
 `)
+	// The alloc dir by its host path, where the agent's data dir holds it.
+	cfg.Env["HOSTDIR"] = cfg.AllocDir
 	start(t, d, cfg)
 	res := waitExit(t, d, cfg.ID)
 	out := stdout.String()
 	t.Logf("stdout:\n%s\nstderr:\n%s", out, stderr.String())
 	if !res.Successful() {
 		t.Fatalf("exit %+v", res)
+	}
+	for _, leak := range []string{"sees-host-tmp", "sees-agent-dir"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("the task %s", leak)
+		}
 	}
 	// Pid 1 is the init; the rest are the shell and its pipeline (the
 	// init's own threads took the pids in between).
@@ -41,7 +57,7 @@ ls / | tr '\n' ' '; echo
 	}
 	for _, want := range []string{
 		"uid=65534", " procs=1 ", "shadow=absent", "passwd=present", "hostname=" + cfg.AllocID[:8],
-		"CapEff:\t0000000000000000", "taskdir=/local alloc=/alloc secrets=/secrets", "cwd=/", "local=writable",
+		"CapEff:\t0000000000000000", "taskdir=/local alloc=/alloc secrets=/secrets", "cwd=/", "local=writable", "log-holders=yes",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q", want)
