@@ -83,7 +83,7 @@ type Config struct {
 	// EnabledDrivers lists the drivers to load: raw_exec, exec, mock.
 	EnabledDrivers []string
 	// ChrootEnv is the exec driver's chroot_env (host path = path in the
-	// task); nil means the driver's default.
+	// task); empty means the driver's default.
 	ChrootEnv map[string]string
 	// ExecPlugin is the `plugin "exec" { config {} }` block (allow_caps,
 	// pids_limit).

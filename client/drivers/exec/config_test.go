@@ -111,3 +111,16 @@ func TestAMappedEtcIsCopiedWithoutItsSecrets(t *testing.T) {
 		t.Errorf("the task's /etc holds %v", got)
 	}
 }
+
+// An agent file without chroot_env hands the driver an empty map, which
+// means the default, not an empty chroot.
+func TestAnEmptyChrootEnvMeansTheDefault(t *testing.T) {
+	needRoot(t)
+	d := New(Options{Enabled: true, ChrootEnv: map[string]string{}})
+	t.Cleanup(d.Shutdown)
+	cfg, _, stderr := testTask(t, "test -x /usr/bin/env")
+	start(t, d, cfg)
+	if res := waitExit(t, d, cfg.ID); !res.Successful() {
+		t.Fatalf("exit %+v: %s", res, stderr.String())
+	}
+}

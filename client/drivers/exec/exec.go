@@ -35,7 +35,7 @@ type Options struct {
 	// CgroupRoot is where cgroups are mounted; empty means /sys/fs/cgroup.
 	CgroupRoot string
 	// ChrootEnv is the client's chroot_env (host path to path in the
-	// task); nil means DefaultChrootEnv.
+	// task); empty means DefaultChrootEnv.
 	ChrootEnv map[string]string
 	// AllowCaps is the plugin config's allow_caps; nil means
 	// DefaultAllowCaps.
@@ -85,7 +85,7 @@ func New(opts Options) *executor.Driver {
 	if opts.CgroupRoot == "" {
 		opts.CgroupRoot = "/sys/fs/cgroup"
 	}
-	if opts.ChrootEnv == nil {
+	if len(opts.ChrootEnv) == 0 {
 		opts.ChrootEnv = DefaultChrootEnv
 	}
 	if opts.AllowCaps == nil {
