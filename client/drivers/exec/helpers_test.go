@@ -96,6 +96,10 @@ func testTask(t testing.TB, script string) (*drivers.TaskConfig, *output, *outpu
 			t.Fatal(err)
 		}
 	}
+	// As private as a client may make it: the driver must make it do.
+	if err := os.Chmod(taskDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	stdout, stderr := newOutput(), newOutput()
 	paths := []string{filepath.Join(root, "alloc/logs/.web.stdout.fifo"), filepath.Join(root, "alloc/logs/.web.stderr.fifo")}
 	for i, p := range paths {

@@ -178,6 +178,14 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 	for _, sub := range []string{"local", "secrets", "tmp"} {
 		_ = os.Chown(filepath.Join(cfg.TaskDir, sub), int(creds.Uid), int(creds.Gid))
 	}
+	// The task dir is the task's "/": every path lookup inside the task
+	// starts by searching it, so the task user needs its x bit (not r:
+	// searching is not listing).
+	if fi, err := os.Stat(cfg.TaskDir); err == nil && fi.Mode().Perm()&0o011 != 0o011 {
+		if err := os.Chmod(cfg.TaskDir, fi.Mode().Perm()|0o011); err != nil {
+			return nil, fmt.Errorf("exec: make the task dir searchable as the task's root: %w", err)
+		}
+	}
 	command = inTask(cfg, command)
 	if strings.ContainsRune(command, '/') {
 		if err := executor.MakeExecutable(hostPath(cfg, command), cfg); err != nil {
