@@ -54,7 +54,7 @@
 // process group; after kill_timeout the driver kills the init and every
 // process in the task's cgroups. The handle keeps the init's pid, start
 // time and cgroup, so a restarted client re-attaches and still kills the
-// whole task. ExecTask (script checks, alloc exec) runs through nsenter
+// whole task. ExecTask (script checks) runs through nsenter
 // into the init's namespaces and root and setpriv (inside the root) into
 // the task's credentials and capabilities, after joining its cgroups.
 //

@@ -21,7 +21,7 @@ import (
 // task's root (it comes with the /usr the default chroot_env maps).
 const setprivInTask = "/usr/bin/setpriv"
 
-// ExecCommand runs a command (a script check, alloc exec) where the task
+// ExecCommand runs a command (a script check) where the task
 // runs: nsenter(1) joins the init's mount, uts, ipc and pid namespaces
 // and its root, and setpriv(1), inside the root, takes on the task's
 // user, groups and capabilities and no_new_privs. A Go process cannot

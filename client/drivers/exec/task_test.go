@@ -196,7 +196,7 @@ func TestStopAfterReattachKillsEverything(t *testing.T) {
 	testutil.WaitFor(t, "every process of the task to be gone", func() bool { return len(inNamespace(ns)) == 0 })
 }
 
-// A script check or alloc exec runs where the task runs: same root,
+// A script check runs where the task runs: same root,
 // namespaces, cgroups, user and (no) capabilities.
 func TestExecTaskRunsInsideTheTask(t *testing.T) {
 	needRoot(t)
