@@ -25,7 +25,7 @@ echo "pid=$$"
 if test -e /etc/shadow; then echo shadow=present; else echo shadow=absent; fi
 if test -e /etc/passwd; then echo passwd=present; fi
 echo "hostname=$(hostname)"
-grep CapEff /proc/self/status
+grep -E '^(Cap(Inh|Prm|Eff|Amb)|NoNewPrivs):' /proc/self/status
 echo "taskdir=$NOMAD_TASK_DIR alloc=$NOMAD_ALLOC_DIR secrets=$NOMAD_SECRETS_DIR"
 echo "cwd=$(pwd)"
 if test -e `+marker.Name()+`; then echo sees-host-tmp; fi
@@ -57,7 +57,8 @@ ls / | tr '\n' ' '; echo
 	}
 	for _, want := range []string{
 		"uid=65534", " procs=1 ", "shadow=absent", "passwd=present", "hostname=" + cfg.AllocID[:8],
-		"CapEff:\t0000000000000000", "taskdir=/local alloc=/alloc secrets=/secrets", "cwd=/", "local=writable", "log-holders=yes",
+		"CapInh:\t0000000000000000", "CapPrm:\t0000000000000000", "CapEff:\t0000000000000000",
+		"CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "taskdir=/local alloc=/alloc secrets=/secrets", "cwd=/", "local=writable", "log-holders=yes",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q", want)
