@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -235,6 +236,28 @@ func TestStatsComeFromTheCgroupAndTheInitIsSmall(t *testing.T) {
 		t.Errorf("stats %+v, want 2 pids (init, sleep) and some memory", u)
 	}
 	st, _ := d.InspectTask(cfg.ID)
+	// The task holds stdio and the two log holders, nothing of the
+	// init's own (its pipes, the Go runtime's epoll).
+	kids := children(st.Pid)
+	testutil.WaitFor(t, "the shell to exec sleep", func() bool {
+		comm, _ := os.ReadFile("/proc/" + strings.Join(kids, "") + "/comm")
+		return string(comm) == "sleep\n"
+	})
+	if len(kids) != 1 {
+		t.Errorf("the init has children %q, want the task alone", kids)
+	} else {
+		fds, _ := os.ReadDir("/proc/" + kids[0] + "/fd")
+		var names []string
+		for _, f := range fds {
+			names = append(names, f.Name())
+		}
+		// dash keeps a copy of stdin at 10; nothing else is allowed.
+		names = slices.DeleteFunc(names, func(n string) bool { return n == "10" })
+		slices.Sort(names)
+		if strings.Join(names, " ") != "0 1 2 3 4" {
+			t.Errorf("the task holds descriptors %v, want 0-4", names)
+		}
+	}
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(st.Pid) + "/status")
 	if err != nil {
 		t.Fatal(err)
@@ -252,4 +275,15 @@ func TestStatsComeFromTheCgroupAndTheInitIsSmall(t *testing.T) {
 			}
 		}
 	}
+}
+
+// children lists pid's children, whichever of its threads forked them.
+func children(pid int) []string {
+	var out []string
+	threads, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	for _, th := range threads {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + th.Name() + "/children")
+		out = append(out, strings.Fields(string(b))...)
+	}
+	return out
 }

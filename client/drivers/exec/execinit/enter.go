@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // EnterMode, as EnvMarker's value, starts the enter mode: the process
@@ -22,6 +24,12 @@ func enter() int {
 	sync := os.NewFile(3, "sync")
 	_, _ = io.Copy(io.Discard, sync)
 	sync.Close()
+	// The command gets stdio and nothing else of ours.
+	for fd := 3; fd < maxScanFD; fd++ {
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC)
+		}
+	}
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "drover-exec-enter: nothing to run")
 		return 2

@@ -44,6 +44,7 @@ func MaybeRun() (int, bool) {
 func run() int {
 	runtime.GOMAXPROCS(1)
 	debug.SetGCPercent(50)
+	pass := inheritedFDs()
 	status := os.NewFile(StatusFD, "status")
 	fail := func(err error) int {
 		_ = json.NewEncoder(status).Encode(Status{Error: err.Error()})
@@ -63,6 +64,7 @@ func run() int {
 	if err := json.Unmarshal(b, &spec); err != nil {
 		return fail(fmt.Errorf("decode the spec: %w", err))
 	}
+	spec.passFDs = pass
 	if err := setupRoot(&spec); err != nil {
 		return fail(err)
 	}

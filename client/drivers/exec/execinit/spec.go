@@ -70,6 +70,10 @@ type Spec struct {
 	// relative to Cwd, else on the PATH of Env.
 	Command string
 	Args    []string
+
+	// passFDs are the descriptors the init passes on to the task (not
+	// part of the spec: the init finds them itself).
+	passFDs []uintptr
 }
 
 // Status is one line the init writes on StatusFD.

@@ -73,13 +73,7 @@ func start(s *Spec) (*supervisor, error) {
 			return nil, fmt.Errorf("set no_new_privs: %w", err)
 		}
 	}
-	files := []uintptr{0, 1, 2}
-	for fd := firstPassFD; ; fd++ {
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
-			break
-		}
-		files = append(files, uintptr(fd))
-	}
+	files := append([]uintptr{0, 1, 2}, s.passFDs...)
 	attr := &syscall.SysProcAttr{
 		// The task is its own session and process group, so that a
 		// forwarded signal reaches its foreground children too.
@@ -98,6 +92,40 @@ func start(s *Spec) (*supervisor, error) {
 	sup.pid = pid
 	return sup, nil
 }
+
+// inheritedFDs returns the descriptors the driver passed for the task
+// (the log FIFOs' read ends), and marks every other descriptor
+// close-on-exec so that only what ForkExec hands the task (renumbered
+// from 3) reaches it. The driver's are the run from firstPassFD on that
+// are not close-on-exec (os/exec dup2s them there without the flag).
+// Anything else is not the task's: the Go runtime's own descriptors
+// (it keeps cgroup cpu files open, close-on-exec, from before main) and
+// any a careless ancestor left inheritable.
+func inheritedFDs() []uintptr {
+	var out []uintptr
+	inRun := true
+	for fd := SpecFD; fd < maxScanFD; fd++ {
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil {
+			if fd >= firstPassFD {
+				inRun = false
+			}
+			continue
+		}
+		if fd >= firstPassFD {
+			if inRun && flags&unix.FD_CLOEXEC == 0 {
+				out = append(out, uintptr(fd))
+			} else {
+				inRun = false
+			}
+		}
+		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC)
+	}
+	return out
+}
+
+// maxScanFD bounds the descriptors inheritedFDs looks at.
+const maxScanFD = 1024
 
 func capsUintptr(caps []uint) []uintptr {
 	out := make([]uintptr, len(caps))
