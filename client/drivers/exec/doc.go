@@ -50,9 +50,11 @@
 //
 // # Stop, re-attach, exec
 //
-// StopTask signals the init, which forwards the signal to the task's
-// process group; after kill_timeout the driver kills the init and every
-// process in the task's cgroups. The handle keeps the init's pid, start
+// StopTask and SignalTask signal the init, which forwards the signal to
+// the task's process group; after kill_timeout the driver kills the init
+// and every process in the task's cgroups. SIGSTOP, which the init cannot
+// catch to forward, and the SIGCONT after it go straight to every process
+// in the cgroups. The handle keeps the init's pid, start
 // time and cgroup, so a restarted client re-attaches and still kills the
 // whole task. ExecTask (script checks) runs through nsenter
 // into the init's namespaces and root and setpriv (inside the root) into

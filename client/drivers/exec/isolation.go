@@ -385,3 +385,23 @@ func (i *isolation) Release(cfg *drivers.TaskConfig, state json.RawMessage) {
 		i.logger.Warn("could not remove the task's cgroups", "task", cfg.TaskName, "error", err)
 	}
 }
+
+// Signal handles what the init cannot forward: SIGSTOP would stop the
+// init alone (it cannot be caught), and the SIGCONT that follows must
+// reach every process the stop reached. Both go to every process in the
+// task's cgroups, setsid children too.
+func (i *isolation) Signal(cfg *drivers.TaskConfig, state json.RawMessage, sig syscall.Signal) (bool, error) {
+	if sig != syscall.SIGSTOP && sig != syscall.SIGCONT {
+		return false, nil
+	}
+	procs := i.cg.Procs(stateCgroup(cfg, state))
+	if len(procs) == 0 {
+		return true, fmt.Errorf("%w: the task's cgroups hold no process", drivers.ErrTaskNotFound)
+	}
+	for _, pid := range procs {
+		if err := unix.Kill(pid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+			return true, fmt.Errorf("signal %v to pid %d: %w", sig, pid, err)
+		}
+	}
+	return true, nil
+}

@@ -287,3 +287,34 @@ func children(pid int) []string {
 	}
 	return out
 }
+
+// SIGSTOP cannot be forwarded by the init (it stops the init itself), so
+// it and the SIGCONT after it reach every process of the task directly.
+func TestStopAndContinueReachEveryProcessOfTheTask(t *testing.T) {
+	needRoot(t)
+	d := newDriver(t)
+	cfg, stdout, _ := testTask(t, `setsid sleep 1000 & sleep 1001 & echo started; wait`)
+	start(t, d, cfg)
+	waitOutput(t, stdout, "started")
+	st, _ := d.InspectTask(cfg.ID)
+	ns := pidNS(st.Pid)
+	testutil.WaitFor(t, "the task's processes", func() bool { return len(inNamespace(ns)) >= 4 })
+	states := func() string {
+		var out []string
+		for _, pid := range inNamespace(ns) {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+			_, rest, _ := strings.Cut(string(b), ") ")
+			out = append(out, rest[:1])
+		}
+		slices.Sort(out)
+		return strings.Join(slices.Compact(out), "")
+	}
+	if err := d.SignalTask(cfg.ID, "SIGSTOP"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, "every process to stop", func() bool { return states() == "T" })
+	if err := d.SignalTask(cfg.ID, "SIGCONT"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, "every process to run again", func() bool { return !strings.Contains(states(), "T") })
+}

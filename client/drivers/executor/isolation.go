@@ -3,6 +3,7 @@ package executor
 import (
 	"encoding/json"
 	"os/exec"
+	"syscall"
 
 	"github.com/drover-sched/drover/client/drivers"
 )
@@ -27,6 +28,9 @@ type Isolation interface {
 	// Exited completes the exit the executor observed (the signal, an
 	// OOM kill). It is called once, for tasks this process started.
 	Exited(cfg *drivers.TaskConfig, res *drivers.ExitResult) *drivers.ExitResult
+	// Signal delivers a signal the executor's way (to the process group,
+	// and so to exec's init) cannot; it reports whether it did.
+	Signal(cfg *drivers.TaskConfig, state json.RawMessage, sig syscall.Signal) (bool, error)
 	// Kill kills every process of the task, wherever it went.
 	Kill(cfg *drivers.TaskConfig, state json.RawMessage)
 	// Stats samples the task's usage.
