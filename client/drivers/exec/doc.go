@@ -65,9 +65,9 @@
 // The init's anonymous memory, charged to the task, is about 2.2 MB for a
 // test binary and 3.5 MB for the drover binary (its file pages, 7-16 MB,
 // are the executable's, shared through the page cache). Starting a task to
-// its first output takes about 15-22 ms at the median and 40 ms at p99 on
-// two shared cores, against under 2 ms for raw_exec
-// (BenchmarkStartToFirstOutput, BenchmarkStartManyTasks).
+// its first output takes about 15-25 ms at the median and 40-100 ms at
+// p99 on two busy shared cores, against under 2 ms (p99 5 ms) for
+// raw_exec (BenchmarkStartToFirstOutput, BenchmarkStartManyTasks).
 //
 // The driver holds no state beyond the executor's and, per task it
 // started, the init's status pipe until the task exits.
