@@ -318,3 +318,39 @@ func TestStopAndContinueReachEveryProcessOfTheTask(t *testing.T) {
 	}
 	testutil.WaitFor(t, "every process to run again", func() bool { return !strings.Contains(states(), "T") })
 }
+
+// A restart runs the next attempt in the same task dir, over the mount
+// points the first left there; a link a task planted where a mount goes
+// is refused rather than followed.
+func TestARestartReusesTheTaskDirButNotALinkPlantedInIt(t *testing.T) {
+	needRoot(t)
+	d := newDriver(t)
+	cfg, stdout, stderr := testTask(t, `echo attempt`)
+	for attempt := range 2 {
+		next := *cfg
+		next.ID = cfg.ID + "-" + strconv.Itoa(attempt)
+		start(t, d, &next)
+		if res := waitExit(t, d, next.ID); !res.Successful() {
+			t.Fatalf("attempt %d: exit %+v: %s", attempt, res, stderr.String())
+		}
+		if err := d.DestroyTask(next.ID, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitOutput(t, stdout, "attempt\nattempt\n")
+	if err := os.RemoveAll(filepath.Join(cfg.TaskDir, "usr")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/", filepath.Join(cfg.TaskDir, "usr")); err != nil {
+		t.Fatal(err)
+	}
+	cfg.ID += "-planted"
+	_, err := d.StartTask(cfg)
+	if err == nil {
+		_ = d.DestroyTask(cfg.ID, true)
+		t.Fatal("a task dir with usr -> / started")
+	}
+	if !strings.Contains(err.Error(), "/usr in the task dir is a symbolic link") {
+		t.Errorf("error %q", err)
+	}
+}
