@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -120,7 +121,8 @@ func testTask(t testing.TB, script string) (*drivers.TaskConfig, *output, *outpu
 		t.Cleanup(func() { w.Close(); r.Close(); <-done })
 	}
 	n := taskSeq.Add(1)
-	allocID := "e" + strconv.Itoa(os.Getpid()) + "x" + strconv.FormatInt(n, 10) + "-0000-0000-0000-000000000000"
+	// The short ID (the task's hostname) differs between tasks.
+	allocID := fmt.Sprintf("%02x%06x-0000-0000-0000-%012d", n%256, os.Getpid()%0xffffff, n)
 	cfg := &drivers.TaskConfig{
 		ID: allocID + "/web/" + strconv.FormatInt(n, 10), AllocID: allocID, TaskName: "web",
 		AllocDir: root, TaskDir: taskDir, Dir: taskDir,

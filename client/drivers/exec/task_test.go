@@ -354,3 +354,38 @@ func TestARestartReusesTheTaskDirButNotALinkPlantedInIt(t *testing.T) {
 		t.Errorf("error %q", err)
 	}
 }
+
+// Tasks started at once each get their own init, namespaces and cgroups.
+func TestTasksStartedAtOnceAreEachTheirOwn(t *testing.T) {
+	needRoot(t)
+	d := newDriver(t)
+	const n = 6
+	type task struct {
+		cfg    *drivers.TaskConfig
+		stdout *output
+	}
+	tasks := make([]task, n)
+	for k := range tasks {
+		cfg, stdout, _ := testTask(t, `echo "host=$(hostname) procs=$(ls /proc | grep -cE '^[0-9]+$')"`)
+		tasks[k] = task{cfg, stdout}
+	}
+	errs := make(chan error, n)
+	for _, tk := range tasks {
+		go func() {
+			_, err := d.StartTask(tk.cfg)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, tk := range tasks {
+		t.Cleanup(func() { _ = d.DestroyTask(tk.cfg.ID, true) })
+		if res := waitExit(t, d, tk.cfg.ID); !res.Successful() {
+			t.Errorf("exit %+v", res)
+		}
+		waitOutput(t, tk.stdout, "host="+tk.cfg.AllocID[:8]+" ")
+	}
+}
