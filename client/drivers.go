@@ -19,7 +19,11 @@ func (c *Client) setupDrivers() {
 			c.drivers[name] = d
 			c.shutdowns = append(c.shutdowns, d.Shutdown)
 		case exec.Name:
-			d := exec.New(exec.Options{Logger: c.logger, Clock: c.clock, Enabled: c.cfg.ReadBool("driver.exec.enable", true)})
+			opts := exec.Options{Logger: c.logger, Clock: c.clock, Enabled: c.cfg.ReadBool("driver.exec.enable", true), ChrootEnv: c.cfg.ChrootEnv}
+			// A plugin block the driver cannot read leaves it unhealthy,
+			// saying why, rather than running tasks with other rules.
+			opts.ConfigError = opts.PluginOptions(c.cfg.ExecPlugin)
+			d := exec.New(opts)
 			c.drivers[name] = d
 			c.shutdowns = append(c.shutdowns, d.Shutdown)
 		case mock.Name, mock.Alias:

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/drover-sched/drover/client/drivers/exec/execinit"
 	"github.com/drover-sched/drover/helper/childproc"
 )
 
@@ -15,6 +16,11 @@ const Version = "0.1.0-dev"
 // Run executes the CLI with args (without the program name) and returns the
 // process exit code.
 func Run(args []string) int {
+	// The exec driver starts its own executable as each task's init (see
+	// client/drivers/exec/execinit); such a process is no CLI either.
+	if code, ok := execinit.MaybeRun(); ok {
+		return code
+	}
 	// The agent runs its own executable to evaluate job files it receives
 	// and to render templates (see helper/childproc); such a child is no
 	// CLI.

@@ -82,6 +82,12 @@ type Config struct {
 	Options map[string]string
 	// EnabledDrivers lists the drivers to load: raw_exec, exec, mock.
 	EnabledDrivers []string
+	// ChrootEnv is the exec driver's chroot_env (host path = path in the
+	// task); empty means the driver's default.
+	ChrootEnv map[string]string
+	// ExecPlugin is the `plugin "exec" { config {} }` block (allow_caps,
+	// pids_limit).
+	ExecPlugin map[string]any
 
 	Logger hclog.Logger
 	Clock  clock.Clock

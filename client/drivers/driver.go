@@ -100,6 +100,10 @@ type TaskConfig struct {
 	StdoutPath string
 	StderrPath string
 	Resources  TaskResources
+	// NetNSPath names a network namespace to run the task in, for group
+	// (bridge) networking. Nothing sets it yet; exec refuses a task that
+	// has one rather than run it in the host's network unannounced.
+	NetNSPath string
 }
 
 // TaskResources are the limits the scheduler granted the task.
@@ -107,6 +111,9 @@ type TaskResources struct {
 	CPUShares   int64
 	MemoryMB    int64
 	MemoryMaxMB int64
+	// Cores are the CPU cores reserved for the task (resources.cores);
+	// exec confines the task to them with a cpuset.
+	Cores []uint16
 }
 
 // EnvList returns Env as "K=V" pairs.

@@ -194,7 +194,7 @@ func taskResources(alloc *structs.Allocation, task *structs.Task) drivers.TaskRe
 	}
 	if alloc.AllocatedResources != nil {
 		if t := alloc.AllocatedResources.Tasks[task.Name]; t != nil {
-			r = drivers.TaskResources{CPUShares: t.Cpu.CpuShares, MemoryMB: t.Memory.MemoryMB, MemoryMaxMB: t.Memory.MemoryMaxMB}
+			r = drivers.TaskResources{CPUShares: t.Cpu.CpuShares, MemoryMB: t.Memory.MemoryMB, MemoryMaxMB: t.Memory.MemoryMaxMB, Cores: t.Cpu.ReservedCores}
 		}
 	}
 	return r

@@ -171,6 +171,10 @@ type ClientConfig struct {
 	MaxDynamicPort        int
 	// Artifact is the artifact {} block (config_artifact.go).
 	Artifact ArtifactConfig
+	// ChrootEnv is chroot_env: what of the host the exec driver maps into
+	// each task's root (host path = path in the task). When set it
+	// replaces the driver's default map, as in Nomad.
+	ChrootEnv map[string]string
 }
 
 // Reserved is the client `reserved` block: capacity kept away from
@@ -260,6 +264,7 @@ func (c *Config) Copy() *Config {
 	out.Client.ServerJoin.RetryJoin = append([]string(nil), c.Client.ServerJoin.RetryJoin...)
 	out.Client.Meta = copyMap(c.Client.Meta)
 	out.Client.Options = copyMap(c.Client.Options)
+	out.Client.ChrootEnv = copyMap(c.Client.ChrootEnv)
 	out.Client.Artifact = c.Client.Artifact.copy()
 	out.Telemetry = copyTelemetry(c.Telemetry)
 	out.Plugins = make(map[string]*PluginConfig, len(c.Plugins))
@@ -282,7 +287,23 @@ func copyMap(m map[string]string) map[string]string {
 func copyAnyMap(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		out[k] = v
+		out[k] = copyAny(v)
 	}
 	return out
+}
+
+// copyAny copies the lists and maps a plugin config holds (allow_caps =
+// [...]), so that a copy of the agent config shares nothing with it.
+func copyAny(v any) any {
+	switch x := v.(type) {
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = copyAny(e)
+		}
+		return out
+	case map[string]any:
+		return copyAnyMap(x)
+	}
+	return v
 }

@@ -250,6 +250,10 @@ func (c *Config) clientConfig(dataDir string, servers []string, httpAdvertise st
 	cc.GCDiskUsageThreshold = c.Client.GCDiskUsageThreshold
 	cc.GCInodeUsageThreshold = c.Client.GCInodeUsageThreshold
 	cc.EnabledDrivers, cc.Options = c.drivers(cc.Options)
+	cc.ChrootEnv = c.Client.ChrootEnv
+	if p, ok := c.Plugins["exec"]; ok {
+		cc.ExecPlugin = p.Config
+	}
 	// The agent adds its listeners (Sources.OwnAddrs) once it has them.
 	cc.Artifacts = c.Client.Artifact.fetcher(nil)
 	return cc

@@ -51,7 +51,6 @@ var ignoredClient = map[string]string{
 	"alloc_dir":      "alloc dirs live under data_dir",
 	"host_volume":    "no host volumes yet",
 	"host_network":   "no host networks yet",
-	"chroot_env":     "the exec driver uses its own chroot",
 	"cni_path":       "no CNI",
 	"cni_config_dir": "no CNI",
 	"template":       "templates are not rendered yet",
@@ -230,6 +229,9 @@ func (d *decoder) decodeClient(body hcl.Body, c *ClientConfig) {
 		maps: map[string]func(map[string]string){
 			"meta":    func(m map[string]string) { c.Meta = mergeMap(c.Meta, m) },
 			"options": func(m map[string]string) { c.Options = mergeMap(c.Options, m) },
+			// The exec driver's chroot; an /etc in it is never mapped whole
+			// (see client/drivers/exec).
+			"chroot_env": func(m map[string]string) { c.ChrootEnv = mergeMap(c.ChrootEnv, m) },
 		},
 		ignored: ignoredClient,
 	})

@@ -115,6 +115,7 @@ func (c ClientConfig) merge(o *ClientConfig) ClientConfig {
 	setInt(&c.MinDynamicPort, o.MinDynamicPort)
 	setInt(&c.MaxDynamicPort, o.MaxDynamicPort)
 	c.Artifact = c.Artifact.merge(&o.Artifact)
+	c.ChrootEnv = mergeMap(c.ChrootEnv, o.ChrootEnv)
 	return c
 }
 

@@ -1,13 +1,74 @@
-// Package exec is the exec driver: a process like raw_exec, but run as the
-// task's user (default nobody) and, where the cgroup v1 memory and cpu
-// controllers are writable, confined to the task's memory and CPU grant
-// under /sys/fs/cgroup/{memory,cpu}/drover/<alloc>-<task>.
+// Package exec is the exec driver: a task isolated the way Nomad's exec
+// isolates one, on top of the executor's process tracking.
 //
-// Isolation is best effort and says what it does: the fingerprint
-// advertises driver.exec.cgroup.memory / .cpu as "1" or "0", so an operator
-// (or a constraint) can tell a confined node from one that is not. There is
-// no chroot or namespace isolation yet.
+// # What a task gets
 //
-// The driver holds no state beyond the executor's and a read-only view of
-// which controllers were usable at start.
+//   - An init as pid 1 (package execinit): the drover binary started again
+//     in new mount, pid, ipc and uts namespaces. The driver places it in
+//     every cgroup of the task before it hands it its spec, so the task's
+//     first instruction already runs confined (joining after the start let
+//     a child forked at once escape the memory limit). When the task's main
+//     process exits the init exits, and the kernel kills whatever is left
+//     in the namespace: setsid children and double-forked daemons too.
+//   - A root: the task directory, with the client's chroot_env bound
+//     read-only in the init's private mount namespace (so nothing is ever
+//     mounted on the host, and the alloc-dir GC cannot follow a mount), the
+//     alloc dir at /alloc, a fresh /proc, a minimal /dev; no /sys. /etc is
+//     never bound whole, whatever chroot_env says: a tmpfs gets copies of
+//     EtcCopy's files (and read-only binds of its directories), never
+//     shadow, gshadow, sudoers or ssl/private.
+//   - The uts namespace's hostname: the alloc's short ID.
+//   - cgroups (cgroup.go; v1 on these machines, v2 where unified): memory
+//     (memory_max when set, else memory; memsw/swap.max so swap does not
+//     bypass it), cpu shares (cpu.weight on v2), cores as cpuset.cpus, a
+//     pids limit (DefaultPidsLimit unless the plugin's pids_limit), and the
+//     freezer (v2: cgroup.kill) to kill every process at once. TaskStats
+//     reads the cgroups, not the process tree.
+//   - The task user (default nobody), resolved against the passwd file the
+//     task's /etc is copied from, with no capabilities: permitted,
+//     effective, inheritable and ambient empty, bounding set cut to what
+//     the task holds, and no_new_privs so setuid binaries and file
+//     capabilities cannot raise them. cap_add may add what the plugin's
+//     allow_caps allows (as ambient capabilities); root gets allow_caps less
+//     cap_drop. A cap_add outside allow_caps fails StartTask naming what is
+//     allowed, and the fingerprint advertises allow_caps.
+//
+// # What it does not get
+//
+// The network is the host's: group (bridge) networking does not exist
+// yet, and a TaskConfig naming a network namespace is refused rather than
+// run in the host's. The task's directory on the host is the task's own
+// to write; mount points for the chroot appear there as empty
+// directories.
+//
+// # Paths
+//
+// The task runner names the task's directories by host path; the driver
+// rewrites environment values and arguments under the task or alloc
+// directory to their in-task paths (NOMAD_TASK_DIR=/local and so on). The
+// working directory is /. The command is resolved inside the chroot.
+//
+// # Stop, re-attach, exec
+//
+// StopTask and SignalTask signal the init, which forwards the signal to
+// the task's process group; after kill_timeout the driver kills the init
+// and every process in the task's cgroups. SIGSTOP, which the init cannot
+// catch to forward, and the SIGCONT after it go straight to every process
+// in the cgroups. The handle keeps the init's pid, start
+// time and cgroup, so a restarted client re-attaches and still kills the
+// whole task. ExecTask (script checks) runs through nsenter
+// into the init's namespaces and root and setpriv (inside the root) into
+// the task's credentials and capabilities, after joining its cgroups.
+//
+// # Cost
+//
+// The init's anonymous memory, charged to the task, is about 2.2 MB for a
+// test binary and 3.5 MB for the drover binary (its file pages, 7-16 MB,
+// are the executable's, shared through the page cache). Starting a task to
+// its first output takes about 15-25 ms at the median and 40-100 ms at
+// p99 on two busy shared cores, against under 2 ms (p99 5 ms) for
+// raw_exec (BenchmarkStartToFirstOutput, BenchmarkStartManyTasks).
+//
+// The driver holds no state beyond the executor's and, per task it
+// started, the init's status pipe until the task exits.
 package exec

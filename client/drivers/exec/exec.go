@@ -1,12 +1,11 @@
 package exec
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/user"
-	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -22,33 +21,99 @@ const Name = "exec"
 // DefaultUser runs tasks that do not name a user.
 const DefaultUser = "nobody"
 
+// DefaultPidsLimit bounds the processes (threads included) of one task
+// when the plugin config sets no pids_limit: enough for any sane service,
+// few enough that a fork bomb stops long before the node's pid space.
+const DefaultPidsLimit = 2048
+
 // Options configure the exec driver.
 type Options struct {
 	Logger hclog.Logger
 	Clock  clock.Clock
 	// Enabled false turns the driver off.
 	Enabled bool
-	// CgroupRoot is the cgroup v1 mount root; empty means /sys/fs/cgroup.
+	// CgroupRoot is where cgroups are mounted; empty means /sys/fs/cgroup.
 	CgroupRoot string
+	// ChrootEnv is the client's chroot_env (host path to path in the
+	// task); empty means DefaultChrootEnv.
+	ChrootEnv map[string]string
+	// AllowCaps is the plugin config's allow_caps; nil means
+	// DefaultAllowCaps.
+	AllowCaps []string
+	// PidsLimit is the plugin config's pids_limit; 0 means
+	// DefaultPidsLimit.
+	PidsLimit int64
+	// Executable is the binary to start as the task's init; empty means
+	// this process's own (os.Executable), which must call
+	// execinit.MaybeRun first thing in main.
+	Executable string
+	// ConfigError is what was wrong with the client's configuration of
+	// the driver (PluginOptions' error); the driver is unhealthy with it.
+	ConfigError error
 }
 
-// New returns the exec driver. It needs root to switch users; without it
-// the driver is detected but unhealthy.
+// PluginOptions reads the exec plugin block's config (allow_caps,
+// pids_limit) into o. Unknown keys are the job validator's business.
+func (o *Options) PluginOptions(cfg map[string]any) error {
+	if cfg == nil {
+		return nil
+	}
+	if _, ok := cfg["allow_caps"]; ok {
+		caps, err := drivers.ConfigStrings(cfg, "allow_caps")
+		if err != nil {
+			return fmt.Errorf("plugin \"exec\" config: %w", err)
+		}
+		if o.AllowCaps, err = parseCapList(`plugin "exec" config "allow_caps"`, caps); err != nil {
+			return err
+		}
+	}
+	n, err := drivers.ConfigInt(cfg, "pids_limit", 0)
+	if err != nil {
+		return fmt.Errorf("plugin \"exec\" config: %w", err)
+	}
+	if n < 0 {
+		return fmt.Errorf("plugin \"exec\" config \"pids_limit\": %d is negative; use a positive number of processes, or leave it out for %d", n, DefaultPidsLimit)
+	}
+	o.PidsLimit = n
+	return nil
+}
+
+// New returns the exec driver. It needs root (for namespaces, mounts,
+// cgroups and the user switch); without it the driver is detected but
+// unhealthy, and says why.
 func New(opts Options) *executor.Driver {
 	if opts.CgroupRoot == "" {
 		opts.CgroupRoot = "/sys/fs/cgroup"
 	}
-	iso := &isolation{root: opts.CgroupRoot, logger: opts.Logger}
-	iso.mem = writableController(opts.CgroupRoot, "memory")
-	iso.cpu = writableController(opts.CgroupRoot, "cpu")
-	attrs := map[string]string{"cgroup.memory": boolAttr(iso.mem), "cgroup.cpu": boolAttr(iso.cpu)}
-	unhealthy := ""
-	if os.Geteuid() != 0 {
-		unhealthy = "exec needs the client to run as root to switch users"
+	if len(opts.ChrootEnv) == 0 {
+		opts.ChrootEnv = DefaultChrootEnv
 	}
+	if opts.AllowCaps == nil {
+		opts.AllowCaps = DefaultAllowCaps
+	}
+	if opts.PidsLimit == 0 {
+		opts.PidsLimit = DefaultPidsLimit
+	}
+	iso := newIsolation(opts)
+	unhealthy := iso.unhealthy()
+	attrs := map[string]string{
+		"chroot":         boolAttr(unhealthy == ""),
+		"namespaces":     "",
+		"cgroup.version": strconv.Itoa(iso.cg.Version()),
+		"allow_caps":     strings.Join(iso.allow, ","),
+	}
+	if unhealthy == "" {
+		attrs["namespaces"] = "mnt,pid,ipc,uts"
+	}
+	ctrls := iso.cg.Controllers()
+	for _, c := range []string{"memory", "cpu", "pids", "cpuset", "freezer"} {
+		attrs["cgroup."+c] = boolAttr(ctrls[c] && os.Geteuid() == 0)
+	}
+	caps := drivers.Capabilities{FSIsolation: drivers.FSIsolationChroot}
 	return executor.New(executor.Options{
 		Name: Name, Logger: opts.Logger, Clock: opts.Clock, Enabled: opts.Enabled,
 		Attributes: attrs, Unhealthy: unhealthy, DefaultSignal: syscall.SIGINT, Isolation: iso,
+		Capabilities: &caps,
 	})
 }
 
@@ -59,95 +124,32 @@ func boolAttr(b bool) string {
 	return "0"
 }
 
-// writableController reports whether a cgroup v1 controller is mounted and
-// we may create groups in it.
-func writableController(root, ctrl string) bool {
-	dir := filepath.Join(root, ctrl, "drover")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false
-	}
-	probe := filepath.Join(dir, ".probe-"+strconv.Itoa(os.Getpid()))
-	if err := os.Mkdir(probe, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return false
-	}
-	_ = os.Remove(probe)
-	return true
-}
-
-type isolation struct {
-	root     string
-	mem, cpu bool
-	logger   hclog.Logger
-}
-
-func (i *isolation) Configure(cfg *drivers.TaskConfig, attr *syscall.SysProcAttr) error {
-	name := cfg.User
-	if name == "" {
-		name = DefaultUser
+// unhealthy says why tasks cannot run here, or "".
+func (i *isolation) unhealthy() string {
+	if i.configErr != nil {
+		return i.configErr.Error()
 	}
 	if os.Geteuid() != 0 {
-		return errors.New("exec: the client must run as root to run tasks as another user")
+		return "exec needs the client to run as root (for namespaces, the chroot, cgroups and the task user)"
 	}
-	u, err := user.Lookup(name)
-	if err != nil {
-		return fmt.Errorf("exec: user %q: %w", name, err)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-	// The task must be able to write its own directories.
-	for _, sub := range []string{"local", "secrets", "tmp"} {
-		_ = os.Chown(filepath.Join(cfg.TaskDir, sub), uid, gid)
-	}
-	return nil
-}
-
-func (i *isolation) group(ctrl string, cfg *drivers.TaskConfig) string {
-	return filepath.Join(i.root, ctrl, "drover", cfg.AllocID+"-"+cfg.TaskName)
-}
-
-func (i *isolation) Attach(cfg *drivers.TaskConfig, pid int) error {
-	if i.mem {
-		limit := cfg.Resources.MemoryMaxMB
-		if limit < cfg.Resources.MemoryMB {
-			limit = cfg.Resources.MemoryMB
-		}
-		if limit > 0 {
-			if err := i.join("memory", cfg, pid, "memory.limit_in_bytes", strconv.FormatInt(limit<<20, 10)); err != nil {
-				return err
-			}
+	var missing []string
+	for _, ns := range []string{"mnt", "pid", "ipc", "uts"} {
+		if _, err := os.Stat("/proc/self/ns/" + ns); err != nil {
+			missing = append(missing, ns)
 		}
 	}
-	if i.cpu && cfg.Resources.CPUShares > 0 {
-		shares := max(cfg.Resources.CPUShares, 2)
-		if err := i.join("cpu", cfg, pid, "cpu.shares", strconv.FormatInt(shares, 10)); err != nil {
-			return err
-		}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return "exec needs " + strings.Join(missing, ", ") + " namespaces, which this kernel lacks"
 	}
-	return nil
-}
-
-// join creates the task's group in one controller, sets its limit, and
-// moves the process in. The process runs briefly before it is moved; cgroup
-// v1 has no way to start a process inside a group.
-func (i *isolation) join(ctrl string, cfg *drivers.TaskConfig, pid int, file, value string) error {
-	dir := i.group(ctrl, cfg)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("exec: create %s cgroup: %w", ctrl, err)
+	if i.exeErr != nil {
+		return "exec cannot find its own executable to start task inits: " + i.exeErr.Error()
 	}
-	if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0o644); err != nil {
-		return fmt.Errorf("exec: set %s: %w", file, err)
+	if i.probeErr != nil {
+		return "exec cannot start a process in new mount, pid, ipc and uts namespaces: " + i.probeErr.Error()
 	}
-	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
-		return fmt.Errorf("exec: join %s cgroup: %w", ctrl, err)
+	if err := checkChrootEnv(i.chroot); err != nil {
+		return err.Error()
 	}
-	return nil
-}
-
-func (i *isolation) Release(cfg *drivers.TaskConfig) {
-	for _, ctrl := range []string{"memory", "cpu"} {
-		if err := os.Remove(i.group(ctrl, cfg)); err != nil && !errors.Is(err, os.ErrNotExist) && i.logger != nil {
-			i.logger.Warn("could not remove cgroup", "controller", ctrl, "task", cfg.TaskName, "error", err)
-		}
-	}
+	return ""
 }

@@ -2,6 +2,18 @@
 // drivers: start in a new process group, wait for exit through a pidfd,
 // signal the whole group, re-attach to a process a previous client started.
 //
+// # Isolation
+//
+// raw_exec runs the task's command itself, with no isolation: the task
+// sees the host and runs as the client's user. exec passes an Isolation,
+// and the process the executor starts, waits for and signals is then
+// exec's init (see the exec package): the task runs in its own
+// namespaces, root and cgroups beneath it, the executor's signals reach
+// the task through it, and killing it kills everything the task started.
+// The Isolation also supplies stats (from cgroups), the kill of every
+// process in the task's cgroups, ExecTask's command and the exit's signal
+// and OOM kill, which the init's exit code cannot carry.
+//
 // # Why a process group
 //
 // A task is usually a shell or a supervisor that forks. Killing only the

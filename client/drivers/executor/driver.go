@@ -21,17 +21,6 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// Isolation adds confinement around a process: exec's user switch and
-// cgroups. raw_exec has none.
-type Isolation interface {
-	// Configure adjusts the process attributes before the start.
-	Configure(cfg *drivers.TaskConfig, attr *syscall.SysProcAttr) error
-	// Attach places the started process under its limits.
-	Attach(cfg *drivers.TaskConfig, pid int) error
-	// Release removes what Attach created, once the task is gone.
-	Release(cfg *drivers.TaskConfig)
-}
-
 // Options configure a process Driver.
 type Options struct {
 	Name   string
@@ -48,6 +37,9 @@ type Options struct {
 	// PollInterval is the fallback wait interval without pidfd support.
 	PollInterval time.Duration
 	Isolation    Isolation
+	// Capabilities are what the driver declares to the task runner; the
+	// zero value means raw_exec's (host paths, host environment).
+	Capabilities *drivers.Capabilities
 }
 
 // Driver runs each task as a process group.
@@ -68,6 +60,10 @@ type procTask struct {
 	startTicks uint64
 	startedAt  time.Time
 	waiter     *waiter
+	// isoState is the Isolation's part of the handle.
+	isoState json.RawMessage
+	// ours is true for a task this process started (and can reap).
+	ours bool
 
 	done        chan struct{} // closed when the process exited or waiting stopped
 	result      *drivers.ExitResult
@@ -78,6 +74,7 @@ type procTask struct {
 type driverState struct {
 	Pid        int
 	StartTicks uint64
+	Isolation  json.RawMessage `json:",omitempty"`
 }
 
 // New returns a process driver.
@@ -131,13 +128,6 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	if err != nil {
 		return nil, err
 	}
-	path, err := resolveCommand(command, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := makeExecutable(path, cfg); err != nil {
-		return nil, fmt.Errorf("making command %q executable: %w", command, err)
-	}
 	stdout, stdoutHold, err := openLogFIFO(cfg.StdoutPath)
 	if err != nil {
 		return nil, &drivers.RecoverableError{Err: fmt.Errorf("open stdout: %w", err)}
@@ -149,47 +139,68 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	}
 	defer closeAll(stderr, stderrHold)
 
-	cmd := exec.Command(path, args...)
-	cmd.Dir = cfg.Dir
-	cmd.Env = cfg.EnvList()
+	iso := d.opts.Isolation
+	var cmd *exec.Cmd
+	if iso != nil {
+		if cmd, err = iso.Command(cfg, command, args); err != nil {
+			return nil, err
+		}
+	} else {
+		path, err := resolveCommand(command, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if err := makeExecutable(path, cfg); err != nil {
+			return nil, fmt.Errorf("making command %q executable: %w", command, err)
+		}
+		cmd = exec.Command(path, args...)
+		cmd.Dir = cfg.Dir
+		cmd.Env = cfg.EnvList()
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	for _, f := range []*os.File{stdoutHold, stderrHold} {
 		if f != nil {
 			cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 		}
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if d.opts.Isolation != nil {
-		if err := d.opts.Isolation.Configure(cfg, cmd.SysProcAttr); err != nil {
-			return nil, err
-		}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
+	cmd.SysProcAttr.Setpgid = true
 	if err := cmd.Start(); err != nil {
+		if iso != nil {
+			iso.Release(cfg, nil)
+		}
 		return nil, fmt.Errorf("start %s: %w", command, err)
 	}
 	pid := cmd.Process.Pid
 	// We wait through a pidfd (see doc.go), never through cmd.Wait; the
 	// process stays our child and is reaped by the waiter.
 	_ = cmd.Process.Release()
-	st, err := readProcStat(pid)
-	if err != nil {
+	fail := func(err error) (*drivers.TaskHandle, error) {
 		_ = unix.Kill(-pid, unix.SIGKILL)
-		reap(pid)
-		return nil, fmt.Errorf("read start time of pid %d: %w", pid, err)
-	}
-	if d.opts.Isolation != nil {
-		if err := d.opts.Isolation.Attach(cfg, pid); err != nil {
-			_ = unix.Kill(-pid, unix.SIGKILL)
-			reap(pid)
-			return nil, err
+		reapBlocking(pid)
+		if iso != nil {
+			iso.Kill(cfg, nil)
+			iso.Release(cfg, nil)
 		}
-	}
-	t := &procTask{cfg: cfg, pid: pid, startTicks: st.StartTicks, startedAt: d.clock.Now()}
-	if err := d.track(t); err != nil {
-		_ = unix.Kill(-pid, unix.SIGKILL)
 		return nil, err
 	}
-	state, _ := json.Marshal(driverState{Pid: pid, StartTicks: st.StartTicks})
+	st, err := readProcStat(pid)
+	if err != nil {
+		return fail(fmt.Errorf("read start time of pid %d: %w", pid, err))
+	}
+	var isoState json.RawMessage
+	if iso != nil {
+		if isoState, err = iso.Started(cfg, pid); err != nil {
+			return fail(err)
+		}
+	}
+	t := &procTask{cfg: cfg, pid: pid, startTicks: st.StartTicks, startedAt: d.clock.Now(), isoState: isoState, ours: true}
+	if err := d.track(t); err != nil {
+		return fail(err)
+	}
+	state, _ := json.Marshal(driverState{Pid: pid, StartTicks: st.StartTicks, Isolation: isoState})
 	return &drivers.TaskHandle{Version: 1, Driver: d.opts.Name, TaskID: cfg.ID, Config: cfg, StartedAt: t.startedAt, DriverState: state}, nil
 }
 
@@ -208,6 +219,9 @@ func (d *Driver) track(t *procTask) error {
 	go func() {
 		defer d.wg.Done()
 		res := w.Wait()
+		if res != nil && t.ours && d.opts.Isolation != nil {
+			res = d.opts.Isolation.Exited(t.cfg, res)
+		}
 		d.mu.Lock()
 		t.result = res
 		if res != nil {
@@ -239,7 +253,7 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 		reap(s.Pid)
 		return fmt.Errorf("%w: pid %d is no longer the task's process", drivers.ErrTaskNotFound, s.Pid)
 	}
-	return d.track(&procTask{cfg: h.Config, pid: s.Pid, startTicks: s.StartTicks, startedAt: h.StartedAt})
+	return d.track(&procTask{cfg: h.Config, pid: s.Pid, startTicks: s.StartTicks, startedAt: h.StartedAt, isoState: s.Isolation})
 }
 
 func (d *Driver) lookup(id string) (*procTask, error) {
@@ -309,10 +323,19 @@ func (d *Driver) StopTask(id string, timeout time.Duration, signal string) error
 		return nil
 	case <-d.clock.After(timeout):
 	}
-	if err := unix.Kill(-t.pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
-		return fmt.Errorf("kill process group %d: %w", t.pid, err)
-	}
+	d.killAll(t)
 	return nil
+}
+
+// killAll kills the process group and, under an Isolation, everything
+// the task started wherever it went.
+func (d *Driver) killAll(t *procTask) {
+	if err := unix.Kill(-t.pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+		d.logger.Warn("kill process group", "pgid", t.pid, "error", err)
+	}
+	if d.opts.Isolation != nil {
+		d.opts.Isolation.Kill(t.cfg, t.isoState)
+	}
 }
 
 // DestroyTask kills what is left of the process group and forgets the task.
@@ -325,13 +348,13 @@ func (d *Driver) DestroyTask(id string, force bool) error {
 		if !force {
 			return drivers.ErrTaskRunning
 		}
-		_ = unix.Kill(-t.pid, unix.SIGKILL)
+		d.killAll(t)
 		<-t.done
 	}
 	// Children the task left behind in its group die with it.
-	_ = unix.Kill(-t.pid, unix.SIGKILL)
+	d.killAll(t)
 	if d.opts.Isolation != nil {
-		d.opts.Isolation.Release(t.cfg)
+		d.opts.Isolation.Release(t.cfg, t.isoState)
 	}
 	d.mu.Lock()
 	delete(d.tasks, id)
@@ -360,6 +383,14 @@ func (d *Driver) TaskStats(id string) (*drivers.TaskResourceUsage, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d.opts.Isolation != nil {
+		u, err := d.opts.Isolation.Stats(t.cfg, t.isoState)
+		if err != nil {
+			return nil, err
+		}
+		u.Timestamp = d.clock.Now()
+		return u, nil
+	}
 	u := &drivers.TaskResourceUsage{Timestamp: d.clock.Now()}
 	page := uint64(os.Getpagesize())
 	for _, st := range groupMembers(t.pid) {
@@ -368,6 +399,15 @@ func (d *Driver) TaskStats(id string) (*drivers.TaskResourceUsage, error) {
 		u.CPUTotalSeconds += float64(st.UTime+st.STime) / clockTicks
 	}
 	return u, nil
+}
+
+// Capabilities declares what the task runner must know of the driver's
+// tasks (drivers.CapabilitiesDriver).
+func (d *Driver) Capabilities() drivers.Capabilities {
+	if d.opts.Capabilities != nil {
+		return *d.opts.Capabilities
+	}
+	return drivers.Capabilities{FSIsolation: drivers.FSIsolationNone, HostEnv: true}
 }
 
 // Shutdown stops every waiter goroutine and waits for them. Processes keep

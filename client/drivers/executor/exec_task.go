@@ -21,8 +21,8 @@ const execWaitDelay = time.Second
 
 // ExecTask runs command in task id's context (drivers.ExecTaskDriver): the
 // task's environment and working directory, in a process group of its
-// own, configured by the driver's isolation as the task was (exec's user
-// switch). The command is the caller's child; ctx's end kills its whole
+// own, or, under an Isolation, inside the task's confinement (exec's
+// namespaces, root, cgroups and credentials). The command is the caller's child; ctx's end kills its whole
 // group, so a script that started children cannot outlive its timeout.
 func (d *Driver) ExecTask(ctx context.Context, id, command string, args []string, out io.Writer) (int, error) {
 	t, err := d.lookup(id)
@@ -32,25 +32,38 @@ func (d *Driver) ExecTask(ctx context.Context, id, command string, args []string
 	if d.exited(t) {
 		return 0, fmt.Errorf("%w: task %s has exited", drivers.ErrTaskNotFound, id)
 	}
-	path, err := resolveCommand(command, t.cfg)
-	if err != nil {
-		return 0, err
+	var cmd *exec.Cmd
+	var started func(*exec.Cmd) error
+	if iso := d.opts.Isolation; iso != nil {
+		if cmd, started, err = iso.ExecCommand(t.cfg, t.isoState, t.pid, command, args); err != nil {
+			return 0, err
+		}
+	} else {
+		path, err := resolveCommand(command, t.cfg)
+		if err != nil {
+			return 0, err
+		}
+		cmd = exec.Command(path, args...)
+		cmd.Dir = t.cfg.Dir
+		cmd.Env = t.cfg.EnvList()
 	}
-	cmd := exec.Command(path, args...)
-	cmd.Dir = t.cfg.Dir
-	cmd.Env = t.cfg.EnvList()
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	// A child left running in the background may hold the output pipe
 	// open; the command's own exit is what counts.
 	cmd.WaitDelay = execWaitDelay
-	if d.opts.Isolation != nil {
-		if err := d.opts.Isolation.Configure(t.cfg, cmd.SysProcAttr); err != nil {
-			return 0, err
-		}
-	}
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("start %s: %w", command, err)
+	}
+	if started != nil {
+		if err := started(cmd); err != nil {
+			_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+			_ = cmd.Wait()
+			return 0, err
+		}
 	}
 	pgid := cmd.Process.Pid
 	stop := context.AfterFunc(ctx, func() { _ = unix.Kill(-pgid, unix.SIGKILL) })

@@ -30,6 +30,11 @@ func (d *Driver) SignalTask(id, signal string) error {
 	if d.exited(t) {
 		return fmt.Errorf("%w: %s has exited", drivers.ErrTaskNotFound, id)
 	}
+	if d.opts.Isolation != nil {
+		if done, err := d.opts.Isolation.Signal(t.cfg, t.isoState, sig); done || err != nil {
+			return err
+		}
+	}
 	if err := unix.Kill(-t.pid, sig); err != nil {
 		if errors.Is(err, unix.ESRCH) {
 			return fmt.Errorf("%w: process group %d is gone", drivers.ErrTaskNotFound, t.pid)

@@ -109,3 +109,14 @@ func reap(pid int) *drivers.ExitResult {
 	}
 	return &drivers.ExitResult{ExitUnknown: true}
 }
+
+// reapBlocking waits for our child pid, which was just killed, to exit.
+func reapBlocking(pid int) {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, 0, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return
+		}
+	}
+}

@@ -1,0 +1,42 @@
+// Package execinit is the init of an exec task: the drover binary itself,
+// started again by the exec driver in new mount, pid, ipc and uts
+// namespaces, that becomes the task's pid 1.
+//
+// # Order of events
+//
+//  1. The driver starts the init (EnvMarker set, MaybeRun dispatches)
+//     with a spec pipe (SpecFD) and a status pipe (StatusFD).
+//  2. The driver writes the init's pid into every cgroup of the task
+//     (on cgroup v2 the init is cloned straight into its cgroup), and
+//     only then writes the Spec and closes the pipe. The init blocks
+//     reading it, so nothing the task runs ever runs outside the cgroups.
+//  3. The init builds the root in its private mount namespace (binds of
+//     the client's chroot_env, read-only; /etc as a tmpfs with copies of
+//     the few files tasks need; a fresh /proc; a minimal /dev), pivots
+//     into it, sets the hostname, resolves the command inside the new
+//     root, cuts the capability bounding and inheritable sets, sets
+//     no_new_privs for non-root tasks, and forks and execs the task with
+//     its credentials.
+//  4. Any failure up to the exec is written on the status pipe as a
+//     Status with Error, which the driver returns from StartTask. A
+//     started task is announced with its pid.
+//  5. The init stays as pid 1: it forwards every catchable signal to the
+//     task's process group, reaps orphans, and when the task's main
+//     process exits writes a last Status (exit code, signal) and exits
+//     with the task's code. The kernel then kills what is left in the
+//     namespace.
+//
+// # Cost
+//
+// The init runs with GOMAXPROCS=1, GOGC=50 and, once the task runs, a
+// 4 MiB soft memory limit (set earlier, the collector would run at every
+// allocation of the setup and slow each start several times). Its
+// anonymous memory, charged to the task's memory cgroup, is 2-3.5 MiB; its
+// file pages are the executable's, shared (see the exec driver's doc).
+//
+// # Other modes
+//
+// EnterMode (ExecTask: wait to be placed in the cgroups, then exec
+// nsenter) and ProbeMode (the fingerprint's namespace check) share the
+// dispatch.
+package execinit

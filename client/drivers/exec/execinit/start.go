@@ -1,0 +1,136 @@
+package execinit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// resolve finds the command inside the (already pivoted) root.
+func resolve(s *Spec) (string, error) {
+	cmd := s.Command
+	if strings.ContainsRune(cmd, '/') {
+		p := cmd
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(s.Cwd, p)
+		}
+		if err := executable(p); err != nil {
+			return "", fmt.Errorf("command %q inside the task's chroot: %w", cmd, err)
+		}
+		return p, nil
+	}
+	path := ""
+	for _, kv := range s.Env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, cmd)
+		if executable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("command %q not found on PATH %q inside the task's chroot (the chroot has only what the client's chroot_env maps)", cmd, path)
+}
+
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return errors.New("not an executable file")
+	}
+	return nil
+}
+
+// start drops what the task must not hold and starts it as pid 2.
+func start(s *Spec) (*supervisor, error) {
+	path, err := resolve(s)
+	if err != nil {
+		return nil, err
+	}
+	cwd := s.Cwd
+	if cwd == "" {
+		cwd = "/"
+	}
+	// Every catchable signal is caught before the task exists, so none
+	// sent while it starts is lost (see supervise.go).
+	sup := newSupervisor()
+	if err := dropCaps(s); err != nil {
+		return nil, err
+	}
+	if s.NoNewPrivs {
+		// Inherited by the task and kept across its execs: setuid
+		// binaries and file capabilities cannot raise its privileges.
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return nil, fmt.Errorf("set no_new_privs: %w", err)
+		}
+	}
+	files := append([]uintptr{0, 1, 2}, s.passFDs...)
+	attr := &syscall.SysProcAttr{
+		// The task is its own session and process group, so that a
+		// forwarded signal reaches its foreground children too.
+		Setsid:     true,
+		Credential: &syscall.Credential{Uid: s.Uid, Gid: s.Gid, Groups: s.Groups},
+	}
+	if s.Uid != 0 {
+		attr.AmbientCaps = capsUintptr(s.Caps)
+	}
+	argv := append([]string{s.Command}, s.Args...)
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: cwd, Env: s.Env, Files: files, Sys: attr})
+	if err != nil {
+		sup.stop()
+		return nil, fmt.Errorf("start %s: %w", s.Command, err)
+	}
+	sup.pid = pid
+	return sup, nil
+}
+
+// inheritedFDs returns the descriptors the driver passed for the task
+// (the log FIFOs' read ends), and marks every other descriptor
+// close-on-exec so that only what ForkExec hands the task (renumbered
+// from 3) reaches it. The driver's are the run from firstPassFD on that
+// are not close-on-exec (os/exec dup2s them there without the flag).
+// Anything else is not the task's: the Go runtime's own descriptors
+// (it keeps cgroup cpu files open, close-on-exec, from before main) and
+// any a careless ancestor left inheritable.
+func inheritedFDs() []uintptr {
+	var out []uintptr
+	inRun := true
+	for fd := SpecFD; fd < maxScanFD; fd++ {
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil {
+			if fd >= firstPassFD {
+				inRun = false
+			}
+			continue
+		}
+		if fd >= firstPassFD {
+			if inRun && flags&unix.FD_CLOEXEC == 0 {
+				out = append(out, uintptr(fd))
+			} else {
+				inRun = false
+			}
+		}
+		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC)
+	}
+	return out
+}
+
+// maxScanFD bounds the descriptors inheritedFDs looks at.
+const maxScanFD = 1024
+
+func capsUintptr(caps []uint) []uintptr {
+	out := make([]uintptr, len(caps))
+	for i, c := range caps {
+		out[i] = uintptr(c)
+	}
+	return out
+}
