@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/drivers/exec/execinit"
 	"github.com/drover-sched/drover/client/drivers/executor"
@@ -96,6 +97,12 @@ func testTask(t testing.TB, script string) (*drivers.TaskConfig, *output, *outpu
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The task runner gives the task's own directories to its user before
+	// it starts the task (allocdir.TaskDir.Chown); the default user here.
+	td := allocdir.TaskDir{Dir: taskDir, LocalDir: filepath.Join(taskDir, "local"), SecretsDir: filepath.Join(taskDir, "secrets"), TmpDir: filepath.Join(taskDir, "tmp")}
+	if err := td.Chown(65534, 65534); err != nil {
+		t.Fatal(err)
 	}
 	// As private as a client may make it: the driver must make it do.
 	if err := os.Chmod(taskDir, 0o700); err != nil {

@@ -174,10 +174,9 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 	if err != nil {
 		return nil, err
 	}
-	// The task must be able to write its own directories.
-	for _, sub := range []string{"local", "secrets", "tmp"} {
-		_ = os.Chown(filepath.Join(cfg.TaskDir, sub), int(creds.Uid), int(creds.Gid))
-	}
+	// The task's own directories (local/, secrets/, tmp/) were given to
+	// its user by the task runner before anything was written into them
+	// (allocdir.TaskDir.Chown).
 	// The task dir is the task's "/": every path lookup inside the task
 	// starts by searching it, so the task user needs its x bit (not r:
 	// searching is not listing).
