@@ -1,0 +1,117 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+)
+
+// benchTasks is how many tasks TestBenchTaskStart starts at once.
+const benchTasks = 300
+
+const benchMachine = `
+server {
+  enabled          = true
+  bootstrap_expect = 1
+}
+client {
+  enabled = true
+}
+plugin "raw_exec" {
+  config {
+    enabled = true
+  }
+}
+`
+
+// TestBenchTaskStart is the benchmark of what isolation costs (`make
+// bench-tasks`, like bench-cluster a whole-machine run, so it only runs
+// when DROVER_BENCH_TASKS is set): one job of 300 tasks on one agent, for
+// raw_exec and then exec, timed from registration until every task runs
+// and from deregistration until every alloc has stopped, with each task's
+// start latency (alloc created to task started) at p50 and p99.
+func TestBenchTaskStart(t *testing.T) {
+	if os.Getenv("DROVER_BENCH_TASKS") == "" {
+		t.Skip("a whole-machine benchmark: run it with make bench-tasks")
+	}
+	for _, driver := range []string{"raw_exec", "exec"} {
+		t.Run(driver, func(t *testing.T) { benchStart(t, driver) })
+	}
+}
+
+func benchStart(t *testing.T, driver string) {
+	a := newAgent(t, agentSpec{name: "bench", extra: benchMachine})
+	a.waitOneReadyNode(t)
+	job := fmt.Sprintf(`
+job "start" {
+  group "g" {
+    count = %d
+    task "t" {
+      driver = %q
+      config {
+        command = "/bin/sleep"
+        args    = ["3600"]
+      }
+      resources {
+        cpu    = 10
+        memory = 16
+      }
+    }
+  }
+}
+`, benchTasks, driver)
+	parsed, err := a.api().Jobs().ParseHCL(job, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	if _, _, err := a.api().Jobs().Register(parsed, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Minute, func() (bool, string) {
+		sum, _, err := a.api().Jobs().Summary("start", nil)
+		if err != nil || sum.Summary["g"].Running < benchTasks {
+			return false, fmt.Sprintf("summary %+v (%v)", sum, err)
+		}
+		return true, ""
+	})
+	toRunning := time.Since(begin)
+	allocs, err := jobAllocs(a, "start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lat []time.Duration
+	for _, al := range allocs {
+		if st := al.TaskStates["t"]; st != nil && !st.StartedAt.IsZero() {
+			lat = append(lat, st.StartedAt.Sub(time.Unix(0, al.CreateTime)))
+		}
+	}
+	slices.Sort(lat)
+	if len(lat) != benchTasks {
+		t.Fatalf("%d tasks have a start time, want %d", len(lat), benchTasks)
+	}
+	stopBegin := time.Now()
+	if _, _, err := a.api().Jobs().Deregister("start", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Minute, func() (bool, string) {
+		allocs, err := jobAllocs(a, "start")
+		if err != nil {
+			return false, err.Error()
+		}
+		live := 0
+		for _, al := range allocs {
+			if al.ClientStatus == "running" || al.ClientStatus == "pending" {
+				live++
+			}
+		}
+		return live == 0, fmt.Sprintf("%d allocs still live", live)
+	})
+	toStopped := time.Since(stopBegin)
+	t.Logf("BENCH driver=%s tasks=%d register-to-all-running=%.2fs start-latency-p50=%dms p99=%dms deregister-to-all-stopped=%.2fs",
+		driver, benchTasks, toRunning.Seconds(), lat[len(lat)/2].Milliseconds(), lat[len(lat)*99/100].Milliseconds(), toStopped.Seconds())
+}
