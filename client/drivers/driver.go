@@ -107,6 +107,10 @@ type TaskResources struct {
 	CPUShares   int64
 	MemoryMB    int64
 	MemoryMaxMB int64
+	// Ports are the alloc's assigned ports by label: host value, host IP
+	// and the `to` port inside the task's network. Drivers that publish
+	// ports (docker) map them; others ignore them.
+	Ports []structs.AllocatedPortMapping
 }
 
 // EnvList returns Env as "K=V" pairs.

@@ -195,7 +195,10 @@ func taskResources(alloc *structs.Allocation, task *structs.Task) drivers.TaskRe
 	if alloc.AllocatedResources != nil {
 		if t := alloc.AllocatedResources.Tasks[task.Name]; t != nil {
 			r = drivers.TaskResources{CPUShares: t.Cpu.CpuShares, MemoryMB: t.Memory.MemoryMB, MemoryMaxMB: t.Memory.MemoryMaxMB}
+			r.Ports = appendNetworkPorts(r.Ports, t.Networks)
 		}
+		r.Ports = append(r.Ports, alloc.AllocatedResources.Shared.Ports...)
+		r.Ports = appendNetworkPorts(r.Ports, alloc.AllocatedResources.Shared.Networks)
 	}
 	return r
 }
@@ -314,4 +317,20 @@ func closed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// appendNetworkPorts adds the labelled ports of network blocks, with the
+// network's IP as their host IP, as the drivers that publish ports see
+// them.
+func appendNetworkPorts(out []structs.AllocatedPortMapping, nets structs.Networks) []structs.AllocatedPortMapping {
+	for _, n := range nets {
+		for _, ports := range [][]structs.Port{n.ReservedPorts, n.DynamicPorts} {
+			for _, p := range ports {
+				if p.Label != "" {
+					out = append(out, structs.AllocatedPortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: n.IP})
+				}
+			}
+		}
+	}
+	return out
 }

@@ -282,7 +282,24 @@ func copyMap(m map[string]string) map[string]string {
 func copyAnyMap(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		out[k] = v
+		out[k] = copyAny(v)
 	}
 	return out
+}
+
+// copyAny copies the maps and lists of a plugin config value (docker's
+// nested gc block, allow_caps), so that a copy shares nothing with its
+// original.
+func copyAny(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return copyAnyMap(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = copyAny(e)
+		}
+		return out
+	}
+	return v
 }
