@@ -211,7 +211,7 @@ func setCaps(tc *TaskConfig, pc PluginConfig, hc *container.HostConfig) error {
 	for _, c := range tc.CapDrop {
 		hc.CapDrop = append(hc.CapDrop, strings.ToUpper(normCap(c)))
 	}
-	if all || drop["all"] {
+	if all || drop["all"] || tc.Privileged {
 		return nil
 	}
 	for _, c := range dockerDefaultCaps {
@@ -244,7 +244,7 @@ func setMounts(cfg *drivers.TaskConfig, tc *TaskConfig, pc PluginConfig, hc *con
 		if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
 			return fmt.Errorf("docker config: volumes[%d] %q: want \"source:target\" or \"source:target:mode\"", i, v)
 		}
-		src, err := hostSource(cfg, pc, parts[0], fmt.Sprintf("volumes[%d]", i))
+		src, err := hostSource(cfg, pc, parts[0], fmt.Sprintf("volumes[%d]", i), false)
 		if err != nil {
 			return err
 		}
@@ -259,7 +259,7 @@ func setMounts(cfg *drivers.TaskConfig, tc *TaskConfig, pc PluginConfig, hc *con
 		dm := mount.Mount{Target: m.Target, ReadOnly: m.ReadOnly}
 		switch m.Type {
 		case "", "bind":
-			src, err := hostSource(cfg, pc, m.Source, field+".source")
+			src, err := hostSource(cfg, pc, m.Source, field+".source", true)
 			if err != nil {
 				return err
 			}
@@ -293,12 +293,14 @@ func setMounts(cfg *drivers.TaskConfig, tc *TaskConfig, pc PluginConfig, hc *con
 
 // hostSource resolves a bind's source: relative paths against the task
 // directory (and kept inside the alloc directory), absolute paths and
-// named volumes only with volumes enabled.
-func hostSource(cfg *drivers.TaskConfig, pc PluginConfig, src, field string) (string, error) {
+// named volumes only with volumes enabled. In a volumes entry, as in
+// docker's -v, a bare name is a named volume; a bind mount block's source
+// is always a path.
+func hostSource(cfg *drivers.TaskConfig, pc PluginConfig, src, field string, bind bool) (string, error) {
 	if src == "" {
 		return "", fmt.Errorf("docker config: %s is empty (a path relative to the task directory, or a host path)", field)
 	}
-	if filepath.IsAbs(src) || !strings.ContainsAny(src, "/.") {
+	if filepath.IsAbs(src) || !bind && !strings.ContainsAny(src, "/.") {
 		if !pc.VolumesEnabled {
 			return "", fmt.Errorf("docker config: %s %q is a host path or named volume, but volumes are disabled on this client (plugin \"docker\" config volumes { enabled = true }); paths relative to the task directory are allowed", field, src)
 		}

@@ -47,6 +47,11 @@ type Options struct {
 	// NodeCPU returns the node's total CPU in MHz and its core count, for
 	// cpu_hard_limit; nil refuses cpu_hard_limit.
 	NodeCPU func() (totalMHz int64, cores int)
+
+	// reapOnly narrows the reaper to containers with this extra label
+	// ("key=value"), so that the package's tests never reap the
+	// containers of a real client on the same daemon.
+	reapOnly string
 }
 
 // Driver runs each task attempt as one container. See doc.go.

@@ -31,7 +31,11 @@ func (d *Driver) reapLoop() {
 // start in progress. It returns how many it removed. Containers without
 // Drover's labels are never touched.
 func (d *Driver) ReapDangling(ctx context.Context) (int, error) {
-	list, err := d.docker.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelAllocID))})
+	f := filters.NewArgs(filters.Arg("label", LabelAllocID))
+	if d.opts.reapOnly != "" {
+		f.Add("label", d.opts.reapOnly)
+	}
+	list, err := d.docker.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		return 0, err
 	}
