@@ -11,7 +11,7 @@ import (
 	"github.com/docker/docker/errdefs"
 
 	"github.com/drover-sched/drover/client/clock"
-	"github.com/drover-sched/drover/client/drivers/docker/internal/testimage"
+	"github.com/drover-sched/drover/client/internal/testimage"
 	"github.com/drover-sched/drover/structs"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/drover-sched/drover/client/drivers"
-	"github.com/drover-sched/drover/client/drivers/docker/internal/testimage"
+	"github.com/drover-sched/drover/client/internal/testimage"
 	"github.com/drover-sched/drover/structs"
 )
 

@@ -1,6 +1,7 @@
-// Package testimage builds the image the docker driver's tests run: a
-// busybox rootfs imported from the host's static busybox, since no
-// registry is reachable from the machines tests run on. The image is
+// Package testimage builds the image the docker driver's tests (and the
+// task runner's docker tests) run: a busybox rootfs imported from the
+// host's static busybox, since no registry is reachable from the machines
+// tests run on. The image is
 // built once per test binary and reused across runs (building it again
 // yields the same tag).
 package testimage
