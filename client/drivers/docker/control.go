@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/docker/docker/errdefs"
+	cerrdefs "github.com/containerd/errdefs"
 
 	"github.com/drover-sched/drover/client/drivers"
 )
@@ -92,7 +92,7 @@ func (d *Driver) kill(t *task, sig syscall.Signal) error {
 	ctx, cancel := d.call()
 	defer cancel()
 	err := d.docker.ContainerKill(ctx, t.containerID, strconv.Itoa(int(sig)))
-	if err == nil || errdefs.IsNotFound(err) || errdefs.IsConflict(err) {
+	if err == nil || cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err) {
 		return nil
 	}
 	if d.exited(t) {

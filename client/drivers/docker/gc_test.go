@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/errdefs"
 
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/internal/testimage"
@@ -29,7 +29,7 @@ func tagTestImage(t *testing.T, cli *client.Client) string {
 func imagePresent(t *testing.T, cli *client.Client, ref string) bool {
 	t.Helper()
 	_, err := cli.ImageInspect(t.Context(), ref)
-	if err != nil && !errdefs.IsNotFound(err) {
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		t.Fatal(err)
 	}
 	return err == nil
@@ -123,7 +123,7 @@ func createLabelled(t *testing.T, cli *client.Client, labels map[string]string) 
 func containerExists(t *testing.T, cli *client.Client, id string) bool {
 	t.Helper()
 	_, err := cli.ContainerInspect(t.Context(), id)
-	if err != nil && !errdefs.IsNotFound(err) {
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		t.Fatal(err)
 	}
 	return err == nil

@@ -8,9 +8,9 @@ import (
 	"io"
 	"sync"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/registry"
-	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/jsonmessage"
 
 	"github.com/drover-sched/drover/client/drivers"
@@ -43,7 +43,7 @@ func (r *imageRefs) ensure(tc *TaskConfig) (string, error) {
 		if id, err := r.inspect(tc.Image); err == nil {
 			r.acquire(id, tc.Image)
 			return id, nil
-		} else if !errdefs.IsNotFound(err) {
+		} else if !cerrdefs.IsNotFound(err) {
 			return "", fmt.Errorf("docker: inspecting image %q: %w", tc.Image, err)
 		}
 	}
@@ -86,7 +86,7 @@ func (r *imageRefs) pullWith(tc *TaskConfig, auth *Auth) error {
 	d := r.d
 	opts := image.PullOptions{}
 	if auth != nil {
-		enc, err := registry.EncodeAuthConfig(registry.AuthConfig{Username: auth.Username, Password: auth.Password, Email: auth.Email, ServerAddress: auth.ServerAddress})
+		enc, err := registry.EncodeAuthConfig(registry.AuthConfig{Username: auth.Username, Password: auth.Password, ServerAddress: auth.ServerAddress})
 		if err != nil {
 			return fmt.Errorf("docker: encoding the auth of image %q: %w", tc.Image, err)
 		}
@@ -163,7 +163,7 @@ func (r *imageRefs) pullWith(tc *TaskConfig, auth *Auth) error {
 // else (a registry that is down) may.
 func pullError(tc *TaskConfig, err error) error {
 	e := fmt.Errorf("docker: pulling image %q failed: %w", tc.Image, err)
-	if errdefs.IsNotFound(err) || errdefs.IsUnauthorized(err) || errdefs.IsForbidden(err) || errdefs.IsInvalidParameter(err) {
+	if cerrdefs.IsNotFound(err) || cerrdefs.IsUnauthorized(err) || cerrdefs.IsPermissionDenied(err) || cerrdefs.IsInvalidArgument(err) {
 		return e
 	}
 	return &drivers.RecoverableError{Err: e}
@@ -249,7 +249,7 @@ func (r *imageRefs) remove(id string, cancel chan struct{}) {
 		ctx, done := r.d.call()
 		_, err := r.d.docker.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true})
 		done()
-		if err != nil && !errdefs.IsNotFound(err) {
+		if err != nil && !cerrdefs.IsNotFound(err) {
 			r.d.logger.Warn("cannot remove unused image", "image", ref, "error", err)
 			continue
 		}

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/errdefs"
 
 	"github.com/drover-sched/drover/client/drivers"
 )
@@ -35,7 +35,7 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	created, err := d.docker.ContainerCreate(ctx, spec.Config, spec.HostConfig, spec.Network, nil, spec.Name)
 	if err != nil {
 		d.images.release(imageID, tc.Image)
-		if errdefs.IsInvalidParameter(err) {
+		if cerrdefs.IsInvalidArgument(err) {
 			return nil, fmt.Errorf("docker: creating the container of image %q: %w", tc.Image, err)
 		}
 		return nil, &drivers.RecoverableError{Err: fmt.Errorf("docker: creating the container of image %q: %w", tc.Image, err)}
@@ -72,7 +72,7 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 	ctx, cancel := d.call()
 	defer cancel()
 	if _, err := d.docker.ContainerInspect(ctx, s.ContainerID); err != nil {
-		if errdefs.IsNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			return fmt.Errorf("%w: container %s is gone", drivers.ErrTaskNotFound, shortID(s.ContainerID))
 		}
 		return fmt.Errorf("docker: inspecting container %s: %w", shortID(s.ContainerID), err)
@@ -90,7 +90,7 @@ func (d *Driver) removeContainer(id string) error {
 	ctx, cancel := d.call()
 	defer cancel()
 	err := d.docker.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !errdefs.IsNotFound(err) {
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		return err
 	}
 	return nil

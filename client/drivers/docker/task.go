@@ -5,8 +5,8 @@ import (
 	"errors"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/errdefs"
 
 	"github.com/drover-sched/drover/client/drivers"
 )
@@ -96,7 +96,7 @@ func (d *Driver) waitContainer(ctx context.Context, t *task) *drivers.ExitResult
 			if ctx.Err() != nil {
 				return nil
 			}
-			if errdefs.IsNotFound(err) {
+			if cerrdefs.IsNotFound(err) {
 				return &drivers.ExitResult{ExitUnknown: true, Err: errors.New("container was removed outside Drover")}
 			}
 			d.logger.Warn("waiting for container failed; retrying", "container", t.containerID, "error", err)

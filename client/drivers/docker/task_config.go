@@ -71,6 +71,8 @@ type Mount struct {
 type Auth struct {
 	Username      string
 	Password      string
+	// Email is accepted for Nomad job files and not sent: the Engine
+	// has ignored it since API 1.23.
 	Email         string
 	ServerAddress string
 }

@@ -32,7 +32,6 @@ var busyboxPaths = []string{"/bin/busybox", "/usr/bin/busybox"}
 var (
 	once     sync.Once
 	buildErr error
-	cli      *client.Client
 )
 
 // Client returns a docker client, skipping the test when the daemon cannot
