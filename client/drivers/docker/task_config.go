@@ -69,8 +69,8 @@ type Mount struct {
 
 // Auth is the `auth` block: registry credentials for the pull.
 type Auth struct {
-	Username      string
-	Password      string
+	Username string
+	Password string
 	// Email is accepted for Nomad job files and not sent: the Engine
 	// has ignored it since API 1.23.
 	Email         string
