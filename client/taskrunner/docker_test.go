@@ -44,3 +44,26 @@ func TestDockerTaskRunsAndItsLogsAppear(t *testing.T) {
 		t.Errorf("stderr = %q", stderr)
 	}
 }
+
+// The alloc's shared ports list the group network's ports again; a driver
+// sees each label once, with its host IP.
+func TestTaskResourcesCarryEachPortLabelOnce(t *testing.T) {
+	task := &structs.Task{Name: "web"}
+	alloc := &structs.Allocation{AllocatedResources: &structs.AllocatedResources{
+		Tasks: map[string]*structs.AllocatedTaskResources{"web": {
+			Networks: structs.Networks{{IP: "10.0.0.9", DynamicPorts: []structs.Port{{Label: "admin", Value: 9000}}}},
+		}},
+		Shared: structs.AllocatedSharedResources{
+			Ports:    structs.AllocatedPorts{{Label: "http", Value: 23456, To: 8080, HostIP: "127.0.0.1"}},
+			Networks: structs.Networks{{IP: "127.0.0.1", DynamicPorts: []structs.Port{{Label: "http", Value: 23456, To: 8080}}}},
+		},
+	}}
+	got := taskResources(alloc, task).Ports
+	want := []structs.AllocatedPortMapping{
+		{Label: "http", Value: 23456, To: 8080, HostIP: "127.0.0.1"},
+		{Label: "admin", Value: 9000, HostIP: "10.0.0.9"},
+	}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("ports = %+v, want %+v", got, want)
+	}
+}

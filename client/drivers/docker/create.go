@@ -339,7 +339,7 @@ func setPorts(cfg *drivers.TaskConfig, tc *TaskConfig, cc *container.Config, hc 
 	for _, label := range tc.Ports {
 		var found bool
 		for _, p := range cfg.Resources.Ports {
-			if p.Label != label {
+			if p.Label != label || found {
 				continue
 			}
 			found = true
