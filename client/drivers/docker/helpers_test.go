@@ -32,7 +32,7 @@ func testConfig() PluginConfig {
 
 // newTestDriver returns a driver on the local daemon, shut down at the
 // end of the test.
-func newTestDriver(t *testing.T, mod func(*Options)) (*Driver, *client.Client) {
+func newTestDriver(t testing.TB, mod func(*Options)) (*Driver, *client.Client) {
 	t.Helper()
 	cli := testimage.Client(t)
 	testimage.Ensure(t)
@@ -54,7 +54,7 @@ type testTask struct {
 
 // newTestTask lays out an alloc dir like the task runner's and removes
 // every container of the alloc at the end.
-func newTestTask(t *testing.T, cli *client.Client, config map[string]any) *testTask {
+func newTestTask(t testing.TB, cli *client.Client, config map[string]any) *testTask {
 	t.Helper()
 	root := t.TempDir()
 	allocID := structs.GenerateUUID()
@@ -82,7 +82,7 @@ func newTestTask(t *testing.T, cli *client.Client, config map[string]any) *testT
 }
 
 // removeAllocContainers removes what a test left of an alloc's containers.
-func removeAllocContainers(t *testing.T, cli *client.Client, allocID string) {
+func removeAllocContainers(t testing.TB, cli *client.Client, allocID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelAllocID+"="+allocID))})
@@ -101,7 +101,7 @@ type fifoReader struct {
 	buf bytes.Buffer
 }
 
-func newFIFOReader(t *testing.T, path string) *fifoReader {
+func newFIFOReader(t testing.TB, path string) *fifoReader {
 	t.Helper()
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Fatal(err)
