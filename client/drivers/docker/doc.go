@@ -44,6 +44,6 @@
 //
 // Image builds and loads (load), devices, cpuset pinning by the
 // scheduler, port_map (the old port syntax), network aliases and
-// container networks other than those network_mode names, exec into a
-// running container (script checks), and Windows.
+// container networks other than those network_mode names, and Windows.
+// Script checks run in the container through ExecTask (docker exec).
 package docker
