@@ -89,6 +89,9 @@ func (d *Driver) SignalTask(id, signal string) error {
 // kill sends sig; a container that is already gone or stopped is not an
 // error, since what the caller wanted (it to stop) is true.
 func (d *Driver) kill(t *task, sig syscall.Signal) error {
+	if sig == syscall.SIGKILL {
+		t.killed.Store(true)
+	}
 	ctx, cancel := d.call()
 	defer cancel()
 	err := d.docker.ContainerKill(ctx, t.containerID, strconv.Itoa(int(sig)))

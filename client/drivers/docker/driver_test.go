@@ -24,14 +24,10 @@ func TestStartRunsTheCommandWithEnvLabelsMountsAndLogs(t *testing.T) {
 	if !res.Successful() {
 		t.Fatalf("exit = %+v, want success", res)
 	}
-	for _, want := range []string{"task=web\n", "from-local\n", "pwd=/tmp\n"} {
-		if !strings.Contains(tt.stdout.String(), want) {
-			t.Errorf("stdout %q lacks %q", tt.stdout.String(), want)
-		}
-	}
-	if got := tt.stderr.String(); got != "oops\n" {
-		t.Errorf("stderr = %q, want %q", got, "oops\n")
-	}
+	tt.stdout.waitOutput(t, `want "task=web", "from-local" and "pwd=/tmp" lines`, func(s string) bool {
+		return strings.Contains(s, "task=web\n") && strings.Contains(s, "from-local\n") && strings.Contains(s, "pwd=/tmp\n")
+	})
+	tt.stderr.waitOutput(t, `want "oops\n"`, func(s string) bool { return s == "oops\n" })
 	if _, err := os.Stat(filepath.Join(tt.cfg.AllocDir, "alloc", "written")); err != nil {
 		t.Errorf("/alloc is not the alloc dir: %v", err)
 	}
@@ -71,9 +67,7 @@ func TestEntrypointAndArgsReplaceTheImagesCommand(t *testing.T) {
 	if res := waitExit(t, d, tt.cfg.ID, 30*time.Second); !res.Successful() {
 		t.Fatalf("exit = %+v", res)
 	}
-	if got := tt.stdout.String(); got != "entry a1 a2\n" {
-		t.Fatalf("stdout = %q, want %q", got, "entry a1 a2\n")
-	}
+	tt.stdout.waitOutput(t, `want "entry a1 a2\n"`, func(s string) bool { return s == "entry a1 a2\n" })
 }
 
 func TestMemoryLimitKillsWithOOMKilled(t *testing.T) {
@@ -81,13 +75,18 @@ func TestMemoryLimitKillsWithOOMKilled(t *testing.T) {
 	// dd's 64 MiB block is touched as it is filled: well over 16 MB.
 	tt := newTestTask(t, cli, shell("dd if=/dev/zero of=/dev/null bs=64M count=4"))
 	tt.cfg.Resources.MemoryMB = 16
-	start(t, d, tt)
+	began := time.Now()
+	h := start(t, d, tt)
 	res := waitExit(t, d, tt.cfg.ID, 60*time.Second)
 	if !res.OOMKilled {
 		t.Fatalf("exit = %+v, want OOMKilled", res)
 	}
 	if res.Successful() {
 		t.Fatal("an OOM kill reported as success")
+	}
+	// What confirms an OOM kill when inspect lags behind the exit.
+	if !d.sawOOMEvent(containerIDOf(t, h), began) {
+		t.Fatal("the daemon's event log has no oom event for the container")
 	}
 }
 

@@ -140,6 +140,19 @@ func (r *fifoReader) String() string {
 	return r.buf.String()
 }
 
+// waitOutput waits until what reached the FIFO satisfies ok: output the
+// driver wrote may still sit in the FIFO when the exit is reported.
+func (r *fifoReader) waitOutput(t *testing.T, what string, ok func(string) bool) {
+	t.Helper()
+	end := time.Now().Add(10 * time.Second)
+	for !ok(r.String()) {
+		if time.Now().After(end) {
+			t.Fatalf("output %q: %s", r.String(), what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, deadline time.Duration, cond func() bool) {
 	t.Helper()

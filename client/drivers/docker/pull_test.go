@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -127,9 +128,7 @@ func TestMissingImageIsPulledAndForcePullRefreshesIt(t *testing.T) {
 		tt := newTestTask(t, cli, map[string]any{"image": ref, "force_pull": c.force, "command": "/bin/sh", "args": []any{"-c", "cat /marker 2>/dev/null || echo old"}})
 		start(t, d, tt)
 		waitExit(t, d, tt.cfg.ID, 30*time.Second)
-		if got := strings.TrimSpace(tt.stdout.String()); got != c.want {
-			t.Errorf("force_pull = %v: the task saw %q, want %q", c.force, got, c.want)
-		}
+		tt.stdout.waitOutput(t, fmt.Sprintf("force_pull = %v: want %q", c.force, c.want), func(s string) bool { return s == c.want+"\n" })
 	}
 }
 

@@ -3,6 +3,8 @@ package docker
 import (
 	"context"
 	"errors"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -20,6 +22,9 @@ type task struct {
 	imageID     string
 	startedAt   time.Time
 	tty         bool
+	// killed is set once the driver sent SIGKILL itself, so that its exit
+	// is not mistaken for an OOM kill.
+	killed atomic.Bool
 
 	// cancel stops the waiter and the log copier without touching the
 	// container (client shutdown, destroy).
@@ -91,7 +96,7 @@ func (d *Driver) waitContainer(ctx context.Context, t *task) *drivers.ExitResult
 		respCh, errCh := d.docker.ContainerWait(ctx, t.containerID, container.WaitConditionNotRunning)
 		select {
 		case <-respCh:
-			return d.exitOf(t.containerID)
+			return d.exitOf(t)
 		case err := <-errCh:
 			if ctx.Err() != nil {
 				return nil
@@ -114,10 +119,10 @@ func (d *Driver) waitContainer(ctx context.Context, t *task) *drivers.ExitResult
 // exitOf reads the exit code and OOM flag of a stopped container from
 // inspect, which knows them even for an exit that happened while the
 // client was away.
-func (d *Driver) exitOf(containerID string) *drivers.ExitResult {
+func (d *Driver) exitOf(t *task) *drivers.ExitResult {
 	ctx, cancel := d.call()
 	defer cancel()
-	info, err := d.docker.ContainerInspect(ctx, containerID)
+	info, err := d.docker.ContainerInspect(ctx, t.containerID)
 	if err != nil {
 		return &drivers.ExitResult{ExitUnknown: true, Err: err}
 	}
@@ -125,6 +130,11 @@ func (d *Driver) exitOf(containerID string) *drivers.ExitResult {
 		return &drivers.ExitResult{ExitUnknown: true}
 	}
 	res := &drivers.ExitResult{ExitCode: info.State.ExitCode, OOMKilled: info.State.OOMKilled}
+	if !res.OOMKilled && res.ExitCode == 128+int(syscall.SIGKILL) && !t.killed.Load() &&
+		info.HostConfig != nil && info.HostConfig.Memory > 0 {
+		started, _ := time.Parse(time.RFC3339Nano, info.State.StartedAt)
+		res.OOMKilled = d.confirmOOM(t.containerID, started)
+	}
 	if info.State.Error != "" {
 		res.Err = errors.New(info.State.Error)
 	}
