@@ -30,7 +30,7 @@ func (c *Client) setupDrivers() {
 				// here the driver still loads, with Nomad's defaults.
 				c.logger.Error("docker plugin config refused; using defaults", "error", err)
 			}
-			d := docker.New(docker.Options{Logger: c.logger, Clock: c.clock, Config: pc, AllocLive: c.allocLive, NodeCPU: c.nodeCPU})
+			d := docker.New(docker.Options{Logger: c.logger, Clock: c.clock, Config: pc, AllocLive: c.allocLive, NodeCPU: c.nodeCPU, NodeID: c.knownNodeID})
 			c.drivers[name] = d
 			c.shutdowns = append(c.shutdowns, d.Shutdown)
 		case mock.Name, mock.Alias:
@@ -53,6 +53,17 @@ func (c *Client) allocLive(allocID string) bool {
 	defer c.allocMu.RUnlock()
 	ar, ok := c.allocs[allocID]
 	return ok && !ar.IsTerminal()
+}
+
+// knownNodeID is the node's ID, or "" while the client is still building
+// its node (drivers are loaded before the fingerprint).
+func (c *Client) knownNodeID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.node == nil {
+		return ""
+	}
+	return c.node.ID
 }
 
 // nodeCPU is the node's CPU capacity, for drivers that turn a task's MHz

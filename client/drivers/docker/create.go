@@ -40,6 +40,9 @@ func (d *Driver) buildSpec(cfg *drivers.TaskConfig, tc *TaskConfig) (*createSpec
 	labels[LabelTaskID] = cfg.ID
 	labels[LabelJobName] = cfg.JobName
 	labels[LabelGroup] = cfg.GroupName
+	if node := d.opts.NodeID(); node != "" {
+		labels[LabelNodeID] = node
+	}
 
 	cc := &container.Config{
 		Image:      tc.Image,

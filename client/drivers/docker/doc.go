@@ -36,9 +36,10 @@
 //
 // Images are counted by the tasks using them and removed gc.image_delay
 // after the last one is destroyed (if gc.image), on the injected clock. The
-// reaper removes containers that carry Drover's labels but belong to no
-// task of this driver and to no live alloc (Options.AllocLive), older
-// than gc.dangling_containers.creation_grace.
+// reaper removes containers that carry Drover's labels for this node
+// (LabelNodeID, so that agents sharing a daemon leave each other's alone)
+// but belong to no task of this driver and to no live alloc
+// (Options.AllocLive), older than gc.dangling_containers.creation_grace.
 //
 // # Not supported yet
 //

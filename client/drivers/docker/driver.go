@@ -27,6 +27,10 @@ const (
 	LabelTaskID   = "io.drover.task_id"
 	LabelJobName  = "io.drover.job_name"
 	LabelGroup    = "io.drover.task_group"
+	// LabelNodeID scopes the reaper to this node's containers: clients
+	// that share a daemon (several agents on one machine) never reap each
+	// other's.
+	LabelNodeID = "io.drover.node_id"
 )
 
 // daemonTimeout bounds the daemon calls that should answer at once
@@ -44,6 +48,10 @@ type Options struct {
 	// reaper keeps the containers of live allocs. Nil means the reaper
 	// removes any Drover container the driver does not track.
 	AllocLive func(allocID string) bool
+	// NodeID returns the client's node ID ("" until it is known). The
+	// reaper only runs once it is known, and only on containers labelled
+	// with it.
+	NodeID func() string
 	// NodeCPU returns the node's total CPU in MHz and its core count, for
 	// cpu_hard_limit; nil refuses cpu_hard_limit.
 	NodeCPU func() (totalMHz int64, cores int)
@@ -82,6 +90,9 @@ var (
 // New returns the docker driver and starts its reaper (when the plugin
 // config enables it). It does not contact the daemon: Fingerprint does.
 func New(opts Options) *Driver {
+	if opts.NodeID == nil {
+		opts.NodeID = func() string { return "" }
+	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}

@@ -107,6 +107,11 @@ const testRunLabel = "io.drover.test_run"
 
 var testRun = structs.GenerateUUID()
 
+// testNode is the node ID the reaper tests' drivers run as.
+const testNode = "reaper-test-node"
+
+func testNodeID() string { return testNode }
+
 // createLabelled creates (without starting) a container with labels.
 func createLabelled(t *testing.T, cli *client.Client, labels map[string]string) string {
 	t.Helper()
@@ -136,11 +141,16 @@ func TestReaperRemovesOnlyDanglingDroverContainers(t *testing.T) {
 		o.Clock = clk
 		o.Config.GC.Dangling.CreationGrace = time.Minute
 		o.AllocLive = func(id string) bool { return id == live }
+		o.NodeID = testNodeID
 		o.reapOnly = testRunLabel + "=" + testRun
 	})
-	dead := createLabelled(t, cli, map[string]string{LabelAllocID: structs.GenerateUUID(), testRunLabel: testRun})
-	ofLive := createLabelled(t, cli, map[string]string{LabelAllocID: live, testRunLabel: testRun})
+	node := func(id string) map[string]string {
+		return map[string]string{LabelAllocID: id, LabelNodeID: testNode, testRunLabel: testRun}
+	}
+	dead := createLabelled(t, cli, node(structs.GenerateUUID()))
+	ofLive := createLabelled(t, cli, node(live))
 	notOurs := createLabelled(t, cli, map[string]string{"app": "someone-else", testRunLabel: testRun})
+	otherNode := createLabelled(t, cli, map[string]string{LabelAllocID: structs.GenerateUUID(), LabelNodeID: "another-node", testRunLabel: testRun})
 	tt := newTestTask(t, cli, shell("sleep 300"))
 	tt.cfg.Config["labels"] = map[string]any{testRunLabel: testRun}
 	h := start(t, d, tt)
@@ -155,7 +165,7 @@ func TestReaperRemovesOnlyDanglingDroverContainers(t *testing.T) {
 	if containerExists(t, cli, dead) {
 		t.Error("the container of a dead alloc is still there")
 	}
-	for name, id := range map[string]string{"a live alloc's": ofLive, "a foreign": notOurs, "a tracked task's": containerIDOf(t, h)} {
+	for name, id := range map[string]string{"a live alloc's": ofLive, "a foreign": notOurs, "another node's": otherNode, "a tracked task's": containerIDOf(t, h)} {
 		if !containerExists(t, cli, id) {
 			t.Errorf("the reaper removed %s container", name)
 		}
@@ -167,10 +177,11 @@ func TestReaperRunsEveryPeriod(t *testing.T) {
 	d, cli := newTestDriver(t, func(o *Options) {
 		o.Clock = clk
 		o.Config.GC.Dangling = DanglingConfig{Enabled: true, Period: 5 * time.Minute, CreationGrace: time.Minute}
+		o.NodeID = testNodeID
 		o.reapOnly = testRunLabel + "=" + testRun
 	})
 	_ = d
-	dead := createLabelled(t, cli, map[string]string{LabelAllocID: structs.GenerateUUID(), testRunLabel: testRun})
+	dead := createLabelled(t, cli, map[string]string{LabelAllocID: structs.GenerateUUID(), LabelNodeID: testNode, testRunLabel: testRun})
 	if !clk.BlockUntil(1, 10*time.Second) {
 		t.Fatal("the reaper is not waiting on the clock")
 	}

@@ -25,13 +25,18 @@ func (d *Driver) reapLoop() {
 	}
 }
 
-// ReapDangling removes the containers Drover labelled that no task of this
-// driver holds and whose alloc is no longer live (per Options.AllocLive),
-// sparing those younger than the creation grace, which may belong to a
-// start in progress. It returns how many it removed. Containers without
-// Drover's labels are never touched.
+// ReapDangling removes the containers Drover labelled for this node that
+// no task of this driver holds and whose alloc is no longer live (per
+// Options.AllocLive), sparing those younger than the creation grace, which
+// may belong to a start in progress. It returns how many it removed.
+// Containers without Drover's labels, and those of other nodes sharing
+// the daemon, are never touched; until the node ID is known nothing is.
 func (d *Driver) ReapDangling(ctx context.Context) (int, error) {
-	f := filters.NewArgs(filters.Arg("label", LabelAllocID))
+	node := d.opts.NodeID()
+	if node == "" {
+		return 0, nil
+	}
+	f := filters.NewArgs(filters.Arg("label", LabelAllocID), filters.Arg("label", LabelNodeID+"="+node))
 	if d.opts.reapOnly != "" {
 		f.Add("label", d.opts.reapOnly)
 	}
