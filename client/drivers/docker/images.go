@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/image"
@@ -94,66 +95,57 @@ func (r *imageRefs) pullWith(tc *TaskConfig, auth *Auth) error {
 	}
 	ctx, cancel := context.WithTimeout(d.ctx, tc.ImagePullTimeout)
 	defer cancel()
-	rc, err := d.docker.ImagePull(ctx, tc.Image, opts)
-	if err != nil {
+	// The watchdog cancels the pull when the daemon reports nothing for
+	// pull_activity_timeout, including before its first message (a daemon
+	// stuck resolving the image answers the pull call only then).
+	activity := make(chan struct{}, 1)
+	var stalled atomic.Bool
+	if idle := d.opts.Config.PullActivityTimeout; idle > 0 {
+		go func() {
+			for {
+				select {
+				case <-activity:
+				case <-d.clock.After(idle):
+					stalled.Store(true)
+					cancel()
+					return
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	fail := func(err error) error {
+		switch {
+		case stalled.Load():
+			return &drivers.RecoverableError{Err: fmt.Errorf("docker: pulling image %q made no progress for %v (plugin config pull_activity_timeout)", tc.Image, d.opts.Config.PullActivityTimeout)}
+		case d.ctx.Err() != nil:
+			return fmt.Errorf("docker: pulling image %q: the client is shutting down", tc.Image)
+		case ctx.Err() != nil:
+			return &drivers.RecoverableError{Err: fmt.Errorf("docker: pulling image %q did not finish within image_pull_timeout %v", tc.Image, tc.ImagePullTimeout)}
+		}
 		return pullError(tc, err)
 	}
+	rc, err := d.docker.ImagePull(ctx, tc.Image, opts)
+	if err != nil {
+		return fail(err)
+	}
 	defer rc.Close()
-	msgs := make(chan jsonmessage.JSONMessage)
-	decodeErr := make(chan error, 1)
-	go func() {
-		dec := json.NewDecoder(rc)
-		for {
-			var m jsonmessage.JSONMessage
-			if err := dec.Decode(&m); err != nil {
-				if errors.Is(err, io.EOF) {
-					err = nil
-				}
-				decodeErr <- err
-				return
-			}
-			select {
-			case msgs <- m:
-			case <-ctx.Done():
-				decodeErr <- ctx.Err()
-				return
-			}
-		}
-	}()
-	idle := d.opts.Config.PullActivityTimeout
+	dec := json.NewDecoder(rc)
 	for {
-		var stall <-chan struct{}
-		if idle > 0 {
-			ch := make(chan struct{})
-			stall = ch
-			timer := d.clock.After(idle)
-			go func() {
-				select {
-				case <-timer:
-					close(ch)
-				case <-ctx.Done():
-				}
-			}()
+		var m jsonmessage.JSONMessage
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) && ctx.Err() == nil {
+				return nil
+			}
+			return fail(err)
+		}
+		if m.Error != nil {
+			return pullError(tc, m.Error)
 		}
 		select {
-		case m := <-msgs:
-			if m.Error != nil {
-				cancel()
-				return pullError(tc, m.Error)
-			}
-		case err := <-decodeErr:
-			if err != nil {
-				return pullError(tc, err)
-			}
-			return nil
-		case <-stall:
-			cancel()
-			return fmt.Errorf("docker: pulling image %q made no progress for %v (plugin config pull_activity_timeout)", tc.Image, idle)
-		case <-ctx.Done():
-			if d.ctx.Err() != nil {
-				return fmt.Errorf("docker: pulling image %q: the client is shutting down", tc.Image)
-			}
-			return fmt.Errorf("docker: pulling image %q did not finish within image_pull_timeout %v", tc.Image, tc.ImagePullTimeout)
+		case activity <- struct{}{}:
+		default:
 		}
 	}
 }
