@@ -10,27 +10,42 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 	"golang.org/x/sys/unix"
+
+	"github.com/drover-sched/drover/client/drivers"
 )
+
+// logWriters are the write ends of a task's log FIFOs. They are opened
+// before StartTask or RecoverTask returns: the task runner starts reading
+// then, and a FIFO without a writer reads as the end of the output.
+type logWriters struct{ stdout, stderr io.WriteCloser }
+
+func openLogWriters(cfg *drivers.TaskConfig) (*logWriters, error) {
+	stdout, err := openLogWriter(cfg.StdoutPath)
+	if err != nil {
+		return nil, fmt.Errorf("open stdout log FIFO: %w", err)
+	}
+	stderr, err := openLogWriter(cfg.StderrPath)
+	if err != nil {
+		stdout.Close()
+		return nil, fmt.Errorf("open stderr log FIFO: %w", err)
+	}
+	return &logWriters{stdout: stdout, stderr: stderr}, nil
+}
+
+func (w *logWriters) Close() {
+	w.stdout.Close()
+	w.stderr.Close()
+}
 
 // copyLogs follows the container's output and writes stdout and stderr to
 // the task runner's FIFOs, which turn them into rotated log files as for
 // every other driver. The daemon keeps the output, so a copier that starts
 // late (or again after a client restart, from since) loses nothing that is
-// still there.
-func (d *Driver) copyLogs(ctx context.Context, t *task, since time.Time) {
+// still there. It closes the writers when the output ends.
+func (d *Driver) copyLogs(ctx context.Context, t *task, since time.Time, w *logWriters) {
 	defer close(t.logsDone)
-	stdout, err := openLogWriter(t.cfg.StdoutPath)
-	if err != nil {
-		d.logger.Warn("cannot open stdout log FIFO", "task", t.cfg.ID, "error", err)
-		return
-	}
-	defer stdout.Close()
-	stderr, err := openLogWriter(t.cfg.StderrPath)
-	if err != nil {
-		d.logger.Warn("cannot open stderr log FIFO", "task", t.cfg.ID, "error", err)
-		return
-	}
-	defer stderr.Close()
+	defer w.Close()
+	stdout, stderr := w.stdout, w.stderr
 	opts := container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true}
 	if !since.IsZero() {
 		opts.Since = fmt.Sprintf("%d.%09d", since.Unix(), since.Nanosecond())

@@ -40,13 +40,20 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 		}
 		return nil, &drivers.RecoverableError{Err: fmt.Errorf("docker: creating the container of image %q: %w", tc.Image, err)}
 	}
+	logs, err := openLogWriters(cfg)
+	if err != nil {
+		_ = d.removeContainer(created.ID)
+		d.images.release(imageID, tc.Image)
+		return nil, &drivers.RecoverableError{Err: err}
+	}
 	if err := d.docker.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
-		d.removeContainer(created.ID)
+		logs.Close()
+		_ = d.removeContainer(created.ID)
 		d.images.release(imageID, tc.Image)
 		return nil, fmt.Errorf("docker: starting container %s of image %q: %w", shortID(created.ID), tc.Image, err)
 	}
 	t := &task{cfg: cfg, containerID: created.ID, imageID: imageID, startedAt: d.clock.Now(), tty: tc.TTY}
-	d.track(t, noSince)
+	d.track(t, noSince, logs)
 	state, _ := json.Marshal(driverState{ContainerID: created.ID, ImageID: imageID, Image: tc.Image, TTY: tc.TTY})
 	d.logger.Debug("started container", "task", cfg.ID, "container", shortID(created.ID), "image", tc.Image)
 	return &drivers.TaskHandle{Version: 1, Driver: Name, TaskID: cfg.ID, Config: cfg, StartedAt: t.startedAt, DriverState: state}, nil
@@ -77,10 +84,14 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 		}
 		return fmt.Errorf("docker: inspecting container %s: %w", shortID(s.ContainerID), err)
 	}
+	logs, err := openLogWriters(h.Config)
+	if err != nil {
+		return fmt.Errorf("docker: re-attaching to container %s: %w", shortID(s.ContainerID), err)
+	}
 	d.images.acquire(s.ImageID, s.Image)
 	t := &task{cfg: h.Config, containerID: s.ContainerID, imageID: s.ImageID, startedAt: h.StartedAt, tty: s.TTY}
 	// Output from before the restart was copied by the previous client.
-	d.track(t, d.clock.Now())
+	d.track(t, d.clock.Now(), logs)
 	return nil
 }
 

@@ -51,7 +51,7 @@ const logDrainTimeout = 5 * time.Second
 // track registers t and starts its waiter and log copier. logsSince is
 // where the copy begins: zero for a new container (all of it), the
 // re-attach time for a recovered one.
-func (d *Driver) track(t *task, logsSince time.Time) {
+func (d *Driver) track(t *task, logsSince time.Time, logs *logWriters) {
 	ctx, cancel := context.WithCancel(d.ctx)
 	t.cancel = cancel
 	t.done = make(chan struct{})
@@ -62,7 +62,7 @@ func (d *Driver) track(t *task, logsSince time.Time) {
 	d.wg.Add(2)
 	go func() {
 		defer d.wg.Done()
-		d.copyLogs(ctx, t, logsSince)
+		d.copyLogs(ctx, t, logsSince, logs)
 	}()
 	go func() {
 		defer d.wg.Done()
