@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -77,6 +78,10 @@ type Client struct {
 	// own pool (an injected RPCer), which then watches with the blocking
 	// query alone.
 	allocNotices *allocsync.Mailbox
+
+	// reregister asks the heartbeat loop to register the node again
+	// (its drivers' health changed, driver_health.go).
+	reregister atomic.Bool
 
 	shutdownOnce sync.Once
 }
@@ -163,6 +168,9 @@ func NewClient(cfg *config.Config) (*Client, error) {
 	c.goLoop(func() { c.gc.Run(c.ctx) })
 	c.goLoop(func() { c.services.Run(c.ctx) })
 	c.goLoop(c.runStats)
+	if c.needsDriverHealth() {
+		c.goLoop(c.driverHealthLoop)
+	}
 	c.logger.Info("client started", "node_id", node.ID, "data_dir", cfg.DataDir)
 	return c, nil
 }

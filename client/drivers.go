@@ -2,6 +2,7 @@ package client
 
 import (
 	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/client/drivers/docker"
 	"github.com/drover-sched/drover/client/drivers/exec"
 	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/drivers/rawexec"
@@ -26,6 +27,16 @@ func (c *Client) setupDrivers() {
 			d := exec.New(opts)
 			c.drivers[name] = d
 			c.shutdowns = append(c.shutdowns, d.Shutdown)
+		case docker.Name:
+			pc, err := docker.ParsePluginConfig(c.cfg.PluginConfigs[docker.Name])
+			if err != nil {
+				// Refused before the agent starts by the config check;
+				// here the driver still loads, with Nomad's defaults.
+				c.logger.Error("docker plugin config refused; using defaults", "error", err)
+			}
+			d := docker.New(docker.Options{Logger: c.logger, Clock: c.clock, Config: pc, AllocLive: c.allocLive, NodeCPU: c.nodeCPU, NodeID: c.knownNodeID})
+			c.drivers[name] = d
+			c.shutdowns = append(c.shutdowns, d.Shutdown)
 		case mock.Name, mock.Alias:
 			if c.drivers[mock.Name] != nil {
 				continue
@@ -37,4 +48,35 @@ func (c *Client) setupDrivers() {
 			c.shutdowns = append(c.shutdowns, d.Shutdown)
 		}
 	}
+}
+
+// allocLive reports whether an alloc has a runner on this client that is
+// not terminal: the docker reaper keeps such an alloc's containers.
+func (c *Client) allocLive(allocID string) bool {
+	c.allocMu.RLock()
+	defer c.allocMu.RUnlock()
+	ar, ok := c.allocs[allocID]
+	return ok && !ar.IsTerminal()
+}
+
+// knownNodeID is the node's ID, or "" while the client is still building
+// its node (drivers are loaded before the fingerprint).
+func (c *Client) knownNodeID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.node == nil {
+		return ""
+	}
+	return c.node.ID
+}
+
+// nodeCPU is the node's CPU capacity, for drivers that turn a task's MHz
+// into a hard quota.
+func (c *Client) nodeCPU() (int64, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.node == nil || c.node.NodeResources == nil {
+		return 0, 0
+	}
+	return c.node.NodeResources.Cpu.CpuShares, int(c.node.NodeResources.Cpu.TotalCpuCores)
 }

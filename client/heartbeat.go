@@ -37,6 +37,9 @@ func (c *Client) heartbeatLoop() {
 	failures := 0
 	for {
 		var err error
+		if c.reregister.Swap(false) {
+			registered = false
+		}
 		if !registered {
 			err = c.register()
 			registered = err == nil

@@ -80,7 +80,8 @@ type Config struct {
 	// Options are free-form knobs, Nomad style: "driver.raw_exec.enable",
 	// "env.denylist", "fingerprint.skip_disk".
 	Options map[string]string
-	// EnabledDrivers lists the drivers to load: raw_exec, exec, mock.
+	// EnabledDrivers lists the drivers to load: raw_exec, exec, mock,
+	// docker.
 	EnabledDrivers []string
 	// ChrootEnv is the exec driver's chroot_env (host path = path in the
 	// task); empty means the driver's default.
@@ -88,6 +89,10 @@ type Config struct {
 	// ExecPlugin is the `plugin "exec" { config {} }` block (allow_caps,
 	// pids_limit).
 	ExecPlugin map[string]any
+	// PluginConfigs are the agent's `plugin "<driver>" { config { ... } }`
+	// blocks by driver name, for drivers whose options do not fit the flat
+	// Options (docker's nested gc and volumes blocks).
+	PluginConfigs map[string]map[string]any
 
 	Logger hclog.Logger
 	Clock  clock.Clock
@@ -262,9 +267,9 @@ func (c *Config) Validate() error {
 	}
 	for _, d := range c.EnabledDrivers {
 		switch d {
-		case "raw_exec", "exec", "mock", "mock_driver":
+		case "raw_exec", "exec", "mock", "mock_driver", "docker":
 		default:
-			errs = append(errs, fmt.Errorf("client: unknown driver %q (known: raw_exec, exec, mock)", d))
+			errs = append(errs, fmt.Errorf("client: unknown driver %q (known: raw_exec, exec, mock, docker)", d))
 		}
 	}
 	return errors.Join(errs...)

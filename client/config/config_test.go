@@ -6,13 +6,13 @@ import (
 )
 
 func TestValidateNamesEveryProblem(t *testing.T) {
-	c := &Config{DataDir: "relative", EnabledDrivers: []string{"docker"}, Reserved: Reserved{ReservedPorts: "x"}}
+	c := &Config{DataDir: "relative", EnabledDrivers: []string{"qemu"}, Reserved: Reserved{ReservedPorts: "x"}}
 	c.Canonicalize()
 	err := c.Validate()
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, want := range []string{"absolute", "servers", "docker", "reserved ports"} {
+	for _, want := range []string{"absolute", "servers", "qemu", "reserved ports"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

@@ -114,6 +114,10 @@ type TaskResources struct {
 	// Cores are the CPU cores reserved for the task (resources.cores);
 	// exec confines the task to them with a cpuset.
 	Cores []uint16
+	// Ports are the alloc's assigned ports by label: host value, host IP
+	// and the `to` port inside the task's network. Drivers that publish
+	// ports (docker) map them; others ignore them.
+	Ports []structs.AllocatedPortMapping
 }
 
 // EnvList returns Env as "K=V" pairs.

@@ -215,7 +215,7 @@ func TestNomadJobFiles(t *testing.T) {
 		})
 	})
 
-	t.Run("docker job is accepted but not placed", func(t *testing.T) {
+	t.Run("docker job is not placed where no docker daemon answers", func(t *testing.T) {
 		evals, _, err := c.Jobs().Evaluations("example", nil)
 		if err != nil || len(evals) == 0 {
 			t.Fatalf("evals: %v %+v", err, evals)

@@ -292,18 +292,19 @@ func copyAnyMap(m map[string]any) map[string]any {
 	return out
 }
 
-// copyAny copies the lists and maps a plugin config holds (allow_caps =
-// [...]), so that a copy of the agent config shares nothing with it.
+// copyAny copies the maps and lists of a plugin config value (docker's
+// nested gc block, allow_caps), so that a copy shares nothing with its
+// original.
 func copyAny(v any) any {
 	switch x := v.(type) {
+	case map[string]any:
+		return copyAnyMap(x)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = copyAny(e)
 		}
 		return out
-	case map[string]any:
-		return copyAnyMap(x)
 	}
 	return v
 }

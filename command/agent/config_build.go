@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	clientconfig "github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/client/drivers/docker"
 	"github.com/drover-sched/drover/nomad"
 )
 
@@ -50,6 +51,11 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.Limits.validate()...)
 	errs = append(errs, c.Client.Artifact.validate()...)
+	if p, ok := c.Plugins["docker"]; ok {
+		if _, err := docker.ParsePluginConfig(p.Config); err != nil {
+			errs = append(errs, fmt.Errorf("agent: %w", err))
+		}
+	}
 	if err := c.Telemetry.WithDefaults().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("agent: %w", err))
 	}
@@ -254,17 +260,21 @@ func (c *Config) clientConfig(dataDir string, servers []string, httpAdvertise st
 	if p, ok := c.Plugins["exec"]; ok {
 		cc.ExecPlugin = p.Config
 	}
+	if p, ok := c.Plugins["docker"]; ok {
+		cc.PluginConfigs = map[string]map[string]any{"docker": p.Config}
+	}
 	// The agent adds its listeners (Sources.OwnAddrs) once it has them.
 	cc.Artifacts = c.Client.Artifact.fetcher(nil)
 	return cc
 }
 
 // drivers maps plugin blocks onto the client's driver list and options:
-// exec is always loaded, raw_exec too but only runs tasks when enabled
-// (by its plugin block or the legacy driver.raw_exec.enable option), and
-// the mock driver only when a plugin block asks for it.
+// exec and docker are always loaded (docker is healthy only where a
+// daemon answers), raw_exec too but only runs tasks when enabled (by its
+// plugin block or the legacy driver.raw_exec.enable option), and the mock
+// driver only when a plugin block asks for it.
 func (c *Config) drivers(options map[string]string) ([]string, map[string]string) {
-	list := []string{"raw_exec", "exec"}
+	list := []string{"raw_exec", "exec", "docker"}
 	if p, ok := c.Plugins["raw_exec"]; ok {
 		if b, _ := p.Config["enabled"].(bool); b {
 			options["driver.raw_exec.enable"] = "1"

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/drover-sched/drover/nomad"
 )
@@ -251,19 +252,15 @@ func (d *decoder) decodeReserved(body hcl.Body, r *Reserved) {
 }
 
 // Plugins Drover has built in, by the names Nomad's files use.
-var knownPlugins = map[string]bool{"raw_exec": true, "exec": true, "mock_driver": true, "mock": true}
+var knownPlugins = map[string]bool{"raw_exec": true, "exec": true, "mock_driver": true, "mock": true, "docker": true}
 
 // decodePlugin reads `plugin "name" { config { ... } }`. A plugin Drover
 // does not have is a warning: the agent starts, and jobs asking for that
 // driver find no node.
 func (d *decoder) decodePlugin(b *hcl.Block) *PluginConfig {
 	p := &PluginConfig{Name: b.Labels[0], Config: map[string]any{}}
-	switch {
-	case p.Name == "docker":
-		d.warn(b.DefRange, "plugin %q is not available in Drover (built-in drivers: raw_exec, exec, mock_driver); jobs using it will not be placed", p.Name)
-		return nil
-	case !knownPlugins[p.Name]:
-		d.warn(b.DefRange, "unknown plugin %q (built-in drivers: raw_exec, exec, mock_driver); ignored", p.Name)
+	if !knownPlugins[p.Name] {
+		d.warn(b.DefRange, "unknown plugin %q (built-in drivers: raw_exec, exec, docker, mock_driver); ignored", p.Name)
 		return nil
 	}
 	d.walk(b.Body, &section{
@@ -277,6 +274,11 @@ func (d *decoder) decodePlugin(b *hcl.Block) *PluginConfig {
 }
 
 func (d *decoder) decodePluginConfig(p *PluginConfig, body hcl.Body) {
+	if syn, ok := body.(*hclsyntax.Body); ok && len(syn.Blocks) > 0 {
+		// Nested blocks (docker's gc, volumes): the driver checks the keys.
+		d.decodeNestedConfig(p.Config, syn, "plugin."+p.Name+".config.")
+		return
+	}
 	attrs, diags := body.JustAttributes()
 	d.addDiags(diags)
 	for name, a := range attrs {
@@ -290,5 +292,25 @@ func (d *decoder) decodePluginConfig(p *PluginConfig, body hcl.Body) {
 		if v, ok := d.value(a.Expr); ok {
 			p.Config[name] = goValue(v)
 		}
+	}
+}
+
+// decodeNestedConfig reads a plugin config body with blocks into plain
+// values, each block a map under its type (a repeated block the last one):
+// `gc { image = false }` becomes {"gc": {"image": false}}.
+func (d *decoder) decodeNestedConfig(out map[string]any, body *hclsyntax.Body, path string) {
+	for name, a := range body.Attributes {
+		if v, ok := d.value(a.Expr); ok {
+			out[name] = goValue(v)
+		}
+	}
+	for _, b := range body.Blocks {
+		if len(b.Labels) > 0 {
+			d.warn(b.DefRange(), "%s%s: labelled blocks are not read; ignored", path, b.Type)
+			continue
+		}
+		m := map[string]any{}
+		d.decodeNestedConfig(m, b.Body, path+b.Type+".")
+		out[b.Type] = m
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drover-sched/drover/client/drivers/docker"
 )
 
 func intPtr(n int) *int { return &n }
@@ -149,7 +151,7 @@ plugin "qemu" {}
 		`agent.hcl:6: "telemetry.statsd_address"`,
 		`agent.hcl:8: "tls.rpc_upgrade_mode"`,
 		`agent.hcl:14: "server.raft_protocol"`, `agent.hcl:15: unknown key "server.wibble"`,
-		`agent.hcl:17: plugin "docker"`, `agent.hcl:20: unknown plugin "qemu"`,
+		`agent.hcl:20: unknown plugin "qemu"`,
 	}
 	if len(warnings) != len(want) {
 		t.Fatalf("want %d warnings, got %d:\n%s", len(want), len(warnings), strings.Join(warnings, "\n"))
@@ -312,7 +314,7 @@ func TestDevConfigRunsEverythingOnLoopback(t *testing.T) {
 		t.Fatalf("dev config: %+v", c)
 	}
 	cc := c.clientConfig("/tmp/d", []string{"127.0.0.1:4647"}, "127.0.0.1:4646", nil)
-	requireEqual(t, []string{"raw_exec", "exec", "mock"}, cc.EnabledDrivers)
+	requireEqual(t, []string{"raw_exec", "exec", "docker", "mock"}, cc.EnabledDrivers)
 	if cc.Options["driver.raw_exec.enable"] != "1" || !cc.LoopbackOnly || cc.AdvertiseHTTP != "127.0.0.1:4646" {
 		t.Fatalf("dev client config: %+v", cc)
 	}
@@ -397,5 +399,49 @@ func TestServerGCSettingsDefaultToNomadsAndRejectBadValues(t *testing.T) {
 	_, _, err = ParseConfig("agent.hcl", []byte("server {\n  job_gc_interval = \"soon\"\n}"))
 	if err == nil || !strings.Contains(err.Error(), "job_gc_interval") || !strings.Contains(err.Error(), `"5m"`) {
 		t.Fatalf("a bad interval must be refused by name with an example, got %v", err)
+	}
+}
+
+func TestDockerPluginConfigReachesTheClient(t *testing.T) {
+	src := `client { enabled = true }
+plugin "docker" {
+  config {
+    allow_privileged = true
+    allow_caps       = ["chown", "net_raw"]
+    volumes { enabled = true }
+    gc {
+      image_delay = "10m"
+      dangling_containers {
+        enabled = false
+      }
+    }
+  }
+}
+`
+	c, warnings, err := ParseConfig("agent.hcl", []byte(src))
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("parse: %v, warnings %q", err, warnings)
+	}
+	cc := c.clientConfig("/tmp/d", []string{"127.0.0.1:4647"}, "127.0.0.1:4646", nil)
+	got, err := docker.ParsePluginConfig(cc.PluginConfigs["docker"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.AllowPrivileged || !got.VolumesEnabled || got.GC.ImageDelay != 10*time.Minute || !got.GC.Image ||
+		got.GC.Dangling.Enabled || len(got.AllowCaps) != 2 {
+		t.Fatalf("docker plugin config = %+v", got)
+	}
+}
+
+func TestDockerPluginConfigWithAnUnknownKeyIsRefused(t *testing.T) {
+	src := "server { enabled = true }\nplugin \"docker\" {\n  config {\n    gc { imag_delay = \"1m\" }\n  }\n}\n"
+	c, _, err := ParseConfig("agent.hcl", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.DevMode = true
+	err = c.Validate()
+	if err == nil || !strings.Contains(err.Error(), `"gc.imag_delay"`) || !strings.Contains(err.Error(), `"gc.image_delay"`) {
+		t.Fatalf("Validate = %v, want the unknown key and its suggestion", err)
 	}
 }

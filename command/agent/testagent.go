@@ -31,6 +31,10 @@ type TestAgent struct {
 // the client's node to be ready.
 const testStartTimeout = 30 * time.Second
 
+// TestNoDockerEndpoint is where test agents' docker driver looks for a
+// daemon: nowhere.
+const TestNoDockerEndpoint = "unix:///nonexistent/drover-test-docker.sock"
+
 // NewTestAgent starts an agent and shuts it down when the test ends. cb
 // may change the configuration first (disable the client, add meta, set
 // ServerHook or ClientHook). It returns once the server has a leader and
@@ -46,6 +50,9 @@ func NewTestAgent(t testing.TB, cb func(*Config)) *TestAgent {
 	cfg.Ports = Ports{}
 	cfg.DataDir = t.TempDir()
 	cfg.Version = "0.0.0-test"
+	// Test agents do not depend on the machine's Docker Engine: their
+	// docker driver is loaded but unhealthy, unless cb configures one.
+	cfg.Plugins["docker"] = &PluginConfig{Name: "docker", Config: map[string]any{"endpoint": TestNoDockerEndpoint}}
 	if cb != nil {
 		cb(cfg)
 	}

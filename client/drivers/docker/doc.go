@@ -1,0 +1,50 @@
+// Package docker is the docker task driver: each task attempt is one
+// container on the node's Docker Engine, created and watched through
+// Docker's own Go client, with Nomad's `docker` task config (see
+// ConfigSchema) and plugin config (PluginConfig), so that Nomad job files
+// and agent configs work unchanged.
+//
+// # A task's container
+//
+// StartTask makes sure the image is there (pulling it when missing or on
+// force_pull, within image_pull_timeout and the plugin's
+// pull_activity_timeout), creates the container with Drover's labels
+// (LabelAllocID and friends, which the reaper looks for), the task's
+// alloc/, local/ and secrets/ directories bound at /alloc, /local and
+// /secrets, the task's environment as the container's, and the task's
+// grant as cgroup limits: memory is the hard limit unless memory_max (or
+// memory_hard_limit) raises it, in which case memory is the reservation.
+// A restart is a new attempt and so a new container; DestroyTask removes
+// the old one.
+//
+// # Goroutines
+//
+// Each tracked task has two goroutines, both owned by the Driver (its
+// WaitGroup) and stopped by its context: the waiter blocks in
+// ContainerWait, then reads the exit code and OOM flag from inspect (which
+// knows them even for an exit that happened while the client was away),
+// waits briefly for the log copier, and publishes the result under d.mu;
+// the log copier follows the container's output and demultiplexes it into
+// the task runner's stdout and stderr FIFOs, from which Drover's log
+// rotation, `alloc logs` and the fs API read as for every other driver.
+// The reaper loop and each pending image removal are goroutines of the
+// Driver too. Shutdown stops them all; containers keep running so that
+// the next client re-attaches with RecoverTask, from the container ID in
+// the handle's DriverState, copying output from the re-attach on.
+//
+// # Collection
+//
+// Images are counted by the tasks using them and removed gc.image_delay
+// after the last one is destroyed (if gc.image), on the injected clock. The
+// reaper removes containers that carry Drover's labels for this node
+// (LabelNodeID, so that agents sharing a daemon leave each other's alone)
+// but belong to no task of this driver and to no live alloc
+// (Options.AllocLive), older than gc.dangling_containers.creation_grace.
+//
+// # Not supported yet
+//
+// Image builds and loads (load), devices, cpuset pinning by the
+// scheduler, port_map (the old port syntax), network aliases and
+// container networks other than those network_mode names, and Windows.
+// Script checks run in the container through ExecTask (docker exec).
+package docker
