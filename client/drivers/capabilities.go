@@ -38,6 +38,10 @@ type Capabilities struct {
 	// the client's env.denylist), as raw_exec tasks do in Nomad. Tasks of
 	// drivers without it get only the variables the task runner builds.
 	HostEnv bool
+	// UserEtc is the host directory whose passwd and group files the
+	// driver resolves task users against (the one a task's /etc is copied
+	// from); "" resolves them through the host's NSS.
+	UserEtc string
 }
 
 // CapabilitiesDriver is implemented by drivers that declare Capabilities.

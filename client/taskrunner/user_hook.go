@@ -42,14 +42,15 @@ func (h *userHook) Prestart(_ context.Context, req *PrestartRequest, resp *Prest
 	if _, declared := h.driver.(drivers.CapabilitiesDriver); declared {
 		name = taskUserName(caps, name)
 	}
-	if err := h.policy.Check(req.Task.Driver, name); err != nil {
+	resolve := userResolver(caps)
+	if err := h.policy.Check(req.Task.Driver, name, resolve); err != nil {
 		h.events.EmitEvent(hookFailedEvent(h.clock.Now(), err))
 		return err
 	}
 	if caps.FSIsolation == drivers.FSIsolationNone || name == "" || os.Geteuid() != 0 {
 		return nil
 	}
-	u, err := taskuser.Lookup(name)
+	u, err := resolve(name)
 	if err == nil {
 		err = req.TaskDir.Chown(u.UID, u.GID)
 	}
@@ -62,6 +63,18 @@ func (h *userHook) Prestart(_ context.Context, req *PrestartRequest, resp *Prest
 	}
 	resp.User = &u
 	return nil
+}
+
+// userResolver resolves task users as the driver does: from the passwd
+// and group files its tasks' /etc is copied from when it names them
+// (Capabilities.UserEtc), else through the host's NSS. The denylist check
+// and the owner of the task's directories then agree with the uid the
+// task runs as.
+func userResolver(caps drivers.Capabilities) taskuser.Resolver {
+	if caps.UserEtc != "" {
+		return func(name string) (taskuser.User, error) { return taskuser.LookupFiles(caps.UserEtc, name) }
+	}
+	return taskuser.Lookup
 }
 
 // taskUserName is the user a task runs as: its own `user`, else its

@@ -9,8 +9,20 @@
 // the client's own user for one that does not (raw_exec), and unknown
 // (not checked here) for an image driver, whose default is the image's.
 //
+// A user is denied by name and by uid: the task's user and each
+// denylisted name are resolved as the driver resolves them (LookupFiles
+// on the passwd and group files its tasks' /etc is copied from, for a
+// driver that names them in Capabilities.UserEtc; the host's NSS
+// otherwise), and a user whose uid is a denylisted name's is refused, so
+// "0" or another uid-0 name (toor) does not pass a denylist holding
+// root. root stands for uid 0 even where the files lack it. The task
+// runner then owns the task's directories to the uid the same resolver
+// gave.
+//
 // The client checks at every start (the task runner's user hook) and
 // also advertises both settings as node attributes of the same names,
 // so the scheduler refuses the node before placing the task there
-// (scheduler/feasible's userChecker). The package holds no state.
+// (scheduler/feasible's userChecker). The scheduler knows names and
+// well-known uids only (a numeric user "0" where root is denied); the
+// client's check by resolved uid is the authority. The package holds no state.
 package taskuser

@@ -24,7 +24,7 @@ func TestPolicy(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := ParsePolicy(c.options).Check(c.driver, c.user)
+			err := ParsePolicy(c.options).Check(c.driver, c.user, nil)
 			if (err != nil) != c.denied {
 				t.Fatalf("Check(%s, %s) = %v, want denied=%v", c.driver, c.user, err, c.denied)
 			}

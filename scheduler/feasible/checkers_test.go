@@ -141,6 +141,18 @@ func TestFeasibilityChain(t *testing.T) {
 			n.Attributes = n.Attributes.With("user.denylist", "root").With("user.checked_drivers", "exec")
 			j.TaskGroups[0].Tasks[0].User = "root"
 		}, false, `user "root" is in the node's user.denylist for driver exec`},
+		{"uid 0 by number filters where root is denied", func(n *structs.Node, j *structs.Job) {
+			n.Attributes = n.Attributes.With("user.denylist", "root").With("user.checked_drivers", "exec")
+			j.TaskGroups[0].Tasks[0].User = "0"
+		}, false, `user "0" is the uid of "root" in the node's user.denylist for driver exec`},
+		{"uid 0 with leading zeros filters too", func(n *structs.Node, j *structs.Job) {
+			n.Attributes = n.Attributes.With("user.denylist", "root").With("user.checked_drivers", "exec")
+			j.TaskGroups[0].Tasks[0].User = "000"
+		}, false, `user "000" is the uid of "root" in the node's user.denylist for driver exec`},
+		{"uid 0 passes where root is not denied", func(n *structs.Node, j *structs.Job) {
+			n.Attributes = n.Attributes.With("user.denylist", "admin").With("user.checked_drivers", "exec")
+			j.TaskGroups[0].Tasks[0].User = "0"
+		}, true, ""},
 		{"a task user the node does not deny passes", func(n *structs.Node, j *structs.Job) {
 			n.Attributes = n.Attributes.With("user.denylist", "root").With("user.checked_drivers", "exec")
 			j.TaskGroups[0].Tasks[0].User = "app"

@@ -3,6 +3,7 @@ package feasible
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/drover-sched/drover/structs"
@@ -56,8 +57,36 @@ func (c userChecker) check(node *structs.Node) string {
 	checked := splitList(node.Attributes.Value(attrUserCheckedDrivers))
 	denied := splitList(deny)
 	for _, t := range c.tasks {
-		if slices.Contains(checked, t.driver) && slices.Contains(denied, t.user) {
+		if !slices.Contains(checked, t.driver) {
+			continue
+		}
+		if slices.Contains(denied, t.user) {
 			return fmt.Sprintf("user %q is in the node's user.denylist for driver %s", t.user, t.driver)
+		}
+		if d := deniedByWellKnownUID(t.user, denied); d != "" {
+			return fmt.Sprintf("user %q is the uid of %q in the node's user.denylist for driver %s", t.user, d, t.driver)
+		}
+	}
+	return ""
+}
+
+// wellKnownUID are the uids the scheduler knows a denylisted name by
+// without the node's passwd.
+var wellKnownUID = map[string]int{"root": 0}
+
+// deniedByWellKnownUID is the denylisted name whose well-known uid a
+// numeric user names ("0", "00" when root is denied), or "". Other names
+// for a denied account (toor) are the client's to refuse: its user hook
+// resolves every user as the driver will and denies by uid, and is the
+// authority; this only spares a placement that would fail.
+func deniedByWellKnownUID(user string, denied []string) string {
+	n, err := strconv.Atoi(user)
+	if err != nil {
+		return ""
+	}
+	for _, d := range denied {
+		if uid, ok := wellKnownUID[d]; ok && uid == n {
+			return d
 		}
 	}
 	return ""

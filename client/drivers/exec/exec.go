@@ -109,7 +109,7 @@ func New(opts Options) *executor.Driver {
 	for _, c := range []string{"memory", "cpu", "pids", "cpuset", "freezer"} {
 		attrs["cgroup."+c] = boolAttr(ctrls[c] && os.Geteuid() == 0)
 	}
-	caps := drivers.Capabilities{FSIsolation: drivers.FSIsolationChroot}
+	caps := drivers.Capabilities{FSIsolation: drivers.FSIsolationChroot, UserEtc: iso.etc}
 	return executor.New(executor.Options{
 		Name: Name, Logger: opts.Logger, Clock: opts.Clock, Enabled: opts.Enabled,
 		Attributes: attrs, Unhealthy: unhealthy, DefaultSignal: syscall.SIGINT, Isolation: iso,

@@ -1,12 +1,7 @@
 package exec
 
 import (
-	"bufio"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+	"github.com/drover-sched/drover/client/taskuser"
 )
 
 // credentials are a task user's ids.
@@ -16,67 +11,20 @@ type credentials struct {
 }
 
 // lookupUser resolves name (or a numeric uid) against the passwd and
-// group files the task's /etc is copied from, so that the driver and the
-// task agree on who the user is. It reads the files itself rather than
-// asking the C library: the answer must come from these files, not from
-// whatever NSS the host is configured with.
+// group files the task's /etc is copied from (taskuser.LookupFiles), so
+// that the driver, the task and the task runner, which owns the task's
+// directories to the user, agree on who the user is.
 func lookupUser(etc, name string) (credentials, error) {
 	if etc == "" {
 		return credentials{}, errNoEtc
 	}
-	var c credentials
-	found := false
-	err := eachLine(filepath.Join(etc, "passwd"), func(f []string) bool {
-		if len(f) < 4 || (f[0] != name && f[2] != name) {
-			return true
-		}
-		uid, err1 := strconv.ParseUint(f[2], 10, 32)
-		gid, err2 := strconv.ParseUint(f[3], 10, 32)
-		if err1 != nil || err2 != nil {
-			return true
-		}
-		c.Uid, c.Gid, found = uint32(uid), uint32(gid), true
-		name = f[0]
-		return false
-	})
+	u, err := taskuser.LookupFiles(etc, name)
 	if err != nil {
-		return c, err
+		return credentials{}, err
 	}
-	if !found {
-		return c, fmt.Errorf("task user %q: not found in %s (the task's /etc/passwd)", name, filepath.Join(etc, "passwd"))
+	c := credentials{Uid: uint32(u.UID), Gid: uint32(u.GID)}
+	for _, g := range u.Groups {
+		c.Groups = append(c.Groups, uint32(g))
 	}
-	c.Groups = []uint32{c.Gid}
-	_ = eachLine(filepath.Join(etc, "group"), func(f []string) bool {
-		if len(f) < 4 {
-			return true
-		}
-		for _, m := range strings.Split(f[3], ",") {
-			if m == name {
-				if gid, err := strconv.ParseUint(f[2], 10, 32); err == nil && uint32(gid) != c.Gid {
-					c.Groups = append(c.Groups, uint32(gid))
-				}
-			}
-		}
-		return true
-	})
 	return c, nil
-}
-
-func eachLine(path string, fn func([]string) bool) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		line := s.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if !fn(strings.Split(line, ":")) {
-			return nil
-		}
-	}
-	return s.Err()
 }
