@@ -22,9 +22,10 @@ import (
 // symlink in the part of it that already exists, is refused with
 // ErrPathEscapes. The rest of the path need not exist yet.
 //
-// The check is made when HostPath is called: it suits the client's own
-// writes before a task starts, when no task of the alloc can swap a
-// directory for a symlink under it.
+// The check is made when HostPath is called, and a running task of the
+// alloc (a sidecar, a sibling) can swap a directory for a symlink right
+// after: it is an early refusal only. The write itself must go through
+// OpenDir and the other *At functions, which follow no symlink.
 func (a *AllocDir) HostPath(p string) (string, error) {
 	rel := filepath.Clean(strings.TrimLeft(p, "/"))
 	if rel == "" {

@@ -185,7 +185,12 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) error {
 			return err
 		}
 	}
-	return place(staged, dest, mode == getter.ModeFile)
+	stageDir, err := os.Open(stage)
+	if err != nil {
+		return fmt.Errorf("staging directory: %w", err)
+	}
+	defer stageDir.Close()
+	return place(req.AllocDir, stageDir, "artifact", dest, mode == getter.ModeFile)
 }
 
 // client is go-getter with only the getters Drover supports: HTTP through
@@ -237,10 +242,11 @@ func getMode(m string) (getter.Mode, error) {
 	return getter.ModeInvalid, fmt.Errorf("%w: mode %q must be any, file or dir", ErrInvalidOption, m)
 }
 
-// destination returns the host path an artifact goes to. A relative
-// destination is relative to the task's directory; an absolute one (such
-// as "${NOMAD_TASK_DIR}/bin", interpolated) must name a place in the
-// alloc dir. Neither may lead out of the alloc dir.
+// destination returns where an artifact goes, relative to the alloc dir.
+// A relative destination is relative to the task's directory; an
+// absolute one (such as "${NOMAD_TASK_DIR}/bin", interpolated) must name
+// a place in the alloc dir. Neither may lead out of the alloc dir: ".."
+// is refused here, and symlinks when the artifact is placed (place).
 func destination(req Request, dest, mode, src string) (string, error) {
 	if dest == "" {
 		dest = "local/"
@@ -265,7 +271,12 @@ func destination(req Request, dest, mode, src string) (string, error) {
 			return "", fmt.Errorf("destination %q: %w", dest, allocdir.ErrPathEscapes)
 		}
 	}
-	return req.AllocDir.HostPath(rel)
+	// Refuse a link that is there already before anything is fetched;
+	// place makes the check that counts, at write time.
+	if _, err := req.AllocDir.HostPath(rel); err != nil {
+		return "", err
+	}
+	return filepath.Clean(rel), nil
 }
 
 func or[T comparable](v, def T) T {

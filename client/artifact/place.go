@@ -8,58 +8,101 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/drover-sched/drover/client/allocdir"
 )
 
-// place moves a staged download to its destination. A file replaces what
-// is at dest; a directory's contents are merged into dest, replacing files
-// of the same name, as go-getter does when it writes in place. Names that
-// already exist in dest as symlinks are replaced, never followed.
-func place(staged, dest string, file bool) error {
+// place moves the staged download (name staged in the directory stage)
+// to dest, a path relative to the alloc dir. A file replaces what is at
+// dest; a directory's contents are merged into dest, replacing files of
+// the same name, as go-getter does when it writes in place.
+//
+// The alloc's tasks may be running (sidecars, earlier tasks) and can
+// swap any directory they write for a symlink at any time, so nothing is
+// looked up by path: dest is opened one directory at a time without
+// following symlinks (allocdir.OpenDir), and every step works on
+// descriptors. A symlink on the way fails the placement; one at a name
+// being replaced is removed, never followed.
+func place(a *allocdir.AllocDir, stage *os.File, staged, dest string, file bool) error {
 	if file {
-		if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		parent, name := filepath.Split(filepath.Clean(dest))
+		if name == "" || name == "." {
+			return fmt.Errorf("destination %s names no file", dest)
+		}
+		dir, err := a.OpenDir(parent, true, 0o755)
+		if err != nil {
 			return err
 		}
-		if fi, err := os.Lstat(dest); err == nil && fi.IsDir() {
+		defer dir.Close()
+		if st, err := allocdir.LstatAt(dir, name); err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			return fmt.Errorf("destination %s is a directory, and mode \"file\" writes a file there (name the file in destination)", dest)
 		}
-		return replace(staged, dest)
+		return replaceAt(stage, staged, dir, name)
 	}
-	if err := os.MkdirAll(dest, 0o755); err != nil {
+	dir, err := a.OpenDir(dest, true, 0o755)
+	if err != nil {
 		return err
 	}
-	return merge(staged, dest)
+	defer dir.Close()
+	src, err := allocdir.OpenDirAt(stage, staged, false, 0)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return merge(src, dir)
 }
 
-func merge(src, dst string) error {
-	entries, err := os.ReadDir(src)
+func merge(src, dst *os.File) error {
+	entries, err := src.ReadDir(-1)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		from, to := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
-		fi, err := os.Lstat(to)
-		if err == nil && fi.IsDir() && e.IsDir() {
-			if err := merge(from, to); err != nil {
+		st, err := allocdir.LstatAt(dst, e.Name())
+		if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && e.IsDir() {
+			if err := mergeChild(src, dst, e.Name()); err != nil {
 				return err
 			}
 			continue
 		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err != nil && !errors.Is(err, unix.ENOENT) {
 			return err
 		}
-		if err := replace(from, to); err != nil {
+		if err := replaceAt(src, e.Name(), dst, e.Name()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// replace renames from to to, removing what was at to first.
-func replace(from, to string) error {
-	if err := os.RemoveAll(to); err != nil {
+func mergeChild(src, dst *os.File, name string) error {
+	from, err := allocdir.OpenDirAt(src, name, false, 0)
+	if err != nil {
 		return err
 	}
-	return os.Rename(from, to)
+	defer from.Close()
+	to, err := allocdir.OpenDirAt(dst, name, false, 0)
+	if err != nil {
+		return err
+	}
+	defer to.Close()
+	return merge(from, to)
+}
+
+// replaceAt renames from in fromDir to to in toDir, removing what was at
+// to first. Should a task put something back in between, the rename
+// replaces a file or symlink itself and fails on a non-empty directory:
+// it never writes through what the task put there.
+func replaceAt(fromDir *os.File, from string, toDir *os.File, to string) error {
+	if err := allocdir.RemoveAllAt(toDir, to); err != nil {
+		return err
+	}
+	if err := unix.Renameat(int(fromDir.Fd()), from, int(toDir.Fd()), to); err != nil {
+		return fmt.Errorf("place %s: %w", filepath.Join(toDir.Name(), to), err)
+	}
+	return nil
 }
 
 // chown gives the fetched files to the task's user, as Nomad does for an

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/drover-sched/drover/client/drivers"
 )
@@ -14,6 +15,12 @@ import (
 // modes) arrives as 0644, and `command = "local/tool"` is expected to run
 // it. Files outside the alloc dir, the host's own programs, are never
 // touched.
+//
+// Tasks of the alloc may be running and can swap the path for a symlink
+// at any moment, so the file is opened through an os.Root of the alloc
+// dir (no symlink may lead out of it) and its mode read and changed
+// through that one descriptor: the file checked is the file changed.
+// O_NONBLOCK keeps a FIFO planted there from holding the start.
 func makeExecutable(path string, cfg *drivers.TaskConfig) error {
 	root := cfg.AllocDir
 	if root == "" {
@@ -22,15 +29,25 @@ func makeExecutable(path string, cfg *drivers.TaskConfig) error {
 	if root == "" || !within(root, path) {
 		return nil
 	}
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 != 0 {
-		return nil // a missing command fails at start with its own error
-	}
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil || !within(root, real) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
 		return nil
 	}
-	return os.Chmod(real, fi.Mode().Perm()|0o111)
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	f, err := r.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil // missing, or leads out of the alloc dir: a missing command fails at start with its own error
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 != 0 {
+		return nil
+	}
+	return f.Chmod(fi.Mode().Perm() | 0o111)
 }
 
 // within reports whether path is root or below it, lexically.

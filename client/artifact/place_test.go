@@ -1,0 +1,93 @@
+package artifact
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/drover-sched/drover/client/allocdir"
+	"github.com/drover-sched/drover/structs"
+)
+
+// A sibling task swaps a directory of the destination for a symlink out
+// of the alloc dir while the download is under way: the client, which
+// places the artifact as root, must not follow it.
+func TestASymlinkPlantedDuringTheDownloadIsNotFollowed(t *testing.T) {
+	for _, c := range []struct {
+		name, dest, mode string
+	}{
+		{"file into a swapped directory", "../alloc/data/d/tool", ModeFile},
+		{"file into a directory under a swapped one", "../alloc/data/d/sub/tool", ModeFile},
+		{"merge into a swapped directory", "../alloc/data/d", ModeDir},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			body, mode := []byte("#!/bin/sh\n"), c.mode
+			path := "/tool"
+			if mode == ModeDir {
+				body, path = tarGz(t, entry{name: "tool", body: "#!/bin/sh\n"}), "/tool.tgz"
+			}
+			started, release := make(chan struct{}), make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				close(started)
+				<-release
+				_, _ = w.Write(body)
+			}))
+			t.Cleanup(srv.Close)
+			d := filepath.Join(f.alloc.SharedDir, "data", "d")
+			if err := os.Mkdir(d, 0o755); err != nil { // a real directory when the fetch starts
+				t.Fatal(err)
+			}
+			outside := t.TempDir()
+			done := make(chan error, 1)
+			go func() {
+				done <- f.fetch(nil, &structs.TaskArtifact{GetterSource: srv.URL + path, RelativeDest: c.dest, GetterMode: mode}, nil)
+			}()
+			select {
+			case <-started:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the download never started")
+			}
+			if err := os.Remove(d); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, d); err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			err := <-done
+			if !errors.Is(err, allocdir.ErrSymlink) || IsRecoverable(err) {
+				t.Fatalf("err = %v, want a final ErrSymlink", err)
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+				t.Fatalf("the artifact was written through the symlink: %v", entries)
+			}
+		})
+	}
+}
+
+// A symlink at a name the artifact replaces is replaced, not written
+// through.
+func TestASymlinkAtTheDestinationNameIsReplaced(t *testing.T) {
+	f := newFixture(t)
+	outside := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(outside, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(f.task.LocalDir, "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.fetch(nil, &structs.TaskArtifact{GetterSource: f.url("/a.txt", []byte("new"))}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "keep" {
+		t.Fatalf("the symlink's target was written: %q", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(f.task.LocalDir, "a.txt")); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("local/a.txt is not the fetched file: %v %v", fi, err)
+	}
+}
