@@ -83,3 +83,15 @@ func TestWriteAndRemoveAtDoNotFollowSymlinks(t *testing.T) {
 		t.Fatalf("the symlink itself is still there: %v", err)
 	}
 }
+
+func TestReserved(t *testing.T) {
+	for rel, want := range map[string]bool{
+		"alloc/logs": true, "alloc/logs/web.stdout.0": true, "web/.artifacts": true, "web/.artifacts/0-ab": true,
+		"web/.artifact-123/x": true, "alloc/data/logs": false, "web/local/.artifacts": false, "alloc": false,
+		"web": false, "web/local": false, "alloc/data": false,
+	} {
+		if got := Reserved(rel); got != want {
+			t.Errorf("Reserved(%q) = %v, want %v", rel, got, want)
+		}
+	}
+}

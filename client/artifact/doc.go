@@ -48,6 +48,14 @@
 //     destination, inspected, and only then moved into place, so a failed
 //     or refused download leaves the task directory as it was and a
 //     partial file from an earlier attempt is never resumed into.
+//   - Placement through descriptors. The alloc's other tasks may be
+//     running and may swap a directory of the destination for a symlink
+//     during the download, so the move into place opens the destination
+//     one directory at a time without following symlinks and renames
+//     with renameat (place.go, allocdir.OpenDir): a symlink on the way
+//     fails the placement. The client's own places (a task's .artifacts
+//     markers and staging directories, alloc/logs) are no destination
+//     (allocdir.Reserved).
 //   - Insecure TLS only when the artifact says `insecure = true`.
 //
 // # Errors
@@ -55,7 +63,8 @@
 // Fetch returns an *Error naming the artifact's source. Its Recoverable
 // field says whether trying again may help: an unsupported or refused
 // source, a checksum mismatch, a malformed checksum option and a
-// destination outside the alloc dir are final; a network error, a bad
+// destination outside the alloc dir, through a symlink or among the
+// client's own places are final; a network error, a bad
 // status, a size bound or an unsafe archive may be fixed upstream and are
 // worth a retry under the restart policy.
 //

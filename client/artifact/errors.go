@@ -3,6 +3,8 @@ package artifact
 import (
 	"errors"
 	"fmt"
+
+	"github.com/drover-sched/drover/client/allocdir"
 )
 
 // Errors a fetch can wrap; test them with errors.Is on what Fetch returns.
@@ -60,5 +62,6 @@ func IsRecoverable(err error) bool {
 func final(err error) bool {
 	return errors.Is(err, ErrUnsupportedSource) || errors.Is(err, ErrChecksumMismatch) ||
 		errors.Is(err, ErrInvalidOption) || errors.Is(err, errDestinationEscapes) ||
+		errors.Is(err, allocdir.ErrReserved) ||
 		errors.Is(err, ErrSourceRefused)
 }

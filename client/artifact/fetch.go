@@ -135,7 +135,7 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) error {
 	if err := os.MkdirAll(req.TaskDir, 0o755); err != nil {
 		return err
 	}
-	stage, err := os.MkdirTemp(req.TaskDir, ".artifact-")
+	stage, err := os.MkdirTemp(req.TaskDir, allocdir.ArtifactStagePrefix)
 	if err != nil {
 		return fmt.Errorf("staging directory: %w", err)
 	}
@@ -270,6 +270,9 @@ func destination(req Request, dest, mode, src string) (string, error) {
 		} else {
 			return "", fmt.Errorf("destination %q: %w", dest, allocdir.ErrPathEscapes)
 		}
+	}
+	if allocdir.Reserved(rel) {
+		return "", fmt.Errorf("destination %q %w", dest, allocdir.ErrReserved)
 	}
 	// Refuse a link that is there already before anything is fetched;
 	// place makes the check that counts, at write time.

@@ -91,3 +91,19 @@ func TestASymlinkAtTheDestinationNameIsReplaced(t *testing.T) {
 		t.Fatalf("local/a.txt is not the fetched file: %v %v", fi, err)
 	}
 }
+
+// The client's own places are no destination: a job cannot forge the
+// markers that say an artifact was fetched, nor write the alloc's logs.
+func TestTheClientsOwnPlacesAreRefusedAsDestinations(t *testing.T) {
+	f := newFixture(t)
+	src := f.url("/a.txt", []byte("a"))
+	for _, dest := range []string{".artifacts", ".artifacts/0-abc", "../alloc/logs", ".artifact-x/y"} {
+		err := f.fetch(nil, &structs.TaskArtifact{GetterSource: src, RelativeDest: dest}, nil)
+		if !errors.Is(err, allocdir.ErrReserved) || IsRecoverable(err) {
+			t.Fatalf("%s: err = %v, want a final ErrReserved", dest, err)
+		}
+	}
+	if n := f.requestCount(); n != 0 {
+		t.Fatalf("%d requests for refused destinations", n)
+	}
+}

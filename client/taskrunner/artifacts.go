@@ -21,8 +21,10 @@ import (
 // one empty file per artifact already fetched for this alloc. Nomad
 // fetches a task's artifacts once per alloc, not on every restart; the
 // markers live with the alloc dir, so a restarted client does not fetch
-// again either, and they go away with it.
-const artifactMarkers = ".artifacts"
+// again either, and they go away with it. It is the client's alone
+// (allocdir.Reserved): no artifact or template may write there, and the
+// markers are read and written without following symlinks all the same.
+const artifactMarkers = allocdir.ArtifactMarkersDir
 
 // artifactHook is the prestart hook that downloads the task's artifacts
 // this alloc has not fetched yet, with the task's environment for
@@ -43,7 +45,7 @@ func (h *artifactHook) Prestart(ctx context.Context, req *PrestartRequest, _ *Pr
 	task, td := req.Task, req.TaskDir
 	var todo []int
 	for i, a := range task.Artifacts {
-		if _, err := os.Stat(artifactMarker(td, i, a)); err != nil {
+		if !artifactFetched(td, i, a) {
 			todo = append(todo, i)
 		}
 	}
@@ -91,12 +93,25 @@ func artifactMarker(td allocdir.TaskDir, i int, a *structs.TaskArtifact) string 
 	return filepath.Join(td.Dir, artifactMarkers, fmt.Sprintf("%d-%s", i, hex.EncodeToString(sum[:8])))
 }
 
+// artifactFetched reports whether artifact i's marker is there: a
+// regular file, looked at without following a symlink.
+func artifactFetched(td allocdir.TaskDir, i int, a *structs.TaskArtifact) bool {
+	fi, err := os.Lstat(artifactMarker(td, i, a))
+	return err == nil && fi.Mode().IsRegular()
+}
+
 func markArtifact(td allocdir.TaskDir, i int, a *structs.TaskArtifact) error {
 	p := artifactMarker(td, i, a)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("record artifact %d as fetched: %w", i, err)
+	dir, err := os.Open(td.Dir)
+	if err == nil {
+		defer dir.Close()
+		var markers *os.File
+		if markers, err = allocdir.OpenDirAt(dir, artifactMarkers, true, 0o755); err == nil {
+			defer markers.Close()
+			err = allocdir.WriteFileAt(markers, filepath.Base(p), nil, 0o644)
+		}
 	}
-	if err := os.WriteFile(p, nil, 0o644); err != nil {
+	if err != nil {
 		return fmt.Errorf("record artifact %d as fetched: %w", i, err)
 	}
 	return nil

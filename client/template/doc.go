@@ -21,7 +21,13 @@
 // setuid, setgid or sticky bit, whatever `perms` says (job validation
 // refuses them; this is the defence behind it). For a task its driver
 // runs as another user than the client's (Input.Owner), the file and any
-// directory the render creates for it are that user's, and `uid`/`gid`
+// directory the render creates for it under a directory the task writes
+// anyway (its local/, secrets/, tmp/, alloc/data, alloc/tmp) are that
+// user's; a directory created elsewhere (the task directory's root,
+// alloc/) stays the client's, so that a template cannot hand the task a
+// place the client trusts. The client's own places (a task's artifact
+// markers, alloc/logs: allocdir.Reserved) are refused as destinations,
+// also when a symlink leads there. `uid`/`gid`
 // may only name that user and its group: a job cannot make a file owned
 // by root, or by another task's user, through a template. A task run as
 // the client's own user (raw_exec) may name any owner, as in Nomad: it

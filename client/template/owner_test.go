@@ -1,12 +1,14 @@
 package template
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -82,5 +84,48 @@ func TestTemplatesOfATaskRunAsAnotherUserAreThatUsers(t *testing.T) {
 	in.Templates = []*structs.Template{{EmbeddedTmpl: "x", DestPath: "local/own", Uid: &same, Gid: &same}}
 	if _, err := Render(in); err != nil {
 		t.Errorf("a template naming the task's own uid and gid: %v", err)
+	}
+}
+
+// Directories a render makes outside the places the task writes (the
+// task directory's root, alloc/) stay the client's, and the client's own
+// places (artifact markers, alloc/logs) are refused outright, also when
+// a symlink the task planted leads there.
+func TestRendersNeverGiveTheTaskTheClientsPlaces(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to chown")
+	}
+	in, root := allocTree(t)
+	in.Chown = true
+	in.Owner = &Owner{UID: 65534, GID: 65534}
+	in.Templates = []*structs.Template{
+		{EmbeddedTmpl: "x", DestPath: "conf/app.conf"},
+		{EmbeddedTmpl: "x", DestPath: "../alloc/shared/app.conf"},
+		{EmbeddedTmpl: "x", DestPath: "../alloc/data/d/app.conf"},
+	}
+	if _, err := Render(in); err != nil {
+		t.Fatal(err)
+	}
+	for p, uid := range map[string]uint32{"web/conf": 0, "alloc/shared": 0, "alloc/data/d": 65534, "web/conf/app.conf": 65534} {
+		fi, err := os.Stat(filepath.Join(root, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); st.Uid != uid {
+			t.Errorf("%s is owned by %d, want %d", p, st.Uid, uid)
+		}
+	}
+	must(t, os.Symlink("..", filepath.Join(root, "web/local/up")))
+	for _, dest := range []string{".artifacts/0-abc", ".artifact-1/x", "../alloc/logs/web.stdout.0", "local/up/.artifacts/0-abc", ".artifacts"} {
+		in.Templates = []*structs.Template{{EmbeddedTmpl: "x", DestPath: dest}}
+		_, err := Render(in)
+		if !errors.Is(err, allocdir.ErrReserved) {
+			t.Errorf("%s: err = %v, want ErrReserved", dest, err)
+		}
+	}
+	for _, p := range []string{"web/.artifacts", "web/.artifact-1", "alloc/logs/web.stdout.0"} {
+		if _, err := os.Lstat(filepath.Join(root, p)); err == nil {
+			t.Errorf("%s was created", p)
+		}
 	}
 }

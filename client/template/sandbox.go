@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drover-sched/drover/client/allocdir"
 )
 
 // ErrPathEscapes is a source, destination or file() path that leads
@@ -95,6 +97,50 @@ func (s *sandbox) checkFD(fd int, p string) error {
 	return nil
 }
 
+// checkWriteFD is checkFD for a directory a render writes into, which
+// must not be one of the client's own places either; it returns the
+// directory's real path.
+func (s *sandbox) checkWriteFD(fd int, p string) (string, error) {
+	if err := s.checkFD(fd, p); err != nil {
+		return "", err
+	}
+	real, err := os.Readlink(procFD(fd))
+	if err != nil {
+		return "", fmt.Errorf("%q: %w", p, err)
+	}
+	if s.clientOnly(real) {
+		return "", fmt.Errorf("%q: %w", p, allocdir.ErrReserved)
+	}
+	return real, nil
+}
+
+// clientOnly reports whether real, a resolved path in the sandbox, is or
+// lies under one of the client's own places (allocdir.Reserved): a
+// task's artifact markers or staging directories, or the alloc's logs.
+func (s *sandbox) clientOnly(real string) bool {
+	if rel, err := filepath.Rel(s.realTask, real); err == nil && filepath.IsLocal(rel) {
+		return allocdir.ClientOnlyTaskEntry(strings.SplitN(rel, string(filepath.Separator), 2)[0])
+	}
+	return within(filepath.Join(s.realShared, "logs"), real)
+}
+
+// taskWritable reports whether real, a resolved directory, is or lies
+// under a directory the task writes itself (allocdir.TaskWritableDirs,
+// SharedWritableDirs).
+func (s *sandbox) taskWritable(real string) bool {
+	for _, d := range allocdir.TaskWritableDirs {
+		if within(filepath.Join(s.realTask, d), real) {
+			return true
+		}
+	}
+	for _, d := range allocdir.SharedWritableDirs {
+		if within(filepath.Join(s.realShared, d), real) {
+			return true
+		}
+	}
+	return false
+}
+
 // readFile reads a regular file of the sandbox; p must be absolute.
 func (s *sandbox) readFile(p string) ([]byte, error) {
 	if s.escapes(p) {
@@ -162,17 +208,23 @@ func (s *sandbox) writeFile(p string, data []byte, m fileMode) error {
 		return fmt.Errorf("%q: %w (its directory moved)", p, ErrPathEscapes)
 	}
 	dir, base := filepath.Split(rel)
-	walked := root
+	walked, walkedReal := root, realRoot
 	for _, comp := range strings.Split(filepath.Clean(dir), string(filepath.Separator)) {
 		if comp == "." || comp == "" {
 			continue
 		}
 		walked = filepath.Join(walked, comp)
+		if s.clientOnly(filepath.Join(walkedReal, comp)) {
+			return fmt.Errorf("%q: %w", p, allocdir.ErrReserved)
+		}
 		err := unix.Mkdirat(dfd, comp, 0o755)
 		if err != nil && !errors.Is(err, unix.EEXIST) {
 			return &os.PathError{Op: "mkdir", Path: walked, Err: err}
 		}
-		if err == nil && (m.dirUID >= 0 || m.dirGID >= 0) {
+		// Only a directory made where the task writes anyway is given
+		// to it: one in the task directory's root or in alloc/ would
+		// hand the task a place the client trusts.
+		if err == nil && (m.dirUID >= 0 || m.dirGID >= 0) && s.taskWritable(walkedReal) {
 			if err := unix.Fchownat(dfd, comp, m.dirUID, m.dirGID, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 				return &os.PathError{Op: "chown", Path: walked, Err: err}
 			}
@@ -183,9 +235,12 @@ func (s *sandbox) writeFile(p string, data []byte, m fileMode) error {
 		}
 		unix.Close(dfd)
 		dfd = nfd
-		if err := s.checkFD(dfd, walked); err != nil {
+		if walkedReal, err = s.checkWriteFD(dfd, walked); err != nil {
 			return err
 		}
+	}
+	if s.clientOnly(filepath.Join(walkedReal, base)) {
+		return fmt.Errorf("%q: %w", p, allocdir.ErrReserved)
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
