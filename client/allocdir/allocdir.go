@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/drover-sched/drover/helper/dirperm"
 )
 
@@ -116,32 +118,47 @@ func mkdirOnce(dir string, mode os.FileMode) error {
 // user the task runs as, mode 0700: the task writes them, no other user
 // reads them. The task runner calls it before every start of a task
 // whose driver isolates it and runs it as another user; the files the
-// client then writes there (payload, artifacts, templates) follow with
-// ChownTree or their own chown.
+// client then writes there (payload, artifacts, templates) get their own
+// chown.
+//
+// When a directory belonged to another user (the job's `user` changed
+// between versions), what that user left inside is given to the new one
+// too (chownFrom), or the task could not change its own files.
 func (t TaskDir) Chown(uid, gid int) error {
+	parent, err := os.Open(t.Dir)
+	if err != nil {
+		return fmt.Errorf("task dir: %w", err)
+	}
+	defer parent.Close()
 	for _, d := range []string{t.LocalDir, t.SecretsDir, t.TmpDir} {
-		if err := os.Lchown(d, uid, gid); err != nil {
-			return fmt.Errorf("task dir: %w", err)
-		}
-		if err := os.Chmod(d, modeOwn); err != nil {
+		if err := chownDir(parent, filepath.Base(d), uid, gid); err != nil {
 			return fmt.Errorf("task dir: %w", err)
 		}
 	}
 	return nil
 }
 
-// ChownTree gives path and everything under it to uid:gid, without
-// following symlinks (a symlink is chowned itself, never its target).
-func ChownTree(path string, uid, gid int) error {
-	return filepath.WalkDir(path, func(p string, _ fs.DirEntry, err error) error {
-		if err != nil {
+// chownDir gives the directory name in parent to uid:gid, mode 0700,
+// and its contents as well when it was another user's.
+func chownDir(parent *os.File, name string, uid, gid int) error {
+	dir, err := OpenDirAt(parent, name, false, 0)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(int(dir.Fd()), &st); err != nil {
+		return &os.PathError{Op: "stat", Path: dir.Name(), Err: err}
+	}
+	if int(st.Uid) != uid {
+		if err := chownFrom(dir, int(st.Uid), uid, gid); err != nil {
 			return err
 		}
-		if err := os.Lchown(p, uid, gid); err != nil {
-			return fmt.Errorf("chown %s: %w", p, err)
-		}
-		return nil
-	})
+	}
+	if err := dir.Chown(uid, gid); err != nil {
+		return err
+	}
+	return dir.Chmod(modeOwn)
 }
 
 // Destroy removes the tree.

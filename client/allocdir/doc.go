@@ -16,7 +16,12 @@
 // the task runner does so before starting a task whose driver isolates
 // its file system (drivers.Capabilities), so the task writes its own
 // directories and no other task's. A task of a driver without isolation
-// (raw_exec) runs as the client's user and needs no chown. The log FIFOs
+// (raw_exec) runs as the client's user and needs no chown. When the
+// task's user changes between versions, Chown hands the old user's files
+// in those directories to the new one, through descriptors (chown.go).
+// The client's writes into directories a task can change go through
+// O_NOFOLLOW descriptors (beneath.go), and a task's .artifacts and
+// alloc/logs are the client's alone (reserved.go). The log FIFOs
 // stay root's 0600: the driver opens them before it switches to the
 // task's user, and the task only inherits the descriptors.
 //

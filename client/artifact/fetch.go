@@ -14,6 +14,7 @@ import (
 	getter "github.com/hashicorp/go-getter/v2"
 
 	"github.com/drover-sched/drover/client/allocdir"
+	"github.com/drover-sched/drover/client/taskuser"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -81,6 +82,11 @@ type Request struct {
 	TaskDir  string
 	// User owns the fetched files when the artifact asks for chown.
 	User string
+	// Owner, when set, is User as the task's driver resolved it (the
+	// task runner's user hook): the chown uses its ids rather than a
+	// lookup of User through the host's NSS, which may disagree with
+	// the passwd file the task is run from.
+	Owner *taskuser.User
 }
 
 // Fetch downloads one artifact into the task's directory. On error the
@@ -180,8 +186,8 @@ func (f *Fetcher) fetch(ctx context.Context, req Request) error {
 	if err := checkLinks(stage); err != nil {
 		return err
 	}
-	if a.Chown && req.User != "" {
-		if err := chown(staged, req.User); err != nil {
+	if a.Chown && (req.User != "" || req.Owner != nil) {
+		if err := chown(staged, req.User, req.Owner); err != nil {
 			return err
 		}
 	}

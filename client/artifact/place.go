@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/drover-sched/drover/client/allocdir"
+	"github.com/drover-sched/drover/client/taskuser"
 )
 
 // place moves the staged download (name staged in the directory stage)
@@ -106,20 +107,28 @@ func replaceAt(fromDir *os.File, from string, toDir *os.File, to string) error {
 }
 
 // chown gives the fetched files to the task's user, as Nomad does for an
-// artifact with chown = true. Only root can; a client running as another
-// user leaves them as they are.
-func chown(root, username string) error {
+// artifact with chown = true: owner's ids when the task runner resolved
+// the user, else username looked up on the host. Only root can; a client
+// running as another user leaves them as they are. root is the staging
+// directory, the client's alone.
+func chown(root, username string, owner *taskuser.User) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
-	u, err := user.Lookup(username)
-	if err != nil {
-		return fmt.Errorf("chown to %q: %w", username, err)
-	}
-	uid, err1 := strconv.Atoi(u.Uid)
-	gid, err2 := strconv.Atoi(u.Gid)
-	if err1 != nil || err2 != nil {
-		return fmt.Errorf("chown to %q: user has a non-numeric id %s:%s", username, u.Uid, u.Gid)
+	var uid, gid int
+	if owner != nil {
+		uid, gid = owner.UID, owner.GID
+	} else {
+		u, err := user.Lookup(username)
+		if err != nil {
+			return fmt.Errorf("chown to %q: %w", username, err)
+		}
+		var err1, err2 error
+		uid, err1 = strconv.Atoi(u.Uid)
+		gid, err2 = strconv.Atoi(u.Gid)
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("chown to %q: user has a non-numeric id %s:%s", username, u.Uid, u.Gid)
+		}
 	}
 	return filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {

@@ -1,15 +1,18 @@
 package artifact
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/drover-sched/drover/client/allocdir"
+	"github.com/drover-sched/drover/client/taskuser"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -105,5 +108,28 @@ func TestTheClientsOwnPlacesAreRefusedAsDestinations(t *testing.T) {
 	}
 	if n := f.requestCount(); n != 0 {
 		t.Fatalf("%d requests for refused destinations", n)
+	}
+}
+
+// chown = true gives the files to the ids the task runner resolved for
+// the task's user, the driver's, even where the host does not know the
+// name.
+func TestChownUsesTheResolvedOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to chown")
+	}
+	f := newFixture(t)
+	req := Request{Artifact: &structs.TaskArtifact{GetterSource: f.url("/a.txt", []byte("a")), Chown: true},
+		AllocDir: f.alloc, TaskDir: f.task.Dir, User: "drover-no-such-host-user", Owner: &taskuser.User{UID: 4242, GID: 4243}}
+	fe := &Fetcher{Sources: Sources{AllowedHosts: []HostRule{mustRule(t, "127.0.0.1")}}}
+	if err := fe.Fetch(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(f.task.LocalDir, "a.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 4242 || st.Gid != 4243 {
+		t.Fatalf("a.txt is %d:%d, want 4242:4243", st.Uid, st.Gid)
 	}
 }

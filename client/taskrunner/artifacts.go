@@ -67,7 +67,7 @@ func (h *artifactHook) Prestart(ctx context.Context, req *PrestartRequest, _ *Pr
 	}
 	for _, i := range todo {
 		a := task.Artifacts[i]
-		err := fetcher.Fetch(ctx, artifact.Request{Artifact: a, Env: env, AllocDir: req.AllocDir, TaskDir: td.Dir, User: user})
+		err := fetcher.Fetch(ctx, artifact.Request{Artifact: a, Env: env, AllocDir: req.AllocDir, TaskDir: td.Dir, User: user, Owner: req.User})
 		if err == nil {
 			err = markArtifact(td, i, a)
 		}
