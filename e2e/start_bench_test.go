@@ -57,7 +57,7 @@ job "start" {
         args    = ["3600"]
       }
       resources {
-        cpu    = 10
+        cpu    = 5
         memory = 16
       }
     }
