@@ -17,14 +17,27 @@ import (
 	"github.com/drover-sched/drover/client/drivers/exec/execinit"
 )
 
-// setprivInTask is where ExecTask expects util-linux's setpriv inside the
-// task's root (it comes with the /usr the default chroot_env maps).
-const setprivInTask = "/usr/bin/setpriv"
+// setprivInTask and envInTask are where ExecTask expects util-linux's
+// setpriv and coreutils' env inside the task's root (both come with the
+// /usr the default chroot_env maps).
+const (
+	setprivInTask = "/usr/bin/setpriv"
+	envInTask     = "/usr/bin/env"
+)
+
+// enterPath is the whole environment of nsenter and setpriv, which run as
+// root with every capability: the job's environment (LD_PRELOAD,
+// LD_LIBRARY_PATH, GCONV_PATH, ...) would run code of the job's choosing
+// inside them. The task's environment is applied by env(1), which setpriv
+// starts only after it dropped to the task's user and capabilities.
+const enterPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
 
 // ExecCommand runs a command (a script check) where the task
 // runs: nsenter(1) joins the init's mount, uts, ipc and pid namespaces
 // and its root, and setpriv(1), inside the root, takes on the task's
-// user, groups and capabilities and no_new_privs. A Go process cannot
+// user, groups and capabilities and no_new_privs, and env(1), started by
+// setpriv after the drop, replaces the environment with the task's
+// (nsenter and setpriv themselves see PATH only). A Go process cannot
 // join a mount namespace once its runtime has started threads, which is
 // why this goes through nsenter rather than the init.
 //
@@ -39,13 +52,27 @@ func (i *isolation) ExecCommand(cfg *drivers.TaskConfig, state json.RawMessage, 
 	if !i.hasInTask(setprivInTask) {
 		return nil, nil, fmt.Errorf("exec: running a command inside the task needs setpriv (util-linux) at %s inside the task's chroot", setprivInTask)
 	}
+	if !i.hasInTask(envInTask) {
+		return nil, nil, fmt.Errorf("exec: running a command inside the task needs env (coreutils) at %s inside the task's chroot", envInTask)
+	}
+	command = inTask(cfg, command)
+	if strings.ContainsRune(command, '=') {
+		// env(1) would take it for a variable.
+		return nil, nil, fmt.Errorf("exec: command %q: a command run inside the task cannot contain '='; rename it or run it through a shell", command)
+	}
 	creds, caps, err := i.taskIdentity(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	argv := []string{nsenter, "-t", strconv.Itoa(pid), "-m", "-u", "-i", "-p", "-r", "-w", "--", setprivInTask}
 	argv = append(argv, setprivArgs(creds, caps)...)
-	argv = append(argv, "--", inTask(cfg, command))
+	argv = append(argv, "--", envInTask, "-i", "--")
+	for _, kv := range taskEnv(cfg) {
+		if k, _, _ := strings.Cut(kv, "="); k != "" {
+			argv = append(argv, kv)
+		}
+	}
+	argv = append(argv, command)
 	for _, a := range args {
 		argv = append(argv, inTask(cfg, a))
 	}
@@ -55,7 +82,7 @@ func (i *isolation) ExecCommand(cfg *drivers.TaskConfig, state json.RawMessage, 
 	}
 	cmd := osexec.Command(i.exe, argv...)
 	cmd.Args[0] = "drover-exec-enter"
-	cmd.Env = append(taskEnv(cfg), execinit.EnvMarker+"="+execinit.EnterMode)
+	cmd.Env = []string{enterPath, execinit.EnvMarker + "=" + execinit.EnterMode}
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{syncR} // fd 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
