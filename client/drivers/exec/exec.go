@@ -50,6 +50,9 @@ type Options struct {
 	// ConfigError is what was wrong with the client's configuration of
 	// the driver (PluginOptions' error); the driver is unhealthy with it.
 	ConfigError error
+
+	// allowNamed is set by New when AllowCaps was given.
+	allowNamed bool
 }
 
 // PluginOptions reads the exec plugin block's config (allow_caps,
@@ -88,6 +91,7 @@ func New(opts Options) *executor.Driver {
 	if len(opts.ChrootEnv) == 0 {
 		opts.ChrootEnv = DefaultChrootEnv
 	}
+	opts.allowNamed = opts.AllowCaps != nil
 	if opts.AllowCaps == nil {
 		opts.AllowCaps = DefaultAllowCaps
 	}

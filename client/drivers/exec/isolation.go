@@ -37,9 +37,12 @@ type isolation struct {
 	chroot map[string]string
 	etc    string
 	allow  []string
-	pids   int64
-	exe    string
-	exeErr error
+	// allowNamed is whether the client's allow_caps was set, not the
+	// default: only then may a non-root task cap_add rootOnlyCaps.
+	allowNamed bool
+	pids       int64
+	exe        string
+	exeErr     error
 	// probeErr is why a process could not be started in new namespaces.
 	probeErr error
 	// configErr is Options.ConfigError.
@@ -76,7 +79,7 @@ func newIsolation(opts Options) *isolation {
 	}
 	i := &isolation{
 		cg: detectCgroups(opts.CgroupRoot), chroot: opts.ChrootEnv, etc: etcSource(opts.ChrootEnv),
-		allow: allow, pids: opts.PidsLimit, logger: opts.Logger, configErr: opts.ConfigError, starting: map[string]*initPipes{},
+		allow: allow, allowNamed: opts.allowNamed, pids: opts.PidsLimit, logger: opts.Logger, configErr: opts.ConfigError, starting: map[string]*initPipes{},
 	}
 	if i.logger == nil {
 		i.logger = hclog.NewNullLogger()
@@ -129,7 +132,14 @@ func (i *isolation) taskIdentity(cfg *drivers.TaskConfig) (credentials, []uint, 
 	if drop, err = parseCapList(`config "cap_drop"`, drop); err != nil {
 		return creds, nil, err
 	}
-	caps, err := taskCaps(i.allow, add, drop, creds.Uid == 0)
+	allow := i.allow
+	if creds.Uid != 0 && !i.allowNamed {
+		allow = withoutCaps(allow, rootOnlyCaps)
+	}
+	caps, err := taskCaps(allow, add, drop, creds.Uid == 0)
+	if err != nil && creds.Uid != 0 && !i.allowNamed {
+		err = fmt.Errorf("%w (%s are for root tasks unless the exec plugin's allow_caps names them)", err, strings.Join(rootOnlyCaps, ", "))
+	}
 	return creds, caps, err
 }
 
