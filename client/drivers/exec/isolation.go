@@ -397,10 +397,15 @@ func (i *isolation) Release(cfg *drivers.TaskConfig, state json.RawMessage) {
 
 // Signal handles what the init cannot forward: SIGSTOP would stop the
 // init alone (it cannot be caught), and the SIGCONT that follows must
-// reach every process the stop reached. Both go to every process in the
-// task's cgroups, setsid children too.
+// reach every process the stop reached; SIGURG and SIGCHLD the init
+// cannot tell from its own (the Go runtime preempts with SIGURG, and a
+// child's exit raises SIGCHLD), so it never forwards them. These go to
+// every process in the task's cgroups, setsid children too (the init
+// among them, which ignores SIGURG and reaps on SIGCHLD).
 func (i *isolation) Signal(cfg *drivers.TaskConfig, state json.RawMessage, sig syscall.Signal) (bool, error) {
-	if sig != syscall.SIGSTOP && sig != syscall.SIGCONT {
+	switch sig {
+	case syscall.SIGSTOP, syscall.SIGCONT, syscall.SIGURG, syscall.SIGCHLD:
+	default:
 		return false, nil
 	}
 	procs := i.cg.Procs(stateCgroup(cfg, state))

@@ -168,6 +168,35 @@ func TestTheKillSignalReachesATrappingTaskThroughTheInit(t *testing.T) {
 	waitOutput(t, stdout2, "got-hup")
 }
 
+// SIGURG and SIGCHLD, which the init cannot tell from its own, still
+// reach a task that traps them, as kill_signal and through SignalTask.
+func TestUrgAndChldReachATrappingTask(t *testing.T) {
+	needRoot(t)
+	d := newDriver(t)
+	cfg, stdout, _ := testTask(t, `trap 'echo got-urg; exit 7' URG; echo ready; while :; do sleep 0.05; done`)
+	start(t, d, cfg)
+	waitOutput(t, stdout, "ready")
+	began := time.Now()
+	if err := d.StopTask(cfg.ID, time.Minute, "SIGURG"); err != nil {
+		t.Fatal(err)
+	}
+	res := waitExit(t, d, cfg.ID)
+	if time.Since(began) > 30*time.Second {
+		t.Fatal("the task only ended at the kill timeout")
+	}
+	waitOutput(t, stdout, "got-urg")
+	if res.ExitCode != 7 {
+		t.Errorf("exit %+v, want the trap's 7", res)
+	}
+	cfg2, stdout2, _ := testTask(t, `trap 'echo got-chld' CHLD; echo ready; while :; do read -t 1 x </dev/zero || :; done`)
+	start(t, d, cfg2)
+	waitOutput(t, stdout2, "ready")
+	if err := d.SignalTask(cfg2.ID, "SIGCHLD"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, stdout2, "got-chld")
+}
+
 // A client restart (a new Driver) re-attaches from the handle and its stop
 // still kills the whole task, setsid children included.
 func TestStopAfterReattachKillsEverything(t *testing.T) {

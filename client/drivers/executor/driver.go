@@ -315,8 +315,17 @@ func (d *Driver) StopTask(id string, timeout time.Duration, signal string) error
 	if d.exited(t) {
 		return nil
 	}
-	if err := unix.Kill(-t.pid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
-		return fmt.Errorf("signal %v to process group %d: %w", sig, t.pid, err)
+	done := false
+	if d.opts.Isolation != nil {
+		// A kill_signal the isolation delivers itself (see Isolation).
+		if done, err = d.opts.Isolation.Signal(t.cfg, t.isoState, sig); err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
+			return err
+		}
+	}
+	if !done {
+		if err := unix.Kill(-t.pid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("signal %v to process group %d: %w", sig, t.pid, err)
+		}
 	}
 	select {
 	case <-t.done:
