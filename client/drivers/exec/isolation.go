@@ -180,6 +180,9 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 	if cfg.TaskDir == "" {
 		return nil, errors.New("exec: the task has no task directory to use as its root")
 	}
+	if err := checkNamespaceModes(cfg); err != nil {
+		return nil, err
+	}
 	creds, caps, err := i.taskIdentity(cfg)
 	if err != nil {
 		return nil, err
@@ -201,9 +204,9 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 			return nil, fmt.Errorf("making command %q executable: %w", command, err)
 		}
 	}
-	cwd := inTask(cfg, cfg.Dir)
-	if !filepath.IsAbs(cwd) || cwd == cfg.Dir {
-		cwd = "/"
+	cwd, err := workDir(cfg)
+	if err != nil {
+		return nil, err
 	}
 	mapped := make([]string, len(args))
 	for k, a := range args {

@@ -95,6 +95,10 @@ func TestFailuresBeforeTheExecAreStartErrors(t *testing.T) {
 		{"a command missing from the chroot", func(c *drivers.TaskConfig) { c.Config["command"] = "no-such-command" }, "not found on PATH"},
 		{"a host path outside the chroot", func(c *drivers.TaskConfig) { c.Config["command"] = "/root/tool" }, "inside the task's chroot"},
 		{"an unknown user", func(c *drivers.TaskConfig) { c.User = "no-such-user" }, `task user "no-such-user"`},
+		{"the host's pid namespace", func(c *drivers.TaskConfig) { c.Config["pid_mode"] = "host" }, `config "pid_mode": "host" is not offered`},
+		{"the host's ipc namespace", func(c *drivers.TaskConfig) { c.Config["ipc_mode"] = "host" }, `config "ipc_mode": "host" is not offered`},
+		{"a relative work_dir", func(c *drivers.TaskConfig) { c.Config["work_dir"] = "local" }, `config "work_dir": "local" is relative`},
+		{"a missing work_dir", func(c *drivers.TaskConfig) { c.Config["work_dir"] = "/no/such/dir" }, `working directory "/no/such/dir" inside the task's chroot`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDriver(t)
@@ -112,6 +116,32 @@ func TestFailuresBeforeTheExecAreStartErrors(t *testing.T) {
 				t.Errorf("a failed start left its cgroup: %v", err)
 			}
 		})
+	}
+}
+
+// work_dir is where the task starts, inside its chroot, named either
+// way; pid_mode and ipc_mode "private" are what a task gets anyway.
+func TestWorkDirIsTheTasksWorkingDirectory(t *testing.T) {
+	needRoot(t)
+	d := newDriver(t)
+	for _, wd := range []string{"/local", "host"} {
+		cfg, stdout, stderr := testTask(t, `echo "pwd=$(pwd)"; echo x > relative && echo wrote`)
+		if wd == "host" {
+			wd = filepath.Join(cfg.TaskDir, "local")
+		}
+		cfg.Config["work_dir"] = wd
+		cfg.Config["pid_mode"], cfg.Config["ipc_mode"] = "private", ""
+		start(t, d, cfg)
+		if res := waitExit(t, d, cfg.ID); !res.Successful() {
+			t.Fatalf("work_dir %s: exit %+v, stderr %q", wd, res, stderr.String())
+		}
+		waitOutput(t, stdout, "wrote")
+		if !strings.Contains(stdout.String(), "pwd=/local\n") {
+			t.Errorf("work_dir %s: %q", wd, stdout.String())
+		}
+		if _, err := os.Stat(filepath.Join(cfg.TaskDir, "local", "relative")); err != nil {
+			t.Errorf("work_dir %s: a relative write did not land in local/: %v", wd, err)
+		}
 	}
 }
 

@@ -60,6 +60,12 @@ func start(s *Spec) (*supervisor, error) {
 	if cwd == "" {
 		cwd = "/"
 	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return nil, fmt.Errorf("working directory %q inside the task's chroot: %w", cwd, err)
+	}
 	// Every catchable signal is caught before the task exists, so none
 	// sent while it starts is lost (see supervise.go).
 	sup := newSupervisor()
