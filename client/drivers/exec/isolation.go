@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,16 +99,32 @@ func newIsolation(opts Options) *isolation {
 	return i
 }
 
-// cgroupName is the task's group under drover/.
+// cgroupName is the task's group under drover/: the alloc ID and task
+// name, every byte but letters, digits, '-' and '.' hex-escaped as _xx,
+// so that no two tasks of an alloc ("a b", "a:b", "a_b") share a group
+// and one's stop kills the other. A name too long for a cgroup keeps its
+// start and ends in a hash of the whole.
 func cgroupName(cfg *drivers.TaskConfig) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			return r
+	full := cfg.AllocID + "-" + cfg.TaskName
+	var b strings.Builder
+	for i := 0; i < len(full); i++ {
+		switch c := full[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '.':
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "_%02x", c)
 		}
-		return '_'
-	}, cfg.AllocID+"-"+cfg.TaskName)
+	}
+	name := b.String()
+	if len(name) > maxCgroupName {
+		sum := sha256.Sum256([]byte(full))
+		name = name[:maxCgroupName-33] + "-" + hex.EncodeToString(sum[:16])
+	}
+	return name
 }
+
+// maxCgroupName keeps a group's name well within a file name (255).
+const maxCgroupName = 200
 
 // taskIdentity resolves the task's user and capabilities from its config.
 func (i *isolation) taskIdentity(cfg *drivers.TaskConfig) (credentials, []uint, error) {
