@@ -78,6 +78,9 @@ func (c *cgroupV1) dir(ctrl, name string) string {
 }
 
 func (c *cgroupV1) Create(name string, l limits) error {
+	if err := enforceable(l, c.have, c.root); err != nil {
+		return err
+	}
 	for _, ctrl := range v1Controllers {
 		if !c.have[ctrl] {
 			continue

@@ -42,6 +42,7 @@ type isolation struct {
 	// allowNamed is whether the client's allow_caps was set, not the
 	// default: only then may a non-root task cap_add rootOnlyCaps.
 	allowNamed bool
+	noLimits   bool
 	pids       int64
 	exe        string
 	exeErr     error
@@ -81,7 +82,7 @@ func newIsolation(opts Options) *isolation {
 	}
 	i := &isolation{
 		cg: detectCgroups(opts.CgroupRoot), chroot: opts.ChrootEnv, etc: etcSource(opts.ChrootEnv),
-		allow: allow, allowNamed: opts.allowNamed, pids: opts.PidsLimit, logger: opts.Logger, configErr: opts.ConfigError, starting: map[string]*initPipes{},
+		allow: allow, allowNamed: opts.allowNamed, noLimits: opts.noLimits, pids: opts.PidsLimit, logger: opts.Logger, configErr: opts.ConfigError, starting: map[string]*initPipes{},
 	}
 	if i.logger == nil {
 		i.logger = hclog.NewNullLogger()
@@ -162,6 +163,9 @@ func (i *isolation) taskIdentity(cfg *drivers.TaskConfig) (credentials, []uint, 
 }
 
 func (i *isolation) limits(cfg *drivers.TaskConfig) limits {
+	if i.noLimits {
+		return limits{}
+	}
 	r := cfg.Resources
 	l := limits{CPUShares: r.CPUShares, PidsLimit: i.pids}
 	l.MemoryBytes = r.MemoryMB << 20
