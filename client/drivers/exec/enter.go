@@ -64,7 +64,13 @@ func (i *isolation) ExecCommand(cfg *drivers.TaskConfig, state json.RawMessage, 
 	if err != nil {
 		return nil, nil, err
 	}
-	argv := []string{nsenter, "-t", strconv.Itoa(pid), "-m", "-u", "-i", "-p", "-r", "-w", "--", setprivInTask}
+	st := decodeState(cfg, state)
+	pin, err := pinInit(pid, st.InitStartTicks, st.Cgroup)
+	if err != nil {
+		return nil, nil, err
+	}
+	argv := append([]string{nsenter}, pin.nsenterArgs(4)...)
+	argv = append(argv, "--", setprivInTask)
 	argv = append(argv, setprivArgs(creds, caps)...)
 	argv = append(argv, "--", envInTask, "-i", "--")
 	for _, kv := range taskEnv(cfg) {
@@ -78,21 +84,26 @@ func (i *isolation) ExecCommand(cfg *drivers.TaskConfig, state json.RawMessage, 
 	}
 	syncR, syncW, err := os.Pipe()
 	if err != nil {
+		pin.close()
 		return nil, nil, err
 	}
 	cmd := osexec.Command(i.exe, argv...)
 	cmd.Args[0] = "drover-exec-enter"
 	cmd.Env = []string{enterPath, execinit.EnvMarker + "=" + execinit.EnterMode}
 	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{syncR} // fd 3
+	// fd 3, then the pinned descriptors from 4 (which the command keeps:
+	// its own task's namespaces and root, of no use without
+	// CAP_SYS_ADMIN, and no way out of the root).
+	cmd.ExtraFiles = append([]*os.File{syncR}, pin.files...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	name := stateCgroup(cfg, state)
+	name := st.Cgroup
 	var cgFile *os.File
 	if dir := i.cg.Dir(name); dir != "" {
 		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			syncR.Close()
 			syncW.Close()
+			pin.close()
 			return nil, nil, fmt.Errorf("exec: open cgroup %s: %w", dir, err)
 		}
 		cgFile = os.NewFile(uintptr(fd), dir)
@@ -101,6 +112,7 @@ func (i *isolation) ExecCommand(cfg *drivers.TaskConfig, state json.RawMessage, 
 	started := func(c *osexec.Cmd) error {
 		defer syncW.Close()
 		syncR.Close()
+		pin.close()
 		if cgFile != nil {
 			cgFile.Close()
 			return nil

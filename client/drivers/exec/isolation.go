@@ -73,6 +73,9 @@ type initPipes struct {
 type handleState struct {
 	Cgroup        string
 	CgroupVersion int
+	// InitStartTicks is the init's start time (/proc/<pid>/stat), which
+	// tells it from a later process given its pid.
+	InitStartTicks uint64 `json:",omitempty"`
 }
 
 func newIsolation(opts Options) *isolation {
@@ -365,7 +368,11 @@ func (i *isolation) Started(cfg *drivers.TaskConfig, pid int) (json.RawMessage, 
 	if st.Error != "" {
 		return nil, fmt.Errorf("exec: %s", st.Error)
 	}
-	return json.Marshal(handleState{Cgroup: p.cgroup, CgroupVersion: i.cg.Version()})
+	ticks, err := initStartTicks(pid)
+	if err != nil {
+		return nil, fmt.Errorf("exec: the task's init: %w", err)
+	}
+	return json.Marshal(handleState{Cgroup: p.cgroup, CgroupVersion: i.cg.Version(), InitStartTicks: ticks})
 }
 
 // Exited reads the init's last word, which carries how the task's main
@@ -389,11 +396,17 @@ func (i *isolation) Exited(cfg *drivers.TaskConfig, res *drivers.ExitResult) *dr
 }
 
 func stateCgroup(cfg *drivers.TaskConfig, state json.RawMessage) string {
+	return decodeState(cfg, state).Cgroup
+}
+
+// decodeState reads the handle's state; an old or empty one gets the
+// cgroup name and no start time.
+func decodeState(cfg *drivers.TaskConfig, state json.RawMessage) handleState {
 	var s handleState
-	if len(state) > 0 && json.Unmarshal(state, &s) == nil && s.Cgroup != "" {
-		return s.Cgroup
+	if len(state) == 0 || json.Unmarshal(state, &s) != nil || s.Cgroup == "" {
+		return handleState{Cgroup: cgroupName(cfg)}
 	}
-	return cgroupName(cfg)
+	return s
 }
 
 func (i *isolation) Kill(cfg *drivers.TaskConfig, state json.RawMessage) {

@@ -338,9 +338,18 @@ func (d *Driver) StopTask(id string, timeout time.Duration, signal string) error
 
 // killAll kills the process group and, under an Isolation, everything
 // the task started wherever it went.
+//
+// Once the process was reaped its pid is free: the kernel keeps it from
+// a new process only while survivors still use it as their group's ID.
+// So the group is then killed only without an Isolation (whose Kill
+// reaches every survivor by cgroup anyway), and only while no process
+// holds the pid: one that does is a newcomer, and the group its own.
 func (d *Driver) killAll(t *procTask) {
-	if err := unix.Kill(-t.pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
-		d.logger.Warn("kill process group", "pgid", t.pid, "error", err)
+	reaped := d.exited(t)
+	if !reaped || (d.opts.Isolation == nil && !pidInUse(t.pid)) {
+		if err := unix.Kill(-t.pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+			d.logger.Warn("kill process group", "pgid", t.pid, "error", err)
+		}
 	}
 	if d.opts.Isolation != nil {
 		d.opts.Isolation.Kill(t.cfg, t.isoState)

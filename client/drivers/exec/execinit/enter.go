@@ -13,7 +13,8 @@ import (
 // EnterMode, as EnvMarker's value, starts the enter mode: the process
 // blocks reading fd 3 until the driver has placed it in the task's
 // cgroups and closed the pipe, then execs its arguments (nsenter) in
-// place, keeping its pid and so its cgroups.
+// place, keeping its pid and so its cgroups, and the descriptors the
+// driver passed from fd 4 on.
 const EnterMode = "enter"
 
 // ProbeMode, as EnvMarker's value, exits 0 at once: the driver's
@@ -24,11 +25,21 @@ func enter() int {
 	sync := os.NewFile(3, "sync")
 	_, _ = io.Copy(io.Discard, sync)
 	sync.Close()
-	// The command gets stdio and nothing else of ours.
-	for fd := 3; fd < maxScanFD; fd++ {
-		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
-			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC)
+	// nsenter gets stdio and the driver's descriptors of the task's
+	// namespaces and root (the run from fd 4 os/exec left inheritable),
+	// nothing else of ours.
+	inRun := true
+	for fd := 4; fd < maxScanFD; fd++ {
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil {
+			inRun = false
+			continue
 		}
+		if inRun && flags&unix.FD_CLOEXEC == 0 {
+			continue
+		}
+		inRun = false
+		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC)
 	}
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "drover-exec-enter: nothing to run")
