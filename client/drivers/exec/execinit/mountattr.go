@@ -74,6 +74,7 @@ func mountsUnder(dir string) ([]string, error) {
 	}
 	defer f.Close()
 	var out []string
+	prefix := strings.TrimSuffix(dir, "/") + "/"
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -82,14 +83,15 @@ func mountsUnder(dir string) ([]string, error) {
 			continue
 		}
 		p := unescapeMountinfo(fields[4])
-		if p == dir || strings.HasPrefix(p, dir+"/") {
+		if p == dir || strings.HasPrefix(p, prefix) {
 			out = append(out, p)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	sort.SliceStable(out, func(i, j int) bool { return strings.Count(out[i], "/") < strings.Count(out[j], "/") })
+	depth := func(p string) int { return strings.Count(strings.TrimSuffix(p, "/"), "/") }
+	sort.SliceStable(out, func(i, j int) bool { return depth(out[i]) < depth(out[j]) })
 	return out, nil
 }
 
