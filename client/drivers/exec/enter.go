@@ -25,11 +25,12 @@ const (
 	envInTask     = "/usr/bin/env"
 )
 
-// enterPath is the whole environment of nsenter and setpriv, which run as
-// root with every capability: the job's environment (LD_PRELOAD,
-// LD_LIBRARY_PATH, GCONV_PATH, ...) would run code of the job's choosing
-// inside them. The task's environment is applied by env(1), which setpriv
-// starts only after it dropped to the task's user and capabilities.
+// enterPath is the enter process's whole environment when it starts (it
+// reads the task's on the sync pipe, see splitEnv). nsenter and setpriv,
+// which run as root with every capability, get the task's environment
+// without what the loader reads (LD_PRELOAD, LD_LIBRARY_PATH, GCONV_PATH,
+// ...: code of the job's choosing); env(1), which setpriv starts only
+// after it dropped to the task's user and capabilities, sets those.
 const enterPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
 
 // ExecCommand runs a command (a script check) where the task
@@ -72,12 +73,9 @@ func (i *isolation) ExecCommand(cfg *drivers.TaskConfig, state json.RawMessage, 
 	argv := append([]string{nsenter}, pin.nsenterArgs(4)...)
 	argv = append(argv, "--", setprivInTask)
 	argv = append(argv, setprivArgs(creds, caps)...)
-	argv = append(argv, "--", envInTask, "-i", "--")
-	for _, kv := range taskEnv(cfg) {
-		if k, _, _ := strings.Cut(kv, "="); k != "" {
-			argv = append(argv, kv)
-		}
-	}
+	safe, loader := splitEnv(taskEnv(cfg))
+	argv = append(argv, "--", envInTask, "--")
+	argv = append(argv, loader...)
 	argv = append(argv, command)
 	for _, a := range args {
 		argv = append(argv, inTask(cfg, a))
@@ -115,15 +113,46 @@ func (i *isolation) ExecCommand(cfg *drivers.TaskConfig, state json.RawMessage, 
 		pin.close()
 		if cgFile != nil {
 			cgFile.Close()
-			return nil
-		}
-		if err := i.cg.Add(name, c.Process.Pid); err != nil {
+		} else if err := i.cg.Add(name, c.Process.Pid); err != nil {
 			return fmt.Errorf("exec: %w", err)
 		}
-		_, err := syncW.Write([]byte{1})
+		// The task's environment, less what a loader reads, travels on
+		// the sync pipe (execinit.EnterMode): it never sits in an argv
+		// the host's users can read, only in environments.
+		_, err := syncW.Write([]byte(strings.Join(safe, "\x00")))
 		return err
 	}
 	return cmd, started, nil
+}
+
+// loaderVars are what glibc's dynamic loader and libc read from the
+// environment, and ignore in a privileged (secure-execution) process
+// (glibc's unsecvars.h, and every LD_ variable): in nsenter or setpriv,
+// which run as root, they would load or run the job's code. The command
+// gets them from env(1)'s arguments after the drop; being paths and
+// options, not secrets, they may sit in an argv for the moment env runs.
+var loaderVars = map[string]bool{
+	"GCONV_PATH": true, "GETCONF_DIR": true, "GLIBC_TUNABLES": true, "HOSTALIASES": true,
+	"LOCALDOMAIN": true, "LOCPATH": true, "MALLOC_TRACE": true, "NIS_PATH": true, "NLSPATH": true,
+	"RESOLV_HOST_CONF": true, "RES_OPTIONS": true, "TMPDIR": true, "TZDIR": true,
+	"MALLOC_ARENA_MAX": true, "MALLOC_ARENA_TEST": true, "MALLOC_CHECK_": true, "MALLOC_PERTURB_": true,
+	"MALLOC_MMAP_MAX_": true, "MALLOC_MMAP_THRESHOLD_": true, "MALLOC_TOP_PAD_": true, "MALLOC_TRIM_THRESHOLD_": true,
+}
+
+// splitEnv separates the loader's variables (see loaderVars) from the
+// rest; entries without a name are dropped.
+func splitEnv(env []string) (safe, loader []string) {
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "" || strings.ContainsRune(k, 0):
+		case strings.HasPrefix(k, "LD_") || loaderVars[k]:
+			loader = append(loader, kv)
+		default:
+			safe = append(safe, kv)
+		}
+	}
+	return safe, loader
 }
 
 // setprivArgs gives the command what the task holds, no more.

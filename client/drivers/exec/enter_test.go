@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,17 +43,37 @@ func TestAScriptChecksEnvironmentReachesOnlyTheDroppedCommand(t *testing.T) {
 	if out, err := exec.Command(cc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
 		t.Fatalf("build the library: %v\n%s", err, out)
 	}
-	start(t, d, cfg)
+	h := start(t, d, cfg)
 	waitOutput(t, stdout, "ready")
 	// Set after the start: the task itself never loaded it.
 	cfg.Env["LD_PRELOAD"] = filepath.Join(cfg.TaskDir, "local", "preload.so")
+	cfg.Env["SECRET_TOKEN"] = "s3cr3t-value"
 	var out bytes.Buffer
-	code, err := d.ExecTask(context.Background(), cfg.ID, "/bin/sh", []string{"-c", `echo "preload=$LD_PRELOAD"`}, &out)
+	code, err := d.ExecTask(context.Background(), cfg.ID, "/bin/sh", []string{"-c", `echo "preload=$LD_PRELOAD token=$SECRET_TOKEN"`}, &out)
 	if err != nil || code != 0 {
 		t.Fatalf("ExecTask: code %d, err %v, output %q", code, err, out.String())
 	}
-	if !strings.Contains(out.String(), "preload=/local/preload.so") {
+	if !strings.Contains(out.String(), "preload=/local/preload.so token=s3cr3t-value") {
 		t.Errorf("the command lacks the task's environment: %q", out.String())
+	}
+	// The environment never sits in an argv (readable by every host
+	// user for as long as the check runs), nor in the enter process's
+	// environment before it is confined.
+	pid, st := handleParts(t, h)
+	stateJSON, _ := json.Marshal(st)
+	iso := newIsolation(Options{CgroupRoot: "/sys/fs/cgroup", ChrootEnv: DefaultChrootEnv, AllowCaps: DefaultAllowCaps, PidsLimit: DefaultPidsLimit})
+	cmd, _, err := iso.ExecCommand(cfg, stateJSON, pid, "/bin/true", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range cmd.ExtraFiles {
+		defer f.Close()
+	}
+	if args := strings.Join(cmd.Args, " "); strings.Contains(args, "s3cr3t") || !strings.Contains(args, "LD_PRELOAD=/local/preload.so") {
+		t.Errorf("argv %q: want LD_PRELOAD for env(1), never the secret", args)
+	}
+	if env := strings.Join(cmd.Env, " "); strings.Contains(env, "s3cr3t") || strings.Contains(env, "LD_PRELOAD") {
+		t.Errorf("the enter process starts with %q", env)
 	}
 	b, _ := os.ReadFile(filepath.Join(cfg.TaskDir, "local", "preload.log"))
 	log := string(b)
