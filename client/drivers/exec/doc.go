@@ -90,10 +90,12 @@
 // ExecTask (script checks) runs through nsenter into the init's
 // namespaces and root and setpriv (inside the root) into the task's
 // credentials and capabilities, after joining its cgroups. Both run as
-// root with every capability and are dynamically linked, so they see PATH
-// only; the chroot's env(1), which setpriv starts after the drop, applies
-// the task's environment (a job's LD_PRELOAD would otherwise run as
-// root). nsenter gets descriptors of the init's namespaces and root,
+// root with every capability and are dynamically linked, so they get the
+// task's environment less what the loader and libc read (loaderVars:
+// LD_*, GCONV_PATH, ...; a job's LD_PRELOAD would otherwise run as root);
+// the chroot's env(1), which setpriv starts after the drop, sets those.
+// The environment reaches the enter process on its sync pipe, never in
+// an argv the host's users could read. nsenter gets descriptors of the init's namespaces and root,
 // opened through its /proc directory after checking, through the same
 // directory, its start time and cgroup (pin.go): a pid the init left and
 // another process took is refused, never joined. The command keeps those
