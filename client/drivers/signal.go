@@ -11,6 +11,7 @@ var signals = map[string]syscall.Signal{
 	"SIGINT": syscall.SIGINT, "SIGKILL": syscall.SIGKILL, "SIGQUIT": syscall.SIGQUIT,
 	"SIGTERM": syscall.SIGTERM, "SIGUSR1": syscall.SIGUSR1, "SIGUSR2": syscall.SIGUSR2,
 	"SIGCONT": syscall.SIGCONT, "SIGSTOP": syscall.SIGSTOP, "SIGWINCH": syscall.SIGWINCH,
+	"SIGURG": syscall.SIGURG, "SIGCHLD": syscall.SIGCHLD,
 }
 
 // ParseSignal turns "SIGTERM", "TERM" or "sigterm" into a signal; "" gives def.

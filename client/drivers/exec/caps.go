@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +14,30 @@ import (
 var DefaultAllowCaps = []string{
 	"audit_write", "chown", "dac_override", "fowner", "fsetid", "kill", "mknod",
 	"net_bind_service", "setfcap", "setgid", "setpcap", "setuid", "sys_chroot",
+}
+
+// rootOnlyCaps are in DefaultAllowCaps for root tasks, but a non-root
+// task may not cap_add them unless the client's allow_caps is set (and
+// names them): with mknod it could make device nodes, with setuid or
+// setgid become uid or gid 0 and own what root owns in its view.
+var rootOnlyCaps = []string{"mknod", "setgid", "setuid"}
+
+func withoutCaps(list, remove []string) []string {
+	out := make([]string, 0, len(list))
+	for _, c := range list {
+		if c == "all" {
+			for n := range capNumbers {
+				if !slices.Contains(remove, n) {
+					out = append(out, n)
+				}
+			}
+			continue
+		}
+		if !slices.Contains(remove, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // capNumbers are the capabilities by the names jobspecs use (lower case,

@@ -22,6 +22,27 @@ type limits struct {
 	PidsLimit int64
 }
 
+// enforceable refuses limits a missing controller would silently drop: a
+// task asking for a memory, pids or cpuset limit must not run without it.
+// CPU shares are a weight, not a limit, and run without the controller.
+func enforceable(l limits, have map[string]bool, where string) error {
+	var missing []string
+	if l.MemoryBytes > 0 && !have["memory"] {
+		missing = append(missing, fmt.Sprintf("memory (a limit of %d MiB)", l.MemoryBytes>>20))
+	}
+	if l.PidsLimit > 0 && !have["pids"] {
+		missing = append(missing, fmt.Sprintf("pids (a limit of %d processes)", l.PidsLimit))
+	}
+	if l.Cores != "" && !have["cpuset"] {
+		missing = append(missing, fmt.Sprintf("cpuset (reserved cores %s)", l.Cores))
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("cannot enforce the task's limits: the %s controller is not available to Drover under %s; enable it (on cgroup v2, in cgroup.subtree_control of the root and of drover/)",
+			strings.Join(missing, " and the "), where)
+	}
+	return nil
+}
+
 // usage is one sample of a task's cgroups.
 type usage struct {
 	RSS      uint64

@@ -13,8 +13,18 @@ import (
 )
 
 // v1Controllers are the cgroup v1 hierarchies a task joins. cpuacct is
-// read for usage only.
-var v1Controllers = []string{"memory", "cpu", "cpuacct", "pids", "freezer", "cpuset"}
+// read for usage only; devices holds the task to allowedDevices.
+var v1Controllers = []string{"memory", "cpu", "cpuacct", "pids", "freezer", "cpuset", "devices"}
+
+// allowedDevices are the only device nodes a task may open or create
+// (v1 devices cgroup): null, zero, full, random, urandom, tty, ptmx and
+// its own ptys. The nodev mounts of everything a task can write are the
+// other guard, and the only one on cgroup v2, which has no devices file
+// (its device control is a BPF program Drover does not load).
+var allowedDevices = []string{
+	"c 1:3 rwm", "c 1:5 rwm", "c 1:7 rwm", "c 1:8 rwm", "c 1:9 rwm",
+	"c 5:0 rwm", "c 5:2 rwm", "c 136:* rwm",
+}
 
 // cgroupV1 is the legacy layout: one hierarchy per controller. A process
 // cannot be started inside a v1 group; the init waits until the driver
@@ -68,12 +78,26 @@ func (c *cgroupV1) dir(ctrl, name string) string {
 }
 
 func (c *cgroupV1) Create(name string, l limits) error {
+	if err := enforceable(l, c.have, c.root); err != nil {
+		return err
+	}
 	for _, ctrl := range v1Controllers {
 		if !c.have[ctrl] {
 			continue
 		}
 		if err := os.MkdirAll(c.dir(ctrl, name), 0o755); err != nil {
 			return fmt.Errorf("create %s cgroup: %w", ctrl, err)
+		}
+	}
+	if c.have["devices"] {
+		dir := c.dir("devices", name)
+		if err := writeFile(dir, "devices.deny", "a"); err != nil {
+			return err
+		}
+		for _, d := range allowedDevices {
+			if err := writeFile(dir, "devices.allow", d); err != nil {
+				return err
+			}
 		}
 	}
 	if c.have["memory"] && l.MemoryBytes > 0 {

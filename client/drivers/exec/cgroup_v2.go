@@ -57,6 +57,9 @@ func (c *cgroupV2) Controllers() map[string]bool {
 func (c *cgroupV2) Dir(name string) string { return filepath.Join(c.root, "drover", name) }
 
 func (c *cgroupV2) Create(name string, l limits) error {
+	if err := enforceable(l, c.have, c.root); err != nil {
+		return err
+	}
 	dir := c.Dir(name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create cgroup: %w", err)

@@ -35,6 +35,20 @@ func TestOnCgroupV2TheTaskStartsInItsGroupAndDiesWithIt(t *testing.T) {
 		t.Fatalf("cgroup.version = %q under %s", v, root)
 	}
 	cfg, stdout, _ := testTask(t, `cat /proc/self/cgroup; setsid sleep 1000 & echo started; wait`)
+	if attrs := d.Fingerprint().Attributes; attrs["cgroup.memory"] != "1" || attrs["cgroup.pids"] != "1" {
+		// A hybrid host's unified mount: limits cannot be enforced, and
+		// a task asking for them is refused rather than run without.
+		_, err := d.StartTask(cfg)
+		if err == nil {
+			_ = d.DestroyTask(cfg.ID, true)
+			t.Fatal("a task with memory and pids limits ran where neither can be enforced")
+		}
+		if !strings.Contains(err.Error(), "cannot enforce the task's limits") {
+			t.Fatalf("StartTask: %v", err)
+		}
+		d = New(Options{Enabled: true, CgroupRoot: root, noLimits: true})
+		t.Cleanup(d.Shutdown)
+	}
 	start(t, d, cfg)
 	waitOutput(t, stdout, "started")
 	if !strings.Contains(stdout.String(), "0::/drover/"+cgroupName(cfg)+"\n") {

@@ -17,13 +17,34 @@
 //     never bound whole, whatever chroot_env says: a tmpfs gets copies of
 //     EtcCopy's files (and read-only binds of its directories), never
 //     shadow, gshadow, sudoers or ssl/private.
+//   - Nothing a task can write or reach holds a working device node or a
+//     setuid file: the task dir's bind, /alloc, /dev's tmpfs and every
+//     chroot_env bind are nosuid and nodev, recursively (mount_setattr
+//     with AT_RECURSIVE; each mount of /proc/self/mountinfo on kernels
+//     before 5.12), and read-only binds are read-only with every host
+//     submount under them. On cgroup v1 a devices cgroup allows only
+//     null, zero, full, random, urandom, tty, ptmx and ptys
+//     (allowedDevices); v2 has no devices file and Drover loads no BPF
+//     device program, so there nodev is the guard. With mknod (a root
+//     task's default) a node for the host's disk would otherwise open.
+//   - /proc without the host's knobs: sys, sysrq-trigger, irq and bus are
+//     bound read-only (a uid 0 task could otherwise set core_pattern and
+//     run code as host root); kcore, keys, timer_list, timer_stats,
+//     sched_debug, latency_stats (bound to /dev/null), acpi and scsi
+//     (empty read-only tmpfs) are masked, as runc masks them.
 //   - The uts namespace's hostname: the alloc's short ID.
+//   - Its own pid and ipc namespaces, always: pid_mode and ipc_mode other
+//     than "private" fail StartTask (the host's are not offered).
 //   - cgroups (cgroup.go; v1 on these machines, v2 where unified): memory
 //     (memory_max when set, else memory; memsw/swap.max so swap does not
 //     bypass it), cpu shares (cpu.weight on v2), cores as cpuset.cpus, a
 //     pids limit (DefaultPidsLimit unless the plugin's pids_limit), and the
 //     freezer (v2: cgroup.kill) to kill every process at once. TaskStats
-//     reads the cgroups, not the process tree.
+//     reads the cgroups, not the process tree. A memory, pids or cpuset
+//     limit whose controller is missing fails Create (and so StartTask)
+//     rather than run the task unbounded; cpu shares, a weight, do not.
+//     A group's name is the alloc ID and task name with every other byte
+//     hex-escaped (cgroupName), so no two tasks share one.
 //   - The task user (default nobody), resolved against the passwd file the
 //     task's /etc is copied from, with no capabilities: permitted,
 //     effective, inheritable and ambient empty, bounding set cut to what
@@ -31,7 +52,12 @@
 //     capabilities cannot raise them. cap_add may add what the plugin's
 //     allow_caps allows (as ambient capabilities); root gets allow_caps less
 //     cap_drop. A cap_add outside allow_caps fails StartTask naming what is
-//     allowed, and the fingerprint advertises allow_caps.
+//     allowed, and the fingerprint advertises allow_caps. A non-root
+//     task may cap_add mknod, setuid and setgid (rootOnlyCaps) only when
+//     the client sets allow_caps and names them.
+//   - An init that holds nothing worth taking once the task runs (see
+//     execinit): not dumpable; a non-root task's init is the task's uid
+//     with no capabilities; a root task's keeps CAP_KILL only.
 //
 // # What it does not get
 //
@@ -46,19 +72,34 @@
 // The task runner names the task's directories by host path; the driver
 // rewrites environment values and arguments under the task or alloc
 // directory to their in-task paths (NOMAD_TASK_DIR=/local and so on). The
-// working directory is /. The command is resolved inside the chroot.
+// working directory is work_dir (absolute, inside the chroot; a host path
+// of the task's directories is mapped), else /; a missing one fails the
+// start. The command is resolved inside the chroot.
 //
 // # Stop, re-attach, exec
 //
 // StopTask and SignalTask signal the init, which forwards the signal to
 // the task's process group; after kill_timeout the driver kills the init
 // and every process in the task's cgroups. SIGSTOP, which the init cannot
-// catch to forward, and the SIGCONT after it go straight to every process
-// in the cgroups. The handle keeps the init's pid, start
-// time and cgroup, so a restarted client re-attaches and still kills the
-// whole task. ExecTask (script checks) runs through nsenter
-// into the init's namespaces and root and setpriv (inside the root) into
-// the task's credentials and capabilities, after joining its cgroups.
+// catch to forward, the SIGCONT after it, and SIGURG and SIGCHLD, which
+// it cannot tell from its own (the Go runtime preempts with SIGURG, a
+// child's exit raises SIGCHLD), go straight to every process in the
+// cgroups. The handle keeps the init's pid, start time and cgroup, so a
+// restarted client re-attaches and still kills the whole task.
+//
+// ExecTask (script checks) runs through nsenter into the init's
+// namespaces and root and setpriv (inside the root) into the task's
+// credentials and capabilities, after joining its cgroups. Both run as
+// root with every capability and are dynamically linked, so they get the
+// task's environment less what the loader and libc read (loaderVars:
+// LD_*, GCONV_PATH, ...; a job's LD_PRELOAD would otherwise run as root);
+// the chroot's env(1), which setpriv starts after the drop, sets those.
+// The environment reaches the enter process on its sync pipe, never in
+// an argv the host's users could read. nsenter gets descriptors of the init's namespaces and root,
+// opened through its /proc directory after checking, through the same
+// directory, its start time and cgroup (pin.go): a pid the init left and
+// another process took is refused, never joined. The command keeps those
+// descriptors (its own task's, of no use without CAP_SYS_ADMIN).
 //
 // # Cost
 //

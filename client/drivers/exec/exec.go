@@ -50,6 +50,13 @@ type Options struct {
 	// ConfigError is what was wrong with the client's configuration of
 	// the driver (PluginOptions' error); the driver is unhealthy with it.
 	ConfigError error
+
+	// allowNamed is set by New when AllowCaps was given.
+	allowNamed bool
+	// noLimits sets no limits at all: for tests of the v2 group on a
+	// hybrid host's unified mount, which has no controllers (and so
+	// refuses every limit).
+	noLimits bool
 }
 
 // PluginOptions reads the exec plugin block's config (allow_caps,
@@ -88,6 +95,7 @@ func New(opts Options) *executor.Driver {
 	if len(opts.ChrootEnv) == 0 {
 		opts.ChrootEnv = DefaultChrootEnv
 	}
+	opts.allowNamed = opts.AllowCaps != nil
 	if opts.AllowCaps == nil {
 		opts.AllowCaps = DefaultAllowCaps
 	}

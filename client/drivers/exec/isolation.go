@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,9 +39,13 @@ type isolation struct {
 	chroot map[string]string
 	etc    string
 	allow  []string
-	pids   int64
-	exe    string
-	exeErr error
+	// allowNamed is whether the client's allow_caps was set, not the
+	// default: only then may a non-root task cap_add rootOnlyCaps.
+	allowNamed bool
+	noLimits   bool
+	pids       int64
+	exe        string
+	exeErr     error
 	// probeErr is why a process could not be started in new namespaces.
 	probeErr error
 	// configErr is Options.ConfigError.
@@ -67,6 +73,9 @@ type initPipes struct {
 type handleState struct {
 	Cgroup        string
 	CgroupVersion int
+	// InitStartTicks is the init's start time (/proc/<pid>/stat), which
+	// tells it from a later process given its pid.
+	InitStartTicks uint64 `json:",omitempty"`
 }
 
 func newIsolation(opts Options) *isolation {
@@ -76,7 +85,7 @@ func newIsolation(opts Options) *isolation {
 	}
 	i := &isolation{
 		cg: detectCgroups(opts.CgroupRoot), chroot: opts.ChrootEnv, etc: etcSource(opts.ChrootEnv),
-		allow: allow, pids: opts.PidsLimit, logger: opts.Logger, configErr: opts.ConfigError, starting: map[string]*initPipes{},
+		allow: allow, allowNamed: opts.allowNamed, noLimits: opts.noLimits, pids: opts.PidsLimit, logger: opts.Logger, configErr: opts.ConfigError, starting: map[string]*initPipes{},
 	}
 	if i.logger == nil {
 		i.logger = hclog.NewNullLogger()
@@ -94,16 +103,32 @@ func newIsolation(opts Options) *isolation {
 	return i
 }
 
-// cgroupName is the task's group under drover/.
+// cgroupName is the task's group under drover/: the alloc ID and task
+// name, every byte but letters, digits, '-' and '.' hex-escaped as _xx,
+// so that no two tasks of an alloc ("a b", "a:b", "a_b") share a group
+// and one's stop kills the other. A name too long for a cgroup keeps its
+// start and ends in a hash of the whole.
 func cgroupName(cfg *drivers.TaskConfig) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			return r
+	full := cfg.AllocID + "-" + cfg.TaskName
+	var b strings.Builder
+	for i := 0; i < len(full); i++ {
+		switch c := full[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '.':
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "_%02x", c)
 		}
-		return '_'
-	}, cfg.AllocID+"-"+cfg.TaskName)
+	}
+	name := b.String()
+	if len(name) > maxCgroupName {
+		sum := sha256.Sum256([]byte(full))
+		name = name[:maxCgroupName-33] + "-" + hex.EncodeToString(sum[:16])
+	}
+	return name
 }
+
+// maxCgroupName keeps a group's name well within a file name (255).
+const maxCgroupName = 200
 
 // taskIdentity resolves the task's user and capabilities from its config.
 func (i *isolation) taskIdentity(cfg *drivers.TaskConfig) (credentials, []uint, error) {
@@ -129,11 +154,21 @@ func (i *isolation) taskIdentity(cfg *drivers.TaskConfig) (credentials, []uint, 
 	if drop, err = parseCapList(`config "cap_drop"`, drop); err != nil {
 		return creds, nil, err
 	}
-	caps, err := taskCaps(i.allow, add, drop, creds.Uid == 0)
+	allow := i.allow
+	if creds.Uid != 0 && !i.allowNamed {
+		allow = withoutCaps(allow, rootOnlyCaps)
+	}
+	caps, err := taskCaps(allow, add, drop, creds.Uid == 0)
+	if err != nil && creds.Uid != 0 && !i.allowNamed {
+		err = fmt.Errorf("%w (%s are for root tasks unless the exec plugin's allow_caps names them)", err, strings.Join(rootOnlyCaps, ", "))
+	}
 	return creds, caps, err
 }
 
 func (i *isolation) limits(cfg *drivers.TaskConfig) limits {
+	if i.noLimits {
+		return limits{}
+	}
 	r := cfg.Resources
 	l := limits{CPUShares: r.CPUShares, PidsLimit: i.pids}
 	l.MemoryBytes = r.MemoryMB << 20
@@ -170,6 +205,9 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 	if cfg.TaskDir == "" {
 		return nil, errors.New("exec: the task has no task directory to use as its root")
 	}
+	if err := checkNamespaceModes(cfg); err != nil {
+		return nil, err
+	}
 	creds, caps, err := i.taskIdentity(cfg)
 	if err != nil {
 		return nil, err
@@ -191,9 +229,9 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 			return nil, fmt.Errorf("making command %q executable: %w", command, err)
 		}
 	}
-	cwd := inTask(cfg, cfg.Dir)
-	if !filepath.IsAbs(cwd) || cwd == cfg.Dir {
-		cwd = "/"
+	cwd, err := workDir(cfg)
+	if err != nil {
+		return nil, err
 	}
 	mapped := make([]string, len(args))
 	for k, a := range args {
@@ -330,7 +368,11 @@ func (i *isolation) Started(cfg *drivers.TaskConfig, pid int) (json.RawMessage, 
 	if st.Error != "" {
 		return nil, fmt.Errorf("exec: %s", st.Error)
 	}
-	return json.Marshal(handleState{Cgroup: p.cgroup, CgroupVersion: i.cg.Version()})
+	ticks, err := initStartTicks(pid)
+	if err != nil {
+		return nil, fmt.Errorf("exec: the task's init: %w", err)
+	}
+	return json.Marshal(handleState{Cgroup: p.cgroup, CgroupVersion: i.cg.Version(), InitStartTicks: ticks})
 }
 
 // Exited reads the init's last word, which carries how the task's main
@@ -354,11 +396,17 @@ func (i *isolation) Exited(cfg *drivers.TaskConfig, res *drivers.ExitResult) *dr
 }
 
 func stateCgroup(cfg *drivers.TaskConfig, state json.RawMessage) string {
+	return decodeState(cfg, state).Cgroup
+}
+
+// decodeState reads the handle's state; an old or empty one gets the
+// cgroup name and no start time.
+func decodeState(cfg *drivers.TaskConfig, state json.RawMessage) handleState {
 	var s handleState
-	if len(state) > 0 && json.Unmarshal(state, &s) == nil && s.Cgroup != "" {
-		return s.Cgroup
+	if len(state) == 0 || json.Unmarshal(state, &s) != nil || s.Cgroup == "" {
+		return handleState{Cgroup: cgroupName(cfg)}
 	}
-	return cgroupName(cfg)
+	return s
 }
 
 func (i *isolation) Kill(cfg *drivers.TaskConfig, state json.RawMessage) {
@@ -387,10 +435,15 @@ func (i *isolation) Release(cfg *drivers.TaskConfig, state json.RawMessage) {
 
 // Signal handles what the init cannot forward: SIGSTOP would stop the
 // init alone (it cannot be caught), and the SIGCONT that follows must
-// reach every process the stop reached. Both go to every process in the
-// task's cgroups, setsid children too.
+// reach every process the stop reached; SIGURG and SIGCHLD the init
+// cannot tell from its own (the Go runtime preempts with SIGURG, and a
+// child's exit raises SIGCHLD), so it never forwards them. These go to
+// every process in the task's cgroups, setsid children too (the init
+// among them, which ignores SIGURG and reaps on SIGCHLD).
 func (i *isolation) Signal(cfg *drivers.TaskConfig, state json.RawMessage, sig syscall.Signal) (bool, error) {
-	if sig != syscall.SIGSTOP && sig != syscall.SIGCONT {
+	switch sig {
+	case syscall.SIGSTOP, syscall.SIGCONT, syscall.SIGURG, syscall.SIGCHLD:
+	default:
 		return false, nil
 	}
 	procs := i.cg.Procs(stateCgroup(cfg, state))

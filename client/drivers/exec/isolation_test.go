@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/drover-sched/drover/client/drivers"
 )
 
 // The task sees only its own world: its processes (it is pid 2 under the
@@ -82,4 +84,27 @@ func contains(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// Task names that differ only in characters a cgroup name cannot hold
+// still get groups of their own.
+func TestEveryTaskOfAnAllocGetsItsOwnCgroup(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	seen := map[string]string{}
+	for _, name := range []string{"a b", "a:b", "a_b", "a_20b", "a/b", "a.b", "ä", long, long + "y"} {
+		cfg := &drivers.TaskConfig{AllocID: "2f1c0a3e-0000-0000-0000-000000000001", TaskName: name}
+		g := cgroupName(cfg)
+		if other, ok := seen[g]; ok {
+			t.Errorf("tasks %q and %q share cgroup %q", other, name, g)
+		}
+		seen[g] = name
+		if len(g) > maxCgroupName {
+			t.Errorf("task %q: cgroup name of %d bytes", name, len(g))
+		}
+		for _, c := range g {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+				t.Errorf("task %q: cgroup name %q holds %q", name, g, c)
+			}
+		}
+	}
 }

@@ -95,6 +95,10 @@ func TestFailuresBeforeTheExecAreStartErrors(t *testing.T) {
 		{"a command missing from the chroot", func(c *drivers.TaskConfig) { c.Config["command"] = "no-such-command" }, "not found on PATH"},
 		{"a host path outside the chroot", func(c *drivers.TaskConfig) { c.Config["command"] = "/root/tool" }, "inside the task's chroot"},
 		{"an unknown user", func(c *drivers.TaskConfig) { c.User = "no-such-user" }, `task user "no-such-user"`},
+		{"the host's pid namespace", func(c *drivers.TaskConfig) { c.Config["pid_mode"] = "host" }, `config "pid_mode": "host" is not offered`},
+		{"the host's ipc namespace", func(c *drivers.TaskConfig) { c.Config["ipc_mode"] = "host" }, `config "ipc_mode": "host" is not offered`},
+		{"a relative work_dir", func(c *drivers.TaskConfig) { c.Config["work_dir"] = "local" }, `config "work_dir": "local" is relative`},
+		{"a missing work_dir", func(c *drivers.TaskConfig) { c.Config["work_dir"] = "/no/such/dir" }, `working directory "/no/such/dir" inside the task's chroot`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := newDriver(t)
@@ -112,6 +116,32 @@ func TestFailuresBeforeTheExecAreStartErrors(t *testing.T) {
 				t.Errorf("a failed start left its cgroup: %v", err)
 			}
 		})
+	}
+}
+
+// work_dir is where the task starts, inside its chroot, named either
+// way; pid_mode and ipc_mode "private" are what a task gets anyway.
+func TestWorkDirIsTheTasksWorkingDirectory(t *testing.T) {
+	needRoot(t)
+	d := newDriver(t)
+	for _, wd := range []string{"/local", "host"} {
+		cfg, stdout, stderr := testTask(t, `echo "pwd=$(pwd)"; echo x > relative && echo wrote`)
+		if wd == "host" {
+			wd = filepath.Join(cfg.TaskDir, "local")
+		}
+		cfg.Config["work_dir"] = wd
+		cfg.Config["pid_mode"], cfg.Config["ipc_mode"] = "private", ""
+		start(t, d, cfg)
+		if res := waitExit(t, d, cfg.ID); !res.Successful() {
+			t.Fatalf("work_dir %s: exit %+v, stderr %q", wd, res, stderr.String())
+		}
+		waitOutput(t, stdout, "wrote")
+		if !strings.Contains(stdout.String(), "pwd=/local\n") {
+			t.Errorf("work_dir %s: %q", wd, stdout.String())
+		}
+		if _, err := os.Stat(filepath.Join(cfg.TaskDir, "local", "relative")); err != nil {
+			t.Errorf("work_dir %s: a relative write did not land in local/: %v", wd, err)
+		}
 	}
 }
 
@@ -166,6 +196,35 @@ func TestTheKillSignalReachesATrappingTaskThroughTheInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitOutput(t, stdout2, "got-hup")
+}
+
+// SIGURG and SIGCHLD, which the init cannot tell from its own, still
+// reach a task that traps them, as kill_signal and through SignalTask.
+func TestUrgAndChldReachATrappingTask(t *testing.T) {
+	needRoot(t)
+	d := newDriver(t)
+	cfg, stdout, _ := testTask(t, `trap 'echo got-urg; exit 7' URG; echo ready; while :; do sleep 0.05; done`)
+	start(t, d, cfg)
+	waitOutput(t, stdout, "ready")
+	began := time.Now()
+	if err := d.StopTask(cfg.ID, time.Minute, "SIGURG"); err != nil {
+		t.Fatal(err)
+	}
+	res := waitExit(t, d, cfg.ID)
+	if time.Since(began) > 30*time.Second {
+		t.Fatal("the task only ended at the kill timeout")
+	}
+	waitOutput(t, stdout, "got-urg")
+	if res.ExitCode != 7 {
+		t.Errorf("exit %+v, want the trap's 7", res)
+	}
+	cfg2, stdout2, _ := testTask(t, `trap 'echo got-chld' CHLD; echo ready; while :; do read -t 1 x </dev/zero || :; done`)
+	start(t, d, cfg2)
+	waitOutput(t, stdout2, "ready")
+	if err := d.SignalTask(cfg2.ID, "SIGCHLD"); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, stdout2, "got-chld")
 }
 
 // A client restart (a new Driver) re-attaches from the handle and its stop

@@ -315,8 +315,17 @@ func (d *Driver) StopTask(id string, timeout time.Duration, signal string) error
 	if d.exited(t) {
 		return nil
 	}
-	if err := unix.Kill(-t.pid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
-		return fmt.Errorf("signal %v to process group %d: %w", sig, t.pid, err)
+	done := false
+	if d.opts.Isolation != nil {
+		// A kill_signal the isolation delivers itself (see Isolation).
+		if done, err = d.opts.Isolation.Signal(t.cfg, t.isoState, sig); err != nil && !errors.Is(err, drivers.ErrTaskNotFound) {
+			return err
+		}
+	}
+	if !done {
+		if err := unix.Kill(-t.pid, sig); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("signal %v to process group %d: %w", sig, t.pid, err)
+		}
 	}
 	select {
 	case <-t.done:
@@ -329,9 +338,18 @@ func (d *Driver) StopTask(id string, timeout time.Duration, signal string) error
 
 // killAll kills the process group and, under an Isolation, everything
 // the task started wherever it went.
+//
+// Once the process was reaped its pid is free: the kernel keeps it from
+// a new process only while survivors still use it as their group's ID.
+// So the group is then killed only without an Isolation (whose Kill
+// reaches every survivor by cgroup anyway), and only while no process
+// holds the pid: one that does is a newcomer, and the group its own.
 func (d *Driver) killAll(t *procTask) {
-	if err := unix.Kill(-t.pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
-		d.logger.Warn("kill process group", "pgid", t.pid, "error", err)
+	reaped := d.exited(t)
+	if !reaped || (d.opts.Isolation == nil && !pidInUse(t.pid)) {
+		if err := unix.Kill(-t.pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+			d.logger.Warn("kill process group", "pgid", t.pid, "error", err)
+		}
 	}
 	if d.opts.Isolation != nil {
 		d.opts.Isolation.Kill(t.cfg, t.isoState)

@@ -86,3 +86,9 @@ func groupMembers(pgrp int) []*procStat {
 	}
 	return out
 }
+
+// pidInUse reports whether a process (or zombie) holds pid.
+func pidInUse(pid int) bool {
+	_, err := os.Stat(filepath.Join(procRoot, strconv.Itoa(pid)))
+	return err == nil
+}

@@ -15,13 +15,27 @@
 //     the few files tasks need; a fresh /proc; a minimal /dev), pivots
 //     into it, sets the hostname, resolves the command inside the new
 //     root, cuts the capability bounding and inheritable sets, sets
-//     no_new_privs for non-root tasks, and forks and execs the task with
-//     its credentials.
-//  4. Any failure up to the exec is written on the status pipe as a
+//     no_new_privs for non-root tasks, makes itself undumpable, and forks
+//     and execs the task with its credentials. Every bind is nosuid and
+//     nodev, recursively, and read-only ones are read-only all the way
+//     down (mountattr.go); /dev is nodev; /proc's host knobs are
+//     read-only and its kernel-memory and timing files masked (root.go).
+//  4. The init sheds its privileges (privs.go): for a non-root task it
+//     takes the task's uid and gids before the fork, so every thread
+//     loses every capability (the forking thread holds the task's own
+//     for the fork and drops them after) and it can still signal the
+//     task; a root task's init keeps uid 0 and CAP_KILL only (on every
+//     thread without cgo; on its main, signalling thread with cgo, since
+//     Go can set capabilities on all threads only without it). The main
+//     goroutine is locked to its thread so the bounding-set cut, the
+//     fork and the signals all happen on it.
+//  5. Any failure up to the exec is written on the status pipe as a
 //     Status with Error, which the driver returns from StartTask. A
 //     started task is announced with its pid.
-//  5. The init stays as pid 1: it forwards every catchable signal to the
-//     task's process group, reaps orphans, and when the task's main
+//  6. The init stays as pid 1: it forwards every catchable signal but
+//     SIGURG and SIGCHLD (the runtime's own, and a child's exit; the
+//     driver sends those to the task itself) to the task's process
+//     group, reaps orphans, and when the task's main
 //     process exits writes a last Status (exit code, signal) and exits
 //     with the task's code. The kernel then kills what is left in the
 //     namespace.
@@ -37,6 +51,6 @@
 // # Other modes
 //
 // EnterMode (ExecTask: wait to be placed in the cgroups, then exec
-// nsenter) and ProbeMode (the fingerprint's namespace check) share the
+// nsenter with PATH only and the driver's namespace descriptors) and ProbeMode (the fingerprint's namespace check) share the
 // dispatch.
 package execinit

@@ -42,6 +42,9 @@ func MaybeRun() (int, bool) {
 }
 
 func run() int {
+	// Capabilities and the bounding set are per thread: the cut made
+	// before the task's fork must be on the thread that forks it.
+	runtime.LockOSThread()
 	runtime.GOMAXPROCS(1)
 	debug.SetGCPercent(50)
 	pass := inheritedFDs()

@@ -25,6 +25,11 @@ func setupRoot(s *Spec) error {
 	if err := unix.Mount(root, root, "", unix.MS_BIND, ""); err != nil {
 		return fmt.Errorf("bind the task dir %s: %w", root, err)
 	}
+	// local/, secrets/ and tmp/ are the task's to write: no device node
+	// or setuid file made there may work.
+	if err := restrict(root, "the task dir", false); err != nil {
+		return err
+	}
 	for _, m := range s.Mounts {
 		if err := mount(root, m); err != nil {
 			return err
@@ -93,30 +98,7 @@ func mount(root string, m Mount) error {
 	if err := unix.Mount(m.Source, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s at %s: %w", m.Source, m.Target, err)
 	}
-	if m.ReadOnly {
-		return remountReadOnly(dst, m.Target)
-	}
-	return nil
-}
-
-// remountReadOnly makes a bind read-only. A bind keeps the flags of its
-// source, which must be repeated on the remount (or it fails with EPERM
-// where they are locked), so they are read back first.
-func remountReadOnly(dst, name string) error {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dst, &st); err != nil {
-		return fmt.Errorf("statfs %s: %w", name, err)
-	}
-	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY)
-	for _, f := range []uintptr{unix.MS_NOSUID, unix.MS_NODEV, unix.MS_NOEXEC, unix.MS_NOATIME, unix.MS_RELATIME, unix.MS_NODIRATIME} {
-		if uintptr(st.Flags)&f != 0 {
-			flags |= f
-		}
-	}
-	if err := unix.Mount("", dst, "", flags, ""); err != nil {
-		return fmt.Errorf("make %s read-only: %w", name, err)
-	}
-	return nil
+	return restrict(dst, m.Target, m.ReadOnly)
 }
 
 func makeTarget(dst string, dir bool) error {
@@ -166,7 +148,7 @@ func mountEtc(dst string, m Mount) error {
 				err = unix.Mount(src, to, "", unix.MS_BIND|unix.MS_REC, "")
 			}
 			if err == nil {
-				err = remountReadOnly(to, filepath.Join(m.Target, name))
+				err = restrict(to, filepath.Join(m.Target, name), true)
 			}
 		case fi.Mode().IsRegular():
 			err = copyFile(src, to, fi.Mode().Perm())
@@ -221,6 +203,46 @@ func setupProc(root string) error {
 	if err := unix.Mount("proc", dst, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
+	return maskProc(dst)
+}
+
+// procReadOnly are the parts of /proc that change the host, not the
+// task's namespaces (sysctls, sysrq, IRQ affinity, bus devices): a task
+// whose uid is 0 (root, or one that holds setuid) could write them.
+var procReadOnly = []string{"sys", "sysrq-trigger", "irq", "bus"}
+
+// procMasked hide the kernel's memory and keys and what tells of other
+// tenants' timing; the files become /dev/null, the directories empty.
+var procMasked = []string{"kcore", "keys", "timer_list", "timer_stats", "sched_debug", "latency_stats", "acpi", "scsi"}
+
+func maskProc(proc string) error {
+	for _, name := range procReadOnly {
+		p := filepath.Join(proc, name)
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind /proc/%s: %w", name, err)
+		}
+		if err := restrict(p, "/proc/"+name, true); err != nil {
+			return err
+		}
+	}
+	for _, name := range procMasked {
+		p := filepath.Join(proc, name)
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if fi.IsDir() {
+			err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=0,mode=555")
+		} else {
+			err = unix.Mount("/dev/null", p, "", unix.MS_BIND, "")
+		}
+		if err != nil {
+			return fmt.Errorf("mask /proc/%s: %w", name, err)
+		}
+	}
 	return nil
 }
 
@@ -235,7 +257,9 @@ func setupDev(root string) error {
 	if err := os.MkdirAll(dev, 0o755); err != nil {
 		return err
 	}
-	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_STRICTATIME, "mode=755,size=64k"); err != nil {
+	// nodev: a node made here (mknod) does not open; the few bound
+	// below are mounts of their own and keep working.
+	if err := unix.Mount("tmpfs", dev, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_STRICTATIME, "mode=755,size=64k"); err != nil {
 		return fmt.Errorf("mount /dev: %w", err)
 	}
 	for _, name := range devices {

@@ -60,6 +60,12 @@ func start(s *Spec) (*supervisor, error) {
 	if cwd == "" {
 		cwd = "/"
 	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return nil, fmt.Errorf("working directory %q inside the task's chroot: %w", cwd, err)
+	}
 	// Every catchable signal is caught before the task exists, so none
 	// sent while it starts is lost (see supervise.go).
 	sup := newSupervisor()
@@ -77,11 +83,17 @@ func start(s *Spec) (*supervisor, error) {
 	attr := &syscall.SysProcAttr{
 		// The task is its own session and process group, so that a
 		// forwarded signal reaches its foreground children too.
-		Setsid:     true,
-		Credential: &syscall.Credential{Uid: s.Uid, Gid: s.Gid, Groups: s.Groups},
+		Setsid: true,
 	}
 	if s.Uid != 0 {
+		// The init is the task's user already (shedBeforeTask).
 		attr.AmbientCaps = capsUintptr(s.Caps)
+	} else {
+		attr.Credential = &syscall.Credential{Uid: s.Uid, Gid: s.Gid, Groups: s.Groups}
+	}
+	if err := shedBeforeTask(s); err != nil {
+		sup.stop()
+		return nil, fmt.Errorf("init: %w", err)
 	}
 	argv := append([]string{s.Command}, s.Args...)
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Dir: cwd, Env: s.Env, Files: files, Sys: attr})
@@ -90,6 +102,11 @@ func start(s *Spec) (*supervisor, error) {
 		return nil, fmt.Errorf("start %s: %w", s.Command, err)
 	}
 	sup.pid = pid
+	if err := shedAfterTask(s); err != nil {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		sup.stop()
+		return nil, fmt.Errorf("init: %w", err)
+	}
 	return sup, nil
 }
 

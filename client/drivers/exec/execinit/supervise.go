@@ -37,7 +37,10 @@ func (s *supervisor) run() Status {
 				return st
 			}
 		case unix.SIGURG:
-			// The Go runtime's own preemption signal, not the task's.
+			// The Go runtime's own preemption signal, not the task's:
+			// the init cannot tell one sent to it from its own, so a
+			// SIGURG (or SIGCHLD) for the task is sent to the task's
+			// processes by the driver instead (exec's Signal).
 		default:
 			// To the task's process group: a shell's foreground child
 			// must see a stop signal too (see the executor's doc).
