@@ -1,8 +1,10 @@
 // Package docker is the docker task driver: each task attempt is one
 // container on the node's Docker Engine, created and watched through
-// Docker's own Go client, with Nomad's `docker` task config (see
-// ConfigSchema) and plugin config (PluginConfig), so that Nomad job files
-// and agent configs work unchanged.
+// Docker's own Go client, with Nomad's `docker` task config (its keys and
+// shapes declared once, in structs.DockerConfigSchema, which job
+// validation checks and StartTask checks again through
+// structs.ValidateDriverConfig) and plugin config (PluginConfig), so that
+// Nomad job files and agent configs work unchanged.
 //
 // # A task's container
 //
