@@ -89,6 +89,9 @@ func (d *Driver) buildSpec(cfg *drivers.TaskConfig, tc *TaskConfig) (*createSpec
 	if tc.Privileged && !pc.AllowPrivileged {
 		return nil, fmt.Errorf(`docker config: "privileged" is not allowed on this client (the agent's plugin "docker" config sets allow_privileged = false)`)
 	}
+	if err := checkSecurityOpt(tc, pc); err != nil {
+		return nil, err
+	}
 	if err := d.setResources(cfg, tc, hc); err != nil {
 		return nil, err
 	}

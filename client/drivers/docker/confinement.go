@@ -1,0 +1,59 @@
+package docker
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A task's config may ask the daemon for less confinement than Docker's
+// defaults. What hands the container the host (or a way out to it) is
+// refused unless the operator allows privileged containers: the keys
+// below are each as good as privileged = true for a job submitter who
+// wants the node.
+
+// checkSecurityOpt refuses security_opt values that turn confinement off:
+// seccomp unconfined or a custom profile (which may allow every call),
+// AppArmor unconfined, SELinux labelling disabled or the super-privileged
+// type, and /proc and /sys unmasked (systempaths). Docker takes both
+// "key=value" and the older "key:value".
+func checkSecurityOpt(tc *TaskConfig, pc PluginConfig) error {
+	if pc.AllowPrivileged {
+		return nil
+	}
+	for _, opt := range tc.SecurityOpt {
+		key, value := splitSecurityOpt(opt)
+		var why string
+		switch key {
+		case "seccomp":
+			if value != "builtin" {
+				why = "it replaces the seccomp filter"
+			}
+		case "apparmor":
+			if value == "unconfined" {
+				why = "it turns AppArmor off"
+			}
+		case "label":
+			if value == "disable" || strings.Contains(value, "spc_t") {
+				why = "it turns SELinux confinement off"
+			}
+		case "systempaths":
+			if value == "unconfined" {
+				why = "it unmasks /proc and /sys"
+			}
+		}
+		if why != "" {
+			return fmt.Errorf("docker config: security_opt %q is not allowed on this client: %s, which needs allow_privileged = true in the plugin \"docker\" config (no-new-privileges and other options that only confine more are allowed)", opt, why)
+		}
+	}
+	return nil
+}
+
+// splitSecurityOpt returns an option's key and value, lower-cased: they
+// are compared as keywords.
+func splitSecurityOpt(opt string) (key, value string) {
+	i := strings.IndexAny(opt, "=:")
+	if i < 0 {
+		return strings.ToLower(strings.TrimSpace(opt)), ""
+	}
+	return strings.ToLower(strings.TrimSpace(opt[:i])), strings.ToLower(strings.TrimSpace(opt[i+1:]))
+}
