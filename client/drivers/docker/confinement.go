@@ -57,3 +57,20 @@ func splitSecurityOpt(opt string) (key, value string) {
 	}
 	return strings.ToLower(strings.TrimSpace(opt[:i])), strings.ToLower(strings.TrimSpace(opt[i+1:]))
 }
+
+// checkHostNamespaces refuses pid_mode, ipc_mode, uts_mode and
+// userns_mode "host": the host's processes (to signal and ptrace), its
+// shared memory, its hostname, and no user remapping.
+func checkHostNamespaces(tc *TaskConfig, pc PluginConfig) error {
+	if pc.AllowPrivileged {
+		return nil
+	}
+	for _, m := range []struct{ key, value string }{
+		{"pid_mode", tc.PidMode}, {"ipc_mode", tc.IPCMode}, {"uts_mode", tc.UTSMode}, {"userns_mode", tc.UsernsMode},
+	} {
+		if strings.EqualFold(strings.TrimSpace(m.value), "host") {
+			return fmt.Errorf("docker config: %s \"host\" is not allowed on this client: it puts the task in the host's namespace, which needs allow_privileged = true in the plugin \"docker\" config (leave it unset for the task's own)", m.key)
+		}
+	}
+	return nil
+}

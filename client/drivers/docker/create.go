@@ -80,6 +80,7 @@ func (d *Driver) buildSpec(cfg *drivers.TaskConfig, tc *TaskConfig) (*createSpec
 		IpcMode:        container.IpcMode(tc.IPCMode),
 		PidMode:        container.PidMode(tc.PidMode),
 		UTSMode:        container.UTSMode(tc.UTSMode),
+		UsernsMode:     container.UsernsMode(tc.UsernsMode),
 		VolumeDriver:   tc.VolumeDriver,
 	}
 	if tc.Init {
@@ -90,6 +91,9 @@ func (d *Driver) buildSpec(cfg *drivers.TaskConfig, tc *TaskConfig) (*createSpec
 		return nil, fmt.Errorf(`docker config: "privileged" is not allowed on this client (the agent's plugin "docker" config sets allow_privileged = false)`)
 	}
 	if err := checkSecurityOpt(tc, pc); err != nil {
+		return nil, err
+	}
+	if err := checkHostNamespaces(tc, pc); err != nil {
 		return nil, err
 	}
 	if err := d.setResources(cfg, tc, hc); err != nil {
