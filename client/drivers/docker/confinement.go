@@ -74,3 +74,29 @@ func checkHostNamespaces(tc *TaskConfig, pc PluginConfig) error {
 	}
 	return nil
 }
+
+// namespacedSysctls are the sysctls the kernel keeps per IPC namespace;
+// fs.mqueue.* are too, and net.* are per network namespace.
+var namespacedSysctls = map[string]bool{
+	"kernel.msgmax": true, "kernel.msgmnb": true, "kernel.msgmni": true, "kernel.sem": true,
+	"kernel.shmall": true, "kernel.shmmax": true, "kernel.shmmni": true, "kernel.shm_rmid_forced": true,
+}
+
+// checkSysctl refuses sysctls that are not the container's own: a
+// host-wide one would change the node for every task (the runtime refuses
+// those too, but only once a container exists, and in its own words), and
+// net.* when the task runs in the host's network.
+func checkSysctl(tc *TaskConfig) error {
+	for _, k := range sortedKeys(tc.Sysctl) {
+		switch {
+		case strings.HasPrefix(k, "net."):
+			if tc.NetworkMode == "host" {
+				return fmt.Errorf("docker config: sysctl %q is not allowed with network_mode \"host\": it would change the host's network", k)
+			}
+		case namespacedSysctls[k], strings.HasPrefix(k, "fs.mqueue."):
+		default:
+			return fmt.Errorf("docker config: sysctl %q is not allowed: it is not kept per container and would change the node (a task may set net.*, fs.mqueue.*, kernel.msg*, kernel.sem, kernel.shm*)", k)
+		}
+	}
+	return nil
+}

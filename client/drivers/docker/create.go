@@ -96,6 +96,9 @@ func (d *Driver) buildSpec(cfg *drivers.TaskConfig, tc *TaskConfig) (*createSpec
 	if err := checkHostNamespaces(tc, pc); err != nil {
 		return nil, err
 	}
+	if err := checkSysctl(tc); err != nil {
+		return nil, err
+	}
 	if err := d.setResources(cfg, tc, hc); err != nil {
 		return nil, err
 	}
