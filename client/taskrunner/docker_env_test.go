@@ -9,8 +9,8 @@ import (
 
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers/docker"
-	"github.com/drover-sched/drover/client/internal/testimage"
 	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/helper/testutil/dockerimage"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -21,7 +21,7 @@ import (
 // names the host's directories and would hide the image's own PATH (the
 // image's ENV is the container's base, as in Nomad).
 func TestDockerTaskGetsTheIsolatedEnv(t *testing.T) {
-	image := testimage.Ensure(t)
+	image := dockerimage.Ensure(t)
 	clk := clock.NewFake(time.Time{})
 	cfg := docker.DefaultPluginConfig()
 	cfg.GC.Image, cfg.GC.Dangling.Enabled = false, false
