@@ -19,6 +19,19 @@
 // A restart is a new attempt and so a new container; DestroyTask removes
 // the old one.
 //
+// # What a task may ask for
+//
+// A job submitter is not trusted with the node. Without the plugin's
+// allow_privileged, StartTask refuses privileged, security_opt values
+// that turn confinement off (confinement.go), and pid_mode, ipc_mode,
+// uts_mode or userns_mode "host"; cap_add must stay within allow_caps.
+// Host paths and named volumes need volumes { enabled = true }; a
+// relative bind source is resolved through its symlinks and must stay in
+// the alloc directory either way (insideAllocDir). network_mode, pid_mode
+// and ipc_mode "container:<x>" may only join a container of the same
+// alloc (joinOwnAlloc). Only sysctls the kernel keeps per container are
+// passed. network_mode "host" is allowed, as in Nomad.
+//
 // # Goroutines
 //
 // Each tracked task has two goroutines, both owned by the Driver (its
