@@ -25,9 +25,12 @@ func closestKey(k string, known map[string]DriverConfigKey) string {
 	return best
 }
 
-// levenshtein is the edit distance between a and b (insertions,
-// deletions and substitutions of bytes; config keys are ASCII).
+// levenshtein is the edit distance between a and b: insertions,
+// deletions and substitutions of bytes (config keys are ASCII), and
+// swaps of two adjacent bytes, the commonest typo ("imgae" for "image"),
+// each counted as one edit (the optimal string alignment distance).
 func levenshtein(a, b string) int {
+	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -41,8 +44,11 @@ func levenshtein(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }

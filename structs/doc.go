@@ -21,7 +21,7 @@
 // storage must be less than the group's ephemeral disk (log_storage.go),
 // and a task's driver config must match its driver's schema
 // (driver_config.go). Each built-in driver declares its config keys once,
-// in its own file (driver_config_exec.go, driver_config_mock.go) that
+// in its own file (driver_config_exec.go, driver_config_docker.go, driver_config_mock.go) that
 // registers a DriverConfigSchema from init; the client's drivers read
 // their config under the same key constants. Adding a driver's schema is
 // one such file.

@@ -125,6 +125,17 @@ func ValidateDriverConfig(driver string, cfg map[string]any) error {
 	return p.err()
 }
 
+// Validate returns the problems of cfg under s as one error (a
+// *ValidationError), each message led by what, or nil. A driver checks
+// its agent-side plugin config with it, in the words job validation uses.
+func (s *DriverConfigSchema) Validate(what string, cfg map[string]any) error {
+	p := newProblems()
+	s.check(cfg, "", func(format string, args ...any) {
+		p.add("%s: "+format, append([]any{what}, args...)...)
+	})
+	return p.err()
+}
+
 // validateDriverConfig adds the problems of a task's driver config.
 func validateDriverConfig(driver string, cfg map[string]any, p problems) {
 	s := DriverConfigSchemaFor(driver)

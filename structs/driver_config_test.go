@@ -73,6 +73,19 @@ func TestDriverConfigIsCheckedAgainstTheDriversSchema(t *testing.T) {
 		{"a mock key Drover's mock does not read", "mock_driver", map[string]any{"run_fro": "1s"}, []string{`driver "mock_driver": unknown config key "run_fro"; did you mean "run_for"?`}},
 		{"every problem at once, in key order", "exec", map[string]any{"args": "x", "comand": "y", "pid_mod": 1},
 			[]string{`config key "args" must be a list of strings`, `unknown config key "comand"; did you mean "command"?`, `unknown config key "pid_mod"; did you mean "pid_mode"?`}},
+		{"docker with a misspelt image gets image", "docker", map[string]any{"imgae": "x"},
+			[]string{`driver "docker": unknown config key "imgae"; did you mean "image"?`}},
+		{"docker without an image", "docker", map[string]any{"command": "redis-server"},
+			[]string{`driver "docker": config key "image" is missing (e.g. image = "redis:7")`}},
+		{"docker with Nomad's blocks and maps", "docker", map[string]any{"image": "redis:7", "ports": []any{"db"},
+			"mount":        []map[string]any{{"type": "tmpfs", "target": "/t", "tmpfs_options": []map[string]any{{"size": 100000}}}},
+			"auth":         []map[string]any{{"username": "u", "password": "p"}},
+			"logging":      []map[string]any{{"type": "json-file", "config": []map[string]any{{"max-size": "10m"}}}},
+			"healthchecks": []map[string]any{{"disable": true}},
+			"ulimit":       []map[string]any{{"nofile": "4096:8192"}}, "sysctl": map[string]any{"net.core.somaxconn": "16384"},
+			"labels": map[string]any{"team": "web"}, "image_pull_timeout": "10m"}, nil},
+		{"docker with a misspelt key in a mount", "docker", map[string]any{"image": "redis:7", "mount": []map[string]any{{"target": "/a", "sorce": "x"}}},
+			[]string{`driver "docker": unknown config key "mount[0].sorce"; did you mean "mount[0].source"?`}},
 		{"a driver with no schema is not checked", "podman", map[string]any{"anything": []any{map[string]any{"at": "all"}}}, nil},
 		{"blocks as HCL gives them", "test_blocks", map[string]any{"image": "redis", "labels": map[string]any{"a": "b", "n": 1},
 			"logging": []map[string]any{{"type": "json-file", "config": []map[string]any{{"max-size": "10m"}}}},
@@ -163,6 +176,15 @@ func TestClosestKey(t *testing.T) {
 		if got := closestKey(in, known); got != want {
 			t.Errorf("closestKey(%q) = %q, want %q", in, got, want)
 		}
+	}
+	docker := map[string]DriverConfigKey{"image": {}, "ipc_mode": {}, "init": {}, "mount": {}}
+	for in, want := range map[string]string{"imgae": "image", "iamge": "image", "moutn": "mount", "inti": "init"} {
+		if got := closestKey(in, docker); got != want {
+			t.Errorf("closestKey(%q) = %q, want %q (a swap of two letters is one edit)", in, got, want)
+		}
+	}
+	if d := levenshtein("ca", "abc"); d != 3 {
+		t.Errorf("levenshtein(ca, abc) = %d, want 3 (no edit of a swapped pair)", d)
 	}
 	if d := levenshtein("kitten", "sitting"); d != 3 {
 		t.Errorf("levenshtein(kitten, sitting) = %d, want 3", d)

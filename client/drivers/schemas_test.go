@@ -3,6 +3,7 @@ package drivers_test
 import (
 	"testing"
 
+	"github.com/drover-sched/drover/client/drivers/docker"
 	"github.com/drover-sched/drover/client/drivers/exec"
 	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/drivers/rawexec"
@@ -14,7 +15,7 @@ import (
 // built-in driver without one (or under a name that drifted) would let
 // typos through to the client again.
 func TestEveryBuiltInDriverHasAConfigSchema(t *testing.T) {
-	for _, name := range []string{exec.Name, rawexec.Name, mock.Name, mock.Alias} {
+	for _, name := range []string{exec.Name, rawexec.Name, docker.Name, mock.Name, mock.Alias} {
 		s := structs.DriverConfigSchemaFor(name)
 		if s == nil {
 			t.Errorf("driver %q has no config schema in structs", name)
@@ -28,5 +29,8 @@ func TestEveryBuiltInDriverHasAConfigSchema(t *testing.T) {
 		if k := structs.DriverConfigSchemaFor(name).Keys[structs.DriverConfigCommand]; !k.Required || k.Kind != structs.KindString {
 			t.Errorf("driver %q: command must be a required string, is %+v", name, k)
 		}
+	}
+	if k := structs.DriverConfigSchemaFor(docker.Name).Keys[structs.DockerConfigImage]; !k.Required || k.Kind != structs.KindString {
+		t.Errorf("driver %q: image must be a required string, is %+v", docker.Name, k)
 	}
 }

@@ -8,16 +8,19 @@ import (
 // What a task gets of the agent's own environment. The agent's process
 // often carries credentials (cloud keys, Consul and Vault tokens, a
 // database password an init script exported): none of them is the
-// task's. Two bases, chosen by the driver's capabilities:
+// task's. The base is chosen by the driver's capabilities:
 //
 //   - HostEnv, for a driver that passes the agent's environment on
 //     (raw_exec, and any driver that declares no capabilities): all of
 //     it except the client's env.denylist, which adds to
 //     DefaultDenylist.
-//   - IsolatedBase, for a driver that does not (exec, docker): only
-//     IsolatedVars, with a default PATH when the agent has none. Every
-//     other variable such a task sees is one Drover builds (NOMAD_*, the
-//     job's env block, templates with env = true).
+//   - IsolatedBase, for a driver that does not (exec): only
+//     IsolatedVars, with a default PATH when the agent has none.
+//   - none, for a task in an image (docker): the image's ENV is its
+//     base, PATH included.
+//
+// Every other variable an isolated task sees is one Drover builds
+// (NOMAD_*, the job's env block, templates with env = true).
 
 // DefaultDenylist are agent environment variables never passed to tasks:
 // Nomad's default env.denylist plus the tokens of Nomad's and Drover's

@@ -9,8 +9,8 @@ import (
 
 	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers/docker"
-	"github.com/drover-sched/drover/client/internal/testimage"
 	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/helper/testutil/dockerimage"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -18,7 +18,7 @@ import (
 // directories at /alloc and /local, and its output lands in the rotated
 // log files as any task's does.
 func TestDockerTaskRunsAndItsLogsAppear(t *testing.T) {
-	image := testimage.Ensure(t)
+	image := dockerimage.Ensure(t)
 	clk := clock.NewFake(time.Time{})
 	cfg := docker.DefaultPluginConfig()
 	cfg.GC.Image, cfg.GC.Dangling.Enabled = false, false

@@ -17,9 +17,10 @@ import (
 // sees the newer alloc's values.
 //
 // The driver's capabilities choose two things. The base: the agent's
-// environment less env.denylist (hostEnv) for a driver with HostEnv, or
-// only PATH, locale and time zone from it (taskenv.IsolatedBase) for one
-// without. The directories: their host paths for a task that sees the
+// environment less env.denylist (hostEnv) for a driver with HostEnv, only
+// PATH, locale and time zone from it (taskenv.IsolatedBase) for one
+// without, and nothing of it for a task in an image (docker), whose
+// image's ENV is its base. The directories: their host paths for a task that sees the
 // host's file system, the paths they are mounted at (/alloc, /local,
 // /secrets) for a task in a chroot or an image.
 type envHook struct {
@@ -34,7 +35,12 @@ func (*envHook) Name() string { return "env" }
 func (h *envHook) Prestart(_ context.Context, req *PrestartRequest, resp *PrestartResponse) error {
 	caps := drivers.CapabilitiesOf(h.driver)
 	base := h.hostEnv
-	if !caps.HostEnv {
+	switch {
+	case caps.FSIsolation == drivers.FSIsolationImage:
+		// The image's ENV is the base: the agent's PATH names the
+		// host's directories and would hide the image's own.
+		base = nil
+	case !caps.HostEnv:
 		base = taskenv.IsolatedBase(h.hostEnv)
 	}
 	resp.Env = taskenv.Build(h.node, req.Alloc, req.Task, h.region, taskDirs(caps, req), base)

@@ -48,6 +48,11 @@ var refusedJobs = []struct {
       driver = "exec"
       config { comand = "/bin/sleep" }
     }`, `group "g" task "web": driver "exec": unknown config key "comand"; did you mean "command"?`},
+	{"a misspelt docker image key", `
+    task "web" {
+      driver = "docker"
+      config { imgae = "x" }
+    }`, `group "g" task "web": driver "docker": unknown config key "imgae"; did you mean "image"?`},
 	{"args that are not a list", `
     task "web" {
       driver = "raw_exec"

@@ -128,8 +128,10 @@ func TestPluginConfigRefusesWhatItDoesNotAllow(t *testing.T) {
 		{"a host path without volumes", map[string]any{"volumes": []any{"/etc:/host-etc"}}, "volumes are disabled"},
 		{"a named volume mount without volumes", map[string]any{"mount": []map[string]any{{"type": "volume", "source": "v", "target": "/v"}}}, "volumes are disabled"},
 		{"a relative path leaving the alloc dir", map[string]any{"volumes": []any{"../../../etc:/x"}}, "leaves the alloc directory"},
-		{"an unknown key", map[string]any{"comand": "x"}, `unknown key "comand" (did you mean "command"?)`},
-		{"an unknown nested key", map[string]any{"mount": []map[string]any{{"targt": "/x"}}}, `unknown key "mount.targt" (did you mean "mount.target"?)`},
+		{"an unknown key", map[string]any{"comand": "x"}, `unknown config key "comand"; did you mean "command"?`},
+		{"an unknown nested key", map[string]any{"mount": []map[string]any{{"targt": "/x"}}}, `unknown config key "mount[0].targt"; did you mean "mount[0].target"?`},
+		{"devices, which Drover does not offer", map[string]any{"devices": []map[string]any{{"host_path": "/dev/sda"}}}, `unknown config key "devices"`},
+		{"a runtime, which Drover does not offer", map[string]any{"runtime": "runc"}, `unknown config key "runtime"`},
 		{"a bad ulimit", map[string]any{"ulimit": map[string]any{"nofile": "lots"}}, `ulimit "nofile"`},
 		{"no image", map[string]any{"image": ""}, `"image" is missing`},
 	}

@@ -80,6 +80,7 @@ func (d *Driver) buildSpec(cfg *drivers.TaskConfig, tc *TaskConfig) (*createSpec
 		IpcMode:        container.IpcMode(tc.IPCMode),
 		PidMode:        container.PidMode(tc.PidMode),
 		UTSMode:        container.UTSMode(tc.UTSMode),
+		UsernsMode:     container.UsernsMode(tc.UsernsMode),
 		VolumeDriver:   tc.VolumeDriver,
 	}
 	if tc.Init {
@@ -88,6 +89,15 @@ func (d *Driver) buildSpec(cfg *drivers.TaskConfig, tc *TaskConfig) (*createSpec
 	}
 	if tc.Privileged && !pc.AllowPrivileged {
 		return nil, fmt.Errorf(`docker config: "privileged" is not allowed on this client (the agent's plugin "docker" config sets allow_privileged = false)`)
+	}
+	if err := checkSecurityOpt(tc, pc); err != nil {
+		return nil, err
+	}
+	if err := checkHostNamespaces(tc, pc); err != nil {
+		return nil, err
+	}
+	if err := checkSysctl(tc); err != nil {
+		return nil, err
 	}
 	if err := d.setResources(cfg, tc, hc); err != nil {
 		return nil, err
@@ -295,10 +305,10 @@ func setMounts(cfg *drivers.TaskConfig, tc *TaskConfig, pc PluginConfig, hc *con
 }
 
 // hostSource resolves a bind's source: relative paths against the task
-// directory (and kept inside the alloc directory), absolute paths and
-// named volumes only with volumes enabled. In a volumes entry, as in
-// docker's -v, a bare name is a named volume; a bind mount block's source
-// is always a path.
+// directory, and kept inside the alloc directory (see insideAllocDir),
+// absolute paths and named volumes only with volumes enabled. In a
+// volumes entry, as in docker's -v, a bare name is a named volume; a bind
+// mount block's source is always a path.
 func hostSource(cfg *drivers.TaskConfig, pc PluginConfig, src, field string, bind bool) (string, error) {
 	if src == "" {
 		return "", fmt.Errorf("docker config: %s is empty (a path relative to the task directory, or a host path)", field)
@@ -309,13 +319,68 @@ func hostSource(cfg *drivers.TaskConfig, pc PluginConfig, src, field string, bin
 		}
 		return src, nil
 	}
-	p := filepath.Join(cfg.TaskDir, src)
-	if !pc.VolumesEnabled && cfg.AllocDir != "" {
-		if rel, err := filepath.Rel(cfg.AllocDir, p); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			return "", fmt.Errorf("docker config: %s %q leaves the alloc directory, which needs volumes { enabled = true } in the plugin config", field, src)
-		}
+	p, err := insideAllocDir(cfg, src)
+	if err != nil {
+		return "", fmt.Errorf("docker config: %s %q leaves the alloc directory (%v); a relative source must name a path inside it, and a host path must be written as one, which needs volumes { enabled = true } in the plugin config", field, src, err)
 	}
 	return p, nil
+}
+
+// insideAllocDir resolves src, relative to the task directory, through
+// every symlink on the way and returns the path it names, which must be
+// inside the alloc directory. Links are followed because the daemon
+// follows them on the host: a task can plant local/root -> / from inside
+// its container (where it means the container's root), and its next
+// attempt would otherwise bind the host's root. The resolved path is what
+// gets bound, so a link swapped after this check is not followed again
+// by the daemon. Components that do not exist yet (docker creates a
+// missing volumes source) cannot be links.
+func insideAllocDir(cfg *drivers.TaskConfig, src string) (string, error) {
+	root := cfg.AllocDir
+	if root == "" {
+		root = cfg.TaskDir
+	}
+	if root == "" || cfg.TaskDir == "" {
+		return "", fmt.Errorf("the task has no directory to resolve it against")
+	}
+	root, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", err
+	}
+	p, err := resolveExisting(filepath.Join(cfg.TaskDir, src))
+	if err != nil {
+		return "", err
+	}
+	if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return "", fmt.Errorf("it resolves to %s", p)
+	}
+	return p, nil
+}
+
+// resolveExisting evaluates the symlinks of the longest existing prefix
+// of the clean, absolute path p and appends the rest. A dangling link is
+// refused rather than treated as missing.
+func resolveExisting(p string) (string, error) {
+	rest := ""
+	for {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if !os.IsNotExist(err) {
+			return "", err
+		}
+		if _, lerr := os.Lstat(p); lerr == nil {
+			// A link to nothing: the daemon would create its target.
+			return "", fmt.Errorf("%s is a link to a path that does not exist", p)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
 }
 
 // setPorts publishes the task's port labels: each alloc port's host value

@@ -1,8 +1,10 @@
 // Package docker is the docker task driver: each task attempt is one
 // container on the node's Docker Engine, created and watched through
-// Docker's own Go client, with Nomad's `docker` task config (see
-// ConfigSchema) and plugin config (PluginConfig), so that Nomad job files
-// and agent configs work unchanged.
+// Docker's own Go client, with Nomad's `docker` task config (its keys and
+// shapes declared once, in structs.DockerConfigSchema, which job
+// validation checks and StartTask checks again through
+// structs.ValidateDriverConfig) and plugin config (PluginConfig), so that
+// Nomad job files and agent configs work unchanged.
 //
 // # A task's container
 //
@@ -16,6 +18,19 @@
 // memory_hard_limit) raises it, in which case memory is the reservation.
 // A restart is a new attempt and so a new container; DestroyTask removes
 // the old one.
+//
+// # What a task may ask for
+//
+// A job submitter is not trusted with the node. Without the plugin's
+// allow_privileged, StartTask refuses privileged, security_opt values
+// that turn confinement off (confinement.go), and pid_mode, ipc_mode,
+// uts_mode or userns_mode "host"; cap_add must stay within allow_caps.
+// Host paths and named volumes need volumes { enabled = true }; a
+// relative bind source is resolved through its symlinks and must stay in
+// the alloc directory either way (insideAllocDir). network_mode, pid_mode
+// and ipc_mode "container:<x>" may only join a container of the same
+// alloc (joinOwnAlloc). Only sysctls the kernel keeps per container are
+// passed. network_mode "host" is allowed, as in Nomad.
 //
 // # Goroutines
 //

@@ -11,7 +11,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/drover-sched/drover/client/clock"
-	"github.com/drover-sched/drover/client/internal/testimage"
+	"github.com/drover-sched/drover/helper/testutil/dockerimage"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -19,7 +19,7 @@ import (
 func tagTestImage(t *testing.T, cli *client.Client) string {
 	t.Helper()
 	ref := "drover-test/gc:" + structs.GenerateUUID()[:8]
-	if err := cli.ImageTag(t.Context(), testimage.Ref, ref); err != nil {
+	if err := cli.ImageTag(t.Context(), dockerimage.Ref, ref); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = cli.ImageRemove(context.Background(), ref, image.RemoveOptions{}) })
@@ -69,7 +69,7 @@ func TestUnusedImageIsRemovedAfterTheDelay(t *testing.T) {
 	}
 	clk.Advance(time.Minute + time.Second)
 	waitFor(t, "the unused image to be removed", 20*time.Second, func() bool { return !imagePresent(t, cli, ref) })
-	if !imagePresent(t, cli, testimage.Ref) {
+	if !imagePresent(t, cli, dockerimage.Ref) {
 		t.Fatal("removing the task's tag removed the image's other tag")
 	}
 }
@@ -115,7 +115,7 @@ func testNodeID() string { return testNode }
 // createLabelled creates (without starting) a container with labels.
 func createLabelled(t *testing.T, cli *client.Client, labels map[string]string) string {
 	t.Helper()
-	c, err := cli.ContainerCreate(t.Context(), &container.Config{Image: testimage.Ref, Cmd: []string{"true"}, Labels: labels}, nil, nil, nil, "")
+	c, err := cli.ContainerCreate(t.Context(), &container.Config{Image: dockerimage.Ref, Cmd: []string{"true"}, Labels: labels}, nil, nil, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/drover-sched/drover/client/drivers"
-	"github.com/drover-sched/drover/client/internal/testimage"
+	"github.com/drover-sched/drover/helper/testutil/dockerimage"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -34,8 +34,8 @@ func testConfig() PluginConfig {
 // end of the test.
 func newTestDriver(t testing.TB, mod func(*Options)) (*Driver, *client.Client) {
 	t.Helper()
-	cli := testimage.Client(t)
-	testimage.Ensure(t)
+	cli := dockerimage.Client(t)
+	dockerimage.Ensure(t)
 	opts := Options{Config: testConfig()}
 	if mod != nil {
 		mod(&opts)
@@ -65,7 +65,7 @@ func newTestTask(t testing.TB, cli *client.Client, config map[string]any) *testT
 		}
 	}
 	if _, ok := config["image"]; !ok {
-		config["image"] = testimage.Ref
+		config["image"] = dockerimage.Ref
 	}
 	tt := &testTask{cfg: &drivers.TaskConfig{
 		ID: allocID + "/web/" + structs.GenerateUUID()[:8], AllocID: allocID, TaskName: "web", JobName: "example", GroupName: "cache",

@@ -90,20 +90,3 @@ func TestTheExampleJobDecodes(t *testing.T) {
 		t.Fatalf("ParseTaskConfig = %+v, %v", tc, err)
 	}
 }
-
-func TestEveryKindIsOneTheCheckKnows(t *testing.T) {
-	known := map[Kind]bool{KindString: true, KindStrings: true, KindBool: true, KindInt: true, KindMap: true, KindBlock: true, KindBlocks: true}
-	var walk func(prefix string, s map[string]Key)
-	walk = func(prefix string, s map[string]Key) {
-		for name, k := range s {
-			if !known[k.Kind] {
-				t.Errorf("%s%s has kind %q", prefix, name, k.Kind)
-			}
-			if (k.Keys != nil) != (k.Kind == KindBlock || k.Kind == KindBlocks) {
-				t.Errorf("%s%s: nested keys on a %s", prefix, name, k.Kind)
-			}
-			walk(prefix+name+".", k.Keys)
-		}
-	}
-	walk("", ConfigSchema)
-}

@@ -42,20 +42,47 @@ func (w *logWriters) Close() {
 // every other driver. The daemon keeps the output, so a copier that starts
 // late (or again after a client restart, from since) loses nothing that is
 // still there. It closes the writers when the output ends.
+//
+// The daemon's follow stream can end, when the container exits, without
+// the output's last line if that line has no newline (`printf done`): the
+// daemon has it, and a plain read returns it. So once the stream ends,
+// the output is read again without follow and what goes beyond the bytes
+// already copied of each stream is copied too. That read is of the whole
+// output the daemon keeps, once per container exit.
 func (d *Driver) copyLogs(ctx context.Context, t *task, since time.Time, w *logWriters) {
 	defer close(t.logsDone)
 	defer w.Close()
-	stdout, stderr := w.stdout, w.stderr
+	stdout, stderr := &skipWriter{w: w.stdout}, &skipWriter{w: w.stderr}
 	opts := container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true}
 	if !since.IsZero() {
 		opts.Since = fmt.Sprintf("%d.%09d", since.Unix(), since.Nanosecond())
 	}
+	if err := d.copyLogStream(ctx, t, opts, stdout, stderr); err != nil {
+		if ctx.Err() == nil {
+			d.logger.Debug("container log copy ended", "container", t.containerID, "error", err)
+		}
+		return
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	// Skip what was copied; write what the stream left out.
+	stdout.skip, stdout.n = stdout.n, 0
+	stderr.skip, stderr.n = stderr.n, 0
+	opts.Follow = false
+	if err := d.copyLogStream(ctx, t, opts, stdout, stderr); err != nil && ctx.Err() == nil {
+		d.logger.Debug("reading the container's last output failed", "container", t.containerID, "error", err)
+	}
+}
+
+// copyLogStream copies one logs request's output.
+func (d *Driver) copyLogStream(ctx context.Context, t *task, opts container.LogsOptions, stdout, stderr io.Writer) error {
 	rc, err := d.docker.ContainerLogs(ctx, t.containerID, opts)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.logger.Warn("cannot read container logs (is the logging driver readable?)", "container", t.containerID, "error", err)
 		}
-		return
+		return err
 	}
 	defer rc.Close()
 	if t.tty {
@@ -64,9 +91,29 @@ func (d *Driver) copyLogs(ctx context.Context, t *task, since time.Time, w *logW
 	} else {
 		_, err = stdcopy.StdCopy(stdout, stderr, rc)
 	}
-	if err != nil && ctx.Err() == nil {
-		d.logger.Debug("container log copy ended", "container", t.containerID, "error", err)
+	return err
+}
+
+// skipWriter drops the first skip bytes written to it and passes the rest
+// on, counting in n all it was given.
+type skipWriter struct {
+	w       io.Writer
+	skip, n int64
+}
+
+func (s *skipWriter) Write(p []byte) (int, error) {
+	total := len(p)
+	if drop := min(s.skip-s.n, int64(len(p))); drop > 0 {
+		p = p[drop:]
 	}
+	s.n += int64(total)
+	if len(p) == 0 {
+		return total, nil
+	}
+	if _, err := s.w.Write(p); err != nil {
+		return 0, err
+	}
+	return total, nil
 }
 
 // openLogWriter opens the write end of a log FIFO without blocking when no

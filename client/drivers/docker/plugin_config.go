@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/structs"
 )
 
 // PluginConfig is the agent's `plugin "docker" { config { ... } }` block,
@@ -70,25 +71,25 @@ func DefaultPluginConfig() PluginConfig {
 
 // pluginKeys are the plugin config keys Drover reads; other keys are
 // refused so that a misspelt one is not silently ignored.
-var pluginKeys = map[string]Key{
-	"endpoint":              {Kind: KindString},
-	"allow_privileged":      {Kind: KindBool},
-	"allow_caps":            {Kind: KindStrings},
-	"pull_activity_timeout": {Kind: KindString},
-	"volumes": {Kind: KindBlock, Keys: map[string]Key{
-		"enabled": {Kind: KindBool},
-	}},
-	"gc": {Kind: KindBlock, Keys: map[string]Key{
-		"image":       {Kind: KindBool},
-		"image_delay": {Kind: KindString},
-		"container":   {Kind: KindBool},
-		"dangling_containers": {Kind: KindBlock, Keys: map[string]Key{
-			"enabled":        {Kind: KindBool},
-			"period":         {Kind: KindString},
-			"creation_grace": {Kind: KindString},
-		}},
-	}},
-}
+var pluginKeys = &structs.DriverConfigSchema{Keys: map[string]structs.DriverConfigKey{
+	"endpoint":              {Kind: structs.KindString},
+	"allow_privileged":      {Kind: structs.KindBool},
+	"allow_caps":            {Kind: structs.KindStrings},
+	"pull_activity_timeout": {Kind: structs.KindDuration},
+	"volumes": {Kind: structs.KindBlock, Block: &structs.DriverConfigSchema{Keys: map[string]structs.DriverConfigKey{
+		"enabled": {Kind: structs.KindBool},
+	}}},
+	"gc": {Kind: structs.KindBlock, Block: &structs.DriverConfigSchema{Keys: map[string]structs.DriverConfigKey{
+		"image":       {Kind: structs.KindBool},
+		"image_delay": {Kind: structs.KindDuration},
+		"container":   {Kind: structs.KindBool},
+		"dangling_containers": {Kind: structs.KindBlock, Block: &structs.DriverConfigSchema{Keys: map[string]structs.DriverConfigKey{
+			"enabled":        {Kind: structs.KindBool},
+			"period":         {Kind: structs.KindDuration},
+			"creation_grace": {Kind: structs.KindDuration},
+		}}},
+	}}},
+}}
 
 // ParsePluginConfig decodes the plugin block's config over the defaults.
 func ParsePluginConfig(raw map[string]any) (PluginConfig, error) {
@@ -96,8 +97,8 @@ func ParsePluginConfig(raw map[string]any) (PluginConfig, error) {
 	if len(raw) == 0 {
 		return c, nil
 	}
-	if err := checkKeys(raw, pluginKeys, ""); err != nil {
-		return c, fmt.Errorf("plugin %q: %w", Name, err)
+	if err := pluginKeys.Validate(fmt.Sprintf("plugin %q", Name), raw); err != nil {
+		return c, err
 	}
 	p := parser{raw: raw}
 	c.Endpoint = p.str("endpoint")

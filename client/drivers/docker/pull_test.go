@@ -18,7 +18,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/drover-sched/drover/client/drivers"
-	"github.com/drover-sched/drover/client/internal/testimage"
+	"github.com/drover-sched/drover/helper/testutil/dockerimage"
 )
 
 // startRegistry runs Debian's docker-registry on a loopback port (which
@@ -88,7 +88,7 @@ func TestMissingImageIsPulledAndForcePullRefreshesIt(t *testing.T) {
 	d, cli := newTestDriver(t, nil)
 	reg := startRegistry(t)
 	ref := reg + "/drover/busybox:1"
-	push(t, cli, testimage.Ref, ref)
+	push(t, cli, dockerimage.Ref, ref)
 	t.Cleanup(func() { removeTag(t, cli, ref) })
 
 	tt := newTestTask(t, cli, map[string]any{"image": ref, "command": "true"})
@@ -118,7 +118,7 @@ func TestMissingImageIsPulledAndForcePullRefreshesIt(t *testing.T) {
 	_, _ = io.ReadAll(rc)
 	rc.Close()
 	// Locally, ref names the old image again.
-	if err := cli.ImageTag(context.Background(), testimage.Ref, ref); err != nil {
+	if err := cli.ImageTag(context.Background(), dockerimage.Ref, ref); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {

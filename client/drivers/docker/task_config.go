@@ -5,10 +5,11 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/structs"
 )
 
 // TaskConfig is a docker task's `config` block, decoded and checked
-// against ConfigSchema.
+// against structs.DockerConfigSchema.
 type TaskConfig struct {
 	Image            string
 	Command          string
@@ -43,6 +44,7 @@ type TaskConfig struct {
 	IPCMode          string
 	PidMode          string
 	UTSMode          string
+	UsernsMode       string
 	TTY              bool
 	Interactive      bool
 	Auth             *Auth
@@ -86,89 +88,92 @@ type Logging struct {
 // DefaultImagePullTimeout is Nomad's image_pull_timeout default.
 const DefaultImagePullTimeout = 5 * time.Minute
 
-// ParseTaskConfig decodes a task's config block. It refuses keys that are
-// not in ConfigSchema and values of the wrong kind, naming the key.
+// ParseTaskConfig decodes a task's config block. It refuses, as job
+// validation does (structs.ValidateDriverConfig), keys that are not in
+// structs.DockerConfigSchema and values of the wrong kind, naming the
+// key: a job stored before a rule is refused here in the same words.
 func ParseTaskConfig(raw map[string]any) (*TaskConfig, error) {
-	if err := checkKeys(raw, ConfigSchema, ""); err != nil {
+	if err := structs.ValidateDriverConfig(Name, raw); err != nil {
 		return nil, err
 	}
 	p := parser{raw: raw}
 	c := &TaskConfig{
-		Image:            p.str("image"),
-		Command:          p.str("command"),
-		Args:             p.strs("args"),
-		Entrypoint:       p.strs("entrypoint"),
-		WorkDir:          p.str("work_dir"),
-		Labels:           p.smap("labels"),
-		Ports:            p.strs("ports"),
-		NetworkMode:      p.str("network_mode"),
-		Hostname:         p.str("hostname"),
-		DNSServers:       p.strs("dns_servers"),
-		DNSSearchDomains: p.strs("dns_search_domains"),
-		DNSOptions:       p.strs("dns_options"),
-		ExtraHosts:       p.strs("extra_hosts"),
-		Volumes:          p.strs("volumes"),
-		VolumeDriver:     p.str("volume_driver"),
-		Privileged:       p.boolean("privileged"),
-		CapAdd:           p.strs("cap_add"),
-		CapDrop:          p.strs("cap_drop"),
-		MemoryHardLimit:  p.integer("memory_hard_limit"),
-		CPUHardLimit:     p.boolean("cpu_hard_limit"),
-		CPUCFSPeriod:     p.integer("cpu_cfs_period"),
-		CPUSetCPUs:       p.str("cpuset_cpus"),
-		PidsLimit:        p.integer("pids_limit"),
-		Ulimit:           p.smap("ulimit"),
-		Sysctl:           p.smap("sysctl"),
-		ShmSize:          p.integer("shm_size"),
-		SecurityOpt:      p.strs("security_opt"),
-		ReadonlyRootfs:   p.boolean("readonly_rootfs"),
-		Init:             p.boolean("init"),
-		IPCMode:          p.str("ipc_mode"),
-		PidMode:          p.str("pid_mode"),
-		UTSMode:          p.str("uts_mode"),
-		TTY:              p.boolean("tty"),
-		Interactive:      p.boolean("interactive"),
-		AuthSoftFail:     p.boolean("auth_soft_fail"),
-		ForcePull:        p.boolean("force_pull"),
-		ImagePullTimeout: p.duration("image_pull_timeout", DefaultImagePullTimeout),
+		Image:            p.str(structs.DockerConfigImage),
+		Command:          p.str(structs.DockerConfigCommand),
+		Args:             p.strs(structs.DockerConfigArgs),
+		Entrypoint:       p.strs(structs.DockerConfigEntrypoint),
+		WorkDir:          p.str(structs.DockerConfigWorkDir),
+		Labels:           p.smap(structs.DockerConfigLabels),
+		Ports:            p.strs(structs.DockerConfigPorts),
+		NetworkMode:      p.str(structs.DockerConfigNetworkMode),
+		Hostname:         p.str(structs.DockerConfigHostname),
+		DNSServers:       p.strs(structs.DockerConfigDNSServers),
+		DNSSearchDomains: p.strs(structs.DockerConfigDNSSearchDomains),
+		DNSOptions:       p.strs(structs.DockerConfigDNSOptions),
+		ExtraHosts:       p.strs(structs.DockerConfigExtraHosts),
+		Volumes:          p.strs(structs.DockerConfigVolumes),
+		VolumeDriver:     p.str(structs.DockerConfigVolumeDriver),
+		Privileged:       p.boolean(structs.DockerConfigPrivileged),
+		CapAdd:           p.strs(structs.DockerConfigCapAdd),
+		CapDrop:          p.strs(structs.DockerConfigCapDrop),
+		MemoryHardLimit:  p.integer(structs.DockerConfigMemoryHardLimit),
+		CPUHardLimit:     p.boolean(structs.DockerConfigCPUHardLimit),
+		CPUCFSPeriod:     p.integer(structs.DockerConfigCPUCFSPeriod),
+		CPUSetCPUs:       p.str(structs.DockerConfigCPUSetCPUs),
+		PidsLimit:        p.integer(structs.DockerConfigPidsLimit),
+		Ulimit:           p.smap(structs.DockerConfigUlimit),
+		Sysctl:           p.smap(structs.DockerConfigSysctl),
+		ShmSize:          p.integer(structs.DockerConfigShmSize),
+		SecurityOpt:      p.strs(structs.DockerConfigSecurityOpt),
+		ReadonlyRootfs:   p.boolean(structs.DockerConfigReadonlyRootfs),
+		Init:             p.boolean(structs.DockerConfigInit),
+		IPCMode:          p.str(structs.DockerConfigIPCMode),
+		PidMode:          p.str(structs.DockerConfigPidMode),
+		UTSMode:          p.str(structs.DockerConfigUTSMode),
+		UsernsMode:       p.str(structs.DockerConfigUsernsMode),
+		TTY:              p.boolean(structs.DockerConfigTTY),
+		Interactive:      p.boolean(structs.DockerConfigInteractive),
+		AuthSoftFail:     p.boolean(structs.DockerConfigAuthSoftFail),
+		ForcePull:        p.boolean(structs.DockerConfigForcePull),
+		ImagePullTimeout: p.duration(structs.DockerConfigImagePullTimeout, DefaultImagePullTimeout),
 	}
-	for i, b := range p.blocks("mount") {
+	for i, b := range p.blocks(structs.DockerConfigMount) {
 		mp := parser{raw: b, path: fmt.Sprintf("mount[%d].", i)}
-		m := Mount{Type: mp.str("type"), Target: mp.str("target"), Source: mp.str("source"), ReadOnly: mp.boolean("readonly")}
-		if bo := mp.block("bind_options"); bo != nil {
-			m.Propagation = (&parser{raw: bo, path: mp.path + "bind_options."}).str("propagation")
+		m := Mount{Type: mp.str(structs.DockerMountType), Target: mp.str(structs.DockerMountTarget), Source: mp.str(structs.DockerMountSource), ReadOnly: mp.boolean(structs.DockerMountReadonly)}
+		if bo := mp.block(structs.DockerMountBindOptions); bo != nil {
+			m.Propagation = (&parser{raw: bo, path: mp.path + "bind_options."}).str(structs.DockerMountPropagation)
 		}
-		if vo := mp.block("volume_options"); vo != nil {
+		if vo := mp.block(structs.DockerMountVolumeOptions); vo != nil {
 			vp := parser{raw: vo, path: mp.path + "volume_options."}
-			m.VolumeNoCopy, m.VolumeLabels = vp.boolean("no_copy"), vp.smap("labels")
+			m.VolumeNoCopy, m.VolumeLabels = vp.boolean(structs.DockerMountNoCopy), vp.smap(structs.DockerMountLabels)
 			p.err = firstErr(p.err, vp.err)
 		}
-		if to := mp.block("tmpfs_options"); to != nil {
+		if to := mp.block(structs.DockerMountTmpfsOptions); to != nil {
 			tp := parser{raw: to, path: mp.path + "tmpfs_options."}
-			m.TmpfsSize = tp.integer("size")
-			_, m.hasTmpfsMode = to["mode"]
-			m.TmpfsMode = tp.integer("mode")
+			m.TmpfsSize = tp.integer(structs.DockerMountTmpfsSize)
+			_, m.hasTmpfsMode = to[structs.DockerMountTmpfsMode]
+			m.TmpfsMode = tp.integer(structs.DockerMountTmpfsMode)
 			p.err = firstErr(p.err, tp.err)
 		}
 		p.err = firstErr(p.err, mp.err)
 		c.Mounts = append(c.Mounts, m)
 	}
-	if a := p.block("auth"); a != nil {
+	if a := p.block(structs.DockerConfigAuth); a != nil {
 		ap := parser{raw: a, path: "auth."}
-		c.Auth = &Auth{Username: ap.str("username"), Password: ap.str("password"), Email: ap.str("email"), ServerAddress: ap.str("server_address")}
+		c.Auth = &Auth{Username: ap.str(structs.DockerAuthUsername), Password: ap.str(structs.DockerAuthPassword), Email: ap.str(structs.DockerAuthEmail), ServerAddress: ap.str(structs.DockerAuthServerAddress)}
 		p.err = firstErr(p.err, ap.err)
 	}
-	if l := p.block("logging"); l != nil {
+	if l := p.block(structs.DockerConfigLogging); l != nil {
 		lp := parser{raw: l, path: "logging."}
-		c.Logging = &Logging{Type: lp.str("type"), Config: lp.smap("config")}
+		c.Logging = &Logging{Type: lp.str(structs.DockerLoggingType), Config: lp.smap(structs.DockerLoggingConfig)}
 		if c.Logging.Type == "" {
-			c.Logging.Type = lp.str("driver")
+			c.Logging.Type = lp.str(structs.DockerLoggingDriver)
 		}
 		p.err = firstErr(p.err, lp.err)
 	}
-	if h := p.block("healthchecks"); h != nil {
+	if h := p.block(structs.DockerConfigHealthchecks); h != nil {
 		hp := parser{raw: h, path: "healthchecks."}
-		c.HealthchecksOff = hp.boolean("disable")
+		c.HealthchecksOff = hp.boolean(structs.DockerHealthchecksDisable)
 		p.err = firstErr(p.err, hp.err)
 	}
 	if p.err != nil {

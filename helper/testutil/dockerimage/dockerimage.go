@@ -1,10 +1,11 @@
-// Package testimage builds the image the docker driver's tests (and the
-// task runner's docker tests) run: a busybox rootfs imported from the
-// host's static busybox, since no registry is reachable from the machines
-// tests run on. The image is
-// built once per test binary and reused across runs (building it again
+// Package dockerimage builds the image the docker driver's tests, the
+// task runner's docker tests and the end-to-end tests run: a busybox
+// rootfs imported from the host's static busybox, since no registry is
+// reachable from the machines tests run on. It is a plain package, not
+// test code, so that tests of every package (e2e included) share it. The
+// image is built once per test binary and reused across runs (building it again
 // yields the same tag).
-package testimage
+package dockerimage
 
 import (
 	"archive/tar"
