@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/drover-sched/drover/helper/testutil/wait"
 )
 
 // benchTasks is how many tasks TestBenchTaskStart starts at once.
@@ -50,11 +52,19 @@ func benchStart(t *testing.T, driver string) {
 job "start" {
   group "g" {
     count = %d
+    # 300 of the default 300 MB disks would not fit every machine's disk.
+    ephemeral_disk {
+      size = 10
+    }
     task "t" {
       driver = %q
       config {
         command = "/bin/sleep"
         args    = ["3600"]
+      }
+      logs {
+        max_files     = 2
+        max_file_size = 1
       }
       resources {
         cpu    = 5
@@ -68,6 +78,14 @@ job "start" {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The agent leaves its tasks running when it stops (a restarted client
+	// re-attaches to them): purge the job first, even when the run fails.
+	t.Cleanup(func() {
+		_, _, _ = a.api().Jobs().Deregister("start", true, nil)
+		wait.Holds(2*time.Minute, func() bool {
+			return liveAllocs(a) == 0
+		}, wait.Every(200*time.Millisecond))
+	})
 	begin := time.Now()
 	if _, _, err := a.api().Jobs().Register(parsed, nil); err != nil {
 		t.Fatal(err)
@@ -99,19 +117,26 @@ job "start" {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Minute, func() (bool, string) {
-		allocs, err := jobAllocs(a, "start")
-		if err != nil {
-			return false, err.Error()
-		}
-		live := 0
-		for _, al := range allocs {
-			if al.ClientStatus == "running" || al.ClientStatus == "pending" {
-				live++
-			}
-		}
+		live := liveAllocs(a)
 		return live == 0, fmt.Sprintf("%d allocs still live", live)
 	})
 	toStopped := time.Since(stopBegin)
 	t.Logf("BENCH driver=%s tasks=%d register-to-all-running=%.2fs start-latency-p50=%dms p99=%dms deregister-to-all-stopped=%.2fs",
 		driver, benchTasks, toRunning.Seconds(), lat[len(lat)/2].Milliseconds(), lat[len(lat)*99/100].Milliseconds(), toStopped.Seconds())
+}
+
+// liveAllocs counts the bench job's allocs whose tasks may still run (-1
+// when the agent does not answer).
+func liveAllocs(a *agent) int {
+	allocs, err := jobAllocs(a, "start")
+	if err != nil {
+		return -1
+	}
+	live := 0
+	for _, al := range allocs {
+		if al.ClientStatus == "running" || al.ClientStatus == "pending" {
+			live++
+		}
+	}
+	return live
 }
