@@ -67,36 +67,6 @@ func benchDocker(t *testing.T, image string, n int) (toRunning, toRemoved time.D
 	t.Helper()
 	a := newAgent(t, agentSpec{name: "bench", extra: benchMachine})
 	a.waitOneReadyNode(t)
-	job := fmt.Sprintf(`
-job "dstart" {
-  group "g" {
-    count = %d
-    ephemeral_disk {
-      size = 10
-    }
-    task "t" {
-      driver = "docker"
-      config {
-        image   = %q
-        command = "sleep"
-        args    = ["3600"]
-      }
-      logs {
-        max_files     = 2
-        max_file_size = 1
-      }
-      resources {
-        cpu    = 5
-        memory = 64
-      }
-    }
-  }
-}
-`, n, image)
-	parsed, err := a.api().Jobs().ParseHCL(job, true)
-	if err != nil {
-		t.Fatal(err)
-	}
 	containers := func() int {
 		out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+docker.LabelJobName+"=dstart").Output()
 		if err != nil {
@@ -104,26 +74,12 @@ job "dstart" {
 		}
 		return len(strings.Fields(string(out)))
 	}
-	t.Cleanup(func() {
-		_, _, _ = a.api().Jobs().Deregister("dstart", true, nil)
-		waitFor(t, 2*time.Minute, func() (bool, string) {
-			c := containers()
-			return c == 0, fmt.Sprintf("%d containers left", c)
-		})
-	})
+	config := fmt.Sprintf(`
+        image   = %q
+        command = "sleep"
+        args    = ["3600"]`, image)
+	toRunning = runBenchJob(t, a, "dstart", benchJobHCL("dstart", "docker", config, n, 64), n, containers)
 	begin := time.Now()
-	if _, _, err := a.api().Jobs().Register(parsed, nil); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 5*time.Minute, func() (bool, string) {
-		sum, _, err := a.api().Jobs().Summary("dstart", nil)
-		if err != nil || sum.Summary["g"].Running < n {
-			return false, fmt.Sprintf("summary %+v (%v)", sum, err)
-		}
-		return true, ""
-	})
-	toRunning = time.Since(begin)
-	begin = time.Now()
 	if _, _, err := a.api().Jobs().Deregister("dstart", false, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -48,56 +48,11 @@ func TestBenchTaskStart(t *testing.T) {
 func benchStart(t *testing.T, driver string) {
 	a := newAgent(t, agentSpec{name: "bench", extra: benchMachine})
 	a.waitOneReadyNode(t)
-	job := fmt.Sprintf(`
-job "start" {
-  group "g" {
-    count = %d
-    # 300 of the default 300 MB disks would not fit every machine's disk.
-    ephemeral_disk {
-      size = 10
-    }
-    task "t" {
-      driver = %q
-      config {
+	config := `
         command = "/bin/sleep"
-        args    = ["3600"]
-      }
-      logs {
-        max_files     = 2
-        max_file_size = 1
-      }
-      resources {
-        cpu    = 5
-        memory = 16
-      }
-    }
-  }
-}
-`, benchTasks, driver)
-	parsed, err := a.api().Jobs().ParseHCL(job, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The agent leaves its tasks running when it stops (a restarted client
-	// re-attaches to them): purge the job first, even when the run fails.
-	t.Cleanup(func() {
-		_, _, _ = a.api().Jobs().Deregister("start", true, nil)
-		wait.Holds(2*time.Minute, func() bool {
-			return liveAllocs(a) == 0
-		}, wait.Every(200*time.Millisecond))
-	})
-	begin := time.Now()
-	if _, _, err := a.api().Jobs().Register(parsed, nil); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 5*time.Minute, func() (bool, string) {
-		sum, _, err := a.api().Jobs().Summary("start", nil)
-		if err != nil || sum.Summary["g"].Running < benchTasks {
-			return false, fmt.Sprintf("summary %+v (%v)", sum, err)
-		}
-		return true, ""
-	})
-	toRunning := time.Since(begin)
+        args    = ["3600"]`
+	toRunning := runBenchJob(t, a, "start", benchJobHCL("start", driver, config, benchTasks, 16), benchTasks,
+		func() int { return liveAllocs(a) })
 	allocs, err := jobAllocs(a, "start")
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +78,63 @@ job "start" {
 	toStopped := time.Since(stopBegin)
 	t.Logf("BENCH driver=%s tasks=%d register-to-all-running=%.2fs start-latency-p50=%dms p99=%dms deregister-to-all-stopped=%.2fs",
 		driver, benchTasks, toRunning.Seconds(), lat[len(lat)/2].Milliseconds(), lat[len(lat)*99/100].Milliseconds(), toStopped.Seconds())
+}
+
+// benchJobHCL is job id of n tasks of driver, each with config as its
+// config block's body, small enough that 300 fit one node.
+func benchJobHCL(id, driver, config string, n, memoryMB int) string {
+	return fmt.Sprintf(`
+job %q {
+  group "g" {
+    count = %d
+    # 300 of the default 300 MB disks would not fit every machine's disk.
+    ephemeral_disk {
+      size = 10
+    }
+    task "t" {
+      driver = %q
+      config {%s
+      }
+      logs {
+        max_files     = 2
+        max_file_size = 1
+      }
+      resources {
+        cpu    = 5
+        memory = %d
+      }
+    }
+  }
+}
+`, id, n, driver, config, memoryMB)
+}
+
+// runBenchJob registers the job id of jobHCL and returns how long it took
+// until n of its tasks ran. The agent leaves its tasks running when it
+// stops (a restarted client re-attaches to them), so the job is purged at
+// cleanup, even when the run fails, until left reports nothing left.
+func runBenchJob(t *testing.T, a *agent, id, jobHCL string, n int, left func() int) time.Duration {
+	t.Helper()
+	parsed, err := a.api().Jobs().ParseHCL(jobHCL, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _, _ = a.api().Jobs().Deregister(id, true, nil)
+		wait.Holds(2*time.Minute, func() bool { return left() == 0 }, wait.Every(200*time.Millisecond))
+	})
+	begin := time.Now()
+	if _, _, err := a.api().Jobs().Register(parsed, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Minute, func() (bool, string) {
+		sum, _, err := a.api().Jobs().Summary(id, nil)
+		if err != nil || sum.Summary["g"].Running < n {
+			return false, fmt.Sprintf("summary %+v (%v)", sum, err)
+		}
+		return true, ""
+	})
+	return time.Since(begin)
 }
 
 // liveAllocs counts the bench job's allocs whose tasks may still run (-1
