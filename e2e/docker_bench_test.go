@@ -30,7 +30,7 @@ func TestBenchDockerStart(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			run, rm := dockerLoop(t, image, n)
 			toRunning, toRemoved := benchDocker(t, image, n)
-			t.Logf("BENCH driver=docker containers=%d register-to-all-running=%.2fs (docker run -d loop %.2fs, +%.0f%%) "+
+			t.Logf("BENCH driver=docker containers=%d register-to-all-running=%.2fs (docker run -d loop %.2fs, %+.0f%%) "+
 				"deregister-to-all-removed=%.2fs (docker rm -f loop %.2fs)",
 				n, toRunning.Seconds(), run.Seconds(), 100*(toRunning.Seconds()/run.Seconds()-1), toRemoved.Seconds(), rm.Seconds())
 		})
