@@ -354,3 +354,30 @@ func waitForAwayAndReplaced(t *testing.T, s *agent, jobID string, orig *api.Allo
 	})
 	return repl
 }
+
+// stopAtCleanup stops the jobs at the end of the test and waits until
+// none of their tasks runs, before the agent stops: an agent leaves its
+// tasks running when it stops (a restarted client re-attaches to them).
+// For tests whose tasks carry no taskMarker.
+func stopAtCleanup(t *testing.T, a *agent, jobIDs ...string) {
+	t.Helper()
+	t.Cleanup(func() {
+		for _, id := range jobIDs {
+			_, _, _ = a.api().Jobs().Deregister(id, false, nil)
+		}
+		wait.Holds(30*time.Second, func() bool {
+			for _, id := range jobIDs {
+				allocs, err := jobAllocs(a, id)
+				if err != nil {
+					return false
+				}
+				for _, al := range allocs {
+					if al.ClientStatus == "running" || al.ClientStatus == "pending" {
+						return false
+					}
+				}
+			}
+			return true
+		}, wait.Every(100*time.Millisecond))
+	})
+}

@@ -231,6 +231,7 @@ func TestWebUIInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	registerJob(t, a, uiJob("uiweb", "first", 32), 30*time.Second)
+	stopAtCleanup(t, a, "uiweb")
 	b.waitUntil("the job in the list", `document.querySelector('a.job-link[data-job="uiweb"]')`, 60*time.Second)
 	if marker, err := eval[string](b, `window.droverTestMarker || ""`); err != nil || marker != "still the same page" {
 		t.Fatalf("the page was reloaded to show the job (marker %q, %v)", marker, err)
@@ -360,6 +361,7 @@ func TestWebUIWithACLTokens(t *testing.T) {
 	mgmt, _, read := aclTokens(t, a)
 	a.token = mgmt
 	registerJob(t, a, uiJob("uiacl", "acl", 32), 30*time.Second)
+	stopAtCleanup(t, a, "uiacl")
 
 	b.run("open the jobs", chromedp.Navigate(a.httpAddr()+"/ui/jobs"))
 	b.waitUntil("a refusal that says what to do", `!document.querySelector("#banner").hidden && `+
