@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/helper/testutil/dockerimage"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -144,25 +146,16 @@ func (r *fifoReader) String() string {
 // driver wrote may still sit in the FIFO when the exit is reported.
 func (r *fifoReader) waitOutput(t *testing.T, what string, ok func(string) bool) {
 	t.Helper()
-	end := time.Now().Add(10 * time.Second)
-	for !ok(r.String()) {
-		if time.Now().After(end) {
-			t.Fatalf("output %q: %s", r.String(), what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, 10*time.Second, func() (bool, string) {
+		out := r.String()
+		return ok(out), fmt.Sprintf("output %q: %s", out, what)
+	}, wait.Every(10*time.Millisecond))
 }
 
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, deadline time.Duration, cond func() bool) {
 	t.Helper()
-	end := time.Now().Add(deadline)
-	for !cond() {
-		if time.Now().After(end) {
-			t.Fatalf("timed out after %v waiting for %s", deadline, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.For(t, deadline, func() (bool, string) { return cond(), "waiting for " + what }, wait.Every(20*time.Millisecond))
 }
 
 // start starts the task and destroys it at the end of the test.
