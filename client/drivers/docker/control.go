@@ -25,21 +25,11 @@ func (d *Driver) WaitTask(ctx context.Context, id string) (<-chan *drivers.ExitR
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan *drivers.ExitResult, 1)
-	go func() {
-		defer close(ch)
-		select {
-		case <-t.done:
-			d.mu.Lock()
-			res := t.result
-			d.mu.Unlock()
-			if res != nil {
-				ch <- res
-			}
-		case <-ctx.Done():
-		}
-	}()
-	return ch, nil
+	return drivers.WaitExit(ctx, t.done, func() *drivers.ExitResult {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return t.result
+	}), nil
 }
 
 // StopTask sends the kill signal to the container's main process and
