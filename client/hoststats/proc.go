@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/drover-sched/drover/helper/mountinfo"
 )
 
 // cpuTimes are one line of /proc/stat, in USER_HZ ticks since boot.
@@ -125,26 +127,8 @@ func readMounts(procRoot string) ([]mount, error) {
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) >= 2 {
-			out = append(out, mount{device: unescapeMount(fields[0]), point: unescapeMount(fields[1])})
+			out = append(out, mount{device: mountinfo.Unescape(fields[0]), point: mountinfo.Unescape(fields[1])})
 		}
 	}
 	return out, sc.Err()
-}
-
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/drover-sched/drover/helper/mountinfo"
 )
 
 // fixture is a fake /proc whose mount table names real directories, so
@@ -109,10 +111,10 @@ func TestCPUUseIsSinceBootThenSinceThePreviousSample(t *testing.T) {
 }
 
 func TestMountEscapes(t *testing.T) {
-	if got := unescapeMount(`/mnt/with\040space\134x`); got != `/mnt/with space\x` {
+	if got := mountinfo.Unescape(`/mnt/with\040space\134x`); got != `/mnt/with space\x` {
 		t.Fatalf("got %q", got)
 	}
-	if got := unescapeMount(`/end\04`); got != `/end\04` {
+	if got := mountinfo.Unescape(`/end\04`); got != `/end\04` {
 		t.Fatalf("a cut escape is kept as is: %q", got)
 	}
 }

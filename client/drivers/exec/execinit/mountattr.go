@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drover-sched/drover/helper/mountinfo"
 )
 
 // restrict makes the mount at dst, and every mount below it, nosuid and
@@ -82,7 +83,7 @@ func mountsUnder(dir string) ([]string, error) {
 		if len(fields) < 5 {
 			continue
 		}
-		p := unescapeMountinfo(fields[4])
+		p := mountinfo.Unescape(fields[4])
 		if p == dir || strings.HasPrefix(p, prefix) {
 			out = append(out, p)
 		}
@@ -93,23 +94,4 @@ func mountsUnder(dir string) ([]string, error) {
 	depth := func(p string) int { return strings.Count(strings.TrimSuffix(p, "/"), "/") }
 	sort.SliceStable(out, func(i, j int) bool { return depth(out[i]) < depth(out[j]) })
 	return out, nil
-}
-
-// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

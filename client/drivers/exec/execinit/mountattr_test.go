@@ -3,6 +3,8 @@ package execinit
 import (
 	"slices"
 	"testing"
+
+	"github.com/drover-sched/drover/helper/mountinfo"
 )
 
 func TestMountinfoEscapesAreUndone(t *testing.T) {
@@ -13,8 +15,8 @@ func TestMountinfoEscapesAreUndone(t *testing.T) {
 		`/trailing\04`:       `/trailing\04`,
 		`/not\8octal\040end`: `/not\8octal end`,
 	} {
-		if got := unescapeMountinfo(in); got != want {
-			t.Errorf("unescapeMountinfo(%q) = %q, want %q", in, got, want)
+		if got := mountinfo.Unescape(in); got != want {
+			t.Errorf("mountinfo.Unescape(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
