@@ -87,7 +87,8 @@ func (i *isolation) ExecCommand(cfg *drivers.TaskConfig, state json.RawMessage, 
 	}
 	cmd := osexec.Command(i.exe, argv...)
 	cmd.Args[0] = "drover-exec-enter"
-	cmd.Env = []string{enterPath, execinit.EnvMarker + "=" + execinit.EnterMode}
+	cmd.Env = []string{enterPath, execinit.EnvMarker + "=" + execinit.EnterMode,
+		execinit.EnterPassEnv + "=" + strconv.Itoa(len(pin.files))}
 	cmd.Dir = "/"
 	// fd 3, then the pinned descriptors from 4 (which the command keeps:
 	// its own task's namespaces and root, of no use without

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // preloadSource is a library whose constructor records the euid of every
@@ -82,5 +84,41 @@ func TestAScriptChecksEnvironmentReachesOnlyTheDroppedCommand(t *testing.T) {
 	}
 	if strings.Contains(log, "euid=0\n") {
 		t.Errorf("the job's library ran as root before the privilege drop: %q", log)
+	}
+}
+
+// A command run inside the task (a script check, alloc exec) gets the
+// driver's descriptors of the task's namespaces and nothing else the
+// agent holds, even one a careless parent of the agent left inheritable.
+func TestACommandInTheTaskInheritsNoneOfTheAgentsDescriptors(t *testing.T) {
+	needRoot(t)
+	secret := filepath.Join(t.TempDir(), "agent-only")
+	if err := os.WriteFile(secret, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Inheritable (F_DUPFD sets no close-on-exec), and right after the
+	// driver's run (the sync pipe at 3, the five pinned namespaces and
+	// root from 4) when that number is free.
+	leak, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(leak)
+	d := newDriver(t)
+	cfg, stdout, _ := testTask(t, `echo ready; exec sleep 1000`)
+	start(t, d, cfg)
+	waitOutput(t, stdout, "ready")
+	var out bytes.Buffer
+	code, err := d.ExecTask(context.Background(), cfg.ID, "/bin/sh", []string{"-c", `for f in /proc/self/fd/*; do echo "$f $(readlink $f)"; done`}, &out)
+	if err != nil || code != 0 {
+		t.Fatalf("ExecTask: code %d, err %v, output %q", code, err, out.String())
+	}
+	if strings.Contains(out.String(), "agent-only") {
+		t.Errorf("the command holds the agent's descriptor %d:\n%s", leak, out.String())
 	}
 }

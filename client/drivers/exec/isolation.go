@@ -195,7 +195,7 @@ func hostPath(cfg *drivers.TaskConfig, command string) string {
 	return filepath.Join(cfg.TaskDir, command)
 }
 
-func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []string) (*osexec.Cmd, error) {
+func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []string, pass int) (*osexec.Cmd, error) {
 	if msg := i.unhealthy(); msg != "" {
 		return nil, errors.New(msg)
 	}
@@ -240,7 +240,7 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 	spec := execinit.Spec{
 		Root: cfg.TaskDir, Mounts: chrootMounts(i.chroot, cfg), Hostname: structs.ShortID(cfg.AllocID),
 		Uid: creds.Uid, Gid: creds.Gid, Groups: creds.Groups, Caps: caps, NoNewPrivs: creds.Uid != 0,
-		Env: taskEnv(cfg), Cwd: cwd, Command: command, Args: mapped,
+		Env: taskEnv(cfg), Cwd: cwd, Command: command, Args: mapped, Pass: pass,
 	}
 	specJSON, err := json.Marshal(spec)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/internal/testutil"
 )
@@ -260,6 +262,14 @@ func TestStopAfterReattachKillsEverything(t *testing.T) {
 // namespaces, cgroups, user and (no) capabilities.
 func TestExecTaskRunsInsideTheTask(t *testing.T) {
 	needRoot(t)
+	// A descriptor left inheritable, as an agent's careless parent would:
+	// the init must not take it for one of the driver's (it lands right
+	// after them, at 7, when that is free).
+	leak, err := unix.FcntlInt(0, unix.F_DUPFD, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(leak) })
 	d := newDriver(t)
 	cfg, stdout, _ := testTask(t, `echo ready; exec sleep 1000`)
 	start(t, d, cfg)
@@ -283,6 +293,14 @@ func TestExecTaskRunsInsideTheTask(t *testing.T) {
 // Usage comes from the task's cgroups, and the init's own cost is small.
 func TestStatsComeFromTheCgroupAndTheInitIsSmall(t *testing.T) {
 	needRoot(t)
+	// A descriptor left inheritable, as an agent's careless parent would:
+	// the init must not take it for one of the driver's (it lands right
+	// after them, at 7, when that is free).
+	leak, err := unix.FcntlInt(0, unix.F_DUPFD, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(leak) })
 	d := newDriver(t)
 	cfg, stdout, _ := testTask(t, `echo ready; exec sleep 1000`)
 	start(t, d, cfg)

@@ -139,10 +139,16 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	}
 	defer closeAll(stderr, stderrHold)
 
+	var holders []*os.File
+	for _, f := range []*os.File{stdoutHold, stderrHold} {
+		if f != nil {
+			holders = append(holders, f)
+		}
+	}
 	iso := d.opts.Isolation
 	var cmd *exec.Cmd
 	if iso != nil {
-		if cmd, err = iso.Command(cfg, command, args); err != nil {
+		if cmd, err = iso.Command(cfg, command, args, len(holders)); err != nil {
 			return nil, err
 		}
 	} else {
@@ -158,11 +164,7 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 		cmd.Env = cfg.EnvList()
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	for _, f := range []*os.File{stdoutHold, stderrHold} {
-		if f != nil {
-			cmd.ExtraFiles = append(cmd.ExtraFiles, f)
-		}
-	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, holders...)
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}

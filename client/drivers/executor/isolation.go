@@ -18,9 +18,12 @@ import (
 type Isolation interface {
 	// Command returns the process that runs the task; command and args
 	// are the jobspec's, uninterpreted. The executor adds the log
-	// descriptors (Stdout, Stderr, and the FIFO holders after any
-	// ExtraFiles the Isolation set) and Setpgid.
-	Command(cfg *drivers.TaskConfig, command string, args []string) (*exec.Cmd, error)
+	// descriptors (Stdout, Stderr, and pass FIFO holders after any
+	// ExtraFiles the Isolation set) and Setpgid. The count is the
+	// Isolation's to hand on: a process it starts cannot tell the
+	// executor's descriptors from ones a careless ancestor left
+	// inheritable, and only the executor's may reach the task.
+	Command(cfg *drivers.TaskConfig, command string, args []string, pass int) (*exec.Cmd, error)
 	// Started finishes a start once the process (pid) runs, and returns state that the
 	// task handle keeps for Recover. An error fails the start; the
 	// executor then kills and reaps the process and calls Release.

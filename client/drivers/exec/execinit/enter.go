@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -17,6 +18,11 @@ import (
 // driver passed from fd 4 on. What the pipe carries before its end is
 // the environment nsenter gets (NUL-separated).
 const EnterMode = "enter"
+
+// EnterPassEnv holds, in the enter mode, how many descriptors from fd 4
+// on the driver passed (the pinned namespaces and root): only those
+// reach nsenter, whatever else the process inherited.
+const EnterPassEnv = "DROVER_EXEC_ENTER_PASS"
 
 // ProbeMode, as EnvMarker's value, exits 0 at once: the driver's
 // fingerprint starts it in new namespaces to learn that it can.
@@ -34,19 +40,20 @@ func enter() int {
 		return 2
 	}
 	// nsenter gets stdio and the driver's descriptors of the task's
-	// namespaces and root (the run from fd 4 os/exec left inheritable),
-	// nothing else of ours.
-	inRun := true
+	// namespaces and root (the count it names, from fd 4), nothing else.
+	pass, err := strconv.Atoi(os.Getenv(EnterPassEnv))
+	if err != nil || pass < 0 || 4+pass > maxScanFD {
+		fmt.Fprintf(os.Stderr, "drover-exec-enter: %s=%q, want a count of descriptors\n", EnterPassEnv, os.Getenv(EnterPassEnv))
+		return 2
+	}
 	for fd := 4; fd < maxScanFD; fd++ {
+		if fd < 4+pass {
+			continue
+		}
 		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
 		if err != nil {
-			inRun = false
 			continue
 		}
-		if inRun && flags&unix.FD_CLOEXEC == 0 {
-			continue
-		}
-		inRun = false
 		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC)
 	}
 	if len(os.Args) < 2 {

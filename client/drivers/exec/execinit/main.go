@@ -47,7 +47,7 @@ func run() int {
 	runtime.LockOSThread()
 	runtime.GOMAXPROCS(1)
 	debug.SetGCPercent(50)
-	pass := inheritedFDs()
+	closeOnExecAll()
 	status := os.NewFile(StatusFD, "status")
 	fail := func(err error) int {
 		_ = json.NewEncoder(status).Encode(Status{Error: err.Error()})
@@ -67,7 +67,9 @@ func run() int {
 	if err := json.Unmarshal(b, &spec); err != nil {
 		return fail(fmt.Errorf("decode the spec: %w", err))
 	}
-	spec.passFDs = pass
+	if spec.passFDs, err = passedFDs(spec.Pass); err != nil {
+		return fail(err)
+	}
 	if err := setupRoot(&spec); err != nil {
 		return fail(err)
 	}

@@ -70,9 +70,13 @@ type Spec struct {
 	// relative to Cwd, else on the PATH of Env.
 	Command string
 	Args    []string
+	// Pass is how many descriptors, from firstPassFD on, the driver
+	// passed for the task (the log FIFO holders). The init cannot tell
+	// them from any a careless ancestor of the agent left inheritable,
+	// so it is told; everything else it holds stays with it.
+	Pass int
 
-	// passFDs are the descriptors the init passes on to the task (not
-	// part of the spec: the init finds them itself).
+	// passFDs are the descriptors the init passes on to the task.
 	passFDs []uintptr
 }
 

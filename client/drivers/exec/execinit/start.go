@@ -110,35 +110,35 @@ func start(s *Spec) (*supervisor, error) {
 	return sup, nil
 }
 
-// inheritedFDs returns the descriptors the driver passed for the task
-// (the log FIFOs' read ends), and marks every other descriptor
-// close-on-exec so that only what ForkExec hands the task (renumbered
-// from 3) reaches it. The driver's are the run from firstPassFD on that
-// are not close-on-exec (os/exec dup2s them there without the flag).
-// Anything else is not the task's: the Go runtime's own descriptors
-// (it keeps cgroup cpu files open, close-on-exec, from before main) and
-// any a careless ancestor left inheritable.
-func inheritedFDs() []uintptr {
-	var out []uintptr
-	inRun := true
+// closeOnExecAll marks every descriptor from SpecFD on close-on-exec,
+// so that only what ForkExec hands the task (stdio, and the passed
+// descriptors renumbered from 3) reaches it: not the Go runtime's own
+// (it keeps cgroup files open from before main), not the init's pipes,
+// and not any a careless ancestor of the agent left inheritable.
+func closeOnExecAll() {
 	for fd := SpecFD; fd < maxScanFD; fd++ {
 		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
 		if err != nil {
-			if fd >= firstPassFD {
-				inRun = false
-			}
 			continue
-		}
-		if fd >= firstPassFD {
-			if inRun && flags&unix.FD_CLOEXEC == 0 {
-				out = append(out, uintptr(fd))
-			} else {
-				inRun = false
-			}
 		}
 		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC)
 	}
-	return out
+}
+
+// passedFDs returns the n descriptors the driver passed for the task,
+// from firstPassFD on; each must be open.
+func passedFDs(n int) ([]uintptr, error) {
+	if n < 0 || firstPassFD+n > maxScanFD {
+		return nil, fmt.Errorf("the spec passes %d descriptors, want 0 to %d", n, maxScanFD-firstPassFD)
+	}
+	out := make([]uintptr, 0, n)
+	for fd := firstPassFD; fd < firstPassFD+n; fd++ {
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			return nil, fmt.Errorf("descriptor %d the driver passed for the task is not open: %w", fd, err)
+		}
+		out = append(out, uintptr(fd))
+	}
+	return out, nil
 }
 
 // maxScanFD bounds the descriptors inheritedFDs looks at.
