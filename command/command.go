@@ -7,6 +7,7 @@ import (
 
 	"github.com/drover-sched/drover/client/drivers/exec/execinit"
 	"github.com/drover-sched/drover/helper/childproc"
+	"github.com/drover-sched/drover/helper/fdinherit"
 )
 
 // Version is Drover's version, reported by `drover version` and in node
@@ -27,6 +28,9 @@ func Run(args []string) int {
 	if code, ok := childproc.MaybeRun(); ok {
 		return code
 	}
+	// Whatever descriptors the agent's parent left inheritable are the
+	// parent's business, not its tasks'.
+	fdinherit.CloseOnExec()
 	return run(args, os.Stdout, os.Stderr)
 }
 
