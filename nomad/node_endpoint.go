@@ -3,7 +3,6 @@ package nomad
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -387,8 +386,8 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 			"node_id", node.ID, "node_status", node.Status, "allocs", len(args.Alloc))
 		return fmt.Errorf("node %s is %s, heartbeat first: %w", node.ID, node.Status, structs.ErrNodeNotReady)
 	}
-	now := n.srv.Now()
-	evals := map[structs.NamespacedID]*structs.Evaluation{}
+	// The early refusals only: what the reports change, and which
+	// evaluations they need, the FSM decides once (clientreport).
 	updates := make([]*structs.Allocation, 0, len(args.Alloc))
 	for _, upd := range args.Alloc {
 		existing, err := st.AllocByID(nil, upd.ID)
@@ -417,51 +416,17 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 				"report_based_on", upd.AllocModifyIndex, "alloc_modify_index", existing.AllocModifyIndex)
 			continue
 		}
-		u := &structs.Allocation{
+		updates = append(updates, &structs.Allocation{
 			ID: upd.ID, NodeID: existing.NodeID, ClientStatus: upd.ClientStatus, ClientDescription: upd.ClientDescription,
 			TaskStates: upd.TaskStates, DeploymentStatus: upd.DeploymentStatus, NetworkStatus: upd.NetworkStatus,
 			AllocModifyIndex: upd.AllocModifyIndex, // the basis, checked again when the entry applies
-		}
-		updates = append(updates, u)
-		trigger := ""
-		switch {
-		case existing.NeedsToReconnect() && upd.ClientStatus != structs.AllocClientStatusUnknown:
-			trigger = structs.EvalTriggerReconnect
-		case upd.ClientStatus == structs.AllocClientStatusFailed && existing.ClientStatus != structs.AllocClientStatusFailed && !existing.ServerTerminalStatus():
-			trigger = structs.EvalTriggerRetryFailedAlloc
-		case upd.ClientStatus == structs.AllocClientStatusComplete && existing.ClientStatus != structs.AllocClientStatusComplete &&
-			!existing.ServerTerminalStatus() && existing.Job != nil &&
-			(existing.Job.Type == structs.JobTypeService || existing.Job.Type == structs.JobTypeSystem):
-			// A service or system alloc finished although the servers
-			// still want it running (its client fenced itself after losing
-			// the servers, say): the job is short of its count until a
-			// scheduler pass replaces it. Finished batch work is not.
-			trigger = structs.EvalTriggerAllocStop
-		}
-		if trigger != "" && existing.Job != nil {
-			key := existing.NamespacedJobID()
-			if _, ok := evals[key]; !ok {
-				job, _ := st.JobByID(nil, existing.Namespace, existing.JobID)
-				if job == nil {
-					job = existing.Job
-				}
-				evals[key] = &structs.Evaluation{
-					ID: structs.GenerateUUID(), Namespace: existing.Namespace, Priority: job.Priority, Type: job.Type,
-					TriggeredBy: trigger, JobID: existing.JobID, NodeID: existing.NodeID,
-					Status: structs.EvalStatusPending, CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
-				}
-			}
-		}
+		})
 	}
 	if len(updates) == 0 {
 		reply.Index, _ = st.LatestIndex()
 		return nil
 	}
-	req := &structs.AllocUpdateRequest{Alloc: updates, UpdatedAt: now.UnixNano(), WriteRequest: args.WriteRequest}
-	for _, e := range evals {
-		req.Evals = append(req.Evals, e)
-	}
-	sort.Slice(req.Evals, func(i, j int) bool { return req.Evals[i].JobID < req.Evals[j].JobID })
+	req := &structs.AllocUpdateRequest{Alloc: updates, UpdatedAt: n.srv.Now().UnixNano(), WriteRequest: args.WriteRequest}
 	idx, _, err := n.srv.raftApply(structs.AllocClientUpdateRequestType, req)
 	if err != nil {
 		return err
