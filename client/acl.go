@@ -9,8 +9,8 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/drover-sched/drover/acl"
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 

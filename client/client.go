@@ -14,7 +14,6 @@ import (
 
 	"github.com/drover-sched/drover/client/allocrunner"
 	"github.com/drover-sched/drover/client/allocsync"
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/config"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/fingerprint"
@@ -24,6 +23,7 @@ import (
 	"github.com/drover-sched/drover/client/state"
 	"github.com/drover-sched/drover/client/taskenv"
 	"github.com/drover-sched/drover/client/taskuser"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/client/clienttest"
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/config"
 	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -125,7 +126,7 @@ func TestACLTokenLifecycle(t *testing.T) {
 }
 
 func TestACLTokenExpires(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	s := aclServer(t, func(c *Config) { c.Clock = clock })
 	mgmt := bootstrapACL(t, s).SecretID
 	upsertPolicy(t, s, mgmt, "readers", `namespace "default" { policy = "read" }`)

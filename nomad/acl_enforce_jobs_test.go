@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -241,7 +242,7 @@ func newReply(t *testing.T, s *Server, method string) any {
 // An unknown or expired token is Nomad's "ACL token not found" on every
 // endpoint, not the anonymous policy.
 func TestUnknownAndExpiredTokensAreNotFound(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	s := aclServer(t, func(c *Config) { c.Clock = clock })
 	boot := bootstrapACL(t, s)
 	upsertPolicy(t, s, boot.SecretID, structs.AnonymousACLPolicy, `namespace "default" { policy = "read" }`)

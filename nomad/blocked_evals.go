@@ -6,12 +6,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
 // BlockedEvalsConfig configures BlockedEvals.
 type BlockedEvalsConfig struct {
-	Clock  Clock
+	Clock  clock.Clock
 	Logger hclog.Logger
 }
 
@@ -85,7 +86,7 @@ type blockedEval struct {
 // NewBlockedEvals returns a disabled tracker that wakes evals into broker.
 func NewBlockedEvals(broker *EvalBroker, cfg BlockedEvalsConfig) *BlockedEvals {
 	if cfg.Clock == nil {
-		cfg.Clock = RealClock()
+		cfg.Clock = clock.Real()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()

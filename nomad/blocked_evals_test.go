@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -346,7 +347,7 @@ func (w *recordingWriter) UpsertEvals(evals []*structs.Evaluation) error {
 }
 
 func TestBlocked_ReaperCancelsDuplicatesAndSupersededEvals(t *testing.T) {
-	clock := NewFakeClock(testEpoch)
+	clock := clock.NewFake(testEpoch)
 	broker, err := NewEvalBroker(testBrokerConfig(clock))
 	if err != nil {
 		t.Fatal(err)
@@ -399,7 +400,7 @@ func TestBlocked_ReaperCancelsDuplicatesAndSupersededEvals(t *testing.T) {
 }
 
 func TestBlocked_PeriodicUnblockFailedRunsOnTheClock(t *testing.T) {
-	clock := NewFakeClock(testEpoch)
+	clock := clock.NewFake(testEpoch)
 	broker, err := NewEvalBroker(testBrokerConfig(clock))
 	if err != nil {
 		t.Fatal(err)

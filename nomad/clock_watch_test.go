@@ -3,22 +3,24 @@ package nomad
 import (
 	"sync"
 	"time"
+
+	"github.com/drover-sched/drover/helper/clock"
 )
 
 // timerWatch is a Clock that remembers the timers made through it, so a
 // test can see what a component waits for without the component keeping
 // a record for it. It sees only NewTimer timers; AfterFunc passes through.
 type timerWatch struct {
-	Clock
+	clock.Clock
 	mu   sync.Mutex
 	live map[*watchedTimer]time.Time // deadline of each timer not stopped
 }
 
-func watchTimers(c Clock) Clock {
+func watchTimers(c clock.Clock) clock.Clock {
 	return &timerWatch{Clock: c, live: map[*watchedTimer]time.Time{}}
 }
 
-func (w *timerWatch) NewTimer(d time.Duration) Timer {
+func (w *timerWatch) NewTimer(d time.Duration) clock.Timer {
 	t := &watchedTimer{Timer: w.Clock.NewTimer(d), w: w}
 	w.mu.Lock()
 	w.live[t] = w.Clock.Now().Add(d)
@@ -26,7 +28,7 @@ func (w *timerWatch) NewTimer(d time.Duration) Timer {
 	return t
 }
 
-func (w *timerWatch) NewTimerAt(when time.Time) Timer {
+func (w *timerWatch) NewTimerAt(when time.Time) clock.Timer {
 	t := &watchedTimer{Timer: w.Clock.NewTimerAt(when), w: w}
 	w.mu.Lock()
 	w.live[t] = when
@@ -48,7 +50,7 @@ func (w *timerWatch) waitingFor() (deadline time.Time, ok bool) {
 // watchedTimer is a timer a timerWatch made. A timer that fired but was
 // not stopped still counts: its owner has not moved on from it yet.
 type watchedTimer struct {
-	Timer
+	clock.Timer
 	w *timerWatch
 }
 

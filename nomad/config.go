@@ -9,6 +9,7 @@ import (
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/helper/tlsutil"
 	"github.com/drover-sched/drover/structs"
@@ -159,7 +160,7 @@ type Config struct {
 	StatsInterval time.Duration
 
 	Logger hclog.Logger
-	Clock  Clock
+	Clock  clock.Clock
 	// Seed seeds the server's random choices outside raft (the heartbeat
 	// TTL stagger), so a test can repeat them; 0 picks a random seed at
 	// start.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -39,7 +40,7 @@ func (k gcKind) String() string {
 
 // gcLoopConfig configures the leader's periodic core GC.
 type gcLoopConfig struct {
-	Clock  Clock
+	Clock  clock.Clock
 	Logger hclog.Logger
 	// Intervals says how often each kind is collected.
 	Intervals map[gcKind]time.Duration
@@ -98,7 +99,7 @@ func runCoreGC(ctx context.Context, cfg gcLoopConfig) {
 	defer runs.Wait()
 
 	running := map[gcKind]bool{}
-	timers := make([]Timer, len(gcKinds))
+	timers := make([]clock.Timer, len(gcKinds))
 	chans := make([]<-chan time.Time, len(gcKinds))
 	for i, k := range gcKinds {
 		timers[i] = cfg.Clock.NewTimer(cfg.Intervals[k])

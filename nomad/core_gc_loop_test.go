@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -16,7 +17,7 @@ import (
 // learns of each run that ends and each tick skipped from the loop's
 // debug log, through a sink on the logger the loop is given.
 type gcLoopHarness struct {
-	clock   *FakeClock
+	clock   *clock.Fake
 	calls   chan gcCall
 	ran     chan gcRan
 	release map[gcKind]chan struct{}
@@ -40,7 +41,7 @@ var gcTestStart = time.Unix(1_800_000_000, 0)
 func startGCLoop(t *testing.T, hold ...gcKind) *gcLoopHarness {
 	t.Helper()
 	h := &gcLoopHarness{
-		clock:   NewFakeClock(gcTestStart),
+		clock:   clock.NewFake(gcTestStart),
 		calls:   make(chan gcCall, 16),
 		ran:     make(chan gcRan, 16),
 		release: map[gcKind]chan struct{}{},
@@ -248,7 +249,7 @@ func TestCoreGCLoopStopsWithItsContext(t *testing.T) {
 // lost nothing is collected however much time passes; once leadership is
 // won again the new term's loop collects.
 func TestCoreGCLoopRunsOnlyWhileLeading(t *testing.T) {
-	clock := NewFakeClock(gcTestStart)
+	clock := clock.NewFake(gcTestStart)
 	s := TestServer(t, func(c *Config) {
 		c.Clock = clock
 		c.NumSchedulers = 0

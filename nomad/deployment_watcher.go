@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -25,7 +26,7 @@ type deploymentWatcherDeps interface {
 
 // deploymentWatcherConfig configures the watcher.
 type deploymentWatcherConfig struct {
-	Clock  Clock
+	Clock  clock.Clock
 	Logger hclog.Logger
 	// EvalBatchDuration is how long health changes are gathered before
 	// the evals they call for are written, one per job, in one entry: a
@@ -107,7 +108,7 @@ func newDeploymentWatcher(deps deploymentWatcherDeps, cfg deploymentWatcherConfi
 // run watches until ctx ends (leadership lost). Evals still waiting for
 // their batch then are dropped: the next leader's watcher asks again.
 func (w *deploymentWatcher) run(ctx context.Context) {
-	var batch Timer
+	var batch clock.Timer
 	var batchC <-chan time.Time
 	defer func() {
 		if batch != nil {
@@ -141,7 +142,7 @@ func (w *deploymentWatcher) run(ctx context.Context) {
 			batch = w.cfg.Clock.NewTimer(w.cfg.EvalBatchDuration)
 			batchC = batch.C()
 		}
-		var deadline Timer
+		var deadline clock.Timer
 		var deadlineC <-chan time.Time
 		if !wake.IsZero() {
 			deadline = w.cfg.Clock.NewTimerAt(wake)

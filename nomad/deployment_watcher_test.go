@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -20,7 +21,7 @@ import (
 type watcherHarness struct {
 	t     testing.TB
 	st    *state.StateStore
-	clock *FakeClock
+	clock *clock.Fake
 	w     *deploymentWatcher
 
 	mu    sync.Mutex
@@ -31,7 +32,7 @@ type watcherHarness struct {
 var watchT0 = time.Unix(1700000000, 0).UTC()
 
 func newWatcherHarness(t testing.TB) *watcherHarness {
-	h := &watcherHarness{t: t, st: state.TestStateStore(t), clock: NewFakeClock(watchT0), index: 100}
+	h := &watcherHarness{t: t, st: state.TestStateStore(t), clock: clock.NewFake(watchT0), index: 100}
 	h.w = newDeploymentWatcher(h, deploymentWatcherConfig{Clock: h.clock, NewID: h.newID})
 	return h
 }

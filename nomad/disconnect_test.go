@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -32,7 +33,7 @@ func nodeStatus(s *Server, id string) string {
 
 // expireNode lets fake time pass until target misses its heartbeat while
 // keepAlive keeps beating.
-func expireNode(t *testing.T, s *Server, clock *FakeClock, target string, keepAlive *structs.Node) {
+func expireNode(t *testing.T, s *Server, clock *clock.Fake, target string, keepAlive *structs.Node) {
 	t.Helper()
 	for i := 0; i < 20 && nodeStatus(s, target) == structs.NodeStatusReady; i++ {
 		heartbeat(t, s, keepAlive)
@@ -73,8 +74,8 @@ func allEvalsDone(s *Server, jobID string) (bool, string) {
 // later evals. The broker's own tests cover nack timeouts.
 const fakeClockNackTimeout = 10_000 * time.Hour
 
-func startFakeClockServer(t *testing.T) (*Server, *FakeClock) {
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+func startFakeClockServer(t *testing.T) (*Server, *clock.Fake) {
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	s := TestServer(t, func(c *Config) {
 		c.Clock = clock
 		c.NumSchedulers = 2

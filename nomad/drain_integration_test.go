@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/drainer"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
@@ -18,14 +19,14 @@ import (
 
 // startDrainServer is a fake-clock server whose nodes never miss a
 // heartbeat while the test moves time to a drain deadline.
-func startDrainServer(t *testing.T) (*Server, *FakeClock) {
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+func startDrainServer(t *testing.T) (*Server, *clock.Fake) {
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	s := TestServer(t, func(c *Config) { drainTestConfig(c, clock) })
 	WaitForLeader(t, 5*time.Second, s)
 	return s, clock
 }
 
-func drainTestConfig(c *Config, clock *FakeClock) {
+func drainTestConfig(c *Config, clock *clock.Fake) {
 	c.Clock = clock
 	c.NumSchedulers = 2
 	c.EvalNackTimeout = fakeClockNackTimeout
@@ -273,7 +274,7 @@ func driveDrain(t *testing.T, cur func() *Server, jobID, nodeID string, stop fun
 // picks the drain up from state and finishes it, still at the group's
 // pace.
 func TestDrainResumesAfterALeaderChange(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	var servers []*Server
 	for i := 0; i < 3; i++ {
 		i := i

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	metrics "github.com/hashicorp/go-metrics"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/structs"
 )
@@ -30,8 +31,8 @@ var (
 
 // EvalBrokerConfig configures an EvalBroker.
 type EvalBrokerConfig struct {
-	// Clock drives nack timers and delayed evals; RealClock if nil.
-	Clock Clock
+	// Clock drives nack timers and delayed evals; clock.Real if nil.
+	Clock clock.Clock
 	// NackTimeout is how long a worker may hold an eval without acking,
 	// nacking or heartbeating (OutstandingReset) before it is nacked for it.
 	NackTimeout time.Duration
@@ -99,7 +100,7 @@ type EvalBroker struct {
 	requeue map[string]*structs.Evaluation
 	// delayed holds evals whose WaitUntil is in the future.
 	delayed    *evalHeap
-	delayTimer Timer
+	delayTimer clock.Timer
 	// cancelable holds superseded evals for the leader to mark canceled.
 	cancelable []*structs.Evaluation
 	// notify is closed and replaced when an eval becomes ready or the
@@ -110,7 +111,7 @@ type EvalBroker struct {
 type unackedEval struct {
 	eval   *structs.Evaluation
 	token  string
-	timer  Timer
+	timer  clock.Timer
 	gen    uint64 // bumped on every re-arm, so a stale timer firing is ignored
 	paused bool
 
@@ -120,7 +121,7 @@ type unackedEval struct {
 
 type nackWaitingEval struct {
 	eval  *structs.Evaluation
-	timer Timer
+	timer clock.Timer
 }
 
 // NewEvalBroker returns a disabled broker.
@@ -135,7 +136,7 @@ func NewEvalBroker(cfg EvalBrokerConfig) (*EvalBroker, error) {
 		return nil, fmt.Errorf("eval broker: nack delays must not be negative")
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = RealClock()
+		cfg.Clock = clock.Real()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -84,7 +85,7 @@ func failedFollowUpWait(evalID string, base time.Duration) time.Duration {
 }
 
 // sleepCtx waits d on clock and reports whether ctx is still live.
-func sleepCtx(ctx context.Context, clock Clock, d time.Duration) bool {
+func sleepCtx(ctx context.Context, clock clock.Clock, d time.Duration) bool {
 	t := clock.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -160,7 +161,7 @@ func reapCancelableEvals(ctx context.Context, broker *EvalBroker, blocked *Block
 
 // periodicUnblockFailed is a leader loop that retries, every interval, the
 // evals parked after running out of plan attempts.
-func periodicUnblockFailed(ctx context.Context, blocked *BlockedEvals, clock Clock, interval time.Duration) {
+func periodicUnblockFailed(ctx context.Context, blocked *BlockedEvals, clock clock.Clock, interval time.Duration) {
 	for sleepCtx(ctx, clock, interval) {
 		blocked.UnblockFailed()
 	}

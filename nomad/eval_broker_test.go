@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
 var testEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func testBrokerConfig(clock Clock) EvalBrokerConfig {
+func testBrokerConfig(clock clock.Clock) EvalBrokerConfig {
 	return EvalBrokerConfig{
 		Clock:               clock,
 		NackTimeout:         5 * time.Second,
@@ -22,9 +23,9 @@ func testBrokerConfig(clock Clock) EvalBrokerConfig {
 	}
 }
 
-func newTestBroker(t *testing.T) (*EvalBroker, *FakeClock) {
+func newTestBroker(t *testing.T) (*EvalBroker, *clock.Fake) {
 	t.Helper()
-	clock := NewFakeClock(testEpoch)
+	clock := clock.NewFake(testEpoch)
 	b, err := NewEvalBroker(testBrokerConfig(clock))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	metrics "github.com/hashicorp/go-metrics"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
@@ -40,7 +41,7 @@ type heartbeatConfig struct {
 	FailoverHeartbeatTTL   time.Duration
 	MaxNodeDownPerSecond   float64
 
-	Clock  Clock
+	Clock  clock.Clock
 	Logger hclog.Logger
 	// Rand staggers TTLs. The heartbeater owns it from then on (it is
 	// not safe for concurrent use).
@@ -106,7 +107,7 @@ type heartbeater struct {
 	deps   heartbeaterDeps
 	cfg    heartbeatConfig
 	logger hclog.Logger
-	clock  Clock
+	clock  clock.Clock
 	// epoch is the clock's time when the heartbeater was made; node
 	// deadlines are kept as offsets from it (see nodeDeadline).
 	epoch time.Time
@@ -117,8 +118,8 @@ type heartbeater struct {
 	enabled bool
 	timers  map[string]*nodeDeadline // each node's place in queue
 	queue   deadlineHeap
-	seq     uint64 // orders armings, so equal deadlines expire in arming order
-	wake    Timer  // armed at wakeAt, no later than the earliest deadline; nil if none
+	seq     uint64      // orders armings, so equal deadlines expire in arming order
+	wake    clock.Timer // armed at wakeAt, no later than the earliest deadline; nil if none
 	wakeAt  time.Time
 	wakeGen uint64 // identifies the armed wake, so a stale callback is ignored
 	waking  bool   // the wake's callback runs: it re-arms the wake itself
@@ -126,9 +127,9 @@ type heartbeater struct {
 	rng     *rand.Rand // under mu
 
 	// Stall detection (heartbeat_stall.go).
-	term     uint64    // identifies the watchdog of one term of leadership
-	watchdog Timer     // re-arms itself every stallTick while enabled
-	lastSeen time.Time // when the heartbeater last ran, by any of its paths
+	term     uint64      // identifies the watchdog of one term of leadership
+	watchdog clock.Timer // re-arms itself every stallTick while enabled
+	lastSeen time.Time   // when the heartbeater last ran, by any of its paths
 	stall    stallRecord
 }
 

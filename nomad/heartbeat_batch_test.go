@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
 
 	"github.com/drover-sched/drover/structs"
@@ -132,7 +133,7 @@ func TestANodeThatHeartbeatsWhileQueuedStaysReady(t *testing.T) {
 		}
 	}
 	deps := &fsmHeartbeatDeps{fsm: f, index: 10, batches: make(chan []string, 1), gate: make(chan struct{})}
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	h := newHeartbeater(deps, testHeartbeatConfig(clock, 1)) // failover 300s, 1,000 nodes/s
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -195,7 +196,7 @@ func nodeStatusIn(f *FSM, id string) string {
 // decided but before it committed waits for the commit and writes itself
 // ready again; the silent nodes of its batch stay down.
 func TestAHeartbeatRacingABatchLeavesItsNodeReady(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	deps := &steppingHeartbeatDeps{}
 	s := testServerWith(t, func(c *Config) {
 		c.Clock = clock
@@ -274,7 +275,7 @@ func TestAHeartbeatRacingABatchLeavesItsNodeReady(t *testing.T) {
 // than the configured failover TTL, the failover window stretches to them.
 func TestFailoverWindowCoversTheLongestTTLHandedOut(t *testing.T) {
 	const n = 30
-	h, clock, deps, stop := func() (*heartbeater, *FakeClock, *commitLatencyDeps, func()) {
+	h, clock, deps, stop := func() (*heartbeater, *clock.Fake, *commitLatencyDeps, func()) {
 		store, err := state.NewStateStore(nil)
 		if err != nil {
 			t.Fatal(err)
@@ -284,7 +285,7 @@ func TestFailoverWindowCoversTheLongestTTLHandedOut(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+		clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 		deps := &commitLatencyDeps{store: store, clock: clock}
 		cfg := testHeartbeatConfig(clock, 1)
 		// 30 nodes at one heartbeat a second: a base TTL of 30s, so a

@@ -19,7 +19,7 @@ import (
 // moves the earliest node later leaves it armed, and it finds nothing due
 // and re-arms at the new earliest. When it fires it takes every deadline
 // that is due, in order of deadline and then of arming (as separate timers
-// fired under a FakeClock), so each node's expiry is decided exactly as its
+// fired under a clock.Fake), so each node's expiry is decided exactly as its
 // own timer's was: the stall check sees the same lateness, and a node
 // given a stall window stays in the heap with its new deadline.
 //
@@ -107,7 +107,7 @@ func (h *heartbeater) clearDeadlinesLocked() {
 
 // scheduleWakeLocked arms the wake at the earliest deadline unless it is
 // armed for then or earlier, and stops it when no deadline is left (so a
-// FakeClock counts no timer for an empty heartbeater). While the wake's
+// clock.Fake counts no timer for an empty heartbeater). While the wake's
 // own callback runs it arms nothing: the callback arms it once done.
 func (h *heartbeater) scheduleWakeLocked() {
 	if h.waking {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad/state"
 )
@@ -17,7 +18,7 @@ import (
 // the clock has its wake and its watchdog armed. The clock's timers no
 // longer count nodes (one wake serves them all), so a test that waited for
 // n node timers waits for this instead.
-func waitTracked(h *heartbeater, clock *FakeClock, n int, timeout time.Duration) bool {
+func waitTracked(h *heartbeater, clock *clock.Fake, n int, timeout time.Duration) bool {
 	ok, _ := wait.Poll(timeout, func() (bool, string) {
 		return h.tracked() >= n && clock.Pending() >= 2, "deadlines not armed"
 	})
@@ -34,7 +35,7 @@ func TestHeartbeaterArmsOneClockTimerForAllNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	deps := &commitLatencyDeps{store: store, clock: clock}
 	cfg := testHeartbeatConfig(clock, 1)
 	cfg.MaxNodeDownPerSecond = 1e6
@@ -113,7 +114,7 @@ func BenchmarkHeartbeaterHeapPerNode(b *testing.B) {
 	}
 	var perNode float64
 	for i := 0; i < b.N; i++ {
-		h := newHeartbeater(&commitLatencyDeps{}, testHeartbeatConfig(RealClock(), 1))
+		h := newHeartbeater(&commitLatencyDeps{}, testHeartbeatConfig(clock.Real(), 1))
 		h.mu.Lock()
 		h.enabled = true
 		h.mu.Unlock()
@@ -143,7 +144,7 @@ func TestHeartbeaterKeepsTheStoresCopyOfANodeID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	h := newHeartbeater(&commitLatencyDeps{store: store, clock: clock}, testHeartbeatConfig(clock, 1))
 	h.mu.Lock()
 	h.enabled = true

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -28,7 +29,7 @@ func (d *memHeartbeatDeps) ApplyNodeStatuses(req *structs.NodeBatchUpdateStatusR
 	return nil, nil
 }
 
-func testHeartbeatConfig(clock Clock, seed int64) heartbeatConfig {
+func testHeartbeatConfig(clock clock.Clock, seed int64) heartbeatConfig {
 	return heartbeatConfig{
 		MinHeartbeatTTL: 10 * time.Second, MaxHeartbeatsPerSecond: 50, HeartbeatGrace: 5 * time.Second,
 		FailoverHeartbeatTTL: 300 * time.Second, MaxNodeDownPerSecond: 1000,
@@ -40,7 +41,7 @@ func testHeartbeatConfig(clock Clock, seed int64) heartbeatConfig {
 // same TTLs, each within [base, 2*base).
 func TestHeartbeatStaggerComesFromTheInjectedSeed(t *testing.T) {
 	ttls := func(seed int64) []time.Duration {
-		h := newHeartbeater(&memHeartbeatDeps{}, testHeartbeatConfig(NewFakeClock(time.Unix(1_800_000_000, 0)), seed))
+		h := newHeartbeater(&memHeartbeatDeps{}, testHeartbeatConfig(clock.NewFake(time.Unix(1_800_000_000, 0)), seed))
 		var out []time.Duration
 		for i := 0; i < 20; i++ {
 			ttl := h.resetTTL("n1", 1)
@@ -77,7 +78,7 @@ func TestHeartbeaterAloneMarksASilentNodeDown(t *testing.T) {
 	if err := store.UpsertNode(1, node); err != nil {
 		t.Fatal(err)
 	}
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	deps := &memHeartbeatDeps{store: store, applied: make(chan *structs.NodeUpdateStatusRequest, 1)}
 	h := newHeartbeater(deps, testHeartbeatConfig(clock, 1))
 	ctx, cancel := context.WithCancel(context.Background())

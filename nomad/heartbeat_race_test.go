@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -53,7 +54,7 @@ func (d *steppingHeartbeatDeps) ApplyNodeStatuses(req *structs.NodeBatchUpdateSt
 // expired, but before it wrote the node down, must not leave a live node
 // down: either the heartbeat wins or it writes the node ready again.
 func TestHeartbeatRacingAnInvalidationLeavesTheNodeReady(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	deps := &steppingHeartbeatDeps{}
 	s := testServerWith(t, func(c *Config) {
 		c.Clock = clock
@@ -123,7 +124,7 @@ func TestHeartbeatRacingAnInvalidationLeavesTheNodeReady(t *testing.T) {
 
 // advanceKeeping lets d of fake time pass in small steps while the keep
 // nodes heartbeat.
-func advanceKeeping(t *testing.T, s *Server, clock *FakeClock, d time.Duration, keep ...*structs.Node) {
+func advanceKeeping(t *testing.T, s *Server, clock *clock.Fake, d time.Duration, keep ...*structs.Node) {
 	t.Helper()
 	const step = 5 * time.Second
 	for left := d; left > 0; left -= step {
@@ -152,7 +153,7 @@ func nodeUpdateEvals(t *testing.T, s *Server, jobID, nodeID string) int {
 // disconnectOne places one alloc of a job whose group tolerates a
 // disconnect of lostAfter and lets its node miss its heartbeat. It returns
 // the node that went away and the one that stays.
-func disconnectOne(t *testing.T, s *Server, clock *FakeClock, lostAfter time.Duration) (away, other *structs.Node, orig *structs.Allocation) {
+func disconnectOne(t *testing.T, s *Server, clock *clock.Fake, lostAfter time.Duration) (away, other *structs.Node, orig *structs.Allocation) {
 	t.Helper()
 	n1, n2 := itNode("n1"), itNode("n2")
 	registerNode(t, s, n1)
@@ -181,7 +182,7 @@ func disconnectOne(t *testing.T, s *Server, clock *FakeClock, lostAfter time.Dur
 // lost_after of lostAfter must go down: its window counts from when it was
 // marked (disconnectOne's fake time overshoots that by a varying amount,
 // since it steps the clock while the mark is being written).
-func untilWindowEnd(t *testing.T, s *Server, clock *FakeClock, nodeID string, lostAfter time.Duration) time.Duration {
+func untilWindowEnd(t *testing.T, s *Server, clock *clock.Fake, nodeID string, lostAfter time.Duration) time.Duration {
 	t.Helper()
 	node, err := s.State().NodeByID(nil, nodeID)
 	if err != nil || node == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -16,7 +17,7 @@ import (
 // when each write started and the nodes it carried.
 type commitLatencyDeps struct {
 	store   *state.StateStore
-	clock   *FakeClock
+	clock   *clock.Fake
 	latency time.Duration
 	// hold, if set, keeps the first write waiting until it is closed, so
 	// every timer of a burst has fired before the loop looks again.
@@ -67,7 +68,7 @@ func (d *commitLatencyDeps) marked() int {
 // whose failover window is silentFleetFailover, marking at most rate nodes a second with
 // commits of latency; the nodes never heartbeat. The returned stop ends
 // the heartbeater.
-func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) (*FakeClock, *commitLatencyDeps, func()) {
+func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) (*clock.Fake, *commitLatencyDeps, func()) {
 	t.Helper()
 	store, err := state.NewStateStore(nil)
 	if err != nil {
@@ -78,7 +79,7 @@ func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) 
 			t.Fatal(err)
 		}
 	}
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	deps := &commitLatencyDeps{store: store, clock: clock, latency: latency, hold: make(chan struct{})}
 	cfg := testHeartbeatConfig(clock, 1)
 	cfg.FailoverHeartbeatTTL = 10 * time.Second
@@ -106,7 +107,7 @@ func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) 
 // clock 5ms at a time whenever the loop waits on its pacing timer (it and
 // the watchdog pending) until want nodes are marked. A loop that needs no
 // wait (its commit outlasted the interval) goes on by itself.
-func drivePacing(t *testing.T, clock *FakeClock, deps *commitLatencyDeps, want int) {
+func drivePacing(t *testing.T, clock *clock.Fake, deps *commitLatencyDeps, want int) {
 	t.Helper()
 	drivePacingFrom(t, clock, deps, want, silentFleetFailover)
 }
@@ -115,7 +116,7 @@ func drivePacing(t *testing.T, clock *FakeClock, deps *commitLatencyDeps, want i
 const silentFleetFailover = 2*10*time.Second + time.Hour
 
 // drivePacingFrom is drivePacing with the first step's length.
-func drivePacingFrom(t *testing.T, clock *FakeClock, deps *commitLatencyDeps, want int, first time.Duration) {
+func drivePacingFrom(t *testing.T, clock *clock.Fake, deps *commitLatencyDeps, want int, first time.Duration) {
 	t.Helper()
 	clock.Advance(first)
 	if deps.hold != nil {

@@ -9,18 +9,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
-// stallClock models this server not running for d: the clock jumps, then
-// every timer that fell due meanwhile fires late, at the new time. (Advance
-// instead runs each timer at its own deadline, as a running server does.)
-func stallClock(c *FakeClock, d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-	c.Advance(0)
-}
+// stallClock models this server not running for d (see clock.Fake.Jump).
+func stallClock(c *clock.Fake, d time.Duration) { c.Jump(d) }
 
 // logBuffer collects a server's log lines for a test to read.
 type logBuffer struct {
@@ -59,9 +53,9 @@ const (
 
 // startStallServer is startFakeClockServer with short heartbeat settings
 // and its warnings collected.
-func startStallServer(t *testing.T) (*Server, *FakeClock, *logBuffer) {
+func startStallServer(t *testing.T) (*Server, *clock.Fake, *logBuffer) {
 	t.Helper()
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	logs := &logBuffer{}
 	s := TestServer(t, func(c *Config) {
 		c.Clock = clock
@@ -157,10 +151,10 @@ func TestExpiryWithoutAStallMarksTheNodeDown(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		lead time.Duration // how long before the deadline the clock stops
-		pass func(*FakeClock)
+		pass func(*clock.Fake)
 	}{
-		{"time passes just beyond the deadline", time.Millisecond, func(c *FakeClock) { c.Advance(2 * time.Millisecond) }},
-		{"a stall shorter than the threshold spans the deadline", 3 * time.Second, func(c *FakeClock) {
+		{"time passes just beyond the deadline", time.Millisecond, func(c *clock.Fake) { c.Advance(2 * time.Millisecond) }},
+		{"a stall shorter than the threshold spans the deadline", 3 * time.Second, func(c *clock.Fake) {
 			stallClock(c, stallTestGrace-time.Second)
 		}},
 	} {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/structs"
 )
@@ -28,7 +29,7 @@ func countStatus(s *Server, status string) int {
 // MaxNodeDownPerSecond per second, and a node that heartbeats while queued
 // is never marked.
 func TestSimultaneousExpiriesAreRateLimited(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	s := TestServer(t, func(c *Config) {
 		c.Clock = clock
 		// One node per 20s. Advance walks time through the expiries (15s
@@ -143,7 +144,7 @@ func eventually(d time.Duration, cond func() bool) bool {
 func TestNewLeaderGivesNodesTheFailoverTTL(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
 	const failoverTTL = 2 * time.Minute
-	clock := NewFakeClock(start)
+	clock := clock.NewFake(start)
 	var servers []*Server
 	for i := 0; i < 3; i++ {
 		i := i
@@ -202,7 +203,7 @@ func TestNewLeaderGivesNodesTheFailoverTTL(t *testing.T) {
 // write fails and it re-arms the timer to retry), the node has a new
 // timer, and the clock is advanced past that one, a bounded number of
 // times.
-func expireOnLeader(t *testing.T, clock *FakeClock, servers []*Server, nodeID string) {
+func expireOnLeader(t *testing.T, clock *clock.Fake, servers []*Server, nodeID string) {
 	t.Helper()
 	const maxTerms = 5
 	for term := 0; term < maxTerms; term++ {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -32,7 +33,7 @@ func dispatchParent(id, payload string) *structs.Job {
 
 func dispatchServer(t *testing.T) *Server {
 	t.Helper()
-	s := TestServer(t, periodicServerConfig(NewFakeClock(periodicEpoch)))
+	s := TestServer(t, periodicServerConfig(clock.NewFake(periodicEpoch)))
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	return s

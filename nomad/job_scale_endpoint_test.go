@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -42,8 +43,8 @@ func waitLive(t *testing.T, s *Server, jobID string, n int) []*structs.Allocatio
 
 // scaleTestServer is a leader with one node, on a clock that stands still,
 // so the times a scale stamps are known exactly.
-func scaleTestServer(t *testing.T) (*Server, *FakeClock) {
-	clock := NewFakeClock(periodicEpoch)
+func scaleTestServer(t *testing.T) (*Server, *clock.Fake) {
+	clock := clock.NewFake(periodicEpoch)
 	s := TestServer(t, periodicServerConfig(clock))
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))

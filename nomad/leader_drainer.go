@@ -2,20 +2,10 @@ package nomad
 
 import (
 	"context"
-	"time"
 
 	"github.com/drover-sched/drover/nomad/drainer"
 	"github.com/drover-sched/drover/structs"
 )
-
-// drainerClock gives the drainer the server's injected clock.
-type drainerClock struct{ c Clock }
-
-func (d drainerClock) Now() time.Time { return d.c.Now() }
-
-func (d drainerClock) AfterFuncAt(when time.Time, f func()) drainer.Timer {
-	return d.c.AfterFuncAt(when, f)
-}
 
 // drainerRaft writes the drainer's entries through this server's raft.
 type drainerRaft struct{ s *Server }
@@ -34,7 +24,7 @@ func (r drainerRaft) EndDrain(req *structs.NodeUpdateDrainRequest) (uint64, erro
 // started with leadership and stopped with it.
 func (s *Server) runDrainer(ctx context.Context) {
 	drainer.Run(ctx, drainer.Config{
-		Clock:  drainerClock{s.clock},
+		Clock:  s.clock,
 		Logger: s.logger.Named("drainer"),
 		State:  s.State,
 		Raft:   drainerRaft{s},

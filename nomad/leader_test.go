@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -13,7 +14,7 @@ import (
 // term's broker state is dropped and rebuilt from state, and the heartbeat
 // timers start over with the failover TTL.
 func TestLeadershipRegainedStartsANewTerm(t *testing.T) {
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	s := TestServer(t, func(c *Config) {
 		c.Clock = clock
 		c.NumSchedulers = 0

@@ -110,7 +110,7 @@ func (s *Server) emitNoticeStats() {
 
 // runStats emits the gauges every StatsInterval until the server stops.
 // It ticks in real time, not on the server's Clock: the gauges sample the
-// present, and a test driving a FakeClock must not find this loop's timer
+// present, and a test driving a clock.Fake must not find this loop's timer
 // among the ones it waits for and advances.
 func (s *Server) runStats() {
 	interval := s.config.StatsInterval

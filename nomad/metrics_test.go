@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/helper/telemetry/telemetrytest"
 	"github.com/drover-sched/drover/scheduler"
@@ -17,7 +18,7 @@ import (
 // its job's labels.
 func TestMetricsBrokerTimesAnEvalFromDequeueToAck(t *testing.T) {
 	m, sink := telemetrytest.New()
-	clock := NewFakeClock(testEpoch)
+	clock := clock.NewFake(testEpoch)
 	b, err := NewEvalBroker(EvalBrokerConfig{Clock: clock, NackTimeout: time.Hour, DeliveryLimit: 3, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func TestMetricsBrokerTimesAnEvalFromDequeueToAck(t *testing.T) {
 // Each gauge of the server's queues follows what is in the queue.
 func TestMetricsQueueGaugesFollowTheirQueues(t *testing.T) {
 	m, sink := telemetrytest.New()
-	clock := NewFakeClock(testEpoch)
+	clock := clock.NewFake(testEpoch)
 	b, err := NewEvalBroker(EvalBrokerConfig{Clock: clock, NackTimeout: time.Hour, DeliveryLimit: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +137,7 @@ func TestMetricsWorkerTimesItsStepsAndCountsFailedPlacements(t *testing.T) {
 	m, sink := telemetrytest.New()
 	f := newFakeWorkerServer(t)
 	w := newWorker(context.Background(), f, []string{"service"}, 1, workerOptions{
-		clock: RealClock(), metrics: m,
+		clock: clock.Real(), metrics: m,
 		newScheduler: func(jobType string, cfg scheduler.Config) (scheduler.Scheduler, error) {
 			return &standIn{cfg: cfg, process: func(cfg scheduler.Config, e *structs.Evaluation) error {
 				done := e.Copy()
@@ -172,7 +173,7 @@ func TestMetricsWorkerTimesItsStepsAndCountsFailedPlacements(t *testing.T) {
 // invalidation, and every RPC and blocking query is counted.
 func TestMetricsHeartbeatsInvalidationsAndRPCs(t *testing.T) {
 	m, sink := telemetrytest.New()
-	clock := NewFakeClock(time.Unix(1_800_000_000, 0))
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	s := TestServer(t, func(c *Config) {
 		c.Clock = clock
 		c.Metrics = m

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -25,7 +26,7 @@ var errChildExists = errors.New("periodic child already exists")
 
 // PeriodicDispatchConfig is what the dispatcher needs from the server.
 type PeriodicDispatchConfig struct {
-	Clock  Clock
+	Clock  clock.Clock
 	Logger hclog.Logger
 	// State returns the current state store. It is a function because the
 	// FSM replaces the store on a snapshot restore.
@@ -77,7 +78,7 @@ type periodicEntry struct {
 // NewPeriodicDispatch returns a disabled dispatcher.
 func NewPeriodicDispatch(cfg PeriodicDispatchConfig) *PeriodicDispatch {
 	if cfg.Clock == nil {
-		cfg.Clock = RealClock()
+		cfg.Clock = clock.Real()
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()

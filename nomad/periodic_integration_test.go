@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -17,7 +18,7 @@ import (
 // periodicServerConfig shares one fake clock and makes node heartbeats
 // last longer than any test advances it, so jumping to the next launch
 // does not mark the node down.
-func periodicServerConfig(clock *FakeClock) func(*Config) {
+func periodicServerConfig(clock *clock.Fake) func(*Config) {
 	return func(c *Config) {
 		c.Clock = clock
 		c.MinHeartbeatTTL = 48 * time.Hour
@@ -57,7 +58,7 @@ func waitChildStatus(t *testing.T, s *Server, childID, want string) {
 }
 
 func TestPeriodicJobLaunchesAChildThatIsPlaced(t *testing.T) {
-	clock := NewFakeClock(periodicEpoch)
+	clock := clock.NewFake(periodicEpoch)
 	s := testServerWith(t, periodicServerConfig(clock), periodicServerOptions)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
@@ -96,7 +97,7 @@ func TestPeriodicJobLaunchesAChildThatIsPlaced(t *testing.T) {
 }
 
 func TestPeriodicProhibitOverlapSkipsALaunchWhileTheChildRuns(t *testing.T) {
-	clock := NewFakeClock(periodicEpoch)
+	clock := clock.NewFake(periodicEpoch)
 	s := testServerWith(t, periodicServerConfig(clock), periodicServerOptions)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
@@ -135,7 +136,7 @@ func TestPeriodicProhibitOverlapSkipsALaunchWhileTheChildRuns(t *testing.T) {
 }
 
 func TestPeriodicStoppingTheParentStopsLaunchesAndAChangedSpecReschedules(t *testing.T) {
-	clock := NewFakeClock(periodicEpoch)
+	clock := clock.NewFake(periodicEpoch)
 	s := testServerWith(t, periodicServerConfig(clock), periodicServerOptions)
 	WaitForLeader(t, 5*time.Second, s)
 	registerJob(t, s, periodicJob("report", "*/15 * * * *"))
@@ -167,7 +168,7 @@ func TestPeriodicStoppingTheParentStopsLaunchesAndAChangedSpecReschedules(t *tes
 }
 
 func TestPeriodicForceRPCLaunchesImmediately(t *testing.T) {
-	clock := NewFakeClock(periodicEpoch)
+	clock := clock.NewFake(periodicEpoch)
 	s := testServerWith(t, periodicServerConfig(clock), periodicServerOptions)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
@@ -208,7 +209,7 @@ func TestPeriodicForceRPCLaunchesImmediately(t *testing.T) {
 // and each launch exists exactly once.
 func TestPeriodicOnlyTheLeaderLaunchesAndANewLeaderTakesOver(t *testing.T) {
 	t.Parallel()
-	clock := NewFakeClock(periodicEpoch)
+	clock := clock.NewFake(periodicEpoch)
 	var servers []*Server
 	for i := 0; i < 3; i++ {
 		cfg := periodicServerConfig(clock)
@@ -297,7 +298,7 @@ func waitChildren(t *testing.T, servers []*Server, parentID string, want ...stri
 }
 
 func TestPeriodicPlanReportsTheNextLaunch(t *testing.T) {
-	clock := NewFakeClock(periodicEpoch)
+	clock := clock.NewFake(periodicEpoch)
 	s := testServerWith(t, periodicServerConfig(clock), periodicServerOptions)
 	WaitForLeader(t, 5*time.Second, s)
 	job := periodicJob("nightly", "0 3 * * *")

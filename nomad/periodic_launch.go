@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -36,7 +37,7 @@ func (d *PeriodicDispatch) run(ctx context.Context) {
 			}
 		}
 		var fire <-chan time.Time
-		var timer Timer
+		var timer clock.Timer
 		if !next.IsZero() {
 			if !next.After(d.cfg.Clock.Now()) {
 				continue

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -66,7 +67,7 @@ func childrenOf(t *testing.T, st *state.StateStore, parentID string) []*structs.
 // dispatchHarness runs a dispatcher over a real state store, with a
 // Register that writes to the store the way the FSM applies the entry.
 type dispatchHarness struct {
-	clock *FakeClock
+	clock *clock.Fake
 	st    *state.StateStore
 	d     *PeriodicDispatch
 
@@ -76,7 +77,7 @@ type dispatchHarness struct {
 }
 
 func newDispatchHarness(t *testing.T, start time.Time, window time.Duration) *dispatchHarness {
-	h := &dispatchHarness{clock: NewFakeClock(start), st: state.TestStateStore(t), index: 100}
+	h := &dispatchHarness{clock: clock.NewFake(start), st: state.TestStateStore(t), index: 100}
 	h.d = NewPeriodicDispatch(PeriodicDispatchConfig{
 		Clock: watchTimers(h.clock), State: func() *state.StateStore { return h.st }, CatchUpWindow: window,
 		Register: func(req *structs.JobRegisterRequest) (uint64, error) {

@@ -17,6 +17,7 @@ import (
 	metrics "github.com/hashicorp/go-metrics"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/dirperm"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/helper/telemetry"
@@ -36,7 +37,7 @@ import (
 type Server struct {
 	config *Config
 	logger hclog.Logger
-	clock  Clock
+	clock  clock.Clock
 	// metrics is Config.Metrics, or a handle that drops everything.
 	metrics *metrics.Metrics
 
@@ -121,7 +122,7 @@ type serverOptions struct {
 	wrapHeartbeaterDeps func(heartbeaterDeps) heartbeaterDeps
 	// wrapPeriodicClock, if set, wraps the clock the periodic dispatcher
 	// is given, so a test can see the timer its loop waits on.
-	wrapPeriodicClock func(Clock) Clock
+	wrapPeriodicClock func(clock.Clock) clock.Clock
 }
 
 // NewServer starts a server: it listens, sets up raft from the data dir (or
@@ -138,16 +139,13 @@ func newServer(cfg *Config, opts serverOptions) (*Server, error) {
 	if logger == nil {
 		logger = hclog.New(&hclog.LoggerOptions{Name: "drover", Level: hclog.Info})
 	}
-	clock := cfg.Clock
-	if clock == nil {
-		clock = RealClock()
-	}
+	clk := clock.OrReal(cfg.Clock)
 	ctx, cancel := context.WithCancel(context.Background())
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = randv2.Int64() // seeded by the runtime, not the clock
 	}
-	s := &Server{config: cfg, logger: logger, clock: clock, ctx: ctx, cancel: cancel, leaders: newLeaderWatch(), acls: newACLResolver(), seed: seed, opts: opts,
+	s := &Server{config: cfg, logger: logger, clock: clk, ctx: ctx, cancel: cancel, leaders: newLeaderWatch(), acls: newACLResolver(), seed: seed, opts: opts,
 		queryDeadlines: new(sharedDeadlines)}
 	s.metrics = telemetry.OrDiscard(cfg.Metrics)
 	if err := s.setup(); err != nil {

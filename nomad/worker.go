@@ -56,6 +56,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	metrics "github.com/hashicorp/go-metrics"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler"
@@ -87,7 +88,7 @@ type workerServer interface {
 // also replace the clock, the scheduler factory and the sync limit. A
 // field left unset takes the default newWorker gives it.
 type workerOptions struct {
-	clock        Clock
+	clock        clock.Clock
 	newScheduler func(jobType string, cfg scheduler.Config) (scheduler.Scheduler, error)
 	syncLimit    time.Duration
 	// reportWindow is the server's ReconnectReportWindow, handed to every
@@ -129,7 +130,7 @@ func NewWorker(ctx context.Context, srv workerServer, schedulers []string, id in
 
 func newWorker(ctx context.Context, srv workerServer, schedulers []string, id int, opts workerOptions) *Worker {
 	if opts.clock == nil {
-		opts.clock = RealClock()
+		opts.clock = clock.Real()
 	}
 	if opts.newScheduler == nil {
 		opts.newScheduler = scheduler.NewScheduler

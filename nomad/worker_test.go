@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler"
 	"github.com/drover-sched/drover/structs"
@@ -107,7 +108,7 @@ type standIn struct {
 
 func (s *standIn) Process(eval *structs.Evaluation) error { return s.process(s.cfg, eval) }
 
-func startTestWorker(t *testing.T, f *fakeWorkerServer, clock Clock, process func(scheduler.Config, *structs.Evaluation) error) *Worker {
+func startTestWorker(t *testing.T, f *fakeWorkerServer, clock clock.Clock, process func(scheduler.Config, *structs.Evaluation) error) *Worker {
 	t.Helper()
 	w := newWorker(context.Background(), f, []string{"service", "batch", structs.JobTypeCore}, 1, workerOptions{
 		clock:     clock,
@@ -298,7 +299,7 @@ func TestWorker_EvalWritesCarryTokenAndSnapshotIndex(t *testing.T) {
 func TestWorker_BacksOffOnDequeueErrors(t *testing.T) {
 	f := newFakeWorkerServer(t)
 	f.dequeueErrs = 2
-	clock := NewFakeClock(testEpoch)
+	clock := clock.NewFake(testEpoch)
 	startTestWorker(t, f, clock, func(scheduler.Config, *structs.Evaluation) error { return nil })
 	f.evals <- &structs.EvalDequeueResponse{Eval: workerEval(0), Token: "t"}
 

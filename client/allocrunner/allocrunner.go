@@ -11,11 +11,11 @@ import (
 	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/client/artifact"
 	"github.com/drover-sched/drover/client/checks"
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/state"
 	"github.com/drover-sched/drover/client/taskrunner"
 	"github.com/drover-sched/drover/client/taskuser"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 

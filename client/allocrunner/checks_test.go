@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/client/checks"
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/drivers/rawexec"
 	"github.com/drover-sched/drover/client/internal/testutil"
 	"github.com/drover-sched/drover/client/state"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 

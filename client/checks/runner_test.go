@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -62,7 +62,7 @@ func TestRunnerProbesEachIntervalAndTellsOfChanges(t *testing.T) {
 	}
 
 	// The next probe waits for the interval on the clock.
-	if !clk.BlockUntil(1, 5*time.Second) {
+	if !clk.WaitForTimers(1, 5*time.Second) {
 		t.Fatal("the check is not waiting for its interval")
 	}
 	srv.failing.Store(true)
@@ -77,11 +77,11 @@ func TestRunnerProbesEachIntervalAndTellsOfChanges(t *testing.T) {
 	}
 
 	// The same status again is no change.
-	if !clk.BlockUntil(1, 5*time.Second) {
+	if !clk.WaitForTimers(1, 5*time.Second) {
 		t.Fatal("the check is not waiting for its interval")
 	}
 	clk.Advance(10 * time.Second)
-	testutil.WaitFor(t, "third probe", func() bool { return srv.hits.Load() == 3 && clk.Waiters() == 1 })
+	testutil.WaitFor(t, "third probe", func() bool { return srv.hits.Load() == 3 && clk.Pending() == 1 })
 	if changes.Load() != 2 {
 		t.Fatalf("%d changes after a probe that changed nothing", changes.Load())
 	}
@@ -130,7 +130,7 @@ func TestRunnerRestartsTheTaskAtTheCheckRestartLimit(t *testing.T) {
 	defer r.Stop()
 	// Probes at 0 and 10s are in the grace period; 20s and 30s count.
 	for i, want := range []int{0, 0, 0, 1} {
-		testutil.WaitFor(t, "probe", func() bool { return srv.hits.Load() == int64(i+1) && clk.Waiters() == 1 })
+		testutil.WaitFor(t, "probe", func() bool { return srv.hits.Load() == int64(i+1) && clk.Pending() == 1 })
 		if got := count(); got != want {
 			t.Fatalf("after probe %d: %d restarts, want %d", i+1, got, want)
 		}
@@ -148,7 +148,7 @@ func TestRunnerStopEndsTheChecks(t *testing.T) {
 	srv := newFlakyServer(t)
 	r := New(Config{Clock: clk}, []Spec{srv.spec("c1"), srv.spec("c2")})
 	r.Start()
-	testutil.WaitFor(t, "probes", func() bool { return srv.hits.Load() == 2 && clk.Waiters() == 2 })
+	testutil.WaitFor(t, "probes", func() bool { return srv.hits.Load() == 2 && clk.Pending() == 2 })
 	r.Stop()
 	r.Stop()
 	r.Start()
@@ -156,8 +156,8 @@ func TestRunnerStopEndsTheChecks(t *testing.T) {
 		t.Fatal("started after Stop")
 	}
 	clk.Advance(time.Minute)
-	if clk.Waiters() != 0 || srv.hits.Load() != 2 {
-		t.Fatalf("after Stop: %d waiters, %d probes", clk.Waiters(), srv.hits.Load())
+	if clk.Pending() != 0 || srv.hits.Load() != 2 {
+		t.Fatalf("after Stop: %d waiters, %d probes", clk.Pending(), srv.hits.Load())
 	}
 	if r.Results()["c1"].Status != StatusSuccess {
 		t.Fatal("results must stay readable after Stop")

@@ -14,7 +14,7 @@ import (
 	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/drover-sched/drover/client/artifact"
-	"github.com/drover-sched/drover/client/clock"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/structs"
 )
@@ -226,7 +226,7 @@ func (c *Config) Canonicalize() {
 		c.Logger = hclog.NewNullLogger()
 	}
 	if c.Clock == nil {
-		c.Clock = clock.Real{}
+		c.Clock = clock.Real()
 	}
 	if c.Version == "" {
 		c.Version = DefaultVersion

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/drover-sched/drover/client/clock"
+	"github.com/drover-sched/drover/helper/clock"
 )
 
 // Config configures a Collector.

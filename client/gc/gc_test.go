@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/helper/clock"
 )
 
 type fleet struct {
@@ -108,7 +108,7 @@ func TestRunCollectsOnJitteredInterval(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { c.Run(ctx); close(done) }()
-	clk.BlockUntil(1, 5*time.Second)
+	clk.WaitForTimers(1, 5*time.Second)
 	clk.Advance(54 * time.Second) // below the jitter's lower bound
 	if len(f.list()) != 0 {
 		t.Fatal("collected before the interval")

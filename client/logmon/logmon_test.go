@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/helper/clock"
 )
 
 func TestRotatorSplitsAndKeepsNewestFiles(t *testing.T) {
@@ -113,12 +113,12 @@ func TestFollowingReaderSeesNewFilesUntilDone(t *testing.T) {
 	}
 	got := make(chan string)
 	go func() { b, _ := io.ReadAll(r); got <- string(b) }()
-	if !clk.BlockUntil(1, 5*time.Second) {
+	if !clk.WaitForTimers(1, 5*time.Second) {
 		t.Fatal("reader did not wait for more output")
 	}
 	writeFiles(t, dir, "abc", "de")
 	done.Store(true)
-	testutil.WaitForWhile(t, "reader to finish", func() bool { return clk.Waiters() == 0 }, func() { clk.Advance(time.Second) })
+	testutil.WaitForWhile(t, "reader to finish", func() bool { return clk.Pending() == 0 }, func() { clk.Advance(time.Second) })
 	if s := <-got; s != "abcde" {
 		t.Fatalf("followed %q", s)
 	}

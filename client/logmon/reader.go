@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/drover-sched/drover/client/clock"
+	"github.com/drover-sched/drover/helper/clock"
 )
 
 // Origins of a read offset.

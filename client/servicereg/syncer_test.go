@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client/clock"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -167,7 +167,7 @@ func TestSyncerRetriesADeregistrationUntilAcknowledged(t *testing.T) {
 		<-done
 	}()
 	// The resync timer is the one waiter while nothing fails.
-	if !clk.BlockUntil(1, 5*time.Second) {
+	if !clk.WaitForTimers(1, 5*time.Second) {
 		t.Fatal("the syncer never waited")
 	}
 	srv.mu.Lock()
@@ -184,7 +184,7 @@ func TestSyncerRetriesADeregistrationUntilAcknowledged(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the delete was never retried to success; servers hold %v", srv.ids())
 		}
-		if clk.BlockUntil(2, 50*time.Millisecond) {
+		if clk.WaitForTimers(2, 50*time.Millisecond) {
 			clk.Advance(4 * time.Second)
 		}
 	}

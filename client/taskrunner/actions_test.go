@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/drivers/rawexec"
 	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -179,10 +179,10 @@ func TestKillDuringAUserRestartLeavesTheTaskDead(t *testing.T) {
 	h := newHarness(t, rawTask("web", `trap "" INT; touch `+ready+`; sleep 1000`), structs.JobTypeService, drv, clk)
 	h.run(t)
 	testutil.WaitFor(t, "task to start", func() bool { _, err := os.Stat(ready); return err == nil })
-	waiters := clk.Waiters()
+	waiters := clk.Pending()
 	restarted := make(chan error, 1)
 	go func() { restarted <- h.tr.Restart(context.Background()) }()
-	if !clk.BlockUntil(waiters+1, 10*time.Second) {
+	if !clk.WaitForTimers(waiters+1, 10*time.Second) {
 		t.Fatal("the restart did not wait for the kill timeout")
 	}
 	h.tr.Kill("alloc stopped")

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers/docker"
 	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/testutil/dockerimage"
 	"github.com/drover-sched/drover/structs"
 )

@@ -13,13 +13,13 @@ import (
 
 	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/client/artifact"
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/logmon"
 	"github.com/drover-sched/drover/client/restarts"
 	"github.com/drover-sched/drover/client/state"
 	"github.com/drover-sched/drover/client/taskuser"
 	"github.com/drover-sched/drover/client/template"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/structs"
 )

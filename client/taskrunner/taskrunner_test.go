@@ -10,13 +10,13 @@ import (
 
 	"github.com/drover-sched/drover/client/allocdir"
 	"github.com/drover-sched/drover/client/artifact"
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/drivers/rawexec"
 	"github.com/drover-sched/drover/client/internal/testutil"
 	"github.com/drover-sched/drover/client/logmon"
 	"github.com/drover-sched/drover/client/state"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -220,9 +220,9 @@ func TestKillSendsSignalThenSigkillAfterKillTimeout(t *testing.T) {
 	h := newHarness(t, task, structs.JobTypeService, drv, clk)
 	h.run(t)
 	testutil.WaitFor(t, "task to start", func() bool { _, err := os.Stat(ready); return err == nil })
-	waiters := clk.Waiters()
+	waiters := clk.Pending()
 	h.tr.Kill("test")
-	if !clk.BlockUntil(waiters+1, 10*time.Second) {
+	if !clk.WaitForTimers(waiters+1, 10*time.Second) {
 		t.Fatal("the runner did not wait for the kill timeout")
 	}
 	if h.dead() {

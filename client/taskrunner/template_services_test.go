@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/internal/testutil"
 	"github.com/drover-sched/drover/client/template"
 	"github.com/drover-sched/drover/helper/childproc"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/client/allocdir"
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/taskuser"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 	"github.com/hashicorp/go-hclog"
 )

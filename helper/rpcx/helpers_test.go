@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/hashicorp/go-hclog"
 )
@@ -253,27 +254,8 @@ func newTestPool(t testing.TB, cfg PoolConfig) *ConnPool {
 	return p
 }
 
-// fakeClock is a settable clock for PoolConfig.Now.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// newFakeClock is a settable clock for PoolConfig.Now.
+func newFakeClock() *clock.Fake { return clock.NewFake(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
 func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

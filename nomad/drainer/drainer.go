@@ -4,27 +4,12 @@ import (
 	"context"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 	"github.com/hashicorp/go-hclog"
 	memdb "github.com/hashicorp/go-memdb"
 )
-
-// Clock is the time source the drainer needs: the server's injected clock
-// (a fake one in tests), so deadlines come when a test says so.
-type Clock interface {
-	Now() time.Time
-	// AfterFuncAt calls f once the clock reads when or later. The loop
-	// arms at the moment it wants, not at a duration from a Now read a
-	// little earlier: time that moved in between (a test's clock jump)
-	// would make the wake late, or lost.
-	AfterFuncAt(when time.Time, f func()) Timer
-}
-
-// Timer is a pending AfterFunc.
-type Timer interface {
-	Stop() bool
-}
 
 // Raft writes the drainer's decisions: nothing else changes state.
 type Raft interface {
@@ -37,7 +22,11 @@ type Raft interface {
 
 // Config is what the drainer depends on.
 type Config struct {
-	Clock  Clock
+	// Clock is the server's injected clock (a fake one in tests), so
+	// deadlines come when a test says so. The loop arms with AfterFuncAt,
+	// at the moment it wants: a wake measured from a Now read a little
+	// earlier would be late, or lost, if time moved in between.
+	Clock  clock.Clock
 	Logger hclog.Logger
 	// State returns the current state store (a snapshot restore replaces
 	// it, and abandons the old one, which wakes the loop).
@@ -103,7 +92,7 @@ func Run(ctx context.Context, cfg Config) {
 }
 
 // pause waits until the clock reaches until (or ctx ends).
-func pause(ctx context.Context, clock Clock, until time.Time) {
+func pause(ctx context.Context, clock clock.Clock, until time.Time) {
 	if !until.After(clock.Now()) {
 		return
 	}
@@ -118,7 +107,7 @@ func pause(ctx context.Context, clock Clock, until time.Time) {
 // reaches wake (when set), and reports whether a change woke it. After a
 // failure it waits for the clock only: a write that failed may have
 // changed nothing.
-func sleep(ctx context.Context, clock Clock, ws memdb.WatchSet, wake time.Time, clockOnly bool) bool {
+func sleep(ctx context.Context, clock clock.Clock, ws memdb.WatchSet, wake time.Time, clockOnly bool) bool {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if !wake.IsZero() {

@@ -7,68 +7,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 	"github.com/hashicorp/go-hclog"
 )
 
-// testClock is a manual clock: time moves only on advance, which fires
-// the timers that fall due. armed receives how far ahead each AfterFuncAt is, so a test
-// knows the loop has gone to sleep.
+// testClock is the shared fake clock that also says, on armed, how far
+// ahead each AfterFuncAt is, so a test knows the loop has gone to sleep
+// and when it wants to wake.
 type testClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*testTimer
-	armed  chan time.Duration
+	*clock.Fake
+	armed chan time.Duration
 }
 
-type testTimer struct {
-	c       *testClock
-	when    time.Time
-	f       func()
-	stopped bool
-}
-
-func (t *testTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := !t.stopped
-	t.stopped = true
-	return was
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) AfterFuncAt(when time.Time, f func()) Timer {
-	c.mu.Lock()
-	d := when.Sub(c.now)
-	t := &testTimer{c: c, when: when, f: f}
-	c.timers = append(c.timers, t)
-	c.mu.Unlock()
+func (c *testClock) AfterFuncAt(when time.Time, f func()) clock.Timer {
+	d := when.Sub(c.Now())
+	t := c.Fake.AfterFuncAt(when, f)
 	c.armed <- d
 	return t
 }
 
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*testTimer
-	for _, t := range c.timers {
-		if !t.stopped && !t.when.After(c.now) {
-			t.stopped = true
-			due = append(due, t)
-		}
-	}
-	c.mu.Unlock()
-	for _, t := range due {
-		t.f()
-	}
-}
+func (c *testClock) advance(d time.Duration) { c.Advance(d) }
 
 // storeRaft applies the drainer's entries to a real state store, as the
 // FSM would, and can be told to refuse them.
@@ -124,7 +85,7 @@ func startLoop(t *testing.T, w *world, raft *storeRaft) (*testClock, func()) {
 
 func startLoopEvery(t *testing.T, w *world, raft *storeRaft, minPass time.Duration) (*testClock, func()) {
 	t.Helper()
-	clock := &testClock{now: t0, armed: make(chan time.Duration, 16)}
+	clock := &testClock{Fake: clock.NewFake(t0), armed: make(chan time.Duration, 16)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

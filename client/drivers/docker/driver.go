@@ -11,8 +11,8 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
-	"github.com/drover-sched/drover/client/clock"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/testutil/dockerimage"
 	"github.com/drover-sched/drover/structs"
 )
@@ -182,7 +182,7 @@ func TestReaperRunsEveryPeriod(t *testing.T) {
 	})
 	_ = d
 	dead := createLabelled(t, cli, map[string]string{LabelAllocID: structs.GenerateUUID(), LabelNodeID: testNode, testRunLabel: testRun})
-	if !clk.BlockUntil(1, 10*time.Second) {
+	if !clk.WaitForTimers(1, 10*time.Second) {
 		t.Fatal("the reaper is not waiting on the clock")
 	}
 	clk.Advance(5 * time.Minute)

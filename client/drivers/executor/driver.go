@@ -16,8 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/structs"
 )
 

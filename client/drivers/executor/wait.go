@@ -6,8 +6,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/helper/clock"
 )
 
 // waiter waits for one process to exit. Stop makes Wait return nil early

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/helper/clock"
 )
 
 func cfg(id string, c map[string]any) *drivers.TaskConfig {
@@ -35,7 +35,7 @@ func TestMockRunsForItsDurationOnTheClock(t *testing.T) {
 	if _, err := d.StartTask(cfg("a", map[string]any{"run_for": "10s", "exit_code": 2})); err != nil {
 		t.Fatal(err)
 	}
-	clk.BlockUntil(1, 5*time.Second)
+	clk.WaitForTimers(1, 5*time.Second)
 	clk.Advance(9 * time.Second)
 	if st, _ := d.InspectTask("a"); st.State != drivers.TaskStateRunning {
 		t.Fatal("exited early")
@@ -67,7 +67,7 @@ func TestMockKillAfterLongerThanTimeoutIsForced(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { _ = d.StopTask("a", 5*time.Second, ""); close(done) }()
-	clk.BlockUntil(2, 5*time.Second) // StopTask's timeout and the task's kill_after
+	clk.WaitForTimers(2, 5*time.Second) // StopTask's timeout and the task's kill_after
 	clk.Advance(5 * time.Second)
 	<-done
 	if r := result(t, d, "a"); r.Signal != 9 {

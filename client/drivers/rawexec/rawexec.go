@@ -5,9 +5,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/drivers/executor"
+	"github.com/drover-sched/drover/helper/clock"
 )
 
 // Name is the driver name used in jobspecs.

@@ -14,9 +14,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/helper/clock"
 )
 
 // taskConfig makes a task running `sh -c script` with FIFOs for its output;
@@ -129,7 +129,7 @@ func TestStopTaskEscalatesToSigkillAfterKillTimeout(t *testing.T) {
 	testutil.WaitFor(t, "the task to set its trap", func() bool { _, err := os.Stat(ready); return err == nil })
 	stopped := make(chan error, 1)
 	go func() { stopped <- d.StopTask(cfg.ID, 5*time.Second, "SIGINT") }()
-	if !clk.BlockUntil(1, 5*time.Second) {
+	if !clk.WaitForTimers(1, 5*time.Second) {
 		t.Fatal("StopTask did not wait on the kill timeout")
 	}
 	st, _ := d.InspectTask(cfg.ID)

@@ -12,9 +12,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/drover-sched/drover/client/clock"
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/helper/clock"
 )
 
 // startAndReattach starts `sh -c script` on one driver, waits for the
@@ -122,7 +122,7 @@ func TestStopTaskAfterReattachKillsAGroupThatIgnoresItsSignal(t *testing.T) {
 
 	stopped := make(chan error, 1)
 	go func() { stopped <- d.StopTask(cfg.ID, 5*time.Second, "SIGINT") }()
-	if !clk.BlockUntil(1, 5*time.Second) {
+	if !clk.WaitForTimers(1, 5*time.Second) {
 		t.Fatal("StopTask did not wait on the kill timeout")
 	}
 	if st, _ := d.InspectTask(cfg.ID); st.State != drivers.TaskStateRunning {

@@ -1,4 +1,19 @@
-package nomad
+// Package clock is the time source of every loop that waits in Drover: the
+// leader's components (eval broker nack timers, delayed evals, blocked-eval
+// loops, worker backoff, the drainer, the deployment watcher, GC) and every
+// client loop (heartbeats, alloc update batching, restart delays, kill
+// timeouts, GC, log following).
+//
+// Such code never calls time.Now, time.After or time.Sleep directly; it
+// asks a Clock. Production code uses Real; tests use Fake and move time
+// forward explicitly with Advance, after waiting (WaitForTimers) for the
+// loop under test to be parked on the clock. That makes a test of "restart
+// after 15 s" or "mark the node down after its TTL" run instantly and
+// deterministically, without time.Sleep (STYLE.md, 5).
+//
+// Ownership: a Fake's timers are guarded by its mutex; any goroutine may
+// call any method.
+package clock
 
 import (
 	"container/heap"
@@ -6,14 +21,17 @@ import (
 	"time"
 )
 
-// Clock is the source of time for the leader's components (eval broker nack
-// timers, delayed evals, blocked-eval loops, worker backoff). It is injected
-// so tests drive time with a FakeClock instead of sleeping (STYLE.md, 5).
+// Clock is the source of time, injected so tests drive it with a Fake.
 type Clock interface {
 	// Now returns the current time.
 	Now() time.Time
+	// After returns a channel that receives the time once d has elapsed
+	// (at once for d <= 0). The channel has a buffer of one, so nobody
+	// has to read it: loops select on it together with their context,
+	// so a waiting goroutine can always be cancelled.
+	After(d time.Duration) <-chan time.Time
 	// AfterFunc calls f on its own goroutine (realClock) or synchronously
-	// from Advance (FakeClock) once d has elapsed.
+	// from Advance (Fake) once d has elapsed.
 	AfterFunc(d time.Duration, f func()) Timer
 	// NewTimer returns a timer whose channel receives the time once d has
 	// elapsed, for code that waits in a select.
@@ -22,8 +40,8 @@ type Clock interface {
 	// (on its own goroutine) if it already does. Code that waits for a
 	// moment (a deadline, a WaitUntil) arms at the moment, not at a
 	// duration measured from an earlier Now: time may move between the
-	// two (a FakeClock's Advance, a descheduled goroutine), and a timer
-	// measured from a stale Now fires that much late, or, on a FakeClock
+	// two (a Fake's Advance, a descheduled goroutine), and a timer
+	// measured from a stale Now fires that much late, or, on a Fake
 	// that a test advances once, never.
 	AfterFuncAt(when time.Time, f func()) Timer
 	// NewTimerAt is NewTimer for a moment rather than a duration.
@@ -42,12 +60,24 @@ type Timer interface {
 	Reset(d time.Duration) bool
 }
 
-// RealClock returns the wall clock.
-func RealClock() Clock { return realClock{} }
+// Real returns the wall clock.
+func Real() Clock { return realClock{} }
+
+// OrReal returns c, or Real when c is nil, so configs can leave it unset.
+func OrReal(c Clock) Clock {
+	if c == nil {
+		return Real()
+	}
+	return c
+}
 
 type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
+
+// After is time.After. Since Go 1.23 an unread, unreferenced timer is
+// collected, so loops that abandon an After channel do not leak it.
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 func (realClock) AfterFunc(d time.Duration, f func()) Timer {
 	return realTimer{t: time.AfterFunc(d, f)}
@@ -69,11 +99,12 @@ func (r realTimer) C() <-chan time.Time        { return r.t.C }
 func (r realTimer) Stop() bool                 { return r.t.Stop() }
 func (r realTimer) Reset(d time.Duration) bool { return r.t.Reset(d) }
 
-// FakeClock is a manually driven Clock for tests. Time stands still until
-// Advance moves it; Advance fires every timer that falls due, in order of
-// deadline and then of creation, on the caller's goroutine, so a test knows
-// that every callback has run when Advance returns.
-type FakeClock struct {
+// Fake is a manually driven Clock for tests. Time stands still until
+// Advance or Set moves it; Advance fires every timer that falls due, in
+// order of deadline and then of creation, on the caller's goroutine, so a
+// test knows that every callback has run when Advance returns. A timer's
+// channel receives its deadline.
+type Fake struct {
 	mu      sync.Mutex
 	now     time.Time
 	seq     uint64
@@ -81,20 +112,37 @@ type FakeClock struct {
 	changed chan struct{} // closed and replaced whenever a timer is armed
 }
 
-// NewFakeClock returns a FakeClock that reads start.
-func NewFakeClock(start time.Time) *FakeClock {
-	return &FakeClock{now: start, changed: make(chan struct{})}
+// NewFake returns a Fake that reads start. A zero start means a fixed,
+// arbitrary date, so tests do not depend on the wall clock at all.
+func NewFake(start time.Time) *Fake {
+	if start.IsZero() {
+		start = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return &Fake{now: start, changed: make(chan struct{})}
+}
+
+// After arms a timer whose channel receives the time once Advance passes
+// now+d; for d <= 0 it has received it already.
+func (c *Fake) After(d time.Duration) <-chan time.Time {
+	return c.NewTimerAt(c.Now().Add(d)).C()
+}
+
+// Set moves the time to t (never backwards), firing due timers.
+func (c *Fake) Set(t time.Time) {
+	if d := t.Sub(c.Now()); d > 0 {
+		c.Advance(d)
+	}
 }
 
 // Now returns the fake time.
-func (c *FakeClock) Now() time.Time {
+func (c *Fake) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
 // AfterFunc arms a timer that calls f when Advance passes its deadline.
-func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer {
+func (c *Fake) AfterFunc(d time.Duration, f func()) Timer {
 	t := &fakeTimer{clock: c, f: f, index: -1}
 	t.Reset(d)
 	return t
@@ -102,7 +150,7 @@ func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer {
 
 // NewTimer arms a timer that sends on its channel when Advance passes its
 // deadline. The channel has room for one value, like time.Timer's.
-func (c *FakeClock) NewTimer(d time.Duration) Timer {
+func (c *Fake) NewTimer(d time.Duration) Timer {
 	t := &fakeTimer{clock: c, ch: make(chan time.Time, 1), index: -1}
 	t.Reset(d)
 	return t
@@ -110,7 +158,7 @@ func (c *FakeClock) NewTimer(d time.Duration) Timer {
 
 // AfterFuncAt arms a timer that calls f when Advance reaches when, or
 // calls f at once on its own goroutine if the clock is already there.
-func (c *FakeClock) AfterFuncAt(when time.Time, f func()) Timer {
+func (c *Fake) AfterFuncAt(when time.Time, f func()) Timer {
 	t := &fakeTimer{clock: c, f: f, index: -1}
 	t.armAt(when)
 	return t
@@ -118,7 +166,7 @@ func (c *FakeClock) AfterFuncAt(when time.Time, f func()) Timer {
 
 // NewTimerAt arms a timer that sends on its channel when Advance reaches
 // when, or at once if the clock is already there.
-func (c *FakeClock) NewTimerAt(when time.Time) Timer {
+func (c *Fake) NewTimerAt(when time.Time) Timer {
 	t := &fakeTimer{clock: c, ch: make(chan time.Time, 1), index: -1}
 	t.armAt(when)
 	return t
@@ -126,7 +174,7 @@ func (c *FakeClock) NewTimerAt(when time.Time) Timer {
 
 // Advance moves time forward by d, firing due timers one at a time. A timer
 // armed by a callback also fires if it falls due within d.
-func (c *FakeClock) Advance(d time.Duration) {
+func (c *Fake) Advance(d time.Duration) {
 	c.mu.Lock()
 	target := c.now.Add(d)
 	for len(c.timers) > 0 && !c.timers[0].when.After(target) {
@@ -147,8 +195,19 @@ func (c *FakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
+// Jump models the process not running for d: the time jumps, then every
+// timer that fell due meanwhile fires late, at the new time, as timers do
+// in a process that was stopped. (Advance instead fires each timer at its
+// own deadline, as in a process that kept running.)
+func (c *Fake) Jump(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+	c.Advance(0)
+}
+
 // Pending returns how many timers are armed.
-func (c *FakeClock) Pending() int {
+func (c *Fake) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.timers)
@@ -157,7 +216,7 @@ func (c *FakeClock) Pending() int {
 // WaitForTimers blocks until at least n timers are armed or the deadline
 // passes, and reports whether they are. Tests use it to know that a
 // goroutine has reached its wait before advancing the clock.
-func (c *FakeClock) WaitForTimers(n int, deadline time.Duration) bool {
+func (c *Fake) WaitForTimers(n int, deadline time.Duration) bool {
 	stop := time.NewTimer(deadline)
 	defer stop.Stop()
 	for {
@@ -176,7 +235,7 @@ func (c *FakeClock) WaitForTimers(n int, deadline time.Duration) bool {
 }
 
 type fakeTimer struct {
-	clock *FakeClock
+	clock *Fake
 	f     func()
 	ch    chan time.Time
 	when  time.Time

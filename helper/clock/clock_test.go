@@ -1,4 +1,4 @@
-package nomad
+package clock
 
 import (
 	"reflect"
@@ -6,8 +6,10 @@ import (
 	"time"
 )
 
-func TestFakeClock_FiresDueTimersInDeadlineOrder(t *testing.T) {
-	c := NewFakeClock(testEpoch)
+var testEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func TestFake_FiresDueTimersInDeadlineOrder(t *testing.T) {
+	c := NewFake(testEpoch)
 	var fired []string
 	c.AfterFunc(3*time.Second, func() { fired = append(fired, "3s") })
 	c.AfterFunc(time.Second, func() {
@@ -51,8 +53,8 @@ func TestFakeClock_FiresDueTimersInDeadlineOrder(t *testing.T) {
 // far time moved between the caller reading Now and arming it; a moment
 // already passed fires at once. Armed as a duration from a stale Now, the
 // same wait would land past the test's one Advance and never fire.
-func TestFakeClock_ArmsAtAMoment(t *testing.T) {
-	c := NewFakeClock(testEpoch)
+func TestFake_ArmsAtAMoment(t *testing.T) {
+	c := NewFake(testEpoch)
 	deadline := c.Now().Add(10 * time.Minute) // read before the jump
 	c.Advance(5 * time.Minute)
 
@@ -96,4 +98,67 @@ func TestFakeClock_ArmsAtAMoment(t *testing.T) {
 		t.Fatal("Stop of a pending timer should report it was pending")
 	}
 	c.Advance(2 * time.Hour)
+}
+
+func TestFakeAfterFiresInOrderWithItsDeadline(t *testing.T) {
+	f := NewFake(time.Time{})
+	start := f.Now()
+	a := f.After(2 * time.Second)
+	b := f.After(time.Second)
+	if !f.WaitForTimers(2, time.Second) {
+		t.Fatal("two timers should be pending")
+	}
+	f.Advance(1500 * time.Millisecond)
+	select {
+	case got := <-b:
+		if got.Sub(start) != time.Second {
+			t.Fatalf("fired with %v, want its deadline 1s", got.Sub(start))
+		}
+	default:
+		t.Fatal("the 1s timer should have fired")
+	}
+	select {
+	case <-a:
+		t.Fatal("the 2s timer fired early")
+	default:
+	}
+	f.Set(start.Add(2 * time.Second))
+	<-a
+	if f.Pending() != 0 {
+		t.Fatalf("timers left: %d", f.Pending())
+	}
+}
+
+func TestFakeAfterNonPositiveFiresAtOnce(t *testing.T) {
+	f := NewFake(time.Time{})
+	select {
+	case <-f.After(0):
+	default:
+		t.Fatal("After(0) should fire immediately")
+	}
+	if f.Pending() != 0 {
+		t.Fatal("a timer that fired at once must not stay pending")
+	}
+}
+
+func TestWaitForTimersTimesOut(t *testing.T) {
+	f := NewFake(time.Time{})
+	if f.WaitForTimers(1, 10*time.Millisecond) {
+		t.Fatal("no timer was armed")
+	}
+}
+
+// Jump fires what fell due late, at the new time; Advance at each deadline.
+func TestJumpFiresDueTimersAtTheNewTime(t *testing.T) {
+	c := NewFake(testEpoch)
+	ch := c.NewTimer(time.Second)
+	var at time.Time
+	c.AfterFunc(2*time.Second, func() { at = c.Now() })
+	c.Jump(5 * time.Second)
+	if got := (<-ch.C()).Sub(testEpoch); got != 5*time.Second {
+		t.Errorf("the timer fired with %v, want the new time 5s", got)
+	}
+	if at.Sub(testEpoch) != 5*time.Second {
+		t.Errorf("the callback ran at %v, want 5s", at.Sub(testEpoch))
+	}
 }
