@@ -18,6 +18,7 @@ import (
 	"github.com/drover-sched/drover/client"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -44,8 +45,8 @@ var sentinels = map[string]error{
 	"nomad.ErrTooManyBlockingQueries":    nomad.ErrTooManyBlockingQueries,
 	"nomad.ErrPeriodicNotTracked":        nomad.ErrPeriodicNotTracked,
 	"nomad.ErrPlanQueueDisabled":         nomad.ErrPlanQueueDisabled,
-	"nomad.ErrBrokerDisabled":            nomad.ErrBrokerDisabled,
-	"nomad.ErrNotOutstanding":            nomad.ErrNotOutstanding,
+	"broker.ErrBrokerDisabled":           broker.ErrBrokerDisabled,
+	"broker.ErrNotOutstanding":           broker.ErrNotOutstanding,
 	"client.ErrUnknownAlloc":             client.ErrUnknownAlloc,
 	"client.ErrUnknownTask":              client.ErrUnknownTask,
 	"client.ErrUnknownSignal":            client.ErrUnknownSignal,

@@ -23,6 +23,8 @@ var importRules = []struct {
 	{"helper", []string{"helper", "structs"}},
 	{"scheduler", []string{"structs", "scheduler"}},
 	{"nomad", []string{"structs", "scheduler", "nomad", "helper", "acl"}},
+	// The leader's eval queues know nothing of the server or its state.
+	{"nomad/broker", []string{"structs", "helper"}},
 	// The decision on a client's report is a function of what it reads.
 	{"nomad/clientreport", []string{"structs"}},
 	{"client", []string{"structs", "client", "helper", "acl"}},

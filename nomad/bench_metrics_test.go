@@ -7,6 +7,7 @@ import (
 	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/drover-sched/drover/helper/telemetry"
+	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/nomad/state"
 )
 
@@ -33,14 +34,14 @@ func BenchmarkMetricsOverhead(b *testing.B) {
 	}
 	for _, v := range variants {
 		b.Run("broker/"+v.name, func(b *testing.B) {
-			benchBrokerRoundTrips(b, EvalBrokerConfig{NackTimeout: time.Minute, DeliveryLimit: 3, Metrics: v.m(b)})
+			benchBrokerRoundTrips(b, broker.EvalBrokerConfig{NackTimeout: time.Minute, DeliveryLimit: 3, Metrics: v.m(b)})
 		})
 		b.Run("one-timer/"+v.name, func(b *testing.B) {
 			m := telemetry.OrDiscard(v.m(b))
 			e := testEval("web", 50, 1)
 			start := time.Now()
 			for i := 0; i < b.N; i++ {
-				m.AddSampleWithLabels(keyBrokerProcessTime, ms(time.Since(start)), evalLabels(e))
+				m.AddSampleWithLabels(broker.KeyProcessTime, float32(time.Since(start))/float32(time.Millisecond), broker.EvalLabels(e))
 			}
 		})
 		b.Run("plan-applier/"+v.name, func(b *testing.B) {

@@ -16,6 +16,7 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
@@ -30,14 +31,14 @@ import (
 // each raft entry costs an fsync and pipelining and group commit matter.
 
 func BenchmarkEvalBroker_EnqueueDequeueAck(b *testing.B) {
-	benchBrokerRoundTrips(b, EvalBrokerConfig{NackTimeout: time.Minute, DeliveryLimit: 3})
+	benchBrokerRoundTrips(b, broker.EvalBrokerConfig{NackTimeout: time.Minute, DeliveryLimit: 3})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "evals/s")
 }
 
 // benchBrokerRoundTrips enqueues b.N evals into a broker made with cfg,
 // then dequeues and acks each.
-func benchBrokerRoundTrips(b *testing.B, cfg EvalBrokerConfig) {
-	broker, err := NewEvalBroker(cfg)
+func benchBrokerRoundTrips(b *testing.B, cfg broker.EvalBrokerConfig) {
+	broker, err := broker.NewEvalBroker(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func benchBrokerRoundTrips(b *testing.B, cfg EvalBrokerConfig) {
 }
 
 func BenchmarkEvalBroker_ConcurrentWorkers(b *testing.B) {
-	broker, err := NewEvalBroker(EvalBrokerConfig{NackTimeout: time.Minute, DeliveryLimit: 3})
+	broker, err := broker.NewEvalBroker(broker.EvalBrokerConfig{NackTimeout: time.Minute, DeliveryLimit: 3})
 	if err != nil {
 		b.Fatal(err)
 	}

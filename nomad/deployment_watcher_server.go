@@ -3,6 +3,7 @@ package nomad
 import (
 	"context"
 
+	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -26,7 +27,7 @@ func (s *Server) ApplyDeploymentPromotion(req *structs.DeploymentPromoteRequest)
 // eval write is the one the other leader loops use.
 type serverDeploymentDeps struct {
 	*Server
-	evalWriter
+	broker.EvalWriter
 }
 
 // runDeploymentWatcher is the leader loop that drives deployments.

@@ -221,7 +221,7 @@ func (h *heartbeater) setEnabled(enabled bool) {
 
 // wait pauses for d on the injected clock.
 func (h *heartbeater) wait(ctx context.Context, d time.Duration) bool {
-	return sleepCtx(ctx, h.clock, d)
+	return clock.Sleep(ctx, h.clock, d)
 }
 
 // initializeTimers gives every node that is not down the failover TTL: an

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -105,9 +106,11 @@ func (s *Server) establishLeadership() error {
 
 	applier := newPlanApplier(s, s.planQueue, s.logger.Named("plan_apply"), PlanApplierOptions{Workers: 2, GroupCommit: true, Metrics: s.metrics})
 	s.goLeader(ctx, applier.run)
-	s.goLeader(ctx, func(ctx context.Context) { reapFailedEvals(ctx, s.evalBroker, s.evalWriter()) })
-	s.goLeader(ctx, func(ctx context.Context) { reapCancelableEvals(ctx, s.evalBroker, s.blockedEvals, s.evalWriter()) })
-	s.goLeader(ctx, func(ctx context.Context) { periodicUnblockFailed(ctx, s.blockedEvals, s.clock, time.Minute) })
+	s.goLeader(ctx, func(ctx context.Context) { broker.ReapFailedEvals(ctx, s.evalBroker, s.evalWriter()) })
+	s.goLeader(ctx, func(ctx context.Context) {
+		broker.ReapCancelableEvals(ctx, s.evalBroker, s.blockedEvals, s.evalWriter())
+	})
+	s.goLeader(ctx, func(ctx context.Context) { broker.PeriodicUnblockFailed(ctx, s.blockedEvals, s.clock, time.Minute) })
 	s.goLeader(ctx, s.heartbeats.run)
 	gcCfg := s.gcLoopConfig()
 	s.goLeader(ctx, func(ctx context.Context) { runCoreGC(ctx, gcCfg) })

@@ -3,6 +3,7 @@ package nomad
 import (
 	"math/rand"
 
+	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -11,7 +12,7 @@ import (
 // establishLeadership enables them. Creating them before any endpoint is
 // served means endpoints read these fields without synchronisation.
 func (s *Server) setupLeaderComponents() error {
-	broker, err := NewEvalBroker(EvalBrokerConfig{
+	eb, err := broker.NewEvalBroker(broker.EvalBrokerConfig{
 		Clock:               s.clock,
 		NackTimeout:         s.config.EvalNackTimeout,
 		InitialNackDelay:    s.config.EvalNackInitialReenqueue,
@@ -24,8 +25,8 @@ func (s *Server) setupLeaderComponents() error {
 	if err != nil {
 		return err
 	}
-	s.evalBroker = broker
-	s.blockedEvals = NewBlockedEvals(broker, BlockedEvalsConfig{Clock: s.clock, Logger: s.logger.Named("blocked_evals")})
+	s.evalBroker = eb
+	s.blockedEvals = broker.NewBlockedEvals(eb, broker.BlockedEvalsConfig{Clock: s.clock, Logger: s.logger.Named("blocked_evals")})
 	s.planQueue = NewPlanQueue()
 	var hbDeps heartbeaterDeps = s
 	if s.opts.wrapHeartbeaterDeps != nil {
@@ -67,7 +68,7 @@ func (w serverEvalWriter) UpsertEvals(evals []*structs.Evaluation) error {
 	return err
 }
 
-func (s *Server) evalWriter() evalWriter { return serverEvalWriter{s} }
+func (s *Server) evalWriter() broker.EvalWriter { return serverEvalWriter{s} }
 
 // ApplyNodeStatuses commits a batch of node status changes for the
 // heartbeater (heartbeaterDeps), with the nodes the FSM skipped.

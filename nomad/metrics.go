@@ -2,10 +2,6 @@ package nomad
 
 import (
 	"time"
-
-	metrics "github.com/hashicorp/go-metrics"
-
-	"github.com/drover-sched/drover/structs"
 )
 
 // The server's metrics carry Nomad's names (go-metrics puts "nomad." in
@@ -30,10 +26,6 @@ var (
 	keyAllocNoticesQueued     = []string{"nomad", "alloc_notices", "queued"}
 	keyAllocNoticesPushed     = []string{"nomad", "alloc_notices", "pushed"}
 	keyAllocNoticesPushFailed = []string{"nomad", "alloc_notices", "push_failed"}
-
-	// keyBrokerProcessTime is an eval's time from dequeue to ack, on the
-	// broker's clock.
-	keyBrokerProcessTime = []string{"nomad", "broker", "process_time"}
 
 	keyPlanEvaluate     = []string{"nomad", "plan", "evaluate"}
 	keyPlanApply        = []string{"nomad", "plan", "apply"}
@@ -61,22 +53,6 @@ var (
 // invokeSchedulerKey is Nomad's per-type scheduler timer.
 func invokeSchedulerKey(jobType string) []string {
 	return []string{"nomad", "worker", "invoke_scheduler", jobType}
-}
-
-// ms is d as go-metrics' timers record it: float milliseconds.
-func ms(d time.Duration) float32 { return float32(d) / float32(time.Millisecond) }
-
-// evalLabels describe an evaluation in the broker's timers. Nomad's also
-// name the job; Drover's do not, because every label set is a series each
-// sink keeps (a Prometheus summary is kilobytes): one per job would let
-// whoever may submit jobs grow the server's memory with job names, and
-// cost every ack a new series (BenchmarkMetricsOverhead).
-func evalLabels(e *structs.Evaluation) []metrics.Label {
-	return []metrics.Label{
-		{Name: "namespace", Value: e.Namespace},
-		{Name: "eval_type", Value: e.Type},
-		{Name: "triggered_by", Value: e.TriggeredBy},
-	}
 }
 
 // emitStats sets the gauges of the server's queues and timers.

@@ -10,6 +10,7 @@ import (
 	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/helper/telemetry/telemetrytest"
+	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/scheduler"
 	"github.com/drover-sched/drover/structs"
 )
@@ -19,7 +20,7 @@ import (
 func TestMetricsBrokerTimesAnEvalFromDequeueToAck(t *testing.T) {
 	m, sink := telemetrytest.New()
 	clock := clock.NewFake(testEpoch)
-	b, err := NewEvalBroker(EvalBrokerConfig{Clock: clock, NackTimeout: time.Hour, DeliveryLimit: 3, Metrics: m})
+	b, err := broker.NewEvalBroker(broker.EvalBrokerConfig{Clock: clock, NackTimeout: time.Hour, DeliveryLimit: 3, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +48,11 @@ func TestMetricsBrokerTimesAnEvalFromDequeueToAck(t *testing.T) {
 func TestMetricsQueueGaugesFollowTheirQueues(t *testing.T) {
 	m, sink := telemetrytest.New()
 	clock := clock.NewFake(testEpoch)
-	b, err := NewEvalBroker(EvalBrokerConfig{Clock: clock, NackTimeout: time.Hour, DeliveryLimit: 3})
+	b, err := broker.NewEvalBroker(broker.EvalBrokerConfig{Clock: clock, NackTimeout: time.Hour, DeliveryLimit: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocked := NewBlockedEvals(b, BlockedEvalsConfig{Clock: clock})
+	blocked := broker.NewBlockedEvals(b, broker.BlockedEvalsConfig{Clock: clock})
 	hb := newHeartbeater(nil, heartbeatConfig{MinHeartbeatTTL: time.Minute, MaxHeartbeatsPerSecond: 50, Clock: clock, Rand: rand.New(rand.NewSource(1))})
 	s := &Server{metrics: m, evalBroker: b, blockedEvals: blocked, planQueue: NewPlanQueue(), heartbeats: hb}
 	b.SetEnabled(true)

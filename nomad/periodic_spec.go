@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
 	// Zone data is compiled in so that every server accepts and reads the
 	// same time_zone names whatever its host has installed: a zone the
 	// leader validated must still load on the server that leads next.

@@ -21,6 +21,7 @@ import (
 	"github.com/drover-sched/drover/helper/dirperm"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/helper/telemetry"
+	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/nomad/stream"
 	"github.com/drover-sched/drover/structs"
@@ -52,8 +53,8 @@ type Server struct {
 	advertise string
 	connPool  *rpcx.ConnPool
 
-	evalBroker   *EvalBroker
-	blockedEvals *BlockedEvals
+	evalBroker   *broker.EvalBroker
+	blockedEvals *broker.BlockedEvals
 	planQueue    *PlanQueue
 	// blockingLimits counts the blocking queries waiting on this server.
 	blockingLimits *blockingLimiter

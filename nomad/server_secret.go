@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
@@ -72,7 +73,7 @@ func (s *Server) bootstrapServerSecret() error {
 // retryServerSecret keeps trying to make the server secret, for a leader
 // whose first attempt failed, until it succeeds or leadership ends.
 func (s *Server) retryServerSecret(ctx context.Context) {
-	for sleepCtx(ctx, s.clock, 5*time.Second) {
+	for clock.Sleep(ctx, s.clock, 5*time.Second) {
 		err := s.bootstrapServerSecret()
 		if err == nil {
 			return

@@ -219,7 +219,7 @@ func (w *Worker) run() {
 			}
 			backoff = min(max(2*backoff, workerBackoffBase), workerBackoffLimit)
 			w.logger.Warn("failed to dequeue an eval, backing off", "error", err, "backoff", backoff)
-			if !sleepCtx(w.ctx, w.opts.clock, backoff) {
+			if !clock.Sleep(w.ctx, w.opts.clock, backoff) {
 				return
 			}
 			continue

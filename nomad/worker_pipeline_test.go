@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
@@ -22,20 +23,20 @@ import (
 type miniLeader struct {
 	t       *testing.T
 	deps    *testPlanDeps
-	broker  *EvalBroker
-	blocked *BlockedEvals
+	broker  *broker.EvalBroker
+	blocked *broker.BlockedEvals
 	queue   *PlanQueue
 }
 
 func newMiniLeader(t *testing.T) *miniLeader {
-	broker, err := NewEvalBroker(EvalBrokerConfig{NackTimeout: time.Minute, DeliveryLimit: 3})
+	eb, err := broker.NewEvalBroker(broker.EvalBrokerConfig{NackTimeout: time.Minute, DeliveryLimit: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &miniLeader{t: t, deps: &testPlanDeps{store: state.TestStateStore(t)}, broker: broker, queue: NewPlanQueue()}
-	l.blocked = NewBlockedEvals(broker, BlockedEvalsConfig{})
+	l := &miniLeader{t: t, deps: &testPlanDeps{store: state.TestStateStore(t)}, broker: eb, queue: NewPlanQueue()}
+	l.blocked = broker.NewBlockedEvals(eb, broker.BlockedEvalsConfig{})
 	// The leader start sequence.
-	broker.SetEnabled(true)
+	eb.SetEnabled(true)
 	l.blocked.SetEnabled(true)
 	l.queue.SetEnabled(true)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -108,7 +109,7 @@ func (l *miniLeader) RPC(method string, args, reply any) error {
 		req := args.(*structs.EvalUpdateRequest)
 		held, ok := l.broker.OutstandingToken(req.EvalToken)
 		if !ok {
-			return fmt.Errorf("%s: %w", method, ErrNotOutstanding)
+			return fmt.Errorf("%s: %w", method, broker.ErrNotOutstanding)
 		}
 		if err := l.broker.OutstandingReset(held, req.EvalToken); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drover-sched/drover/helper/clock"
+	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler"
 	"github.com/drover-sched/drover/structs"
@@ -66,7 +67,7 @@ func (f *fakeWorkerServer) RPC(method string, args, reply any) error {
 		if f.dequeueErrs > 0 {
 			f.dequeueErrs--
 			f.mu.Unlock()
-			return ErrBrokerDisabled
+			return broker.ErrBrokerDisabled
 		}
 		f.mu.Unlock()
 		select {

@@ -17,6 +17,7 @@ package clock
 
 import (
 	"container/heap"
+	"context"
 	"sync"
 	"time"
 )
@@ -58,6 +59,18 @@ type Timer interface {
 	// Reset makes the timer fire d from now and reports whether it was
 	// pending.
 	Reset(d time.Duration) bool
+}
+
+// Sleep waits d on c and reports whether ctx is still live.
+func Sleep(ctx context.Context, c Clock, d time.Duration) bool {
+	t := c.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Real returns the wall clock.

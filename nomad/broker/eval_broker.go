@@ -1,4 +1,4 @@
-package nomad
+package broker
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 )
 
 // failedQueue is the pseudo scheduler type of evals that reached the
-// delivery limit. Only reapFailedEvals dequeues from it.
+// delivery limit. Only ReapFailedEvals dequeues from it.
 const failedQueue = "_failed"
 
 // Errors returned by the broker. They are coded, so callers on the far side
@@ -43,7 +43,7 @@ type EvalBrokerConfig struct {
 	// DeliveryLimit is how many times an eval is delivered before it goes
 	// to the failed queue.
 	DeliveryLimit int
-	// FailedFollowUpDelay is the least time reapFailedEvals waits before
+	// FailedFollowUpDelay is the least time ReapFailedEvals waits before
 	// the follow-up of a failed eval runs (1 minute if zero); each
 	// follow-up waits up to five times that, spread per eval.
 	FailedFollowUpDelay time.Duration
@@ -423,7 +423,7 @@ func (b *EvalBroker) Ack(evalID, token string) error {
 		return err
 	}
 	u.timer.Stop()
-	b.cfg.Metrics.AddSampleWithLabels(keyBrokerProcessTime, ms(b.cfg.Clock.Now().Sub(u.dequeued)), evalLabels(u.eval))
+	b.cfg.Metrics.AddSampleWithLabels(KeyProcessTime, ms(b.cfg.Clock.Now().Sub(u.dequeued)), EvalLabels(u.eval))
 	delete(b.unack, evalID)
 	delete(b.evals, evalID)
 	job := u.eval.NamespacedJobID()

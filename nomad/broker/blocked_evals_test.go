@@ -1,4 +1,4 @@
-package nomad
+package broker
 
 import (
 	"context"
@@ -362,7 +362,7 @@ func TestBlocked_ReaperCancelsDuplicatesAndSupersededEvals(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		reapCancelableEvals(ctx, broker, blocked, w)
+		ReapCancelableEvals(ctx, broker, blocked, w)
 	}()
 	defer func() { cancel(); <-done }()
 
@@ -417,7 +417,7 @@ func TestBlocked_PeriodicUnblockFailedRunsOnTheClock(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		periodicUnblockFailed(ctx, blocked, clock, time.Minute)
+		PeriodicUnblockFailed(ctx, blocked, clock, time.Minute)
 	}()
 	defer func() { cancel(); <-done }()
 	if !clock.WaitForTimers(1, 5*time.Second) {

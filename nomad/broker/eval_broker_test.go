@@ -1,4 +1,4 @@
-package nomad
+package broker
 
 import (
 	"context"
@@ -298,7 +298,7 @@ func TestBroker_DeliveryLimitSendsEvalToFailedQueueAndReaperFollowsUp(t *testing
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		reapFailedEvals(ctx, b, w)
+		ReapFailedEvals(ctx, b, w)
 	}()
 	defer func() { cancel(); <-done }()
 

@@ -1,4 +1,4 @@
-package nomad
+package broker
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// evalWriter commits evals through raft. The leader implements it with the
+// EvalWriter commits evals through raft. The leader implements it with the
 // same raft entry Eval.Update uses, so the FSM enqueues what it writes.
-type evalWriter interface {
+type EvalWriter interface {
 	UpsertEvals(evals []*structs.Evaluation) error
 }
 
@@ -30,13 +30,13 @@ const (
 	reaperMaxBackoff = 30 * time.Second
 )
 
-// reapFailedEvals is a leader loop: it takes each eval that reached the
+// ReapFailedEvals is a leader loop: it takes each eval that reached the
 // broker's delivery limit, marks it failed, and writes a follow-up eval
 // that retries the job later, so no eval is silently dropped. The eval is
 // acked only once both are committed; if the write fails the eval goes back
 // to the failed queue after a backoff. It returns when ctx is done.
-func reapFailedEvals(ctx context.Context, broker *EvalBroker, writer evalWriter) {
-	clock := broker.cfg.Clock
+func ReapFailedEvals(ctx context.Context, broker *EvalBroker, writer EvalWriter) {
+	clk := broker.cfg.Clock
 	backoff := reaperMinBackoff
 	for {
 		eval, token, err := broker.Dequeue(ctx, []string{failedQueue})
@@ -45,12 +45,12 @@ func reapFailedEvals(ctx context.Context, broker *EvalBroker, writer evalWriter)
 				return
 			}
 			// Disabled: leadership is being given up and ctx will end soon.
-			if !sleepCtx(ctx, clock, reaperMaxBackoff) {
+			if !clock.Sleep(ctx, clk, reaperMaxBackoff) {
 				return
 			}
 			continue
 		}
-		now := clock.Now()
+		now := clk.Now()
 		failed := eval.Copy()
 		failed.Status = structs.EvalStatusFailed
 		failed.StatusDescription = fmt.Sprintf("evaluation reached delivery limit (%d)", broker.cfg.DeliveryLimit)
@@ -59,7 +59,7 @@ func reapFailedEvals(ctx context.Context, broker *EvalBroker, writer evalWriter)
 		failed.ModifyTime = now.UnixNano()
 		if err := writer.UpsertEvals([]*structs.Evaluation{failed, followUp}); err != nil {
 			broker.cfg.Logger.Error("failed to mark eval failed, will retry", "eval_id", eval.ID, "error", err, "backoff", backoff)
-			ok := sleepCtx(ctx, clock, backoff)
+			ok := clock.Sleep(ctx, clk, backoff)
 			if err := broker.Nack(eval.ID, token); err != nil && !errors.Is(err, ErrNotOutstanding) {
 				broker.cfg.Logger.Error("failed to nack failed eval", "eval_id", eval.ID, "error", err)
 			}
@@ -84,18 +84,6 @@ func failedFollowUpWait(evalID string, base time.Duration) time.Duration {
 	return base + time.Duration(h.Sum64()%uint64(failedFollowUpSpread*base))
 }
 
-// sleepCtx waits d on clock and reports whether ctx is still live.
-func sleepCtx(ctx context.Context, clock clock.Clock, d time.Duration) bool {
-	t := clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C():
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 const (
 	// cancelBatch bounds one raft entry of canceled evals.
 	cancelBatch = 256
@@ -104,14 +92,14 @@ const (
 	cancelPollInterval = 5 * time.Second
 )
 
-// reapCancelableEvals is a leader loop that marks canceled the evals the
+// ReapCancelableEvals is a leader loop that marks canceled the evals the
 // broker (superseded pending evals of a job) and BlockedEvals (replaced or
 // untracked blocked evals) no longer run, so they do not stay pending or
 // blocked in the state store and come back at the next leader election.
 // Evals whose write failed are retried after a backoff. It returns when ctx
 // is done.
-func reapCancelableEvals(ctx context.Context, broker *EvalBroker, blocked *BlockedEvals, writer evalWriter) {
-	clock := broker.cfg.Clock
+func ReapCancelableEvals(ctx context.Context, broker *EvalBroker, blocked *BlockedEvals, writer EvalWriter) {
+	clk := broker.cfg.Clock
 	var carry []*structs.Evaluation
 	backoff := reaperMinBackoff
 	for {
@@ -120,7 +108,7 @@ func reapCancelableEvals(ctx context.Context, broker *EvalBroker, blocked *Block
 		evals = append(evals, broker.Cancelable(cancelBatch)...)
 		carry = nil
 		if len(evals) == 0 {
-			t := clock.NewTimer(cancelPollInterval)
+			t := clk.NewTimer(cancelPollInterval)
 			select {
 			case <-ctx.Done():
 				t.Stop()
@@ -131,7 +119,7 @@ func reapCancelableEvals(ctx context.Context, broker *EvalBroker, blocked *Block
 			t.Stop()
 			continue
 		}
-		now := clock.Now()
+		now := clk.Now()
 		for start := 0; start < len(evals); start += cancelBatch {
 			chunk := evals[start:min(start+cancelBatch, len(evals))]
 			canceled := make([]*structs.Evaluation, len(chunk))
@@ -152,17 +140,17 @@ func reapCancelableEvals(ctx context.Context, broker *EvalBroker, blocked *Block
 			backoff = reaperMinBackoff
 			continue
 		}
-		if !sleepCtx(ctx, clock, backoff) {
+		if !clock.Sleep(ctx, clk, backoff) {
 			return
 		}
 		backoff = min(2*backoff, reaperMaxBackoff)
 	}
 }
 
-// periodicUnblockFailed is a leader loop that retries, every interval, the
+// PeriodicUnblockFailed is a leader loop that retries, every interval, the
 // evals parked after running out of plan attempts.
-func periodicUnblockFailed(ctx context.Context, blocked *BlockedEvals, clock clock.Clock, interval time.Duration) {
-	for sleepCtx(ctx, clock, interval) {
+func PeriodicUnblockFailed(ctx context.Context, blocked *BlockedEvals, clk clock.Clock, interval time.Duration) {
+	for clock.Sleep(ctx, clk, interval) {
 		blocked.UnblockFailed()
 	}
 }
