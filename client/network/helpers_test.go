@@ -1,0 +1,149 @@
+package network
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// testManager returns a Manager on a bridge of the test's own (its name
+// and subnet chosen so as not to meet the host's or docker's), with its
+// namespaces, records and CNI cache in temp dirs. The bridge and its
+// address store are removed when the test ends.
+func testManager(t *testing.T, bridge, subnet string) *Manager {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces need root")
+	}
+	if _, err := os.Stat("/usr/lib/cni/bridge"); err != nil {
+		t.Skip("no CNI plugins in /usr/lib/cni")
+	}
+	dir := t.TempDir()
+	m, err := NewManager(Config{
+		CNIPath: []string{"/usr/lib/cni"}, BridgeName: bridge, BridgeSubnet: subnet,
+		NetNSDir: dir + "/netns", StateDir: dir + "/state", CacheDir: dir + "/cache",
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = exec.Command("ip", "link", "del", bridge).Run()
+		_ = os.RemoveAll("/var/lib/cni/networks/" + bridge)
+	})
+	return m
+}
+
+// listenIn opens a TCP listener on port inside the namespace at path and
+// answers every connection with reply. The socket is made on a thread
+// that joined the namespace; that thread is then dropped, never reused.
+func listenIn(t *testing.T, path string, port int, reply string) {
+	t.Helper()
+	type res struct {
+		l   net.Listener
+		err error
+	}
+	c := make(chan res, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with us
+		f, err := os.Open(path)
+		if err != nil {
+			c <- res{err: err}
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			c <- res{err: err}
+			return
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf(":%d", port))
+		c <- res{l, err}
+	}()
+	r := <-c
+	if r.err != nil {
+		t.Fatalf("listen on %d in %s: %v", port, path, r.err)
+	}
+	t.Cleanup(func() { r.l.Close() })
+	go func() {
+		for {
+			conn, err := r.l.Accept()
+			if err != nil {
+				return
+			}
+			fmt.Fprintln(conn, reply)
+			conn.Close()
+		}
+	}()
+}
+
+// ask dials addr and returns the first line it answers, or an error.
+func ask(addr string) (string, error) {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return strings.TrimSpace(line), err
+}
+
+// hostState is what an alloc's network may leave on the host: the
+// namespaces in the manager's dir, the links on the bridge, routes and
+// iptables rules naming the subnet, the bridge or a CNI chain of one
+// container. Docker and other tests change the host's rules meanwhile,
+// so only what can be ours is compared.
+func hostState(t *testing.T, m *Manager) string {
+	t.Helper()
+	var out []string
+	entries, _ := os.ReadDir(m.cfg.NetNSDir)
+	for _, e := range entries {
+		out = append(out, "netns "+e.Name())
+	}
+	links, _ := exec.Command("ip", "-o", "link", "show", "master", m.cfg.BridgeName).CombinedOutput()
+	for _, l := range strings.Split(strings.TrimSpace(string(links)), "\n") {
+		if l != "" {
+			out = append(out, "link "+strings.Fields(l)[1])
+		}
+	}
+	routes, _ := exec.Command("ip", "route", "show", "table", "all").CombinedOutput()
+	prefix := strings.SplitN(m.cfg.BridgeSubnet, ".", 3)
+	for _, l := range strings.Split(string(routes), "\n") {
+		// The bridge's own IPv6 link-local address comes when its first
+		// port does, and its routes go link-down and up with its ports:
+		// neither is an alloc's.
+		if strings.HasPrefix(l, "local fe80::") {
+			continue
+		}
+		l = strings.ReplaceAll(l, " linkdown", "")
+		if strings.Contains(l, m.cfg.BridgeName) || strings.Contains(l, prefix[0]+"."+prefix[1]+".") {
+			out = append(out, "route "+l)
+		}
+	}
+	for _, table := range []string{"filter", "nat"} {
+		rules, err := exec.Command("iptables-save", "-t", table).CombinedOutput()
+		if err != nil {
+			t.Fatalf("iptables-save: %v: %s", err, rules)
+		}
+		for _, l := range strings.Split(string(rules), "\n") {
+			if strings.HasPrefix(l, "#") || strings.HasPrefix(l, ":") {
+				continue // comments, and chain heads with their counters
+			}
+			if strings.Contains(l, "CNI-DN-") || strings.Contains(l, "CNI-") && strings.Contains(l, prefix[0]+"."+prefix[1]+".") ||
+				strings.Contains(l, m.cfg.BridgeName) {
+				out = append(out, table+" "+l)
+			}
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+func bg() context.Context { return context.Background() }
