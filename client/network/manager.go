@@ -92,6 +92,9 @@ func NewManager(cfg Config, logger hclog.Logger) (*Manager, error) {
 	return m, nil
 }
 
+// Config is the manager's configuration, defaults filled in.
+func (m *Manager) Config() Config { return m.cfg }
+
 // BridgeConfList is the conflist of mode bridge (for the client to
 // write out where an operator can read it).
 func (m *Manager) BridgeConfList() []byte { return append([]byte(nil), m.bridge...) }

@@ -1,8 +1,10 @@
-package network
+// Package nettest holds what the tests of alloc networks share: a
+// Manager on a bridge of the test's own, a listener inside a namespace,
+// and the part of the host's state an alloc's network may change.
+package nettest
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -13,13 +15,15 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drover-sched/drover/client/network"
 )
 
-// testManager returns a Manager on a bridge of the test's own (its name
+// NewManager returns a Manager on a bridge of the test's own (its name
 // and subnet chosen so as not to meet the host's or docker's), with its
 // namespaces, records and CNI cache in temp dirs. The bridge and its
 // address store are removed when the test ends.
-func testManager(t *testing.T, bridge, subnet string) *Manager {
+func NewManager(t testing.TB, bridge, subnet string) *network.Manager {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("network namespaces need root")
@@ -28,7 +32,7 @@ func testManager(t *testing.T, bridge, subnet string) *Manager {
 		t.Skip("no CNI plugins in /usr/lib/cni")
 	}
 	dir := t.TempDir()
-	m, err := NewManager(Config{
+	m, err := network.NewManager(network.Config{
 		CNIPath: []string{"/usr/lib/cni"}, BridgeName: bridge, BridgeSubnet: subnet,
 		NetNSDir: dir + "/netns", StateDir: dir + "/state", CacheDir: dir + "/cache",
 	}, nil)
@@ -42,10 +46,10 @@ func testManager(t *testing.T, bridge, subnet string) *Manager {
 	return m
 }
 
-// listenIn opens a TCP listener on port inside the namespace at path and
+// ListenIn opens a TCP listener on port inside the namespace at path and
 // answers every connection with reply. The socket is made on a thread
 // that joined the namespace; that thread is then dropped, never reused.
-func listenIn(t *testing.T, path string, port int, reply string) {
+func ListenIn(t testing.TB, path string, port int, reply string) {
 	t.Helper()
 	type res struct {
 		l   net.Listener
@@ -84,8 +88,8 @@ func listenIn(t *testing.T, path string, port int, reply string) {
 	}()
 }
 
-// ask dials addr and returns the first line it answers, or an error.
-func ask(addr string) (string, error) {
+// Ask dials addr and returns the first line it answers, or an error.
+func Ask(addr string) (string, error) {
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		return "", err
@@ -95,26 +99,27 @@ func ask(addr string) (string, error) {
 	return strings.TrimSpace(line), err
 }
 
-// hostState is what an alloc's network may leave on the host: the
+// HostState is what an alloc's network may leave on the host: the
 // namespaces in the manager's dir, the links on the bridge, routes and
 // iptables rules naming the subnet, the bridge or a CNI chain of one
 // container. Docker and other tests change the host's rules meanwhile,
 // so only what can be ours is compared.
-func hostState(t *testing.T, m *Manager) string {
+func HostState(t testing.TB, m *network.Manager) string {
 	t.Helper()
+	cfg := m.Config()
 	var out []string
-	entries, _ := os.ReadDir(m.cfg.NetNSDir)
+	entries, _ := os.ReadDir(cfg.NetNSDir)
 	for _, e := range entries {
 		out = append(out, "netns "+e.Name())
 	}
-	links, _ := exec.Command("ip", "-o", "link", "show", "master", m.cfg.BridgeName).CombinedOutput()
+	links, _ := exec.Command("ip", "-o", "link", "show", "master", cfg.BridgeName).CombinedOutput()
 	for _, l := range strings.Split(strings.TrimSpace(string(links)), "\n") {
 		if l != "" {
 			out = append(out, "link "+strings.Fields(l)[1])
 		}
 	}
 	routes, _ := exec.Command("ip", "route", "show", "table", "all").CombinedOutput()
-	prefix := strings.SplitN(m.cfg.BridgeSubnet, ".", 3)
+	prefix := strings.SplitN(cfg.BridgeSubnet, ".", 3)
 	for _, l := range strings.Split(string(routes), "\n") {
 		// The bridge's own IPv6 link-local address comes when its first
 		// port does, and its routes go link-down and up with its ports:
@@ -123,7 +128,7 @@ func hostState(t *testing.T, m *Manager) string {
 			continue
 		}
 		l = strings.ReplaceAll(l, " linkdown", "")
-		if strings.Contains(l, m.cfg.BridgeName) || strings.Contains(l, prefix[0]+"."+prefix[1]+".") {
+		if strings.Contains(l, cfg.BridgeName) || strings.Contains(l, prefix[0]+"."+prefix[1]+".") {
 			out = append(out, "route "+l)
 		}
 	}
@@ -137,7 +142,7 @@ func hostState(t *testing.T, m *Manager) string {
 				continue // comments, and chain heads with their counters
 			}
 			if strings.Contains(l, "CNI-DN-") || strings.Contains(l, "CNI-") && strings.Contains(l, prefix[0]+"."+prefix[1]+".") ||
-				strings.Contains(l, m.cfg.BridgeName) {
+				strings.Contains(l, cfg.BridgeName) {
 				out = append(out, table+" "+l)
 			}
 		}
@@ -146,4 +151,23 @@ func hostState(t *testing.T, m *Manager) string {
 	return strings.Join(out, "\n")
 }
 
-func bg() context.Context { return context.Background() }
+// FreePort returns a TCP port nothing on the host listens on now.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// InNS runs a command in the namespace at path.
+func InNS(t testing.TB, path string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("nsenter", append([]string{"--net=" + path}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v in %s: %v: %s", args, path, err, out)
+	}
+	return string(out)
+}

@@ -1,0 +1,65 @@
+package exec
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/client/network"
+	"github.com/drover-sched/drover/client/network/nettest"
+	"github.com/drover-sched/drover/structs"
+)
+
+// A task given the alloc's namespace listens there, is reached through
+// the alloc's host port, sees only the alloc's interfaces, and reads the
+// dns block as its /etc/resolv.conf.
+func TestTaskRunsInTheAllocsNetworkNamespace(t *testing.T) {
+	needRoot(t)
+	m := nettest.NewManager(t, "drovt-exec", "10.251.20.0/24")
+	d := newDriver(t)
+	cfg, stdout, _ := testTask(t, "cat /etc/resolv.conf; cat /proc/net/dev; exec busybox httpd -f -p 8080 -h /local")
+	hostPort := nettest.FreePort(t)
+	st, err := m.Setup(t.Context(), network.Request{
+		AllocID: cfg.AllocID, Mode: network.ModeBridge,
+		Ports: []structs.AllocatedPortMapping{{Label: "http", Value: hostPort, To: 8080, HostIP: "127.0.0.1"}},
+		DNS:   &structs.DNSConfig{Servers: []string{"10.9.9.9"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Teardown(t.Context(), cfg.AllocID) })
+	cfg.NetNSPath, cfg.ResolvConfPath = st.NetNSPath, st.ResolvConf
+	if err := os.WriteFile(filepath.Join(cfg.TaskDir, "local", "index.html"), []byte(cfg.AllocID), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start(t, d, cfg)
+	waitOutput(t, stdout, "eth0")
+	if out := stdout.String(); !strings.Contains(out, "nameserver 10.9.9.9") {
+		t.Fatalf("the task's resolv.conf is not the dns block's:\n%s", out)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/index.html", hostPort)
+	var body string
+	testutil.WaitFor(t, "the task answers on its host port", func() bool {
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return resp.StatusCode == 200
+	})
+	if body != cfg.AllocID {
+		t.Fatalf("%s answered %q, want the alloc's page %q", url, body, cfg.AllocID)
+	}
+	for _, l := range strings.Split(stdout.String(), "\n") {
+		if name, _, ok := strings.Cut(strings.TrimSpace(l), ":"); ok && name != "lo" && name != "eth0" && !strings.Contains(name, " ") {
+			t.Fatalf("the task sees interface %q, which is not the alloc's:\n%s", name, stdout.String())
+		}
+	}
+}
