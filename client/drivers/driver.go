@@ -111,6 +111,14 @@ type TaskConfig struct {
 	DNS            *structs.DNSConfig
 }
 
+// AllocNetwork is an alloc's own network namespace, which every task of
+// the alloc joins (TaskConfig's fields of the same names).
+type AllocNetwork struct {
+	NetNSPath      string
+	ResolvConfPath string
+	DNS            *structs.DNSConfig
+}
+
 // TaskResources are the limits the scheduler granted the task.
 type TaskResources struct {
 	CPUShares   int64
