@@ -24,15 +24,11 @@ func TestTaskRunsInTheAllocsNetworkNamespace(t *testing.T) {
 	d := newDriver(t)
 	cfg, stdout, _ := testTask(t, "cat /etc/resolv.conf; cat /proc/net/dev; exec busybox httpd -f -p 8080 -h /local")
 	hostPort := nettest.FreePort(t)
-	st, err := m.Setup(t.Context(), network.Request{
+	st := nettest.Setup(t, m, network.Request{
 		AllocID: cfg.AllocID, Mode: network.ModeBridge,
 		Ports: []structs.AllocatedPortMapping{{Label: "http", Value: hostPort, To: 8080, HostIP: "127.0.0.1"}},
 		DNS:   &structs.DNSConfig{Servers: []string{"10.9.9.9"}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = m.Teardown(t.Context(), cfg.AllocID) })
 	cfg.NetNSPath, cfg.ResolvConfPath = st.NetNSPath, st.ResolvConf
 	if err := os.WriteFile(filepath.Join(cfg.TaskDir, "local", "index.html"), []byte(cfg.AllocID), 0o644); err != nil {
 		t.Fatal(err)

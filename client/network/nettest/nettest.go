@@ -5,6 +5,7 @@ package nettest
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -170,4 +171,20 @@ func InNS(t testing.TB, path string, args ...string) string {
 		t.Fatalf("%v in %s: %v: %s", args, path, err, out)
 	}
 	return string(out)
+}
+
+// Setup sets up req's network on m and tears it down when the test ends
+// (with a context of its own: the test's is cancelled by then).
+func Setup(t testing.TB, m *network.Manager, req network.Request) *network.Status {
+	t.Helper()
+	st, err := m.Setup(context.Background(), req)
+	if err != nil {
+		t.Fatalf("set up alloc %s's network: %v", req.AllocID, err)
+	}
+	t.Cleanup(func() {
+		if err := m.Teardown(context.Background(), req.AllocID); err != nil {
+			t.Errorf("tear down alloc %s's network: %v", req.AllocID, err)
+		}
+	})
+	return st
 }
