@@ -21,6 +21,9 @@ func (c *Client) setupNetwork() {
 	}
 	cfg := c.cfg.Network
 	cfg.StateDir = filepath.Join(c.cfg.StateDir(), "network")
+	if s, ok := c.drivers["docker"].(network.Sandboxes); ok {
+		cfg.Sandboxes = s
+	}
 	m, err := network.NewManager(cfg, c.logger)
 	if err != nil {
 		c.logger.Error("group networks are unavailable", "error", err)

@@ -45,6 +45,11 @@ func (ar *AllocRunner) setupNetwork(alloc *structs.Allocation, tg *structs.TaskG
 		st, err = ar.cfg.Network.Restore(alloc.ID)
 	} else {
 		req := network.Request{AllocID: alloc.ID, Mode: mode, DNS: tg.Networks[0].DNS}
+		for _, t := range tg.Tasks {
+			// Docker can only join a container's network: its pause
+			// container holds the alloc's (client/drivers/docker).
+			req.Sandbox = req.Sandbox || t.Driver == "docker"
+		}
 		if alloc.AllocatedResources != nil {
 			req.Ports = alloc.AllocatedResources.Shared.GroupPorts()
 		}

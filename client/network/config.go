@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strings"
+
+	"github.com/drover-sched/drover/structs"
 )
 
 // Defaults, as in Nomad's client.
@@ -38,6 +40,22 @@ type Config struct {
 	// CacheDir is libcni's result cache; empty means libcni's default
 	// (/var/lib/cni).
 	CacheDir string
+	// Sandboxes makes the namespaces of allocs with docker tasks (the
+	// docker driver's pause containers); nil when docker is not loaded.
+	Sandboxes Sandboxes
+}
+
+// Sandboxes makes and removes an alloc's sandbox: a process of a runtime
+// that must own the alloc's namespace itself (Docker can only join a
+// container's network, never a path). The Manager pins the sandbox's
+// namespace and attaches it like one of its own, so every task of the
+// alloc, docker's or exec's, shares it.
+type Sandboxes interface {
+	// CreateSandbox starts the alloc's sandbox, with the group's dns
+	// block, and returns its network namespace's path.
+	CreateSandbox(allocID string, dns *structs.DNSConfig) (string, error)
+	// DestroySandbox removes it; a sandbox that is gone is no error.
+	DestroySandbox(allocID string) error
 }
 
 // SplitCNIPath turns a cni_path value ("a:b" or "a,b") into directories.

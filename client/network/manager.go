@@ -53,6 +53,9 @@ type Request struct {
 	// Ports are the alloc's granted ports.
 	Ports []structs.AllocatedPortMapping
 	DNS   *structs.DNSConfig
+	// Sandbox asks for the namespace to be a sandbox's (Config.Sandboxes):
+	// the alloc has docker tasks.
+	Sandbox bool
 }
 
 // Status is an alloc's network as the drivers need it.
@@ -139,6 +142,12 @@ func (m *Manager) Setup(ctx context.Context, req Request) (*Status, error) {
 	if req.DNS != nil {
 		r.ResolvConf = filepath.Join(m.cfg.StateDir, req.AllocID+".resolv.conf")
 	}
+	if req.Sandbox {
+		if m.cfg.Sandboxes == nil {
+			return nil, fmt.Errorf("network mode %q: docker tasks need the docker driver to hold the alloc's network, and it is not enabled", req.Mode)
+		}
+		r.Sandbox = true
+	}
 	if err := m.writeRecord(r); err != nil {
 		return nil, err
 	}
@@ -157,7 +166,15 @@ func (m *Manager) attach(ctx context.Context, r *record, dns *structs.DNSConfig)
 	if err != nil {
 		return nil, fmt.Errorf("network: CNI conflist: %w", err)
 	}
-	if err := createNetNS(r.NetNS); err != nil {
+	if r.Sandbox {
+		src, err := m.cfg.Sandboxes.CreateSandbox(r.AllocID, dns)
+		if err != nil {
+			return nil, err
+		}
+		if err := pinNetNS(src, r.NetNS); err != nil {
+			return nil, err
+		}
+	} else if err := createNetNS(r.NetNS); err != nil {
 		return nil, err
 	}
 	if r.ResolvConf != "" {
@@ -237,6 +254,13 @@ func (m *Manager) teardown(ctx context.Context, r *record) error {
 	}
 	if err := removeNetNS(r.NetNS); err != nil {
 		errs = append(errs, err)
+	}
+	if r.Sandbox {
+		if m.cfg.Sandboxes == nil {
+			errs = append(errs, fmt.Errorf("network: alloc %s's sandbox needs the docker driver to be removed, and it is not enabled", r.AllocID))
+		} else if err := m.cfg.Sandboxes.DestroySandbox(r.AllocID); err != nil {
+			errs = append(errs, fmt.Errorf("network: remove alloc %s's sandbox: %w", r.AllocID, err))
+		}
 	}
 	if r.ResolvConf != "" {
 		if err := os.Remove(r.ResolvConf); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -16,14 +16,6 @@ import (
 // own that is never given back to the Go runtime: a thread whose network
 // namespace changed must not run anyone else's goroutines.
 func createNetNS(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("network namespace dir: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if err != nil {
-		return fmt.Errorf("network namespace file: %w", err)
-	}
-	f.Close()
 	errc := make(chan error, 1)
 	go func() {
 		// No UnlockOSThread: the runtime ends this thread with the
@@ -33,16 +25,26 @@ func createNetNS(path string) error {
 			errc <- fmt.Errorf("unshare a network namespace: %w", err)
 			return
 		}
-		src := fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid())
-		if err := unix.Mount(src, path, "", unix.MS_BIND, ""); err != nil {
-			errc <- fmt.Errorf("pin the network namespace at %s: %w", path, err)
-			return
-		}
-		errc <- nil
+		errc <- pinNetNS(fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid()), path)
 	}()
-	if err := <-errc; err != nil {
+	return <-errc
+}
+
+// pinNetNS pins the namespace at src (a process's /proc/<pid>/ns/net)
+// at path, so it can be joined by path and outlives a restart of the
+// client.
+func pinNetNS(src, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("network namespace dir: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return fmt.Errorf("network namespace file: %w", err)
+	}
+	f.Close()
+	if err := unix.Mount(src, path, "", unix.MS_BIND, ""); err != nil {
 		_ = os.Remove(path)
-		return err
+		return fmt.Errorf("pin the network namespace %s at %s: %w", src, path, err)
 	}
 	return nil
 }

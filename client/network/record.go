@@ -23,6 +23,8 @@ type record struct {
 	Ports    []PortMapping `json:",omitempty"`
 	// Address is the alloc's IPv4 address, once attached.
 	Address string `json:",omitempty"`
+	// Sandbox: the namespace is a sandbox's (Config.Sandboxes), pinned.
+	Sandbox bool `json:",omitempty"`
 	// ResolvConf is the host path of the namespace's resolv.conf, when the
 	// group has a dns block.
 	ResolvConf string `json:",omitempty"`

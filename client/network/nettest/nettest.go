@@ -26,6 +26,13 @@ import (
 // address store are removed when the test ends.
 func NewManager(t testing.TB, bridge, subnet string) *network.Manager {
 	t.Helper()
+	return NewManagerWith(t, bridge, subnet, nil)
+}
+
+// NewManagerWith is NewManager with the sandboxes of allocs with docker
+// tasks.
+func NewManagerWith(t testing.TB, bridge, subnet string, sandboxes network.Sandboxes) *network.Manager {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("network namespaces need root")
 	}
@@ -36,6 +43,7 @@ func NewManager(t testing.TB, bridge, subnet string) *network.Manager {
 	m, err := network.NewManager(network.Config{
 		CNIPath: []string{"/usr/lib/cni"}, BridgeName: bridge, BridgeSubnet: subnet,
 		NetNSDir: dir + "/netns", StateDir: dir + "/state", CacheDir: dir + "/cache",
+		Sandboxes: sandboxes,
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
