@@ -71,10 +71,12 @@ func (ar *AllocRunner) teardownNetwork() error {
 	if ar.cfg.Network == nil || ar.st.netDown {
 		return nil
 	}
+	start := ar.clock.Now()
 	if err := ar.cfg.Network.Teardown(context.Background(), ar.ID()); err != nil {
 		ar.logger.Error("failed to tear down the alloc's network", "error", err)
 		return fmt.Errorf("tear down the alloc's network: %w", err)
 	}
+	ar.logger.Debug("alloc network torn down", "took", ar.clock.Now().Sub(start))
 	ar.st.netDown = true
 	return nil
 }
