@@ -178,7 +178,7 @@ func (m *Manager) attach(ctx context.Context, r *record, dns *structs.DNSConfig)
 		return nil, err
 	}
 	if r.ResolvConf != "" {
-		if err := os.WriteFile(r.ResolvConf, resolvConf(dns), 0o644); err != nil {
+		if err := os.WriteFile(r.ResolvConf, resolvConf(dns, readHostResolvConf()), 0o644); err != nil {
 			return nil, fmt.Errorf("network: write resolv.conf: %w", err)
 		}
 	}

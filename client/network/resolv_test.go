@@ -1,0 +1,29 @@
+package network
+
+import (
+	"testing"
+
+	"github.com/drover-sched/drover/structs"
+)
+
+func TestResolvConfReplacesOnlyWhatTheDNSBlockSets(t *testing.T) {
+	host := []byte("# generated\nnameserver 192.0.2.1\nnameserver 192.0.2.2\nsearch corp.example\noptions edns0\n")
+	for _, tc := range []struct {
+		name string
+		dns  structs.DNSConfig
+		want string
+	}{
+		{"servers replace the host's servers and keep the rest", structs.DNSConfig{Servers: []string{"10.0.0.53"}},
+			"search corp.example\noptions edns0\nnameserver 10.0.0.53\n"},
+		{"searches alone keep the host's servers", structs.DNSConfig{Searches: []string{"svc.local", "local"}},
+			"nameserver 192.0.2.1\nnameserver 192.0.2.2\noptions edns0\nsearch svc.local local\n"},
+		{"every field set replaces every line", structs.DNSConfig{Servers: []string{"10.0.0.53"}, Searches: []string{"a"}, Options: []string{"ndots:2"}},
+			"nameserver 10.0.0.53\nsearch a\noptions ndots:2\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(resolvConf(&tc.dns, host)); got != tc.want {
+				t.Fatalf("resolv.conf:\n%s\nwant:\n%s", got, tc.want)
+			}
+		})
+	}
+}
