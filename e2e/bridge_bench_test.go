@@ -68,19 +68,7 @@ job "netbench" {
   }
 }
 `, bridgeBenchAllocs, mode)
-	live := func() int {
-		allocs, err := jobAllocs(a, "netbench")
-		if err != nil {
-			return -1
-		}
-		n := 0
-		for _, al := range allocs {
-			if al.ClientStatus == "running" || al.ClientStatus == "pending" {
-				n++
-			}
-		}
-		return n
-	}
+	live := func() int { return liveAllocs(a, "netbench") }
 	toRunning := runBenchJob(t, a, "netbench", job, bridgeBenchAllocs, live)
 	stopBegin := time.Now()
 	if _, _, err := a.api().Jobs().Deregister("netbench", false, nil); err != nil {

@@ -4,9 +4,7 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/client/network/nettest"
 )
 
 // bridgeSubnet is the e2e agents' bridge network, apart from the host's,
@@ -197,7 +196,7 @@ func TestBridgeClientKilledAndRestartedCleansUpAnAllocStoppedMeanwhile(t *testin
 	port := hostPortOf(t, allocs[0], "http")
 	url := "http://127.0.0.1:" + strconv.Itoa(port) + "/index.html"
 	waitFor(t, 30*time.Second, func() (bool, string) {
-		_, err := httpGet(url)
+		_, err := nettest.Get(url)
 		return err == nil, fmt.Sprint(err)
 	})
 
@@ -213,7 +212,7 @@ func TestBridgeClientKilledAndRestartedCleansUpAnAllocStoppedMeanwhile(t *testin
 		tr := netTraces(t, c, ids)
 		return len(tr) == 0, "left on the host after the restart:\n" + strings.Join(tr, "\n")
 	})
-	if _, err := httpGet(url); err == nil {
+	if _, err := nettest.Get(url); err == nil {
 		t.Fatalf("%s still answers after the restarted client stopped the alloc", url)
 	}
 }
@@ -230,16 +229,4 @@ func skipUnlessBridge(t *testing.T) {
 		_ = exec.Command("ip", "link", "del", bridgeName).Run()
 		_ = os.RemoveAll("/var/lib/cni/networks/" + bridgeName)
 	})
-}
-
-// httpGet returns url's body, or why it could not.
-func httpGet(url string) (string, error) {
-	hc := &http.Client{Timeout: 2 * time.Second}
-	resp, err := hc.Get(url)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
 }

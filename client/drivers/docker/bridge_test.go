@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -41,14 +39,9 @@ func TestDockerTaskJoinsTheAllocsSandboxNetwork(t *testing.T) {
 	url := fmt.Sprintf("http://127.0.0.1:%d/index.html", host)
 	var body string
 	waitFor(t, "the task to answer on the alloc's host port", 20*time.Second, func() bool {
-		resp, err := http.Get(url)
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		body = string(b)
-		return resp.StatusCode == http.StatusOK
+		var err error
+		body, err = nettest.Get(url)
+		return err == nil
 	})
 	if strings.TrimSpace(body) != "page-of-docker" {
 		t.Fatalf("%s answered %q", url, body)

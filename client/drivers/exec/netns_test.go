@@ -2,8 +2,6 @@ package exec
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,14 +39,9 @@ func TestTaskRunsInTheAllocsNetworkNamespace(t *testing.T) {
 	url := fmt.Sprintf("http://127.0.0.1:%d/index.html", hostPort)
 	var body string
 	testutil.WaitFor(t, "the task answers on its host port", func() bool {
-		resp, err := http.Get(url)
-		if err != nil {
-			return false
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		body = string(b)
-		return resp.StatusCode == 200
+		var err error
+		body, err = nettest.Get(url)
+		return err == nil
 	})
 	if body != cfg.AllocID {
 		t.Fatalf("%s answered %q, want the alloc's page %q", url, body, cfg.AllocID)

@@ -7,13 +7,16 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -195,4 +198,20 @@ func Setup(t testing.TB, m *network.Manager, req network.Request) *network.Statu
 		}
 	})
 	return st
+}
+
+// Get fetches url and returns its body; an answer other than 200 is an
+// error.
+func Get(url string) (string, error) {
+	hc := &http.Client{Timeout: 2 * time.Second}
+	resp, err := hc.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), err
 }
