@@ -181,9 +181,10 @@ func TestBridgeExecJobServesOnItsHostPortsAndLeavesNothingWhenStopped(t *testing
 	})
 }
 
-// A client killed with SIGKILL while its alloc runs, whose alloc is
-// stopped while it is down, removes the alloc's namespace, port mapping
-// and rules once it is started again.
+// A client killed with SIGKILL and started again re-attaches to its
+// running allocs, keeping their namespaces and port mappings; killed
+// again while the job is stopped, it removes the allocs' namespaces, port
+// mappings and rules once it is started again.
 func TestBridgeClientKilledAndRestartedCleansUpAnAllocStoppedMeanwhile(t *testing.T) {
 	skipUnlessBridge(t)
 	s := startServer(t, "server")
@@ -199,6 +200,27 @@ func TestBridgeClientKilledAndRestartedCleansUpAnAllocStoppedMeanwhile(t *testin
 		_, err := nettest.Get(url)
 		return err == nil, fmt.Sprint(err)
 	})
+
+	// A restart re-attaches: the namespace and its mapping are kept, and
+	// the task answers throughout.
+	c.kill()
+	if _, err := nettest.Get(url); err != nil {
+		t.Fatalf("with its client killed the alloc no longer answers: %v", err)
+	}
+	c.start()
+	waitFor(t, 60*time.Second, func() (bool, string) {
+		u, err := c.api().Allocations().Stats(allocs[0].ID, nil)
+		if err != nil {
+			return false, "stats: " + err.Error()
+		}
+		return u.Tasks["server"] != nil, fmt.Sprintf("stats %+v", u)
+	})
+	if _, err := nettest.Get(url); err != nil {
+		t.Fatalf("after the client's restart the alloc no longer answers: %v", err)
+	}
+	if a, _, err := s.api().Allocations().Info(allocs[0].ID, nil); err != nil || a.TaskStates["server"].Restarts != 0 || a.ClientStatus != "running" {
+		t.Fatalf("after the client's restart: %v %+v", err, a)
+	}
 
 	c.kill()
 	if _, _, err := s.api().Jobs().Deregister("bridged", false, nil); err != nil {

@@ -1,6 +1,8 @@
 package network
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/drover-sched/drover/structs"
@@ -25,5 +27,28 @@ func TestResolvConfReplacesOnlyWhatTheDNSBlockSets(t *testing.T) {
 				t.Fatalf("resolv.conf:\n%s\nwant:\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+// The bridge conflist carries the client's bridge settings.
+func TestBridgeConfListCarriesTheClientsSettings(t *testing.T) {
+	var conf struct {
+		Name    string
+		Plugins []map[string]any
+	}
+	if err := json.Unmarshal(bridgeConfList("br0", "10.1.2.3/24", true), &conf); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, p := range conf.Plugins {
+		types = append(types, p["type"].(string))
+	}
+	if conf.Name != "br0" || strings.Join(types, ",") != "loopback,bridge,firewall,portmap" {
+		t.Fatalf("conflist %q with plugins %v", conf.Name, types)
+	}
+	br := conf.Plugins[1]
+	ipam, _ := json.Marshal(br["ipam"])
+	if br["bridge"] != "br0" || br["hairpinMode"] != true || !strings.Contains(string(ipam), `"subnet":"10.1.2.0/24"`) {
+		t.Fatalf("bridge plugin %v", br)
 	}
 }
