@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,9 +48,20 @@ func TestTaskRunsInTheAllocsNetworkNamespace(t *testing.T) {
 	if body != cfg.AllocID {
 		t.Fatalf("%s answered %q, want the alloc's page %q", url, body, cfg.AllocID)
 	}
-	for _, l := range strings.Split(stdout.String(), "\n") {
-		if name, _, ok := strings.Cut(strings.TrimSpace(l), ":"); ok && name != "lo" && name != "eth0" && !strings.Contains(name, " ") {
-			t.Fatalf("the task sees interface %q, which is not the alloc's:\n%s", name, stdout.String())
+	onlyAllocs := func(what, out string) {
+		t.Helper()
+		for _, l := range strings.Split(out, "\n") {
+			if name, _, ok := strings.Cut(strings.TrimSpace(l), ":"); ok && name != "lo" && name != "eth0" && !strings.Contains(name, " ") {
+				t.Fatalf("%s sees interface %q, which is not the alloc's:\n%s", what, name, out)
+			}
 		}
 	}
+	onlyAllocs("the task", stdout.String())
+	// A command run inside the task (alloc exec, script checks) joins the
+	// alloc's network too, not the host's.
+	var out bytes.Buffer
+	if code, err := d.ExecTask(context.Background(), cfg.ID, "/bin/cat", []string{"/proc/net/dev"}, &out); err != nil || code != 0 || !strings.Contains(out.String(), "eth0") {
+		t.Fatalf("ExecTask: code %d, err %v, output %q", code, err, out.String())
+	}
+	onlyAllocs("a command run inside the task", out.String())
 }
