@@ -30,6 +30,7 @@ func TestCNIModeRunsTheNamedConflist(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "mynet.conflist"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = os.RemoveAll("/var/lib/cni/networks/mynet") }) // host-local's store
 	cfg := base.Config()
 	cfg.CNIConfigDir = dir
 	m, err := network.NewManager(cfg, nil)
