@@ -20,17 +20,17 @@ func TestCNIModeRunsTheNamedConflist(t *testing.T) {
 	dir := t.TempDir()
 	conf := `{
   "cniVersion": "1.0.0",
-  "name": "mynet",
+  "name": "drovt-cnimode",
   "plugins": [
     {"type": "bridge", "bridge": "drovt-cni", "isGateway": true, "ipMasq": true,
      "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.251.23.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
     {"type": "portmap", "capabilities": {"portMappings": true}, "snat": true}
   ]
 }`
-	if err := os.WriteFile(filepath.Join(dir, "mynet.conflist"), []byte(conf), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "drovt-cnimode.conflist"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.RemoveAll("/var/lib/cni/networks/mynet") }) // host-local's store
+	t.Cleanup(func() { _ = os.RemoveAll("/var/lib/cni/networks/drovt-cnimode") }) // host-local's store
 	cfg := base.Config()
 	cfg.CNIConfigDir = dir
 	m, err := network.NewManager(cfg, nil)
@@ -39,7 +39,7 @@ func TestCNIModeRunsTheNamedConflist(t *testing.T) {
 	}
 	id := structs.GenerateUUID()
 	port := nettest.FreePort(t)
-	st := nettest.Setup(t, m, network.Request{AllocID: id, Mode: "cni/mynet", Ports: []structs.AllocatedPortMapping{{Label: "p", Value: port, To: 8080}}})
+	st := nettest.Setup(t, m, network.Request{AllocID: id, Mode: "cni/drovt-cnimode", Ports: []structs.AllocatedPortMapping{{Label: "p", Value: port, To: 8080}}})
 	if !strings.HasPrefix(st.Address, "10.251.23.") {
 		t.Fatalf("address %q, want one of the conflist's subnet", st.Address)
 	}
