@@ -18,6 +18,7 @@ import (
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/fingerprint"
 	"github.com/drover-sched/drover/client/gc"
+	"github.com/drover-sched/drover/client/network"
 	"github.com/drover-sched/drover/client/servers"
 	"github.com/drover-sched/drover/client/servicereg"
 	"github.com/drover-sched/drover/client/state"
@@ -41,7 +42,10 @@ type Client struct {
 
 	drivers   map[string]drivers.Driver
 	shutdowns []func()
-	hostEnv   map[string]string
+	// network sets up allocs' own network namespaces; nil when the
+	// client cannot (not root).
+	network *network.Manager
+	hostEnv map[string]string
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -119,6 +123,7 @@ func NewClient(cfg *config.Config) (*Client, error) {
 		c.db = db
 	}
 	c.setupDrivers()
+	c.setupNetwork()
 	infos := map[string]*structs.DriverInfo{}
 	for name, d := range c.drivers {
 		infos[name] = d.Fingerprint()
@@ -250,14 +255,18 @@ func (c *Client) liveAllocs() int {
 
 // newRunner creates, registers and starts an alloc runner.
 func (c *Client) newRunner(a *structs.Allocation, restore bool) *allocrunner.AllocRunner {
-	ar := allocrunner.New(allocrunner.Config{
+	cfg := allocrunner.Config{
 		Alloc: a, Node: c.Node(), Region: c.cfg.Region, AllocDirBase: c.cfg.AllocDir(),
 		Driver: c.Driver, StateDB: c.db, Clock: c.clock, Logger: c.logger, HostEnv: c.hostEnv,
 		Users:          taskuser.ParsePolicy(c.cfg.Options),
 		MaxKillTimeout: c.cfg.MaxKillTimeout, OnUpdate: c.allocChanged, Restore: restore,
 		Artifacts: &c.cfg.Artifacts, Services: serviceCatalog{c},
 		Metrics: c.cfg.Metrics,
-	})
+	}
+	if c.network != nil {
+		cfg.Network = c.network
+	}
+	ar := allocrunner.New(cfg)
 	c.allocMu.Lock()
 	c.allocs[a.ID] = ar
 	c.allocMu.Unlock()
@@ -311,6 +320,8 @@ func (c *Client) restore() {
 	allocs, err := c.db.GetAllocs()
 	if err != nil {
 		c.logger.Error("some allocs could not be restored", "error", err)
+	} else {
+		c.reconcileNetworks(allocs)
 	}
 	for _, a := range allocs {
 		c.logger.Info("restoring alloc", "alloc_id", a.ID)

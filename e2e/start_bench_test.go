@@ -52,7 +52,7 @@ func benchStart(t *testing.T, driver string) {
         command = "/bin/sleep"
         args    = ["3600"]`
 	toRunning := runBenchJob(t, a, "start", benchJobHCL("start", driver, config, benchTasks, 16), benchTasks,
-		func() int { return liveAllocs(a) })
+		func() int { return liveAllocs(a, "start") })
 	allocs, err := jobAllocs(a, "start")
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func benchStart(t *testing.T, driver string) {
 		t.Fatal(err)
 	}
 	waitFor(t, 5*time.Minute, func() (bool, string) {
-		live := liveAllocs(a)
+		live := liveAllocs(a, "start")
 		return live == 0, fmt.Sprintf("%d allocs still live", live)
 	})
 	toStopped := time.Since(stopBegin)
@@ -137,10 +137,10 @@ func runBenchJob(t *testing.T, a *agent, id, jobHCL string, n int, left func() i
 	return time.Since(begin)
 }
 
-// liveAllocs counts the bench job's allocs whose tasks may still run (-1
-// when the agent does not answer).
-func liveAllocs(a *agent) int {
-	allocs, err := jobAllocs(a, "start")
+// liveAllocs counts the job's allocs whose tasks may still run (-1 when
+// the agent does not answer).
+func liveAllocs(a *agent, jobID string) int {
+	allocs, err := jobAllocs(a, jobID)
 	if err != nil {
 		return -1
 	}

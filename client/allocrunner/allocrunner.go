@@ -46,6 +46,9 @@ type Config struct {
 	Services taskrunner.ServiceCatalog
 	// Metrics is handed to the task runners; nil drops their counters.
 	Metrics *metrics.Metrics
+	// Network sets up the alloc's network namespace (network.go); nil
+	// fails a group whose network mode needs one.
+	Network Networker
 }
 
 // AllocRunner runs one allocation. See the package doc for which goroutine

@@ -37,6 +37,16 @@
 // its own task state; readers ask it directly, and a restart or signal is
 // carried out on the task runner's goroutine.
 //
+// # The alloc's network
+//
+// A group whose network mode is bridge, none or cni/* gets its own
+// network namespace (network.go, through Config.Network) on the loop,
+// before the first task runner is made, so every task starts in it; a
+// restored runner re-attaches to the one it had. The loop tears it down
+// once every task runner has returned (unless the client is shutting
+// down, when the next client takes it over), and again, harmlessly, on
+// Destroy.
+//
 // # The start gate
 //
 // A runner restored after a client restart re-attaches to tasks that are

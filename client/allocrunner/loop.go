@@ -29,6 +29,9 @@ type runState struct {
 
 	tasksDone bool // every task runner has returned: no more reports
 	destroyed bool
+
+	// netDown: the alloc's network was torn down (network.go).
+	netDown bool
 }
 
 // command is a caller's request, run on the loop's goroutine; done is
@@ -106,6 +109,13 @@ func (ar *AllocRunner) start() <-chan struct{} {
 			ar.logger.Error("failed to persist alloc", "error", err)
 		}
 	}
+	// A restored alloc whose network is gone still gets its runners, to
+	// re-attach to its tasks and stop them.
+	net, netErr := ar.setupNetwork(alloc, tg)
+	if netErr != nil && !ar.cfg.Restore {
+		ar.fail(netErr.Error())
+		return nil
+	}
 	ts := &taskSet{runners: map[string]*taskrunner.TaskRunner{}, defs: map[string]*structs.Task{}}
 	for _, task := range tg.Tasks {
 		drv := ar.cfg.Driver(task.Driver)
@@ -119,7 +129,7 @@ func (ar *AllocRunner) start() <-chan struct{} {
 			StartGate: ar.st.lifecycle.gate(phaseOf(task)),
 			OnUpdate:  ar.wake, Restore: ar.cfg.Restore,
 			Artifacts: ar.cfg.Artifacts, Services: ar.cfg.Services,
-			Metrics: ar.cfg.Metrics,
+			Metrics: ar.cfg.Metrics, Network: net,
 		})
 		ts.defs[task.Name] = task
 		ts.order = append(ts.order, task.Name)
@@ -136,6 +146,9 @@ func (ar *AllocRunner) start() <-chan struct{} {
 	}
 	for _, tr := range idleSidecars {
 		tr.Kill("Main tasks have completed")
+	}
+	if netErr != nil {
+		ar.kill(netErr.Error())
 	}
 	if ar.st.gateOpen {
 		// A restored runner's checks wait for Confirm, as its tasks'
@@ -175,6 +188,7 @@ func (ar *AllocRunner) runTasks(allDone <-chan struct{}) {
 			ar.checks.Load().Stop()
 			if !ar.st.shuttingDown {
 				ar.handleTaskChange()
+				_ = ar.teardownNetwork()
 			} // else the tasks are left as they are for the next client
 			ar.st.tasksDone = true
 			ar.st.watch = nil
@@ -322,6 +336,9 @@ func (ar *AllocRunner) destroy() error {
 // removeFiles removes the alloc's directory and local state.
 func (ar *AllocRunner) removeFiles() error {
 	var errs []error
+	if err := ar.teardownNetwork(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := ar.dir.Destroy(); err != nil {
 		errs = append(errs, err)
 	}

@@ -14,6 +14,7 @@ import (
 	metrics "github.com/hashicorp/go-metrics"
 
 	"github.com/drover-sched/drover/client/artifact"
+	"github.com/drover-sched/drover/client/network"
 	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/structs"
@@ -68,6 +69,11 @@ type Config struct {
 
 	MinDynamicPort int
 	MaxDynamicPort int
+
+	// Network is the CNI configuration of group networks other than host
+	// (cni_path, cni_config_dir, bridge_network_*); its StateDir is set
+	// by the client.
+	Network network.Config
 
 	// GC settings; see package gc.
 	GCInterval            time.Duration

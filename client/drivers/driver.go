@@ -100,10 +100,23 @@ type TaskConfig struct {
 	StdoutPath string
 	StderrPath string
 	Resources  TaskResources
-	// NetNSPath names a network namespace to run the task in, for group
-	// (bridge) networking. Nothing sets it yet; exec refuses a task that
-	// has one rather than run it in the host's network unannounced.
+	// NetNSPath names the alloc's network namespace (group network mode
+	// bridge, none or cni/*), which every task of the alloc joins; empty
+	// is the host's network. raw_exec ignores it, as in Nomad.
 	NetNSPath string
+	// ResolvConfPath is a host file written from the group's dns block,
+	// the task's /etc/resolv.conf; DNS is the block itself, for drivers
+	// that take it as options (docker).
+	ResolvConfPath string
+	DNS            *structs.DNSConfig
+}
+
+// AllocNetwork is an alloc's own network namespace, which every task of
+// the alloc joins (TaskConfig's fields of the same names).
+type AllocNetwork struct {
+	NetNSPath      string
+	ResolvConfPath string
+	DNS            *structs.DNSConfig
 }
 
 // TaskResources are the limits the scheduler granted the task.

@@ -2,7 +2,6 @@ package taskrunner
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/drover-sched/drover/client/drivers"
@@ -150,6 +149,10 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 		StdoutPath: tr.logs.StdoutPath(),
 		StderrPath: tr.logs.StderrPath(),
 		Resources:  taskResources(alloc, task),
+
+		NetNSPath:      tr.cfg.Network.NetNSPath,
+		ResolvConfPath: tr.cfg.Network.ResolvConfPath,
+		DNS:            tr.cfg.Network.DNS,
 	}
 	if alloc.Job != nil {
 		cfg.JobName = alloc.Job.Name
@@ -197,10 +200,9 @@ func taskResources(alloc *structs.Allocation, task *structs.Task) drivers.TaskRe
 		if t := alloc.AllocatedResources.Tasks[task.Name]; t != nil {
 			r = drivers.TaskResources{CPUShares: t.Cpu.CpuShares, MemoryMB: t.Memory.MemoryMB, MemoryMaxMB: t.Memory.MemoryMaxMB, Cores: t.Cpu.ReservedCores}
 		}
-		r.Ports = append(r.Ports, alloc.AllocatedResources.Shared.Ports...)
-		r.Ports = appendNetworkPorts(r.Ports, alloc.AllocatedResources.Shared.Networks)
+		r.Ports = alloc.AllocatedResources.Shared.GroupPorts()
 		if t := alloc.AllocatedResources.Tasks[task.Name]; t != nil {
-			r.Ports = appendNetworkPorts(r.Ports, t.Networks)
+			r.Ports = structs.AppendNetworkPorts(r.Ports, t.Networks)
 		}
 	}
 	return r
@@ -320,21 +322,4 @@ func closed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// appendNetworkPorts adds the labelled ports of network blocks, with the
-// network's IP as their host IP, as the drivers that publish ports see
-// them. A label already in out (the alloc's shared ports list the group
-// network's ports again) is not added twice.
-func appendNetworkPorts(out []structs.AllocatedPortMapping, nets structs.Networks) []structs.AllocatedPortMapping {
-	for _, n := range nets {
-		for _, ports := range [][]structs.Port{n.ReservedPorts, n.DynamicPorts} {
-			for _, p := range ports {
-				if p.Label != "" && !slices.ContainsFunc(out, func(m structs.AllocatedPortMapping) bool { return m.Label == p.Label }) {
-					out = append(out, structs.AllocatedPortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: n.IP})
-				}
-			}
-		}
-	}
-	return out
 }

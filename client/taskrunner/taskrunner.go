@@ -61,6 +61,9 @@ type Config struct {
 	// Metrics counts the task's starts, restarts and ends (metrics.go);
 	// nil drops them.
 	Metrics *metrics.Metrics
+	// Network is the alloc's network namespace, for every task to join;
+	// zero is the host's network.
+	Network drivers.AllocNetwork
 }
 
 // TaskRunner runs one task. See the package doc for ownership.

@@ -175,6 +175,9 @@ type ClientConfig struct {
 	// each task's root (host path = path in the task). When set it
 	// replaces the driver's default map, as in Nomad.
 	ChrootEnv map[string]string
+	// Network is cni_path, cni_config_dir and bridge_network_*
+	// (config_network.go).
+	Network ClientNetwork
 }
 
 // Reserved is the client `reserved` block: capacity kept away from

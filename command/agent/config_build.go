@@ -257,6 +257,7 @@ func (c *Config) clientConfig(dataDir string, servers []string, httpAdvertise st
 	cc.GCInodeUsageThreshold = c.Client.GCInodeUsageThreshold
 	cc.EnabledDrivers, cc.Options = c.drivers(cc.Options)
 	cc.ChrootEnv = c.Client.ChrootEnv
+	cc.Network = c.Client.Network.config()
 	if p, ok := c.Plugins["exec"]; ok {
 		cc.ExecPlugin = p.Config
 	}

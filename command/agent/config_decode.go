@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"maps"
+
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
@@ -48,13 +50,11 @@ var ignoredServer = map[string]string{
 }
 
 var ignoredClient = map[string]string{
-	"state_dir":      "state lives under data_dir",
-	"alloc_dir":      "alloc dirs live under data_dir",
-	"host_volume":    "no host volumes yet",
-	"host_network":   "no host networks yet",
-	"cni_path":       "no CNI",
-	"cni_config_dir": "no CNI",
-	"template":       "templates are not rendered yet",
+	"state_dir":    "state lives under data_dir",
+	"alloc_dir":    "alloc dirs live under data_dir",
+	"host_volume":  "no host volumes yet",
+	"host_network": "no host networks yet",
+	"template":     "templates are not rendered yet",
 }
 
 // decodeTop decodes the top level of an agent file into c.
@@ -205,23 +205,25 @@ func schedulersAttr(dst *[]string) attrFunc {
 }
 
 func (d *decoder) decodeClient(body hcl.Body, c *ClientConfig) {
+	attrs := map[string]attrFunc{
+		"enabled":                  boolAttr(&c.Enabled),
+		"servers":                  listAttr(&c.Servers),
+		"node_class":               strAttr(&c.NodeClass),
+		"node_pool":                strAttr(&c.NodePool),
+		"cpu_total_compute":        intAttr(&c.CPUTotalCompute),
+		"memory_total_mb":          intAttr(&c.MemoryTotalMB),
+		"network_interface":        strAttr(&c.NetworkInterface),
+		"gc_interval":              durAttr(&c.GCInterval),
+		"gc_max_allocs":            intAttr(&c.GCMaxAllocs),
+		"gc_disk_usage_threshold":  floatAttr(&c.GCDiskUsageThreshold, 0, 100),
+		"gc_inode_usage_threshold": floatAttr(&c.GCInodeUsageThreshold, 0, 100),
+		"min_dynamic_port":         portAttr(&c.MinDynamicPort),
+		"max_dynamic_port":         portAttr(&c.MaxDynamicPort),
+	}
+	maps.Copy(attrs, networkAttrs(&c.Network))
 	d.walk(body, &section{
-		path: "client",
-		attrs: map[string]attrFunc{
-			"enabled":                  boolAttr(&c.Enabled),
-			"servers":                  listAttr(&c.Servers),
-			"node_class":               strAttr(&c.NodeClass),
-			"node_pool":                strAttr(&c.NodePool),
-			"cpu_total_compute":        intAttr(&c.CPUTotalCompute),
-			"memory_total_mb":          intAttr(&c.MemoryTotalMB),
-			"network_interface":        strAttr(&c.NetworkInterface),
-			"gc_interval":              durAttr(&c.GCInterval),
-			"gc_max_allocs":            intAttr(&c.GCMaxAllocs),
-			"gc_disk_usage_threshold":  floatAttr(&c.GCDiskUsageThreshold, 0, 100),
-			"gc_inode_usage_threshold": floatAttr(&c.GCInodeUsageThreshold, 0, 100),
-			"min_dynamic_port":         portAttr(&c.MinDynamicPort),
-			"max_dynamic_port":         portAttr(&c.MaxDynamicPort),
-		},
+		path:  "client",
+		attrs: attrs,
 		blocks: map[string]blockSpec{
 			"server_join": {decode: func(d *decoder, b *hcl.Block) { d.decodeServerJoin("client.server_join", b.Body, &c.ServerJoin) }},
 			"reserved":    {decode: func(d *decoder, b *hcl.Block) { d.decodeReserved(b.Body, &c.Reserved) }},

@@ -116,6 +116,7 @@ func (c ClientConfig) merge(o *ClientConfig) ClientConfig {
 	setInt(&c.MaxDynamicPort, o.MaxDynamicPort)
 	c.Artifact = c.Artifact.merge(&o.Artifact)
 	c.ChrootEnv = mergeMap(c.ChrootEnv, o.ChrootEnv)
+	c.Network = c.Network.merge(o.Network)
 	return c
 }
 

@@ -387,7 +387,9 @@ func resolveExisting(p string) (string, error) {
 // (on its host IP) to its `to` port in the container, or to the same port
 // when `to` is unset (0 or -1), on tcp and udp as Nomad does.
 func setPorts(cfg *drivers.TaskConfig, tc *TaskConfig, cc *container.Config, hc *container.HostConfig) error {
-	if len(tc.Ports) == 0 {
+	if len(tc.Ports) == 0 || cfg.NetNSPath != "" {
+		// In the alloc's own network the client maps the group's ports
+		// (client/network); the container publishes none itself.
 		return nil
 	}
 	mode := tc.NetworkMode

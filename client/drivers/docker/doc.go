@@ -32,6 +32,13 @@
 // alloc (joinOwnAlloc). Only sysctls the kernel keeps per container are
 // passed. network_mode "host" is allowed, as in Nomad.
 //
+// # The alloc's network
+//
+// In a group network mode other than host (bridge, none, cni/*) every
+// docker task joins the alloc's pause container (sandbox.go), whose
+// namespace the client attaches through CNI; the container publishes no
+// ports of its own.
+//
 // # Goroutines
 //
 // Each tracked task has two goroutines, both owned by the Driver (its

@@ -25,6 +25,11 @@ type PluginConfig struct {
 	GC GCConfig
 	// PullActivityTimeout fails a pull that makes no progress for this long.
 	PullActivityTimeout time.Duration
+	// InfraImage is the image of the pause container that holds the
+	// network of an alloc in bridge, none or cni/* mode (sandbox.go);
+	// InfraImagePullTimeout bounds its pull.
+	InfraImage            string
+	InfraImagePullTimeout time.Duration
 }
 
 // GCConfig is the plugin config's `gc` block.
@@ -66,16 +71,21 @@ func DefaultPluginConfig() PluginConfig {
 			Dangling: DanglingConfig{Enabled: true, Period: 5 * time.Minute, CreationGrace: 5 * time.Minute},
 		},
 		PullActivityTimeout: 2 * time.Minute,
+		// Nomad's defaults.
+		InfraImage:            "registry.k8s.io/pause-amd64:3.3",
+		InfraImagePullTimeout: 5 * time.Minute,
 	}
 }
 
 // pluginKeys are the plugin config keys Drover reads; other keys are
 // refused so that a misspelt one is not silently ignored.
 var pluginKeys = &structs.DriverConfigSchema{Keys: map[string]structs.DriverConfigKey{
-	"endpoint":              {Kind: structs.KindString},
-	"allow_privileged":      {Kind: structs.KindBool},
-	"allow_caps":            {Kind: structs.KindStrings},
-	"pull_activity_timeout": {Kind: structs.KindDuration},
+	"endpoint":                 {Kind: structs.KindString},
+	"allow_privileged":         {Kind: structs.KindBool},
+	"allow_caps":               {Kind: structs.KindStrings},
+	"pull_activity_timeout":    {Kind: structs.KindDuration},
+	"infra_image":              {Kind: structs.KindString},
+	"infra_image_pull_timeout": {Kind: structs.KindDuration},
 	"volumes": {Kind: structs.KindBlock, Block: &structs.DriverConfigSchema{Keys: map[string]structs.DriverConfigKey{
 		"enabled": {Kind: structs.KindBool},
 	}}},
@@ -107,6 +117,10 @@ func ParsePluginConfig(raw map[string]any) (PluginConfig, error) {
 		c.AllowCaps = p.strs("allow_caps")
 	}
 	c.PullActivityTimeout = p.duration("pull_activity_timeout", c.PullActivityTimeout)
+	if s := p.str("infra_image"); s != "" {
+		c.InfraImage = s
+	}
+	c.InfraImagePullTimeout = p.duration("infra_image_pull_timeout", c.InfraImagePullTimeout)
 	if v := p.block("volumes"); v != nil {
 		vp := parser{raw: v, path: "volumes."}
 		c.VolumesEnabled = vp.boolean("enabled")

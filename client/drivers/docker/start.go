@@ -29,6 +29,9 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 	if err := d.joinOwnAlloc(cfg, spec.HostConfig); err != nil {
 		return nil, err
 	}
+	if err := d.sandboxNetwork(cfg, tc, spec.HostConfig); err != nil {
+		return nil, err
+	}
 	imageID, err := d.images.ensure(tc)
 	if err != nil {
 		return nil, err

@@ -72,6 +72,10 @@ func chrootMounts(env map[string]string, cfg *drivers.TaskConfig) []execinit.Mou
 		}
 		out = append(out, execinit.Mount{Kind: execinit.MountBind, Source: src, Target: filepath.Clean(dst), ReadOnly: true})
 	}
+	if cfg.ResolvConfPath != "" {
+		// The alloc's dns block, over the copy of the host's.
+		out = append(out, execinit.Mount{Kind: execinit.MountBind, Source: cfg.ResolvConfPath, Target: "/etc/resolv.conf", ReadOnly: true})
+	}
 	if shared := sharedDir(cfg); shared != "" {
 		out = append(out, execinit.Mount{Kind: execinit.MountBind, Source: shared, Target: drivers.TaskAllocDir})
 	}

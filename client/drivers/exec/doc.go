@@ -61,9 +61,11 @@
 //
 // # What it does not get
 //
-// The network is the host's: group (bridge) networking does not exist
-// yet, and a TaskConfig naming a network namespace is refused rather than
-// run in the host's. The task's directory on the host is the task's own
+// Its own network: without a group network namespace
+// (TaskConfig.NetNSPath, set for the bridge, none and cni/* modes) the
+// task shares the host's, as in Nomad's host mode; with one, the init
+// joins it before it forks the task, and a command run inside the task
+// joins it too. The task's directory on the host is the task's own
 // to write; mount points for the chroot appear there as empty
 // directories.
 //

@@ -71,6 +71,15 @@ func (i *isolation) ExecCommand(cfg *drivers.TaskConfig, state json.RawMessage, 
 		return nil, nil, err
 	}
 	argv := append([]string{nsenter}, pin.nsenterArgs(4)...)
+	if cfg.NetNSPath != "" {
+		// The alloc's network, which the init joined on one thread
+		// only: its pid's ns/net may still be the host's.
+		arg, err := pin.addNetNS(cfg.NetNSPath, 4)
+		if err != nil {
+			return nil, nil, err
+		}
+		argv = append(argv, arg)
+	}
 	argv = append(argv, "--", setprivInTask)
 	argv = append(argv, setprivArgs(creds, caps)...)
 	safe, loader := splitEnv(taskEnv(cfg))

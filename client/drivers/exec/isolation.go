@@ -199,9 +199,6 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 	if msg := i.unhealthy(); msg != "" {
 		return nil, errors.New(msg)
 	}
-	if cfg.NetNSPath != "" {
-		return nil, errors.New("exec: group network namespaces (bridge mode) are not supported yet; the task would share the host's network")
-	}
 	if cfg.TaskDir == "" {
 		return nil, errors.New("exec: the task has no task directory to use as its root")
 	}
@@ -238,7 +235,7 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 		mapped[k] = inTask(cfg, a)
 	}
 	spec := execinit.Spec{
-		Root: cfg.TaskDir, Mounts: chrootMounts(i.chroot, cfg), Hostname: structs.ShortID(cfg.AllocID),
+		Root: cfg.TaskDir, Mounts: chrootMounts(i.chroot, cfg), NetNS: cfg.NetNSPath, Hostname: structs.ShortID(cfg.AllocID),
 		Uid: creds.Uid, Gid: creds.Gid, Groups: creds.Groups, Caps: caps, NoNewPrivs: creds.Uid != 0,
 		Env: taskEnv(cfg), Cwd: cwd, Command: command, Args: mapped, Pass: pass,
 	}
@@ -291,8 +288,9 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 	return cmd, nil
 }
 
-// namespaceFlags are the namespaces every task gets; the network stays
-// the host's until group networking exists (see TaskConfig.NetNSPath).
+// namespaceFlags are the namespaces every task gets. The network is the
+// alloc's when it has one (TaskConfig.NetNSPath, joined by the init),
+// else the host's, as in Nomad's host mode.
 const namespaceFlags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS
 
 // probeNamespaces starts the executable in its probe mode in the task

@@ -71,6 +71,18 @@ func pinInit(pid int, startTicks uint64, cgroup string) (*pinnedInit, error) {
 	return p, nil
 }
 
+// addNetNS pins the alloc's network namespace after the root and
+// returns nsenter's argument for it (descriptors from first on).
+func (p *pinnedInit) addNetNS(path string, first int) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		p.close()
+		return "", fmt.Errorf("exec: the alloc's network namespace: %w", err)
+	}
+	p.files = append(p.files, f)
+	return "--net=/proc/self/fd/" + strconv.Itoa(first+len(p.files)-1), nil
+}
+
 // nsenterArgs names the descriptors as the child sees them, from fd
 // first on (os/exec's ExtraFiles numbering).
 func (p *pinnedInit) nsenterArgs(first int) []string {

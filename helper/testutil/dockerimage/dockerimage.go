@@ -26,6 +26,10 @@ import (
 // Ref is the test image's reference.
 const Ref = "drover-test/busybox:1"
 
+// PauseRef is the test's infra_image for the docker driver's pause
+// containers: the same rootfs, whose command sleeps until it is killed.
+const PauseRef = "drover-test/pause:1"
+
 // busyboxPaths are where a static busybox is found (Debian's
 // busybox-static installs /bin/busybox).
 var busyboxPaths = []string{"/bin/busybox", "/usr/bin/busybox"}
@@ -33,6 +37,9 @@ var busyboxPaths = []string{"/bin/busybox", "/usr/bin/busybox"}
 var (
 	once     sync.Once
 	buildErr error
+
+	pauseOnce     sync.Once
+	pauseBuildErr error
 )
 
 // Client returns a docker client, skipping the test when the daemon cannot
@@ -59,17 +66,29 @@ func Client(t testing.TB) *client.Client {
 func Ensure(t testing.TB) string {
 	t.Helper()
 	c := Client(t)
-	once.Do(func() { buildErr = build(c) })
+	once.Do(func() { buildErr = build(c, Ref) })
 	if buildErr != nil {
 		t.Fatalf("building test image %s: %v", Ref, buildErr)
 	}
 	return Ref
 }
 
-func build(c *client.Client) error {
+// EnsurePause builds the pause image if it is missing and returns its
+// reference (see PauseRef).
+func EnsurePause(t testing.TB) string {
+	t.Helper()
+	c := Client(t)
+	pauseOnce.Do(func() { pauseBuildErr = build(c, PauseRef, `CMD ["/bin/sleep", "2147483647"]`) })
+	if pauseBuildErr != nil {
+		t.Fatalf("building test image %s: %v", PauseRef, pauseBuildErr)
+	}
+	return PauseRef
+}
+
+func build(c *client.Client, ref string, changes ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := c.ImageInspect(ctx, Ref); err == nil {
+	if _, err := c.ImageInspect(ctx, ref); err == nil {
 		return nil
 	}
 	bb := ""
@@ -89,7 +108,7 @@ func build(c *client.Client) error {
 	if err != nil {
 		return err
 	}
-	rc, err := c.ImageImport(ctx, image.ImportSource{Source: bytes.NewReader(tarball), SourceName: "-"}, Ref, image.ImportOptions{})
+	rc, err := c.ImageImport(ctx, image.ImportSource{Source: bytes.NewReader(tarball), SourceName: "-"}, ref, image.ImportOptions{Changes: changes})
 	if err != nil {
 		return err
 	}
@@ -99,7 +118,7 @@ func build(c *client.Client) error {
 	if strings.Contains(buf.String(), `"error"`) {
 		return fmt.Errorf("import: %s", buf.String())
 	}
-	_, err = c.ImageInspect(ctx, Ref)
+	_, err = c.ImageInspect(ctx, ref)
 	return err
 }
 

@@ -70,6 +70,12 @@ func run() int {
 	if spec.passFDs, err = passedFDs(spec.Pass); err != nil {
 		return fail(err)
 	}
+	// Joined on this, the locked thread, which forks the task: the
+	// task is born in the alloc's network. Before the root is built,
+	// while the host's path still names the namespace.
+	if err := joinNetNS(spec.NetNS); err != nil {
+		return fail(err)
+	}
 	if err := setupRoot(&spec); err != nil {
 		return fail(err)
 	}

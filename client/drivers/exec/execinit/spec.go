@@ -50,6 +50,10 @@ type Spec struct {
 	// Root is the host path of the task's directory, which becomes "/".
 	Root   string
 	Mounts []Mount
+	// NetNS is the path of the alloc's network namespace (bridge, none
+	// and cni/* modes), which the init joins before it forks the task;
+	// empty leaves the task in the host's network.
+	NetNS string `json:",omitempty"`
 	// Hostname is set in the task's UTS namespace and written to
 	// /etc/hostname.
 	Hostname string
