@@ -258,14 +258,30 @@ func (n *netnsNet) addNode(name string) *netnsNode {
 // the node's address; extra is the configuration beyond ports and data
 // dir. The agent is stopped at cleanup like any other.
 func (node *netnsNode) startAgent(extra string) *agent {
+	node.net.t.Helper()
+	return node.launchAgent(extra, "ip", "netns", "exec", node.ns)
+}
+
+// startAgentHostMounts is startAgent for an agent that needs the host's
+// mounts: `ip netns exec` gives the agent a sysfs of the namespace's own,
+// without /sys/fs/cgroup, so exec tasks could not be confined; nsenter
+// changes the network namespace only.
+func (node *netnsNode) startAgentHostMounts(extra string) *agent {
+	node.net.t.Helper()
+	return node.launchAgent(extra, "nsenter", "--net=/var/run/netns/"+node.ns, "--")
+}
+
+// launchAgent runs the agent under the launcher that enters the node's
+// namespace and then execs the agent, so the pid is the agent's.
+func (node *netnsNode) launchAgent(extra string, launcher ...string) *agent {
 	t := node.net.t
 	t.Helper()
 	a := &agent{t: t, name: node.name, dir: t.TempDir(), httpPort: netnsHTTPPort, rpcPort: netnsRPCPort, host: node.ip}
 	writeConfig(t, a, extra)
 	a.log = &bytes.Buffer{}
-	// `ip netns exec` enters the namespace and execs the agent: the pid
-	// is the agent's, so signals and process groups work as usual.
-	a.cmd = exec.Command("ip", "netns", "exec", node.ns, binary(t), "agent", "-config", a.config)
+	// The launcher enters the namespace and execs the agent: the pid is
+	// the agent's, so signals and process groups work as usual.
+	a.cmd = exec.Command(launcher[0], append(launcher[1:], binary(t), "agent", "-config", a.config)...)
 	w := io.MultiWriter(a.log, node.log)
 	a.cmd.Stdout, a.cmd.Stderr = w, w
 	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
