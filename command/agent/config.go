@@ -175,6 +175,10 @@ type ClientConfig struct {
 	// each task's root (host path = path in the task). When set it
 	// replaces the driver's default map, as in Nomad.
 	ChrootEnv map[string]string
+	// HostVolumes and HostNetworks are the host_volume and host_network
+	// blocks by name (config_host.go).
+	HostVolumes  map[string]*HostVolumeConfig
+	HostNetworks map[string]*HostNetworkConfig
 }
 
 // Reserved is the client `reserved` block: capacity kept away from
@@ -265,6 +269,8 @@ func (c *Config) Copy() *Config {
 	out.Client.Meta = copyMap(c.Client.Meta)
 	out.Client.Options = copyMap(c.Client.Options)
 	out.Client.ChrootEnv = copyMap(c.Client.ChrootEnv)
+	out.Client.HostVolumes = copyPtrMap(c.Client.HostVolumes)
+	out.Client.HostNetworks = copyPtrMap(c.Client.HostNetworks)
 	out.Client.Artifact = c.Client.Artifact.copy()
 	out.Telemetry = copyTelemetry(c.Telemetry)
 	out.Plugins = make(map[string]*PluginConfig, len(c.Plugins))
@@ -280,6 +286,20 @@ func copyMap(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		out[k] = v
+	}
+	return out
+}
+
+// copyPtrMap copies a map of flat blocks (host volumes, host networks),
+// each block too.
+func copyPtrMap[V any](m map[string]*V) map[string]*V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]*V, len(m))
+	for k, v := range m {
+		c := *v
+		out[k] = &c
 	}
 	return out
 }

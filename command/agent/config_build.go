@@ -257,6 +257,8 @@ func (c *Config) clientConfig(dataDir string, servers []string, httpAdvertise st
 	cc.GCInodeUsageThreshold = c.Client.GCInodeUsageThreshold
 	cc.EnabledDrivers, cc.Options = c.drivers(cc.Options)
 	cc.ChrootEnv = c.Client.ChrootEnv
+	cc.HostVolumes = c.Client.clientHostVolumes()
+	cc.HostNetworks = c.Client.clientHostNetworks()
 	if p, ok := c.Plugins["exec"]; ok {
 		cc.ExecPlugin = p.Config
 	}

@@ -50,8 +50,6 @@ var ignoredServer = map[string]string{
 var ignoredClient = map[string]string{
 	"state_dir":      "state lives under data_dir",
 	"alloc_dir":      "alloc dirs live under data_dir",
-	"host_volume":    "no host volumes yet",
-	"host_network":   "no host networks yet",
 	"cni_path":       "no CNI",
 	"cni_config_dir": "no CNI",
 	"template":       "templates are not rendered yet",
@@ -223,9 +221,11 @@ func (d *decoder) decodeClient(body hcl.Body, c *ClientConfig) {
 			"max_dynamic_port":         portAttr(&c.MaxDynamicPort),
 		},
 		blocks: map[string]blockSpec{
-			"server_join": {decode: func(d *decoder, b *hcl.Block) { d.decodeServerJoin("client.server_join", b.Body, &c.ServerJoin) }},
-			"reserved":    {decode: func(d *decoder, b *hcl.Block) { d.decodeReserved(b.Body, &c.Reserved) }},
-			"artifact":    {decode: func(d *decoder, b *hcl.Block) { d.decodeArtifact(b.Body, &c.Artifact) }},
+			"server_join":  {decode: func(d *decoder, b *hcl.Block) { d.decodeServerJoin("client.server_join", b.Body, &c.ServerJoin) }},
+			"reserved":     {decode: func(d *decoder, b *hcl.Block) { d.decodeReserved(b.Body, &c.Reserved) }},
+			"artifact":     {decode: func(d *decoder, b *hcl.Block) { d.decodeArtifact(b.Body, &c.Artifact) }},
+			"host_volume":  {labels: []string{"name"}, decode: func(d *decoder, b *hcl.Block) { d.decodeHostVolume(b, c) }},
+			"host_network": {labels: []string{"name"}, decode: func(d *decoder, b *hcl.Block) { d.decodeHostNetwork(b, c) }},
 		},
 		maps: map[string]func(map[string]string){
 			"meta":    func(m map[string]string) { c.Meta = mergeMap(c.Meta, m) },
