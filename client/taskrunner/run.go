@@ -136,6 +136,12 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 		return nil, err
 	}
 	env := req.Env
+	mounts, err := volumeMounts(tr.cfg.Node, alloc, task)
+	if err != nil {
+		tr.logger.Warn("failed to resolve the task's volumes", "error", err)
+		tr.update(driverFailureEvent(tr.clock.Now(), err), nil)
+		return nil, err
+	}
 	cfg := &drivers.TaskConfig{
 		ID:         alloc.ID + "/" + task.Name + "/" + structs.GenerateUUID()[:8],
 		AllocID:    alloc.ID,
@@ -150,6 +156,7 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 		StdoutPath: tr.logs.StdoutPath(),
 		StderrPath: tr.logs.StderrPath(),
 		Resources:  taskResources(alloc, task),
+		Mounts:     mounts,
 	}
 	if alloc.Job != nil {
 		cfg.JobName = alloc.Job.Name
