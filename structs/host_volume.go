@@ -59,24 +59,12 @@ func (n *ClientHostNetworkConfig) Copy() *ClientHostNetworkConfig {
 	return &c
 }
 
-// copyHostVolumes deep-copies a node's host volumes.
-func copyHostVolumes(in map[string]*ClientHostVolumeConfig) map[string]*ClientHostVolumeConfig {
+// copyBlocks deep-copies a node's host volumes or host networks.
+func copyBlocks[V interface{ Copy() V }](in map[string]V) map[string]V {
 	if in == nil {
 		return nil
 	}
-	out := make(map[string]*ClientHostVolumeConfig, len(in))
-	for k, v := range in {
-		out[k] = v.Copy()
-	}
-	return out
-}
-
-// copyHostNetworks deep-copies a node's host networks.
-func copyHostNetworks(in map[string]*ClientHostNetworkConfig) map[string]*ClientHostNetworkConfig {
-	if in == nil {
-		return nil
-	}
-	out := make(map[string]*ClientHostNetworkConfig, len(in))
+	out := make(map[string]V, len(in))
 	for k, v := range in {
 		out[k] = v.Copy()
 	}

@@ -146,8 +146,8 @@ func (n *NodeResources) Copy() *NodeResources {
 		cp.Addresses = append([]NodeNetworkAddress(nil), nn.Addresses...)
 		c.NodeNetworks[i] = &cp
 	}
-	c.HostVolumes = copyHostVolumes(n.HostVolumes)
-	c.HostNetworks = copyHostNetworks(n.HostNetworks)
+	c.HostVolumes = copyBlocks(n.HostVolumes)
+	c.HostNetworks = copyBlocks(n.HostNetworks)
 	return &c
 }
 

@@ -177,8 +177,8 @@ type ClientConfig struct {
 	ChrootEnv map[string]string
 	// HostVolumes and HostNetworks are the host_volume and host_network
 	// blocks by name (config_host.go).
-	HostVolumes  map[string]*HostVolumeConfig
-	HostNetworks map[string]*HostNetworkConfig
+	HostVolumes  map[string]*structs.ClientHostVolumeConfig
+	HostNetworks map[string]*structs.ClientHostNetworkConfig
 }
 
 // Reserved is the client `reserved` block: capacity kept away from

@@ -257,8 +257,8 @@ func (c *Config) clientConfig(dataDir string, servers []string, httpAdvertise st
 	cc.GCInodeUsageThreshold = c.Client.GCInodeUsageThreshold
 	cc.EnabledDrivers, cc.Options = c.drivers(cc.Options)
 	cc.ChrootEnv = c.Client.ChrootEnv
-	cc.HostVolumes = c.Client.clientHostVolumes()
-	cc.HostNetworks = c.Client.clientHostNetworks()
+	cc.HostVolumes = copyPtrMap(c.Client.HostVolumes)
+	cc.HostNetworks = copyPtrMap(c.Client.HostNetworks)
 	if p, ok := c.Plugins["exec"]; ok {
 		cc.ExecPlugin = p.Config
 	}

@@ -12,9 +12,9 @@ import (
 // propagation is the bind propagation docker gives each volume_mount
 // propagation_mode, as Nomad maps them.
 var propagation = map[string]mount.Propagation{
-	"":                                          mount.PropagationRPrivate,
-	structs.VolumeMountPropagationPrivate:       mount.PropagationRPrivate,
-	structs.VolumeMountPropagationHostToTask:    mount.PropagationRSlave,
+	"":                                       mount.PropagationRPrivate,
+	structs.VolumeMountPropagationPrivate:    mount.PropagationRPrivate,
+	structs.VolumeMountPropagationHostToTask: mount.PropagationRSlave,
 	structs.VolumeMountPropagationBidirectional: mount.PropagationRShared,
 }
 
