@@ -17,6 +17,20 @@ type hostVolumeChecker struct {
 	// allocName is the placement being checked, set by Select, for
 	// per_alloc requests; nil for the static checker.
 	allocName *string
+	// names caches, for one allocation name, each ask's node volume name
+	// and the reasons a node is refused for it: a Select may check
+	// thousands of nodes, and without the cache each would format them.
+	names *volumeNames
+}
+
+// volumeNames are the node volume names and refusal reasons of the asks
+// for the allocation named alloc.
+type volumeNames struct {
+	alloc    string
+	built    bool
+	sources  []string
+	missing  []string
+	readOnly []string
 }
 
 // newHostVolumeCheckers splits the group's host volume requests into the
@@ -31,7 +45,29 @@ func newHostVolumeCheckers(tg *structs.TaskGroup, allocName *string) (static, pe
 		}
 	}
 	perAlloc.allocName = allocName
+	static.names, perAlloc.names = &volumeNames{}, &volumeNames{}
 	return static, perAlloc, len(static.asks) > 0, len(perAlloc.asks) > 0
+}
+
+// resolve returns the names for the current allocation, building them
+// when it changed.
+func (c hostVolumeChecker) resolve() *volumeNames {
+	alloc := ""
+	if c.allocName != nil {
+		alloc = *c.allocName
+	}
+	n := c.names
+	if n.built && n.alloc == alloc {
+		return n
+	}
+	*n = volumeNames{alloc: alloc, built: true}
+	for _, req := range c.asks {
+		source := structs.HostVolumeSource(req, alloc)
+		n.sources = append(n.sources, source)
+		n.missing = append(n.missing, fmt.Sprintf("missing host volume %q", source))
+		n.readOnly = append(n.readOnly, fmt.Sprintf("host volume %q is read-only on the node (the group's volume %q needs read_only = true to use it)", source, req.Name))
+	}
+	return n
 }
 
 func (c hostVolumeChecker) check(node *structs.Node) string {
@@ -39,18 +75,14 @@ func (c hostVolumeChecker) check(node *structs.Node) string {
 	if node.NodeResources != nil {
 		have = node.NodeResources.HostVolumes
 	}
-	name := ""
-	if c.allocName != nil {
-		name = *c.allocName
-	}
-	for _, req := range c.asks {
-		source := structs.HostVolumeSource(req, name)
-		v, ok := have[source]
+	n := c.resolve()
+	for i, req := range c.asks {
+		v, ok := have[n.sources[i]]
 		if !ok {
-			return fmt.Sprintf("missing host volume %q", source)
+			return n.missing[i]
 		}
 		if v.ReadOnly && !req.ReadOnly {
-			return fmt.Sprintf("host volume %q is read-only on the node (the group's volume %q needs read_only = true to use it)", source, req.Name)
+			return n.readOnly[i]
 		}
 	}
 	return ""
