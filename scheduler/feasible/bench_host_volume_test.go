@@ -2,7 +2,6 @@ package feasible
 
 import (
 	"fmt"
-	"math/rand"
 	"testing"
 
 	"github.com/drover-sched/drover/structs"
@@ -34,32 +33,6 @@ func BenchmarkSelectHostVolume(b *testing.B) {
 		if mode != "none" {
 			tg.Volumes = map[string]*structs.VolumeRequest{"v": {Name: "v", Type: structs.VolumeTypeHost, Source: "data", PerAlloc: mode == "per_alloc"}}
 		}
-		b.Run(mode, func(b *testing.B) {
-			ready, _, err := ReadyNodesInDCsAndPool(st, job.Datacenters, job.NodePool)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				plan := &structs.Plan{NodeUpdate: map[string][]*structs.Allocation{}, NodeAllocation: map[string][]*structs.Allocation{}}
-				ctx := NewEvalContext(st, plan, rand.New(rand.NewSource(int64(i))), nil)
-				s := NewGenericStack(false, ctx)
-				s.SetNodes(ready)
-				s.SetJob(job)
-				for p := 0; p < placements; p++ {
-					name := structs.AllocName(job.ID, tg.Name, p)
-					option := s.Select(tg, &SelectOptions{AllocName: name})
-					if option == nil {
-						b.Fatalf("placement %d failed: %+v", p, ctx.Metrics())
-					}
-					plan.AppendAlloc(&structs.Allocation{
-						ID: MockID(), Name: name, Namespace: job.Namespace, JobID: job.ID, TaskGroup: tg.Name,
-						NodeID: option.Node.ID, AllocatedResources: option.Resources,
-						DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
-					})
-				}
-			}
-			b.ReportMetric(float64(b.N*placements)/b.Elapsed().Seconds(), "placements/s")
-		})
+		b.Run(mode, func(b *testing.B) { benchEvaluations(b, st, job, placements) })
 	}
 }
