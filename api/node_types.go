@@ -40,8 +40,28 @@ type Node struct {
 	Events                []*NodeEvent
 	Drivers               map[string]*DriverInfo
 	LastDrain             *DrainMetadata
-	CreateIndex           uint64
-	ModifyIndex           uint64
+	// HostVolumes and HostNetworks are the client's host_volume and
+	// host_network blocks by name.
+	HostVolumes  map[string]*HostVolumeInfo
+	HostNetworks map[string]*HostNetworkInfo
+	CreateIndex  uint64
+	ModifyIndex  uint64
+}
+
+// HostVolumeInfo is one host volume a node offers.
+type HostVolumeInfo struct {
+	Path     string
+	ReadOnly bool
+}
+
+// HostNetworkInfo is one host network a node's config declares; its
+// address, when the node has one, is in NodeResources.NodeNetworks under
+// the network's name (Alias).
+type HostNetworkInfo struct {
+	Name          string
+	CIDR          string
+	Interface     string
+	ReservedPorts string
 }
 
 // NodeListStub is one row of GET /v1/nodes.

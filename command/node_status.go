@@ -79,6 +79,8 @@ func showNode(m *Meta, client *api.Client, nodeID string, asJSON, verbose bool) 
 	if verbose {
 		section(&b, "Attributes", mapKeyValues(node.Attributes))
 		section(&b, "Meta", mapKeyValues(node.Meta))
+		section(&b, "Host Volumes", nodeHostVolumes(node))
+		section(&b, "Host Networks", nodeHostNetworks(node))
 	}
 	if len(allocs) == 0 {
 		b.WriteString("\nAllocations\nNo allocations placed\n")

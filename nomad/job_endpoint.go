@@ -66,6 +66,9 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if err := job.Validate(); err != nil {
 		return errBadRequest("%v", err)
 	}
+	if err := checkHostVolumeACL(a, job); err != nil {
+		return err
+	}
 	if job.IsPeriodic() {
 		if err := ValidatePeriodic(job); err != nil {
 			return errBadRequest("%v", err)

@@ -14,6 +14,8 @@ type NetworkIndex struct {
 	MinPort int
 	MaxPort int
 	used    map[int]string // port -> owner (alloc ID or "reserved")
+	// networks are the node's named host networks (network_host.go).
+	networks hostNetworks
 }
 
 // NewNetworkIndex builds the index for a node: its reserved host ports are
@@ -42,6 +44,11 @@ func NewNetworkIndex(node *Node) (*NetworkIndex, error) {
 			idx.used[p] = "reserved"
 		}
 	}
+	nets, err := newHostNetworks(node)
+	if err != nil {
+		return nil, err
+	}
+	idx.networks = nets
 	return idx, nil
 }
 
@@ -129,27 +136,38 @@ func (idx *NetworkIndex) AssignPorts(ask *NetworkResource, owner string, rng *ra
 	var out AllocatedPorts
 	taken := map[int]bool{}
 	for _, p := range ask.ReservedPorts {
-		if idx.Used(p.Value) || taken[p.Value] {
+		ip, err := idx.hostIP(p.Label, p.HostNetwork)
+		if err != nil {
+			return nil, err
+		}
+		if idx.Used(p.Value) || taken[p.Value] || idx.reservedOn(p.HostNetwork, p.Value) {
 			return nil, &ReservedPortCollisionError{Label: p.Label, Port: p.Value}
 		}
 		taken[p.Value] = true
-		out = append(out, AllocatedPortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: idx.HostIP})
+		out = append(out, AllocatedPortMapping{Label: p.Label, Value: p.Value, To: p.To, HostIP: ip})
 	}
 	span := idx.MaxPort - idx.MinPort + 1
 	for _, p := range ask.DynamicPorts {
+		ip, err := idx.hostIP(p.Label, p.HostNetwork)
+		if err != nil {
+			return nil, err
+		}
+		free := func(cand int) bool {
+			return !idx.Used(cand) && !taken[cand] && !idx.reservedOn(p.HostNetwork, cand)
+		}
 		port := 0
 		// Random probes first (cheap when the range is mostly free), then
 		// a linear scan so a nearly full range still finds the last port.
 		for try := 0; try < 20 && span > 0; try++ {
 			cand := idx.MinPort + rng.Intn(span)
-			if !idx.Used(cand) && !taken[cand] {
+			if free(cand) {
 				port = cand
 				break
 			}
 		}
 		if port == 0 {
 			for cand := idx.MinPort; cand <= idx.MaxPort; cand++ {
-				if !idx.Used(cand) && !taken[cand] {
+				if free(cand) {
 					port = cand
 					break
 				}
@@ -163,7 +181,7 @@ func (idx *NetworkIndex) AssignPorts(ask *NetworkResource, owner string, rng *ra
 		if to == -1 {
 			to = port
 		}
-		out = append(out, AllocatedPortMapping{Label: p.Label, Value: port, To: to, HostIP: idx.HostIP})
+		out = append(out, AllocatedPortMapping{Label: p.Label, Value: port, To: to, HostIP: ip})
 	}
 	for _, m := range out {
 		idx.used[m.Value] = owner

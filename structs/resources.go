@@ -93,6 +93,12 @@ type NodeResources struct {
 	NodeNetworks   []*NodeNetworkResource
 	MinDynamicPort int
 	MaxDynamicPort int
+	// HostVolumes and HostNetworks are the client's host_volume and
+	// host_network blocks by name (host_volume.go). They live here rather
+	// than on Node, where Nomad keeps them, so that a Node stays in its
+	// size class; the HTTP API shows them on the node as Nomad does.
+	HostVolumes  map[string]*ClientHostVolumeConfig
+	HostNetworks map[string]*ClientHostNetworkConfig
 }
 
 // NodeCpuResources is the node's compute capacity. CpuShares is total MHz.
@@ -140,6 +146,8 @@ func (n *NodeResources) Copy() *NodeResources {
 		cp.Addresses = append([]NodeNetworkAddress(nil), nn.Addresses...)
 		c.NodeNetworks[i] = &cp
 	}
+	c.HostVolumes = copyBlocks(n.HostVolumes)
+	c.HostNetworks = copyBlocks(n.HostNetworks)
 	return &c
 }
 

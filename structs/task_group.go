@@ -159,6 +159,9 @@ func (tg *TaskGroup) validate(job *Job, p problems) {
 	if leaders > 1 {
 		p.add("only one task may be the leader, %d are", leaders)
 	}
+	for _, name := range sortedKeys(tg.Volumes) {
+		tg.Volumes[name].validate(name, p.at(`volume "`+name+`"`))
+	}
 	validateLogStorage(tg, p)
 	for i, s := range tg.Services {
 		if s.PortLabel != "" && len(tg.Networks) > 0 && !labels[s.PortLabel] && !isNumeric(s.PortLabel) {
@@ -246,8 +249,8 @@ type Task struct {
 	Lifecycle     *TaskLifecycleConfig
 	// DispatchPayload names the file in the task's local directory that
 	// a dispatched job's payload is written to before the task starts.
-	// VolumeMounts and Kind are kept as data: Drover does not mount
-	// volumes yet, but a job read back shows what was submitted.
+	// VolumeMounts bind the group's host volumes into the task (exec,
+	// docker; see host_volume.go). Kind is kept as data.
 	DispatchPayload *DispatchPayloadConfig
 	VolumeMounts    []*VolumeMount
 	Kind            string
@@ -259,7 +262,8 @@ type DispatchPayloadConfig struct {
 	File string
 }
 
-// VolumeMount is a task's `volume_mount` block (kept as data).
+// VolumeMount is a task's `volume_mount` block: Volume names a group
+// volume, Destination is where the task sees it. SELinuxLabel is kept as data.
 type VolumeMount struct {
 	Volume          string
 	Destination     string
@@ -329,6 +333,9 @@ func (t *Task) validate(job *Job, tg *TaskGroup, p problems) {
 	}
 	for i, tm := range t.Templates {
 		tm.validate(p.at("template[" + itoa(i) + "]"))
+	}
+	for i, vm := range t.VolumeMounts {
+		validateVolumeMount(vm, tg, t.Driver, p.at("volume_mount["+itoa(i)+"]"))
 	}
 	if t.Lifecycle != nil {
 		switch t.Lifecycle.Hook {
@@ -582,7 +589,9 @@ type TaskLifecycleConfig struct {
 	Sidecar bool
 }
 
-// VolumeRequest is a group `volume` block (kept as data).
+// VolumeRequest is a group `volume` block. Only type "host" is placed and
+// mounted; Sticky, AccessMode, AttachmentMode and MountOptions are kept as
+// data (they belong to CSI and dynamic host volumes).
 type VolumeRequest struct {
 	Name           string
 	Type           string

@@ -92,6 +92,11 @@ type Config struct {
 	// ChrootEnv is the exec driver's chroot_env (host path = path in the
 	// task); empty means the driver's default.
 	ChrootEnv map[string]string
+	// HostVolumes are the client's host_volume blocks by name, and
+	// HostNetworks its host_network blocks: the fingerprint puts both on
+	// the node (NodeResources), with each network's address.
+	HostVolumes  map[string]*structs.ClientHostVolumeConfig
+	HostNetworks map[string]*structs.ClientHostNetworkConfig
 	// ExecPlugin is the `plugin "exec" { config {} }` block (allow_caps,
 	// pids_limit).
 	ExecPlugin map[string]any

@@ -109,6 +109,11 @@ type TaskConfig struct {
 	// that take it as options (docker).
 	ResolvConfPath string
 	DNS            *structs.DNSConfig
+	// Mounts are the task's volume_mount blocks resolved to host paths
+	// (the client's host volumes). exec binds them into the chroot and
+	// docker into the container; raw_exec, which has no root of its own,
+	// gets none.
+	Mounts []MountConfig
 }
 
 // AllocNetwork is an alloc's own network namespace, which every task of
@@ -117,6 +122,19 @@ type AllocNetwork struct {
 	NetNSPath      string
 	ResolvConfPath string
 	DNS            *structs.DNSConfig
+}
+
+// MountConfig is one host path a task sees at TaskPath.
+type MountConfig struct {
+	// TaskPath is the absolute path inside the task.
+	TaskPath string
+	// HostPath is the host directory (or file) that is mounted.
+	HostPath string
+	// Readonly is set when the host volume, the group's volume block or
+	// the task's volume_mount says read_only.
+	Readonly bool
+	// PropagationMode is private, host-to-task or bidirectional.
+	PropagationMode string
 }
 
 // TaskResources are the limits the scheduler granted the task.

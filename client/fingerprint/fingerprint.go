@@ -59,6 +59,8 @@ func (m machine) fingerprinters(drivers map[string]*structs.DriverInfo) []Finger
 		memoryFingerprinter{procRoot: m.procRoot},
 		storageFingerprinter{statfs: m.statfs},
 		networkFingerprinter{interfaces: m.interfaces},
+		hostNetworkFingerprinter{interfaces: m.interfaces},
+		hostVolumeFingerprinter{stat: os.Stat},
 		driversFingerprinter{drivers: drivers},
 	}
 }

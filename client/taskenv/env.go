@@ -77,10 +77,13 @@ func Build(node *structs.Node, alloc *structs.Allocation, task *structs.Task, re
 			}
 			addNetworkPorts(vars, tr.Networks)
 		}
+		// The shared ports come last: each carries its own host IP (a
+		// port on a host_network has that network's address), where a
+		// network block has one IP for all its ports.
+		addNetworkPorts(vars, ar.Shared.Networks)
 		for _, p := range ar.Shared.Ports {
 			addPort(vars, p.Label, p.HostIP, p.Value, p.To)
 		}
-		addNetworkPorts(vars, ar.Shared.Networks)
 	}
 	for k, v := range mergedMeta(alloc, task) {
 		key := strings.NewReplacer(".", "_", "-", "_").Replace(k)

@@ -135,6 +135,12 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 		return nil, err
 	}
 	env := req.Env
+	mounts, err := volumeMounts(tr.cfg.Node, alloc, task)
+	if err != nil {
+		tr.logger.Warn("failed to resolve the task's volumes", "error", err)
+		tr.update(driverFailureEvent(tr.clock.Now(), err), nil)
+		return nil, err
+	}
 	cfg := &drivers.TaskConfig{
 		ID:         alloc.ID + "/" + task.Name + "/" + structs.GenerateUUID()[:8],
 		AllocID:    alloc.ID,
@@ -153,6 +159,7 @@ func (tr *TaskRunner) start() (*drivers.TaskHandle, error) {
 		NetNSPath:      tr.cfg.Network.NetNSPath,
 		ResolvConfPath: tr.cfg.Network.ResolvConfPath,
 		DNS:            tr.cfg.Network.DNS,
+		Mounts:         mounts,
 	}
 	if alloc.Job != nil {
 		cfg.JobName = alloc.Job.Name

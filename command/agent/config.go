@@ -178,6 +178,10 @@ type ClientConfig struct {
 	// Network is cni_path, cni_config_dir and bridge_network_*
 	// (config_network.go).
 	Network ClientNetwork
+	// HostVolumes and HostNetworks are the host_volume and host_network
+	// blocks by name (config_host.go).
+	HostVolumes  map[string]*structs.ClientHostVolumeConfig
+	HostNetworks map[string]*structs.ClientHostNetworkConfig
 }
 
 // Reserved is the client `reserved` block: capacity kept away from
@@ -268,6 +272,8 @@ func (c *Config) Copy() *Config {
 	out.Client.Meta = copyMap(c.Client.Meta)
 	out.Client.Options = copyMap(c.Client.Options)
 	out.Client.ChrootEnv = copyMap(c.Client.ChrootEnv)
+	out.Client.HostVolumes = copyPtrMap(c.Client.HostVolumes)
+	out.Client.HostNetworks = copyPtrMap(c.Client.HostNetworks)
 	out.Client.Artifact = c.Client.Artifact.copy()
 	out.Telemetry = copyTelemetry(c.Telemetry)
 	out.Plugins = make(map[string]*PluginConfig, len(c.Plugins))
@@ -283,6 +289,20 @@ func copyMap(m map[string]string) map[string]string {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		out[k] = v
+	}
+	return out
+}
+
+// copyPtrMap copies a map of flat blocks (host volumes, host networks),
+// each block too.
+func copyPtrMap[V any](m map[string]*V) map[string]*V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]*V, len(m))
+	for k, v := range m {
+		c := *v
+		out[k] = &c
 	}
 	return out
 }

@@ -258,6 +258,8 @@ func (c *Config) clientConfig(dataDir string, servers []string, httpAdvertise st
 	cc.EnabledDrivers, cc.Options = c.drivers(cc.Options)
 	cc.ChrootEnv = c.Client.ChrootEnv
 	cc.Network = c.Client.Network.config()
+	cc.HostVolumes = copyPtrMap(c.Client.HostVolumes)
+	cc.HostNetworks = copyPtrMap(c.Client.HostNetworks)
 	if p, ok := c.Plugins["exec"]; ok {
 		cc.ExecPlugin = p.Config
 	}

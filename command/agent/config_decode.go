@@ -50,11 +50,9 @@ var ignoredServer = map[string]string{
 }
 
 var ignoredClient = map[string]string{
-	"state_dir":    "state lives under data_dir",
-	"alloc_dir":    "alloc dirs live under data_dir",
-	"host_volume":  "no host volumes yet",
-	"host_network": "no host networks yet",
-	"template":     "templates are not rendered yet",
+	"state_dir": "state lives under data_dir",
+	"alloc_dir": "alloc dirs live under data_dir",
+	"template":  "templates are not rendered yet",
 }
 
 // decodeTop decodes the top level of an agent file into c.
@@ -225,9 +223,11 @@ func (d *decoder) decodeClient(body hcl.Body, c *ClientConfig) {
 		path:  "client",
 		attrs: attrs,
 		blocks: map[string]blockSpec{
-			"server_join": {decode: func(d *decoder, b *hcl.Block) { d.decodeServerJoin("client.server_join", b.Body, &c.ServerJoin) }},
-			"reserved":    {decode: func(d *decoder, b *hcl.Block) { d.decodeReserved(b.Body, &c.Reserved) }},
-			"artifact":    {decode: func(d *decoder, b *hcl.Block) { d.decodeArtifact(b.Body, &c.Artifact) }},
+			"server_join":  {decode: func(d *decoder, b *hcl.Block) { d.decodeServerJoin("client.server_join", b.Body, &c.ServerJoin) }},
+			"reserved":     {decode: func(d *decoder, b *hcl.Block) { d.decodeReserved(b.Body, &c.Reserved) }},
+			"artifact":     {decode: func(d *decoder, b *hcl.Block) { d.decodeArtifact(b.Body, &c.Artifact) }},
+			"host_volume":  {labels: []string{"name"}, decode: func(d *decoder, b *hcl.Block) { d.decodeHostVolume(b, c) }},
+			"host_network": {labels: []string{"name"}, decode: func(d *decoder, b *hcl.Block) { d.decodeHostNetwork(b, c) }},
 		},
 		maps: map[string]func(map[string]string){
 			"meta":    func(m map[string]string) { c.Meta = mergeMap(c.Meta, m) },

@@ -1,5 +1,7 @@
 package agent
 
+import "maps"
+
 // Merge returns c overlaid with every field o sets, the rule for several
 // -config files and for flags: later wins. A zero value in o means "not
 // set" and keeps c's value, as in Nomad, so a later file cannot switch a
@@ -117,6 +119,12 @@ func (c ClientConfig) merge(o *ClientConfig) ClientConfig {
 	c.Artifact = c.Artifact.merge(&o.Artifact)
 	c.ChrootEnv = mergeMap(c.ChrootEnv, o.ChrootEnv)
 	c.Network = c.Network.merge(o.Network)
+	if len(c.HostVolumes)+len(o.HostVolumes) > 0 {
+		c.HostVolumes = mergeMap(c.HostVolumes, o.HostVolumes)
+	}
+	if len(c.HostNetworks)+len(o.HostNetworks) > 0 {
+		c.HostNetworks = mergeMap(c.HostNetworks, o.HostNetworks)
+	}
 	return c
 }
 
@@ -151,10 +159,11 @@ func setList(dst *[]string, v []string) {
 	}
 }
 
-func mergeMap(dst, src map[string]string) map[string]string {
-	out := copyMap(dst)
-	for k, v := range src {
-		out[k] = v
-	}
+// mergeMap overlays src on dst key by key: meta and options, and the
+// host_volume and host_network blocks, which a later file replaces by name.
+func mergeMap[V any](dst, src map[string]V) map[string]V {
+	out := make(map[string]V, len(dst)+len(src))
+	maps.Copy(out, dst)
+	maps.Copy(out, src)
 	return out
 }

@@ -133,7 +133,7 @@ func (s *httpAPI) nodeGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, notFound("node %q not found", id)
 	}
 	fillNode(out.Node)
-	return out.Node, nil
+	return newNodeOut(out.Node), nil
 }
 
 func (s *httpAPI) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, error) {

@@ -13,7 +13,8 @@
 //     affinity blocks, node buckets ordered by how much the spread and
 //     affinity scores want them (see source.go);
 //  2. runs each node through a chain of small checkers (node ready, drivers,
-//     the node's user.denylist (user.go), constraints, distinct_hosts,
+//     the node's user.denylist (user.go), host volumes (host_volume.go) and
+//     host networks (host_network.go), constraints, distinct_hosts,
 //     distinct_property), each of which names
 //     why it rejected a node in the placement metrics; constraint outcomes
 //     that depend only on class-wide attributes are cached per computed node

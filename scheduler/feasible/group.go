@@ -28,6 +28,10 @@ type groupInfo struct {
 	affinities []*structs.Affinity
 	spreads    []*structs.Spread
 
+	// allocName is the placement Select is checking, for the checkers
+	// whose verdict depends on it (per_alloc host volumes).
+	allocName string
+
 	// full remembers the nodes the group does not fit on (fit_memo.go);
 	// noMemo turns it off for the reference path of the equivalence test.
 	full   fullNodes
@@ -43,8 +47,9 @@ type groupInfo struct {
 
 // newGroupInfo gathers the job's, the group's and its tasks' constraints
 // into a checker chain ordered cheapest first: node status, drivers,
-// the node's user.denylist, class-cached constraints, per-node constraints, then the checks that
-// consult the job's allocations.
+// the node's user.denylist, host volumes and host networks, class-cached
+// constraints, per-node constraints, then per_alloc host volumes and the
+// checks that consult the job's allocations.
 func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *groupInfo {
 	g := &groupInfo{tg: tg, ask: structs.TaskGroupAsk(tg)}
 	g.netAsk, g.netErr = structs.GroupNetworkAsk(tg)
@@ -89,6 +94,17 @@ func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *gr
 	if uc, ok := newUserChecker(tg); ok {
 		g.checkers = append(g.checkers, uc)
 	}
+	// Host volumes and host networks are not in the computed class: a
+	// node that gains one must unblock the group's blocked evaluation.
+	volumes, perAllocVolumes, okVolumes, okPerAlloc := newHostVolumeCheckers(tg, &g.allocName)
+	if okVolumes {
+		ctx.classes.escaped = true
+		g.checkers = append(g.checkers, volumes)
+	}
+	if nc, ok := newHostNetworkChecker(g.netAsk); ok {
+		ctx.classes.escaped = true
+		g.checkers = append(g.checkers, nc)
+	}
 	if len(classWide) > 0 {
 		g.checkers = append(g.checkers, classChecker{ctx: ctx, group: tg.Name, inner: constraintChecker{ctx: ctx, constraints: classWide}})
 	}
@@ -97,6 +113,10 @@ func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *gr
 		g.checkers = append(g.checkers, constraintChecker{ctx: ctx, constraints: perNode})
 	}
 	g.static = len(g.checkers)
+	if okPerAlloc {
+		ctx.classes.escaped = true
+		g.checkers = append(g.checkers, perAllocVolumes)
+	}
 	g.checkers = append(g.checkers, distinct...)
 
 	g.affinities = append(append(append([]*structs.Affinity(nil), job.Affinities...), tg.Affinities...), g.affinities...)

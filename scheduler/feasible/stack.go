@@ -128,6 +128,7 @@ func (s *GenericStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranke
 	}
 	s.ctx.metrics.NodesInPool = len(s.nodes)
 	g := s.group(tg)
+	g.allocName = opts.AllocName
 	tracker := s.ctx.jobTracker(s.job)
 	tracker.sync(s.ctx.plan)
 	if opts.InPlaceAllocID != "" {

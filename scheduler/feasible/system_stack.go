@@ -53,6 +53,7 @@ func (s *SystemStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranked
 		g = newGroupInfo(s.ctx, s.job, tg)
 		s.groups[tg.Name] = g
 	}
+	g.allocName = opts.AllocName
 	tracker := s.ctx.jobTracker(s.job)
 	tracker.sync(s.ctx.plan)
 	if opts.InPlaceAllocID != "" {

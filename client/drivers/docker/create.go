@@ -301,6 +301,11 @@ func setMounts(cfg *drivers.TaskConfig, tc *TaskConfig, pc PluginConfig, hc *con
 		}
 		hc.Mounts = append(hc.Mounts, dm)
 	}
+	vols, err := volumeMounts(cfg)
+	if err != nil {
+		return err
+	}
+	hc.Mounts = append(hc.Mounts, vols...)
 	return nil
 }
 

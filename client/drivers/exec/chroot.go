@@ -59,7 +59,7 @@ func checkChrootEnv(env map[string]string) error {
 }
 
 // chrootMounts turns chroot_env into the init's mounts, parents first,
-// plus the alloc dir at /alloc.
+// plus the alloc dir at /alloc and the task's host volumes.
 func chrootMounts(env map[string]string, cfg *drivers.TaskConfig) []execinit.Mount {
 	var out []execinit.Mount
 	for src, dst := range env {
@@ -79,6 +79,7 @@ func chrootMounts(env map[string]string, cfg *drivers.TaskConfig) []execinit.Mou
 	if shared := sharedDir(cfg); shared != "" {
 		out = append(out, execinit.Mount{Kind: execinit.MountBind, Source: shared, Target: drivers.TaskAllocDir})
 	}
+	out = append(out, volumeBinds(cfg)...)
 	sort.SliceStable(out, func(i, j int) bool {
 		di, dj := strings.Count(out[i].Target, "/"), strings.Count(out[j].Target, "/")
 		if di != dj {

@@ -205,6 +205,9 @@ func (i *isolation) Command(cfg *drivers.TaskConfig, command string, args []stri
 	if err := checkNamespaceModes(cfg); err != nil {
 		return nil, err
 	}
+	if err := checkVolumeMounts(cfg); err != nil {
+		return nil, err
+	}
 	creds, caps, err := i.taskIdentity(cfg)
 	if err != nil {
 		return nil, err
