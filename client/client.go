@@ -133,6 +133,7 @@ func NewClient(cfg *config.Config) (*Client, error) {
 		c.closeResources()
 		return nil, fmt.Errorf("fingerprint: %w", err)
 	}
+	c.advertiseNetworkModes(node)
 	c.node = node
 	h := fnv.New64a()
 	h.Write([]byte(node.ID))

@@ -38,6 +38,18 @@ func (c *Client) setupNetwork() {
 	c.network = m
 }
 
+// advertiseNetworkModes lists the group network modes this client can
+// give (bridge, none, cni/<name>) among the node's networks, as Nomad's
+// fingerprint does, so the scheduler places such groups only here.
+func (c *Client) advertiseNetworkModes(node *structs.Node) {
+	if c.network == nil || node.NodeResources == nil {
+		return
+	}
+	for _, mode := range c.network.Modes() {
+		node.NodeResources.Networks = append(node.NodeResources.Networks, &structs.NetworkResource{Mode: mode})
+	}
+}
+
 // reconcileNetworks tears down the networks of allocs this client no
 // longer holds (stopped and collected while it was down, or left by a
 // crash between the alloc's removal and its network's).

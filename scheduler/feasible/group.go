@@ -47,7 +47,8 @@ type groupInfo struct {
 
 // newGroupInfo gathers the job's, the group's and its tasks' constraints
 // into a checker chain ordered cheapest first: node status, drivers,
-// the node's user.denylist, host volumes and host networks, class-cached
+// the node's user.denylist, host volumes, host networks and the group's
+// network mode, class-cached
 // constraints, per-node constraints, then per_alloc host volumes and the
 // checks that consult the job's allocations.
 func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *groupInfo {
@@ -104,6 +105,10 @@ func newGroupInfo(ctx *EvalContext, job *structs.Job, tg *structs.TaskGroup) *gr
 	if nc, ok := newHostNetworkChecker(g.netAsk); ok {
 		ctx.classes.escaped = true
 		g.checkers = append(g.checkers, nc)
+	}
+	if mc, ok := newNetworkModeChecker(tg); ok {
+		ctx.classes.escaped = true
+		g.checkers = append(g.checkers, mc)
 	}
 	if len(classWide) > 0 {
 		g.checkers = append(g.checkers, classChecker{ctx: ctx, group: tg.Name, inner: constraintChecker{ctx: ctx, constraints: classWide}})
