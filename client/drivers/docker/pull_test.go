@@ -26,13 +26,20 @@ import (
 // address. The test skips, naming the package, where it is not installed.
 func startRegistry(t *testing.T) string {
 	t.Helper()
+	return startRegistryWith(t, "")
+}
+
+// startRegistryWith runs the registry with extra top-level config (an
+// auth block).
+func startRegistryWith(t *testing.T, extra string) string {
+	t.Helper()
 	bin, err := exec.LookPath("docker-registry")
 	if err != nil {
 		t.Skip("docker-registry is not installed (apt-get install docker-registry)")
 	}
 	dir := t.TempDir()
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	cfg := "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + filepath.Join(dir, "data") + "\nhttp:\n  addr: " + addr + "\n"
+	cfg := "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + filepath.Join(dir, "data") + "\nhttp:\n  addr: " + addr + "\n" + extra
 	if err := os.WriteFile(filepath.Join(dir, "config.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +59,7 @@ func startRegistry(t *testing.T) string {
 			return false
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		return resp.StatusCode == http.StatusOK || extra != "" && resp.StatusCode == http.StatusUnauthorized
 	})
 	return addr
 }
@@ -61,11 +68,17 @@ func startRegistry(t *testing.T) string {
 // that the next use of ref must pull it.
 func push(t *testing.T, cli *client.Client, src, ref string) {
 	t.Helper()
+	pushWith(t, cli, src, ref, "e30=")
+}
+
+// pushWith pushes with an encoded registry auth.
+func pushWith(t *testing.T, cli *client.Client, src, ref, auth string) {
+	t.Helper()
 	ctx := context.Background()
 	if err := cli.ImageTag(ctx, src, ref); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := cli.ImagePush(ctx, ref, image.PushOptions{RegistryAuth: "e30="})
+	rc, err := cli.ImagePush(ctx, ref, image.PushOptions{RegistryAuth: auth})
 	if err != nil {
 		t.Fatal(err)
 	}
