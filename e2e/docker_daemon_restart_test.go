@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -11,13 +12,14 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/client/drivers/docker"
 )
 
-// dockerTrapJob is a docker job whose task prints, then waits for SIGUSR1
-// and exits 3 on it, never restarted.
+// dockerTrapJob is a docker job whose task prints, then prints a line on
+// each SIGUSR2 and exits 3 on SIGUSR1, never restarted.
 func dockerTrapJob(name, image string) string {
 	return fmt.Sprintf(`
 job %q {
@@ -35,7 +37,7 @@ job %q {
       config {
         image   = %q
         command = "/bin/sh"
-        args    = ["-c", "trap 'echo got-usr1; exit 3' USR1; echo started; while true; do sleep 0.2; done"]
+        args    = ["-c", "trap 'echo got-usr1; exit 3' USR1; trap 'echo got-usr2' USR2; echo started; while true; do sleep 0.2; done"]
       }
       resources {
         cpu    = 50
@@ -52,11 +54,13 @@ job %q {
 // turns unhealthy (and a new docker job is not placed there), then
 // healthy again (and that job is placed); the running task keeps its
 // container, the client follows it again, its output after the restart
-// reaches `alloc logs`, and its exit afterwards is the task's.
+// reaches `alloc logs`, and its exit afterwards is the task's. Then the
+// client agent is killed, the container writes a line, and the restarted
+// client's logs hold it, and every earlier line once.
 func TestDockerDaemonRestartKeepsTheTask(t *testing.T) {
 	own := startOwnDockerd(t)
 	s := startServer(t, "server")
-	newAgent(t, agentSpec{name: "own-docker-client", extra: fmt.Sprintf(`
+	c := newAgent(t, agentSpec{name: "own-docker-client", extra: fmt.Sprintf(`
 client {
   enabled           = true
   servers           = [%q]
@@ -128,12 +132,24 @@ plugin "docker" {
 		t.Fatalf("after the daemon restart: alloc %s, task %+v", a.ClientStatus, ts)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	err = own.cli.ContainerKill(ctx, before[0].ID, "USR1")
-	cancel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	signal(t, own, before[0].ID, "USR2")
+	waitForAllocLogs(t, s, alloc.ID, "t", "got-usr2")
+
+	// Output while the client is away: written by the container, copied
+	// by the next client from the cursor the killed one left.
+	c.kill()
+	signal(t, own, before[0].ID, "USR2")
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		n := strings.Count(ownLogs(t, own, before[0].ID), "got-usr2")
+		return n == 2, fmt.Sprintf("%d got-usr2 lines in the daemon's logs", n)
+	})
+	c.start()
+	waitFor(t, 60*time.Second, func() (bool, string) {
+		logs, code := s.cli("alloc", "logs", alloc.ID, "t")
+		return code == 0 && strings.Count(logs, "got-usr2") == 2, fmt.Sprintf("alloc logs (exit %d): %q", code, logs)
+	})
+
+	signal(t, own, before[0].ID, "USR1")
 	waitFor(t, 60*time.Second, func() (bool, string) {
 		a, _, err := s.api().Allocations().Info(alloc.ID, nil)
 		if err != nil {
@@ -151,14 +167,41 @@ plugin "docker" {
 		return false, fmt.Sprintf("dead without an exit 3: %+v", ts.Events)
 	})
 	logs := waitForAllocLogs(t, s, alloc.ID, "t", "got-usr1")
-	if n := strings.Count(logs, "started\n"); n != 1 {
-		t.Fatalf("the first line appears %d times in the logs:\n%s", n, logs)
+	if want := "started\ngot-usr2\ngot-usr2\ngot-usr1\n"; logs != want {
+		t.Fatalf("alloc logs = %q, want %q: each line once", logs, want)
 	}
 	for _, job := range []string{"trap", "later"} {
 		if _, _, err := s.api().Jobs().Deregister(job, true, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// signal sends sig to the container through the Engine.
+func signal(t *testing.T, d *ownDockerd, id, sig string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.cli.ContainerKill(ctx, id, sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ownLogs is the container's output as the daemon has it.
+func ownLogs(t *testing.T, d *ownDockerd, id string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rc, err := d.cli.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var out bytes.Buffer
+	if _, err := stdcopy.StdCopy(&out, &out, rc); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
 }
 
 // waitForAllocLogs waits until the task's stdout holds want and returns it.
