@@ -1,34 +1,13 @@
 package docker
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/registry"
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/helper/testutil/dockerimage"
 )
-
-// startAuthRegistry runs the registry behind htpasswd auth with one user
-// and returns its address. The daemon talks plain HTTP to a registry on
-// loopback, and sends it the credentials.
-func startAuthRegistry(t *testing.T, user, password string) string {
-	t.Helper()
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "htpasswd")
-	if err := os.WriteFile(file, []byte(user+":"+string(hash)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return startRegistryWith(t, "auth:\n  htpasswd:\n    realm: drover-test\n    path: "+file+"\n")
-}
 
 // A task's auth block pulls from a registry that wants credentials; a
 // wrong password fails the start, not to be retried, with an error naming
@@ -36,13 +15,10 @@ func startAuthRegistry(t *testing.T, user, password string) string {
 // more without credentials, which this registry refuses too.
 func TestPullWithAuth(t *testing.T) {
 	d, cli := newTestDriver(t, nil)
-	reg := startAuthRegistry(t, "drover", "s3cret")
+	user := &dockerimage.RegistryUser{Name: "drover", Password: "s3cret"}
+	reg := dockerimage.StartRegistry(t, user)
 	ref := reg + "/private/busybox:1"
-	enc, err := registry.EncodeAuthConfig(registry.AuthConfig{Username: "drover", Password: "s3cret", ServerAddress: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pushWith(t, cli, dockerimage.Ref, ref, enc)
+	dockerimage.Push(t, cli, dockerimage.Ref, ref, dockerimage.RegistryAuth(t, reg, user))
 	t.Cleanup(func() { removeTag(t, cli, ref) })
 
 	for _, c := range []struct {
