@@ -22,9 +22,13 @@ import (
 // it writes after.
 func TestRecoverReattachesToTheSameContainer(t *testing.T) {
 	first, cli := newTestDriver(t, nil)
-	tt := newTestTask(t, cli, shell(`echo before; echo err-before >&2; read a < /local/go; echo "away $a"; echo "err-away" >&2; read b < /local/go; echo "after $b"; exit 4`))
-	if err := mkfifoAt(tt.cfg.TaskDir + "/local/go"); err != nil {
-		t.Fatal(err)
+	// One FIFO per read: a second read of the same FIFO could open it
+	// while the first write's end is still open, and read its EOF.
+	tt := newTestTask(t, cli, shell(`echo before; echo err-before >&2; read a < /local/go1; echo "away $a"; echo "err-away" >&2; read b < /local/go2; echo "after $b"; exit 4`))
+	for _, f := range []string{"go1", "go2"} {
+		if err := mkfifoAt(tt.cfg.TaskDir + "/local/" + f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	h, err := first.StartTask(tt.cfg)
 	if err != nil {
@@ -34,7 +38,7 @@ func TestRecoverReattachesToTheSameContainer(t *testing.T) {
 		return tt.stdout.String() == "before\n" && tt.stderr.String() == "err-before\n"
 	})
 	first.Shutdown()
-	if err := writeFIFO(tt.cfg.TaskDir+"/local/go", "x\n"); err != nil {
+	if err := writeFIFO(tt.cfg.TaskDir+"/local/go1", "x\n"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the container's output while no driver runs", 20*time.Second, func() bool {
@@ -58,7 +62,7 @@ func TestRecoverReattachesToTheSameContainer(t *testing.T) {
 		t.Fatalf("re-attached task = %+v, want running", st)
 	}
 	waitFor(t, "the output written while away", 10*time.Second, func() bool { return strings.Contains(tt.stdout.String(), "away x") })
-	if err := writeFIFO(tt.cfg.TaskDir+"/local/go", "now\n"); err != nil {
+	if err := writeFIFO(tt.cfg.TaskDir+"/local/go2", "now\n"); err != nil {
 		t.Fatal(err)
 	}
 	res := waitExit(t, second, tt.cfg.ID, 30*time.Second)
