@@ -67,3 +67,45 @@ func TestTaskResourcesCarryEachPortLabelOnce(t *testing.T) {
 		t.Fatalf("ports = %+v, want %+v", got, want)
 	}
 }
+
+// A docker task whose registry refuses its credentials fails at once (no
+// restart), with a Driver Failure event that names the image and says
+// what the registry answered.
+func TestDockerPullWithWrongPasswordFailsWithAnEvent(t *testing.T) {
+	cli := dockerimage.Client(t)
+	dockerimage.Ensure(t)
+	user := &dockerimage.RegistryUser{Name: "drover", Password: "s3cret"}
+	reg := dockerimage.StartRegistry(t, user)
+	ref := reg + "/private/busybox:1"
+	dockerimage.Push(t, cli, dockerimage.Ref, ref, dockerimage.RegistryAuth(t, reg, user))
+
+	clk := clock.NewFake(time.Time{})
+	cfg := docker.DefaultPluginConfig()
+	cfg.GC.Image, cfg.GC.Dangling.Enabled = false, false
+	drv := docker.New(docker.Options{Clock: clk, Config: cfg})
+	t.Cleanup(drv.Shutdown)
+	task := &structs.Task{Name: "web", Driver: "docker", KillTimeout: 3 * time.Second,
+		Config: map[string]any{"image": ref, "command": "true",
+			"auth": []map[string]any{{"username": "drover", "password": "wrong"}}},
+		RestartPolicy: &structs.RestartPolicy{Attempts: 3, Interval: time.Hour, Delay: time.Second, Mode: structs.RestartPolicyModeFail},
+		LogConfig:     &structs.LogConfig{MaxFiles: 2, MaxFileSizeMB: 1}}
+	h := newHarness(t, task, structs.JobTypeService, drv, clk)
+	h.run(t)
+	testutil.WaitFor(t, "the task to fail", h.dead)
+	s := h.tr.TaskState()
+	if !s.Failed || s.Restarts != 0 {
+		t.Fatalf("state %+v, want failed without restarts", s)
+	}
+	var failure *structs.TaskEvent
+	for _, e := range s.Events {
+		if e.Type == structs.TaskDriverFailure {
+			failure = e
+		}
+	}
+	if failure == nil {
+		t.Fatalf("no %s event in %v", structs.TaskDriverFailure, eventTypes(s))
+	}
+	if msg := failure.DisplayMessage; !strings.Contains(msg, `"`+ref+`"`) || !strings.Contains(msg, "unauthorized: authentication required") {
+		t.Fatalf("driver failure event %q, want the image and the registry's answer", msg)
+	}
+}

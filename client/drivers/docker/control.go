@@ -12,9 +12,6 @@ import (
 	"github.com/drover-sched/drover/client/drivers"
 )
 
-// noSince copies a new container's output from its beginning.
-var noSince time.Time
-
 // DefaultSignal is what StopTask sends when the task names no kill_signal,
 // as Nomad's docker driver: SIGTERM.
 const DefaultSignal = syscall.SIGTERM
@@ -121,6 +118,7 @@ func (d *Driver) DestroyTask(id string, force bool) error {
 			return fmt.Errorf("docker: removing container %s: %w", shortID(t.containerID), err)
 		}
 	}
+	removeCursor(t.cfg.TaskDir, t.containerID)
 	d.images.release(t.imageID, imageOf(t))
 	d.mu.Lock()
 	delete(d.tasks, id)

@@ -52,7 +52,22 @@
 // The reaper loop and each pending image removal are goroutines of the
 // Driver too. Shutdown stops them all; containers keep running so that
 // the next client re-attaches with RecoverTask, from the container ID in
-// the handle's DriverState, copying output from the re-attach on.
+// the handle's DriverState.
+//
+// # A daemon or client that goes away
+//
+// The copier reads the output with the daemon's timestamps and keeps a
+// cursor (log_cursor.go), in memory and in a file in the task directory,
+// which the container does not see. A stream the daemon drops while the
+// container runs (the daemon stopped; with live-restore the container
+// lives on) is followed again from the cursor once the daemon answers, and
+// a re-attaching client starts from the cursor the previous one left: the
+// logs get what the container wrote meanwhile, and no line twice (but for
+// one entry copied just before a client was killed). TTY output, which
+// the daemon sends without frames to carry timestamps, is copied from the
+// re-attach on. A failed daemon call of a waiter or copier tells the
+// client's health loop (HealthMayHaveChanged), which fingerprints at once:
+// the node's driver.docker turns unhealthy without waiting for a period.
 //
 // # Collection
 //

@@ -77,6 +77,10 @@ type Driver struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// healthNotice tells the client's health loop that a daemon call
+	// failed, so that it fingerprints again at once (HealthMayHaveChanged).
+	healthNotice chan struct{}
+
 	mu    sync.Mutex
 	tasks map[string]*task
 }
@@ -85,6 +89,7 @@ var (
 	_ drivers.Driver             = (*Driver)(nil)
 	_ drivers.Signaller          = (*Driver)(nil)
 	_ drivers.CapabilitiesDriver = (*Driver)(nil)
+	_ drivers.HealthNotifier     = (*Driver)(nil)
 )
 
 // New returns the docker driver and starts its reaper (when the plugin
@@ -96,7 +101,7 @@ func New(opts Options) *Driver {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	d := &Driver{opts: opts, logger: opts.Logger.Named(Name), clock: clock.OrReal(opts.Clock), tasks: map[string]*task{}}
+	d := &Driver{opts: opts, logger: opts.Logger.Named(Name), clock: clock.OrReal(opts.Clock), tasks: map[string]*task{}, healthNotice: make(chan struct{}, 1)}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	clientOpts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
 	if opts.Config.Endpoint != "" {
@@ -158,6 +163,20 @@ func (d *Driver) Fingerprint() *structs.DriverInfo {
 	info.Healthy = true
 	info.HealthDescription = "Healthy"
 	return info
+}
+
+// HealthMayHaveChanged receives a value after a daemon call failed in a
+// way that a stopped daemon explains (a waiter or a log stream lost its
+// connection).
+func (d *Driver) HealthMayHaveChanged() <-chan struct{} { return d.healthNotice }
+
+// noticeHealth tells the health loop to fingerprint again, without
+// blocking: a notice not taken yet stands for this one too.
+func (d *Driver) noticeHealth() {
+	select {
+	case d.healthNotice <- struct{}{}:
+	default:
+	}
 }
 
 // Shutdown stops the driver's goroutines (waiters, log copiers, reaper,

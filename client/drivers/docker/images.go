@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -155,10 +156,27 @@ func (r *imageRefs) pullWith(tc *TaskConfig, auth *Auth) error {
 // else (a registry that is down) may.
 func pullError(tc *TaskConfig, err error) error {
 	e := fmt.Errorf("docker: pulling image %q failed: %w", tc.Image, err)
-	if cerrdefs.IsNotFound(err) || cerrdefs.IsUnauthorized(err) || cerrdefs.IsPermissionDenied(err) || cerrdefs.IsInvalidArgument(err) {
+	if cerrdefs.IsNotFound(err) || cerrdefs.IsUnauthorized(err) || cerrdefs.IsPermissionDenied(err) || cerrdefs.IsInvalidArgument(err) || refusedCredentials(err) {
 		return e
 	}
 	return &drivers.RecoverableError{Err: e}
+}
+
+// registryRefusals are what a registry's answer says when it refused the
+// credentials (or their absence). The daemon passes such an answer on as
+// a plain error (status 500), so its text is all there is to go by.
+var registryRefusals = []string{"unauthorized", "authentication required", "no basic auth credentials", "access denied", "denied: requested access"}
+
+// refusedCredentials reports whether the registry refused the pull's
+// credentials: retrying with the same ones cannot succeed.
+func refusedCredentials(err error) bool {
+	msg := strings.ToLower(err.Error())
+	for _, r := range registryRefusals {
+		if strings.Contains(msg, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // acquire counts one more user of an image and cancels a pending removal.

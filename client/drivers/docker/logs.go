@@ -2,13 +2,14 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/pkg/stdcopy"
 	"golang.org/x/sys/unix"
 
 	"github.com/drover-sched/drover/client/drivers"
@@ -39,25 +40,160 @@ func (w *logWriters) Close() {
 
 // copyLogs follows the container's output and writes stdout and stderr to
 // the task runner's FIFOs, which turn them into rotated log files as for
-// every other driver. The daemon keeps the output, so a copier that starts
-// late (or again after a client restart, from since) loses nothing that is
-// still there. It closes the writers when the output ends.
+// every other driver. It closes the writers when the output ends.
 //
-// The daemon's follow stream can end, when the container exits, without
-// the output's last line if that line has no newline (`printf done`): the
-// daemon has it, and a plain read returns it. So once the stream ends,
-// the output is read again without follow and what goes beyond the bytes
-// already copied of each stream is copied too. That read is of the whole
-// output the daemon keeps, once per container exit.
-func (d *Driver) copyLogs(ctx context.Context, t *task, since time.Time, w *logWriters) {
+// The output is read with the daemon's timestamps, and the copy keeps a
+// cursor (log_cursor.go) after each entry. When the follow stream ends
+// while the container still runs (the daemon stopped or restarted; with
+// live-restore the container lives on), the copy follows again from the
+// cursor once the daemon answers. When it ends because the container
+// exited, the output is read once more without follow from the cursor: the
+// daemon's follow stream can end without the last line if that line has
+// no newline (`printf done`), and a plain read returns it.
+//
+// start is where the copy begins: the zero cursor for a new container, the
+// previous client's cursor for a re-attached one.
+func (d *Driver) copyLogs(ctx context.Context, t *task, start logCursor, w *logWriters) {
 	defer close(t.logsDone)
 	defer w.Close()
-	stdout, stderr := &skipWriter{w: w.stdout}, &skipWriter{w: w.stderr}
+	if t.tty {
+		d.copyTTYLogs(ctx, t, start.At, w)
+		return
+	}
+	cf, err := openCursorFile(t.cfg.TaskDir, t.containerID)
+	if err != nil {
+		d.logger.Warn("log cursor not kept; a client restart may copy output twice", "container", shortID(t.containerID), "error", err)
+	}
+	defer cf.Close()
+	c := &entryCopy{d: d, t: t, w: w, file: cf, cur: start}
+	retry := logRetryFirst
+	for {
+		copied, err := c.run(ctx, true)
+		if ctx.Err() != nil {
+			return
+		}
+		var werr *logWriteError
+		if errors.As(err, &werr) {
+			d.logger.Debug("container log copy ended", "container", shortID(t.containerID), "error", err)
+			return
+		}
+		if d.stopped(t) {
+			if _, err := c.run(ctx, false); err != nil && ctx.Err() == nil {
+				d.logger.Debug("reading the container's last output failed", "container", shortID(t.containerID), "error", err)
+			}
+			return
+		}
+		d.noticeHealth()
+		if copied > 0 {
+			retry = logRetryFirst
+		}
+		d.logger.Debug("container log stream ended while it runs; following again", "container", shortID(t.containerID), "error", err, "in", retry)
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.clock.After(retry):
+		}
+		retry = min(2*retry, logRetryMax)
+	}
+}
+
+// The waits before the copy follows a running container's output again
+// after the daemon dropped the stream: doubling from logRetryFirst.
+const (
+	logRetryFirst = 250 * time.Millisecond
+	logRetryMax   = 5 * time.Second
+)
+
+// stopped reports whether the container is no longer running (or gone),
+// so that a log stream that ended has all there is. A daemon that does
+// not answer leaves the question open: false.
+func (d *Driver) stopped(t *task) bool {
+	ctx, cancel := d.call()
+	defer cancel()
+	info, err := d.docker.ContainerInspect(ctx, t.containerID)
+	if err != nil {
+		return cerrdefs.IsNotFound(err)
+	}
+	return info.State == nil || !info.State.Running
+}
+
+// entryCopy copies timestamped entries to the FIFOs and moves the cursor.
+type entryCopy struct {
+	d    *Driver
+	t    *task
+	w    *logWriters
+	file *cursorFile
+	cur  logCursor
+	// fileErr is logged once.
+	fileErr bool
+}
+
+// logWriteError is a write to a log FIFO that failed: the task runner's
+// reader is gone, and following again would not help.
+type logWriteError struct{ err error }
+
+func (e *logWriteError) Error() string { return "writing to the log FIFO: " + e.err.Error() }
+func (e *logWriteError) Unwrap() error { return e.err }
+
+// run copies the output from the cursor on (following it when follow)
+// and returns how many entries it copied.
+func (c *entryCopy) run(ctx context.Context, follow bool) (int, error) {
+	opts := container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: follow, Timestamps: true}
+	start := c.cur
+	if !start.At.IsZero() {
+		opts.Since = fmt.Sprintf("%d.%09d", start.At.Unix(), start.At.Nanosecond())
+	}
+	rc, err := c.d.docker.ContainerLogs(ctx, c.t.containerID, opts)
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	fr := &frameReader{r: rc}
+	copied, seen := 0, 0
+	for {
+		e, err := fr.next()
+		if errors.Is(err, io.EOF) {
+			return copied, nil
+		}
+		if err != nil {
+			return copied, err
+		}
+		if start.skips(e.at, &seen) {
+			continue
+		}
+		var dst io.Writer
+		switch e.stream {
+		case frameStdout:
+			dst = c.w.stdout
+		case frameStderr:
+			dst = c.w.stderr
+		default:
+			continue
+		}
+		if _, err := dst.Write(e.data); err != nil {
+			return copied, &logWriteError{err: err}
+		}
+		copied++
+		c.cur.advance(e.at)
+		if err := c.file.write(c.cur); err != nil && !c.fileErr {
+			c.fileErr = true
+			c.d.logger.Warn("log cursor not kept; a client restart may copy output twice", "container", shortID(c.t.containerID), "error", err)
+		}
+	}
+}
+
+// copyTTYLogs copies a TTY container's output, which the daemon sends raw
+// (the streams merged, no frames to carry timestamps), from since on.
+// Once the follow stream ends, the output is read again without follow
+// and what goes beyond the bytes already copied is copied too (the last
+// line without a newline, as above).
+func (d *Driver) copyTTYLogs(ctx context.Context, t *task, since time.Time, w *logWriters) {
+	stdout := &skipWriter{w: w.stdout}
 	opts := container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true}
 	if !since.IsZero() {
 		opts.Since = fmt.Sprintf("%d.%09d", since.Unix(), since.Nanosecond())
 	}
-	if err := d.copyLogStream(ctx, t, opts, stdout, stderr); err != nil {
+	if err := d.copyLogStream(ctx, t, opts, stdout); err != nil {
 		if ctx.Err() == nil {
 			d.logger.Debug("container log copy ended", "container", t.containerID, "error", err)
 		}
@@ -66,17 +202,15 @@ func (d *Driver) copyLogs(ctx context.Context, t *task, since time.Time, w *logW
 	if ctx.Err() != nil {
 		return
 	}
-	// Skip what was copied; write what the stream left out.
 	stdout.skip, stdout.n = stdout.n, 0
-	stderr.skip, stderr.n = stderr.n, 0
 	opts.Follow = false
-	if err := d.copyLogStream(ctx, t, opts, stdout, stderr); err != nil && ctx.Err() == nil {
+	if err := d.copyLogStream(ctx, t, opts, stdout); err != nil && ctx.Err() == nil {
 		d.logger.Debug("reading the container's last output failed", "container", t.containerID, "error", err)
 	}
 }
 
-// copyLogStream copies one logs request's output.
-func (d *Driver) copyLogStream(ctx context.Context, t *task, opts container.LogsOptions, stdout, stderr io.Writer) error {
+// copyLogStream copies one raw (TTY) logs request's output.
+func (d *Driver) copyLogStream(ctx context.Context, t *task, opts container.LogsOptions, stdout io.Writer) error {
 	rc, err := d.docker.ContainerLogs(ctx, t.containerID, opts)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -85,12 +219,7 @@ func (d *Driver) copyLogStream(ctx context.Context, t *task, opts container.Logs
 		return err
 	}
 	defer rc.Close()
-	if t.tty {
-		// A TTY merges the streams and the daemon sends them raw.
-		_, err = io.Copy(stdout, rc)
-	} else {
-		_, err = stdcopy.StdCopy(stdout, stderr, rc)
-	}
+	_, err = io.Copy(stdout, rc)
 	return err
 }
 

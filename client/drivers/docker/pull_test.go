@@ -4,11 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,67 +16,21 @@ import (
 	"github.com/drover-sched/drover/helper/testutil/dockerimage"
 )
 
-// startRegistry runs Debian's docker-registry on a loopback port (which
-// the daemon treats as an insecure registry it may use) and returns its
-// address. The test skips, naming the package, where it is not installed.
+// startRegistry runs a registry without auth on loopback.
 func startRegistry(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("docker-registry")
-	if err != nil {
-		t.Skip("docker-registry is not installed (apt-get install docker-registry)")
-	}
-	dir := t.TempDir()
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	cfg := "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: " + filepath.Join(dir, "data") + "\nhttp:\n  addr: " + addr + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "config.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "serve", filepath.Join(dir, "config.yml"))
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		removeRegistryRefs(addr)
-	})
-	waitFor(t, "the registry to answer", 20*time.Second, func() bool {
-		resp, err := http.Get("http://" + addr + "/v2/")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	return addr
+	return dockerimage.StartRegistry(t, nil)
 }
 
-// push tags src as ref, pushes it and removes the local tag again, so
-// that the next use of ref must pull it.
+// push pushes src as ref anonymously and removes the local tag.
 func push(t *testing.T, cli *client.Client, src, ref string) {
 	t.Helper()
-	ctx := context.Background()
-	if err := cli.ImageTag(ctx, src, ref); err != nil {
-		t.Fatal(err)
-	}
-	rc, err := cli.ImagePush(ctx, ref, image.PushOptions{RegistryAuth: "e30="})
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(rc)
-	rc.Close()
-	if strings.Contains(string(body), `"error"`) {
-		t.Fatalf("push %s: %s", ref, body)
-	}
-	removeTag(t, cli, ref)
+	dockerimage.Push(t, cli, src, ref, dockerimage.RegistryAuth(t, "", nil))
 }
 
 func removeTag(t *testing.T, cli *client.Client, ref string) {
 	t.Helper()
-	if _, err := cli.ImageRemove(context.Background(), ref, image.RemoveOptions{}); err != nil && !strings.Contains(err.Error(), "No such image") {
-		t.Fatal(err)
-	}
+	dockerimage.RemoveTag(t, cli, ref)
 }
 
 func TestMissingImageIsPulledAndForcePullRefreshesIt(t *testing.T) {
@@ -142,27 +91,5 @@ func TestPullOfAnUnknownTagFailsWithoutRetry(t *testing.T) {
 	}
 	if drivers.IsRecoverable(err) {
 		t.Fatalf("a missing image is retried: %v", err)
-	}
-}
-
-// removeRegistryRefs removes every tag and digest reference of the
-// registry at addr that pulls left on the daemon.
-func removeRegistryRefs(addr string) {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
-		return
-	}
-	defer cli.Close()
-	ctx := context.Background()
-	list, err := cli.ImageList(ctx, image.ListOptions{All: true})
-	if err != nil {
-		return
-	}
-	for _, img := range list {
-		for _, ref := range append(append([]string(nil), img.RepoTags...), img.RepoDigests...) {
-			if strings.HasPrefix(ref, addr+"/") {
-				_, _ = cli.ImageRemove(ctx, ref, image.RemoveOptions{})
-			}
-		}
 	}
 }

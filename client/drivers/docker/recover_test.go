@@ -1,29 +1,52 @@
 package docker
 
 import (
+	"bytes"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/drover-sched/drover/client/drivers"
 )
 
+// A re-attached task is the same container, and its logs hold all it
+// wrote exactly once: what the first driver copied, what the container
+// wrote while no driver ran (from the cursor the first one kept), and what
+// it writes after.
 func TestRecoverReattachesToTheSameContainer(t *testing.T) {
 	first, cli := newTestDriver(t, nil)
-	tt := newTestTask(t, cli, shell(`echo before; read line < /local/go; echo "after $line"; exit 4`))
-	if err := mkfifoAt(tt.cfg.TaskDir + "/local/go"); err != nil {
-		t.Fatal(err)
+	// One FIFO per read: a second read of the same FIFO could open it
+	// while the first write's end is still open, and read its EOF.
+	tt := newTestTask(t, cli, shell(`echo before; echo err-before >&2; read a < /local/go1; echo "away $a"; echo "err-away" >&2; read b < /local/go2; echo "after $b"; exit 4`))
+	for _, f := range []string{"go1", "go2"} {
+		if err := mkfifoAt(tt.cfg.TaskDir + "/local/" + f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	h, err := first.StartTask(tt.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first output", 20*time.Second, func() bool { return strings.Contains(tt.stdout.String(), "before") })
+	waitFor(t, "the first output", 20*time.Second, func() bool {
+		return tt.stdout.String() == "before\n" && tt.stderr.String() == "err-before\n"
+	})
 	first.Shutdown()
+	if err := writeFIFO(tt.cfg.TaskDir+"/local/go1", "x\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the container's output while no driver runs", 20*time.Second, func() bool {
+		return strings.Contains(daemonLogs(t, cli, containerIDOf(t, h)), "err-away")
+	})
+	if s := tt.stdout.String(); s != "before\n" {
+		t.Fatalf("stdout while no driver runs = %q", s)
+	}
 
 	second := New(Options{Config: testConfig()})
 	t.Cleanup(second.Shutdown)
@@ -38,17 +61,37 @@ func TestRecoverReattachesToTheSameContainer(t *testing.T) {
 	if st, _ := second.InspectTask(tt.cfg.ID); st == nil || st.State != drivers.TaskStateRunning {
 		t.Fatalf("re-attached task = %+v, want running", st)
 	}
-	if err := writeFIFO(tt.cfg.TaskDir+"/local/go", "now\n"); err != nil {
+	waitFor(t, "the output written while away", 10*time.Second, func() bool { return strings.Contains(tt.stdout.String(), "away x") })
+	if err := writeFIFO(tt.cfg.TaskDir+"/local/go2", "now\n"); err != nil {
 		t.Fatal(err)
 	}
 	res := waitExit(t, second, tt.cfg.ID, 30*time.Second)
 	if res.ExitCode != 4 {
 		t.Fatalf("exit after re-attach = %+v, want 4", res)
 	}
-	waitFor(t, "output after the re-attach", 10*time.Second, func() bool { return strings.Contains(tt.stdout.String(), "after now") })
-	if n := strings.Count(tt.stdout.String(), "before"); n != 1 {
-		t.Fatalf("output from before the re-attach copied %d times: %q", n, tt.stdout.String())
+	tt.stdout.waitOutput(t, "each line once", func(s string) bool { return s == "before\naway x\nafter now\n" })
+	tt.stderr.waitOutput(t, "each line once", func(s string) bool { return s == "err-before\nerr-away\n" })
+	if err := second.DestroyTask(tt.cfg.ID, false); err != nil {
+		t.Fatal(err)
 	}
+	if _, err := os.Stat(cursorPath(tt.cfg.TaskDir, containerIDOf(t, h))); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("log cursor after destroy: %v, want removed", err)
+	}
+}
+
+// daemonLogs is the container's output as the daemon has it.
+func daemonLogs(t *testing.T, cli *client.Client, id string) string {
+	t.Helper()
+	rc, err := cli.ContainerLogs(t.Context(), id, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var out bytes.Buffer
+	if _, err := stdcopy.StdCopy(&out, &out, rc); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
 }
 
 func TestRecoverPicksUpAnExitWhileAway(t *testing.T) {

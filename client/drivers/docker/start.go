@@ -59,7 +59,7 @@ func (d *Driver) StartTask(cfg *drivers.TaskConfig) (*drivers.TaskHandle, error)
 		return nil, fmt.Errorf("docker: starting container %s of image %q: %w", shortID(created.ID), tc.Image, err)
 	}
 	t := &task{cfg: cfg, containerID: created.ID, imageID: imageID, startedAt: d.clock.Now(), tty: tc.TTY}
-	d.track(t, noSince, logs)
+	d.track(t, logCursor{}, logs)
 	state, _ := json.Marshal(driverState{ContainerID: created.ID, ImageID: imageID, Image: tc.Image, TTY: tc.TTY})
 	d.logger.Debug("started container", "task", cfg.ID, "container", shortID(created.ID), "image", tc.Image)
 	return &drivers.TaskHandle{Version: 1, Driver: Name, TaskID: cfg.ID, Config: cfg, StartedAt: t.startedAt, DriverState: state}, nil
@@ -96,8 +96,13 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 	}
 	d.images.acquire(s.ImageID, s.Image)
 	t := &task{cfg: h.Config, containerID: s.ContainerID, imageID: s.ImageID, startedAt: h.StartedAt, tty: s.TTY}
-	// Output from before the restart was copied by the previous client.
-	d.track(t, d.clock.Now(), logs)
+	// Output up to the previous client's cursor was copied by it; without
+	// a cursor (a TTY, or no task directory), from now on.
+	from, ok := readCursor(h.Config.TaskDir, s.ContainerID)
+	if !ok || s.TTY {
+		from = logCursor{At: d.clock.Now()}
+	}
+	d.track(t, from, logs)
 	return nil
 }
 

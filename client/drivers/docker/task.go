@@ -48,10 +48,10 @@ type driverState struct {
 // container's output to reach the log FIFOs.
 const logDrainTimeout = 5 * time.Second
 
-// track registers t and starts its waiter and log copier. logsSince is
-// where the copy begins: zero for a new container (all of it), the
-// re-attach time for a recovered one.
-func (d *Driver) track(t *task, logsSince time.Time, logs *logWriters) {
+// track registers t and starts its waiter and log copier. logsFrom is
+// where the copy begins: the zero cursor for a new container (all of it),
+// the previous client's cursor for a recovered one.
+func (d *Driver) track(t *task, logsFrom logCursor, logs *logWriters) {
 	ctx, cancel := context.WithCancel(d.ctx)
 	t.cancel = cancel
 	t.done = make(chan struct{})
@@ -62,7 +62,7 @@ func (d *Driver) track(t *task, logsSince time.Time, logs *logWriters) {
 	d.wg.Add(2)
 	go func() {
 		defer d.wg.Done()
-		d.copyLogs(ctx, t, logsSince, logs)
+		d.copyLogs(ctx, t, logsFrom, logs)
 	}()
 	go func() {
 		defer d.wg.Done()
@@ -105,6 +105,7 @@ func (d *Driver) waitContainer(ctx context.Context, t *task) *drivers.ExitResult
 				return &drivers.ExitResult{ExitUnknown: true, Err: errors.New("container was removed outside Drover")}
 			}
 			d.logger.Warn("waiting for container failed; retrying", "container", t.containerID, "error", err)
+			d.noticeHealth()
 			select {
 			case <-ctx.Done():
 				return nil

@@ -170,3 +170,29 @@ func rootfs(bb string) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// LoadInto copies the test image from the default daemon into another
+// one (a daemon a test runs of its own) and returns its reference.
+func LoadInto(t testing.TB, dst *client.Client) string {
+	t.Helper()
+	Ensure(t)
+	src := Client(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rc, err := src.ImageSave(ctx, []string{Ref})
+	if err != nil {
+		t.Fatalf("saving test image %s: %v", Ref, err)
+	}
+	defer rc.Close()
+	resp, err := dst.ImageLoad(ctx, rc)
+	if err != nil {
+		t.Fatalf("loading test image %s: %v", Ref, err)
+	}
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if _, err := dst.ImageInspect(ctx, Ref); err != nil {
+		t.Fatalf("test image %s after the load: %v (%s)", Ref, err, buf.String())
+	}
+	return Ref
+}
