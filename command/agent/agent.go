@@ -94,7 +94,7 @@ func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
 // one request rewrites the log, ACL tokens included. Tokens then guard
 // the HTTP API against honest mistakes, not against anyone on the network.
 const aclWithoutTLSWarning = "ACLs are on, but without tls.rpc and tls.verify_server_hostname anyone who can reach this server's RPC port " +
-	"can speak raft and rewrite the cluster's state, ACL tokens included; turn on mutual TLS (see \"Turn TLS on\" in the README) " +
+	"can speak raft and rewrite the cluster's state, ACL tokens included; turn on mutual TLS (see docs/tls.md) " +
 	"before relying on ACLs"
 
 func (a *Agent) start() error {

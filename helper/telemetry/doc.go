@@ -10,7 +10,7 @@
 // nomad.client.allocations.running, nomad.raft.commitTime, ...), so the
 // dashboards and alerts people already have for Nomad work against Drover
 // unchanged. Where Drover measures something Nomad has no metric for, the
-// name sits beside Nomad's in the same tree and the README lists it.
+// name sits beside Nomad's in the same tree and docs/metrics.md lists it.
 //
 // # One sink per agent, except raft's
 //
