@@ -166,6 +166,10 @@ func TestBridgeExecJobServesOnItsHostPortsAndLeavesNothingWhenStopped(t *testing
 		}
 		want := fmt.Sprintf("%s port=8080 host_port=%d addr=127.0.0.1:%d alloc_port=8080 ip=127.0.0.1\n", al.ID, port, port)
 		waitForPage(t, "http://127.0.0.1:"+strconv.Itoa(port)+"/index.html", want)
+		if info, _, err := a.api().Allocations().Info(al.ID, nil); err != nil || info.NetworkStatus == nil ||
+			!strings.HasPrefix(info.NetworkStatus.Address, "10.251.30.") || info.NetworkStatus.InterfaceName != "eth0" {
+			t.Errorf("alloc %s: network status %+v (%v), want its eth0 address on the bridge", al.ID, info.NetworkStatus, err)
+		}
 		logs, _ := a.cli("alloc", "logs", al.ID, "server")
 		if !strings.Contains(logs, "nameserver 10.9.9.9") {
 			t.Errorf("alloc %s's resolv.conf is not its dns block's:\n%s", al.ID, logs)

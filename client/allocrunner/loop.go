@@ -32,6 +32,9 @@ type runState struct {
 
 	// netDown: the alloc's network was torn down (network.go).
 	netDown bool
+	// netStatus is the alloc's address in its own network namespace,
+	// reported with its status (nil in host mode).
+	netStatus *structs.AllocNetworkStatus
 }
 
 // command is a caller's request, run on the loop's goroutine; done is

@@ -30,7 +30,9 @@ func groupNetworkMode(tg *structs.TaskGroup) string {
 
 // setupNetwork is the alloc-level step before any task starts: the
 // alloc's namespace, new or (restored) the one a previous client process
-// made. A group in host mode has nothing to set up.
+// made. A group in host mode has nothing to set up. The alloc's address
+// in its namespace is reported to the servers (NetworkStatus), as Nomad
+// does, for `alloc status` and service addresses.
 func (ar *AllocRunner) setupNetwork(alloc *structs.Allocation, tg *structs.TaskGroup) (drivers.AllocNetwork, error) {
 	mode := groupNetworkMode(tg)
 	if !network.NeedsNamespace(mode) {
@@ -59,6 +61,9 @@ func (ar *AllocRunner) setupNetwork(alloc *structs.Allocation, tg *structs.TaskG
 	}
 	if err != nil {
 		return drivers.AllocNetwork{}, err
+	}
+	if st.Address != "" {
+		ar.st.netStatus = &structs.AllocNetworkStatus{InterfaceName: st.IfName, Address: st.Address, DNS: tg.Networks[0].DNS}
 	}
 	return drivers.AllocNetwork{NetNSPath: st.NetNSPath, ResolvConfPath: st.ResolvConf, DNS: tg.Networks[0].DNS}, nil
 }

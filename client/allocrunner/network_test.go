@@ -83,3 +83,40 @@ func TestAllocNetworkWithoutCNIFailsTheAlloc(t *testing.T) {
 		t.Fatalf("tasks were started: %v", last.TaskStates)
 	}
 }
+
+// A bridge-mode alloc reports its address in its namespace with its
+// status, as Nomad's NetworkStatus; a restored runner reports the same.
+func TestAllocReportsItsBridgeAddress(t *testing.T) {
+	m := nettest.NewManager(t, "drovt-ns", "10.251.25.0/24")
+	alloc := netAlloc(network.ModeBridge)
+	db, base := state.NewMemDB(), t.TempDir()
+	check := func(rec *recorder) {
+		t.Helper()
+		var ns *structs.AllocNetworkStatus
+		testutil.WaitFor(t, "running with a network status", func() bool {
+			a := rec.last()
+			ns = a.NetworkStatus
+			return a.ClientStatus == structs.AllocClientStatusRunning && ns != nil
+		})
+		if !strings.HasPrefix(ns.Address, "10.251.25.") || ns.InterfaceName != "eth0" {
+			t.Fatalf("network status %+v, want eth0 with an address of the bridge's subnet", ns)
+		}
+	}
+	ar, rec, _ := netRunner(t, alloc, m, false, db, base)
+	go ar.Run()
+	check(rec)
+	first := rec.last().NetworkStatus.Address
+	ar.Shutdown()
+
+	ar2, rec2, _ := netRunner(t, alloc, m, true, db, base)
+	go ar2.Run()
+	check(rec2)
+	if got := rec2.last().NetworkStatus.Address; got != first {
+		t.Errorf("the restored runner reports %s, the first %s", got, first)
+	}
+	ar2.Kill("stopped")
+	<-ar2.Done()
+	if err := ar2.Destroy(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -29,6 +29,7 @@ type view struct {
 	alloc        *structs.Allocation // the server's version; shared, never mutated
 	status, desc string              // reported last
 	health       *structs.AllocDeploymentStatus
+	netStatus    *structs.AllocNetworkStatus // set once, never mutated
 	killing      bool
 	tasks        *taskSet
 }
@@ -40,7 +41,7 @@ func (ar *AllocRunner) view() *view { return ar.published.Load() }
 // loop calls it (and New, before the loop exists).
 func (ar *AllocRunner) publish() {
 	st := &ar.st
-	v := &view{alloc: st.alloc, status: st.status, desc: st.desc, killing: st.killing, tasks: st.tasks}
+	v := &view{alloc: st.alloc, status: st.status, desc: st.desc, killing: st.killing, tasks: st.tasks, netStatus: st.netStatus}
 	if st.health != nil {
 		h := *st.health
 		v.health = &h
@@ -73,6 +74,6 @@ func (v *view) snapshot() *structs.Allocation {
 	}
 	return &structs.Allocation{
 		ID: v.alloc.ID, NodeID: v.alloc.NodeID, ClientStatus: status, ClientDescription: desc,
-		TaskStates: states, DeploymentStatus: health, AllocModifyIndex: v.alloc.AllocModifyIndex,
+		TaskStates: states, DeploymentStatus: health, NetworkStatus: v.netStatus, AllocModifyIndex: v.alloc.AllocModifyIndex,
 	}
 }

@@ -62,8 +62,10 @@ type Request struct {
 type Status struct {
 	// NetNSPath is the namespace every task of the alloc joins.
 	NetNSPath string
-	// Address is the alloc's IPv4 address in its namespace ("" for none).
+	// Address is the alloc's IPv4 address in its namespace ("" for none),
+	// on IfName.
 	Address string
+	IfName  string
 	// ResolvConf is the host path of the namespace's resolv.conf, written
 	// from the group's dns block ("" without one).
 	ResolvConf string
@@ -196,7 +198,7 @@ func (m *Manager) attach(ctx context.Context, r *record, dns *structs.DNSConfig)
 }
 
 func (r *record) status() *Status {
-	return &Status{NetNSPath: r.NetNS, Address: r.Address, ResolvConf: r.ResolvConf}
+	return &Status{NetNSPath: r.NetNS, Address: r.Address, IfName: r.IfName, ResolvConf: r.ResolvConf}
 }
 
 func (m *Manager) runtimeConf(r *record) *libcni.RuntimeConf {
