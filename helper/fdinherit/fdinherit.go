@@ -14,13 +14,17 @@ import "golang.org/x/sys/unix"
 // CloseOnExec marks every descriptor from 3 on close-on-exec, so that a
 // child gets only stdio and what its starter passes on purpose. The
 // process keeps using them.
-func CloseOnExec() {
+func CloseOnExec() { CloseOnExecFrom(3) }
+
+// CloseOnExecFrom is CloseOnExec for the descriptors from first on, for a
+// process that keeps a known run below first for its next exec.
+func CloseOnExecFrom(first int) {
 	// close_range(2) with CLOSE_RANGE_CLOEXEC does it in one call (Linux
 	// 5.11); older kernels get the loop.
-	if err := unix.CloseRange(3, ^uint(0), closeRangeCloexec); err == nil {
+	if err := unix.CloseRange(uint(first), ^uint(0), closeRangeCloexec); err == nil {
 		return
 	}
-	for fd := 3; fd < maxScan; fd++ {
+	for fd := first; fd < maxScan; fd++ {
 		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
 		if err != nil {
 			continue

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/drover-sched/drover/helper/fdinherit"
 )
 
 // EnterMode, as EnvMarker's value, starts the enter mode: the process
@@ -46,16 +46,7 @@ func enter() int {
 		fmt.Fprintf(os.Stderr, "drover-exec-enter: %s=%q, want a count of descriptors\n", EnterPassEnv, os.Getenv(EnterPassEnv))
 		return 2
 	}
-	for fd := 4; fd < maxScanFD; fd++ {
-		if fd < 4+pass {
-			continue
-		}
-		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-		if err != nil {
-			continue
-		}
-		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC)
-	}
+	fdinherit.CloseOnExecFrom(4 + pass)
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "drover-exec-enter: nothing to run")
 		return 2

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
+
+	"github.com/drover-sched/drover/helper/fdinherit"
 )
 
 // memoryLimit is the init's Go soft memory limit once the task runs. Its
@@ -47,7 +49,11 @@ func run() int {
 	runtime.LockOSThread()
 	runtime.GOMAXPROCS(1)
 	debug.SetGCPercent(50)
-	closeOnExecAll()
+	// Only what ForkExec hands the task (stdio, and the passed
+	// descriptors renumbered from 3) may reach it: not the Go runtime's
+	// own, not the init's pipes, not any a careless ancestor of the agent
+	// left inheritable.
+	fdinherit.CloseOnExec()
 	status := os.NewFile(StatusFD, "status")
 	fail := func(err error) int {
 		_ = json.NewEncoder(status).Encode(Status{Error: err.Error()})

@@ -110,21 +110,6 @@ func start(s *Spec) (*supervisor, error) {
 	return sup, nil
 }
 
-// closeOnExecAll marks every descriptor from SpecFD on close-on-exec,
-// so that only what ForkExec hands the task (stdio, and the passed
-// descriptors renumbered from 3) reaches it: not the Go runtime's own
-// (it keeps cgroup files open from before main), not the init's pipes,
-// and not any a careless ancestor of the agent left inheritable.
-func closeOnExecAll() {
-	for fd := SpecFD; fd < maxScanFD; fd++ {
-		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-		if err != nil {
-			continue
-		}
-		_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC)
-	}
-}
-
 // passedFDs returns the n descriptors the driver passed for the task,
 // from firstPassFD on; each must be open.
 func passedFDs(n int) ([]uintptr, error) {
