@@ -70,7 +70,7 @@ func TestBridgeDockerJobServesOnItsHostPortAndSharesItsNetworkWithExec(t *testin
 	skipUnlessBridge(t)
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
-		t.Skipf("docker client: %v", err)
+		t.Fatalf("docker client: %v", err)
 	}
 	t.Cleanup(func() { cli.Close() })
 	image := dockerimage.Ensure(t)
