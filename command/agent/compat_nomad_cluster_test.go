@@ -349,11 +349,28 @@ func TestNomadClientBlockingAndErrors(t *testing.T) {
 	}
 	listDone := make(chan error, 1)
 	go func() {
-		more, m, err := c.Evaluations().List(&nomadapi.QueryOptions{WaitIndex: eqm.LastIndex, WaitTime: 30 * time.Second})
-		if err == nil && (m.LastIndex <= eqm.LastIndex || len(more) <= len(evals)) {
-			err = fmt.Errorf("blocking list returned index %d (was %d) with %d evals (were %d)", m.LastIndex, eqm.LastIndex, len(more), len(evals))
+		// A blocking list wakes on any write to the evals table: the
+		// worker finishing the update's eval may come before the new
+		// job's eval. Each wake must move the index on; the new eval
+		// must arrive within a few wakes.
+		index := eqm.LastIndex
+		for wake := 0; wake < 5; wake++ {
+			more, m, err := c.Evaluations().List(&nomadapi.QueryOptions{WaitIndex: index, WaitTime: 30 * time.Second})
+			if err != nil {
+				listDone <- err
+				return
+			}
+			if m.LastIndex <= index {
+				listDone <- fmt.Errorf("blocking list returned index %d, not past %d", m.LastIndex, index)
+				return
+			}
+			if len(more) > len(evals) {
+				listDone <- nil
+				return
+			}
+			index = m.LastIndex
 		}
-		listDone <- err
+		listDone <- fmt.Errorf("blocking list woke 5 times without the new job's eval (had %d evals)", len(evals))
 	}()
 	if _, _, err := jobs.Register(mockServiceJob("other", "y"), nil); err != nil {
 		t.Fatal(err)
