@@ -187,7 +187,8 @@ type queryFn func(ws memdb.WatchSet, st *state.StateStore) (uint64, error)
 // It stops waiting, and answers with what it has, as soon as its caller is
 // gone (the call's context ends: the HTTP client disconnected, the stream
 // closed). While it waits it counts against the server's blocking-query
-// limits; past them it is refused at once (see blockingLimiter).
+// limits; past them it is refused at once (see blockingLimiter). Each
+// wake re-checks the token it was allowed with (blocking_rights.go).
 func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFn) error {
 	s.metrics.IncrCounter(keyRPCQuery, 1)
 	wait := opts.MaxQueryTime
@@ -210,7 +211,13 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 	deadline := time.Now().Add(wait)
 	var expired <-chan struct{}
 	counted := false
-	for {
+	held := s.heldRights(opts)
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			if stand, err := held.stand(); !stand {
+				return err
+			}
+		}
 		// One snapshot per attempt, so the index and the answer agree
 		// (see state.BlockingQuery).
 		st := s.State().View()
