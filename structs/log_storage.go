@@ -12,7 +12,10 @@ import "math"
 // (they share the disk), but it refuses jobs Nomad accepts: the common
 // init + sidecar + main + cleanup group with default logs (4 × 100 MB)
 // on the default 300 MB disk. (The client keeps max_files for stdout and
-// for stderr each; Nomad's formula, kept here, counts one.)
+// for stderr each; Nomad's formula, kept here, counts one.) So the client
+// holds the bound at run time instead: LogRotation shrinks each stream
+// to its share of the disk when the group's streams together would not
+// fit it.
 
 // validate checks one task's logs block on its own.
 func (l *LogConfig) validate(p problems) {
@@ -50,4 +53,50 @@ func validateLogStorage(tg *TaskGroup, p problems) {
 				s, disk)
 		}
 	}
+}
+
+// minLogFileBytes is the smallest file a shrunk rotation writes: below
+// it, rotation churns more than it keeps.
+const minLogFileBytes = 64 << 10
+
+// LogRotation is how the client rotates each of task's two streams
+// (stdout, stderr) in group tg: files of at most bytes each, at most
+// files of them. It is the task's logs block unless the group's streams
+// together could outgrow the group's ephemeral disk, which validation
+// (task by task, as above) allows: then every stream's share shrinks in
+// proportion to what its logs block asks, so that all the group's logs
+// fit in the disk the scheduler reserved. A share keeps the block's file
+// size and fewer files while it can hold two files, and smaller files
+// after that, so a rotation never discards a stream's whole history.
+func (tg *TaskGroup) LogRotation(task *Task) (bytes int64, files int) {
+	lc := task.LogConfig
+	if lc == nil || lc.MaxFiles < 1 || lc.MaxFileSizeMB < 1 {
+		lc = DefaultLogConfig()
+	}
+	bytes, files = int64(lc.MaxFileSizeMB)<<20, lc.MaxFiles
+	if tg == nil || tg.EphemeralDisk == nil || tg.EphemeralDisk.SizeMB <= 0 {
+		return bytes, files
+	}
+	// In MB, two streams per task; in float64, since absurd blocks
+	// (validation reports them) would overflow an int64 sum.
+	var total float64
+	for _, t := range tg.Tasks {
+		l := t.LogConfig
+		if l == nil || l.MaxFiles < 1 || l.MaxFileSizeMB < 1 {
+			l = DefaultLogConfig()
+		}
+		total += 2 * float64(l.storageMB())
+	}
+	disk := float64(tg.EphemeralDisk.SizeMB)
+	if total <= disk {
+		return bytes, files
+	}
+	// The stream's share of the disk, in bytes: disk × own / total.
+	share := int64(disk * (1 << 20) * float64(lc.storageMB()) / total)
+	if share >= 2*bytes {
+		return bytes, int(min(share/bytes, int64(files)))
+	}
+	files = min(files, 2)
+	bytes = max(share/int64(files), minLogFileBytes)
+	return bytes, files
 }

@@ -116,11 +116,10 @@ func (tr *TaskRunner) Run() {
 }
 
 func (tr *TaskRunner) openLogs() (*logmon.TaskLogger, error) {
-	lc := tr.cfg.Task.LogConfig
-	if lc == nil {
-		lc = structs.DefaultLogConfig()
-	}
-	return logmon.Open(tr.cfg.AllocDir.LogDir, tr.cfg.Task.Name, int64(lc.MaxFileSizeMB)<<20, lc.MaxFiles)
+	// The group's streams share its ephemeral disk (structs.LogRotation).
+	alloc, task := tr.current()
+	bytes, files := alloc.LookupTaskGroup().LogRotation(task)
+	return logmon.Open(tr.cfg.AllocDir.LogDir, tr.cfg.Task.Name, bytes, files)
 }
 
 // start starts one attempt: the prestart hooks prepare it (hooks.go),

@@ -310,3 +310,32 @@ func TestRestoreReattachesOrReportsDeadTask(t *testing.T) {
 		t.Fatalf("state %+v", s)
 	}
 }
+
+// A group's tasks may each ask for logs that fit the group's disk on
+// their own (validation checks task by task) but not together: the
+// client then rotates each stream within its share of the disk, so the
+// group's logs stay in the disk the scheduler reserved.
+func TestRotatedLogsOfAGroupStayWithinItsEphemeralDisk(t *testing.T) {
+	clk := clock.NewFake(time.Time{})
+	drv := rawexec.New(nil, clk, true)
+	defer drv.Shutdown()
+	task := rawTask("web", `head -c 5000000 /dev/zero | tr '\0' x`)
+	task.LogConfig = &structs.LogConfig{MaxFiles: 10, MaxFileSizeMB: 1}
+	h := newHarness(t, task, structs.JobTypeBatch, drv, clk)
+	// Four tasks of 10 × 1 MB, two streams each, on a 20 MB disk: each
+	// stream's share is 2.5 MB, two of its 1 MB files.
+	tg := h.cfg.Alloc.Job.TaskGroups[0]
+	tg.EphemeralDisk = &structs.EphemeralDisk{SizeMB: 20}
+	for _, name := range []string{"side", "init", "cleanup"} {
+		tg.Tasks = append(tg.Tasks, &structs.Task{Name: name, Driver: "raw_exec", LogConfig: &structs.LogConfig{MaxFiles: 10, MaxFileSizeMB: 1}})
+	}
+	h.run(t)
+	testutil.WaitFor(t, "task to finish", h.dead)
+	if s := h.tr.TaskState(); s.Failed {
+		t.Fatalf("task failed: %+v", s.Events)
+	}
+	idx := logmon.Indexes(h.dir.LogDir, "web.stdout")
+	if len(idx) != 2 || idx[0] != 3 || idx[1] != 4 {
+		t.Fatalf("stdout files %v, want [3 4]: two 1 MB files of the 5 MB written", idx)
+	}
+}
