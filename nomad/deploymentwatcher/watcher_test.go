@@ -555,3 +555,58 @@ func TestAWriteThatKeepsFailingIsRetriedLessAndLessOften(t *testing.T) {
 		t.Fatalf("%d attempts in 20s, want between 2 and 5", n)
 	}
 }
+
+// flakyState is the harness's store seen through the watcher's State,
+// refusing AllocsByDeployment while failing is set.
+type flakyState struct {
+	State
+	mu      sync.Mutex
+	failing bool
+	reads   int
+}
+
+func (f *flakyState) AllocsByDeployment(ws memdb.WatchSet, id string) ([]*structs.Allocation, error) {
+	f.mu.Lock()
+	f.reads++
+	failing := f.failing
+	f.mu.Unlock()
+	if failing {
+		return nil, fmt.Errorf("read refused")
+	}
+	return f.State.AllocsByDeployment(ws, id)
+}
+
+func (f *flakyState) set(failing bool) (reads int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failing = failing
+	return f.reads
+}
+
+func TestAReadThatFailsIsRetriedAfterTheRetryInterval(t *testing.T) {
+	h := newWatcherHarness(t)
+	h.register(watcherJob("web", 1, nil))
+	ids := h.deploy("web", "d1", 1, 0, rolling)
+	h.health(false, ids...)
+	flaky := &flakyState{State: h.st, failing: true}
+	cfg := h.config(h)
+	cfg.State = func() State { return flaky }
+	w := New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	// The failed pass leaves one timer, its retry, and writes nothing.
+	if !h.clock.WaitForTimers(1, 10*time.Second) {
+		t.Fatal("the watcher armed no retry after a failed read")
+	}
+	if reads := flaky.set(false); reads != 1 {
+		t.Fatalf("%d reads before the retry, want 1", reads)
+	}
+	h.wantStatus("d1", structs.DeploymentStatusRunning, "")
+	h.clock.Advance(defaultRetry)
+	h.waitFor("the retried pass to fail the deployment", 0, func() bool {
+		return h.deployment("d1").Status == structs.DeploymentStatusFailed
+	})
+	h.wantStatus("d1", structs.DeploymentStatusFailed, structs.DeploymentStatusDescriptionFailedAllocations)
+}
