@@ -25,6 +25,11 @@ var importRules = []struct {
 	{"nomad", []string{"structs", "scheduler", "nomad", "helper", "acl"}},
 	// The leader's eval queues know nothing of the server or its state.
 	{"nomad/broker", []string{"structs", "helper"}},
+	// The deployment watcher reads state through its own State interface,
+	// which the state store satisfies as it is, and writes through its Raft
+	// interface: it needs neither the server nor nomad/state (helper is
+	// for helper/clock).
+	{"nomad/deploymentwatcher", []string{"structs", "helper"}},
 	// The decision on a client's report is a function of what it reads.
 	{"nomad/clientreport", []string{"structs"}},
 	{"client", []string{"structs", "client", "helper", "acl"}},

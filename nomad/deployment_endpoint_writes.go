@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/drover-sched/drover/acl"
+	"github.com/drover-sched/drover/nomad/deploymentwatcher"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -65,7 +66,7 @@ func (d *Deployment) Promote(args *structs.DeploymentPromoteRequest, reply *stru
 	now := d.srv.Now()
 	req := *args
 	req.DeploymentID, req.UpdatedAt = dep.ID, now.UnixNano()
-	req.Eval = deploymentEval(job, dep, now, structs.GenerateUUID())
+	req.Eval = deploymentwatcher.Eval(job, dep, now, structs.GenerateUUID())
 	if err := d.srv.State().CheckDeploymentPromotion(&req); err != nil {
 		return deploymentRequestError(err)
 	}
@@ -96,7 +97,7 @@ func (d *Deployment) Pause(args *structs.DeploymentPauseRequest, reply *structs.
 	case !args.Pause && dep.Status == structs.DeploymentStatusPaused:
 		req.DeploymentUpdate = &structs.DeploymentStatusUpdate{DeploymentID: dep.ID,
 			Status: structs.DeploymentStatusRunning, StatusDescription: runningDescription(dep)}
-		req.Eval = deploymentEval(job, dep, now, structs.GenerateUUID())
+		req.Eval = deploymentwatcher.Eval(job, dep, now, structs.GenerateUUID())
 	case args.Pause:
 		return errBadRequest("cannot pause deployment %s: it is %s; only a running deployment can be paused", structs.ShortID(dep.ID), dep.Status)
 	default:
@@ -133,7 +134,7 @@ func (d *Deployment) Fail(args *structs.DeploymentFailRequest, reply *structs.De
 	if err != nil {
 		return err
 	}
-	req, reverted, err := deploymentFailure(d.srv.State(), dep, structs.DeploymentStatusDescriptionFailedByUser, d.srv.Now(), structs.GenerateUUID)
+	req, reverted, err := deploymentwatcher.FailureRequest(d.srv.State(), dep, structs.DeploymentStatusDescriptionFailedByUser, d.srv.Now(), structs.GenerateUUID)
 	if err != nil {
 		return err
 	}
@@ -159,7 +160,7 @@ func (d *Deployment) Unblock(args *structs.DeploymentUnblockRequest, reply *stru
 	req := &structs.DeploymentStatusUpdateRequest{
 		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: dep.ID,
 			Status: structs.DeploymentStatusSuccessful, StatusDescription: structs.DeploymentStatusDescriptionUnblocked},
-		Eval: deploymentEval(job, dep, now, structs.GenerateUUID()), UpdatedAt: now.UnixNano(), WriteRequest: args.WriteRequest,
+		Eval: deploymentwatcher.Eval(job, dep, now, structs.GenerateUUID()), UpdatedAt: now.UnixNano(), WriteRequest: args.WriteRequest,
 	}
 	return d.applyStatus(req, reply)
 }
@@ -186,14 +187,14 @@ func (d *Deployment) SetAllocHealth(args *structs.DeploymentAllocHealthRequest, 
 	req := &structs.ApplyDeploymentAllocHealthRequest{DeploymentAllocHealthRequest: *args, Timestamp: now.UnixNano()}
 	req.DeploymentID = dep.ID
 	if len(args.UnhealthyAllocationIDs) > 0 {
-		fail, reverted, err := deploymentFailure(d.srv.State(), dep, structs.DeploymentStatusDescriptionFailedAllocations, now, structs.GenerateUUID)
+		fail, reverted, err := deploymentwatcher.FailureRequest(d.srv.State(), dep, structs.DeploymentStatusDescriptionFailedAllocations, now, structs.GenerateUUID)
 		if err != nil {
 			return err
 		}
 		req.DeploymentUpdate, req.Job, req.Eval = fail.DeploymentUpdate, fail.Job, fail.Eval
 		reply.RevertedJobVersion = reverted
 	} else {
-		req.Eval = deploymentEval(job, dep, now, structs.GenerateUUID())
+		req.Eval = deploymentwatcher.Eval(job, dep, now, structs.GenerateUUID())
 	}
 	if err := d.srv.State().CheckDeploymentAllocHealth(req); err != nil {
 		return deploymentRequestError(err)

@@ -60,16 +60,16 @@
 //     leader_drainer.go) runs under the leader context as one goroutine. It
 //     keeps nothing between passes: each pass plans from a state snapshot
 //     and writes through raft, so the next leader resumes every drain.
-//   - The deployment watcher (deploymentWatcher, deployment_watcher.go)
-//     runs under the leader context as one goroutine. It owns only what it
-//     has acted on (each deployment's health when it last asked for an
-//     eval) and the evals waiting for their 250ms batch; deployments
-//     themselves are in the state store, changed only through raft, so a
-//     new leader's watcher starts from state. Its decisions are in
-//     deployment_decide.go, shared with the deployment endpoints. It lives
-//     in this package rather than a deploymentwatcher/ sub-package because
-//     it uses the server's Clock; it sees the server only through
-//     deploymentWatcherDeps.
+//   - The deployment watcher (nomad/deploymentwatcher, started by
+//     runDeploymentWatcher in leader_deploymentwatcher.go) runs under the
+//     leader context as one goroutine. It owns only what it has acted on
+//     (each deployment's health when it last asked for an eval) and the
+//     evals waiting for their 250ms batch; deployments themselves are in
+//     the state store, changed only through raft, so a new leader's
+//     watcher starts from state. It reads the state store through its
+//     State interface and writes through deploymentWatcherRaft; the
+//     deployment endpoints build their entries with its Eval and
+//     FailureRequest.
 //
 // # Native services
 //

@@ -367,7 +367,7 @@ func (s *StateStore) AllocsByJob(ws memdb.WatchSet, namespace, jobID string, any
 // (allocJobIndex): the deployment watcher reads them on every change, and
 // when it walked the job's allocs, a deployment of a tenth of a large job
 // paid for the whole job each time (a watcher pass 8-14 times slower,
-// BenchmarkDeploymentWatcherLargeJob in nomad/).
+// BenchmarkDeploymentWatcherLargeJob in nomad/deploymentwatcher/).
 func (s *StateStore) AllocsByEval(ws memdb.WatchSet, evalID string) ([]*structs.Allocation, error) {
 	txn := s.readTxn()
 	ev, err := evalByIDTxn(txn, ws, evalID)

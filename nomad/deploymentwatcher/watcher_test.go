@@ -1,4 +1,4 @@
-package nomad
+package deploymentwatcher
 
 import (
 	"context"
@@ -15,14 +15,15 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// watcherHarness runs the deployment watcher over a real state store. Its
-// writes go to the store directly, one index each, as the FSM would apply
-// them: raft itself is not what these tests are about.
+// watcherHarness runs the deployment watcher over a real in-memory state
+// store and the fake clock. It is the watcher's Raft: its writes go to the
+// store directly, one index each, as the FSM would apply them; raft itself
+// is not what these tests are about.
 type watcherHarness struct {
 	t     testing.TB
 	st    *state.StateStore
 	clock *clock.Fake
-	w     *deploymentWatcher
+	w     *Watcher
 
 	mu    sync.Mutex
 	index uint64
@@ -33,7 +34,7 @@ var watchT0 = time.Unix(1700000000, 0).UTC()
 
 func newWatcherHarness(t testing.TB) *watcherHarness {
 	h := &watcherHarness{t: t, st: state.TestStateStore(t), clock: clock.NewFake(watchT0), index: 100}
-	h.w = newDeploymentWatcher(h, deploymentWatcherConfig{Clock: h.clock, NewID: h.newID})
+	h.w = New(h.config(h))
 	return h
 }
 
@@ -51,7 +52,11 @@ func (h *watcherHarness) next() uint64 {
 	return h.index
 }
 
-func (h *watcherHarness) State() *state.StateStore { return h.st }
+// config is the watcher's configuration over the harness's store and
+// clock, with raft as its writer.
+func (h *watcherHarness) config(raft Raft) Config {
+	return Config{State: func() State { return h.st }, Raft: raft, Clock: h.clock, NewID: h.newID}
+}
 
 func (h *watcherHarness) ApplyDeploymentStatus(req *structs.DeploymentStatusUpdateRequest) error {
 	return h.st.UpdateDeploymentStatus(h.next(), req)
@@ -72,12 +77,31 @@ func (h *watcherHarness) must(err error) {
 	}
 }
 
-// watcherJob is a one-group service job with an update block.
+// watcherJob is a one-group service job ("web", one raw_exec task running
+// /bin/sleep) with an update block.
 func watcherJob(id string, count int, update *structs.UpdateStrategy) *structs.Job {
-	j := fsmTestJob(id)
+	j := &structs.Job{ID: id, Type: structs.JobTypeService, TaskGroups: []*structs.TaskGroup{{
+		Name: "web", Count: 1,
+		Tasks: []*structs.Task{{Name: "t", Driver: "raw_exec", Config: map[string]any{"command": "/bin/sleep", "args": []any{"60"}},
+			Resources: &structs.Resources{CPU: 100, MemoryMB: 64}}},
+	}}}
+	j.Canonicalize()
+	// Set after Canonicalize, so that the group keeps exactly the count
+	// and update block the test gives it.
 	j.TaskGroups[0].Count = count
 	j.TaskGroups[0].Update = update
 	return j
+}
+
+// watcherAlloc is a running alloc of job's group "web" on node n1.
+func watcherAlloc(id string, job *structs.Job, index int, deploymentID string) *structs.Allocation {
+	return &structs.Allocation{
+		ID: id, Namespace: job.Namespace, EvalID: "e-place", Name: structs.AllocName(job.ID, "web", index), NodeID: "n1",
+		JobID: job.ID, Job: job, TaskGroup: "web", DesiredStatus: structs.AllocDesiredStatusRun,
+		ClientStatus:       structs.AllocClientStatusRunning,
+		AllocatedResources: structs.AllocatedResourcesFor(job.TaskGroups[0], nil),
+		CreateTime:         1000, ModifyTime: 1000, DeploymentID: deploymentID,
+	}
 }
 
 // register stores job (a new version if it changed) and returns it.
@@ -101,9 +125,7 @@ func (h *watcherHarness) deploy(jobID, depID string, n, canaries int, ds structs
 	var ids []string
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("%s-a%d", depID, i)
-		a := fsmTestAlloc(id, "n1", job, "e-place")
-		a.Name, a.DeploymentID = structs.AllocName(job.ID, "web", i), depID
-		a.ClientStatus = structs.AllocClientStatusRunning
+		a := watcherAlloc(id, job, i, depID)
 		if i < canaries {
 			a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
 		}
@@ -398,11 +420,11 @@ func TestHealthChangesWithinABatchCostOneEval(t *testing.T) {
 // runWatcher runs a watcher loop until the test ends or stop is called.
 func (h *watcherHarness) runWatcher() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := newDeploymentWatcher(h, deploymentWatcherConfig{Clock: h.clock, NewID: h.newID})
+	w := New(h.config(h))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		w.run(ctx)
+		w.Run(ctx)
 	}()
 	var once sync.Once
 	stop = func() {
@@ -443,7 +465,7 @@ func TestTheWatcherLoopFailsOnTheProgressDeadline(t *testing.T) {
 	h.deploy("web", "d1", 2, 0, rolling)
 	h.runWatcher()
 	// The loop asks for one eval when it first sees the deployment.
-	h.waitFor("the first eval", defaultDeploymentEvalBatch, func() bool { return len(h.watcherEvals("web")) == 1 })
+	h.waitFor("the first eval", defaultEvalBatch, func() bool { return len(h.watcherEvals("web")) == 1 })
 	at := h.waitFor("the deployment to fail", 30*time.Second, func() bool {
 		return h.deployment("d1").Status == structs.DeploymentStatusFailed
 	})
@@ -461,7 +483,7 @@ func TestANewLeadersWatcherPicksUpFromState(t *testing.T) {
 	ids := stableThenBroken(h, true)
 	stop := h.runWatcher()
 	h.health(true, ids[0])
-	h.waitFor("an eval for the healthy alloc", defaultDeploymentEvalBatch, func() bool {
+	h.waitFor("an eval for the healthy alloc", defaultEvalBatch, func() bool {
 		d := h.deployment("d1")
 		return d.TaskGroups["web"].HealthyAllocs == 1 && len(h.watcherEvals("web")) > 0
 	})
@@ -513,10 +535,10 @@ func TestAWriteThatKeepsFailingIsRetriedLessAndLessOften(t *testing.T) {
 	ids := h.deploy("web", "d1", 1, 0, rolling)
 	h.health(false, ids...)
 	r := &refusingHarness{watcherHarness: h}
-	w := newDeploymentWatcher(r, deploymentWatcherConfig{Clock: h.clock, NewID: h.newID})
+	w := New(h.config(r))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); w.run(ctx) }()
+	go func() { defer close(done); w.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	attempts := func() int {
 		r.mu.Lock()
@@ -532,4 +554,59 @@ func TestAWriteThatKeepsFailingIsRetriedLessAndLessOften(t *testing.T) {
 	if n := attempts(); n < 2 || n > 5 {
 		t.Fatalf("%d attempts in 20s, want between 2 and 5", n)
 	}
+}
+
+// flakyState is the harness's store seen through the watcher's State,
+// refusing AllocsByDeployment while failing is set.
+type flakyState struct {
+	State
+	mu      sync.Mutex
+	failing bool
+	reads   int
+}
+
+func (f *flakyState) AllocsByDeployment(ws memdb.WatchSet, id string) ([]*structs.Allocation, error) {
+	f.mu.Lock()
+	f.reads++
+	failing := f.failing
+	f.mu.Unlock()
+	if failing {
+		return nil, fmt.Errorf("read refused")
+	}
+	return f.State.AllocsByDeployment(ws, id)
+}
+
+func (f *flakyState) set(failing bool) (reads int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failing = failing
+	return f.reads
+}
+
+func TestAReadThatFailsIsRetriedAfterTheRetryInterval(t *testing.T) {
+	h := newWatcherHarness(t)
+	h.register(watcherJob("web", 1, nil))
+	ids := h.deploy("web", "d1", 1, 0, rolling)
+	h.health(false, ids...)
+	flaky := &flakyState{State: h.st, failing: true}
+	cfg := h.config(h)
+	cfg.State = func() State { return flaky }
+	w := New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	// The failed pass leaves one timer, its retry, and writes nothing.
+	if !h.clock.WaitForTimers(1, 10*time.Second) {
+		t.Fatal("the watcher armed no retry after a failed read")
+	}
+	if reads := flaky.set(false); reads != 1 {
+		t.Fatalf("%d reads before the retry, want 1", reads)
+	}
+	h.wantStatus("d1", structs.DeploymentStatusRunning, "")
+	h.clock.Advance(defaultRetry)
+	h.waitFor("the retried pass to fail the deployment", 0, func() bool {
+		return h.deployment("d1").Status == structs.DeploymentStatusFailed
+	})
+	h.wantStatus("d1", structs.DeploymentStatusFailed, structs.DeploymentStatusDescriptionFailedAllocations)
 }

@@ -1,4 +1,4 @@
-package nomad
+package deploymentwatcher
 
 import (
 	"context"
@@ -9,23 +9,52 @@ import (
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/drover-sched/drover/helper/clock"
-	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
-// deploymentWatcherDeps is what the deployment watcher needs of the
-// server: the state to read and three raft writes. It reads nothing else
-// and writes only through these, so a new leader's watcher picks up where
-// the last one stopped from state alone.
-type deploymentWatcherDeps interface {
-	State() *state.StateStore
+// JobReader is what the decisions shared with the deployment endpoints
+// read: a deployment's job and its versions.
+type JobReader interface {
+	JobByID(ws memdb.WatchSet, namespace, id string) (*structs.Job, error)
+	// JobVersionsByID returns every stored version of a job, newest
+	// first.
+	JobVersionsByID(ws memdb.WatchSet, namespace, id string) ([]*structs.Job, error)
+}
+
+// State is what the watcher reads of the state store, each read adding
+// what it looked at to ws so that the loop wakes when any of it changes.
+// The server's state store satisfies it as it is.
+type State interface {
+	JobReader
+	// AbandonCh is closed when a snapshot restore replaces the store.
+	AbandonCh() <-chan struct{}
+	// Deployments iterates over every stored deployment.
+	Deployments(ws memdb.WatchSet) (memdb.ResultIterator, error)
+	AllocsByDeployment(ws memdb.WatchSet, deploymentID string) ([]*structs.Allocation, error)
+}
+
+// Raft writes the watcher's decisions, each as one raft entry; nothing
+// else the watcher does changes state, so a new leader's watcher picks up
+// where the last one stopped from state alone.
+type Raft interface {
+	// ApplyDeploymentStatus commits a status change with the job and
+	// eval that come with it (DeploymentStatusUpdateRequestType).
 	ApplyDeploymentStatus(req *structs.DeploymentStatusUpdateRequest) error
+	// ApplyDeploymentPromotion commits a promotion with its eval
+	// (DeploymentPromoteRequestType).
 	ApplyDeploymentPromotion(req *structs.DeploymentPromoteRequest) error
+	// UpsertEvals commits a batch of evals (EvalUpdateRequestType).
 	UpsertEvals(evals []*structs.Evaluation) error
 }
 
-// deploymentWatcherConfig configures the watcher.
-type deploymentWatcherConfig struct {
+// Config is what the watcher depends on.
+type Config struct {
+	// State returns the current state store (a snapshot restore replaces
+	// it, and abandons the old one, which wakes the loop).
+	State func() State
+	Raft  Raft
+	// Clock is the server's injected clock (a fake one in tests): the
+	// progress deadlines, the eval batch and the retries are timers on it.
 	Clock  clock.Clock
 	Logger hclog.Logger
 	// EvalBatchDuration is how long health changes are gathered before
@@ -43,15 +72,15 @@ type deploymentWatcherConfig struct {
 // Default watcher timings, as Nomad's: health changes are batched for a
 // quarter of a second.
 const (
-	defaultDeploymentEvalBatch = 250 * time.Millisecond
-	defaultDeploymentRetry     = time.Second
-	maxDeploymentRetry         = time.Minute
+	defaultEvalBatch = 250 * time.Millisecond
+	defaultRetry     = time.Second
+	maxRetry         = time.Minute
 )
 
-// deploymentWatcher is the leader loop that owns deployment state
-// transitions. One goroutine (run) does everything: it reads every active
-// deployment from a state snapshot, decides for each what must happen, and
-// writes those decisions through raft. It fails a deployment that has an
+// Watcher is the leader loop that owns deployment state transitions. One
+// goroutine (Run) does everything: it reads every active deployment from
+// the state store, decides for each what must happen, and writes those
+// decisions through raft. It fails a deployment that has an
 // unhealthy alloc or missed its progress deadline (registering the last
 // stable job version again when a group asks for auto_revert), promotes
 // canaries that are all healthy when every waiting group asks for
@@ -65,9 +94,11 @@ const (
 // waiting for their batch; both are rebuilt from state by the next
 // leader's watcher, which starts by asking for one eval per active
 // deployment so that no change made during the election is missed.
-type deploymentWatcher struct {
-	deps deploymentWatcherDeps
-	cfg  deploymentWatcherConfig
+//
+// A Watcher serves one term of leadership: the server makes a new one
+// each time it becomes leader.
+type Watcher struct {
+	cfg Config
 
 	// seen is each active deployment's health as of the last eval asked
 	// for it.
@@ -89,12 +120,13 @@ func markOf(d *structs.Deployment) healthMark {
 	return m
 }
 
-func newDeploymentWatcher(deps deploymentWatcherDeps, cfg deploymentWatcherConfig) *deploymentWatcher {
+// New returns a watcher; Run starts it.
+func New(cfg Config) *Watcher {
 	if cfg.EvalBatchDuration <= 0 {
-		cfg.EvalBatchDuration = defaultDeploymentEvalBatch
+		cfg.EvalBatchDuration = defaultEvalBatch
 	}
 	if cfg.RetryInterval <= 0 {
-		cfg.RetryInterval = defaultDeploymentRetry
+		cfg.RetryInterval = defaultRetry
 	}
 	if cfg.NewID == nil {
 		cfg.NewID = structs.GenerateUUID
@@ -102,12 +134,12 @@ func newDeploymentWatcher(deps deploymentWatcherDeps, cfg deploymentWatcherConfi
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	return &deploymentWatcher{deps: deps, cfg: cfg, seen: map[string]healthMark{}, pending: map[structs.NamespacedID]*structs.Evaluation{}}
+	return &Watcher{cfg: cfg, seen: map[string]healthMark{}, pending: map[structs.NamespacedID]*structs.Evaluation{}}
 }
 
-// run watches until ctx ends (leadership lost). Evals still waiting for
+// Run watches until ctx ends (leadership lost). Evals still waiting for
 // their batch then are dropped: the next leader's watcher asks again.
-func (w *deploymentWatcher) run(ctx context.Context) {
+func (w *Watcher) Run(ctx context.Context) {
 	var batch clock.Timer
 	var batchC <-chan time.Time
 	defer func() {
@@ -115,9 +147,9 @@ func (w *deploymentWatcher) run(ctx context.Context) {
 			batch.Stop()
 		}
 	}()
-	// retry doubles with each failed pass in a row, up to
-	// maxDeploymentRetry, so that a write the FSM keeps refusing costs a
-	// raft entry a minute, not one a second.
+	// retry doubles with each failed pass in a row, up to maxRetry, so
+	// that a write the FSM keeps refusing costs a raft entry a minute,
+	// not one a second.
 	retry := w.cfg.RetryInterval
 	for {
 		ws := memdb.NewWatchSet()
@@ -133,7 +165,7 @@ func (w *deploymentWatcher) run(ctx context.Context) {
 			}
 			w.cfg.Logger.Error("deployment watcher pass failed; retrying", "error", err, "retry_in", retry)
 			wake = w.cfg.Clock.Now().Add(retry)
-			retry = min(2*retry, maxDeploymentRetry)
+			retry = min(2*retry, maxRetry)
 		} else {
 			retry = w.cfg.RetryInterval
 			wake = next
@@ -169,7 +201,7 @@ func (w *deploymentWatcher) run(ctx context.Context) {
 }
 
 // flush writes the batched evals in one raft entry.
-func (w *deploymentWatcher) flush() {
+func (w *Watcher) flush() {
 	if len(w.pending) == 0 {
 		return
 	}
@@ -179,7 +211,7 @@ func (w *deploymentWatcher) flush() {
 	}
 	sort.Slice(evals, func(i, j int) bool { return evals[i].ID < evals[j].ID })
 	w.pending = map[structs.NamespacedID]*structs.Evaluation{}
-	if err := w.deps.UpsertEvals(evals); err != nil {
+	if err := w.cfg.Raft.UpsertEvals(evals); err != nil {
 		// The marks stay as they are: a deployment whose eval was lost
 		// would wait for its next health change, so forget them instead
 		// and ask again on the next pass.
@@ -193,8 +225,8 @@ func (w *deploymentWatcher) flush() {
 // pass looks at every active deployment once, acts on what it finds, adds
 // what it read to ws, and returns the earliest progress deadline still
 // ahead (zero for none).
-func (w *deploymentWatcher) pass(ws memdb.WatchSet) (time.Time, error) {
-	st := w.deps.State()
+func (w *Watcher) pass(ws memdb.WatchSet) (time.Time, error) {
+	st := w.cfg.State()
 	ws.Add(st.AbandonCh())
 	it, err := st.Deployments(ws)
 	if err != nil {
@@ -228,7 +260,7 @@ func (w *deploymentWatcher) pass(ws memdb.WatchSet) (time.Time, error) {
 
 // watch decides about one active deployment at now, and returns its next
 // progress deadline.
-func (w *deploymentWatcher) watch(ws memdb.WatchSet, st *state.StateStore, d *structs.Deployment, now time.Time) (time.Time, error) {
+func (w *Watcher) watch(ws memdb.WatchSet, st State, d *structs.Deployment, now time.Time) (time.Time, error) {
 	if d.Status != structs.DeploymentStatusRunning {
 		// Paused, pending and blocked deployments wait for a person (or,
 		// for blocked ones, another region); resuming creates its own eval.
@@ -253,8 +285,8 @@ func (w *deploymentWatcher) watch(ws memdb.WatchSet, st *state.StateStore, d *st
 		}
 		w.cfg.Logger.Info("promoting canaries automatically", "deployment", d.ID, "job", d.JobID)
 		w.seen[d.ID] = markOf(d)
-		return cutoff, w.deps.ApplyDeploymentPromotion(&structs.DeploymentPromoteRequest{
-			DeploymentID: d.ID, All: true, Eval: deploymentEval(job, d, now, w.cfg.NewID()), UpdatedAt: now.UnixNano(),
+		return cutoff, w.cfg.Raft.ApplyDeploymentPromotion(&structs.DeploymentPromoteRequest{
+			DeploymentID: d.ID, All: true, Eval: Eval(job, d, now, w.cfg.NewID()), UpdatedAt: now.UnixNano(),
 			WriteRequest: structs.WriteRequest{Namespace: d.Namespace},
 		})
 	}
@@ -268,7 +300,7 @@ func (w *deploymentWatcher) watch(ws memdb.WatchSet, st *state.StateStore, d *st
 
 // askForEval queues an eval for d's job for the next batch; a job already
 // queued keeps its one eval.
-func (w *deploymentWatcher) askForEval(st *state.StateStore, d *structs.Deployment, now time.Time) error {
+func (w *Watcher) askForEval(st State, d *structs.Deployment, now time.Time) error {
 	w.seen[d.ID] = markOf(d)
 	key := structs.NamespacedID{Namespace: d.Namespace, ID: d.JobID}
 	if _, ok := w.pending[key]; ok {
@@ -278,13 +310,13 @@ func (w *deploymentWatcher) askForEval(st *state.StateStore, d *structs.Deployme
 	if err != nil {
 		return err
 	}
-	w.pending[key] = deploymentEval(job, d, now, w.cfg.NewID())
+	w.pending[key] = Eval(job, d, now, w.cfg.NewID())
 	return nil
 }
 
 // fail fails d, reverting its job if it asks for that.
-func (w *deploymentWatcher) fail(st *state.StateStore, d *structs.Deployment, why string, now time.Time) error {
-	req, reverted, err := deploymentFailure(st, d, why, now, w.cfg.NewID)
+func (w *Watcher) fail(st State, d *structs.Deployment, why string, now time.Time) error {
+	req, reverted, err := FailureRequest(st, d, why, now, w.cfg.NewID)
 	if err != nil {
 		return err
 	}
@@ -295,5 +327,5 @@ func (w *deploymentWatcher) fail(st *state.StateStore, d *structs.Deployment, wh
 	}
 	delete(w.pending, structs.NamespacedID{Namespace: d.Namespace, ID: d.JobID})
 	delete(w.seen, d.ID)
-	return w.deps.ApplyDeploymentStatus(req)
+	return w.cfg.Raft.ApplyDeploymentStatus(req)
 }

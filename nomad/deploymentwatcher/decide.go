@@ -1,18 +1,17 @@
-package nomad
+package deploymentwatcher
 
 import (
 	"strconv"
 	"time"
 
-	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
-// This file holds the decisions about one deployment that the deployment
-// watcher and the deployment endpoints share. Each reads the state store
-// (never writes) and takes the time and a source of IDs as arguments, so
-// it is the same decision wherever it runs and a test can give it a fixed
-// clock.
+// This file holds the decisions about one deployment that the watcher
+// and the server's deployment endpoints share (Eval, FailureRequest).
+// Each reads the state store (never writes) and takes the time and a
+// source of IDs as arguments, so it is the same decision wherever it runs
+// and a test can give it a fixed clock.
 
 // deploymentAllocHealth summarises a deployment's allocs.
 type deploymentAllocHealth struct {
@@ -106,8 +105,10 @@ func canAutoPromote(d *structs.Deployment, h deploymentAllocHealth) bool {
 	return waiting > 0
 }
 
-// deploymentEval is the eval that moves a deployment's job on.
-func deploymentEval(job *structs.Job, d *structs.Deployment, now time.Time, id string) *structs.Evaluation {
+// Eval is the eval that moves a deployment's job on: the watcher's after
+// a health change, and the one that comes with a promotion, a failure, a
+// resume or an unblock. job may be nil (it was purged).
+func Eval(job *structs.Job, d *structs.Deployment, now time.Time, id string) *structs.Evaluation {
 	priority := d.EvalPriority
 	if priority == 0 && job != nil {
 		priority = job.Priority
@@ -123,12 +124,12 @@ func deploymentEval(job *structs.Job, d *structs.Deployment, now time.Time, id s
 	return e
 }
 
-// deploymentFailure builds the raft entry that fails d with description
+// FailureRequest builds the raft entry that fails d with description
 // base: the status change, the eval that stops the rollout, and, when a
 // group asks for auto_revert, the newest stable earlier version of the job
 // registered again as a new version. The description says which version it
 // rolls back to, or why it does not. revertedTo is that version, or nil.
-func deploymentFailure(st *state.StateStore, d *structs.Deployment, base string, now time.Time, newID func() string) (
+func FailureRequest(st JobReader, d *structs.Deployment, base string, now time.Time, newID func() string) (
 	req *structs.DeploymentStatusUpdateRequest, revertedTo *uint64, err error) {
 	job, err := st.JobByID(nil, d.Namespace, d.JobID)
 	if err != nil {
@@ -158,7 +159,7 @@ func deploymentFailure(st *state.StateStore, d *structs.Deployment, base string,
 	return &structs.DeploymentStatusUpdateRequest{
 		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: d.ID, Status: structs.DeploymentStatusFailed, StatusDescription: desc},
 		Job:              revert,
-		Eval:             deploymentEval(job, d, now, newID()),
+		Eval:             Eval(job, d, now, newID()),
 		UpdatedAt:        now.UnixNano(),
 	}, revertedTo, nil
 }
@@ -174,7 +175,7 @@ func wantsAutoRevert(d *structs.Deployment) bool {
 
 // latestStableVersion is the newest stable version of job other than its
 // current one, or nil.
-func latestStableVersion(st *state.StateStore, job *structs.Job) (*structs.Job, error) {
+func latestStableVersion(st JobReader, job *structs.Job) (*structs.Job, error) {
 	versions, err := st.JobVersionsByID(nil, job.Namespace, job.ID)
 	if err != nil {
 		return nil, err
