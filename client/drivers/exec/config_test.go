@@ -87,6 +87,7 @@ func TestAMappedEtcIsCopiedWithoutItsSecrets(t *testing.T) {
 		"passwd":  "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n",
 		"group":   "root:x:0:\nnogroup:x:65534:\n",
 		"shadow":  "root:secret:::::::\n",
+		"gshadow": "root:*::\n",
 		"sudoers": "ALL ALL=(ALL) NOPASSWD: ALL\n",
 		"hosts":   "127.0.0.1 localhost\n",
 	} {
@@ -107,7 +108,7 @@ func TestAMappedEtcIsCopiedWithoutItsSecrets(t *testing.T) {
 	}
 	waitOutput(t, stdout, "\n")
 	got := strings.Fields(stdout.String())
-	if !contains(got, "passwd") || !contains(got, "hosts") || contains(got, "shadow") || contains(got, "sudoers") {
+	if !contains(got, "passwd") || !contains(got, "hosts") || contains(got, "shadow") || contains(got, "gshadow") || contains(got, "sudoers") {
 		t.Errorf("the task's /etc holds %v", got)
 	}
 }
