@@ -6,6 +6,7 @@ import (
 	"github.com/drover-sched/drover/client/drivers/exec"
 	"github.com/drover-sched/drover/client/drivers/mock"
 	"github.com/drover-sched/drover/client/drivers/rawexec"
+	"github.com/drover-sched/drover/client/taskuser"
 )
 
 // setupDrivers loads the drivers the config enables. raw_exec additionally
@@ -20,7 +21,8 @@ func (c *Client) setupDrivers() {
 			c.drivers[name] = d
 			c.shutdowns = append(c.shutdowns, d.Shutdown)
 		case exec.Name:
-			opts := exec.Options{Logger: c.logger, Clock: c.clock, Enabled: c.cfg.ReadBool("driver.exec.enable", true), ChrootEnv: c.cfg.ChrootEnv}
+			users := taskuser.ParsePolicy(c.cfg.Options)
+			opts := exec.Options{Logger: c.logger, Clock: c.clock, Enabled: c.cfg.ReadBool("driver.exec.enable", true), ChrootEnv: c.cfg.ChrootEnv, Users: &users}
 			// A plugin block the driver cannot read leaves it unhealthy,
 			// saying why, rather than running tasks with other rules.
 			opts.ConfigError = opts.PluginOptions(c.cfg.ExecPlugin)

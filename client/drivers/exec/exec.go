@@ -12,6 +12,7 @@ import (
 
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/drivers/executor"
+	"github.com/drover-sched/drover/client/taskuser"
 	"github.com/drover-sched/drover/helper/clock"
 )
 
@@ -50,6 +51,11 @@ type Options struct {
 	// ConfigError is what was wrong with the client's configuration of
 	// the driver (PluginOptions' error); the driver is unhealthy with it.
 	ConfigError error
+	// Users is the client's user.denylist for the drivers it checks; nil
+	// means taskuser's defaults (root denied for exec). The task runner
+	// checks it before a start; the driver checks again, so no path to
+	// StartTask runs a denied user.
+	Users *taskuser.Policy
 
 	// allowNamed is set by New when AllowCaps was given.
 	allowNamed bool

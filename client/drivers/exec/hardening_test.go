@@ -29,7 +29,7 @@ echo done
 
 func TestWhatATaskCanWriteHoldsNoWorkingDeviceAndHostProcIsReadOnly(t *testing.T) {
 	needRoot(t)
-	d := newDriver(t)
+	d := newRootDriver(t)
 	cfg, stdout, stderr := testTask(t, hardeningScript)
 	cfg.User = "root"
 	start(t, d, cfg)
@@ -80,7 +80,7 @@ func TestSubmountsOfAMappedDirectoryAreReadOnlyToo(t *testing.T) {
 	t.Cleanup(func() { _ = unix.Unmount(sub, unix.MNT_DETACH) })
 	env := maps.Clone(DefaultChrootEnv)
 	env[src] = "/opt/extra"
-	d := New(Options{Enabled: true, ChrootEnv: env})
+	d := New(Options{Enabled: true, ChrootEnv: env, Users: rootAllowed})
 	t.Cleanup(d.Shutdown)
 	cfg, stdout, stderr := testTask(t, `{ echo x > /opt/extra/sub/f; } 2>/dev/null && echo "sub-writable"; awk '$5=="/opt/extra/sub" {print "mount", $6}' /proc/self/mountinfo; echo done`)
 	cfg.User = "root"

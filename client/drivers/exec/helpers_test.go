@@ -22,6 +22,7 @@ import (
 	"github.com/drover-sched/drover/client/drivers/exec/execinit"
 	"github.com/drover-sched/drover/client/drivers/executor"
 	"github.com/drover-sched/drover/client/internal/testutil"
+	"github.com/drover-sched/drover/client/taskuser"
 )
 
 // TestMain lets the test binary stand in for the drover executable: the
@@ -75,6 +76,18 @@ var taskSeq atomic.Int64
 func newDriver(t testing.TB) *executor.Driver {
 	t.Helper()
 	d := New(Options{Enabled: true})
+	t.Cleanup(d.Shutdown)
+	return d
+}
+
+// rootAllowed is the user policy of a client whose operator emptied
+// user.denylist: tests of what a root task holds run under it.
+var rootAllowed = &taskuser.Policy{}
+
+// newRootDriver is newDriver on a client that lets tasks run as root.
+func newRootDriver(t testing.TB) *executor.Driver {
+	t.Helper()
+	d := New(Options{Enabled: true, Users: rootAllowed})
 	t.Cleanup(d.Shutdown)
 	return d
 }

@@ -55,7 +55,7 @@ func TestTheInitKeepsNoPrivilegesOnceTheTaskRuns(t *testing.T) {
 // at least; on every thread where the build has no cgo).
 func TestARootTasksInitKeepsOnlyKill(t *testing.T) {
 	needRoot(t)
-	d := newDriver(t)
+	d := newRootDriver(t)
 	cfg, stdout, stderr := testTask(t, `grep -E '^(CapPrm|CapEff):' /proc/1/status; echo done`)
 	cfg.User = "root"
 	start(t, d, cfg)

@@ -22,6 +22,7 @@ import (
 	"github.com/drover-sched/drover/client/drivers"
 	"github.com/drover-sched/drover/client/drivers/exec/execinit"
 	"github.com/drover-sched/drover/client/drivers/executor"
+	"github.com/drover-sched/drover/client/taskuser"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -50,6 +51,7 @@ type isolation struct {
 	probeErr error
 	// configErr is Options.ConfigError.
 	configErr error
+	users     taskuser.Policy
 	logger    hclog.Logger
 
 	mu sync.Mutex
@@ -89,6 +91,10 @@ func newIsolation(opts Options) *isolation {
 	}
 	if i.logger == nil {
 		i.logger = hclog.NewNullLogger()
+	}
+	i.users = taskuser.ParsePolicy(nil)
+	if opts.Users != nil {
+		i.users = *opts.Users
 	}
 	i.exe = opts.Executable
 	if i.exe == "" {
@@ -135,6 +141,10 @@ func (i *isolation) taskIdentity(cfg *drivers.TaskConfig) (credentials, []uint, 
 	name := cfg.User
 	if name == "" {
 		name = DefaultUser
+	}
+	resolve := func(n string) (taskuser.User, error) { return taskuser.LookupFiles(i.etc, n) }
+	if err := i.users.Check(Name, name, resolve); err != nil {
+		return credentials{}, nil, err
 	}
 	creds, err := lookupUser(i.etc, name)
 	if err != nil {

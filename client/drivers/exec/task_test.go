@@ -35,7 +35,7 @@ func TestCapabilitiesFollowTheUserCapAddAndCapDrop(t *testing.T) {
 		{"root with cap_drop kill lacks kill", "root", nil, []any{"CAP_KILL"}, "00000000a80405db"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := newDriver(t)
+			d := newRootDriver(t)
 			cfg, stdout, stderr := testTask(t, `grep -E '^Cap(Eff|Bnd|Inh)' /proc/self/status`)
 			cfg.User = tc.user
 			if tc.add != nil {
