@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"github.com/drover-sched/drover/acl"
-	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -16,7 +15,7 @@ import (
 // defaultSchedulerConfig is the configuration a cluster starts with: the
 // agent's server.default_scheduler_config, or Nomad's defaults.
 func (s *Server) defaultSchedulerConfig() *structs.SchedulerConfiguration {
-	cfg := state.DefaultSchedulerConfig()
+	cfg := structs.DefaultSchedulerConfig()
 	if s.config.DefaultSchedulerConfig != nil {
 		c := *s.config.DefaultSchedulerConfig
 		cfg = &c

@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
-	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -31,7 +30,7 @@ import (
 // when the cluster has none; after that only the operator API changes it.
 func (d *decoder) decodeDefaultSchedulerConfig(body hcl.Body, dst **structs.SchedulerConfiguration) {
 	const path = "server.default_scheduler_config"
-	cfg := state.DefaultSchedulerConfig()
+	cfg := structs.DefaultSchedulerConfig()
 	p := &cfg.PreemptionConfig
 	d.walk(body, &section{
 		path: path,

@@ -71,22 +71,13 @@ func (s *StateStore) SchedulerConfigWatch(ws memdb.WatchSet) (uint64, *structs.S
 		return 0, nil, err
 	}
 	if cfg == nil {
-		return 0, DefaultSchedulerConfig(), nil
+		return 0, structs.DefaultSchedulerConfig(), nil
 	}
 	idx, err := indexTxn(txn, TableSchedulerConfig)
 	if err != nil {
 		return 0, nil, err
 	}
 	return idx, cfg, nil
-}
-
-// DefaultSchedulerConfig is the configuration of a cluster nobody has
-// configured yet.
-func DefaultSchedulerConfig() *structs.SchedulerConfiguration {
-	return &structs.SchedulerConfiguration{
-		SchedulerAlgorithm: structs.SchedulerAlgorithmBinpack,
-		PreemptionConfig:   structs.PreemptionConfig{SystemSchedulerEnabled: true},
-	}
 }
 
 func schedulerConfigTxn(txn *memdb.Txn, ws memdb.WatchSet) (*structs.SchedulerConfiguration, error) {
