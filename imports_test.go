@@ -81,6 +81,41 @@ func allowedImport(target string, allowed []string) bool {
 	return false
 }
 
+// serverInternals are the server's own packages: its state store and its
+// event broker. Nothing outside nomad/ reaches into them; the agent, the
+// CLI and the client talk to the server through its RPC shapes in
+// structs and the methods of nomad.Server.
+var serverInternals = []string{"nomad/state", "nomad/stream"}
+
+func TestNothingOutsideTheServerImportsItsInternals(t *testing.T) {
+	fset := token.NewFileSet()
+	checked := 0
+	err := walkSources(func(path string) error {
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if dir == "nomad" || strings.HasPrefix(dir, "nomad/") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, imp := range f.Imports {
+			target := strings.TrimPrefix(strings.Trim(imp.Path.Value, `"`), modulePath+"/")
+			if allowedImport(target, serverInternals) {
+				t.Errorf("%s imports %s, one of the server's internals %v: use nomad.Server's methods or structs' shapes", path, target, serverInternals)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked == 0 {
+		t.Fatal("no files were checked; the walk is broken")
+	}
+}
+
 func TestAllowedImport(t *testing.T) {
 	if allowedImport("nomad/state", []string{"structs", "scheduler"}) {
 		t.Fatal("scheduler must not be allowed to import nomad/state")

@@ -29,7 +29,17 @@ import (
 // namespaces the token may read), Node needs node read, and all topics
 // ("*", or none named) a management token. The subscription is closed
 // when its token is deleted.
-func (s *Server) SubscribeEvents(secret string, client netip.Addr, req stream.SubscribeRequest) (*stream.Subscription, func(), error) {
+func (s *Server) SubscribeEvents(secret string, client netip.Addr, req structs.EventStreamRequest) (structs.EventSubscription, func(), error) {
+	sub, done, err := s.subscribeEvents(secret, client, stream.SubscribeRequest{Topics: req.Topics, Namespace: req.Namespace, Index: req.Index})
+	if err != nil {
+		return nil, nil, err
+	}
+	return sub, done, nil
+}
+
+// subscribeEvents is SubscribeEvents with the broker's own request and
+// subscription, for Event.Poll.
+func (s *Server) subscribeEvents(secret string, client netip.Addr, req stream.SubscribeRequest) (*stream.Subscription, func(), error) {
 	if req.Namespace == "" {
 		req.Namespace = structs.DefaultNamespace
 	}
@@ -113,7 +123,7 @@ const (
 // Poll returns the events from args.Index on that the token may read.
 func (e *Event) Poll(args *structs.EventPollRequest, reply *structs.EventPollResponse) error {
 	req := stream.SubscribeRequest{Topics: args.Topics, Namespace: args.Namespace, Index: args.Index}
-	sub, done, err := e.srv.SubscribeEvents(args.AuthToken, blockingClient(&args.QueryOptions), req)
+	sub, done, err := e.srv.subscribeEvents(args.AuthToken, blockingClient(&args.QueryOptions), req)
 	if err != nil {
 		return err
 	}

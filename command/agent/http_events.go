@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/drover-sched/drover/nomad/stream"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -50,7 +49,7 @@ const (
 // eventSubscriber is a server that serves the event stream; *nomad.Server
 // is one.
 type eventSubscriber interface {
-	SubscribeEvents(secret string, client netip.Addr, req stream.SubscribeRequest) (*stream.Subscription, func(), error)
+	SubscribeEvents(secret string, client netip.Addr, req structs.EventStreamRequest) (structs.EventSubscription, func(), error)
 }
 
 func (s *httpAPI) routeEvents(mux *http.ServeMux) {
@@ -84,9 +83,9 @@ func (s *httpAPI) eventStream(w http.ResponseWriter, r *http.Request) {
 
 // parseEventStreamQuery reads ?topic=Topic[:key] (repeated), ?namespace=
 // and ?index= as Nomad does.
-func parseEventStreamQuery(r *http.Request) (stream.SubscribeRequest, error) {
+func parseEventStreamQuery(r *http.Request) (structs.EventStreamRequest, error) {
 	q := r.URL.Query()
-	req := stream.SubscribeRequest{Namespace: q.Get("namespace")}
+	req := structs.EventStreamRequest{Namespace: q.Get("namespace")}
 	if v := q.Get("index"); v != "" {
 		idx, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
@@ -141,14 +140,15 @@ func topicNames() string {
 // serveEvents writes sub's frames to w until the caller goes, the agent
 // shuts down (the request's context ends) or the server closes sub, and a
 // heartbeat after every silence of the given length.
-func (s *httpAPI) serveEvents(w http.ResponseWriter, r *http.Request, sub *stream.Subscription, heartbeat time.Duration) {
+func (s *httpAPI) serveEvents(w http.ResponseWriter, r *http.Request, sub structs.EventSubscription, heartbeat time.Duration) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(sub.StartIndex, 1), 10))
-	if sub.Truncated {
+	start, truncated := sub.Start()
+	w.Header().Set("X-Nomad-Index", strconv.FormatUint(max(start, 1), 10))
+	if truncated {
 		// Nomad starts at the oldest event kept without a word; Drover
 		// says so, since the caller has missed events.
-		w.Header().Set("X-Drover-Events-Truncated", fmt.Sprintf("events before index %d were dropped from the server's buffer; the stream starts there", sub.StartIndex))
+		w.Header().Set("X-Drover-Events-Truncated", fmt.Sprintf("events before index %d were dropped from the server's buffer; the stream starts there", start))
 	}
 	w.WriteHeader(http.StatusOK)
 	if err := rc.Flush(); err != nil {
@@ -180,14 +180,15 @@ func (s *httpAPI) serveEvents(w http.ResponseWriter, r *http.Request, sub *strea
 	var buf []byte
 	for {
 		ctx, cancel := context.WithTimeout(r.Context(), heartbeat)
-		f, err := sub.Next(ctx)
+		var err error
+		buf, err = sub.AppendNext(ctx, buf[:0])
 		cancel()
 		switch {
 		case err == nil:
-			buf = f.AppendJSON(buf[:0])
-			buf, err = appendReady(buf, sub)
+			// A burst is written and flushed at once.
+			buf, err = sub.AppendReady(buf, eventWriteBatch)
 		case errors.Is(err, context.DeadlineExceeded) && r.Context().Err() == nil:
-			buf, err = stream.AppendHeartbeat(buf[:0]), nil
+			buf, err = structs.AppendEventHeartbeat(buf[:0]), nil
 		case r.Context().Err() != nil:
 			return
 		}
@@ -213,19 +214,6 @@ func (s *httpAPI) serveEvents(w http.ResponseWriter, r *http.Request, sub *strea
 			panic(http.ErrAbortHandler)
 		}
 	}
-}
-
-// appendReady appends the frames that are ready now, up to
-// eventWriteBatch bytes, so a burst is written and flushed at once.
-func appendReady(buf []byte, sub *stream.Subscription) ([]byte, error) {
-	for len(buf) < eventWriteBatch {
-		f, err := sub.TryNext()
-		if err != nil || f == nil {
-			return buf, err
-		}
-		buf = f.AppendJSON(buf)
-	}
-	return buf, nil
 }
 
 // appendCloseFrame appends the last frame of a stream the server closed:

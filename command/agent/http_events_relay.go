@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/drover-sched/drover/nomad/stream"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -21,7 +20,7 @@ const eventRelayWriteTimeout = time.Minute
 // refused request is answered with its error before the 200. A poll that
 // finds the events it would resume from dropped ends the stream, as a
 // server's own stream ends a consumer that fell behind.
-func (s *httpAPI) relayEvents(w http.ResponseWriter, r *http.Request, req stream.SubscribeRequest, heartbeat time.Duration) {
+func (s *httpAPI) relayEvents(w http.ResponseWriter, r *http.Request, req structs.EventStreamRequest, heartbeat time.Duration) {
 	args := structs.EventPollRequest{Topics: req.Topics, Index: req.Index, NoWait: true}
 	args.Namespace, args.Region, args.AuthToken = req.Namespace, s.region(r), authToken(r)
 	var reply structs.EventPollResponse
@@ -54,7 +53,7 @@ func (s *httpAPI) relayEvents(w http.ResponseWriter, r *http.Request, req stream
 				return
 			}
 		}
-		if len(reply.Frames) == 0 && !first && !write(stream.AppendHeartbeat(nil)) {
+		if len(reply.Frames) == 0 && !first && !write(structs.AppendEventHeartbeat(nil)) {
 			return
 		}
 		if reply.Closed != "" {

@@ -253,9 +253,34 @@ func (f *Frame) AppendJSON(buf []byte) []byte {
 	return append(buf, "]}\n"...)
 }
 
-// heartbeat is the frame Nomad sends on an idle stream.
-var heartbeat = []byte("{}\n")
-
 // AppendHeartbeat appends the heartbeat frame, {} and a newline, which
 // Nomad's clients skip.
-func AppendHeartbeat(buf []byte) []byte { return append(buf, heartbeat...) }
+func AppendHeartbeat(buf []byte) []byte { return structs.AppendEventHeartbeat(buf) }
+
+// AppendNext is Next, appending the frame as a JSON line to buf
+// (structs.EventSubscription).
+func (s *Subscription) AppendNext(ctx context.Context, buf []byte) ([]byte, error) {
+	f, err := s.Next(ctx)
+	if err != nil {
+		return buf, err
+	}
+	return f.AppendJSON(buf), nil
+}
+
+// AppendReady appends the frames ready now until buf holds limit bytes
+// (structs.EventSubscription), so a burst is written at once.
+func (s *Subscription) AppendReady(buf []byte, limit int) ([]byte, error) {
+	for len(buf) < limit {
+		f, err := s.TryNext()
+		if err != nil || f == nil {
+			return buf, err
+		}
+		buf = f.AppendJSON(buf)
+	}
+	return buf, nil
+}
+
+// Start is StartIndex and Truncated (structs.EventSubscription).
+func (s *Subscription) Start() (uint64, bool) { return s.StartIndex, s.Truncated }
+
+var _ structs.EventSubscription = (*Subscription)(nil)
