@@ -17,28 +17,25 @@ Restart Options:
 `
 
 func allocRestart(m *Meta, args []string) int {
-	fs := m.flagSet("alloc restart", allocRestartHelp)
-	taskFlag := fs.String("task", "", "")
-	all := fs.Bool("all-tasks", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("alloc restart", allocRestartHelp, takesUpTo(1, 2, "<allocation> [task]"))
+	taskFlag := c.String("task", "", "")
+	all := c.Bool("all-tasks", false, "")
+	verbose := c.Bool("verbose", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return m.usageError(fs, "This command takes one or two arguments: <allocation> [task]")
-	}
-	task := fs.Arg(1)
+	task := c.Arg(1)
 	if *taskFlag != "" {
 		task = *taskFlag
 	}
 	if *all && task != "" {
-		return m.usageError(fs, "-all-tasks restarts every task; do not also name one")
+		return c.usageError("-all-tasks restarts every task; do not also name one")
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
-	allocID, task, code, ok := m.resolveAllocTask(client, fs.Arg(0), task, *verbose)
+	allocID, task, code, ok := m.resolveAllocTask(client, c.Arg(0), task, *verbose)
 	if !ok {
 		return code
 	}

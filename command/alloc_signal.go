@@ -20,28 +20,25 @@ Signal Options:
 `
 
 func allocSignal(m *Meta, args []string) int {
-	fs := m.flagSet("alloc signal", allocSignalHelp)
-	signal := fs.String("s", "SIGKILL", "")
-	taskFlag := fs.String("task", "", "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("alloc signal", allocSignalHelp, takesUpTo(1, 2, "<allocation> [task]"))
+	signal := c.String("s", "SIGKILL", "")
+	taskFlag := c.String("task", "", "")
+	verbose := c.Bool("verbose", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return m.usageError(fs, "This command takes one or two arguments: <allocation> [task]")
-	}
 	if *signal == "" {
-		return m.usageError(fs, "-s must name a signal")
+		return c.usageError("-s must name a signal")
 	}
-	task := fs.Arg(1)
+	task := c.Arg(1)
 	if *taskFlag != "" {
 		task = *taskFlag
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
-	allocID, task, code, ok := m.resolveAllocTask(client, fs.Arg(0), task, *verbose)
+	allocID, task, code, ok := m.resolveAllocTask(client, c.Arg(0), task, *verbose)
 	if !ok {
 		return code
 	}

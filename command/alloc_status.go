@@ -27,20 +27,13 @@ Status Options:
 const recentEvents = 10
 
 func allocStatus(m *Meta, args []string) int {
-	fs := m.flagSet("alloc status", allocStatusHelp)
-	asJSON := fs.Bool("json", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("alloc status", allocStatusHelp, takes(1, "<allocation>")).withJSON()
+	verbose := c.Bool("verbose", false, "")
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <allocation>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	allocID, code, ok := m.resolveAlloc(client, fs.Arg(0), *verbose)
+	allocID, code, ok := m.resolveAlloc(client, c.Arg(0), *verbose)
 	if !ok {
 		return code
 	}
@@ -48,8 +41,8 @@ func allocStatus(m *Meta, args []string) int {
 	if err != nil {
 		return m.errorf("Error querying allocation: %v", err)
 	}
-	if *asJSON {
-		return m.printJSON(alloc)
+	if code, done := c.print(alloc); done {
+		return code
 	}
 
 	var followup *api.Evaluation

@@ -14,20 +14,14 @@ Stop Options:
 `
 
 func allocStop(m *Meta, args []string) int {
-	fs := m.flagSet("alloc stop", allocStopHelp)
-	detach := fs.Bool("detach", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("alloc stop", allocStopHelp, takes(1, "<allocation>"))
+	detach := c.Bool("detach", false, "")
+	verbose := c.Bool("verbose", false, "")
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <allocation>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	allocID, code, ok := m.resolveAlloc(client, fs.Arg(0), *verbose)
+	allocID, code, ok := m.resolveAlloc(client, c.Arg(0), *verbose)
 	if !ok {
 		return code
 	}

@@ -92,26 +92,20 @@ type deploymentWrite struct {
 }
 
 func (w deploymentWrite) run(m *Meta, args []string) int {
-	fs := m.flagSet(w.name, w.help)
+	c := m.cmdLine(w.name, w.help, takes(1, "<deployment>"))
 	detach := new(bool)
 	if w.monitors {
-		detach = fs.Bool("detach", false, "")
+		detach = c.Bool("detach", false, "")
 	}
-	verbose := fs.Bool("verbose", false, "")
+	verbose := c.Bool("verbose", false, "")
 	if w.flags != nil {
-		w.flags(fs)
+		w.flags(c.FlagSet)
 	}
-	if code, ok := m.parse(fs, args); !ok {
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <deployment>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	id, code, ok := m.resolveDeployment(client, fs.Arg(0), *verbose)
+	id, code, ok := m.resolveDeployment(client, c.Arg(0), *verbose)
 	if !ok {
 		return code
 	}

@@ -21,20 +21,13 @@ Status Options:
 `
 
 func evalStatus(m *Meta, args []string) int {
-	fs := m.flagSet("eval status", evalStatusHelp)
-	asJSON := fs.Bool("json", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("eval status", evalStatusHelp, takes(1, "<evaluation>")).withJSON()
+	verbose := c.Bool("verbose", false, "")
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <evaluation>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	evalID, code, ok := m.resolveEval(client, fs.Arg(0), *verbose)
+	evalID, code, ok := m.resolveEval(client, c.Arg(0), *verbose)
 	if !ok {
 		return code
 	}
@@ -42,8 +35,8 @@ func evalStatus(m *Meta, args []string) int {
 	if err != nil {
 		return m.errorf("Error querying evaluation: %v", err)
 	}
-	if *asJSON {
-		return m.printJSON(eval)
+	if code, done := c.print(eval); done {
+		return code
 	}
 	allocs, _, err := client.Evaluations().Allocations(evalID, nil)
 	if err != nil && !api.IsNotFound(err) {

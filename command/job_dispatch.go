@@ -48,35 +48,32 @@ Dispatch Options:
 `
 
 func jobDispatch(m *Meta, args []string) int {
-	fs := m.flagSet("job dispatch", jobDispatchHelp)
+	c := m.cmdLine("job dispatch", jobDispatchHelp, takesUpTo(1, 2, "<parameterized job> [input source]"))
 	var metaFlags stringList
-	fs.Var(&metaFlags, "meta", "")
-	token := fs.String("idempotency-token", "", "")
-	idPrefix := fs.String("id-prefix-template", "", "")
-	priority := fs.Int("priority", 0, "")
-	detach := fs.Bool("detach", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c.Var(&metaFlags, "meta", "")
+	token := c.String("idempotency-token", "", "")
+	idPrefix := c.String("id-prefix-template", "", "")
+	priority := c.Int("priority", 0, "")
+	detach := c.Bool("detach", false, "")
+	verbose := c.Bool("verbose", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
-	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return m.usageError(fs, "This command takes one or two arguments: <parameterized job> [input source]")
 	}
 	meta, err := parseDispatchMeta(metaFlags)
 	if err != nil {
-		return m.usageError(fs, "Error parsing meta value: "+err.Error())
+		return c.usageError("Error parsing meta value: " + err.Error())
 	}
 	var payload []byte
-	if fs.NArg() == 2 {
-		if payload, err = m.readPayload(fs.Arg(1)); err != nil {
+	if c.NArg() == 2 {
+		if payload, err = m.readPayload(c.Arg(1)); err != nil {
 			return m.errorf("Error reading input data: %v", err)
 		}
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
-	jobID, code, ok := m.resolveParameterizedJob(client, strings.TrimSpace(fs.Arg(0)))
+	jobID, code, ok := m.resolveParameterizedJob(client, strings.TrimSpace(c.Arg(0)))
 	if !ok {
 		return code
 	}

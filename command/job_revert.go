@@ -15,24 +15,21 @@ Revert Options:
 `
 
 func jobRevert(m *Meta, args []string) int {
-	fs := m.flagSet("job revert", jobRevertHelp)
-	detach := fs.Bool("detach", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("job revert", jobRevertHelp, takes(2, "<job> <version>"))
+	detach := c.Bool("detach", false, "")
+	verbose := c.Bool("verbose", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 2 {
-		return m.usageError(fs, "This command takes two arguments: <job> <version>")
-	}
-	version, err := strconv.ParseUint(fs.Arg(1), 10, 64)
+	version, err := strconv.ParseUint(c.Arg(1), 10, 64)
 	if err != nil {
-		return m.errorf("The version must be a non-negative integer, not %q", fs.Arg(1))
+		return m.errorf("The version must be a non-negative integer, not %q", c.Arg(1))
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
-	jobID, code, ok := m.resolveJob(client, fs.Arg(0), 1)
+	jobID, code, ok := m.resolveJob(client, c.Arg(0), 1)
 	if !ok {
 		return code
 	}

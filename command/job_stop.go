@@ -17,22 +17,16 @@ Stop Options:
 `
 
 func jobStop(m *Meta, args []string) int {
-	fs := m.flagSet("job stop", jobStopHelp)
-	detach := fs.Bool("detach", false, "")
-	purge := fs.Bool("purge", false, "")
-	yes := fs.Bool("yes", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("job stop", jobStopHelp, takes(1, "<job>"))
+	detach := c.Bool("detach", false, "")
+	purge := c.Bool("purge", false, "")
+	yes := c.Bool("yes", false, "")
+	verbose := c.Bool("verbose", false, "")
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <job>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	given := fs.Arg(0)
+	given := c.Arg(0)
 	jobID, code, ok := m.resolveJob(client, given, 1)
 	if !ok {
 		return code

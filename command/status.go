@@ -58,22 +58,16 @@ func collectIDs(n int, id func(int) string) []string {
 }
 
 func status(m *Meta, args []string) int {
-	fs := m.flagSet("status", statusHelp)
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("status", statusHelp, takesUpTo(0, 1, "[id]"))
+	verbose := c.Bool("verbose", false, "")
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 1 {
-		return m.usageError(fs, "This command takes at most one argument: [id]")
+	if c.NArg() == 0 {
+		return listJobs(c, client)
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	if fs.NArg() == 0 {
-		return listJobs(m, client, false)
-	}
-	prefix := fs.Arg(0)
+	prefix := c.Arg(0)
 
 	type match struct {
 		kind statusKind
