@@ -25,10 +25,9 @@ FS Options:
 `
 
 func allocFS(m *Meta, args []string) int {
-	c := m.cmdLine("alloc fs", allocFSHelp, takesUpTo(1, 2, "<allocation> [path]"))
+	c := m.cmdLine("alloc fs", allocFSHelp, takesUpTo(1, 2, "<allocation> [path]")).withVerbose()
 	stat := c.Bool("stat", false, "")
 	human := c.Bool("H", false, "")
-	verbose := c.Bool("verbose", false, "")
 	if code, ok := c.parse(args); !ok {
 		return code
 	}
@@ -36,11 +35,7 @@ func allocFS(m *Meta, args []string) int {
 	if c.NArg() == 2 {
 		path = c.Arg(1)
 	}
-	client, code, ok := c.client()
-	if !ok {
-		return code
-	}
-	allocID, code, ok := m.resolveAlloc(client, c.Arg(0), *verbose)
+	client, allocID, code, ok := c.clientFor(allocKind)
 	if !ok {
 		return code
 	}

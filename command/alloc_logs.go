@@ -41,13 +41,12 @@ const (
 )
 
 func allocLogs(m *Meta, args []string) int {
-	c := m.cmdLine("alloc logs", allocLogsHelp, takesUpTo(1, 2, "<allocation> [task]"))
+	c := m.cmdLine("alloc logs", allocLogsHelp, takesUpTo(1, 2, "<allocation> [task]")).withVerbose()
 	stderr := c.Bool("stderr", false, "")
 	follow := c.Bool("f", false, "")
 	tail := c.Bool("tail", false, "")
 	lines := c.Int("n", -1, "")
 	numBytes := c.Int64("c", -1, "")
-	verbose := c.Bool("verbose", false, "")
 	if code, ok := c.parse(args); !ok {
 		return code
 	}
@@ -57,11 +56,7 @@ func allocLogs(m *Meta, args []string) int {
 	if *lines >= 0 && *numBytes >= 0 {
 		return c.usageError("Only one of -n and -c may be given")
 	}
-	client, code, ok := c.client()
-	if !ok {
-		return code
-	}
-	allocID, code, ok := m.resolveAlloc(client, c.Arg(0), *verbose)
+	client, allocID, code, ok := c.clientFor(allocKind)
 	if !ok {
 		return code
 	}

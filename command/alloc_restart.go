@@ -17,10 +17,9 @@ Restart Options:
 `
 
 func allocRestart(m *Meta, args []string) int {
-	c := m.cmdLine("alloc restart", allocRestartHelp, takesUpTo(1, 2, "<allocation> [task]"))
+	c := m.cmdLine("alloc restart", allocRestartHelp, takesUpTo(1, 2, "<allocation> [task]")).withVerbose()
 	taskFlag := c.String("task", "", "")
 	all := c.Bool("all-tasks", false, "")
-	verbose := c.Bool("verbose", false, "")
 	if code, ok := c.parse(args); !ok {
 		return code
 	}
@@ -31,11 +30,7 @@ func allocRestart(m *Meta, args []string) int {
 	if *all && task != "" {
 		return c.usageError("-all-tasks restarts every task; do not also name one")
 	}
-	client, code, ok := c.client()
-	if !ok {
-		return code
-	}
-	allocID, task, code, ok := m.resolveAllocTask(client, c.Arg(0), task, *verbose)
+	client, allocID, code, ok := c.clientForTask(task)
 	if !ok {
 		return code
 	}
@@ -43,9 +38,9 @@ func allocRestart(m *Meta, args []string) int {
 		return m.errorf("Error restarting allocation: %v", err)
 	}
 	if task == "" {
-		m.out("Restarted the running tasks of allocation %q", shortID(allocID, *verbose))
+		m.out("Restarted the running tasks of allocation %q", shortID(allocID, c.verbose))
 	} else {
-		m.out("Restarted task %q of allocation %q", task, shortID(allocID, *verbose))
+		m.out("Restarted task %q of allocation %q", task, shortID(allocID, c.verbose))
 	}
 	return 0
 }

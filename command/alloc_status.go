@@ -27,13 +27,8 @@ Status Options:
 const recentEvents = 10
 
 func allocStatus(m *Meta, args []string) int {
-	c := m.cmdLine("alloc status", allocStatusHelp, takes(1, "<allocation>")).withJSON()
-	verbose := c.Bool("verbose", false, "")
-	client, code, ok := c.start(args)
-	if !ok {
-		return code
-	}
-	allocID, code, ok := m.resolveAlloc(client, c.Arg(0), *verbose)
+	c := m.cmdLine("alloc status", allocStatusHelp, takes(1, "<allocation>")).withJSON().withVerbose()
+	client, allocID, code, ok := c.startFor(args, allocKind)
 	if !ok {
 		return code
 	}
@@ -60,15 +55,15 @@ func allocStatus(m *Meta, args []string) int {
 	}
 
 	var b strings.Builder
-	b.WriteString(keyValues(allocHeader(alloc, followup, m.now(), *verbose)))
-	section(&b, "Allocation State History", allocStatesTable(alloc.AllocStates, m.now(), *verbose))
-	section(&b, "Service Checks", checksTable(checks, *verbose))
-	if *verbose && alloc.Metrics != nil {
+	b.WriteString(keyValues(allocHeader(alloc, followup, m.now(), c.verbose)))
+	section(&b, "Allocation State History", allocStatesTable(alloc.AllocStates, m.now(), c.verbose))
+	section(&b, "Service Checks", checksTable(checks, c.verbose))
+	if c.verbose && alloc.Metrics != nil {
 		section(&b, "Placement Metrics", formatAllocMetric(alloc.Metrics, "", true))
 	}
 	for _, name := range taskNames(alloc) {
 		b.WriteString("\n")
-		b.WriteString(formatTask(alloc, name, usage, m.now(), *verbose))
+		b.WriteString(formatTask(alloc, name, usage, m.now(), c.verbose))
 	}
 	fmt.Fprint(m.stdout, b.String())
 	return 0

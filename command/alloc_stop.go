@@ -14,14 +14,9 @@ Stop Options:
 `
 
 func allocStop(m *Meta, args []string) int {
-	c := m.cmdLine("alloc stop", allocStopHelp, takes(1, "<allocation>"))
+	c := m.cmdLine("alloc stop", allocStopHelp, takes(1, "<allocation>")).withVerbose()
 	detach := c.Bool("detach", false, "")
-	verbose := c.Bool("verbose", false, "")
-	client, code, ok := c.start(args)
-	if !ok {
-		return code
-	}
-	allocID, code, ok := m.resolveAlloc(client, c.Arg(0), *verbose)
+	client, allocID, code, ok := c.startFor(args, allocKind)
 	if !ok {
 		return code
 	}
@@ -36,7 +31,7 @@ func allocStop(m *Meta, args []string) int {
 		m.out("%s", resp.EvalID)
 		return 0
 	}
-	mon := newMonitor(m, client, *verbose)
+	mon := newMonitor(m, client, c.verbose)
 	mon.noDeployment = true
 	return m.withInterrupt(func() int { return mon.monitorEval(resp.EvalID) })
 }

@@ -39,6 +39,9 @@ type cmdLine struct {
 	out  outputFlags
 	// checkOut refuses -json with -t in parse; withOutput sets it.
 	checkOut bool
+	// verbose is -verbose, once parsed, for a verb made withVerbose: full
+	// IDs, here and in the tables resolve prints.
+	verbose bool
 }
 
 // cmdLine returns the command line of a verb that talks to an agent: its
@@ -82,6 +85,12 @@ func (c *cmdLine) withOutput() *cmdLine {
 // withJSON registers -json alone.
 func (c *cmdLine) withJSON() *cmdLine {
 	c.BoolVar(&c.out.json, "json", false, "")
+	return c
+}
+
+// withVerbose registers -verbose.
+func (c *cmdLine) withVerbose() *cmdLine {
+	c.BoolVar(&c.verbose, "verbose", false, "")
 	return c
 }
 

@@ -18,8 +18,7 @@ List Options:
 `
 
 func deploymentList(m *Meta, args []string) int {
-	c := m.cmdLine("deployment list", deploymentListHelp, noArgs).withJSON()
-	verbose := c.Bool("verbose", false, "")
+	c := m.cmdLine("deployment list", deploymentListHelp, noArgs).withJSON().withVerbose()
 	client, code, ok := c.start(args)
 	if !ok {
 		return code
@@ -28,7 +27,7 @@ func deploymentList(m *Meta, args []string) int {
 	if err != nil {
 		return m.errorf("Error retrieving deployments: %v", err)
 	}
-	return c.showList(ds, len(ds), "No deployments found", func() string { return deploymentListTable(ds, *verbose) })
+	return c.showList(ds, len(ds), "No deployments found", func() string { return deploymentListTable(ds, c.verbose) })
 }
 
 // deploymentListTable is Nomad's deployment list: one row a deployment.

@@ -23,14 +23,9 @@ Status Options:
 `
 
 func deploymentStatus(m *Meta, args []string) int {
-	c := m.cmdLine("deployment status", deploymentStatusHelp, takes(1, "<deployment>")).withJSON()
+	c := m.cmdLine("deployment status", deploymentStatusHelp, takes(1, "<deployment>")).withJSON().withVerbose()
 	follow := c.Bool("monitor", false, "")
-	verbose := c.Bool("verbose", false, "")
-	client, code, ok := c.start(args)
-	if !ok {
-		return code
-	}
-	id, code, ok := m.resolveDeployment(client, c.Arg(0), *verbose)
+	client, id, code, ok := c.startFor(args, deploymentKind)
 	if !ok {
 		return code
 	}
@@ -38,13 +33,13 @@ func deploymentStatus(m *Meta, args []string) int {
 		if c.out.json {
 			return c.usageError("-monitor and -json cannot be used together")
 		}
-		return m.withInterrupt(func() int { return newMonitor(m, client, *verbose).monitorDeployment(id) })
+		return m.withInterrupt(func() int { return newMonitor(m, client, c.verbose).monitorDeployment(id) })
 	}
 	d, _, err := client.Deployments().Info(id, nil)
 	if err != nil {
 		return m.errorf("Error reading deployment: %v", err)
 	}
-	return c.show(d, func() string { return formatDeployment(d, m.now(), *verbose) + "\n" })
+	return c.show(d, func() string { return formatDeployment(d, m.now(), c.verbose) + "\n" })
 }
 
 // formatDeployment is the header and per-group table shared by

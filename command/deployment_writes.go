@@ -92,24 +92,19 @@ type deploymentWrite struct {
 }
 
 func (w deploymentWrite) run(m *Meta, args []string) int {
-	c := m.cmdLine(w.name, w.help, takes(1, "<deployment>"))
+	c := m.cmdLine(w.name, w.help, takes(1, "<deployment>")).withVerbose()
 	detach := new(bool)
 	if w.monitors {
 		detach = c.Bool("detach", false, "")
 	}
-	verbose := c.Bool("verbose", false, "")
 	if w.flags != nil {
 		w.flags(c.FlagSet)
 	}
-	client, code, ok := c.start(args)
+	client, id, code, ok := c.startFor(args, deploymentKind)
 	if !ok {
 		return code
 	}
-	id, code, ok := m.resolveDeployment(client, c.Arg(0), *verbose)
-	if !ok {
-		return code
-	}
-	resp, said, err := w.write(client, id, shortID(id, *verbose))
+	resp, said, err := w.write(client, id, shortID(id, c.verbose))
 	if err != nil {
 		return m.errorf("Error: %v", err)
 	}
@@ -125,7 +120,7 @@ func (w deploymentWrite) run(m *Meta, args []string) int {
 		return 0
 	}
 	m.out("")
-	return m.withInterrupt(func() int { return newMonitor(m, client, *verbose).monitorEval(resp.EvalID) })
+	return m.withInterrupt(func() int { return newMonitor(m, client, c.verbose).monitorEval(resp.EvalID) })
 }
 
 func deploymentPromote(m *Meta, args []string) int {

@@ -15,10 +15,9 @@ List Options:
 `
 
 func evalList(m *Meta, args []string) int {
-	c := m.cmdLine("eval list", evalListHelp, noArgs).withJSON()
+	c := m.cmdLine("eval list", evalListHelp, noArgs).withJSON().withVerbose()
 	job := c.String("job", "", "")
 	status := c.String("status", "", "")
-	verbose := c.Bool("verbose", false, "")
 	client, code, ok := c.start(args)
 	if !ok {
 		return code
@@ -35,5 +34,5 @@ func evalList(m *Meta, args []string) int {
 			filtered = append(filtered, e)
 		}
 	}
-	return c.showList(filtered, len(filtered), "No evaluations found", func() string { return evalTable(filtered, *verbose) })
+	return c.showList(filtered, len(filtered), "No evaluations found", func() string { return evalTable(filtered, c.verbose) })
 }

@@ -21,13 +21,8 @@ Status Options:
 `
 
 func evalStatus(m *Meta, args []string) int {
-	c := m.cmdLine("eval status", evalStatusHelp, takes(1, "<evaluation>")).withJSON()
-	verbose := c.Bool("verbose", false, "")
-	client, code, ok := c.start(args)
-	if !ok {
-		return code
-	}
-	evalID, code, ok := m.resolveEval(client, c.Arg(0), *verbose)
+	c := m.cmdLine("eval status", evalStatusHelp, takes(1, "<evaluation>")).withJSON().withVerbose()
+	client, evalID, code, ok := c.startFor(args, evalKind)
 	if !ok {
 		return code
 	}
@@ -44,22 +39,22 @@ func evalStatus(m *Meta, args []string) int {
 	}
 
 	var b strings.Builder
-	b.WriteString(keyValues(evalHeader(eval, m, *verbose)))
+	b.WriteString(keyValues(evalHeader(eval, m, c.verbose)))
 	if len(eval.RelatedEvals) > 0 {
 		rows := []string{"ID|Priority|Triggered By|Node ID|Status|Description"}
 		for _, r := range eval.RelatedEvals {
-			rows = append(rows, fmt.Sprintf("%s|%d|%s|%s|%s|%s", shortID(r.ID, *verbose), r.Priority, r.TriggeredBy,
-				orNone(shortID(r.NodeID, *verbose)), r.Status, r.StatusDescription))
+			rows = append(rows, fmt.Sprintf("%s|%d|%s|%s|%s|%s", shortID(r.ID, c.verbose), r.Priority, r.TriggeredBy,
+				orNone(shortID(r.NodeID, c.verbose)), r.Status, r.StatusDescription))
 		}
 		section(&b, "Related Evaluations", columns(rows))
 	}
 	if len(allocs) > 0 {
-		section(&b, "Placed Allocations", allocTable(allocs, m.now(), *verbose))
+		section(&b, "Placed Allocations", allocTable(allocs, m.now(), c.verbose))
 	}
 	if len(eval.FailedTGAllocs) > 0 {
-		section(&b, "Failed Placements", formatFailedPlacements(eval.FailedTGAllocs, "", *verbose))
+		section(&b, "Failed Placements", formatFailedPlacements(eval.FailedTGAllocs, "", c.verbose))
 		if eval.BlockedEval != "" {
-			fmt.Fprintf(&b, "\nEvaluation %q waiting for additional capacity to place remainder\n", shortID(eval.BlockedEval, *verbose))
+			fmt.Fprintf(&b, "\nEvaluation %q waiting for additional capacity to place remainder\n", shortID(eval.BlockedEval, c.verbose))
 		}
 	}
 	fmt.Fprint(m.stdout, b.String())

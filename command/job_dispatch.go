@@ -48,14 +48,13 @@ Dispatch Options:
 `
 
 func jobDispatch(m *Meta, args []string) int {
-	c := m.cmdLine("job dispatch", jobDispatchHelp, takesUpTo(1, 2, "<parameterized job> [input source]"))
+	c := m.cmdLine("job dispatch", jobDispatchHelp, takesUpTo(1, 2, "<parameterized job> [input source]")).withVerbose()
 	var metaFlags stringList
 	c.Var(&metaFlags, "meta", "")
 	token := c.String("idempotency-token", "", "")
 	idPrefix := c.String("id-prefix-template", "", "")
 	priority := c.Int("priority", 0, "")
 	detach := c.Bool("detach", false, "")
-	verbose := c.Bool("verbose", false, "")
 	if code, ok := c.parse(args); !ok {
 		return code
 	}
@@ -73,7 +72,7 @@ func jobDispatch(m *Meta, args []string) int {
 	if !ok {
 		return code
 	}
-	jobID, code, ok := m.resolveParameterizedJob(client, strings.TrimSpace(c.Arg(0)))
+	jobID, code, ok := c.resolve(client, parameterizedJobKind, strings.TrimSpace(c.Arg(0)))
 	if !ok {
 		return code
 	}
@@ -89,7 +88,7 @@ func jobDispatch(m *Meta, args []string) int {
 	// token answered: there is nothing new to monitor.
 	rows := []string{"Dispatched Job ID|" + resp.DispatchedJobID}
 	if resp.EvalID != "" {
-		rows = append(rows, "Evaluation ID|"+shortID(resp.EvalID, *verbose))
+		rows = append(rows, "Evaluation ID|"+shortID(resp.EvalID, c.verbose))
 	}
 	fmt.Fprint(m.stdout, keyValues(rows))
 	if *detach || resp.EvalID == "" {
@@ -97,7 +96,7 @@ func jobDispatch(m *Meta, args []string) int {
 	}
 	m.out("")
 	return m.withInterrupt(func() int {
-		return newMonitor(m, client, *verbose).monitorEval(resp.EvalID)
+		return newMonitor(m, client, c.verbose).monitorEval(resp.EvalID)
 	})
 }
 
@@ -124,31 +123,4 @@ func (m *Meta) readPayload(source string) ([]byte, error) {
 		return io.ReadAll(m.stdin)
 	}
 	return os.ReadFile(source)
-}
-
-// resolveParameterizedJob resolves a parameterized job's ID or prefix.
-// Only parameterized jobs are candidates, so a parent's prefix does not
-// also match the children it dispatched.
-func (m *Meta) resolveParameterizedJob(c *api.Client, id string) (string, int, bool) {
-	jobs, _, err := c.Jobs().PrefixList(id)
-	if err != nil {
-		return "", m.errorf("Error looking up job %q: %v", id, err), false
-	}
-	var candidates []*api.JobListStub
-	for _, j := range jobs {
-		if j.ID == id {
-			return id, 0, true
-		}
-		if j.ParameterizedJob {
-			candidates = append(candidates, j)
-		}
-	}
-	switch len(candidates) {
-	case 0:
-		return "", m.errorf("No parameterized job(s) with prefix or ID %q found", id), false
-	case 1:
-		return candidates[0].ID, 0, true
-	}
-	fmt.Fprintf(m.stderr, "Prefix matched multiple parameterized jobs\n\n%s", jobTable(candidates))
-	return "", 1, false
 }

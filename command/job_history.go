@@ -32,11 +32,7 @@ func jobHistory(m *Meta, args []string) int {
 	if *diffs && *full {
 		return c.usageError("-p and -full cannot be used together")
 	}
-	client, code, ok := c.client()
-	if !ok {
-		return code
-	}
-	jobID, code, ok := m.resolveJob(client, c.Arg(0), 1)
+	client, jobID, code, ok := c.clientFor(jobKind)
 	if !ok {
 		return code
 	}

@@ -16,11 +16,7 @@ Inspect Options:
 func jobInspect(m *Meta, args []string) int {
 	c := m.cmdLine("job inspect", jobInspectHelp, takes(1, "<job>"))
 	version := c.Uint64("version", 0, "")
-	client, code, ok := c.start(args)
-	if !ok {
-		return code
-	}
-	jobID, code, ok := m.resolveJob(client, c.Arg(0), 1)
+	client, jobID, code, ok := c.startFor(args, jobKind)
 	if !ok {
 		return code
 	}

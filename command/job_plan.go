@@ -34,12 +34,11 @@ Plan Options:
 const exitPlanError = 255
 
 func jobPlan(m *Meta, args []string) int {
-	c := m.cmdLine("job plan", jobPlanHelp, takes(1, "<path>"))
+	c := m.cmdLine("job plan", jobPlanHelp, takes(1, "<path>")).withVerbose()
 	var files jobFileFlags
 	files.register(c.FlagSet)
 	diff := c.Bool("diff", true, "")
 	c.Bool("policy-override", false, "")
-	verbose := c.Bool("verbose", false, "")
 	if code, ok := c.parse(args); !ok {
 		if code != 0 {
 			return exitPlanError
@@ -64,9 +63,9 @@ func jobPlan(m *Meta, args []string) int {
 	}
 
 	if *diff && resp.Diff != nil {
-		m.out("%s", formatJobDiff(resp.Diff, *verbose))
+		m.out("%s", formatJobDiff(resp.Diff, c.verbose))
 	}
-	m.out("%s", formatDryRun(resp, m, *verbose))
+	m.out("%s", formatDryRun(resp, m, c.verbose))
 	if resp.Warnings != "" {
 		m.out("Job Warnings:\n%s\n", strings.TrimSpace(resp.Warnings))
 	}

@@ -15,9 +15,8 @@ Revert Options:
 `
 
 func jobRevert(m *Meta, args []string) int {
-	c := m.cmdLine("job revert", jobRevertHelp, takes(2, "<job> <version>"))
+	c := m.cmdLine("job revert", jobRevertHelp, takes(2, "<job> <version>")).withVerbose()
 	detach := c.Bool("detach", false, "")
-	verbose := c.Bool("verbose", false, "")
 	if code, ok := c.parse(args); !ok {
 		return code
 	}
@@ -25,11 +24,7 @@ func jobRevert(m *Meta, args []string) int {
 	if err != nil {
 		return m.errorf("The version must be a non-negative integer, not %q", c.Arg(1))
 	}
-	client, code, ok := c.client()
-	if !ok {
-		return code
-	}
-	jobID, code, ok := m.resolveJob(client, c.Arg(0), 1)
+	client, jobID, code, ok := c.clientFor(jobKind)
 	if !ok {
 		return code
 	}
@@ -45,5 +40,5 @@ func jobRevert(m *Meta, args []string) int {
 		m.out("Evaluation ID: %s", resp.EvalID)
 		return 0
 	}
-	return m.withInterrupt(func() int { return newMonitor(m, client, *verbose).monitorEval(resp.EvalID) })
+	return m.withInterrupt(func() int { return newMonitor(m, client, c.verbose).monitorEval(resp.EvalID) })
 }

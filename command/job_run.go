@@ -38,14 +38,13 @@ Run Options:
 ` + jobFileFlagsHelp
 
 func jobRun(m *Meta, args []string) int {
-	c := m.cmdLine("job run", jobRunHelp, takes(1, "<path>"))
+	c := m.cmdLine("job run", jobRunHelp, takes(1, "<path>")).withVerbose()
 	var files jobFileFlags
 	files.register(c.FlagSet)
 	checkIndex := c.Uint64("check-index", 0, "")
 	detach := c.Bool("detach", false, "")
 	output := c.Bool("output", false, "")
 	preserveCounts := c.Bool("preserve-counts", false, "")
-	verbose := c.Bool("verbose", false, "")
 	if code, ok := c.parse(args); !ok {
 		return code
 	}
@@ -93,7 +92,7 @@ func jobRun(m *Meta, args []string) int {
 		return exitOK
 	}
 	return m.withInterrupt(func() int {
-		return newMonitor(m, client, *verbose).monitorEval(resp.EvalID)
+		return newMonitor(m, client, c.verbose).monitorEval(resp.EvalID)
 	})
 }
 

@@ -28,9 +28,8 @@ Scale Options:
 const scaleMessage = "submitted using the Drover CLI"
 
 func jobScale(m *Meta, args []string) int {
-	c := m.cmdLine("job scale", jobScaleHelp, takesUpTo(2, 3, "<job> [<group>] <count>"))
+	c := m.cmdLine("job scale", jobScaleHelp, takesUpTo(2, 3, "<job> [<group>] <count>")).withVerbose()
 	detach := c.Bool("detach", false, "")
-	verbose := c.Bool("verbose", false, "")
 	if code, ok := c.parse(args); !ok {
 		return code
 	}
@@ -43,11 +42,7 @@ func jobScale(m *Meta, args []string) int {
 	if c.NArg() == 3 {
 		group = c.Arg(1)
 	}
-	client, code, ok := c.client()
-	if !ok {
-		return code
-	}
-	jobID, code, ok := m.resolveJob(client, c.Arg(0), 1)
+	client, jobID, code, ok := c.clientFor(jobKind)
 	if !ok {
 		return code
 	}
@@ -76,7 +71,7 @@ func jobScale(m *Meta, args []string) int {
 		m.out("Evaluation ID: %s", resp.EvalID)
 		return 0
 	}
-	return m.withInterrupt(func() int { return newMonitor(m, client, *verbose).monitorEval(resp.EvalID) })
+	return m.withInterrupt(func() int { return newMonitor(m, client, c.verbose).monitorEval(resp.EvalID) })
 }
 
 // pickScaleGroup returns the group to scale: the one named, which must

@@ -22,13 +22,8 @@ Scaling-Events Options:
 `
 
 func jobScalingEvents(m *Meta, args []string) int {
-	c := m.cmdLine("job scaling-events", jobScalingEventsHelp, takes(1, "<job>"))
-	verbose := c.Bool("verbose", false, "")
-	client, code, ok := c.start(args)
-	if !ok {
-		return code
-	}
-	jobID, code, ok := m.resolveJob(client, c.Arg(0), 1)
+	c := m.cmdLine("job scaling-events", jobScalingEventsHelp, takes(1, "<job>")).withVerbose()
+	client, jobID, code, ok := c.startFor(args, jobKind)
 	if !ok {
 		return code
 	}
@@ -37,7 +32,7 @@ func jobScalingEvents(m *Meta, args []string) int {
 		return m.errorf("Error listing scaling events: %v", err)
 	}
 	events := sortedScalingEvents(status)
-	return c.showList(events, len(events), "No events found", func() string { return scalingEventTable(events, *verbose) })
+	return c.showList(events, len(events), "No events found", func() string { return scalingEventTable(events, c.verbose) })
 }
 
 // groupEvent is a scaling event with the group it belongs to.

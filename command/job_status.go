@@ -23,9 +23,8 @@ Status Options:
 `
 
 func jobStatus(m *Meta, args []string) int {
-	c := m.cmdLine("job status", jobStatusHelp, takesUpTo(0, 1, "[job]")).withJSON()
+	c := m.cmdLine("job status", jobStatusHelp, takesUpTo(0, 1, "[job]")).withJSON().withVerbose()
 	allAllocs := c.Bool("all-allocs", false, "")
-	verbose := c.Bool("verbose", false, "")
 	client, code, ok := c.start(args)
 	if !ok {
 		return code
@@ -33,11 +32,11 @@ func jobStatus(m *Meta, args []string) int {
 	if c.NArg() == 0 {
 		return listJobs(c, client)
 	}
-	jobID, code, ok := m.resolveJob(client, c.Arg(0), 0)
+	jobID, code, ok := c.resolve(client, jobKind.listingAmbiguous(), c.Arg(0))
 	if !ok {
 		return code
 	}
-	return showJob(c, client, jobID, *allAllocs, *verbose)
+	return showJob(c, client, jobID, *allAllocs, c.verbose)
 }
 
 // listJobs lists the jobs, for `job status` and `status` without an ID.

@@ -17,20 +17,15 @@ Stop Options:
 `
 
 func jobStop(m *Meta, args []string) int {
-	c := m.cmdLine("job stop", jobStopHelp, takes(1, "<job>"))
+	c := m.cmdLine("job stop", jobStopHelp, takes(1, "<job>")).withVerbose()
 	detach := c.Bool("detach", false, "")
 	purge := c.Bool("purge", false, "")
 	yes := c.Bool("yes", false, "")
-	verbose := c.Bool("verbose", false, "")
-	client, code, ok := c.start(args)
+	client, jobID, code, ok := c.startFor(args, jobKind)
 	if !ok {
 		return code
 	}
 	given := c.Arg(0)
-	jobID, code, ok := m.resolveJob(client, given, 1)
-	if !ok {
-		return code
-	}
 	// A prefix could name a job the user did not mean; make them see the
 	// full ID before it is stopped.
 	if jobID != given && !*yes && !m.confirm(`Are you sure you want to stop job "`+jobID+`"?`) {
@@ -49,7 +44,7 @@ func jobStop(m *Meta, args []string) int {
 		m.out("%s", evalID)
 		return 0
 	}
-	mon := newMonitor(m, client, *verbose)
+	mon := newMonitor(m, client, c.verbose)
 	mon.noDeployment = true
 	return m.withInterrupt(func() int { return mon.monitorEval(evalID) })
 }

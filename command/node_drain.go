@@ -74,7 +74,6 @@ func parseDrainArgs(c *cmdLine, args []string) (*drainArgs, int, bool) {
 	monitor := c.Bool("monitor", false, "")
 	self := c.Bool("self", false, "")
 	yes := c.Bool("yes", false, "")
-	verbose := c.Bool("verbose", false, "")
 	message := c.String("m", "", "")
 	if code, ok := c.parse(args); !ok {
 		return nil, code, false
@@ -100,7 +99,7 @@ func parseDrainArgs(c *cmdLine, args []string) (*drainArgs, int, bool) {
 		return bad("The -deadline must be positive; use -force to stop allocations at once, or -no-deadline to wait however long it takes")
 	}
 	a := &drainArgs{enable: *enable, disable: *disable, monitor: *monitor, detach: *detach, self: *self,
-		yes: *yes, verbose: *verbose, node: c.Arg(0), message: *message}
+		yes: *yes, verbose: c.verbose, node: c.Arg(0), message: *message}
 	if *enable {
 		a.spec = &api.DrainSpec{Deadline: *deadline, IgnoreSystemJobs: *ignoreSystem}
 		switch {
@@ -121,7 +120,7 @@ func parseDrainArgs(c *cmdLine, args []string) (*drainArgs, int, bool) {
 func nodeDrain(m *Meta, args []string) int {
 	// Whether a <node> is given depends on -self, so parseDrainArgs checks
 	// the count with the other combinations.
-	c := m.cmdLine("node drain", nodeDrainHelp, anyArgs)
+	c := m.cmdLine("node drain", nodeDrainHelp, anyArgs).withVerbose()
 	a, code, ok := parseDrainArgs(c, args)
 	if !ok {
 		return code
@@ -139,7 +138,7 @@ func nodeDrain(m *Meta, args []string) int {
 	} else {
 		var code int
 		var ok bool
-		if nodeID, code, ok = m.resolveNode(client, a.node, a.verbose); !ok {
+		if nodeID, code, ok = c.resolve(client, nodeKind, a.node); !ok {
 			return code
 		}
 	}

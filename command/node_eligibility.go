@@ -27,11 +27,7 @@ func nodeEligibility(m *Meta, args []string) int {
 	if code, ok := c.checkArgs(takes(1, "<node>")); !ok {
 		return code
 	}
-	client, code, ok := c.client()
-	if !ok {
-		return code
-	}
-	nodeID, code, ok := m.resolveNode(client, c.Arg(0), false)
+	client, nodeID, code, ok := c.clientFor(nodeKind)
 	if !ok {
 		return code
 	}

@@ -22,8 +22,7 @@ Status Options:
 `
 
 func nodeStatus(m *Meta, args []string) int {
-	c := m.cmdLine("node status", nodeStatusHelp, takesUpTo(0, 1, "[node]")).withJSON()
-	verbose := c.Bool("verbose", false, "")
+	c := m.cmdLine("node status", nodeStatusHelp, takesUpTo(0, 1, "[node]")).withJSON().withVerbose()
 	client, code, ok := c.start(args)
 	if !ok {
 		return code
@@ -33,13 +32,13 @@ func nodeStatus(m *Meta, args []string) int {
 		if err != nil {
 			return m.errorf("Error querying node status: %v", err)
 		}
-		return c.showList(nodes, len(nodes), "No nodes registered", func() string { return nodeTable(nodes, *verbose) })
+		return c.showList(nodes, len(nodes), "No nodes registered", func() string { return nodeTable(nodes, c.verbose) })
 	}
-	nodeID, code, ok := m.resolveNode(client, c.Arg(0), *verbose)
+	nodeID, code, ok := c.resolve(client, nodeKind, c.Arg(0))
 	if !ok {
 		return code
 	}
-	return showNode(c, client, nodeID, *verbose)
+	return showNode(c, client, nodeID, c.verbose)
 }
 
 func showNode(c *cmdLine, client *api.Client, nodeID string, verbose bool) int {

@@ -49,11 +49,10 @@ API Options:
 `
 
 func operatorAPI(m *Meta, args []string) int {
-	c := m.cmdLine("operator api", operatorAPIHelp, takes(1, "<path>"))
+	c := m.cmdLine("operator api", operatorAPIHelp, takes(1, "<path>")).withVerbose()
 	method := c.String("X", "", "")
 	data := c.String("d", "", "")
 	filter := c.String("filter", "", "")
-	verbose := c.Bool("verbose", false, "")
 	dryrun := c.Bool("dryrun", false, "")
 	var headers headerFlags
 	c.Var(&headers, "H", "")
@@ -91,7 +90,7 @@ func operatorAPI(m *Meta, args []string) int {
 		rd = bytes.NewReader(body)
 	}
 	return m.withInterrupt(func() int {
-		if *verbose {
+		if c.verbose {
 			fmt.Fprintf(m.stderr, "> %s %s%s\n", verb, client.Address(), path)
 		}
 		resp, err := client.RawRequest(m.ctx, verb, path, headers.h, rd)
@@ -99,7 +98,7 @@ func operatorAPI(m *Meta, args []string) int {
 			return m.errorf("Error: %v", err)
 		}
 		defer resp.Body.Close()
-		if *verbose {
+		if c.verbose {
 			fmt.Fprintf(m.stderr, "< %s\n", resp.Status)
 			keys := make([]string, 0, len(resp.Header))
 			for k := range resp.Header {

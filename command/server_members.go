@@ -21,8 +21,7 @@ Members Options:
 `
 
 func serverMembers(m *Meta, args []string) int {
-	c := m.cmdLine("server members", serverMembersHelp, noArgs).withJSON()
-	verbose := c.Bool("verbose", false, "")
+	c := m.cmdLine("server members", serverMembersHelp, noArgs).withJSON().withVerbose()
 	client, code, ok := c.start(args)
 	if !ok {
 		return code
@@ -34,7 +33,7 @@ func serverMembers(m *Meta, args []string) int {
 	return c.show(members.Members, func() string {
 		// No leader is worth showing (every row says false), not an error.
 		leader, _ := client.Status().Leader()
-		return membersTable(members.Members, leader, *verbose)
+		return membersTable(members.Members, leader, c.verbose)
 	})
 }
 

@@ -21,8 +21,7 @@ Info Options:
 `
 
 func serviceInfo(m *Meta, args []string) int {
-	c := m.cmdLine("service info", serviceInfoHelp, takes(1, "<service name>")).withJSON()
-	verbose := c.Bool("verbose", false, "")
+	c := m.cmdLine("service info", serviceInfoHelp, takes(1, "<service name>")).withJSON().withVerbose()
 	client, code, ok := c.start(args)
 	if !ok {
 		return code
@@ -32,7 +31,7 @@ func serviceInfo(m *Meta, args []string) int {
 		return m.errorf("Error listing service registrations: %v", err)
 	}
 	return c.showList(regs, len(regs), "No service registrations found", func() string {
-		if *verbose {
+		if c.verbose {
 			// One key = value block per registration, as Nomad's -verbose.
 			blocks := make([]string, len(regs))
 			for i, r := range regs {
