@@ -29,6 +29,11 @@ import (
 //	}
 //	return c.show(token, func() string { return formatACLToken(token) })
 //
+// A verb that acts on one object names its kind instead, and gets the full
+// ID its first argument is a prefix of (resolve.go):
+//
+//	client, allocID, code, ok := c.startFor(args, allocKind)
+//
 // Each step that fails has printed why and returns the exit code, so the
 // verb only passes it on.
 type cmdLine struct {
