@@ -1,7 +1,5 @@
 package command
 
-import "fmt"
-
 const aclBootstrapHelp = `
 Usage: drover acl bootstrap [options] [<path>]
 
@@ -18,37 +16,25 @@ Bootstrap Options:
 ` + aclOutputHelp
 
 func aclBootstrap(m *Meta, args []string) int {
-	fs := m.flagSet("acl bootstrap", aclBootstrapHelp)
-	var out outputFlags
-	out.register(fs)
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("acl bootstrap", aclBootstrapHelp, takesUpTo(0, 1, "<path>")).withOutput()
+	if code, ok := c.parse(args); !ok {
 		return code
-	}
-	if code, ok := out.check(m, fs); !ok {
-		return code
-	}
-	if fs.NArg() > 1 {
-		return m.usageError(fs, "This command takes at most one argument: <path>")
 	}
 	var secret string
-	if fs.NArg() == 1 {
-		s, err := m.trimmedInput(fs.Arg(0), "the bootstrap secret")
+	if c.NArg() == 1 {
+		s, err := m.trimmedInput(c.Arg(0), "the bootstrap secret")
 		if err != nil {
 			return m.errorf("Error reading %v", err)
 		}
 		secret = s
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
 	token, _, err := client.ACLTokens().BootstrapOpts(secret, nil)
 	if err != nil {
 		return m.errorf("Error bootstrapping: %v", err)
 	}
-	if code, done := out.print(m, token); done {
-		return code
-	}
-	fmt.Fprint(m.stdout, formatACLToken(token))
-	return 0
+	return c.show(token, func() string { return formatACLToken(token) })
 }

@@ -1,7 +1,6 @@
 package command
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,38 +17,6 @@ const aclOutputHelp = `
   -t
     Format and display the output using a Go template.
 `
-
-// outputFlags registers -json and -t, the output choices of Nomad's ACL
-// commands.
-type outputFlags struct {
-	json bool
-	tmpl string
-}
-
-func (o *outputFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&o.json, "json", false, "")
-	fs.StringVar(&o.tmpl, "t", "", "")
-}
-
-// check refuses -json with -t, as Nomad does.
-func (o *outputFlags) check(m *Meta, fs *flag.FlagSet) (int, bool) {
-	if o.json && o.tmpl != "" {
-		return m.usageError(fs, "Both -json and -t are not allowed"), false
-	}
-	return 0, true
-}
-
-// print writes v as JSON or through the template, reporting whether it
-// did either; otherwise the caller prints its own layout.
-func (o *outputFlags) print(m *Meta, v any) (int, bool) {
-	switch {
-	case o.json:
-		return m.printJSON(v), true
-	case o.tmpl != "":
-		return m.printTemplate(o.tmpl, v), true
-	}
-	return 0, false
-}
 
 // formatACLToken lays a token out as Nomad's acl token commands do. The
 // secret is only known in the answer that created the token; elsewhere

@@ -20,22 +20,19 @@ Apply Options:
 `
 
 func aclPolicyApply(m *Meta, args []string) int {
-	fs := m.flagSet("acl policy apply", aclPolicyApplyHelp)
-	description := fs.String("description", "", "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("acl policy apply", aclPolicyApplyHelp, takes(2, "<name> and <path>"))
+	description := c.String("description", "", "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 2 {
-		return m.usageError(fs, "This command takes two arguments: <name> and <path>")
-	}
-	name := fs.Arg(0)
-	rules, err := m.readInput(fs.Arg(1), acl.MaxRulesSize, "the policy rules")
+	name := c.Arg(0)
+	rules, err := m.readInput(c.Arg(1), acl.MaxRulesSize, "the policy rules")
 	if err != nil {
 		return m.errorf("Error reading %v", err)
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
 	policy := &api.ACLPolicy{Name: name, Description: *description, Rules: string(rules)}
 	if _, err := client.ACLPolicies().Upsert(policy, nil); err != nil {

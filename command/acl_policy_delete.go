@@ -8,18 +8,12 @@ Usage: drover acl policy delete [options] <name>
 `
 
 func aclPolicyDelete(m *Meta, args []string) int {
-	fs := m.flagSet("acl policy delete", aclPolicyDeleteHelp)
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("acl policy delete", aclPolicyDeleteHelp, takes(1, "<name>"))
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <name>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	name := fs.Arg(0)
+	name := c.Arg(0)
 	if _, err := client.ACLPolicies().Delete(name, nil); err != nil {
 		return m.errorf("Error deleting ACL policy: %v", err)
 	}

@@ -15,39 +15,21 @@ Info Options:
 ` + aclOutputHelp
 
 func aclPolicyInfo(m *Meta, args []string) int {
-	fs := m.flagSet("acl policy info", aclPolicyInfoHelp)
-	var out outputFlags
-	out.register(fs)
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("acl policy info", aclPolicyInfoHelp, takes(1, "<name>")).withOutput()
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if code, ok := out.check(m, fs); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <name>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	policy, _, err := client.ACLPolicies().Info(fs.Arg(0), nil)
+	policy, _, err := client.ACLPolicies().Info(c.Arg(0), nil)
 	if err != nil {
 		return m.errorf("Error reading ACL policy: %v", err)
 	}
-	if code, done := out.print(m, policy); done {
-		return code
-	}
-	var b strings.Builder
-	b.WriteString(keyValues([]string{
-		"Name|" + policy.Name,
-		"Description|" + policy.Description,
-		fmt.Sprintf("CreateIndex|%d", policy.CreateIndex),
-		fmt.Sprintf("ModifyIndex|%d", policy.ModifyIndex),
-	}))
-	b.WriteString("\nRules\n\n")
-	b.WriteString(strings.TrimRight(policy.Rules, "\n"))
-	b.WriteString("\n")
-	fmt.Fprint(m.stdout, b.String())
-	return 0
+	return c.show(policy, func() string {
+		return keyValues([]string{
+			"Name|" + policy.Name,
+			"Description|" + policy.Description,
+			fmt.Sprintf("CreateIndex|%d", policy.CreateIndex),
+			fmt.Sprintf("ModifyIndex|%d", policy.ModifyIndex),
+		}) + "\nRules\n\n" + strings.TrimRight(policy.Rules, "\n") + "\n"
+	})
 }

@@ -12,37 +12,20 @@ List Options:
 ` + aclOutputHelp
 
 func aclPolicyList(m *Meta, args []string) int {
-	fs := m.flagSet("acl policy list", aclPolicyListHelp)
-	var out outputFlags
-	out.register(fs)
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("acl policy list", aclPolicyListHelp, noArgs).withOutput()
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
-	}
-	if code, ok := out.check(m, fs); !ok {
-		return code
-	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
 	}
 	policies, _, err := client.ACLPolicies().List(nil)
 	if err != nil {
 		return m.errorf("Error listing ACL policies: %v", err)
 	}
-	if code, done := out.print(m, policies); done {
-		return code
-	}
-	if len(policies) == 0 {
-		m.out("No policies found")
-		return 0
-	}
-	rows := []string{"Name|Description"}
-	for _, p := range policies {
-		rows = append(rows, fmt.Sprintf("%s|%s", p.Name, p.Description))
-	}
-	fmt.Fprint(m.stdout, columns(rows))
-	return 0
+	return c.showList(policies, len(policies), "No policies found", func() string {
+		rows := []string{"Name|Description"}
+		for _, p := range policies {
+			rows = append(rows, fmt.Sprintf("%s|%s", p.Name, p.Description))
+		}
+		return columns(rows)
+	})
 }

@@ -1,10 +1,6 @@
 package command
 
-import (
-	"fmt"
-
-	"github.com/drover-sched/drover/api"
-)
+import "github.com/drover-sched/drover/api"
 
 const aclTokenCreateHelp = `
 Usage: drover acl token create [options]
@@ -34,41 +30,29 @@ Create Options:
 ` + aclOutputHelp
 
 func aclTokenCreate(m *Meta, args []string) int {
-	fs := m.flagSet("acl token create", aclTokenCreateHelp)
-	name := fs.String("name", "", "")
-	typ := fs.String("type", "client", "")
-	global := fs.Bool("global", false, "")
-	ttl := fs.Duration("ttl", 0, "")
+	c := m.cmdLine("acl token create", aclTokenCreateHelp, noArgs).withOutput()
+	name := c.String("name", "", "")
+	typ := c.String("type", "client", "")
+	global := c.Bool("global", false, "")
+	ttl := c.Duration("ttl", 0, "")
 	var policies, roleIDs, roleNames stringList
-	fs.Var(&policies, "policy", "")
-	fs.Var(&roleIDs, "role-id", "")
-	fs.Var(&roleNames, "role-name", "")
-	var out outputFlags
-	out.register(fs)
-	if code, ok := m.parse(fs, args); !ok {
+	c.Var(&policies, "policy", "")
+	c.Var(&roleIDs, "role-id", "")
+	c.Var(&roleNames, "role-name", "")
+	if code, ok := c.parse(args); !ok {
 		return code
-	}
-	if code, ok := out.check(m, fs); !ok {
-		return code
-	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
 	}
 	if len(roleIDs) > 0 || len(roleNames) > 0 {
 		return m.errorf("Drover has no ACL roles: give the token its policies with -policy")
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
 	tok := &api.ACLToken{Name: *name, Type: *typ, Policies: policies, Global: *global, ExpirationTTL: *ttl}
 	created, _, err := client.ACLTokens().Create(tok, nil)
 	if err != nil {
 		return m.errorf("Error creating token: %v", err)
 	}
-	if code, done := out.print(m, created); done {
-		return code
-	}
-	fmt.Fprint(m.stdout, formatACLToken(created))
-	return 0
+	return c.show(created, func() string { return formatACLToken(created) })
 }

@@ -8,18 +8,12 @@ Usage: drover acl token delete [options] <accessor_id>
 `
 
 func aclTokenDelete(m *Meta, args []string) int {
-	fs := m.flagSet("acl token delete", aclTokenDeleteHelp)
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("acl token delete", aclTokenDeleteHelp, takes(1, "<accessor_id>"))
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <accessor_id>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	id := fs.Arg(0)
+	id := c.Arg(0)
 	if _, err := client.ACLTokens().Delete(id, nil); err != nil {
 		return m.errorf("Error deleting token: %v", err)
 	}

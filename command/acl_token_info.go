@@ -1,7 +1,5 @@
 package command
 
-import "fmt"
-
 const aclTokenInfoHelp = `
 Usage: drover acl token info [options] <accessor_id>
 
@@ -12,29 +10,14 @@ Info Options:
 ` + aclOutputHelp
 
 func aclTokenInfo(m *Meta, args []string) int {
-	fs := m.flagSet("acl token info", aclTokenInfoHelp)
-	var out outputFlags
-	out.register(fs)
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("acl token info", aclTokenInfoHelp, takes(1, "<accessor_id>")).withOutput()
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if code, ok := out.check(m, fs); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <accessor_id>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	token, _, err := client.ACLTokens().Info(fs.Arg(0), nil)
+	token, _, err := client.ACLTokens().Info(c.Arg(0), nil)
 	if err != nil {
 		return m.errorf("Error fetching token: %v", err)
 	}
-	if code, done := out.print(m, token); done {
-		return code
-	}
-	fmt.Fprint(m.stdout, formatACLToken(token))
-	return 0
+	return c.show(token, func() string { return formatACLToken(token) })
 }

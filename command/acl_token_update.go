@@ -1,7 +1,5 @@
 package command
 
-import "fmt"
-
 const aclTokenUpdateHelp = `
 Usage: drover acl token update [options] <accessor_id>
 
@@ -22,49 +20,34 @@ Update Options:
 ` + aclOutputHelp
 
 func aclTokenUpdate(m *Meta, args []string) int {
-	fs := m.flagSet("acl token update", aclTokenUpdateHelp)
-	name := fs.String("name", "", "")
-	typ := fs.String("type", "", "")
+	c := m.cmdLine("acl token update", aclTokenUpdateHelp, takes(1, "<accessor_id>")).withOutput()
+	name := c.String("name", "", "")
+	typ := c.String("type", "", "")
 	var policies stringList
-	fs.Var(&policies, "policy", "")
-	var out outputFlags
-	out.register(fs)
-	if code, ok := m.parse(fs, args); !ok {
+	c.Var(&policies, "policy", "")
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if code, ok := out.check(m, fs); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <accessor_id>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	token, _, err := client.ACLTokens().Info(fs.Arg(0), nil)
+	token, _, err := client.ACLTokens().Info(c.Arg(0), nil)
 	if err != nil {
 		return m.errorf("Error fetching token: %v", err)
 	}
-	if flagWasSet(fs, "name") {
+	if c.flagWasSet("name") {
 		token.Name = *name
 	}
-	if flagWasSet(fs, "type") {
+	if c.flagWasSet("type") {
 		token.Type = *typ
-		if *typ == "management" && !flagWasSet(fs, "policy") {
+		if *typ == "management" && !c.flagWasSet("policy") {
 			token.Policies = nil
 		}
 	}
-	if flagWasSet(fs, "policy") {
+	if c.flagWasSet("policy") {
 		token.Policies = policies
 	}
 	updated, _, err := client.ACLTokens().Update(token, nil)
 	if err != nil {
 		return m.errorf("Error updating token: %v", err)
 	}
-	if code, done := out.print(m, updated); done {
-		return code
-	}
-	fmt.Fprint(m.stdout, formatACLToken(updated))
-	return 0
+	return c.show(updated, func() string { return formatACLToken(updated) })
 }

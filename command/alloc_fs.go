@@ -25,25 +25,17 @@ FS Options:
 `
 
 func allocFS(m *Meta, args []string) int {
-	fs := m.flagSet("alloc fs", allocFSHelp)
-	stat := fs.Bool("stat", false, "")
-	human := fs.Bool("H", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("alloc fs", allocFSHelp, takesUpTo(1, 2, "<allocation> [path]")).withVerbose()
+	stat := c.Bool("stat", false, "")
+	human := c.Bool("H", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return m.usageError(fs, "This command takes one or two arguments: <allocation> [path]")
-	}
 	path := "/"
-	if fs.NArg() == 2 {
-		path = fs.Arg(1)
+	if c.NArg() == 2 {
+		path = c.Arg(1)
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	allocID, code, ok := m.resolveAlloc(client, fs.Arg(0), *verbose)
+	client, allocID, code, ok := c.clientFor(allocKind)
 	if !ok {
 		return code
 	}

@@ -41,30 +41,22 @@ const (
 )
 
 func allocLogs(m *Meta, args []string) int {
-	fs := m.flagSet("alloc logs", allocLogsHelp)
-	stderr := fs.Bool("stderr", false, "")
-	follow := fs.Bool("f", false, "")
-	tail := fs.Bool("tail", false, "")
-	lines := fs.Int("n", -1, "")
-	numBytes := fs.Int64("c", -1, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("alloc logs", allocLogsHelp, takesUpTo(1, 2, "<allocation> [task]")).withVerbose()
+	stderr := c.Bool("stderr", false, "")
+	follow := c.Bool("f", false, "")
+	tail := c.Bool("tail", false, "")
+	lines := c.Int("n", -1, "")
+	numBytes := c.Int64("c", -1, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return m.usageError(fs, "This command takes one or two arguments: <allocation> [task]")
-	}
 	if (*lines >= 0 || *numBytes >= 0) && !*tail {
-		return m.usageError(fs, "-n and -c apply only with -tail")
+		return c.usageError("-n and -c apply only with -tail")
 	}
 	if *lines >= 0 && *numBytes >= 0 {
-		return m.usageError(fs, "Only one of -n and -c may be given")
+		return c.usageError("Only one of -n and -c may be given")
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	allocID, code, ok := m.resolveAlloc(client, fs.Arg(0), *verbose)
+	client, allocID, code, ok := c.clientFor(allocKind)
 	if !ok {
 		return code
 	}
@@ -72,7 +64,7 @@ func allocLogs(m *Meta, args []string) int {
 	if err != nil {
 		return m.errorf("Error querying allocation: %v", err)
 	}
-	task, err := pickTask(alloc, fs.Arg(1))
+	task, err := pickTask(alloc, c.Arg(1))
 	if err != nil {
 		return m.errorf("%v", err)
 	}

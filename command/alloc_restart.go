@@ -17,28 +17,20 @@ Restart Options:
 `
 
 func allocRestart(m *Meta, args []string) int {
-	fs := m.flagSet("alloc restart", allocRestartHelp)
-	taskFlag := fs.String("task", "", "")
-	all := fs.Bool("all-tasks", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("alloc restart", allocRestartHelp, takesUpTo(1, 2, "<allocation> [task]")).withVerbose()
+	taskFlag := c.String("task", "", "")
+	all := c.Bool("all-tasks", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return m.usageError(fs, "This command takes one or two arguments: <allocation> [task]")
-	}
-	task := fs.Arg(1)
+	task := c.Arg(1)
 	if *taskFlag != "" {
 		task = *taskFlag
 	}
 	if *all && task != "" {
-		return m.usageError(fs, "-all-tasks restarts every task; do not also name one")
+		return c.usageError("-all-tasks restarts every task; do not also name one")
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	allocID, task, code, ok := m.resolveAllocTask(client, fs.Arg(0), task, *verbose)
+	client, allocID, code, ok := c.clientForTask(task)
 	if !ok {
 		return code
 	}
@@ -46,9 +38,9 @@ func allocRestart(m *Meta, args []string) int {
 		return m.errorf("Error restarting allocation: %v", err)
 	}
 	if task == "" {
-		m.out("Restarted the running tasks of allocation %q", shortID(allocID, *verbose))
+		m.out("Restarted the running tasks of allocation %q", shortID(allocID, c.verbose))
 	} else {
-		m.out("Restarted task %q of allocation %q", task, shortID(allocID, *verbose))
+		m.out("Restarted task %q of allocation %q", task, shortID(allocID, c.verbose))
 	}
 	return 0
 }

@@ -20,28 +20,20 @@ Signal Options:
 `
 
 func allocSignal(m *Meta, args []string) int {
-	fs := m.flagSet("alloc signal", allocSignalHelp)
-	signal := fs.String("s", "SIGKILL", "")
-	taskFlag := fs.String("task", "", "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("alloc signal", allocSignalHelp, takesUpTo(1, 2, "<allocation> [task]")).withVerbose()
+	signal := c.String("s", "SIGKILL", "")
+	taskFlag := c.String("task", "", "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return m.usageError(fs, "This command takes one or two arguments: <allocation> [task]")
-	}
 	if *signal == "" {
-		return m.usageError(fs, "-s must name a signal")
+		return c.usageError("-s must name a signal")
 	}
-	task := fs.Arg(1)
+	task := c.Arg(1)
 	if *taskFlag != "" {
 		task = *taskFlag
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	allocID, task, code, ok := m.resolveAllocTask(client, fs.Arg(0), task, *verbose)
+	client, allocID, code, ok := c.clientForTask(task)
 	if !ok {
 		return code
 	}
@@ -51,19 +43,19 @@ func allocSignal(m *Meta, args []string) int {
 	return 0
 }
 
-// resolveAllocTask resolves an allocation ID or prefix and checks that
-// task, if named, is one of the allocation's tasks.
-func (m *Meta) resolveAllocTask(client *api.Client, id, task string, verbose bool) (string, string, int, bool) {
-	allocID, code, ok := m.resolveAlloc(client, id, verbose)
+// clientForTask is clientFor(allocKind) for a verb that acts on a task: the
+// task, if named, must be one of the allocation's.
+func (c *cmdLine) clientForTask(task string) (*api.Client, string, int, bool) {
+	client, allocID, code, ok := c.clientFor(allocKind)
 	if !ok || task == "" {
-		return allocID, task, code, ok
+		return client, allocID, code, ok
 	}
 	alloc, _, err := client.Allocations().Info(allocID, nil)
 	if err != nil {
-		return "", "", m.errorf("Error querying allocation: %v", err), false
+		return nil, "", c.m.errorf("Error querying allocation: %v", err), false
 	}
 	if _, err := pickTask(alloc, task); err != nil {
-		return "", "", m.errorf("%v", err), false
+		return nil, "", c.m.errorf("%v", err), false
 	}
-	return allocID, task, 0, true
+	return client, allocID, 0, true
 }

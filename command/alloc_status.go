@@ -27,20 +27,8 @@ Status Options:
 const recentEvents = 10
 
 func allocStatus(m *Meta, args []string) int {
-	fs := m.flagSet("alloc status", allocStatusHelp)
-	asJSON := fs.Bool("json", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <allocation>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	allocID, code, ok := m.resolveAlloc(client, fs.Arg(0), *verbose)
+	c := m.cmdLine("alloc status", allocStatusHelp, takes(1, "<allocation>")).withJSON().withVerbose()
+	client, allocID, code, ok := c.startFor(args, allocKind)
 	if !ok {
 		return code
 	}
@@ -48,8 +36,8 @@ func allocStatus(m *Meta, args []string) int {
 	if err != nil {
 		return m.errorf("Error querying allocation: %v", err)
 	}
-	if *asJSON {
-		return m.printJSON(alloc)
+	if code, done := c.print(alloc); done {
+		return code
 	}
 
 	var followup *api.Evaluation
@@ -67,15 +55,15 @@ func allocStatus(m *Meta, args []string) int {
 	}
 
 	var b strings.Builder
-	b.WriteString(keyValues(allocHeader(alloc, followup, m.now(), *verbose)))
-	section(&b, "Allocation State History", allocStatesTable(alloc.AllocStates, m.now(), *verbose))
-	section(&b, "Service Checks", checksTable(checks, *verbose))
-	if *verbose && alloc.Metrics != nil {
+	b.WriteString(keyValues(allocHeader(alloc, followup, m.now(), c.verbose)))
+	section(&b, "Allocation State History", allocStatesTable(alloc.AllocStates, m.now(), c.verbose))
+	section(&b, "Service Checks", checksTable(checks, c.verbose))
+	if c.verbose && alloc.Metrics != nil {
 		section(&b, "Placement Metrics", formatAllocMetric(alloc.Metrics, "", true))
 	}
 	for _, name := range taskNames(alloc) {
 		b.WriteString("\n")
-		b.WriteString(formatTask(alloc, name, usage, m.now(), *verbose))
+		b.WriteString(formatTask(alloc, name, usage, m.now(), c.verbose))
 	}
 	fmt.Fprint(m.stdout, b.String())
 	return 0

@@ -14,20 +14,9 @@ Stop Options:
 `
 
 func allocStop(m *Meta, args []string) int {
-	fs := m.flagSet("alloc stop", allocStopHelp)
-	detach := fs.Bool("detach", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <allocation>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	allocID, code, ok := m.resolveAlloc(client, fs.Arg(0), *verbose)
+	c := m.cmdLine("alloc stop", allocStopHelp, takes(1, "<allocation>")).withVerbose()
+	detach := c.Bool("detach", false, "")
+	client, allocID, code, ok := c.startFor(args, allocKind)
 	if !ok {
 		return code
 	}
@@ -42,7 +31,7 @@ func allocStop(m *Meta, args []string) int {
 		m.out("%s", resp.EvalID)
 		return 0
 	}
-	mon := newMonitor(m, client, *verbose)
+	mon := newMonitor(m, client, c.verbose)
 	mon.noDeployment = true
 	return m.withInterrupt(func() int { return mon.monitorEval(resp.EvalID) })
 }

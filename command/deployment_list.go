@@ -18,32 +18,16 @@ List Options:
 `
 
 func deploymentList(m *Meta, args []string) int {
-	fs := m.flagSet("deployment list", deploymentListHelp)
-	asJSON := fs.Bool("json", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("deployment list", deploymentListHelp, noArgs).withJSON().withVerbose()
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
-	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
 	}
 	ds, _, err := client.Deployments().List(nil)
 	if err != nil {
 		return m.errorf("Error retrieving deployments: %v", err)
 	}
-	if *asJSON {
-		return m.printJSON(ds)
-	}
-	if len(ds) == 0 {
-		m.out("No deployments found")
-		return 0
-	}
-	fmt.Fprint(m.stdout, deploymentListTable(ds, *verbose))
-	return 0
+	return c.showList(ds, len(ds), "No deployments found", func() string { return deploymentListTable(ds, c.verbose) })
 }
 
 // deploymentListTable is Nomad's deployment list: one row a deployment.

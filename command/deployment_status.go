@@ -23,39 +23,23 @@ Status Options:
 `
 
 func deploymentStatus(m *Meta, args []string) int {
-	fs := m.flagSet("deployment status", deploymentStatusHelp)
-	asJSON := fs.Bool("json", false, "")
-	follow := fs.Bool("monitor", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <deployment>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	id, code, ok := m.resolveDeployment(client, fs.Arg(0), *verbose)
+	c := m.cmdLine("deployment status", deploymentStatusHelp, takes(1, "<deployment>")).withJSON().withVerbose()
+	follow := c.Bool("monitor", false, "")
+	client, id, code, ok := c.startFor(args, deploymentKind)
 	if !ok {
 		return code
 	}
 	if *follow {
-		if *asJSON {
-			return m.usageError(fs, "-monitor and -json cannot be used together")
+		if c.out.json {
+			return c.usageError("-monitor and -json cannot be used together")
 		}
-		return m.withInterrupt(func() int { return newMonitor(m, client, *verbose).monitorDeployment(id) })
+		return m.withInterrupt(func() int { return newMonitor(m, client, c.verbose).monitorDeployment(id) })
 	}
 	d, _, err := client.Deployments().Info(id, nil)
 	if err != nil {
 		return m.errorf("Error reading deployment: %v", err)
 	}
-	if *asJSON {
-		return m.printJSON(d)
-	}
-	m.out("%s", formatDeployment(d, m.now(), *verbose))
-	return 0
+	return c.show(d, func() string { return formatDeployment(d, m.now(), c.verbose) + "\n" })
 }
 
 // formatDeployment is the header and per-group table shared by

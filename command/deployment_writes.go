@@ -92,30 +92,19 @@ type deploymentWrite struct {
 }
 
 func (w deploymentWrite) run(m *Meta, args []string) int {
-	fs := m.flagSet(w.name, w.help)
+	c := m.cmdLine(w.name, w.help, takes(1, "<deployment>")).withVerbose()
 	detach := new(bool)
 	if w.monitors {
-		detach = fs.Bool("detach", false, "")
+		detach = c.Bool("detach", false, "")
 	}
-	verbose := fs.Bool("verbose", false, "")
 	if w.flags != nil {
-		w.flags(fs)
+		w.flags(c.FlagSet)
 	}
-	if code, ok := m.parse(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <deployment>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	id, code, ok := m.resolveDeployment(client, fs.Arg(0), *verbose)
+	client, id, code, ok := c.startFor(args, deploymentKind)
 	if !ok {
 		return code
 	}
-	resp, said, err := w.write(client, id, shortID(id, *verbose))
+	resp, said, err := w.write(client, id, shortID(id, c.verbose))
 	if err != nil {
 		return m.errorf("Error: %v", err)
 	}
@@ -131,7 +120,7 @@ func (w deploymentWrite) run(m *Meta, args []string) int {
 		return 0
 	}
 	m.out("")
-	return m.withInterrupt(func() int { return newMonitor(m, client, *verbose).monitorEval(resp.EvalID) })
+	return m.withInterrupt(func() int { return newMonitor(m, client, c.verbose).monitorEval(resp.EvalID) })
 }
 
 func deploymentPromote(m *Meta, args []string) int {

@@ -1,7 +1,5 @@
 package command
 
-import "fmt"
-
 const evalListHelp = `
 Usage: drover eval list [options]
 
@@ -17,20 +15,12 @@ List Options:
 `
 
 func evalList(m *Meta, args []string) int {
-	fs := m.flagSet("eval list", evalListHelp)
-	job := fs.String("job", "", "")
-	status := fs.String("status", "", "")
-	asJSON := fs.Bool("json", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("eval list", evalListHelp, noArgs).withJSON().withVerbose()
+	job := c.String("job", "", "")
+	status := c.String("status", "", "")
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
-	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
 	}
 	evals, _, err := client.Evaluations().List(nil)
 	if err != nil {
@@ -44,13 +34,5 @@ func evalList(m *Meta, args []string) int {
 			filtered = append(filtered, e)
 		}
 	}
-	if *asJSON {
-		return m.printJSON(filtered)
-	}
-	if len(filtered) == 0 {
-		m.out("No evaluations found")
-		return 0
-	}
-	fmt.Fprint(m.stdout, evalTable(filtered, *verbose))
-	return 0
+	return c.showList(filtered, len(filtered), "No evaluations found", func() string { return evalTable(filtered, c.verbose) })
 }

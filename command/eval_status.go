@@ -21,20 +21,8 @@ Status Options:
 `
 
 func evalStatus(m *Meta, args []string) int {
-	fs := m.flagSet("eval status", evalStatusHelp)
-	asJSON := fs.Bool("json", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <evaluation>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	evalID, code, ok := m.resolveEval(client, fs.Arg(0), *verbose)
+	c := m.cmdLine("eval status", evalStatusHelp, takes(1, "<evaluation>")).withJSON().withVerbose()
+	client, evalID, code, ok := c.startFor(args, evalKind)
 	if !ok {
 		return code
 	}
@@ -42,8 +30,8 @@ func evalStatus(m *Meta, args []string) int {
 	if err != nil {
 		return m.errorf("Error querying evaluation: %v", err)
 	}
-	if *asJSON {
-		return m.printJSON(eval)
+	if code, done := c.print(eval); done {
+		return code
 	}
 	allocs, _, err := client.Evaluations().Allocations(evalID, nil)
 	if err != nil && !api.IsNotFound(err) {
@@ -51,22 +39,22 @@ func evalStatus(m *Meta, args []string) int {
 	}
 
 	var b strings.Builder
-	b.WriteString(keyValues(evalHeader(eval, m, *verbose)))
+	b.WriteString(keyValues(evalHeader(eval, m, c.verbose)))
 	if len(eval.RelatedEvals) > 0 {
 		rows := []string{"ID|Priority|Triggered By|Node ID|Status|Description"}
 		for _, r := range eval.RelatedEvals {
-			rows = append(rows, fmt.Sprintf("%s|%d|%s|%s|%s|%s", shortID(r.ID, *verbose), r.Priority, r.TriggeredBy,
-				orNone(shortID(r.NodeID, *verbose)), r.Status, r.StatusDescription))
+			rows = append(rows, fmt.Sprintf("%s|%d|%s|%s|%s|%s", shortID(r.ID, c.verbose), r.Priority, r.TriggeredBy,
+				orNone(shortID(r.NodeID, c.verbose)), r.Status, r.StatusDescription))
 		}
 		section(&b, "Related Evaluations", columns(rows))
 	}
 	if len(allocs) > 0 {
-		section(&b, "Placed Allocations", allocTable(allocs, m.now(), *verbose))
+		section(&b, "Placed Allocations", allocTable(allocs, m.now(), c.verbose))
 	}
 	if len(eval.FailedTGAllocs) > 0 {
-		section(&b, "Failed Placements", formatFailedPlacements(eval.FailedTGAllocs, "", *verbose))
+		section(&b, "Failed Placements", formatFailedPlacements(eval.FailedTGAllocs, "", c.verbose))
 		if eval.BlockedEval != "" {
-			fmt.Fprintf(&b, "\nEvaluation %q waiting for additional capacity to place remainder\n", shortID(eval.BlockedEval, *verbose))
+			fmt.Fprintf(&b, "\nEvaluation %q waiting for additional capacity to place remainder\n", shortID(eval.BlockedEval, c.verbose))
 		}
 	}
 	fmt.Fprint(m.stdout, b.String())

@@ -4,9 +4,9 @@ import "flag"
 
 // flagWasSet reports whether name was given on the command line, for flags
 // whose zero value is meaningful (-check-index 0 means "must not exist").
-func flagWasSet(fs *flag.FlagSet, name string) bool {
+func (c *cmdLine) flagWasSet(name string) bool {
 	set := false
-	fs.Visit(func(f *flag.Flag) {
+	c.Visit(func(f *flag.Flag) {
 		if f.Name == name {
 			set = true
 		}

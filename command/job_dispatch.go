@@ -48,35 +48,31 @@ Dispatch Options:
 `
 
 func jobDispatch(m *Meta, args []string) int {
-	fs := m.flagSet("job dispatch", jobDispatchHelp)
+	c := m.cmdLine("job dispatch", jobDispatchHelp, takesUpTo(1, 2, "<parameterized job> [input source]")).withVerbose()
 	var metaFlags stringList
-	fs.Var(&metaFlags, "meta", "")
-	token := fs.String("idempotency-token", "", "")
-	idPrefix := fs.String("id-prefix-template", "", "")
-	priority := fs.Int("priority", 0, "")
-	detach := fs.Bool("detach", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c.Var(&metaFlags, "meta", "")
+	token := c.String("idempotency-token", "", "")
+	idPrefix := c.String("id-prefix-template", "", "")
+	priority := c.Int("priority", 0, "")
+	detach := c.Bool("detach", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
-	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
-		return m.usageError(fs, "This command takes one or two arguments: <parameterized job> [input source]")
 	}
 	meta, err := parseDispatchMeta(metaFlags)
 	if err != nil {
-		return m.usageError(fs, "Error parsing meta value: "+err.Error())
+		return c.usageError("Error parsing meta value: " + err.Error())
 	}
 	var payload []byte
-	if fs.NArg() == 2 {
-		if payload, err = m.readPayload(fs.Arg(1)); err != nil {
+	if c.NArg() == 2 {
+		if payload, err = m.readPayload(c.Arg(1)); err != nil {
 			return m.errorf("Error reading input data: %v", err)
 		}
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
-	jobID, code, ok := m.resolveParameterizedJob(client, strings.TrimSpace(fs.Arg(0)))
+	jobID, code, ok := c.resolve(client, parameterizedJobKind, strings.TrimSpace(c.Arg(0)))
 	if !ok {
 		return code
 	}
@@ -92,7 +88,7 @@ func jobDispatch(m *Meta, args []string) int {
 	// token answered: there is nothing new to monitor.
 	rows := []string{"Dispatched Job ID|" + resp.DispatchedJobID}
 	if resp.EvalID != "" {
-		rows = append(rows, "Evaluation ID|"+shortID(resp.EvalID, *verbose))
+		rows = append(rows, "Evaluation ID|"+shortID(resp.EvalID, c.verbose))
 	}
 	fmt.Fprint(m.stdout, keyValues(rows))
 	if *detach || resp.EvalID == "" {
@@ -100,7 +96,7 @@ func jobDispatch(m *Meta, args []string) int {
 	}
 	m.out("")
 	return m.withInterrupt(func() int {
-		return newMonitor(m, client, *verbose).monitorEval(resp.EvalID)
+		return newMonitor(m, client, c.verbose).monitorEval(resp.EvalID)
 	})
 }
 
@@ -127,31 +123,4 @@ func (m *Meta) readPayload(source string) ([]byte, error) {
 		return io.ReadAll(m.stdin)
 	}
 	return os.ReadFile(source)
-}
-
-// resolveParameterizedJob resolves a parameterized job's ID or prefix.
-// Only parameterized jobs are candidates, so a parent's prefix does not
-// also match the children it dispatched.
-func (m *Meta) resolveParameterizedJob(c *api.Client, id string) (string, int, bool) {
-	jobs, _, err := c.Jobs().PrefixList(id)
-	if err != nil {
-		return "", m.errorf("Error looking up job %q: %v", id, err), false
-	}
-	var candidates []*api.JobListStub
-	for _, j := range jobs {
-		if j.ID == id {
-			return id, 0, true
-		}
-		if j.ParameterizedJob {
-			candidates = append(candidates, j)
-		}
-	}
-	switch len(candidates) {
-	case 0:
-		return "", m.errorf("No parameterized job(s) with prefix or ID %q found", id), false
-	case 1:
-		return candidates[0].ID, 0, true
-	}
-	fmt.Fprintf(m.stderr, "Prefix matched multiple parameterized jobs\n\n%s", jobTable(candidates))
-	return "", 1, false
 }

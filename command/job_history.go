@@ -22,25 +22,17 @@ History Options:
 `
 
 func jobHistory(m *Meta, args []string) int {
-	fs := m.flagSet("job history", jobHistoryHelp)
-	diffs := fs.Bool("p", false, "")
-	full := fs.Bool("full", false, "")
-	onlyVersion := fs.Uint64("version", 0, "")
-	asJSON := fs.Bool("json", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("job history", jobHistoryHelp, takes(1, "<job>")).withJSON()
+	diffs := c.Bool("p", false, "")
+	full := c.Bool("full", false, "")
+	onlyVersion := c.Uint64("version", 0, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <job>")
-	}
 	if *diffs && *full {
-		return m.usageError(fs, "-p and -full cannot be used together")
+		return c.usageError("-p and -full cannot be used together")
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	jobID, code, ok := m.resolveJob(client, fs.Arg(0), 1)
+	client, jobID, code, ok := c.clientFor(jobKind)
 	if !ok {
 		return code
 	}
@@ -48,7 +40,7 @@ func jobHistory(m *Meta, args []string) int {
 	if err != nil {
 		return m.errorf("Error retrieving job versions: %v", err)
 	}
-	if flagWasSet(fs, "version") {
+	if c.flagWasSet("version") {
 		for i, v := range versions {
 			if ptrUint64(v.Version) == *onlyVersion {
 				versions = versions[i : i+1]
@@ -64,19 +56,17 @@ func jobHistory(m *Meta, args []string) int {
 			}
 		}
 	}
-	if *asJSON {
-		return m.printJSON(versions)
-	}
-	var blocks []string
-	for i, v := range versions {
-		var d *api.JobDiff
-		if *diffs && i < len(jobDiffs) && i < len(versions)-1 {
-			d = jobDiffs[i]
+	return c.show(versions, func() string {
+		var blocks []string
+		for i, v := range versions {
+			var d *api.JobDiff
+			if *diffs && i < len(jobDiffs) && i < len(versions)-1 {
+				d = jobDiffs[i]
+			}
+			blocks = append(blocks, formatVersion(m, v, d, *full))
 		}
-		blocks = append(blocks, formatVersion(m, v, d, *full))
-	}
-	fmt.Fprint(m.stdout, strings.Join(blocks, "\n"))
-	return 0
+		return strings.Join(blocks, "\n")
+	})
 }
 
 func formatVersion(m *Meta, v *api.Job, d *api.JobDiff, full bool) string {

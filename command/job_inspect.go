@@ -14,24 +14,15 @@ Inspect Options:
 `
 
 func jobInspect(m *Meta, args []string) int {
-	fs := m.flagSet("job inspect", jobInspectHelp)
-	version := fs.Uint64("version", 0, "")
-	if code, ok := m.parse(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <job>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	jobID, code, ok := m.resolveJob(client, fs.Arg(0), 1)
+	c := m.cmdLine("job inspect", jobInspectHelp, takes(1, "<job>"))
+	version := c.Uint64("version", 0, "")
+	client, jobID, code, ok := c.startFor(args, jobKind)
 	if !ok {
 		return code
 	}
 	var job *api.Job
-	if flagWasSet(fs, "version") {
+	var err error
+	if c.flagWasSet("version") {
 		versions, _, _, err := client.Jobs().Versions(jobID, false, nil)
 		if err != nil {
 			return m.errorf("Error retrieving job versions: %v", err)

@@ -34,31 +34,26 @@ Plan Options:
 const exitPlanError = 255
 
 func jobPlan(m *Meta, args []string) int {
-	fs := m.flagSet("job plan", jobPlanHelp)
+	c := m.cmdLine("job plan", jobPlanHelp, takes(1, "<path>")).withVerbose()
 	var files jobFileFlags
-	files.register(fs)
-	diff := fs.Bool("diff", true, "")
-	fs.Bool("policy-override", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	files.register(c.FlagSet)
+	diff := c.Bool("diff", true, "")
+	c.Bool("policy-override", false, "")
+	if code, ok := c.parse(args); !ok {
 		if code != 0 {
 			return exitPlanError
 		}
 		return code
 	}
-	if fs.NArg() != 1 {
-		m.usageError(fs, "This command takes one argument: <path>")
-		return exitPlanError
-	}
-	path := fs.Arg(0)
+	path := c.Arg(0)
 	job, err := m.parseJobFile(path, &files)
 	if err != nil {
 		m.errorf("Error parsing job file %s:\n%v", path, err)
 		return exitPlanError
 	}
-	client, err := m.clientForJob(job)
-	if err != nil {
-		m.errorf("%v", err)
+	m.useJobNamespace(job)
+	client, _, ok := c.client()
+	if !ok {
 		return exitPlanError
 	}
 	resp, _, err := client.Jobs().Plan(job, *diff, nil)
@@ -68,9 +63,9 @@ func jobPlan(m *Meta, args []string) int {
 	}
 
 	if *diff && resp.Diff != nil {
-		m.out("%s", formatJobDiff(resp.Diff, *verbose))
+		m.out("%s", formatJobDiff(resp.Diff, c.verbose))
 	}
-	m.out("%s", formatDryRun(resp, m, *verbose))
+	m.out("%s", formatDryRun(resp, m, c.verbose))
 	if resp.Warnings != "" {
 		m.out("Job Warnings:\n%s\n", strings.TrimSpace(resp.Warnings))
 	}

@@ -15,24 +15,16 @@ Revert Options:
 `
 
 func jobRevert(m *Meta, args []string) int {
-	fs := m.flagSet("job revert", jobRevertHelp)
-	detach := fs.Bool("detach", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("job revert", jobRevertHelp, takes(2, "<job> <version>")).withVerbose()
+	detach := c.Bool("detach", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 2 {
-		return m.usageError(fs, "This command takes two arguments: <job> <version>")
-	}
-	version, err := strconv.ParseUint(fs.Arg(1), 10, 64)
+	version, err := strconv.ParseUint(c.Arg(1), 10, 64)
 	if err != nil {
-		return m.errorf("The version must be a non-negative integer, not %q", fs.Arg(1))
+		return m.errorf("The version must be a non-negative integer, not %q", c.Arg(1))
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	jobID, code, ok := m.resolveJob(client, fs.Arg(0), 1)
+	client, jobID, code, ok := c.clientFor(jobKind)
 	if !ok {
 		return code
 	}
@@ -48,5 +40,5 @@ func jobRevert(m *Meta, args []string) int {
 		m.out("Evaluation ID: %s", resp.EvalID)
 		return 0
 	}
-	return m.withInterrupt(func() int { return newMonitor(m, client, *verbose).monitorEval(resp.EvalID) })
+	return m.withInterrupt(func() int { return newMonitor(m, client, c.verbose).monitorEval(resp.EvalID) })
 }

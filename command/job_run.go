@@ -38,23 +38,19 @@ Run Options:
 ` + jobFileFlagsHelp
 
 func jobRun(m *Meta, args []string) int {
-	fs := m.flagSet("job run", jobRunHelp)
+	c := m.cmdLine("job run", jobRunHelp, takes(1, "<path>")).withVerbose()
 	var files jobFileFlags
-	files.register(fs)
-	checkIndex := fs.Uint64("check-index", 0, "")
-	detach := fs.Bool("detach", false, "")
-	output := fs.Bool("output", false, "")
-	preserveCounts := fs.Bool("preserve-counts", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	files.register(c.FlagSet)
+	checkIndex := c.Uint64("check-index", 0, "")
+	detach := c.Bool("detach", false, "")
+	output := c.Bool("output", false, "")
+	preserveCounts := c.Bool("preserve-counts", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <path>")
-	}
-	enforce := flagWasSet(fs, "check-index")
+	enforce := c.flagWasSet("check-index")
 
-	path := fs.Arg(0)
+	path := c.Arg(0)
 	job, err := m.parseJobFile(path, &files)
 	if err != nil {
 		return m.errorf("Error parsing job file %s:\n%v", path, err)
@@ -62,9 +58,10 @@ func jobRun(m *Meta, args []string) int {
 	if *output {
 		return m.printJSON(map[string]any{"Job": job})
 	}
-	client, err := m.clientForJob(job)
-	if err != nil {
-		return m.errorf("%v", err)
+	m.useJobNamespace(job)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
 
 	opts := &api.RegisterOptions{PreserveCounts: *preserveCounts}
@@ -95,7 +92,7 @@ func jobRun(m *Meta, args []string) int {
 		return exitOK
 	}
 	return m.withInterrupt(func() int {
-		return newMonitor(m, client, *verbose).monitorEval(resp.EvalID)
+		return newMonitor(m, client, c.verbose).monitorEval(resp.EvalID)
 	})
 }
 

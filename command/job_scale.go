@@ -28,29 +28,21 @@ Scale Options:
 const scaleMessage = "submitted using the Drover CLI"
 
 func jobScale(m *Meta, args []string) int {
-	fs := m.flagSet("job scale", jobScaleHelp)
-	detach := fs.Bool("detach", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("job scale", jobScaleHelp, takesUpTo(2, 3, "<job> [<group>] <count>")).withVerbose()
+	detach := c.Bool("detach", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() < 2 || fs.NArg() > 3 {
-		return m.usageError(fs, "This command takes two or three arguments: <job> [<group>] <count>")
-	}
-	countArg := fs.Arg(fs.NArg() - 1)
+	countArg := c.Arg(c.NArg() - 1)
 	count, err := strconv.Atoi(countArg)
 	if err != nil || count < 0 {
 		return m.errorf("The count must be a non-negative integer, not %q", countArg)
 	}
 	group := ""
-	if fs.NArg() == 3 {
-		group = fs.Arg(1)
+	if c.NArg() == 3 {
+		group = c.Arg(1)
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	jobID, code, ok := m.resolveJob(client, fs.Arg(0), 1)
+	client, jobID, code, ok := c.clientFor(jobKind)
 	if !ok {
 		return code
 	}
@@ -79,7 +71,7 @@ func jobScale(m *Meta, args []string) int {
 		m.out("Evaluation ID: %s", resp.EvalID)
 		return 0
 	}
-	return m.withInterrupt(func() int { return newMonitor(m, client, *verbose).monitorEval(resp.EvalID) })
+	return m.withInterrupt(func() int { return newMonitor(m, client, c.verbose).monitorEval(resp.EvalID) })
 }
 
 // pickScaleGroup returns the group to scale: the one named, which must

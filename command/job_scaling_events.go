@@ -22,19 +22,8 @@ Scaling-Events Options:
 `
 
 func jobScalingEvents(m *Meta, args []string) int {
-	fs := m.flagSet("job scaling-events", jobScalingEventsHelp)
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <job>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	jobID, code, ok := m.resolveJob(client, fs.Arg(0), 1)
+	c := m.cmdLine("job scaling-events", jobScalingEventsHelp, takes(1, "<job>")).withVerbose()
+	client, jobID, code, ok := c.startFor(args, jobKind)
 	if !ok {
 		return code
 	}
@@ -43,12 +32,7 @@ func jobScalingEvents(m *Meta, args []string) int {
 		return m.errorf("Error listing scaling events: %v", err)
 	}
 	events := sortedScalingEvents(status)
-	if len(events) == 0 {
-		m.out("No events found")
-		return 0
-	}
-	fmt.Fprint(m.stdout, scalingEventTable(events, *verbose))
-	return 0
+	return c.showList(events, len(events), "No events found", func() string { return scalingEventTable(events, c.verbose) })
 }
 
 // groupEvent is a scaling event with the group it belongs to.

@@ -23,44 +23,29 @@ Status Options:
 `
 
 func jobStatus(m *Meta, args []string) int {
-	fs := m.flagSet("job status", jobStatusHelp)
-	allAllocs := fs.Bool("all-allocs", false, "")
-	asJSON := fs.Bool("json", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() > 1 {
-		return m.usageError(fs, "This command takes at most one argument: [job]")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	if fs.NArg() == 0 {
-		return listJobs(m, client, *asJSON)
-	}
-	jobID, code, ok := m.resolveJob(client, fs.Arg(0), 0)
+	c := m.cmdLine("job status", jobStatusHelp, takesUpTo(0, 1, "[job]")).withJSON().withVerbose()
+	allAllocs := c.Bool("all-allocs", false, "")
+	client, code, ok := c.start(args)
 	if !ok {
 		return code
 	}
-	return showJob(m, client, jobID, *allAllocs, *asJSON, *verbose)
+	if c.NArg() == 0 {
+		return listJobs(c, client)
+	}
+	jobID, code, ok := c.resolve(client, jobKind.listingAmbiguous(), c.Arg(0))
+	if !ok {
+		return code
+	}
+	return showJob(c, client, jobID, *allAllocs, c.verbose)
 }
 
-func listJobs(m *Meta, client *api.Client, asJSON bool) int {
+// listJobs lists the jobs, for `job status` and `status` without an ID.
+func listJobs(c *cmdLine, client *api.Client) int {
 	jobs, _, err := client.Jobs().List(nil)
 	if err != nil {
-		return m.errorf("Error querying jobs: %v", err)
+		return c.m.errorf("Error querying jobs: %v", err)
 	}
-	if asJSON {
-		return m.printJSON(jobs)
-	}
-	if len(jobs) == 0 {
-		m.out("No running jobs")
-		return 0
-	}
-	fmt.Fprint(m.stdout, jobTable(jobs))
-	return 0
+	return c.showList(jobs, len(jobs), "No running jobs", func() string { return jobTable(jobs) })
 }
 
 // jobStatusJSON is what `job status -json <job>` prints.
@@ -71,7 +56,8 @@ type jobStatusJSON struct {
 	LatestDeployment *api.Deployment
 }
 
-func showJob(m *Meta, client *api.Client, jobID string, allAllocs, asJSON, verbose bool) int {
+func showJob(c *cmdLine, client *api.Client, jobID string, allAllocs, verbose bool) int {
+	m := c.m
 	job, _, err := client.Jobs().Info(jobID, nil)
 	if err != nil {
 		return m.errorf("Error querying job %q: %v", jobID, err)
@@ -90,8 +76,8 @@ func showJob(m *Meta, client *api.Client, jobID string, allAllocs, asJSON, verbo
 			return m.errorf("Error querying latest deployment: %v", err)
 		}
 	}
-	if asJSON {
-		return m.printJSON(jobStatusJSON{Job: job, Summary: summary, Allocations: allocs, LatestDeployment: deployment})
+	if code, done := c.print(jobStatusJSON{Job: job, Summary: summary, Allocations: allocs, LatestDeployment: deployment}); done {
+		return code
 	}
 	evals, _, err := client.Jobs().Evaluations(jobID, nil)
 	if err != nil && !api.IsNotFound(err) {

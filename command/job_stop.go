@@ -17,26 +17,15 @@ Stop Options:
 `
 
 func jobStop(m *Meta, args []string) int {
-	fs := m.flagSet("job stop", jobStopHelp)
-	detach := fs.Bool("detach", false, "")
-	purge := fs.Bool("purge", false, "")
-	yes := fs.Bool("yes", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <job>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	given := fs.Arg(0)
-	jobID, code, ok := m.resolveJob(client, given, 1)
+	c := m.cmdLine("job stop", jobStopHelp, takes(1, "<job>")).withVerbose()
+	detach := c.Bool("detach", false, "")
+	purge := c.Bool("purge", false, "")
+	yes := c.Bool("yes", false, "")
+	client, jobID, code, ok := c.startFor(args, jobKind)
 	if !ok {
 		return code
 	}
+	given := c.Arg(0)
 	// A prefix could name a job the user did not mean; make them see the
 	// full ID before it is stopped.
 	if jobID != given && !*yes && !m.confirm(`Are you sure you want to stop job "`+jobID+`"?`) {
@@ -55,7 +44,7 @@ func jobStop(m *Meta, args []string) int {
 		m.out("%s", evalID)
 		return 0
 	}
-	mon := newMonitor(m, client, *verbose)
+	mon := newMonitor(m, client, c.verbose)
 	mon.noDeployment = true
 	return m.withInterrupt(func() int { return mon.monitorEval(evalID) })
 }

@@ -19,23 +19,21 @@ Usage: drover job validate [options] <path>
 ` + jobFileFlagsHelp
 
 func jobValidate(m *Meta, args []string) int {
-	fs := m.flagSet("job validate", jobValidateHelp)
+	c := m.cmdLine("job validate", jobValidateHelp, takes(1, "<path>"))
 	var files jobFileFlags
-	files.register(fs)
-	if code, ok := m.parse(fs, args); !ok {
+	files.register(c.FlagSet)
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <path>")
-	}
-	path := fs.Arg(0)
+	path := c.Arg(0)
 	job, err := m.parseJobFile(path, &files)
 	if err != nil {
 		return m.errorf("Error parsing job file %s:\n%v", path, err)
 	}
-	client, err := m.clientForJob(job)
-	if err != nil {
-		return m.errorf("%v", err)
+	m.useJobNamespace(job)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
 	resp, _, err := client.Jobs().Validate(job, nil)
 	switch {

@@ -69,12 +69,12 @@ func (m *Meta) parseJobFile(path string, f *jobFileFlags) (*api.Job, error) {
 	return job, nil
 }
 
-// clientForJob returns a client in the job's namespace, if the job file
-// names one (it wins over -namespace, as the servers use it too), so that the evaluation and allocations the submission creates
-// are read back from the namespace they live in.
-func (m *Meta) clientForJob(job *api.Job) (*api.Client, error) {
+// useJobNamespace makes the client the verb builds next use the job's
+// namespace, if the job file names one (it wins over -namespace, as the
+// servers use it too), so that the evaluation and allocations the
+// submission creates are read back from the namespace they live in.
+func (m *Meta) useJobNamespace(job *api.Job) {
 	if ns := ptrStr(job.Namespace); ns != "" {
 		m.namespace = ns
 	}
-	return m.client()
 }

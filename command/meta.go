@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -60,7 +58,8 @@ func (m *Meta) withInterrupt(f func() int) int {
 	return f()
 }
 
-// clientFlags are registered on every verb that talks to an agent.
+// clientFlagsHelp documents the general flags, which cmdLine registers on
+// every verb that talks to an agent.
 const clientFlagsHelp = `
 General Options:
 
@@ -108,54 +107,6 @@ General Options:
   DROVER_HTTP_TIMEOUT (such as 2m) to wait longer. Blocking queries get
   their wait on top, and followed streams are not bounded once open.
 `
-
-// flagSet returns a FlagSet for a verb, with the client flags registered
-// and help printing the verb's help text. Flags must precede arguments, as
-// with Go's flag package and Nomad's CLI.
-func (m *Meta) flagSet(name, help string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&m.address, "address", "", "")
-	fs.StringVar(&m.namespace, "namespace", "", "")
-	fs.StringVar(&m.region, "region", "", "")
-	fs.StringVar(&m.token, "token", "", "")
-	fs.StringVar(&m.caCert, "ca-cert", "", "")
-	fs.StringVar(&m.caPath, "ca-path", "", "")
-	fs.StringVar(&m.clientCert, "client-cert", "", "")
-	fs.StringVar(&m.clientKey, "client-key", "", "")
-	fs.StringVar(&m.tlsServerName, "tls-server-name", "", "")
-	fs.BoolVar(&m.tlsSkipVerify, "tls-skip-verify", false, "")
-	m.help = strings.TrimSpace(help) + "\n" + clientFlagsHelp
-	fs.Usage = func() { fmt.Fprint(m.stderr, m.help) }
-	return fs
-}
-
-// localFlagSet is flagSet for a verb that does not talk to an agent (the
-// tls verbs): only its own flags, and its help without the general ones.
-func (m *Meta) localFlagSet(name, help string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	m.help = strings.TrimSpace(help) + "\n"
-	fs.Usage = func() { fmt.Fprint(m.stderr, m.help) }
-	return fs
-}
-
-// parse parses args and reports the exit code to return early with: 0 for
-// -help, 1 for a bad flag (after printing the problem and the help).
-func (m *Meta) parse(fs *flag.FlagSet, args []string) (int, bool) {
-	err := fs.Parse(args)
-	switch {
-	case err == nil:
-		return 0, true
-	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(m.stdout, m.help)
-		return 0, false
-	default:
-		fmt.Fprintf(m.stderr, "Error parsing arguments: %v\n\n", err)
-		fs.Usage()
-		return 1, false
-	}
-}
 
 // client builds an API client from the flags, then the environment.
 func (m *Meta) client() (*api.Client, error) {
@@ -210,14 +161,6 @@ func (m *Meta) out(format string, args ...any) {
 // errorf prints a line to stderr and returns 1, the exit code for errors.
 func (m *Meta) errorf(format string, args ...any) int {
 	fmt.Fprintf(m.stderr, format+"\n", args...)
-	return 1
-}
-
-// usageError reports wrong arguments the way Nomad does: the problem, then
-// the verb's help, exit 1.
-func (m *Meta) usageError(fs *flag.FlagSet, msg string) int {
-	fmt.Fprintf(m.stderr, "%s\n\n", msg)
-	fs.Usage()
 	return 1
 }
 

@@ -62,46 +62,44 @@ type drainArgs struct {
 
 // parseDrainArgs checks the flags' combinations and says what is wrong
 // with one that does not make sense.
-func parseDrainArgs(m *Meta, args []string) (*drainArgs, int, bool) {
-	fs := m.flagSet("node drain", nodeDrainHelp)
-	enable := fs.Bool("enable", false, "")
-	disable := fs.Bool("disable", false, "")
-	deadline := fs.Duration("deadline", defaultDrainDeadline, "")
-	force := fs.Bool("force", false, "")
-	noDeadline := fs.Bool("no-deadline", false, "")
-	ignoreSystem := fs.Bool("ignore-system", false, "")
-	keepIneligible := fs.Bool("keep-ineligible", false, "")
-	detach := fs.Bool("detach", false, "")
-	monitor := fs.Bool("monitor", false, "")
-	self := fs.Bool("self", false, "")
-	yes := fs.Bool("yes", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	message := fs.String("m", "", "")
-	if code, ok := m.parse(fs, args); !ok {
+func parseDrainArgs(c *cmdLine, args []string) (*drainArgs, int, bool) {
+	enable := c.Bool("enable", false, "")
+	disable := c.Bool("disable", false, "")
+	deadline := c.Duration("deadline", defaultDrainDeadline, "")
+	force := c.Bool("force", false, "")
+	noDeadline := c.Bool("no-deadline", false, "")
+	ignoreSystem := c.Bool("ignore-system", false, "")
+	keepIneligible := c.Bool("keep-ineligible", false, "")
+	detach := c.Bool("detach", false, "")
+	monitor := c.Bool("monitor", false, "")
+	self := c.Bool("self", false, "")
+	yes := c.Bool("yes", false, "")
+	message := c.String("m", "", "")
+	if code, ok := c.parse(args); !ok {
 		return nil, code, false
 	}
-	bad := func(msg string) (*drainArgs, int, bool) { return nil, m.usageError(fs, msg), false }
-	specFlag := flagWasSet(fs, "deadline") || *force || *noDeadline || *ignoreSystem
+	bad := func(msg string) (*drainArgs, int, bool) { return nil, c.usageError(msg), false }
+	specFlag := c.flagWasSet("deadline") || *force || *noDeadline || *ignoreSystem
 	switch {
 	case *monitor && (*enable || *disable):
 		return bad("The -monitor flag follows a drain without changing it: it cannot be combined with -enable or -disable")
-	case *monitor && (specFlag || flagWasSet(fs, "keep-ineligible") || *detach || *message != ""):
+	case *monitor && (specFlag || c.flagWasSet("keep-ineligible") || *detach || *message != ""):
 		return bad("The -monitor flag takes no drain options (-deadline, -force, -no-deadline, -ignore-system, -keep-ineligible, -detach, -m)")
 	case !*monitor && *enable == *disable:
 		return bad("Exactly one of -enable and -disable is required (or -monitor to follow a drain)")
 	case *disable && specFlag:
 		return bad("The -deadline, -force, -no-deadline and -ignore-system flags apply to -enable only")
-	case *self && fs.NArg() != 0:
+	case *self && c.NArg() != 0:
 		return bad("With -self this command takes no <node> argument")
-	case !*self && fs.NArg() != 1:
+	case !*self && c.NArg() != 1:
 		return bad("This command takes one argument: <node> (or -self)")
-	case *force && *noDeadline, *force && flagWasSet(fs, "deadline"), *noDeadline && flagWasSet(fs, "deadline"):
+	case *force && *noDeadline, *force && c.flagWasSet("deadline"), *noDeadline && c.flagWasSet("deadline"):
 		return bad("Only one of -deadline, -force and -no-deadline may be given")
 	case *deadline <= 0 && !*force && !*noDeadline:
 		return bad("The -deadline must be positive; use -force to stop allocations at once, or -no-deadline to wait however long it takes")
 	}
 	a := &drainArgs{enable: *enable, disable: *disable, monitor: *monitor, detach: *detach, self: *self,
-		yes: *yes, verbose: *verbose, node: fs.Arg(0), message: *message}
+		yes: *yes, verbose: c.verbose, node: c.Arg(0), message: *message}
 	if *enable {
 		a.spec = &api.DrainSpec{Deadline: *deadline, IgnoreSystemJobs: *ignoreSystem}
 		switch {
@@ -112,7 +110,7 @@ func parseDrainArgs(m *Meta, args []string) (*drainArgs, int, bool) {
 		}
 		// Given with a spec, MarkEligible makes the node eligible when
 		// the drain completes: only when asked with -keep-ineligible=false.
-		a.markEligible = flagWasSet(fs, "keep-ineligible") && !*keepIneligible
+		a.markEligible = c.flagWasSet("keep-ineligible") && !*keepIneligible
 	} else {
 		a.markEligible = !*keepIneligible
 	}
@@ -120,23 +118,27 @@ func parseDrainArgs(m *Meta, args []string) (*drainArgs, int, bool) {
 }
 
 func nodeDrain(m *Meta, args []string) int {
-	a, code, ok := parseDrainArgs(m, args)
+	// Whether a <node> is given depends on -self, so parseDrainArgs checks
+	// the count with the other combinations.
+	c := m.cmdLine("node drain", nodeDrainHelp, anyArgs).withVerbose()
+	a, code, ok := parseDrainArgs(c, args)
 	if !ok {
 		return code
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
 	var nodeID string
 	if a.self {
+		var err error
 		if nodeID, err = selfNodeID(client); err != nil {
 			return m.errorf("Error finding the local node: %v", err)
 		}
 	} else {
 		var code int
 		var ok bool
-		if nodeID, code, ok = m.resolveNode(client, a.node, a.verbose); !ok {
+		if nodeID, code, ok = c.resolve(client, nodeKind, a.node); !ok {
 			return code
 		}
 	}

@@ -14,23 +14,20 @@ Eligibility Options:
 `
 
 func nodeEligibility(m *Meta, args []string) int {
-	fs := m.flagSet("node eligibility", nodeEligibilityHelp)
-	enable := fs.Bool("enable", false, "")
-	disable := fs.Bool("disable", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	// The flags are checked before the count of arguments.
+	c := m.cmdLine("node eligibility", nodeEligibilityHelp, anyArgs)
+	enable := c.Bool("enable", false, "")
+	disable := c.Bool("disable", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
 	if *enable == *disable {
-		return m.usageError(fs, "Exactly one of -enable and -disable is required")
+		return c.usageError("Exactly one of -enable and -disable is required")
 	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <node>")
+	if code, ok := c.checkArgs(takes(1, "<node>")); !ok {
+		return code
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	nodeID, code, ok := m.resolveNode(client, fs.Arg(0), false)
+	client, nodeID, code, ok := c.clientFor(nodeKind)
 	if !ok {
 		return code
 	}

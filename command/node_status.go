@@ -22,42 +22,27 @@ Status Options:
 `
 
 func nodeStatus(m *Meta, args []string) int {
-	fs := m.flagSet("node status", nodeStatusHelp)
-	asJSON := fs.Bool("json", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("node status", nodeStatusHelp, takesUpTo(0, 1, "[node]")).withJSON().withVerbose()
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 1 {
-		return m.usageError(fs, "This command takes at most one argument: [node]")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	if fs.NArg() == 0 {
+	if c.NArg() == 0 {
 		nodes, _, err := client.Nodes().List(nil)
 		if err != nil {
 			return m.errorf("Error querying node status: %v", err)
 		}
-		if *asJSON {
-			return m.printJSON(nodes)
-		}
-		if len(nodes) == 0 {
-			m.out("No nodes registered")
-			return 0
-		}
-		fmt.Fprint(m.stdout, nodeTable(nodes, *verbose))
-		return 0
+		return c.showList(nodes, len(nodes), "No nodes registered", func() string { return nodeTable(nodes, c.verbose) })
 	}
-	nodeID, code, ok := m.resolveNode(client, fs.Arg(0), *verbose)
+	nodeID, code, ok := c.resolve(client, nodeKind, c.Arg(0))
 	if !ok {
 		return code
 	}
-	return showNode(m, client, nodeID, *asJSON, *verbose)
+	return showNode(c, client, nodeID, c.verbose)
 }
 
-func showNode(m *Meta, client *api.Client, nodeID string, asJSON, verbose bool) int {
+func showNode(c *cmdLine, client *api.Client, nodeID string, verbose bool) int {
+	m := c.m
 	node, _, err := client.Nodes().Info(nodeID, nil)
 	if err != nil {
 		return m.errorf("Error querying node: %v", err)
@@ -66,11 +51,11 @@ func showNode(m *Meta, client *api.Client, nodeID string, asJSON, verbose bool) 
 	if err != nil {
 		return m.errorf("Error querying node allocations: %v", err)
 	}
-	if asJSON {
-		return m.printJSON(struct {
-			Node        *api.Node
-			Allocations []*api.Allocation
-		}{node, allocs})
+	if code, done := c.print(struct {
+		Node        *api.Node
+		Allocations []*api.Allocation
+	}{node, allocs}); done {
+		return code
 	}
 	var b strings.Builder
 	b.WriteString(keyValues(nodeHeader(node, m, verbose)))

@@ -84,49 +84,46 @@ type nodesimStats struct {
 }
 
 func nodesimCmd(m *Meta, args []string) int {
-	fs := m.flagSet("nodesim", nodesimHelp)
+	c := m.cmdLine("nodesim", nodesimHelp, noArgs)
 	var meta multiFlag
-	servers := fs.String("servers", "127.0.0.1:4647", "")
-	count := fs.Int("count", 100, "")
-	dcs := fs.String("datacenters", "dc1", "")
-	pool := fs.String("node-pool", "", "")
-	class := fs.String("node-class", "", "")
-	fs.Var(&meta, "meta", "")
-	cpu := fs.Int64("cpu", 0, "")
-	mem := fs.Int64("memory", 0, "")
-	disk := fs.Int64("disk", 0, "")
-	prefix := fs.String("name-prefix", "", "")
-	seed := fs.Int64("seed", 0, "")
-	perShard := fs.Int("nodes-per-shard", 0, "")
-	verifyHost := fs.Bool("verify-server-hostname", false, "")
-	stopFrac := fs.Float64("fault-stop-heartbeat", 0, "")
-	faultFor := fs.Duration("fault-for", 30*time.Second, "")
-	returnFrac := fs.Float64("fault-return", 0, "")
-	faultAfter := fs.Duration("fault-after", 0, "")
-	duration := fs.Duration("duration", 0, "")
-	interval := fs.Duration("stats-interval", 10*time.Second, "")
-	statsFile := fs.String("stats-file", "", "")
-	if code, ok := m.parse(fs, args); !ok {
+	servers := c.String("servers", "127.0.0.1:4647", "")
+	count := c.Int("count", 100, "")
+	dcs := c.String("datacenters", "dc1", "")
+	pool := c.String("node-pool", "", "")
+	class := c.String("node-class", "", "")
+	c.Var(&meta, "meta", "")
+	cpu := c.Int64("cpu", 0, "")
+	mem := c.Int64("memory", 0, "")
+	disk := c.Int64("disk", 0, "")
+	prefix := c.String("name-prefix", "", "")
+	seed := c.Int64("seed", 0, "")
+	perShard := c.Int("nodes-per-shard", 0, "")
+	verifyHost := c.Bool("verify-server-hostname", false, "")
+	stopFrac := c.Float64("fault-stop-heartbeat", 0, "")
+	faultFor := c.Duration("fault-for", 30*time.Second, "")
+	returnFrac := c.Float64("fault-return", 0, "")
+	faultAfter := c.Duration("fault-after", 0, "")
+	duration := c.Duration("duration", 0, "")
+	interval := c.Duration("stats-interval", 10*time.Second, "")
+	statsFile := c.String("stats-file", "", "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
-	}
 	if *interval <= 0 {
-		return m.usageError(fs, fmt.Sprintf("-stats-interval: expected a positive duration, got %s", *interval))
+		return c.usageError(fmt.Sprintf("-stats-interval: expected a positive duration, got %s", *interval))
 	}
 	cfg := nodesim.Config{Count: *count, Servers: splitList(*servers), Datacenters: splitList(*dcs), NodePool: *pool,
 		NodeClass: *class, CPU: *cpu, MemoryMB: *mem, DiskMB: *disk, NamePrefix: *prefix, NodesPerShard: *perShard,
 		Region: m.region, Seed: *seed, Meta: map[string]string{},
 		Fault:  nodesim.Fault{StopFraction: *stopFrac, For: *faultFor, ReturnFraction: *returnFrac, After: *faultAfter},
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "nodesim", Level: hclog.Error, Output: m.stderr})}
-	if !flagWasSet(fs, "seed") {
+	if !c.flagWasSet("seed") {
 		cfg.Seed = time.Now().UnixNano()
 	}
 	for _, kv := range meta {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return m.usageError(fs, fmt.Sprintf("-meta %q: expected key=value, such as rack=r{i%%50}", kv))
+			return c.usageError(fmt.Sprintf("-meta %q: expected key=value, such as rack=r{i%%50}", kv))
 		}
 		cfg.Meta[k] = v
 	}
@@ -144,7 +141,7 @@ func nodesimCmd(m *Meta, args []string) int {
 	}
 	sim, err := nodesim.New(cfg)
 	if err != nil {
-		return m.usageError(fs, err.Error())
+		return c.usageError(err.Error())
 	}
 
 	signals := make(chan os.Signal, 4)

@@ -49,25 +49,18 @@ API Options:
 `
 
 func operatorAPI(m *Meta, args []string) int {
-	fs := m.flagSet("operator api", operatorAPIHelp)
-	method := fs.String("X", "", "")
-	data := fs.String("d", "", "")
-	filter := fs.String("filter", "", "")
-	verbose := fs.Bool("verbose", false, "")
-	dryrun := fs.Bool("dryrun", false, "")
+	c := m.cmdLine("operator api", operatorAPIHelp, takes(1, "<path>")).withVerbose()
+	method := c.String("X", "", "")
+	data := c.String("d", "", "")
+	filter := c.String("filter", "", "")
+	dryrun := c.Bool("dryrun", false, "")
 	var headers headerFlags
-	fs.Var(&headers, "H", "")
-	if code, ok := m.parse(fs, args); !ok {
+	c.Var(&headers, "H", "")
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() != 1 {
-		return m.usageError(fs, "This command takes one argument: <path>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	path, err := apiPath(fs.Arg(0), client.Address())
+	path, err := apiPath(c.Arg(0), client.Address())
 	if err != nil {
 		return m.errorf("Error: %v", err)
 	}
@@ -75,7 +68,7 @@ func operatorAPI(m *Meta, args []string) int {
 		path = addQuery(path, "filter", *filter)
 	}
 	var body []byte
-	if flagWasSet(fs, "d") {
+	if c.flagWasSet("d") {
 		if body, err = m.readBody(*data); err != nil {
 			return m.errorf("Error reading the body: %v", err)
 		}
@@ -83,7 +76,7 @@ func operatorAPI(m *Meta, args []string) int {
 	verb := strings.ToUpper(*method)
 	if verb == "" {
 		verb = http.MethodGet
-		if flagWasSet(fs, "d") {
+		if c.flagWasSet("d") {
 			verb = http.MethodPost
 		}
 	}
@@ -97,7 +90,7 @@ func operatorAPI(m *Meta, args []string) int {
 		rd = bytes.NewReader(body)
 	}
 	return m.withInterrupt(func() int {
-		if *verbose {
+		if c.verbose {
 			fmt.Fprintf(m.stderr, "> %s %s%s\n", verb, client.Address(), path)
 		}
 		resp, err := client.RawRequest(m.ctx, verb, path, headers.h, rd)
@@ -105,7 +98,7 @@ func operatorAPI(m *Meta, args []string) int {
 			return m.errorf("Error: %v", err)
 		}
 		defer resp.Body.Close()
-		if *verbose {
+		if c.verbose {
 			fmt.Fprintf(m.stderr, "< %s\n", resp.Status)
 			keys := make([]string, 0, len(resp.Header))
 			for k := range resp.Header {

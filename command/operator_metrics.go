@@ -22,21 +22,18 @@ Metrics Options:
 `
 
 func operatorMetrics(m *Meta, args []string) int {
-	fs := m.flagSet("operator metrics", operatorMetricsHelp)
-	format := fs.String("format", "", "")
-	pretty := fs.Bool("pretty", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("operator metrics", operatorMetricsHelp, noArgs)
+	format := c.String("format", "", "")
+	pretty := c.Bool("pretty", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
-	}
 	if *format != "" && *format != "prometheus" {
-		return m.usageError(fs, `-format must be "prometheus" (or left out for JSON)`)
+		return c.usageError(`-format must be "prometheus" (or left out for JSON)`)
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
 	q := &api.QueryOptions{Params: map[string]string{}}
 	if *format != "" {

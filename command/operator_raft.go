@@ -19,17 +19,14 @@ List-Peers Options:
 `
 
 func operatorRaftListPeers(m *Meta, args []string) int {
-	fs := m.flagSet("operator raft list-peers", operatorRaftListPeersHelp)
-	stale := fs.Bool("stale", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("operator raft list-peers", operatorRaftListPeersHelp, noArgs)
+	stale := c.Bool("stale", false, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
 	conf, err := client.Operator().RaftGetConfiguration(&api.QueryOptions{AllowStale: *stale})
 	if err != nil {

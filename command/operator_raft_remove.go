@@ -18,21 +18,18 @@ Remove-Peer Options:
 `
 
 func operatorRaftRemovePeer(m *Meta, args []string) int {
-	fs := m.flagSet("operator raft remove-peer", operatorRaftRemovePeerHelp)
-	addr := fs.String("peer-address", "", "")
-	id := fs.String("peer-id", "", "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("operator raft remove-peer", operatorRaftRemovePeerHelp, noArgs)
+	addr := c.String("peer-address", "", "")
+	id := c.String("peer-id", "", "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
-	}
 	if (*addr == "") == (*id == "") {
-		return m.usageError(fs, "Give exactly one of -peer-address or -peer-id")
+		return c.usageError("Give exactly one of -peer-address or -peer-id")
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
 	if *addr != "" {
 		if err := client.Operator().RaftRemovePeerByAddress(*addr, nil); err != nil {

@@ -3,8 +3,6 @@ package command
 import (
 	"fmt"
 	"strconv"
-	"strings"
-	"text/template"
 
 	"github.com/drover-sched/drover/api"
 )
@@ -25,61 +23,42 @@ Get-Config Options:
 `
 
 func operatorSchedulerGetConfig(m *Meta, args []string) int {
-	fs := m.flagSet("operator scheduler get-config", operatorSchedulerGetConfigHelp)
-	asJSON := fs.Bool("json", false, "")
-	tmpl := fs.String("t", "", "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("operator scheduler get-config", operatorSchedulerGetConfigHelp, noArgs)
+	// Registered without withOutput: this verb checks its arguments before
+	// it refuses -json with -t.
+	c.out.register(c.FlagSet)
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
+	if code, ok := c.checkOutput(); !ok {
+		return code
 	}
-	if *asJSON && *tmpl != "" {
-		return m.usageError(fs, "Both -json and -t are not allowed")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
 	resp, _, err := client.Operator().SchedulerGetConfiguration(nil)
 	if err != nil {
 		return m.errorf("Error querying scheduler configuration: %v", err)
 	}
-	switch {
-	case *asJSON:
-		return m.printJSON(resp)
-	case *tmpl != "":
-		return m.printTemplate(*tmpl, resp)
+	if code, done := c.print(resp); done {
+		return code
 	}
-	c := resp.SchedulerConfig
-	if c == nil {
+	conf := resp.SchedulerConfig
+	if conf == nil {
 		return m.errorf("Error querying scheduler configuration: the answer holds no configuration")
 	}
 	fmt.Fprint(m.stdout, keyValues([]string{
-		"Scheduler Algorithm|" + string(c.SchedulerAlgorithm),
-		fmt.Sprintf("Memory Oversubscription|%t", c.MemoryOversubscriptionEnabled),
-		fmt.Sprintf("Reject Job Registration|%t", c.RejectJobRegistration),
-		fmt.Sprintf("Pause Eval Broker|%t", c.PauseEvalBroker),
-		fmt.Sprintf("Preemption System Scheduler|%t", c.PreemptionConfig.SystemSchedulerEnabled),
-		fmt.Sprintf("Preemption Service Scheduler|%t", c.PreemptionConfig.ServiceSchedulerEnabled),
-		fmt.Sprintf("Preemption Batch Scheduler|%t", c.PreemptionConfig.BatchSchedulerEnabled),
-		fmt.Sprintf("Preemption SysBatch Scheduler|%t", c.PreemptionConfig.SysBatchSchedulerEnabled),
-		fmt.Sprintf("Modify Index|%d", c.ModifyIndex),
+		"Scheduler Algorithm|" + string(conf.SchedulerAlgorithm),
+		fmt.Sprintf("Memory Oversubscription|%t", conf.MemoryOversubscriptionEnabled),
+		fmt.Sprintf("Reject Job Registration|%t", conf.RejectJobRegistration),
+		fmt.Sprintf("Pause Eval Broker|%t", conf.PauseEvalBroker),
+		fmt.Sprintf("Preemption System Scheduler|%t", conf.PreemptionConfig.SystemSchedulerEnabled),
+		fmt.Sprintf("Preemption Service Scheduler|%t", conf.PreemptionConfig.ServiceSchedulerEnabled),
+		fmt.Sprintf("Preemption Batch Scheduler|%t", conf.PreemptionConfig.BatchSchedulerEnabled),
+		fmt.Sprintf("Preemption SysBatch Scheduler|%t", conf.PreemptionConfig.SysBatchSchedulerEnabled),
+		fmt.Sprintf("Modify Index|%d", conf.ModifyIndex),
 	}))
-	return 0
-}
-
-// printTemplate executes a -t template on v.
-func (m *Meta) printTemplate(text string, v any) int {
-	t, err := template.New("out").Parse(text)
-	if err != nil {
-		return m.errorf("Error parsing template %q: %v", text, err)
-	}
-	var b strings.Builder
-	if err := t.Execute(&b, v); err != nil {
-		return m.errorf("Error executing template %q: %v", text, err)
-	}
-	m.out("%s", b.String())
 	return 0
 }
 
@@ -156,22 +135,19 @@ func (b *optBool) merge(dst *bool) {
 }
 
 func operatorSchedulerSetConfig(m *Meta, args []string) int {
-	fs := m.flagSet("operator scheduler set-config", operatorSchedulerSetConfigHelp)
-	checkIndex := fs.String("check-index", "", "")
-	algorithm := fs.String("scheduler-algorithm", "", "")
+	c := m.cmdLine("operator scheduler set-config", operatorSchedulerSetConfigHelp, noArgs)
+	checkIndex := c.String("check-index", "", "")
+	algorithm := c.String("scheduler-algorithm", "", "")
 	var memOversub, rejectJobs, pauseBroker, preemptBatch, preemptService, preemptSysBatch, preemptSystem optBool
-	fs.Var(&memOversub, "memory-oversubscription", "")
-	fs.Var(&rejectJobs, "reject-job-registration", "")
-	fs.Var(&pauseBroker, "pause-eval-broker", "")
-	fs.Var(&preemptBatch, "preempt-batch-scheduler", "")
-	fs.Var(&preemptService, "preempt-service-scheduler", "")
-	fs.Var(&preemptSysBatch, "preempt-sysbatch-scheduler", "")
-	fs.Var(&preemptSystem, "preempt-system-scheduler", "")
-	if code, ok := m.parse(fs, args); !ok {
+	c.Var(&memOversub, "memory-oversubscription", "")
+	c.Var(&rejectJobs, "reject-job-registration", "")
+	c.Var(&pauseBroker, "pause-eval-broker", "")
+	c.Var(&preemptBatch, "preempt-batch-scheduler", "")
+	c.Var(&preemptService, "preempt-service-scheduler", "")
+	c.Var(&preemptSysBatch, "preempt-sysbatch-scheduler", "")
+	c.Var(&preemptSystem, "preempt-system-scheduler", "")
+	if code, ok := c.parse(args); !ok {
 		return code
-	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
 	}
 	var wantIndex uint64
 	if *checkIndex != "" {
@@ -181,35 +157,35 @@ func operatorSchedulerSetConfig(m *Meta, args []string) int {
 		}
 		wantIndex = n
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
+	client, code, ok := c.client()
+	if !ok {
+		return code
 	}
 	resp, _, err := client.Operator().SchedulerGetConfiguration(nil)
 	if err != nil {
 		return m.errorf("Error querying for scheduler configuration: %v", err)
 	}
-	c := resp.SchedulerConfig
-	if c == nil {
+	conf := resp.SchedulerConfig
+	if conf == nil {
 		return m.errorf("Error querying for scheduler configuration: the answer holds no configuration")
 	}
-	if *checkIndex != "" && c.ModifyIndex != wantIndex {
-		return m.errorf("Error performing check index set: check-index %d does not match the current modify index %d", wantIndex, c.ModifyIndex)
+	if *checkIndex != "" && conf.ModifyIndex != wantIndex {
+		return m.errorf("Error performing check index set: check-index %d does not match the current modify index %d", wantIndex, conf.ModifyIndex)
 	}
 	if *algorithm != "" {
-		c.SchedulerAlgorithm = api.SchedulerAlgorithm(*algorithm)
+		conf.SchedulerAlgorithm = api.SchedulerAlgorithm(*algorithm)
 	}
-	memOversub.merge(&c.MemoryOversubscriptionEnabled)
-	rejectJobs.merge(&c.RejectJobRegistration)
-	pauseBroker.merge(&c.PauseEvalBroker)
-	preemptBatch.merge(&c.PreemptionConfig.BatchSchedulerEnabled)
-	preemptService.merge(&c.PreemptionConfig.ServiceSchedulerEnabled)
-	preemptSysBatch.merge(&c.PreemptionConfig.SysBatchSchedulerEnabled)
-	preemptSystem.merge(&c.PreemptionConfig.SystemSchedulerEnabled)
+	memOversub.merge(&conf.MemoryOversubscriptionEnabled)
+	rejectJobs.merge(&conf.RejectJobRegistration)
+	pauseBroker.merge(&conf.PauseEvalBroker)
+	preemptBatch.merge(&conf.PreemptionConfig.BatchSchedulerEnabled)
+	preemptService.merge(&conf.PreemptionConfig.ServiceSchedulerEnabled)
+	preemptSysBatch.merge(&conf.PreemptionConfig.SysBatchSchedulerEnabled)
+	preemptSystem.merge(&conf.PreemptionConfig.SystemSchedulerEnabled)
 
 	// The check-and-set is against the configuration just read (or the
 	// index the operator named, which was just checked to be the same).
-	result, _, err := client.Operator().SchedulerCASConfiguration(c, nil)
+	result, _, err := client.Operator().SchedulerCASConfiguration(conf, nil)
 	if err != nil {
 		return m.errorf("Error setting scheduler configuration: %v", err)
 	}

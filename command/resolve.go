@@ -2,7 +2,6 @@ package command
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/drover-sched/drover/api"
 )
@@ -15,108 +14,122 @@ import (
 // Each resolver returns the full ID, or ok=false with the exit code to
 // return after it has printed why.
 
-// resolveJob resolves a job ID or prefix. ambiguousCode is the exit code
-// when the prefix matches several jobs: 0 for status commands, which
-// answer with the list, 1 for commands that change something.
-func (m *Meta) resolveJob(c *api.Client, id string, ambiguousCode int) (string, int, bool) {
-	jobs, _, err := c.Jobs().PrefixList(id)
+// idKind is a kind of object that verbs name by ID or prefix.
+type idKind struct {
+	// name is the kind in messages: "Error looking up allocation ...".
+	name string
+	// matched, if set, names the kind in the "none" and "several"
+	// messages instead of name (dispatch looks up jobs, but only
+	// parameterized ones match).
+	matched string
+	// find returns the IDs prefix matches, and the table that lists them
+	// when there are several. verbose is the verb's -verbose.
+	find func(m *Meta, c *api.Client, prefix string, verbose bool) ([]string, func() string, error)
+	// listsAmbiguous answers a prefix that matches several with their
+	// list on stdout and exit 0, as a status command does, instead of
+	// an error.
+	listsAmbiguous bool
+}
+
+var (
+	jobKind = idKind{name: "job", find: func(m *Meta, c *api.Client, prefix string, _ bool) ([]string, func() string, error) {
+		l, _, err := c.Jobs().PrefixList(prefix)
+		return idsOf(l, func(j *api.JobListStub) string { return j.ID }), func() string { return jobTable(l) }, err
+	}}
+
+	// parameterizedJobKind is the jobs that can be dispatched.
+	parameterizedJobKind = idKind{name: "job", matched: "parameterized job", find: findParameterizedJobs}
+
+	nodeKind = idKind{name: "node", find: func(m *Meta, c *api.Client, prefix string, verbose bool) ([]string, func() string, error) {
+		l, _, err := c.Nodes().PrefixList(prefix)
+		return idsOf(l, func(n *api.NodeListStub) string { return n.ID }), func() string { return nodeTable(l, verbose) }, err
+	}}
+
+	allocKind = idKind{name: "allocation", find: func(m *Meta, c *api.Client, prefix string, verbose bool) ([]string, func() string, error) {
+		l, _, err := c.Allocations().PrefixList(prefix)
+		return idsOf(l, func(a *api.AllocationListStub) string { return a.ID }), func() string { return allocTable(l, m.now(), verbose) }, err
+	}}
+
+	evalKind = idKind{name: "evaluation", find: func(m *Meta, c *api.Client, prefix string, verbose bool) ([]string, func() string, error) {
+		l, _, err := c.Evaluations().PrefixList(prefix)
+		return idsOf(l, func(e *api.Evaluation) string { return e.ID }), func() string { return evalTable(l, verbose) }, err
+	}}
+
+	deploymentKind = idKind{name: "deployment", find: func(m *Meta, c *api.Client, prefix string, verbose bool) ([]string, func() string, error) {
+		l, _, err := c.Deployments().PrefixList(prefix)
+		return idsOf(l, func(d *api.Deployment) string { return d.ID }), func() string { return deploymentListTable(l, verbose) }, err
+	}}
+)
+
+// findParameterizedJobs matches only parameterized jobs, so that a
+// parent's prefix does not also match the children it dispatched. An
+// exact ID wins whatever the job.
+func findParameterizedJobs(_ *Meta, c *api.Client, prefix string, _ bool) ([]string, func() string, error) {
+	l, _, err := c.Jobs().PrefixList(prefix)
 	if err != nil {
-		return "", m.errorf("Error looking up job %q: %v", id, err), false
+		return nil, nil, err
 	}
-	for _, j := range jobs {
-		if j.ID == id {
-			return id, 0, true
+	var candidates []*api.JobListStub
+	for _, j := range l {
+		if j.ID == prefix {
+			return []string{prefix}, nil, nil
+		}
+		if j.ParameterizedJob {
+			candidates = append(candidates, j)
 		}
 	}
-	switch len(jobs) {
-	case 0:
-		return "", m.errorf("No job(s) with prefix or ID %q found", id), false
-	case 1:
-		return jobs[0].ID, 0, true
-	}
-	out := m.stdout
-	if ambiguousCode != 0 {
-		out = m.stderr
-	}
-	fmt.Fprintf(out, "Prefix matched multiple jobs\n\n%s", jobTable(jobs))
-	return "", ambiguousCode, false
+	return idsOf(candidates, func(j *api.JobListStub) string { return j.ID }), func() string { return jobTable(candidates) }, nil
 }
 
-// resolveNode resolves a node ID or prefix.
-func (m *Meta) resolveNode(c *api.Client, id string, verbose bool) (string, int, bool) {
-	nodes, _, err := c.Nodes().PrefixList(id)
+// listingAmbiguous is k for a status command (see listsAmbiguous).
+func (k idKind) listingAmbiguous() idKind {
+	k.listsAmbiguous = true
+	return k
+}
+
+// resolve resolves an ID or prefix of kind k.
+func (c *cmdLine) resolve(client *api.Client, k idKind, prefix string) (string, int, bool) {
+	m := c.m
+	ids, table, err := k.find(m, client, prefix, c.verbose)
 	if err != nil {
-		return "", m.errorf("Error looking up node %q: %v", id, err), false
+		return "", m.errorf("Error looking up %s %q: %v", k.name, prefix, err), false
 	}
-	ids := nodeIDs(nodes)
-	if full := pick(id, ids); full != "" {
+	if full := pick(prefix, ids); full != "" {
 		return full, 0, true
 	}
-	if len(ids) == 0 {
-		return "", m.errorf("No node(s) with prefix or ID %q found", id), false
+	matched := k.name
+	if k.matched != "" {
+		matched = k.matched
 	}
-	fmt.Fprintf(m.stderr, "Prefix matched multiple nodes\n\n%s", nodeTable(nodes, verbose))
+	if len(ids) == 0 {
+		return "", m.errorf("No %s(s) with prefix or ID %q found", matched, prefix), false
+	}
+	if k.listsAmbiguous {
+		fmt.Fprintf(m.stdout, "Prefix matched multiple %ss\n\n%s", matched, table())
+		return "", 0, false
+	}
+	fmt.Fprintf(m.stderr, "Prefix matched multiple %ss\n\n%s", matched, table())
 	return "", 1, false
 }
 
-// resolveAlloc resolves an allocation ID or prefix.
-func (m *Meta) resolveAlloc(c *api.Client, id string, verbose bool) (string, int, bool) {
-	allocs, _, err := c.Allocations().PrefixList(id)
-	if err != nil {
-		return "", m.errorf("Error looking up allocation %q: %v", id, err), false
+// clientFor is client, then resolve of the verb's first argument as an ID
+// of kind k.
+func (c *cmdLine) clientFor(k idKind) (*api.Client, string, int, bool) {
+	client, code, ok := c.client()
+	if !ok {
+		return nil, "", code, false
 	}
-	ids := make([]string, len(allocs))
-	for i, a := range allocs {
-		ids[i] = a.ID
-	}
-	if full := pick(id, ids); full != "" {
-		return full, 0, true
-	}
-	if len(ids) == 0 {
-		return "", m.errorf("No allocation(s) with prefix or ID %q found", id), false
-	}
-	fmt.Fprintf(m.stderr, "Prefix matched multiple allocations\n\n%s", allocTable(allocs, m.now(), verbose))
-	return "", 1, false
+	id, code, ok := c.resolve(client, k, c.Arg(0))
+	return client, id, code, ok
 }
 
-// resolveEval resolves an evaluation ID or prefix.
-func (m *Meta) resolveEval(c *api.Client, id string, verbose bool) (string, int, bool) {
-	evals, _, err := c.Evaluations().PrefixList(id)
-	if err != nil {
-		return "", m.errorf("Error looking up evaluation %q: %v", id, err), false
+// startFor is parse, then clientFor: the prologue of a verb that acts on
+// the object its first argument names.
+func (c *cmdLine) startFor(args []string, k idKind) (*api.Client, string, int, bool) {
+	if code, ok := c.parse(args); !ok {
+		return nil, "", code, false
 	}
-	ids := make([]string, len(evals))
-	for i, e := range evals {
-		ids[i] = e.ID
-	}
-	if full := pick(id, ids); full != "" {
-		return full, 0, true
-	}
-	if len(ids) == 0 {
-		return "", m.errorf("No evaluation(s) with prefix or ID %q found", id), false
-	}
-	fmt.Fprintf(m.stderr, "Prefix matched multiple evaluations\n\n%s", evalTable(evals, verbose))
-	return "", 1, false
-}
-
-// resolveDeployment resolves a deployment ID or prefix.
-func (m *Meta) resolveDeployment(c *api.Client, id string, verbose bool) (string, int, bool) {
-	ds, _, err := c.Deployments().PrefixList(id)
-	if err != nil {
-		return "", m.errorf("Error looking up deployment %q: %v", id, err), false
-	}
-	ids := make([]string, len(ds))
-	for i, d := range ds {
-		ids[i] = d.ID
-	}
-	if full := pick(id, ids); full != "" {
-		return full, 0, true
-	}
-	if len(ids) == 0 {
-		return "", m.errorf("No deployment(s) with prefix or ID %q found", id), false
-	}
-	fmt.Fprintf(m.stderr, "Prefix matched multiple deployments\n\n%s", deploymentListTable(ds, verbose))
-	return "", 1, false
+	return c.clientFor(k)
 }
 
 // pick returns the ID that id names among matches: an exact match, or the
@@ -133,11 +146,10 @@ func pick(id string, matches []string) string {
 	return ""
 }
 
-func nodeIDs(nodes []*api.NodeListStub) []string {
-	ids := make([]string, len(nodes))
-	for i, n := range nodes {
-		ids[i] = n.ID
+func idsOf[T any](l []T, id func(T) string) []string {
+	out := make([]string, len(l))
+	for i, x := range l {
+		out[i] = id(x)
 	}
-	sort.Strings(ids)
-	return ids
+	return out
 }

@@ -12,18 +12,12 @@ Usage: drover server join [options] <address> [<address>...]
 `
 
 func serverJoin(m *Meta, args []string) int {
-	fs := m.flagSet("server join", serverJoinHelp)
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("server join", serverJoinHelp, positional{1, -1, "This command takes at least one address"})
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() == 0 {
-		return m.usageError(fs, "This command takes at least one address")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	n, err := client.Agent().Join(fs.Args()...)
+	n, err := client.Agent().Join(c.Args()...)
 	if n > 0 {
 		fmt.Fprintf(m.stdout, "Joined %d servers successfully\n", n)
 	}

@@ -21,33 +21,28 @@ Members Options:
 `
 
 func serverMembers(m *Meta, args []string) int {
-	fs := m.flagSet("server members", serverMembersHelp)
-	asJSON := fs.Bool("json", false, "")
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("server members", serverMembersHelp, noArgs).withJSON().withVerbose()
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
-	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
 	}
 	members, err := client.Agent().Members()
 	if err != nil {
 		return m.errorf("Error querying servers: %v", err)
 	}
-	if *asJSON {
-		return m.printJSON(members.Members)
-	}
-	// No leader is worth showing (every row says false), not an error.
-	leader, _ := client.Status().Leader()
+	return c.show(members.Members, func() string {
+		// No leader is worth showing (every row says false), not an error.
+		leader, _ := client.Status().Leader()
+		return membersTable(members.Members, leader, c.verbose)
+	})
+}
 
-	sorted := append([]*api.AgentMember(nil), members.Members...)
+// membersTable lists the servers by name, marking the leader.
+func membersTable(members []*api.AgentMember, leader string, verbose bool) string {
+	sorted := append([]*api.AgentMember(nil), members...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	header := "Name|Address|Port|Status|Leader|Raft Version|Build|Datacenter|Region"
-	if *verbose {
+	if verbose {
 		header += "|Tags"
 	}
 	rows := []string{header}
@@ -55,7 +50,7 @@ func serverMembers(m *Meta, args []string) int {
 		row := fmt.Sprintf("%s|%s|%d|%s|%t|%s|%s|%s|%s", mem.Name, mem.Addr, mem.Port, mem.Status,
 			isLeader(mem, leader), orNone(mem.Tags["raft_vsn"]), orNone(mem.Tags["build"]),
 			orNone(mem.Tags["dc"]), orNone(mem.Tags["region"]))
-		if *verbose {
+		if verbose {
 			var tags []string
 			for _, k := range sortedKeys(mem.Tags) {
 				tags = append(tags, k+"="+mem.Tags[k])
@@ -64,8 +59,7 @@ func serverMembers(m *Meta, args []string) int {
 		}
 		rows = append(rows, row)
 	}
-	fmt.Fprint(m.stdout, columns(rows))
-	return 0
+	return columns(rows)
 }
 
 // isLeader matches a member to the leader's RPC address: the member's

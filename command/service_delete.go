@@ -10,18 +10,12 @@ Usage: drover service delete [options] <service name> <service id>
 `
 
 func serviceDelete(m *Meta, args []string) int {
-	fs := m.flagSet("service delete", serviceDeleteHelp)
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("service delete", serviceDeleteHelp, takes(2, "<service name> and <service id>"))
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() != 2 {
-		return m.usageError(fs, "This command takes two arguments: <service name> and <service id>")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	if _, err := client.Services().Delete(fs.Arg(0), fs.Arg(1), nil); err != nil {
+	if _, err := client.Services().Delete(c.Arg(0), c.Arg(1), nil); err != nil {
 		return m.errorf("Error deleting service registration: %v", err)
 	}
 	m.out("Successfully deleted service registration")

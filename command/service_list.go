@@ -19,46 +19,37 @@ List Options:
 `
 
 func serviceList(m *Meta, args []string) int {
-	fs := m.flagSet("service list", serviceListHelp)
-	asJSON := fs.Bool("json", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("service list", serviceListHelp, noArgs).withJSON()
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
-	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
 	}
 	list, _, err := client.Services().List(nil)
 	if err != nil {
 		return m.errorf("Error listing services: %v", err)
 	}
-	if *asJSON {
-		return m.printJSON(list)
-	}
-	all := len(list) > 1 || m.namespace == "*"
-	header := "Service Name|Tags"
-	if all {
-		header = "Service Name|Namespace|Tags"
-	}
-	rows := []string{header}
+	n := 0
 	for _, ns := range list {
-		for _, s := range ns.Services {
-			tags := append([]string(nil), s.Tags...)
-			sort.Strings(tags)
-			if all {
-				rows = append(rows, fmt.Sprintf("%s|%s|[%s]", s.ServiceName, ns.Namespace, strings.Join(tags, ",")))
-			} else {
-				rows = append(rows, fmt.Sprintf("%s|[%s]", s.ServiceName, strings.Join(tags, ",")))
+		n += len(ns.Services)
+	}
+	return c.showList(list, n, "No service registrations found", func() string {
+		all := len(list) > 1 || m.namespace == "*"
+		header := "Service Name|Tags"
+		if all {
+			header = "Service Name|Namespace|Tags"
+		}
+		rows := []string{header}
+		for _, ns := range list {
+			for _, s := range ns.Services {
+				tags := append([]string(nil), s.Tags...)
+				sort.Strings(tags)
+				if all {
+					rows = append(rows, fmt.Sprintf("%s|%s|[%s]", s.ServiceName, ns.Namespace, strings.Join(tags, ",")))
+				} else {
+					rows = append(rows, fmt.Sprintf("%s|[%s]", s.ServiceName, strings.Join(tags, ",")))
+				}
 			}
 		}
-	}
-	if len(rows) == 1 {
-		m.out("No service registrations found")
-		return 0
-	}
-	fmt.Fprint(m.stdout, columns(rows))
-	return 0
+		return columns(rows)
+	})
 }

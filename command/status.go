@@ -3,8 +3,6 @@ package command
 import (
 	"fmt"
 	"strings"
-
-	"github.com/drover-sched/drover/api"
 )
 
 const statusHelp = `
@@ -19,61 +17,31 @@ Status Options:
   -verbose   Show full IDs.
 `
 
-// statusKind is one kind of object `status` can find by ID prefix.
+// statusKind is one kind of object `status` can find by ID prefix, and
+// the verb that shows it.
 type statusKind struct {
-	name string
-	find func(c *api.Client, prefix string) ([]string, error)
+	idKind
 	show func(m *Meta, args []string) int
 }
 
 var statusKinds = []statusKind{
-	{"job", func(c *api.Client, p string) ([]string, error) {
-		l, _, err := c.Jobs().PrefixList(p)
-		return collectIDs(len(l), func(i int) string { return l[i].ID }), err
-	}, jobStatus},
-	{"node", func(c *api.Client, p string) ([]string, error) {
-		l, _, err := c.Nodes().PrefixList(p)
-		return collectIDs(len(l), func(i int) string { return l[i].ID }), err
-	}, nodeStatus},
-	{"allocation", func(c *api.Client, p string) ([]string, error) {
-		l, _, err := c.Allocations().PrefixList(p)
-		return collectIDs(len(l), func(i int) string { return l[i].ID }), err
-	}, allocStatus},
-	{"evaluation", func(c *api.Client, p string) ([]string, error) {
-		l, _, err := c.Evaluations().PrefixList(p)
-		return collectIDs(len(l), func(i int) string { return l[i].ID }), err
-	}, evalStatus},
-	{"deployment", func(c *api.Client, p string) ([]string, error) {
-		l, _, err := c.Deployments().PrefixList(p)
-		return collectIDs(len(l), func(i int) string { return l[i].ID }), err
-	}, deploymentStatus},
-}
-
-func collectIDs(n int, id func(int) string) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = id(i)
-	}
-	return out
+	{jobKind, jobStatus},
+	{nodeKind, nodeStatus},
+	{allocKind, allocStatus},
+	{evalKind, evalStatus},
+	{deploymentKind, deploymentStatus},
 }
 
 func status(m *Meta, args []string) int {
-	fs := m.flagSet("status", statusHelp)
-	verbose := fs.Bool("verbose", false, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c := m.cmdLine("status", statusHelp, takesUpTo(0, 1, "[id]")).withVerbose()
+	client, code, ok := c.start(args)
+	if !ok {
 		return code
 	}
-	if fs.NArg() > 1 {
-		return m.usageError(fs, "This command takes at most one argument: [id]")
+	if c.NArg() == 0 {
+		return listJobs(c, client)
 	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
-	}
-	if fs.NArg() == 0 {
-		return listJobs(m, client, false)
-	}
-	prefix := fs.Arg(0)
+	prefix := c.Arg(0)
 
 	type match struct {
 		kind statusKind
@@ -81,7 +49,7 @@ func status(m *Meta, args []string) int {
 	}
 	var matches []match
 	for _, k := range statusKinds {
-		ids, err := k.find(client, prefix)
+		ids, _, err := k.find(m, client, prefix, false)
 		if err != nil {
 			return m.errorf("Error looking up %ss: %v", k.name, err)
 		}
@@ -93,14 +61,14 @@ func status(m *Meta, args []string) int {
 	// UUID happened to start with the same letters.
 	for _, mt := range matches {
 		if pick(prefix, mt.ids) == prefix {
-			return mt.kind.show(m, forward(m, prefix, *verbose))
+			return mt.kind.show(m, forward(m, prefix, c.verbose))
 		}
 	}
 	switch len(matches) {
 	case 0:
 		return m.errorf("No job, node, allocation, evaluation or deployment with prefix or ID %q found", prefix)
 	case 1:
-		return matches[0].kind.show(m, forward(m, prefix, *verbose))
+		return matches[0].kind.show(m, forward(m, prefix, c.verbose))
 	}
 	var kinds []string
 	for _, mt := range matches {

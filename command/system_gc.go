@@ -9,16 +9,9 @@ Usage: drover system gc [options]
 `
 
 func systemGC(m *Meta, args []string) int {
-	fs := m.flagSet("system gc", systemGCHelp)
-	if code, ok := m.parse(fs, args); !ok {
+	client, code, ok := m.cmdLine("system gc", systemGCHelp, noArgs).start(args)
+	if !ok {
 		return code
-	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
-	}
-	client, err := m.client()
-	if err != nil {
-		return m.errorf("%v", err)
 	}
 	if err := client.System().GarbageCollect(nil); err != nil {
 		return m.errorf("Error running system garbage collection: %v", err)

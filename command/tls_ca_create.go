@@ -34,23 +34,20 @@ Options:
 `
 
 func tlsCACreate(m *Meta, args []string) int {
-	fs := m.localFlagSet("tls ca create", tlsCACreateHelp)
+	c := m.localCmdLine("tls ca create", tlsCACreateHelp, noArgs)
 	var commonName, domain string
 	var days int
-	fs.StringVar(&commonName, "common-name", "", "")
-	fs.StringVar(&domain, "domain", "nomad", "")
-	fs.IntVar(&days, "days", tlsutil.DefaultCADays, "")
-	if code, ok := m.parse(fs, args); !ok {
+	c.StringVar(&commonName, "common-name", "", "")
+	c.StringVar(&domain, "domain", "nomad", "")
+	c.IntVar(&days, "days", tlsutil.DefaultCADays, "")
+	if code, ok := c.parse(args); !ok {
 		return code
 	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
-	}
 	if days <= 0 {
-		return m.usageError(fs, fmt.Sprintf("-days must be a positive number of days, got %d", days))
+		return c.usageError(fmt.Sprintf("-days must be a positive number of days, got %d", days))
 	}
 	if domain == "" {
-		return m.usageError(fs, "-domain must not be empty (the default is nomad)")
+		return c.usageError("-domain must not be empty (the default is nomad)")
 	}
 	certFile, keyFile := domain+"-agent-ca.pem", domain+"-agent-ca-key.pem"
 	if err := refuseExisting(certFile, keyFile); err != nil {

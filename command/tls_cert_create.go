@@ -74,27 +74,24 @@ var tlsRoles = map[string]tlsRoleSpec{
 }
 
 func tlsCertCreate(m *Meta, args []string) int {
-	fs := m.localFlagSet("tls cert create", tlsCertCreateHelp)
+	c := m.localCmdLine("tls cert create", tlsCertCreateHelp, noArgs)
 	var server, client, cli bool
 	var region, domain, caFile, keyFile, dc string
 	var days int
 	var dnsNames, ipAddrs stringList
-	fs.BoolVar(&server, "server", false, "")
-	fs.BoolVar(&client, "client", false, "")
-	fs.BoolVar(&cli, "cli", false, "")
-	fs.StringVar(&region, "region", "global", "")
-	fs.StringVar(&domain, "domain", "nomad", "")
-	fs.StringVar(&caFile, "ca", "", "")
-	fs.StringVar(&keyFile, "key", "", "")
-	fs.StringVar(&dc, "dc", "", "")
-	fs.IntVar(&days, "days", tlsutil.DefaultCertDays, "")
-	fs.Var(&dnsNames, "additional-dnsname", "")
-	fs.Var(&ipAddrs, "additional-ipaddress", "")
-	if code, ok := m.parse(fs, args); !ok {
+	c.BoolVar(&server, "server", false, "")
+	c.BoolVar(&client, "client", false, "")
+	c.BoolVar(&cli, "cli", false, "")
+	c.StringVar(&region, "region", "global", "")
+	c.StringVar(&domain, "domain", "nomad", "")
+	c.StringVar(&caFile, "ca", "", "")
+	c.StringVar(&keyFile, "key", "", "")
+	c.StringVar(&dc, "dc", "", "")
+	c.IntVar(&days, "days", tlsutil.DefaultCertDays, "")
+	c.Var(&dnsNames, "additional-dnsname", "")
+	c.Var(&ipAddrs, "additional-ipaddress", "")
+	if code, ok := c.parse(args); !ok {
 		return code
-	}
-	if fs.NArg() != 0 {
-		return m.usageError(fs, "This command takes no arguments")
 	}
 	var spec tlsRoleSpec
 	switch {
@@ -105,21 +102,21 @@ func tlsCertCreate(m *Meta, args []string) int {
 	case cli && !server && !client:
 		spec = tlsRoles["cli"]
 	default:
-		return m.usageError(fs, "Give exactly one of -server, -client or -cli")
+		return c.usageError("Give exactly one of -server, -client or -cli")
 	}
 	switch {
 	case days <= 0:
-		return m.usageError(fs, fmt.Sprintf("-days must be a positive number of days, got %d", days))
+		return c.usageError(fmt.Sprintf("-days must be a positive number of days, got %d", days))
 	case region == "" || strings.ContainsAny(region, "./ "):
-		return m.usageError(fs, fmt.Sprintf("-region %q must be a region name such as global (no dots, slashes or spaces)", region))
+		return c.usageError(fmt.Sprintf("-region %q must be a region name such as global (no dots, slashes or spaces)", region))
 	case domain == "":
-		return m.usageError(fs, "-domain must not be empty (the default is nomad)")
+		return c.usageError("-domain must not be empty (the default is nomad)")
 	}
 	var ips []net.IP
 	for _, s := range ipAddrs {
 		ip := net.ParseIP(s)
 		if ip == nil {
-			return m.usageError(fs, fmt.Sprintf("-additional-ipaddress %q is not an IP address", s))
+			return c.usageError(fmt.Sprintf("-additional-ipaddress %q is not an IP address", s))
 		}
 		ips = append(ips, ip)
 	}
