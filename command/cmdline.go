@@ -75,7 +75,9 @@ func (m *Meta) localCmdLine(name, help string, args positional) *cmdLine {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	m.help = strings.TrimSpace(help) + "\n"
-	fs.Usage = func() { fmt.Fprint(m.stderr, m.help) }
+	// The flag package calls Usage itself on -help and on a bad flag;
+	// parse prints the help once, where each case wants it.
+	fs.Usage = func() {}
 	return &cmdLine{FlagSet: fs, m: m, args: args}
 }
 
@@ -111,7 +113,7 @@ func (c *cmdLine) parse(args []string) (int, bool) {
 		return 0, false
 	case err != nil:
 		fmt.Fprintf(c.m.stderr, "Error parsing arguments: %v\n\n", err)
-		c.Usage()
+		c.printHelp()
 		return 1, false
 	}
 	if c.checkOut {
@@ -145,7 +147,7 @@ func (c *cmdLine) checkArgs(want positional) (int, bool) {
 // the verb's help, exit 1.
 func (c *cmdLine) usageError(msg string) int {
 	fmt.Fprintf(c.m.stderr, "%s\n\n", msg)
-	c.Usage()
+	c.printHelp()
 	return 1
 }
 
@@ -278,3 +280,7 @@ func (m *Meta) printTemplate(text string, v any) int {
 	m.out("%s", b.String())
 	return 0
 }
+
+// printHelp prints the verb's help to stderr, after a problem with how
+// it was called.
+func (c *cmdLine) printHelp() { fmt.Fprint(c.m.stderr, c.m.help) }
