@@ -30,6 +30,8 @@ var importRules = []struct {
 	// interface: it needs neither the server nor nomad/state (helper is
 	// for helper/clock).
 	{"nomad/deploymentwatcher", []string{"structs", "helper"}},
+	// The drainer reads a snapshot through its own State interface.
+	{"nomad/drainer", []string{"structs", "helper"}},
 	// The decision on a client's report is a function of what it reads.
 	{"nomad/clientreport", []string{"structs"}},
 	{"client", []string{"structs", "client", "helper", "acl"}},

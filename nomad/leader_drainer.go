@@ -26,9 +26,12 @@ func (s *Server) runDrainer(ctx context.Context) {
 	drainer.Run(ctx, drainer.Config{
 		Clock:  s.clock,
 		Logger: s.logger.Named("drainer"),
-		State:  s.State,
-		Raft:   drainerRaft{s},
-		NewID:  structs.GenerateUUID,
+		State: func() (drainer.State, <-chan struct{}) {
+			st := s.State()
+			return st.View(), st.AbandonCh()
+		},
+		Raft:  drainerRaft{s},
+		NewID: structs.GenerateUUID,
 
 		MinPassInterval: s.config.DrainerMinPassInterval,
 	})

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/helper/clock"
-	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 	"github.com/hashicorp/go-hclog"
 	memdb "github.com/hashicorp/go-memdb"
@@ -28,9 +27,10 @@ type Config struct {
 	// earlier would be late, or lost, if time moved in between.
 	Clock  clock.Clock
 	Logger hclog.Logger
-	// State returns the current state store (a snapshot restore replaces
-	// it, and abandons the old one, which wakes the loop).
-	State func() *state.StateStore
+	// State returns a snapshot of the current state store and the
+	// channel the store closes when a snapshot restore replaces it
+	// (which wakes the loop).
+	State func() (snap State, abandoned <-chan struct{})
 	Raft  Raft
 	// NewID makes eval IDs.
 	NewID func() string
@@ -67,12 +67,12 @@ func Run(ctx context.Context, cfg Config) {
 		if changed && cfg.MinPassInterval > 0 {
 			pause(ctx, cfg.Clock, lastPass.Add(cfg.MinPassInterval))
 		}
-		st := cfg.State()
+		snap, abandoned := cfg.State()
 		ws := memdb.NewWatchSet()
-		ws.Add(st.AbandonCh())
+		ws.Add(abandoned)
 		now := cfg.Clock.Now()
 		lastPass = now
-		acts, err := Plan(st.View(), ws, now, cfg.NewID)
+		acts, err := Plan(snap, ws, now, cfg.NewID)
 		if err == nil {
 			err = apply(cfg, acts)
 			if err == nil && !acts.Empty() {

@@ -90,7 +90,7 @@ func startLoopEvery(t *testing.T, w *world, raft *storeRaft, minPass time.Durati
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		Run(ctx, Config{Clock: clock, Logger: hclog.NewNullLogger(), State: func() *state.StateStore { return w.st },
+		Run(ctx, Config{Clock: clock, Logger: hclog.NewNullLogger(), State: func() (State, <-chan struct{}) { return w.st.View(), w.st.AbandonCh() },
 			Raft: raft, NewID: structs.GenerateUUID, RetryDelay: time.Second, MinPassInterval: minPass})
 	}()
 	stop := func() {

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 	memdb "github.com/hashicorp/go-memdb"
 )
@@ -40,7 +39,7 @@ func (a *Actions) Empty() bool { return a.Migrate == nil && len(a.Complete) == 0
 
 // planner holds one pass's inputs and what it has decided so far.
 type planner struct {
-	st    *state.StateStore
+	st    State
 	ws    memdb.WatchSet
 	now   time.Time
 	newID func() string
@@ -56,7 +55,7 @@ type planner struct {
 // read adds its watch channel to ws (when not nil), so the caller can
 // sleep until something the pass depended on changes. newID makes eval
 // IDs (the leader makes them; they arrive in the raft entry).
-func Plan(st *state.StateStore, ws memdb.WatchSet, now time.Time, newID func() string) (*Actions, error) {
+func Plan(st State, ws memdb.WatchSet, now time.Time, newID func() string) (*Actions, error) {
 	p := &planner{st: st, ws: ws, now: now, newID: newID, draining: map[string]*structs.Node{},
 		marks: map[string]*structs.Allocation{}, perNode: map[string]int{}, why: map[string]string{}, out: &Actions{}}
 	it, err := st.Nodes(ws)
