@@ -129,7 +129,7 @@ func advanceKeeping(t *testing.T, s *Server, clock *clock.Fake, d time.Duration,
 	const step = 5 * time.Second
 	for left := d; left > 0; left -= step {
 		for _, n := range keep {
-			heartbeat(t, s, n)
+			heartbeatNode(t, s, n)
 		}
 		clock.Advance(min(step, left))
 	}
@@ -232,7 +232,7 @@ func TestDisconnectedNodeThatHeartbeatsInTimeIsReady(t *testing.T) {
 	s, clock := startFakeClockServer(t)
 	away, other, orig := disconnectOne(t, s, clock, 10*time.Minute)
 	advanceKeeping(t, s, clock, 5*time.Minute, other)
-	heartbeat(t, s, away)
+	heartbeatNode(t, s, away)
 	if st := nodeStatus(s, away.ID); st != structs.NodeStatusReady {
 		t.Fatalf("a node that heartbeated within its window is %s", st)
 	}

@@ -119,7 +119,7 @@ func TestStallGivesNodesAFreshWindowInsteadOfMarkingThemDown(t *testing.T) {
 		}
 	}
 	// The beating node's heartbeat was waiting in its socket.
-	heartbeat(t, s, beating)
+	heartbeatNode(t, s, beating)
 
 	advanceKeeping(t, s, clock, stallTestFresh-time.Second, beating)
 	if eventually(300*time.Millisecond, func() bool { return nodeStatus(s, silent.ID) != structs.NodeStatusReady }) {
@@ -203,7 +203,7 @@ func TestStallGivesADisconnectedNodeAFreshWindow(t *testing.T) {
 
 	// The stall runs past the end of the disconnect window.
 	stallClock(clock, 3*time.Minute)
-	heartbeat(t, s, other) // it was waiting in the socket
+	heartbeatNode(t, s, other) // it was waiting in the socket
 	if st := nodeStatus(s, away.ID); st != structs.NodeStatusDisconnected {
 		t.Fatalf("disconnected node marked %s for this server's own stall", st)
 	}

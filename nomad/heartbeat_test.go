@@ -61,7 +61,7 @@ func TestSimultaneousExpiriesAreRateLimited(t *testing.T) {
 			break
 		}
 	}
-	heartbeat(t, s, survivor)
+	heartbeatNode(t, s, survivor)
 	if got := countStatus(s, structs.NodeStatusDown); got != 1 {
 		t.Fatalf("without time passing only one node may be marked, got %d", got)
 	}
@@ -69,7 +69,7 @@ func TestSimultaneousExpiriesAreRateLimited(t *testing.T) {
 	// the survivor heartbeating all along.
 	for i := 0; i < 200 && countStatus(s, structs.NodeStatusDown) < 4; i++ {
 		before := countStatus(s, structs.NodeStatusDown)
-		heartbeat(t, s, survivor)
+		heartbeatNode(t, s, survivor)
 		clock.Advance(time.Second)
 		// Give the heartbeater a moment to act on the new time; whether it
 		// does within this step or a later one does not change the result.

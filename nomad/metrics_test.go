@@ -186,7 +186,7 @@ func TestMetricsHeartbeatsInvalidationsAndRPCs(t *testing.T) {
 	requests, _ := sink.Counter("nomad.nomad.rpc.request")
 	n := itNode("n1")
 	registerNode(t, s, n)
-	heartbeat(t, s, n)
+	heartbeatNode(t, s, n)
 	if c, _ := sink.Sample("nomad.nomad.client.update_status"); c != 1 {
 		t.Fatalf("client.update_status has %d samples after one heartbeat, want 1", c)
 	}
