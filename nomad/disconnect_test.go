@@ -44,7 +44,7 @@ func expireNode(t *testing.T, s *Server, clock *clock.Fake, target string, keepA
 		// windows from there.
 		WaitFor(t, 5*time.Second, func() (bool, string) {
 			st := nodeStatus(s, target)
-			return st != structs.NodeStatusReady || s.heartbeats.armed(target), "expiry of " + target + " not written yet"
+			return st != structs.NodeStatusReady || s.heartbeats.Armed(target), "expiry of " + target + " not written yet"
 		})
 	}
 	WaitFor(t, 5*time.Second, func() (bool, string) {
