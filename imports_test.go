@@ -32,6 +32,11 @@ var importRules = []struct {
 	{"nomad/deploymentwatcher", []string{"structs", "helper"}},
 	// The drainer reads a snapshot through its own State interface.
 	{"nomad/drainer", []string{"structs", "helper"}},
+	// The heartbeater reads nodes and allocs through its StateReader and
+	// commits through its StatusWriter, both interfaces the server
+	// implements: it needs neither the server nor nomad/state (the state
+	// store's interning of node IDs comes in as a function).
+	{"nomad/heartbeat", []string{"structs", "helper"}},
 	// The decision on a client's report is a function of what it reads.
 	{"nomad/clientreport", []string{"structs"}},
 	{"client", []string{"structs", "client", "helper", "acl"}},

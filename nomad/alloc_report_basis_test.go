@@ -81,7 +81,7 @@ func TestAllocReportOlderThanTheServersChangeIsIgnored(t *testing.T) {
 	if err := reportBased(s, repl, structs.AllocClientStatusRunning, repl.AllocModifyIndex); err != nil {
 		t.Fatal(err)
 	}
-	heartbeat(t, s, away)
+	heartbeatNode(t, s, away)
 	WaitFor(t, 10*time.Second, func() (bool, string) { return allEvalsDone(s, "web") })
 
 	// The client's report made before it learnt of the unknown mark is

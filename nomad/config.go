@@ -53,7 +53,7 @@ type Config struct {
 	// scheduler's default, 5 minutes.
 	ReconnectReportWindow time.Duration
 
-	// Heartbeat tuning (see heartbeat.go).
+	// Heartbeat tuning (see nomad/heartbeat).
 	MinHeartbeatTTL        time.Duration
 	MaxHeartbeatsPerSecond float64
 	HeartbeatGrace         time.Duration

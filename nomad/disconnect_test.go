@@ -10,8 +10,8 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// heartbeat sends one client heartbeat for n.
-func heartbeat(t *testing.T, s *Server, n *structs.Node) {
+// heartbeatNode sends one client heartbeat for n.
+func heartbeatNode(t *testing.T, s *Server, n *structs.Node) {
 	t.Helper()
 	var resp structs.NodeUpdateResponse
 	req := &structs.NodeUpdateStatusRequest{NodeID: n.ID, SecretID: n.SecretID, Status: structs.NodeStatusReady}
@@ -36,7 +36,7 @@ func nodeStatus(s *Server, id string) string {
 func expireNode(t *testing.T, s *Server, clock *clock.Fake, target string, keepAlive *structs.Node) {
 	t.Helper()
 	for i := 0; i < 20 && nodeStatus(s, target) == structs.NodeStatusReady; i++ {
-		heartbeat(t, s, keepAlive)
+		heartbeatNode(t, s, keepAlive)
 		clock.Advance(5 * time.Second)
 		// Until the target's timer is either still armed or its expiry
 		// has been written: advancing meanwhile would move the clock
@@ -44,7 +44,7 @@ func expireNode(t *testing.T, s *Server, clock *clock.Fake, target string, keepA
 		// windows from there.
 		WaitFor(t, 5*time.Second, func() (bool, string) {
 			st := nodeStatus(s, target)
-			return st != structs.NodeStatusReady || s.heartbeats.armed(target), "expiry of " + target + " not written yet"
+			return st != structs.NodeStatusReady || s.heartbeats.Armed(target), "expiry of " + target + " not written yet"
 		})
 	}
 	WaitFor(t, 5*time.Second, func() (bool, string) {
@@ -186,7 +186,7 @@ func TestReconnectProtocolKeepsExactlyOneAlloc(t *testing.T) {
 
 	// 2. The heartbeat makes the node ready and schedules the job; that
 	// pass must leave the unknown alloc alone.
-	heartbeat(t, s, away)
+	heartbeatNode(t, s, away)
 	WaitFor(t, 10*time.Second, func() (bool, string) { return allEvalsDone(s, "web") })
 	a, _ := s.State().AllocByID(nil, orig.ID)
 	if a.DesiredStatus != structs.AllocDesiredStatusRun || a.ClientStatus != structs.AllocClientStatusUnknown {
@@ -246,7 +246,7 @@ func TestJobStoppedDuringDisconnectStaysStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	WaitFor(t, 10*time.Second, func() (bool, string) { return allEvalsDone(s, "web") })
-	heartbeat(t, s, away)
+	heartbeatNode(t, s, away)
 	if err := reportAlloc(s, orig, structs.AllocClientStatusRunning); err != nil {
 		t.Fatal(err)
 	}

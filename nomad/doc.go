@@ -137,8 +137,9 @@
 //
 // Leader components take what they need of the server as a small
 // interface, not *Server: the plan applier planApplierDeps, the
-// heartbeater heartbeaterDeps (with heartbeatConfig for its tuning, clock
-// and random source), garbage collection gcDeps. The server implements
+// heartbeater (nomad/heartbeat) a StateReader and a StatusWriter (with
+// its tuning, clock and random source in heartbeat.Config), garbage
+// collection gcDeps. The server, or a small adapter over it, implements
 // each; a test runs a component alone against an in-memory twin (a real
 // state store, raft entries recorded instead of committed), or wraps the
 // server's side through serverOptions, which only tests pass to newServer.

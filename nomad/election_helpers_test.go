@@ -59,15 +59,3 @@ func waitForLeaderWhere(t testing.TB, timeout time.Duration, servers []*Server, 
 	})
 	return found
 }
-
-// timerDeadline returns the deadline of the node's heartbeat timer, if it
-// has one.
-func (h *heartbeater) timerDeadline(nodeID string) (time.Time, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	nd, ok := h.timers[nodeID]
-	if !ok {
-		return time.Time{}, false
-	}
-	return h.deadlineOf(nd), true
-}

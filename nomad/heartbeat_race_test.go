@@ -2,11 +2,13 @@ package nomad
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/drover-sched/drover/helper/clock"
+	"github.com/drover-sched/drover/nomad/heartbeat"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -25,16 +27,16 @@ func lastNodeEvent(s *Server, id string) string {
 	return n.Events[len(n.Events)-1].Message
 }
 
-// steppingHeartbeatDeps is the heartbeater's view of a server with a step
+// steppingHeartbeatDeps is the heartbeater's StatusWriter with a step
 // that runs after the heartbeater decided to change a node's status and
 // before the change is committed, with the node's lock held.
 type steppingHeartbeatDeps struct {
-	heartbeaterDeps // the server's; set once, before the server starts
-	step            atomic.Pointer[func(nodeID string)]
+	server heartbeat.StatusWriter // the server's; set once, before the server starts
+	step   atomic.Pointer[func(nodeID string)]
 }
 
-func (d *steppingHeartbeatDeps) wrap(server heartbeaterDeps) heartbeaterDeps {
-	d.heartbeaterDeps = server
+func (d *steppingHeartbeatDeps) wrap(server heartbeat.StatusWriter) heartbeat.StatusWriter {
+	d.server = server
 	return d
 }
 
@@ -47,7 +49,7 @@ func (d *steppingHeartbeatDeps) ApplyNodeStatuses(req *structs.NodeBatchUpdateSt
 			(*step)(u.NodeID)
 		}
 	}
-	return d.heartbeaterDeps.ApplyNodeStatuses(req)
+	return d.server.ApplyNodeStatuses(req)
 }
 
 // A heartbeat that arrives after the heartbeater saw the node's timer
@@ -60,7 +62,7 @@ func TestHeartbeatRacingAnInvalidationLeavesTheNodeReady(t *testing.T) {
 		c.Clock = clock
 		c.MinHeartbeatTTL = 10 * time.Second
 		c.HeartbeatGrace = 5 * time.Second
-	}, serverOptions{wrapHeartbeaterDeps: deps.wrap})
+	}, serverOptions{wrapNodeStatusWriter: deps.wrap})
 	WaitForLeader(t, 5*time.Second, s)
 	node := itNode("n1")
 	registerNode(t, s, node)
@@ -78,7 +80,7 @@ func TestHeartbeatRacingAnInvalidationLeavesTheNodeReady(t *testing.T) {
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		deadline := time.After(5 * time.Second)
-		for h.nodeLocks.contenders(id) < 2 {
+		for h.LockContenders(id) < 2 {
 			select {
 			case err := <-beat:
 				beat <- err
@@ -114,11 +116,89 @@ func TestHeartbeatRacingAnInvalidationLeavesTheNodeReady(t *testing.T) {
 		st := nodeStatus(s, node.ID)
 		return st == structs.NodeStatusReady, "a node that heartbeated is " + st
 	})
-	if !h.armed(node.ID) {
+	if !h.Armed(node.ID) {
 		t.Fatal("a node that heartbeated has no timer")
 	}
 	if got := lastNodeEvent(s, node.ID); got != "Node status down -> ready" {
 		t.Fatalf("the invalidation committed first, so the heartbeat must have written ready again; last event %q", got)
+	}
+}
+
+// On a real server, a node of a batch that heartbeats after the batch was
+// decided but before it committed waits for the commit and writes itself
+// ready again; the silent nodes of its batch stay down.
+func TestAHeartbeatRacingABatchLeavesItsNodeReady(t *testing.T) {
+	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
+	deps := &steppingHeartbeatDeps{}
+	s := testServerWith(t, func(c *Config) {
+		c.Clock = clock
+		c.MinHeartbeatTTL = 10 * time.Second
+		c.HeartbeatGrace = 5 * time.Second
+	}, serverOptions{wrapNodeStatusWriter: deps.wrap})
+	WaitForLeader(t, 5*time.Second, s)
+	nodes := []*structs.Node{itNode("n1"), itNode("n2"), itNode("n3")}
+	for _, n := range nodes {
+		registerNode(t, s, n)
+	}
+	racer := nodes[1]
+	h := s.heartbeats
+	reached := make(chan struct{})
+	var once sync.Once
+	beat := make(chan error, 1)
+	deps.beforeApply(func(id string) {
+		if id != racer.ID {
+			return
+		}
+		first := false
+		once.Do(func() { first = true })
+		if !first {
+			return // marked again after its heartbeat's TTL ran out
+		}
+		close(reached)
+		go func() { beat <- sendHeartbeat(s, racer) }()
+		// Hold the batch until the heartbeat waits for the node's lock
+		// (not t.Fatal here: this is the heartbeater's goroutine).
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for deadline := time.Now().Add(10 * time.Second); h.LockContenders(id) < 2 && time.Now().Before(deadline); {
+			<-tick.C
+		}
+	})
+	// Every TTL is at most 2*10s + 5s grace. Then the loop paces its
+	// batches (50ms a node): move the fake clock on in such steps until
+	// each silent node has been marked, the racer once.
+	clock.Advance(26 * time.Second)
+	raced := false
+	silentDown := func() bool {
+		return nodeStatus(s, nodes[0].ID) == structs.NodeStatusDown && nodeStatus(s, nodes[2].ID) == structs.NodeStatusDown
+	}
+	for deadline := time.Now().Add(20 * time.Second); !raced || !silentDown(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("raced %v; statuses %s %s %s", raced,
+				nodeStatus(s, nodes[0].ID), nodeStatus(s, racer.ID), nodeStatus(s, nodes[2].ID))
+		}
+		select {
+		case err := <-beat:
+			if err != nil {
+				t.Fatalf("heartbeat: %v", err)
+			}
+			raced = true
+		case <-time.After(5 * time.Millisecond):
+			select {
+			case <-reached:
+				if !raced {
+					continue // the batch holds the racer: no time passes meanwhile
+				}
+			default:
+			}
+			clock.Advance(50 * time.Millisecond)
+		}
+	}
+	if st := nodeStatus(s, racer.ID); st != structs.NodeStatusReady {
+		t.Fatalf("the node that heartbeated is %s", st)
+	}
+	if got := lastNodeEvent(s, racer.ID); got != "Node status down -> ready" {
+		t.Fatalf("its batch committed first, so the heartbeat must have written ready again; last event %q", got)
 	}
 }
 
@@ -129,7 +209,7 @@ func advanceKeeping(t *testing.T, s *Server, clock *clock.Fake, d time.Duration,
 	const step = 5 * time.Second
 	for left := d; left > 0; left -= step {
 		for _, n := range keep {
-			heartbeat(t, s, n)
+			heartbeatNode(t, s, n)
 		}
 		clock.Advance(min(step, left))
 	}
@@ -197,7 +277,7 @@ func untilWindowEnd(t *testing.T, s *Server, clock *clock.Fake, nodeID string, l
 func TestDisconnectedNodeGoesDownAfterItsWindow(t *testing.T) {
 	s, clock := startFakeClockServer(t)
 	away, other, _ := disconnectOne(t, s, clock, 10*time.Minute)
-	if !s.heartbeats.armed(away.ID) {
+	if !s.heartbeats.Armed(away.ID) {
 		t.Fatal("a disconnected node must have a timer for its disconnect window")
 	}
 	// Stop the workers so the scheduler does not mark the unknown alloc
@@ -232,7 +312,7 @@ func TestDisconnectedNodeThatHeartbeatsInTimeIsReady(t *testing.T) {
 	s, clock := startFakeClockServer(t)
 	away, other, orig := disconnectOne(t, s, clock, 10*time.Minute)
 	advanceKeeping(t, s, clock, 5*time.Minute, other)
-	heartbeat(t, s, away)
+	heartbeatNode(t, s, away)
 	if st := nodeStatus(s, away.ID); st != structs.NodeStatusReady {
 		t.Fatalf("a node that heartbeated within its window is %s", st)
 	}
@@ -267,7 +347,7 @@ func TestNewTermArmsDisconnectedNodesForTheRestOfTheirWindow(t *testing.T) {
 
 	s.leadershipChanged(true) // lost and regained: a new term
 	WaitFor(t, 5*time.Second, func() (bool, string) {
-		return s.heartbeats.armed(away.ID), "the new term has no timer for the disconnected node"
+		return s.heartbeats.Armed(away.ID), "the new term has no timer for the disconnected node"
 	})
 	advanceKeeping(t, s, clock, untilWindowEnd(t, s, clock, away.ID, 10*time.Minute)-time.Second, other)
 	if st := nodeStatus(s, away.ID); st != structs.NodeStatusDisconnected {

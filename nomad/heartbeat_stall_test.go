@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drover-sched/drover/helper/clock"
+	"github.com/drover-sched/drover/nomad/heartbeat"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -80,7 +81,7 @@ func registerArmed(t *testing.T, s *Server, nodes ...*structs.Node) {
 	t.Helper()
 	WaitFor(t, 5*time.Second, func() (bool, string) {
 		for _, n := range nodes {
-			if !s.heartbeats.armed(n.ID) {
+			if !s.heartbeats.Armed(n.ID) {
 				registerNode(t, s, n)
 				return false, "no timer for " + n.ID
 			}
@@ -114,12 +115,12 @@ func TestStallGivesNodesAFreshWindowInsteadOfMarkingThemDown(t *testing.T) {
 		if st := nodeStatus(s, n.ID); st != structs.NodeStatusReady {
 			t.Fatalf("%s marked %s for this server's own stall", n.ID, st)
 		}
-		if !s.heartbeats.armed(n.ID) {
+		if !s.heartbeats.Armed(n.ID) {
 			t.Fatalf("%s has no fresh window after the stall", n.ID)
 		}
 	}
 	// The beating node's heartbeat was waiting in its socket.
-	heartbeat(t, s, beating)
+	heartbeatNode(t, s, beating)
 
 	advanceKeeping(t, s, clock, stallTestFresh-time.Second, beating)
 	if eventually(300*time.Millisecond, func() bool { return nodeStatus(s, silent.ID) != structs.NodeStatusReady }) {
@@ -163,7 +164,7 @@ func TestExpiryWithoutAStallMarksTheNodeDown(t *testing.T) {
 			n := itNode("n1")
 			start := clock.Now()
 			registerArmed(t, s, n)
-			deadline, _ := s.heartbeats.timerDeadline(n.ID)
+			deadline, _ := s.heartbeats.Deadline(n.ID)
 			if d := deadline.Sub(start); d < stallTestTTL+stallTestGrace || d >= 2*stallTestTTL+stallTestGrace {
 				t.Fatalf("timer armed for %s, want TTL plus grace", d)
 			}
@@ -194,7 +195,7 @@ func TestStallGivesADisconnectedNodeAFreshWindow(t *testing.T) {
 	s, clock, logs := startStallServer(t)
 	away, other, _ := disconnectOne(t, s, clock, 10*time.Minute)
 	WaitFor(t, 5*time.Second, func() (bool, string) {
-		return s.heartbeats.armed(away.ID), "no timer for the disconnect window"
+		return s.heartbeats.Armed(away.ID), "no timer for the disconnect window"
 	})
 	advanceKeeping(t, s, clock, untilWindowEnd(t, s, clock, away.ID, 10*time.Minute)-30*time.Second, other)
 	if st := nodeStatus(s, away.ID); st != structs.NodeStatusDisconnected {
@@ -203,11 +204,11 @@ func TestStallGivesADisconnectedNodeAFreshWindow(t *testing.T) {
 
 	// The stall runs past the end of the disconnect window.
 	stallClock(clock, 3*time.Minute)
-	heartbeat(t, s, other) // it was waiting in the socket
+	heartbeatNode(t, s, other) // it was waiting in the socket
 	if st := nodeStatus(s, away.ID); st != structs.NodeStatusDisconnected {
 		t.Fatalf("disconnected node marked %s for this server's own stall", st)
 	}
-	if !s.heartbeats.armed(away.ID) {
+	if !s.heartbeats.Armed(away.ID) {
 		t.Fatal("disconnected node has no fresh window after the stall")
 	}
 	advanceKeeping(t, s, clock, stallTestFresh-time.Second, other)
@@ -230,17 +231,17 @@ func TestStallGivesADisconnectedNodeAFreshWindow(t *testing.T) {
 	}
 }
 
-// Stalls in a row give a silent node at most maxStallWindows fresh
+// Stalls in a row give a silent node at most heartbeat.MaxStallWindows fresh
 // windows: a server whose timers are always late still marks a dead node
 // down.
 func TestStallWindowsInARowAreBounded(t *testing.T) {
 	s, clock, _ := startStallServer(t)
 	n := itNode("n1")
 	registerArmed(t, s, n)
-	for i := 0; i < maxStallWindows; i++ {
+	for i := 0; i < heartbeat.MaxStallWindows; i++ {
 		stallClock(clock, 2*time.Minute)
-		if st := nodeStatus(s, n.ID); st != structs.NodeStatusReady || !s.heartbeats.armed(n.ID) {
-			t.Fatalf("stall %d: node %s, armed %v; want ready with a fresh window", i+1, st, s.heartbeats.armed(n.ID))
+		if st := nodeStatus(s, n.ID); st != structs.NodeStatusReady || !s.heartbeats.Armed(n.ID) {
+			t.Fatalf("stall %d: node %s, armed %v; want ready with a fresh window", i+1, st, s.heartbeats.Armed(n.ID))
 		}
 	}
 	stallClock(clock, 2*time.Minute)

@@ -61,7 +61,7 @@ func TestSimultaneousExpiriesAreRateLimited(t *testing.T) {
 			break
 		}
 	}
-	heartbeat(t, s, survivor)
+	heartbeatNode(t, s, survivor)
 	if got := countStatus(s, structs.NodeStatusDown); got != 1 {
 		t.Fatalf("without time passing only one node may be marked, got %d", got)
 	}
@@ -69,7 +69,7 @@ func TestSimultaneousExpiriesAreRateLimited(t *testing.T) {
 	// the survivor heartbeating all along.
 	for i := 0; i < 200 && countStatus(s, structs.NodeStatusDown) < 4; i++ {
 		before := countStatus(s, structs.NodeStatusDown)
-		heartbeat(t, s, survivor)
+		heartbeatNode(t, s, survivor)
 		clock.Advance(time.Second)
 		// Give the heartbeater a moment to act on the new time; whether it
 		// does within this step or a later one does not change the result.
@@ -120,7 +120,7 @@ func TestHeartbeatTTLScalesWithTheFleet(t *testing.T) {
 		{1000, 100 * time.Second, 200 * time.Second},
 	} {
 		for i := 0; i < 20; i++ {
-			ttl := h.resetTTL("x", tc.nodes)
+			ttl := h.ResetTTL("x", tc.nodes)
 			if ttl < tc.min || ttl >= tc.max {
 				t.Fatalf("%d nodes: ttl %s outside [%s, %s)", tc.nodes, ttl, tc.min, tc.max)
 			}
@@ -181,9 +181,9 @@ func TestNewLeaderGivesNodesTheFailoverTTL(t *testing.T) {
 	// server leads now armed the node's timer at start: for the failover
 	// TTL, not the normal TTL (at most 2*10s + 5s).
 	newLeader := waitForLeaderWhere(t, 10*time.Second, rest, "with a timer for the node", func(s *Server) bool {
-		return s.heartbeats.armed(node.ID)
+		return s.heartbeats.Armed(node.ID)
 	})
-	if deadline, _ := newLeader.heartbeats.timerDeadline(node.ID); !deadline.Equal(start.Add(failoverTTL)) {
+	if deadline, _ := newLeader.heartbeats.Deadline(node.ID); !deadline.Equal(start.Add(failoverTTL)) {
 		t.Fatalf("new leader armed the node until %s, want the failover TTL: %s", deadline, start.Add(failoverTTL))
 	}
 
@@ -210,12 +210,12 @@ func expireOnLeader(t *testing.T, clock *clock.Fake, servers []*Server, nodeID s
 		var down bool
 		s := waitForLeaderWhere(t, 10*time.Second, servers, "with a timer for the node or the node down", func(s *Server) bool {
 			down = nodeStatus(s, nodeID) == structs.NodeStatusDown
-			return down || s.heartbeats.armed(nodeID)
+			return down || s.heartbeats.Armed(nodeID)
 		})
 		if down {
 			return
 		}
-		deadline, ok := s.heartbeats.timerDeadline(nodeID)
+		deadline, ok := s.heartbeats.Deadline(nodeID)
 		if !ok {
 			continue // the leader stepped down in between
 		}
@@ -227,7 +227,7 @@ func expireOnLeader(t *testing.T, clock *clock.Fake, servers []*Server, nodeID s
 				return true, ""
 			}
 			// A timer due after now was armed after the advance.
-			if d, ok := s.heartbeats.timerDeadline(nodeID); !s.IsLeader() || ok && d.After(clock.Now()) {
+			if d, ok := s.heartbeats.Deadline(nodeID); !s.IsLeader() || ok && d.After(clock.Now()) {
 				moved = true
 				return true, ""
 			}

@@ -111,7 +111,7 @@ func (s *Server) establishLeadership() error {
 		broker.ReapCancelableEvals(ctx, s.evalBroker, s.blockedEvals, s.evalWriter())
 	})
 	s.goLeader(ctx, func(ctx context.Context) { broker.PeriodicUnblockFailed(ctx, s.blockedEvals, s.clock, time.Minute) })
-	s.goLeader(ctx, s.heartbeats.run)
+	s.goLeader(ctx, s.heartbeats.Run)
 	gcCfg := s.gcLoopConfig()
 	s.goLeader(ctx, func(ctx context.Context) { runCoreGC(ctx, gcCfg) })
 	// Deployment watcher (issue 13).

@@ -1,8 +1,6 @@
 package nomad
 
 import (
-	"math/rand"
-
 	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/structs"
 )
@@ -28,21 +26,7 @@ func (s *Server) setupLeaderComponents() error {
 	s.evalBroker = eb
 	s.blockedEvals = broker.NewBlockedEvals(eb, broker.BlockedEvalsConfig{Clock: s.clock, Logger: s.logger.Named("blocked_evals")})
 	s.planQueue = NewPlanQueue()
-	var hbDeps heartbeaterDeps = s
-	if s.opts.wrapHeartbeaterDeps != nil {
-		hbDeps = s.opts.wrapHeartbeaterDeps(hbDeps)
-	}
-	s.heartbeats = newHeartbeater(hbDeps, heartbeatConfig{
-		MinHeartbeatTTL:        s.config.MinHeartbeatTTL,
-		MaxHeartbeatsPerSecond: s.config.MaxHeartbeatsPerSecond,
-		HeartbeatGrace:         s.config.HeartbeatGrace,
-		FailoverHeartbeatTTL:   s.config.FailoverHeartbeatTTL,
-		MaxNodeDownPerSecond:   s.config.MaxNodeDownPerSecond,
-		Clock:                  s.clock,
-		Logger:                 s.logger.Named("heartbeat"),
-		Rand:                   rand.New(rand.NewSource(s.seed)),
-		Metrics:                s.metrics,
-	})
+	s.heartbeats = s.newHeartbeater()
 	periodicClock := s.clock
 	if s.opts.wrapPeriodicClock != nil {
 		periodicClock = s.opts.wrapPeriodicClock(periodicClock)
@@ -69,16 +53,3 @@ func (w serverEvalWriter) UpsertEvals(evals []*structs.Evaluation) error {
 }
 
 func (s *Server) evalWriter() broker.EvalWriter { return serverEvalWriter{s} }
-
-// ApplyNodeStatuses commits a batch of node status changes for the
-// heartbeater (heartbeaterDeps), with the nodes the FSM skipped.
-func (s *Server) ApplyNodeStatuses(req *structs.NodeBatchUpdateStatusRequest) ([]string, error) {
-	_, resp, err := s.raftApply(structs.NodeBatchUpdateStatusRequestType, req)
-	if err != nil {
-		return nil, err
-	}
-	if r, ok := resp.(*structs.NodeBatchUpdateStatusResponse); ok {
-		return r.Skipped, nil
-	}
-	return nil, nil
-}

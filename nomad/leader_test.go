@@ -47,12 +47,12 @@ func TestLeadershipRegainedStartsANewTerm(t *testing.T) {
 		t.Fatalf("the new term must restore the eval from state: %+v", st)
 	}
 	WaitFor(t, 5*time.Second, func() (bool, string) {
-		return s.heartbeats.armed(node.ID), "the new term armed no timer for the node"
+		return s.heartbeats.Armed(node.ID), "the new term armed no timer for the node"
 	})
 	// Past the node's normal TTL (at most 2*10s + 5s): the failover TTL
 	// holds. Advance fires due timers before it returns.
 	clock.Advance(time.Minute)
-	if !s.heartbeats.armed(node.ID) {
+	if !s.heartbeats.Armed(node.ID) {
 		t.Fatal("the new term must give the node the failover TTL")
 	}
 }

@@ -42,8 +42,7 @@ var (
 	// not make, as the evaluations it writes record them (Drover's).
 	keyWorkerPlacementsFailed = []string{"nomad", "worker", "placements_failed"}
 
-	keyHeartbeatInvalidate = []string{"nomad", "heartbeat", "invalidate"}
-	keyClientUpdateStatus  = []string{"nomad", "client", "update_status"}
+	keyClientUpdateStatus = []string{"nomad", "client", "update_status"}
 
 	keyRPCRequest      = []string{"nomad", "rpc", "request"}
 	keyRPCRequestError = []string{"nomad", "rpc", "request_error"}
@@ -70,7 +69,7 @@ func (s *Server) emitStats() {
 	}
 	m.SetGauge(keyBlockedTotal, float32(s.blockedEvals.Stats().TotalBlocked))
 	m.SetGauge(keyPlanQueueDepth, float32(s.planQueue.Stats().Depth))
-	m.SetGauge(keyHeartbeatActive, float32(s.heartbeats.tracked()))
+	m.SetGauge(keyHeartbeatActive, float32(s.heartbeats.Tracked()))
 	s.emitNoticeStats()
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/helper/telemetry/telemetrytest"
 	"github.com/drover-sched/drover/nomad/broker"
+	"github.com/drover-sched/drover/nomad/heartbeat"
 	"github.com/drover-sched/drover/scheduler"
 	"github.com/drover-sched/drover/structs"
 )
@@ -53,13 +54,13 @@ func TestMetricsQueueGaugesFollowTheirQueues(t *testing.T) {
 		t.Fatal(err)
 	}
 	blocked := broker.NewBlockedEvals(b, broker.BlockedEvalsConfig{Clock: clock})
-	hb := newHeartbeater(nil, heartbeatConfig{MinHeartbeatTTL: time.Minute, MaxHeartbeatsPerSecond: 50, Clock: clock, Rand: rand.New(rand.NewSource(1))})
+	hb := heartbeat.New(heartbeat.Config{MinHeartbeatTTL: time.Minute, MaxHeartbeatsPerSecond: 50, Clock: clock, Rand: rand.New(rand.NewSource(1))})
 	s := &Server{metrics: m, evalBroker: b, blockedEvals: blocked, planQueue: NewPlanQueue(), heartbeats: hb}
 	b.SetEnabled(true)
 	blocked.SetEnabled(true)
 	s.planQueue.SetEnabled(true)
-	hb.setEnabled(true)
-	defer hb.setEnabled(false)
+	hb.SetEnabled(true)
+	defer hb.SetEnabled(false)
 
 	gauge := func(name string) float32 {
 		t.Helper()
@@ -89,7 +90,7 @@ func TestMetricsQueueGaugesFollowTheirQueues(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "nomad.nomad.plan.queue_depth", 1},
-		{"a node heartbeats", func() { hb.resetTTL("node-1", 1) }, "nomad.nomad.heartbeat.active", 1},
+		{"a node heartbeats", func() { hb.ResetTTL("node-1", 1) }, "nomad.nomad.heartbeat.active", 1},
 	} {
 		step.do()
 		if got := gauge(step.gauge); got != step.want {
@@ -186,7 +187,7 @@ func TestMetricsHeartbeatsInvalidationsAndRPCs(t *testing.T) {
 	requests, _ := sink.Counter("nomad.nomad.rpc.request")
 	n := itNode("n1")
 	registerNode(t, s, n)
-	heartbeat(t, s, n)
+	heartbeatNode(t, s, n)
 	if c, _ := sink.Sample("nomad.nomad.client.update_status"); c != 1 {
 		t.Fatalf("client.update_status has %d samples after one heartbeat, want 1", c)
 	}

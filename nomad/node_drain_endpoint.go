@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/drover-sched/drover/nomad/heartbeat"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -144,7 +145,7 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 		return err
 	}
 	now := n.srv.Now()
-	down := &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: structs.NodeStatusDown, UpdatedAt: now.Unix(), Evals: nodeEvals(node, allocs, now)}
+	down := &structs.NodeUpdateStatusRequest{NodeID: node.ID, Status: structs.NodeStatusDown, UpdatedAt: now.Unix(), Evals: heartbeat.NodeEvals(node, allocs, now)}
 	if _, _, err := n.srv.raftApply(structs.NodeUpdateStatusRequestType, down); err != nil {
 		return err
 	}
@@ -153,7 +154,7 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 		return err
 	}
 	if n.srv.heartbeats != nil {
-		n.srv.heartbeats.clear(node.ID)
+		n.srv.heartbeats.Clear(node.ID)
 	}
 	reply.Index = idx
 	return nil

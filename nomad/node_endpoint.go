@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/nomad/heartbeat"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
@@ -52,7 +53,7 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 
 	// Hold the node's status lock until its timer is armed, so a missed
 	// heartbeat being invalidated cannot overwrite this registration.
-	unlock := n.srv.heartbeats.lockNode(node.ID)
+	unlock := n.srv.heartbeats.LockNode(node.ID)
 	defer unlock()
 	st := n.srv.State()
 	existing, err := st.NodeByID(nil, node.ID)
@@ -142,7 +143,7 @@ func (n *Node) applyNodeStatus(node *structs.Node, change nodeChange, now time.T
 			if err != nil {
 				return err
 			}
-			evals = nodeEvals(node, allocs, now)
+			evals = heartbeat.NodeEvals(node, allocs, now)
 		}
 		var idx uint64
 		idx, _, err = n.srv.raftApply(mk(evals, readIndex))
@@ -169,11 +170,11 @@ func (n *Node) applyNodeStatus(node *structs.Node, change nodeChange, now time.T
 // The caller holds the node's status lock.
 func (n *Node) heartbeatReply(nodeID string, reply *structs.NodeUpdateResponse) error {
 	// The node beating now may not have a timer yet (a new registration).
-	numNodes := n.srv.heartbeats.tracked()
-	if !n.srv.heartbeats.armed(nodeID) {
+	numNodes := n.srv.heartbeats.Tracked()
+	if !n.srv.heartbeats.Armed(nodeID) {
 		numNodes++
 	}
-	reply.HeartbeatTTL = n.srv.heartbeats.resetTTL(nodeID, numNodes)
+	reply.HeartbeatTTL = n.srv.heartbeats.ResetTTL(nodeID, numNodes)
 	reply.NumNodes = int32(numNodes)
 	reply.LeaderRPCAddr, _ = n.srv.Leader()
 	if cfg, _, err := n.srv.raftConfiguration(); err == nil {
@@ -203,7 +204,7 @@ func (n *Node) nodeJobEvals(node *structs.Node, now time.Time) ([]*structs.Evalu
 	if err != nil {
 		return nil, 0, err
 	}
-	evals := nodeEvals(node, allocs, now)
+	evals := heartbeat.NodeEvals(node, allocs, now)
 	seen := map[structs.NamespacedID]bool{}
 	for _, e := range evals {
 		seen[e.NamespacedJobID()] = true
@@ -256,7 +257,7 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 		return errBadRequest("node ID is missing")
 	}
 	h := n.srv.heartbeats
-	unlock := h.lockNode(args.NodeID)
+	unlock := h.LockNode(args.NodeID)
 	defer unlock()
 	st := n.srv.State()
 	node, err := authenticateNode(st, args.NodeID, args.SecretID)
@@ -277,11 +278,11 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	}
 	switch args.Status {
 	case structs.NodeStatusDown:
-		h.clear(node.ID)
+		h.Clear(node.ID)
 		return nil
 	case structs.NodeStatusDisconnected:
 		// Down once its disconnect window passes without a heartbeat.
-		h.armDisconnected(node.ID)
+		h.ArmDisconnected(node.ID)
 		return nil
 	}
 	return n.heartbeatReply(node.ID, reply)

@@ -18,7 +18,7 @@ func TestUnreportedAllocIsLostAfterTheReportWindowWithoutAJobChange(t *testing.T
 	s, clock := startFakeClockServer(t)
 	away, other, orig := disconnectOne(t, s, clock, 10*time.Minute)
 	advanceKeeping(t, s, clock, time.Minute, other)
-	heartbeat(t, s, away)
+	heartbeatNode(t, s, away)
 
 	var timeout *structs.Evaluation
 	WaitFor(t, 10*time.Second, func() (bool, string) {

@@ -22,6 +22,7 @@ import (
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/broker"
+	"github.com/drover-sched/drover/nomad/heartbeat"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/nomad/stream"
 	"github.com/drover-sched/drover/structs"
@@ -58,7 +59,7 @@ type Server struct {
 	planQueue    *PlanQueue
 	// blockingLimits counts the blocking queries waiting on this server.
 	blockingLimits *blockingLimiter
-	heartbeats     *heartbeater
+	heartbeats     *heartbeat.Heartbeater
 	workers        []*Worker
 	// periodicDispatcher launches periodic jobs' children while leading.
 	periodicDispatcher *PeriodicDispatch
@@ -117,10 +118,10 @@ type Server struct {
 // serverOptions replace parts of the server with twins; tests pass them
 // to newServer. NewServer uses none.
 type serverOptions struct {
-	// wrapHeartbeaterDeps, if set, wraps what the heartbeater is given of
-	// the server, so a test can step in before a node's status change is
-	// committed.
-	wrapHeartbeaterDeps func(heartbeaterDeps) heartbeaterDeps
+	// wrapNodeStatusWriter, if set, wraps the heartbeater's StatusWriter
+	// (the server), so a test can step in before a node's status change
+	// is committed.
+	wrapNodeStatusWriter func(heartbeat.StatusWriter) heartbeat.StatusWriter
 	// wrapPeriodicClock, if set, wraps the clock the periodic dispatcher
 	// is given, so a test can see the timer its loop waits on.
 	wrapPeriodicClock func(clock.Clock) clock.Clock

@@ -1,19 +1,15 @@
-package nomad
+package heartbeat
 
 import (
 	"context"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/drover-sched/drover/helper/clock"
-	"github.com/drover-sched/drover/nomad/state"
-
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -91,53 +87,38 @@ func TestNodeDownRateHoldsInNodesPerSecond(t *testing.T) {
 	}
 }
 
-// fsmHeartbeatDeps commits the heartbeater's batches through a real FSM,
-// telling the test each batch's nodes and waiting for its go-ahead before
-// applying.
-type fsmHeartbeatDeps struct {
-	fsm     *FSM
-	index   uint64
+// gatedWriter commits the heartbeater's batches to a fakeState as the
+// FSM does, telling the test each batch's nodes and waiting for its
+// go-ahead before applying.
+type gatedWriter struct {
+	state   *fakeState
 	batches chan []string
 	gate    chan struct{}
 }
 
-func (d *fsmHeartbeatDeps) State() *state.StateStore { return d.fsm.State() }
-
-func (d *fsmHeartbeatDeps) ApplyNodeStatuses(req *structs.NodeBatchUpdateStatusRequest) ([]string, error) {
+func (w *gatedWriter) ApplyNodeStatuses(req *structs.NodeBatchUpdateStatusRequest) ([]string, error) {
 	var ids []string
 	for _, u := range req.Updates {
 		ids = append(ids, u.NodeID)
 	}
-	d.batches <- ids
-	<-d.gate
-	buf, err := encodeMsg(structs.NodeBatchUpdateStatusRequestType, req)
-	if err != nil {
-		return nil, err
-	}
-	d.index++
-	resp := d.fsm.Apply(&raft.Log{Index: d.index, Type: raft.LogCommand, Data: buf})
-	if err, ok := resp.(error); ok {
-		return nil, err
-	}
-	return resp.(*structs.NodeBatchUpdateStatusResponse).Skipped, nil
+	w.batches <- ids
+	<-w.gate
+	return w.state.apply(req), nil
 }
 
 // A node whose timer expired, and which heartbeats while it waits in the
 // queue behind a batch being committed, is left out of the next batch and
 // stays ready; the node queued with it that stayed silent goes down.
 func TestANodeThatHeartbeatsWhileQueuedStaysReady(t *testing.T) {
-	f := testFSM(t)
-	for i, id := range []string{"a", "b", "c"} {
-		if err := f.State().UpsertNode(uint64(i+1), itNode(id)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	deps := &fsmHeartbeatDeps{fsm: f, index: 10, batches: make(chan []string, 1), gate: make(chan struct{})}
-	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
-	h := newHeartbeater(deps, testHeartbeatConfig(clock, 1)) // failover 300s, 1,000 nodes/s
+	f := newFakeState(testNode("a"), testNode("b"), testNode("c"))
+	deps := &gatedWriter{state: f, batches: make(chan []string, 1), gate: make(chan struct{})}
+	clock := clock.NewFake(testEpoch)
+	cfg := testConfig(clock, 1) // failover 300s, 1,000 nodes/s
+	cfg.State, cfg.Writer = f, deps
+	h := New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); h.run(ctx) }()
+	go func() { defer close(done); h.Run(ctx) }()
 	defer func() { cancel(); close(deps.gate); <-done }()
 	if !waitTracked(h, clock, 3, 5*time.Second) { // three nodes, with the wake and the watchdog
 		t.Fatal("the heartbeater armed no failover timers")
@@ -152,8 +133,8 @@ func TestANodeThatHeartbeatsWhileQueuedStaysReady(t *testing.T) {
 	// Meanwhile b and c expire and queue; then b heartbeats, as
 	// Node.UpdateStatus does, under its lock.
 	clock.Advance(300 * time.Second)
-	unlock := h.lockNode("b")
-	h.resetTTL("b", 3)
+	unlock := h.LockNode("b")
+	h.ResetTTL("b", 3)
 	unlock()
 	deps.gate <- struct{}{}
 
@@ -170,103 +151,17 @@ func TestANodeThatHeartbeatsWhileQueuedStaysReady(t *testing.T) {
 		t.Fatalf("second batch %v; want [c]: b heartbeated while queued", second)
 	}
 	deps.gate <- struct{}{}
-	WaitFor(t, 5*time.Second, func() (bool, string) {
-		return nodeStatusIn(f, "c") == structs.NodeStatusDown, "c is " + nodeStatusIn(f, "c")
+	wait.For(t, 5*time.Second, func() (bool, string) {
+		return f.status("c") == structs.NodeStatusDown, "c is " + f.status("c")
 	})
-	if st := nodeStatusIn(f, "b"); st != structs.NodeStatusReady {
+	if st := f.status("b"); st != structs.NodeStatusReady {
 		t.Fatalf("b heartbeated while queued and is %s", st)
 	}
-	if st := nodeStatusIn(f, "a"); st != structs.NodeStatusDown {
+	if st := f.status("a"); st != structs.NodeStatusDown {
 		t.Fatalf("a is %s", st)
 	}
-	if !h.armed("b") {
+	if !h.Armed("b") {
 		t.Fatal("b's heartbeat timer is gone")
-	}
-}
-
-func nodeStatusIn(f *FSM, id string) string {
-	n, err := f.State().NodeByID(nil, id)
-	if err != nil || n == nil {
-		return ""
-	}
-	return n.Status
-}
-
-// On a real server, a node of a batch that heartbeats after the batch was
-// decided but before it committed waits for the commit and writes itself
-// ready again; the silent nodes of its batch stay down.
-func TestAHeartbeatRacingABatchLeavesItsNodeReady(t *testing.T) {
-	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
-	deps := &steppingHeartbeatDeps{}
-	s := testServerWith(t, func(c *Config) {
-		c.Clock = clock
-		c.MinHeartbeatTTL = 10 * time.Second
-		c.HeartbeatGrace = 5 * time.Second
-	}, serverOptions{wrapHeartbeaterDeps: deps.wrap})
-	WaitForLeader(t, 5*time.Second, s)
-	nodes := []*structs.Node{itNode("n1"), itNode("n2"), itNode("n3")}
-	for _, n := range nodes {
-		registerNode(t, s, n)
-	}
-	racer := nodes[1]
-	h := s.heartbeats
-	reached := make(chan struct{})
-	var once sync.Once
-	beat := make(chan error, 1)
-	deps.beforeApply(func(id string) {
-		if id != racer.ID {
-			return
-		}
-		first := false
-		once.Do(func() { first = true })
-		if !first {
-			return // marked again after its heartbeat's TTL ran out
-		}
-		close(reached)
-		go func() { beat <- sendHeartbeat(s, racer) }()
-		// Hold the batch until the heartbeat waits for the node's lock
-		// (not t.Fatal here: this is the heartbeater's goroutine).
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for deadline := time.Now().Add(10 * time.Second); h.nodeLocks.contenders(id) < 2 && time.Now().Before(deadline); {
-			<-tick.C
-		}
-	})
-	// Every TTL is at most 2*10s + 5s grace. Then the loop paces its
-	// batches (50ms a node): move the fake clock on in such steps until
-	// each silent node has been marked, the racer once.
-	clock.Advance(26 * time.Second)
-	raced := false
-	silentDown := func() bool {
-		return nodeStatus(s, nodes[0].ID) == structs.NodeStatusDown && nodeStatus(s, nodes[2].ID) == structs.NodeStatusDown
-	}
-	for deadline := time.Now().Add(20 * time.Second); !raced || !silentDown(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("raced %v; statuses %s %s %s", raced,
-				nodeStatus(s, nodes[0].ID), nodeStatus(s, racer.ID), nodeStatus(s, nodes[2].ID))
-		}
-		select {
-		case err := <-beat:
-			if err != nil {
-				t.Fatalf("heartbeat: %v", err)
-			}
-			raced = true
-		case <-time.After(5 * time.Millisecond):
-			select {
-			case <-reached:
-				if !raced {
-					continue // the batch holds the racer: no time passes meanwhile
-				}
-			default:
-			}
-			clock.Advance(50 * time.Millisecond)
-		}
-	}
-	if st := nodeStatus(s, racer.ID); st != structs.NodeStatusReady {
-		t.Fatalf("the node that heartbeated is %s", st)
-	}
-	if got := lastNodeEvent(s, racer.ID); got != "Node status down -> ready" {
-		t.Fatalf("its batch committed first, so the heartbeat must have written ready again; last event %q", got)
 	}
 }
 
@@ -275,27 +170,23 @@ func TestAHeartbeatRacingABatchLeavesItsNodeReady(t *testing.T) {
 // than the configured failover TTL, the failover window stretches to them.
 func TestFailoverWindowCoversTheLongestTTLHandedOut(t *testing.T) {
 	const n = 30
-	h, clock, deps, stop := func() (*heartbeater, *clock.Fake, *commitLatencyDeps, func()) {
-		store, err := state.NewStateStore(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+	h, clock, deps, stop := func() (*Heartbeater, *clock.Fake, *commitLatencyWriter, func()) {
+		store := newFakeState()
 		for i := 0; i < n; i++ {
-			if err := store.UpsertNode(uint64(i+1), itNode(fmt.Sprintf("n%03d", i))); err != nil {
-				t.Fatal(err)
-			}
+			store.upsertNode(testNode(fmt.Sprintf("n%03d", i)))
 		}
-		clock := clock.NewFake(time.Unix(1_800_000_000, 0))
-		deps := &commitLatencyDeps{store: store, clock: clock}
-		cfg := testHeartbeatConfig(clock, 1)
+		clock := clock.NewFake(testEpoch)
+		deps := &commitLatencyWriter{clock: clock}
+		cfg := testConfig(clock, 1)
+		cfg.State, cfg.Writer = store, deps
 		// 30 nodes at one heartbeat a second: a base TTL of 30s, so a
 		// client may hold a TTL of up to 60s, plus 5s grace.
 		cfg.MaxHeartbeatsPerSecond = 1
 		cfg.FailoverHeartbeatTTL = 30 * time.Second
-		h := newHeartbeater(deps, cfg)
+		h := New(cfg)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
-		go func() { defer close(done); h.run(ctx) }()
+		go func() { defer close(done); h.Run(ctx) }()
 		if !waitTracked(h, clock, n, 5*time.Second) {
 			t.Fatal("the heartbeater armed no failover timers")
 		}
@@ -305,7 +196,7 @@ func TestFailoverWindowCoversTheLongestTTLHandedOut(t *testing.T) {
 	// Timers fire inside Advance, so the count of tracked nodes after it
 	// is exact.
 	clock.Advance(65*time.Second - time.Millisecond)
-	if got := h.tracked(); got != n {
+	if got := h.Tracked(); got != n {
 		t.Fatalf("%d nodes tracked just before 65s; want all %d: a node was expired before its TTL could run out", got, n)
 	}
 	if deps.marked() != 0 {

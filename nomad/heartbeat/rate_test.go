@@ -1,4 +1,4 @@
-package nomad
+package heartbeat
 
 import (
 	"context"
@@ -8,15 +8,13 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/helper/clock"
-	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
-// commitLatencyDeps commits a batch of status changes in `latency` of
+// commitLatencyWriter commits a batch of status changes in `latency` of
 // the fake clock's time, as raft does (commit + FSM apply), recording
 // when each write started and the nodes it carried.
-type commitLatencyDeps struct {
-	store   *state.StateStore
+type commitLatencyWriter struct {
 	clock   *clock.Fake
 	latency time.Duration
 	// hold, if set, keeps the first write waiting until it is closed, so
@@ -31,9 +29,7 @@ type recordedWrite struct {
 	nodes []string
 }
 
-func (d *commitLatencyDeps) State() *state.StateStore { return d.store }
-
-func (d *commitLatencyDeps) ApplyNodeStatuses(req *structs.NodeBatchUpdateStatusRequest) ([]string, error) {
+func (d *commitLatencyWriter) ApplyNodeStatuses(req *structs.NodeBatchUpdateStatusRequest) ([]string, error) {
 	w := recordedWrite{start: d.clock.Now()}
 	for _, u := range req.Updates {
 		w.nodes = append(w.nodes, u.NodeID)
@@ -49,14 +45,14 @@ func (d *commitLatencyDeps) ApplyNodeStatuses(req *structs.NodeBatchUpdateStatus
 	return nil, nil
 }
 
-func (d *commitLatencyDeps) recorded() []recordedWrite {
+func (d *commitLatencyWriter) recorded() []recordedWrite {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]recordedWrite(nil), d.writes...)
 }
 
 // marked counts the nodes written so far.
-func (d *commitLatencyDeps) marked() int {
+func (d *commitLatencyWriter) marked() int {
 	n := 0
 	for _, w := range d.recorded() {
 		n += len(w.nodes)
@@ -68,20 +64,16 @@ func (d *commitLatencyDeps) marked() int {
 // whose failover window is silentFleetFailover, marking at most rate nodes a second with
 // commits of latency; the nodes never heartbeat. The returned stop ends
 // the heartbeater.
-func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) (*clock.Fake, *commitLatencyDeps, func()) {
+func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) (*clock.Fake, *commitLatencyWriter, func()) {
 	t.Helper()
-	store, err := state.NewStateStore(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := newFakeState()
 	for i := 0; i < n; i++ {
-		if err := store.UpsertNode(uint64(i+1), itNode(fmt.Sprintf("n%03d", i))); err != nil {
-			t.Fatal(err)
-		}
+		store.upsertNode(testNode(fmt.Sprintf("n%03d", i)))
 	}
-	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
-	deps := &commitLatencyDeps{store: store, clock: clock, latency: latency, hold: make(chan struct{})}
-	cfg := testHeartbeatConfig(clock, 1)
+	clock := clock.NewFake(testEpoch)
+	deps := &commitLatencyWriter{clock: clock, latency: latency, hold: make(chan struct{})}
+	cfg := testConfig(clock, 1)
+	cfg.State, cfg.Writer = store, deps
 	cfg.FailoverHeartbeatTTL = 10 * time.Second
 	cfg.MaxNodeDownPerSecond = rate
 	// Two goroutines move the fake clock here (the test, and the commit
@@ -90,10 +82,10 @@ func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) 
 	// from taking that for a stall. No TTL comes from a heartbeat; the
 	// failover window grows to twice the 10s base TTL plus this grace.
 	cfg.HeartbeatGrace = time.Hour
-	h := newHeartbeater(deps, cfg)
+	h := New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); h.run(ctx) }()
+	go func() { defer close(done); h.Run(ctx) }()
 	// n failover deadlines, with the wake and the stall watchdog.
 	if !waitTracked(h, clock, n, 5*time.Second) {
 		cancel()
@@ -107,7 +99,7 @@ func startSilentFleet(t *testing.T, n int, rate float64, latency time.Duration) 
 // clock 5ms at a time whenever the loop waits on its pacing timer (it and
 // the watchdog pending) until want nodes are marked. A loop that needs no
 // wait (its commit outlasted the interval) goes on by itself.
-func drivePacing(t *testing.T, clock *clock.Fake, deps *commitLatencyDeps, want int) {
+func drivePacing(t *testing.T, clock *clock.Fake, deps *commitLatencyWriter, want int) {
 	t.Helper()
 	drivePacingFrom(t, clock, deps, want, silentFleetFailover)
 }
@@ -116,7 +108,7 @@ func drivePacing(t *testing.T, clock *clock.Fake, deps *commitLatencyDeps, want 
 const silentFleetFailover = 2*10*time.Second + time.Hour
 
 // drivePacingFrom is drivePacing with the first step's length.
-func drivePacingFrom(t *testing.T, clock *clock.Fake, deps *commitLatencyDeps, want int, first time.Duration) {
+func drivePacingFrom(t *testing.T, clock *clock.Fake, deps *commitLatencyWriter, want int, first time.Duration) {
 	t.Helper()
 	clock.Advance(first)
 	if deps.hold != nil {

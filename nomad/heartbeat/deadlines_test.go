@@ -1,4 +1,4 @@
-package nomad
+package heartbeat
 
 import (
 	"context"
@@ -18,9 +18,9 @@ import (
 // the clock has its wake and its watchdog armed. The clock's timers no
 // longer count nodes (one wake serves them all), so a test that waited for
 // n node timers waits for this instead.
-func waitTracked(h *heartbeater, clock *clock.Fake, n int, timeout time.Duration) bool {
+func waitTracked(h *Heartbeater, clock *clock.Fake, n int, timeout time.Duration) bool {
 	ok, _ := wait.Poll(timeout, func() (bool, string) {
-		return h.tracked() >= n && clock.Pending() >= 2, "deadlines not armed"
+		return h.Tracked() >= n && clock.Pending() >= 2, "deadlines not armed"
 	})
 	return ok
 }
@@ -31,32 +31,28 @@ func waitTracked(h *heartbeater, clock *clock.Fake, n int, timeout time.Duration
 // at its own deadline.
 func TestHeartbeaterArmsOneClockTimerForAllNodes(t *testing.T) {
 	const n = 1000
-	store, err := state.NewStateStore(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
-	deps := &commitLatencyDeps{store: store, clock: clock}
-	cfg := testHeartbeatConfig(clock, 1)
+	store := newFakeState()
+	clock := clock.NewFake(testEpoch)
+	deps := &commitLatencyWriter{clock: clock}
+	cfg := testConfig(clock, 1)
+	cfg.State, cfg.Writer = store, deps
 	cfg.MaxNodeDownPerSecond = 1e6
-	h := newHeartbeater(deps, cfg)
+	h := New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); h.run(ctx) }()
+	go func() { defer close(done); h.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	wait.Until(t, 5*time.Second, "the watchdog to be armed", func() bool { return clock.Pending() >= 1 })
 
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("n%04d", i)
-		if err := store.UpsertNode(uint64(i+1), itNode(id)); err != nil {
-			t.Fatal(err)
-		}
+		store.upsertNode(testNode(id))
 		// Deadlines spread over 1..1000s, armed latest first, so that
 		// every arming moves the earliest deadline (the worst case for
 		// re-arming the wake).
 		h.arm(id, time.Duration(n-i)*time.Second)
 	}
-	if got := h.tracked(); got != n {
+	if got := h.Tracked(); got != n {
 		t.Fatalf("%d nodes tracked; want %d", got, n)
 	}
 	if got := clock.Pending(); got > 3 {
@@ -66,13 +62,13 @@ func TestHeartbeaterArmsOneClockTimerForAllNodes(t *testing.T) {
 	// Half the deadlines pass: exactly the first half of the nodes are
 	// due, each at its own deadline, and the wake serves the rest.
 	clock.Advance(time.Duration(n/2)*time.Second + time.Millisecond)
-	if got := h.tracked(); got != n/2 {
+	if got := h.Tracked(); got != n/2 {
 		t.Fatalf("%d nodes still tracked after %ds; want %d", got, n/2, n/2)
 	}
-	if _, ok := h.timerDeadline("n0999"); ok {
+	if _, ok := h.Deadline("n0999"); ok {
 		t.Fatal("n0999 (deadline 1s) is still tracked")
 	}
-	if d, ok := h.timerDeadline("n0000"); !ok || !d.Equal(time.Unix(1_800_000_000, 0).Add(n*time.Second)) {
+	if d, ok := h.Deadline("n0000"); !ok || !d.Equal(testEpoch.Add(n*time.Second)) {
 		t.Fatalf("n0000's deadline %v (%v); want its own, 1000s after the start", d, ok)
 	}
 	if got := clock.Pending(); got > 3 {
@@ -85,7 +81,7 @@ func TestHeartbeaterArmsOneClockTimerForAllNodes(t *testing.T) {
 	// every node is gone the heartbeater holds no clock timer but the
 	// watchdog.
 	for i := 0; i < n/2; i++ {
-		h.clear(fmt.Sprintf("n%04d", i))
+		h.Clear(fmt.Sprintf("n%04d", i))
 	}
 	// The run loop may still pace its last batch on a timer of its own;
 	// stepping the clock lets that one pass, but not a wake left armed
@@ -114,7 +110,7 @@ func BenchmarkHeartbeaterHeapPerNode(b *testing.B) {
 	}
 	var perNode float64
 	for i := 0; i < b.N; i++ {
-		h := newHeartbeater(&commitLatencyDeps{}, testHeartbeatConfig(clock.Real(), 1))
+		h := New(testConfig(clock.Real(), 1))
 		h.mu.Lock()
 		h.enabled = true
 		h.mu.Unlock()
@@ -128,28 +124,32 @@ func BenchmarkHeartbeaterHeapPerNode(b *testing.B) {
 		}
 		after := liveHeap()
 		perNode = float64(int64(after)-int64(before)) / n
-		if h.tracked() != n {
-			b.Fatalf("%d tracked; want %d", h.tracked(), n)
+		if h.Tracked() != n {
+			b.Fatalf("%d tracked; want %d", h.Tracked(), n)
 		}
-		h.setEnabled(false)
+		h.SetEnabled(false)
 	}
 	b.ReportMetric(perNode, "B/node")
 }
 
 // A node's deadline keeps the store's copy of its ID, not the copy the
 // request that armed it decoded: the deadline lives as long as the node,
-// and the request's copy would be a second one per node.
+// and the request's copy would be a second one per node. Only the real
+// state store can show whose copy is kept, so this test uses it, with the
+// interning the server wires in.
 func TestHeartbeaterKeepsTheStoresCopyOfANodeID(t *testing.T) {
 	store, err := state.NewStateStore(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
-	h := newHeartbeater(&commitLatencyDeps{store: store, clock: clock}, testHeartbeatConfig(clock, 1))
+	clock := clock.NewFake(testEpoch)
+	cfg := testConfig(clock, 1)
+	cfg.InternID = state.InternString
+	h := New(cfg)
 	h.mu.Lock()
 	h.enabled = true
 	h.mu.Unlock()
-	if err := store.UpsertNode(1, itNode("keeps-the-stores-id")); err != nil {
+	if err := store.UpsertNode(1, testNode("keeps-the-stores-id")); err != nil {
 		t.Fatal(err)
 	}
 	stored, _ := store.NodeByID(nil, "keeps-the-stores-id")

@@ -1,4 +1,4 @@
-package nomad
+package heartbeat
 
 import (
 	"math"
@@ -27,6 +27,10 @@ import (
 // takes longer than a second, so that a slow leader still keeps up, and
 // never more than maxNodeDownBatch, which bounds the entry's size.
 
+// keyInvalidate times each batch of invalidations, from deciding the
+// first node to the last entry's commit.
+var keyInvalidate = []string{"nomad", "heartbeat", "invalidate"}
+
 // maxNodeDownBatch bounds the nodes of one entry. With a node's evals
 // (one per job on it) an update is a few hundred bytes to a few KB, so
 // the bound keeps an entry well under a megabyte.
@@ -42,7 +46,7 @@ const maxNodeDownEntryEvals = 8192
 // second's worth at MaxNodeDownPerSecond, or the nodes the rate allows
 // during the last write if that took longer, between 1 and
 // maxNodeDownBatch.
-func (h *heartbeater) batchLimit(lastWrite time.Duration) int {
+func (h *Heartbeater) batchLimit(lastWrite time.Duration) int {
 	window := max(time.Second, lastWrite)
 	n := math.Floor(h.cfg.MaxNodeDownPerSecond * window.Seconds())
 	return int(min(max(n, 1), maxNodeDownBatch))
@@ -52,7 +56,7 @@ func (h *heartbeater) batchLimit(lastWrite time.Duration) int {
 // expiries, one per node (the newest, if a node was queued twice: it
 // heartbeated and expired again), sorted by node ID: the order their
 // locks are taken in.
-func (h *heartbeater) gatherExpiries(first expiry, limit int) []expiry {
+func (h *Heartbeater) gatherExpiries(first expiry, limit int) []expiry {
 	byNode := map[string]expiry{first.nodeID: first}
 queued:
 	for taken := 1; taken < limit; taken++ {
@@ -76,7 +80,7 @@ queued:
 // once it has applied: a heartbeat of a batched node waits for the commit
 // and then finds the node down (and writes it ready again), as it would
 // for a single invalidation. It returns how many nodes it marked.
-func (h *heartbeater) invalidateBatch(batch []expiry) int {
+func (h *Heartbeater) invalidateBatch(batch []expiry) int {
 	start := time.Now()
 	req := &structs.NodeBatchUpdateStatusRequest{NodeModifyIndexes: make(map[string]uint64, len(batch))}
 	var unlocks []func()
@@ -86,7 +90,7 @@ func (h *heartbeater) invalidateBatch(batch []expiry) int {
 		}
 	}()
 	for _, e := range batch {
-		unlock := h.lockNode(e.nodeID)
+		unlock := h.LockNode(e.nodeID)
 		update, modifyIndex := h.decideInvalidation(e)
 		if update == nil {
 			unlock()
@@ -103,14 +107,14 @@ func (h *heartbeater) invalidateBatch(batch []expiry) int {
 	for _, updates := range chunkByEvals(req.Updates, maxNodeDownEntryEvals) {
 		marked += h.commitNodeDown(&structs.NodeBatchUpdateStatusRequest{Updates: updates, NodeModifyIndexes: req.NodeModifyIndexes})
 	}
-	h.cfg.Metrics.MeasureSince(keyHeartbeatInvalidate, start)
+	h.cfg.Metrics.MeasureSince(keyInvalidate, start)
 	return marked
 }
 
 // commitNodeDown commits one entry of decided status changes and returns
 // how many nodes it marked. The caller holds the nodes' locks.
-func (h *heartbeater) commitNodeDown(req *structs.NodeBatchUpdateStatusRequest) int {
-	skipped, err := h.deps.ApplyNodeStatuses(req)
+func (h *Heartbeater) commitNodeDown(req *structs.NodeBatchUpdateStatusRequest) int {
+	skipped, err := h.cfg.Writer.ApplyNodeStatuses(req)
 	if err != nil {
 		h.logger.Error("marking nodes after missed heartbeats", "nodes", len(req.Updates), "error", err)
 		for _, u := range req.Updates {
@@ -132,7 +136,7 @@ func (h *heartbeater) commitNodeDown(req *structs.NodeBatchUpdateStatusRequest) 
 		marked++
 		h.logger.Warn("node missed its heartbeat", "node", u.NodeID, "status", u.Status, "evals", len(u.Evals), "batch", len(req.Updates))
 		if u.Status == structs.NodeStatusDisconnected {
-			h.armDisconnected(u.NodeID)
+			h.ArmDisconnected(u.NodeID)
 		}
 	}
 	return marked

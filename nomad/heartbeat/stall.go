@@ -1,4 +1,4 @@
-package nomad
+package heartbeat
 
 import "time"
 
@@ -31,7 +31,7 @@ import "time"
 // All of this is the leader's own reckoning, outside raft: a status it
 // decides reaches the FSM with its time in the log entry, as before.
 //
-// With a FakeClock, Advance runs every timer at its own deadline, watchdog
+// With a clock.Fake, Advance runs every timer at its own deadline, watchdog
 // included, so it models time passing with the leader running; a stall is
 // modelled by moving the clock first and firing the overdue timers after.
 
@@ -42,12 +42,12 @@ const (
 	// (SIGSTOP, a suspended VM, a swap storm).
 	minStallThreshold = 2 * time.Second
 
-	// maxStallWindows bounds the fresh windows a node may get in a row
+	// MaxStallWindows bounds the fresh windows a node may get in a row
 	// without heartbeating (a heartbeat resets the count). It is enough to
 	// ride out a few stalls back to back; the bound keeps a leader whose
 	// timers are always late (overloaded rather than paused) marking dead
 	// nodes down, at most that many windows late.
-	maxStallWindows = 3
+	MaxStallWindows = 3
 )
 
 // stallThreshold is how late the heartbeater must run to call it a stall:
@@ -57,13 +57,13 @@ const (
 // which lies a grace later. So only longer stalls need telling apart from
 // the node's silence, and requiring that much lateness keeps an ordinary
 // slow timer from delaying a dead node's invalidation.
-func (h *heartbeater) stallThreshold() time.Duration {
+func (h *Heartbeater) stallThreshold() time.Duration {
 	return max(h.cfg.HeartbeatGrace, minStallThreshold)
 }
 
 // stallTick is the watchdog's period: a quarter of the threshold, so any
 // gap longer than the threshold plus a quarter of it is seen as a stall.
-func (h *heartbeater) stallTick() time.Duration { return h.stallThreshold() / 4 }
+func (h *Heartbeater) stallTick() time.Duration { return h.stallThreshold() / 4 }
 
 // stallRecord is the heartbeater's latest stall: from and until bound the
 // time it did not run (from may be up to one stallTick early).
@@ -85,21 +85,21 @@ func (r *stallRecord) covers(deadline time.Time, grace time.Duration) bool {
 }
 
 // startWatchdogLocked starts a term's watchdog. mu is held.
-func (h *heartbeater) startWatchdogLocked() {
+func (h *Heartbeater) startWatchdogLocked() {
 	h.term++
 	h.lastSeen = h.clock.Now()
 	h.stall = stallRecord{}
 	h.armWatchdogLocked()
 }
 
-func (h *heartbeater) armWatchdogLocked() {
+func (h *Heartbeater) armWatchdogLocked() {
 	term := h.term
 	h.watchdog = h.clock.AfterFunc(h.stallTick(), func() { h.watch(term) })
 }
 
 // stopWatchdogLocked ends the term's watchdog, reporting a stall it had
 // not reported yet (a stalled leader often loses its leadership over it).
-func (h *heartbeater) stopWatchdogLocked() {
+func (h *Heartbeater) stopWatchdogLocked() {
 	h.term++
 	if h.watchdog != nil {
 		h.watchdog.Stop()
@@ -111,7 +111,7 @@ func (h *heartbeater) stopWatchdogLocked() {
 
 // watch is the watchdog's tick: it records that the heartbeater runs,
 // reports a stall once no more of its nodes can be due, and re-arms.
-func (h *heartbeater) watch(term uint64) {
+func (h *Heartbeater) watch(term uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.enabled || term != h.term {
@@ -128,7 +128,7 @@ func (h *heartbeater) watch(term uint64) {
 // observeLocked looks for a stall at a moment the heartbeater runs: a gap
 // since lastSeen, or, for a node timer firing, lateness past its deadline
 // (due is zero otherwise). Then it records that the heartbeater runs now.
-func (h *heartbeater) observeLocked(now, due time.Time) {
+func (h *Heartbeater) observeLocked(now, due time.Time) {
 	threshold := h.stallThreshold()
 	if late := now.Sub(h.lastSeen) - h.stallTick(); late > threshold {
 		h.recordStallLocked(h.lastSeen, now, late)
@@ -146,7 +146,7 @@ func (h *heartbeater) observeLocked(now, due time.Time) {
 // recordStallLocked adds a gap to the current stall record, or starts a
 // new record when the gap begins after the old one stopped covering
 // deadlines.
-func (h *heartbeater) recordStallLocked(from, until time.Time, late time.Duration) {
+func (h *Heartbeater) recordStallLocked(from, until time.Time, late time.Duration) {
 	s := &h.stall
 	if s.active() && !from.After(s.until.Add(h.cfg.HeartbeatGrace)) {
 		if from.Before(s.from) {
@@ -165,8 +165,8 @@ func (h *heartbeater) recordStallLocked(from, until time.Time, late time.Duratio
 // stallWindowLocked gives the node a fresh window instead of letting it
 // expire, if the current stall covers the deadline it missed and it has
 // windows left. It reports whether it did.
-func (h *heartbeater) stallWindowLocked(nodeID string, deadline time.Time, windows int) bool {
-	if windows >= maxStallWindows || !h.stall.covers(deadline, h.cfg.HeartbeatGrace) {
+func (h *Heartbeater) stallWindowLocked(nodeID string, deadline time.Time, windows int) bool {
+	if windows >= MaxStallWindows || !h.stall.covers(deadline, h.cfg.HeartbeatGrace) {
 		return false
 	}
 	h.armLocked(nodeID, h.freshWindowLocked(), windows+1)
@@ -178,13 +178,13 @@ func (h *heartbeater) stallWindowLocked(nodeID string, deadline time.Time, windo
 // TTL a heartbeat could be given for the current fleet, plus grace, so a
 // client whose heartbeat was lost in the stall has a full period to send
 // another.
-func (h *heartbeater) freshWindowLocked() time.Duration {
+func (h *Heartbeater) freshWindowLocked() time.Duration {
 	return 2*h.baseTTL(len(h.timers)) + h.cfg.HeartbeatGrace
 }
 
 // reportStallLocked logs the current stall once. It runs with mu held,
 // which is fine once per stall.
-func (h *heartbeater) reportStallLocked() {
+func (h *Heartbeater) reportStallLocked() {
 	s := &h.stall
 	if !s.active() || s.reported {
 		return

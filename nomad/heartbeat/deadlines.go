@@ -1,10 +1,8 @@
-package nomad
+package heartbeat
 
 import (
 	"container/heap"
 	"time"
-
-	"github.com/drover-sched/drover/nomad/state"
 )
 
 // The heartbeater's node deadlines live in one min-heap with one clock
@@ -39,7 +37,7 @@ type nodeDeadline struct {
 }
 
 // deadlineOf is nd's deadline as a time.
-func (h *heartbeater) deadlineOf(nd *nodeDeadline) time.Time { return h.epoch.Add(nd.at) }
+func (h *Heartbeater) deadlineOf(nd *nodeDeadline) time.Time { return h.epoch.Add(nd.at) }
 
 // deadlineHeap orders node deadlines, earliest first.
 type deadlineHeap []*nodeDeadline
@@ -70,7 +68,7 @@ func (q *deadlineHeap) Pop() any {
 
 // setDeadlineLocked sets the node's deadline, adding the node if it has
 // none, and makes sure the wake comes by then.
-func (h *heartbeater) setDeadlineLocked(nodeID string, deadline time.Time, windows int) {
+func (h *Heartbeater) setDeadlineLocked(nodeID string, deadline time.Time, windows int) {
 	h.seq++
 	if nd, ok := h.timers[nodeID]; ok {
 		nd.at, nd.windows, nd.seq = deadline.Sub(h.epoch), int32(windows), h.seq
@@ -78,7 +76,7 @@ func (h *heartbeater) setDeadlineLocked(nodeID string, deadline time.Time, windo
 	} else {
 		// The deadline lives as long as the node: it keeps the store's
 		// copy of the ID, not the one its registration decoded.
-		nodeID = state.InternString(nodeID)
+		nodeID = h.cfg.InternID(nodeID)
 		nd := &nodeDeadline{nodeID: nodeID, at: deadline.Sub(h.epoch), windows: int32(windows), seq: h.seq}
 		heap.Push(&h.queue, nd)
 		h.timers[nodeID] = nd
@@ -87,7 +85,7 @@ func (h *heartbeater) setDeadlineLocked(nodeID string, deadline time.Time, windo
 }
 
 // removeDeadlineLocked forgets the node's deadline, if it has one.
-func (h *heartbeater) removeDeadlineLocked(nodeID string) {
+func (h *Heartbeater) removeDeadlineLocked(nodeID string) {
 	nd, ok := h.timers[nodeID]
 	if !ok {
 		return
@@ -98,7 +96,7 @@ func (h *heartbeater) removeDeadlineLocked(nodeID string) {
 }
 
 // clearDeadlinesLocked forgets every deadline and stops the wake.
-func (h *heartbeater) clearDeadlinesLocked() {
+func (h *Heartbeater) clearDeadlinesLocked() {
 	clear(h.timers)
 	clear(h.queue)
 	h.queue = h.queue[:0]
@@ -109,7 +107,7 @@ func (h *heartbeater) clearDeadlinesLocked() {
 // armed for then or earlier, and stops it when no deadline is left (so a
 // clock.Fake counts no timer for an empty heartbeater). While the wake's
 // own callback runs it arms nothing: the callback arms it once done.
-func (h *heartbeater) scheduleWakeLocked() {
+func (h *Heartbeater) scheduleWakeLocked() {
 	if h.waking {
 		return
 	}
@@ -128,7 +126,7 @@ func (h *heartbeater) scheduleWakeLocked() {
 	h.wake = h.clock.AfterFuncAt(next, func() { h.fire(gen) })
 }
 
-func (h *heartbeater) stopWakeLocked() {
+func (h *Heartbeater) stopWakeLocked() {
 	if h.wake != nil {
 		h.wake.Stop()
 		h.wake = nil
@@ -140,7 +138,7 @@ func (h *heartbeater) stopWakeLocked() {
 // for invalidation, unless its deadline fell in (or just after) a stall of
 // the heartbeater's own, which earns the node a fresh window instead. A
 // wake that was replaced or stopped after it started firing is ignored.
-func (h *heartbeater) fire(gen uint64) {
+func (h *Heartbeater) fire(gen uint64) {
 	h.mu.Lock()
 	if gen != h.wakeGen || !h.enabled {
 		h.mu.Unlock()

@@ -1,4 +1,4 @@
-package nomad
+package heartbeat
 
 import "sync"
 
