@@ -4,6 +4,7 @@ import (
 	"math/rand"
 
 	"github.com/drover-sched/drover/nomad/broker"
+	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -27,7 +28,7 @@ func (s *Server) setupLeaderComponents() error {
 	}
 	s.evalBroker = eb
 	s.blockedEvals = broker.NewBlockedEvals(eb, broker.BlockedEvalsConfig{Clock: s.clock, Logger: s.logger.Named("blocked_evals")})
-	s.planQueue = NewPlanQueue()
+	s.planQueue = planner.NewQueue()
 	var hbDeps heartbeaterDeps = s
 	if s.opts.wrapHeartbeaterDeps != nil {
 		hbDeps = s.opts.wrapHeartbeaterDeps(hbDeps)
