@@ -19,6 +19,7 @@ import (
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/nomad/broker"
+	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -44,9 +45,9 @@ var sentinels = map[string]error{
 	"nomad.ErrAnswerTooLarge":            nomad.ErrAnswerTooLarge,
 	"nomad.ErrTooManyBlockingQueries":    nomad.ErrTooManyBlockingQueries,
 	"nomad.ErrPeriodicNotTracked":        nomad.ErrPeriodicNotTracked,
-	"nomad.ErrPlanQueueDisabled":         nomad.ErrPlanQueueDisabled,
 	"broker.ErrBrokerDisabled":           broker.ErrBrokerDisabled,
 	"broker.ErrNotOutstanding":           broker.ErrNotOutstanding,
+	"planner.ErrQueueDisabled":           planner.ErrQueueDisabled,
 	"client.ErrUnknownAlloc":             client.ErrUnknownAlloc,
 	"client.ErrUnknownTask":              client.ErrUnknownTask,
 	"client.ErrUnknownSignal":            client.ErrUnknownSignal,

@@ -12,12 +12,10 @@ import (
 const modulePath = "github.com/drover-sched/drover"
 
 // importRules says which of Drover's own packages each package tree may
-// import (DESIGN.md, "Layout"). A tree not listed may import anything. Test
-// files are exempt: a scheduler test may use the real state store.
-var importRules = []struct {
-	tree    string
-	allowed []string
-}{
+// import (DESIGN.md, "Layout"). A tree not listed may import anything; a
+// tree inside a listed one follows its own rule, the most specific only.
+// Test files are exempt: a scheduler test may use the real state store.
+var importRules = []importRule{
 	{"structs", nil},
 	{"acl", nil},
 	{"helper", []string{"helper", "structs"}},
@@ -37,6 +35,15 @@ var importRules = []struct {
 	// implements: it needs neither the server nor nomad/state (the state
 	// store's interning of node IDs comes in as a function).
 	{"nomad/heartbeat", []string{"structs", "helper"}},
+	// The plan queue and applier read state through their own View and
+	// StateSource interfaces, which the state store's snapshots satisfy,
+	// and commit through their Raft interface: they need neither the
+	// server nor nomad/state (helper is for helper/clock, rpcx and
+	// telemetry).
+	{"nomad/planner", []string{"structs", "helper"}},
+	// The fixtures the applier's tests share, over the real state store;
+	// only tests import them (testOnlyPackages).
+	{"nomad/planner/plannertest", []string{"structs", "helper", "nomad/planner", "nomad/state", "scheduler/feasible"}},
 	// The decision on a client's report is a function of what it reads.
 	{"nomad/clientreport", []string{"structs"}},
 	{"client", []string{"structs", "client", "helper", "acl"}},
@@ -53,20 +60,29 @@ func TestPackageImportRules(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, rule := range importRules {
-			if dir != rule.tree && !strings.HasPrefix(dir, rule.tree+"/") {
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			if !strings.HasPrefix(p, modulePath+"/") {
 				continue
 			}
-			checked++
-			for _, imp := range f.Imports {
-				p := strings.Trim(imp.Path.Value, `"`)
-				if !strings.HasPrefix(p, modulePath+"/") {
-					continue
-				}
-				target := strings.TrimPrefix(p, modulePath+"/")
-				if !allowedImport(target, rule.allowed) {
-					t.Errorf("%s imports %s, but %s/ may only import %v", path, target, rule.tree, rule.allowed)
-				}
+			target := strings.TrimPrefix(p, modulePath+"/")
+			if testOnlyPackages[target] && !inTree(dir, target) {
+				t.Errorf("%s imports %s, which only tests may import", path, target)
+			}
+		}
+		rule := ruleFor(dir)
+		if rule == nil {
+			return nil
+		}
+		checked++
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			if !strings.HasPrefix(p, modulePath+"/") {
+				continue
+			}
+			target := strings.TrimPrefix(p, modulePath+"/")
+			if !allowedImport(target, rule.allowed) {
+				t.Errorf("%s imports %s, but %s/ may only import %v", path, target, rule.tree, rule.allowed)
 			}
 		}
 		return nil
@@ -77,6 +93,33 @@ func TestPackageImportRules(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no files were checked; the walk is broken")
 	}
+}
+
+// testOnlyPackages hold test fixtures: no package's non-test files may
+// import them.
+var testOnlyPackages = map[string]bool{"nomad/planner/plannertest": true}
+
+func inTree(dir, tree string) bool {
+	return dir == tree || strings.HasPrefix(dir, tree+"/")
+}
+
+type importRule struct {
+	tree    string
+	allowed []string
+}
+
+// ruleFor returns the rule of the most specific tree dir is in, or nil.
+func ruleFor(dir string) *importRule {
+	best := -1
+	for i, rule := range importRules {
+		if inTree(dir, rule.tree) && (best < 0 || len(rule.tree) > len(importRules[best].tree)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return &importRules[best]
 }
 
 func allowedImport(target string, allowed []string) bool {
@@ -132,6 +175,14 @@ func TestAllowedImport(t *testing.T) {
 	}
 	if allowedImport("structsx", []string{"structs"}) {
 		t.Fatal("a prefix that is not a path element must not match")
+	}
+	for dir, want := range map[string]string{"nomad": "nomad", "nomad/fsm": "nomad", "nomad/planner": "nomad/planner", "nomad/planner/plannertest": "nomad/planner/plannertest"} {
+		if r := ruleFor(dir); r == nil || r.tree != want {
+			t.Fatalf("%s follows the rule of %v, want %s", dir, r, want)
+		}
+	}
+	if ruleFor("command") != nil {
+		t.Fatal("a tree without a rule got one")
 	}
 }
 

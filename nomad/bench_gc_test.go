@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/drover-sched/drover/nomad/planner"
+	"github.com/drover-sched/drover/nomad/planner/plannertest"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
@@ -78,13 +80,13 @@ func BenchmarkCoreGC100kAllocs(b *testing.B) {
 			b.Fatal(err)
 		}
 
-		queue := NewPlanQueue()
+		queue := planner.NewQueue()
 		queue.SetEnabled(true)
-		applier := newPlanApplier(r, queue, nil, PlanApplierOptions{Workers: 2, GroupCommit: true})
+		applier := planner.NewApplier(queue, planner.Config{State: plannerState(r.State), Raft: r, Workers: 2, GroupCommit: true})
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go func() { defer wg.Done(); applier.run(ctx) }()
+		go func() { defer wg.Done(); applier.Run(ctx) }()
 
 		// The submitter sends planRate plans a second and records each
 		// one's latency into the window current when it was sent.
@@ -102,7 +104,7 @@ func BenchmarkCoreGC100kAllocs(b *testing.B) {
 					return
 				case <-tick.C:
 				}
-				p := testPlan(live, testAllocOn(live, other, 1, 1))
+				p := plannertest.Plan(live, plannertest.AllocOn(live, other, 1, 1))
 				start := time.Now()
 				fut, err := queue.Enqueue(p)
 				if err != nil {
@@ -170,7 +172,7 @@ func BenchmarkCoreGC100kAllocs(b *testing.B) {
 
 // benchGCRaft is a single-node hashicorp/raft over raft-boltdb with the
 // server's FSM, serving both the GC (gcDeps) and the plan applier
-// (planApplierDeps), as the leader's raft serves both.
+// (planner.Raft), as the leader's raft serves both.
 type benchGCRaft struct {
 	fsm  *FSM
 	raft *raft.Raft
@@ -217,7 +219,7 @@ func (r *benchGCRaft) shutdown(b *testing.B) {
 func (r *benchGCRaft) State() *state.StateStore { return r.fsm.State() }
 func (r *benchGCRaft) Now() time.Time           { return time.Now() }
 
-func (r *benchGCRaft) RaftApplyPlan(req *structs.ApplyPlanResultsRequest) (raftFuture, error) {
+func (r *benchGCRaft) ApplyPlanResults(req *structs.ApplyPlanResultsRequest) (planner.RaftFuture, error) {
 	buf, err := encodeMsg(structs.ApplyPlanResultsRequestType, req)
 	if err != nil {
 		return nil, err

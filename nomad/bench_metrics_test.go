@@ -8,6 +8,7 @@ import (
 
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/broker"
+	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/nomad/state"
 )
 
@@ -46,7 +47,7 @@ func BenchmarkMetricsOverhead(b *testing.B) {
 		})
 		b.Run("plan-applier/"+v.name, func(b *testing.B) {
 			store := state.TestStateStore(b)
-			benchPlanApplier(b, store, &benchDirectDeps{store: store, index: 1000}, PlanApplierOptions{Workers: 2, GroupCommit: true, Metrics: v.m(b)})
+			benchPlanApplier(b, store, &benchDirectDeps{store: store, index: 1000}, planner.Config{Workers: 2, GroupCommit: true, Metrics: v.m(b)})
 		})
 	}
 }

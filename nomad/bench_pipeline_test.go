@@ -17,6 +17,8 @@ import (
 
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/nomad/broker"
+	"github.com/drover-sched/drover/nomad/planner"
+	"github.com/drover-sched/drover/nomad/planner/plannertest"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
@@ -121,12 +123,12 @@ func BenchmarkEvalBroker_ConcurrentWorkers(b *testing.B) {
 
 var applierVariants = []struct {
 	name string
-	opts PlanApplierOptions
+	opts planner.Config
 }{
-	{"serial", PlanApplierOptions{Workers: 2, DisablePipelining: true}},
-	{"pipelined", PlanApplierOptions{Workers: 2}},
-	{"group-commit", PlanApplierOptions{Workers: 2, GroupCommit: true, DisablePipelining: true}},
-	{"pipelined+group-commit", PlanApplierOptions{Workers: 2, GroupCommit: true}},
+	{"serial", planner.Config{Workers: 2, DisablePipelining: true}},
+	{"pipelined", planner.Config{Workers: 2}},
+	{"group-commit", planner.Config{Workers: 2, GroupCommit: true, DisablePipelining: true}},
+	{"pipelined+group-commit", planner.Config{Workers: 2, GroupCommit: true}},
 }
 
 // benchDirectDeps commits into the store directly, synchronously.
@@ -136,9 +138,7 @@ type benchDirectDeps struct {
 	index uint64
 }
 
-func (d *benchDirectDeps) State() *state.StateStore { return d.store }
-func (d *benchDirectDeps) Now() time.Time           { return testEpoch }
-func (d *benchDirectDeps) RaftApplyPlan(req *structs.ApplyPlanResultsRequest) (raftFuture, error) {
+func (d *benchDirectDeps) ApplyPlanResults(req *structs.ApplyPlanResultsRequest) (planner.RaftFuture, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.index++
@@ -180,10 +180,11 @@ const (
 )
 
 // benchPlanApplier submits b.N plans (of benchJobs jobs) from
-// benchSubmitters goroutines; each plan places benchAllocsPerPlan allocs on
-// distinct nodes with room for all of them, so every plan commits and the
-// numbers measure the pipeline, not refusals.
-func benchPlanApplier(b *testing.B, store *state.StateStore, deps planApplierDeps, opts PlanApplierOptions) {
+// benchSubmitters goroutines, to an applier that reads store and commits
+// through raft; each plan places benchAllocsPerPlan allocs on distinct
+// nodes with room for all of them, so every plan commits and the numbers
+// measure the pipeline, not refusals.
+func benchPlanApplier(b *testing.B, store *state.StateStore, raft planner.Raft, opts planner.Config) {
 	var jobs []*structs.Job
 	for i := 0; i < benchJobs; i++ {
 		job := feasible.MockJob()
@@ -209,21 +210,22 @@ func benchPlanApplier(b *testing.B, store *state.StateStore, deps planApplierDep
 	plans := make([]*structs.Plan, b.N)
 	for i := range plans {
 		job := jobs[i%benchJobs]
-		p := testPlan(job)
+		p := plannertest.Plan(job)
 		for k := 0; k < benchAllocsPerPlan; k++ {
-			p.AppendAlloc(testAllocOn(job, nodes[(i*benchAllocsPerPlan+k)%nodeCount], 10, 10))
+			p.AppendAlloc(plannertest.AllocOn(job, nodes[(i*benchAllocsPerPlan+k)%nodeCount], 10, 10))
 		}
 		plans[i] = p
 	}
 
-	queue := NewPlanQueue()
+	queue := planner.NewQueue()
 	queue.SetEnabled(true)
-	applier := newPlanApplier(deps, queue, nil, opts)
+	opts.State, opts.Raft = plannerState(func() *state.StateStore { return store }), raft
+	applier := planner.NewApplier(queue, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	applierDone := make(chan struct{})
 	go func() {
 		defer close(applierDone)
-		applier.run(ctx)
+		applier.Run(ctx)
 	}()
 	defer func() {
 		queue.SetEnabled(false)
@@ -274,9 +276,7 @@ type benchRaftDeps struct {
 	raft  *raft.Raft
 }
 
-func (d *benchRaftDeps) State() *state.StateStore { return d.store }
-func (d *benchRaftDeps) Now() time.Time           { return time.Now() }
-func (d *benchRaftDeps) RaftApplyPlan(req *structs.ApplyPlanResultsRequest) (raftFuture, error) {
+func (d *benchRaftDeps) ApplyPlanResults(req *structs.ApplyPlanResultsRequest) (planner.RaftFuture, error) {
 	buf, err := rpcx.Encode(req)
 	if err != nil {
 		return nil, err

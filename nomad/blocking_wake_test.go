@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/helper/testutil/wait"
+	"github.com/drover-sched/drover/nomad/planner/plannertest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -108,7 +109,7 @@ func TestBlockingQueryFollowsARestoredStore(t *testing.T) {
 	}
 
 	idx, _ := s.State().LatestIndex()
-	a := testAllocOn(itJob("follow", 1), node, 100, 100)
+	a := plannertest.AllocOn(itJob("follow", 1), node, 100, 100)
 	if err := s.State().UpsertAllocs(idx+1, []*structs.Allocation{a}); err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,12 @@
 //     feeds it; heartbeat_deadlines.go), and a per-node lock orders a heartbeat
 //     against an invalidation of the same node. A disconnected node goes
 //     down when its largest disconnect.lost_after (plus grace) passes.
+//   - The plan queue and applier (nomad/planner) serve the whole leader
+//     term: establishLeadership enables the queue and starts the applier
+//     (runPlanApplier, leader_planner.go) as one goroutine, which alone
+//     decides and commits plans; it reads the state store and commits
+//     through plannerState and plannerRaft. Plan.Submit (plan_endpoint.go)
+//     checks the eval's token with the broker and enqueues.
 //   - The periodic dispatcher (periodic*.go) owns its tracked jobs and its
 //     launch loop. establishLeadership enables it and rebuilds it from
 //     state (catching up a missed launch once); revokeLeadership disables
@@ -136,7 +142,7 @@
 // # Dependencies between components
 //
 // Leader components take what they need of the server as a small
-// interface, not *Server: the plan applier planApplierDeps, the
+// interface, not *Server: the plan applier planner.Config, the
 // heartbeater (nomad/heartbeat) a StateReader and a StatusWriter (with
 // its tuning, clock and random source in heartbeat.Config), garbage
 // collection gcDeps. The server, or a small adapter over it, implements

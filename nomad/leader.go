@@ -104,8 +104,7 @@ func (s *Server) establishLeadership() error {
 		return err
 	}
 
-	applier := newPlanApplier(s, s.planQueue, s.logger.Named("plan_apply"), PlanApplierOptions{Workers: 2, GroupCommit: true, Metrics: s.metrics})
-	s.goLeader(ctx, applier.run)
+	s.goLeader(ctx, s.runPlanApplier)
 	s.goLeader(ctx, func(ctx context.Context) { broker.ReapFailedEvals(ctx, s.evalBroker, s.evalWriter()) })
 	s.goLeader(ctx, func(ctx context.Context) {
 		broker.ReapCancelableEvals(ctx, s.evalBroker, s.blockedEvals, s.evalWriter())

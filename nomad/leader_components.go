@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"github.com/drover-sched/drover/nomad/broker"
+	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -25,7 +26,7 @@ func (s *Server) setupLeaderComponents() error {
 	}
 	s.evalBroker = eb
 	s.blockedEvals = broker.NewBlockedEvals(eb, broker.BlockedEvalsConfig{Clock: s.clock, Logger: s.logger.Named("blocked_evals")})
-	s.planQueue = NewPlanQueue()
+	s.planQueue = planner.NewQueue()
 	s.heartbeats = s.newHeartbeater()
 	periodicClock := s.clock
 	if s.opts.wrapPeriodicClock != nil {

@@ -27,13 +27,6 @@ var (
 	keyAllocNoticesPushed     = []string{"nomad", "alloc_notices", "pushed"}
 	keyAllocNoticesPushFailed = []string{"nomad", "alloc_notices", "push_failed"}
 
-	keyPlanEvaluate     = []string{"nomad", "plan", "evaluate"}
-	keyPlanApply        = []string{"nomad", "plan", "apply"}
-	keyPlanNodeRejected = []string{"nomad", "plan", "node_rejected"}
-	// keyPlanPlaced counts the new allocations plans committed (Drover's;
-	// Nomad has no such counter).
-	keyPlanPlaced = []string{"nomad", "plan", "allocs_placed"}
-
 	keyWorkerDequeue      = []string{"nomad", "worker", "dequeue_eval"}
 	keyWorkerWaitForIndex = []string{"nomad", "worker", "wait_for_index"}
 	keyWorkerSubmitPlan   = []string{"nomad", "worker", "submit_plan"}

@@ -152,17 +152,6 @@ func (s *Server) raftApplyFuture(t structs.MessageType, msg any) (raft.ApplyFutu
 	return s.raft.Apply(buf, raftApplyTimeout), nil
 }
 
-// RaftApplyPlan submits a committed plan's raft entry (used by the plan
-// applier, which waits on the future itself so it can pipeline). The
-// future's Error includes an error the FSM returned for the entry.
-func (s *Server) RaftApplyPlan(req *structs.ApplyPlanResultsRequest) (raftFuture, error) {
-	f, err := s.raftApplyFuture(structs.ApplyPlanResultsRequestType, req)
-	if err != nil {
-		return nil, err
-	}
-	return fsmErrorFuture{f}, nil
-}
-
 // notLeader marks raft's refusals for want of leadership (raft.ErrNotLeader,
 // raft.ErrLeadershipLost) as structs.ErrNotLeader, which keeps its identity
 // across RPC where raft's own errors arrive as text; the raft error stays in

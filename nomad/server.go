@@ -23,6 +23,7 @@ import (
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/nomad/heartbeat"
+	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/nomad/stream"
 	"github.com/drover-sched/drover/structs"
@@ -56,7 +57,7 @@ type Server struct {
 
 	evalBroker   *broker.EvalBroker
 	blockedEvals *broker.BlockedEvals
-	planQueue    *PlanQueue
+	planQueue    *planner.Queue
 	// blockingLimits counts the blocking queries waiting on this server.
 	blockingLimits *blockingLimiter
 	heartbeats     *heartbeat.Heartbeater

@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -279,4 +280,13 @@ func (s *ServiceRegistration) ForAlloc(args *structs.ServiceRegistrationsForAllo
 		reply.Services = regs
 		return maxIndex(st, state.TableServiceRegistrations), nil
 	})
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

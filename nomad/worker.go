@@ -38,7 +38,7 @@ package nomad
 //     acks it right after.
 //   - Plan.Submit(structs.PlanRequest{Plan}) -> structs.PlanResponse{Result}:
 //     Plan.EvalToken must be outstanding for Plan.EvalID; the endpoint
-//     calls PauseNackTimeout, PlanQueue.Enqueue, waits on the future,
+//     calls PauseNackTimeout, planner.Queue.Enqueue, waits on the future,
 //     ResumeNackTimeout, and returns the result (or the error).
 //
 // Workers never ask for the _core type (structs.JobTypeCore), which is
@@ -58,6 +58,7 @@ import (
 
 	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/telemetry"
+	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler"
 	"github.com/drover-sched/drover/structs"
@@ -297,8 +298,8 @@ func (w *Worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 		plan.SnapshotIndex = w.snapshotIndex
 	}
 	// The job travels once, not with every allocation, and a plan too
-	// large for one message goes in parts (see splitPlan).
-	parts, err := splitPlan(plan.Normalized(), planPartBudget)
+	// large for one message goes in parts (see planner.Split).
+	parts, err := planner.Split(plan.Normalized(), planner.PartBudget)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -312,7 +313,7 @@ func (w *Worker) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, scheduler.
 		if resp.Result == nil {
 			return nil, nil, fmt.Errorf("submitting plan for eval %s: leader returned no result", structs.ShortID(plan.EvalID))
 		}
-		result = mergePlanResults(result, resp.Result)
+		result = planner.MergeResults(result, resp.Result)
 		w.opts.metrics.MeasureSince(keyWorkerSubmitPlan, start)
 		if resp.Result.RefreshIndex != 0 {
 			// Part of this part was refused: the scheduler plans again

@@ -10,7 +10,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 	memdb "github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/broker"
+	"github.com/drover-sched/drover/nomad/planner"
+	"github.com/drover-sched/drover/nomad/planner/plannertest"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
@@ -22,10 +25,10 @@ import (
 // that contract end to end; the real endpoints live in the server.
 type miniLeader struct {
 	t       *testing.T
-	deps    *testPlanDeps
+	raft    *plannertest.Raft
 	broker  *broker.EvalBroker
 	blocked *broker.BlockedEvals
-	queue   *PlanQueue
+	queue   *planner.Queue
 }
 
 func newMiniLeader(t *testing.T) *miniLeader {
@@ -33,18 +36,18 @@ func newMiniLeader(t *testing.T) *miniLeader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &miniLeader{t: t, deps: &testPlanDeps{store: state.TestStateStore(t)}, broker: eb, queue: NewPlanQueue()}
+	l := &miniLeader{t: t, raft: plannertest.NewRaft(state.TestStateStore(t)), broker: eb, queue: planner.NewQueue()}
 	l.blocked = broker.NewBlockedEvals(eb, broker.BlockedEvalsConfig{})
 	// The leader start sequence.
 	eb.SetEnabled(true)
 	l.blocked.SetEnabled(true)
 	l.queue.SetEnabled(true)
 	ctx, cancel := context.WithCancel(context.Background())
-	applier := newPlanApplier(l.deps, l.queue, nil, PlanApplierOptions{Workers: 2, GroupCommit: true})
+	applier := planner.NewApplier(l.queue, planner.Config{State: l.raft, Raft: l.raft, Clock: clock.NewFake(testEpoch), Workers: 2, GroupCommit: true})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		applier.run(ctx)
+		applier.Run(ctx)
 	}()
 	t.Cleanup(func() {
 		// The leader stop sequence.
@@ -57,17 +60,17 @@ func newMiniLeader(t *testing.T) *miniLeader {
 	return l
 }
 
-func (l *miniLeader) State() *state.StateStore { return l.deps.store }
+func (l *miniLeader) State() *state.StateStore { return l.raft.Store() }
 func (l *miniLeader) Now() time.Time           { return time.Now() }
 func (l *miniLeader) Logger() hclog.Logger     { return hclog.NewNullLogger() }
 
 // writeEvals is the raft write plus the FSM's leader hooks.
 func (l *miniLeader) writeEvals(evals []*structs.Evaluation) error {
-	if err := l.deps.tryWrite(func(i uint64) error { return l.deps.store.UpsertEvals(i, evals) }); err != nil {
+	if err := l.raft.TryWrite(func(i uint64) error { return l.raft.Store().UpsertEvals(i, evals) }); err != nil {
 		return err
 	}
 	for _, e := range evals {
-		stored, err := l.deps.store.EvalByID(nil, e.ID)
+		stored, err := l.raft.Store().EvalByID(nil, e.ID)
 		if err != nil {
 			return err
 		}
@@ -115,10 +118,10 @@ func (l *miniLeader) RPC(method string, args, reply any) error {
 			return err
 		}
 		if method == "Eval.Reblock" {
-			if err := l.deps.tryWrite(func(i uint64) error { return l.deps.store.UpsertEvals(i, req.Evals) }); err != nil {
+			if err := l.raft.TryWrite(func(i uint64) error { return l.raft.Store().UpsertEvals(i, req.Evals) }); err != nil {
 				return err
 			}
-			stored, _ := l.deps.store.EvalByID(nil, req.Evals[0].ID)
+			stored, _ := l.raft.Store().EvalByID(nil, req.Evals[0].ID)
 			l.blocked.Reblock(stored, req.EvalToken)
 			return nil
 		}
@@ -191,11 +194,11 @@ func TestWorker_RealSchedulerThroughBrokerBlockedEvalsAndApplier(t *testing.T) {
 	}
 	defer stopWorkers()
 
-	st := l.deps.store
+	st := l.raft.Store()
 	job := feasible.MockJob()
 	n1 := feasible.MockNode()
-	l.deps.write(t, func(i uint64) error { return st.UpsertNode(i, n1) })
-	l.deps.write(t, func(i uint64) error { return st.UpsertJob(i, job) })
+	l.raft.Write(t, func(i uint64) error { return st.UpsertNode(i, n1) })
+	l.raft.Write(t, func(i uint64) error { return st.UpsertJob(i, job) })
 	eval := &structs.Evaluation{
 		ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
 		TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending,
@@ -221,7 +224,7 @@ func TestWorker_RealSchedulerThroughBrokerBlockedEvalsAndApplier(t *testing.T) {
 	}
 
 	n2 := feasible.MockNode()
-	idx := l.deps.write(t, func(i uint64) error { return st.UpsertNode(i, n2) })
+	idx := l.raft.Write(t, func(i uint64) error { return st.UpsertNode(i, n2) })
 	l.blocked.Unblock(n2.ComputedClass, idx)
 
 	waitForState(t, "the blocked eval to place the rest", func(ws memdb.WatchSet) bool {

@@ -1,4 +1,4 @@
-package nomad
+package planner
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 )
 
 func TestPlanQueue_PriorityThenArrivalOrder(t *testing.T) {
-	q := NewPlanQueue()
+	q := NewQueue()
 	q.SetEnabled(true)
 	plans := []*structs.Plan{
 		{EvalID: "low", Priority: 10},
@@ -28,7 +28,7 @@ func TestPlanQueue_PriorityThenArrivalOrder(t *testing.T) {
 	}
 	var got []string
 	for range plans {
-		p, err := q.Dequeue(context.Background())
+		p, err := q.dequeue(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,11 +43,11 @@ func TestPlanQueue_PriorityThenArrivalOrder(t *testing.T) {
 }
 
 func TestPlanQueue_DequeueWaitsForAPlan(t *testing.T) {
-	q := NewPlanQueue()
+	q := NewQueue()
 	q.SetEnabled(true)
 	got := make(chan *pendingPlan)
 	go func() {
-		p, err := q.Dequeue(context.Background())
+		p, err := q.dequeue(context.Background())
 		if err != nil {
 			t.Error(err)
 		}
@@ -67,14 +67,14 @@ func TestPlanQueue_DequeueWaitsForAPlan(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 	defer cancel()
-	if _, err := q.Dequeue(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := q.dequeue(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("dequeue on empty queue: %v", err)
 	}
 }
 
 func TestPlanQueue_DisableFailsWaitingPlansAndRefusesNewOnes(t *testing.T) {
-	q := NewPlanQueue()
-	if _, err := q.Enqueue(&structs.Plan{}); !errors.Is(err, ErrPlanQueueDisabled) {
+	q := NewQueue()
+	if _, err := q.Enqueue(&structs.Plan{}); !errors.Is(err, ErrQueueDisabled) {
 		t.Fatalf("enqueue on disabled queue: %v", err)
 	}
 	q.SetEnabled(true)
@@ -83,10 +83,10 @@ func TestPlanQueue_DisableFailsWaitingPlansAndRefusesNewOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	q.SetEnabled(false)
-	if _, err := fut.Wait(); !errors.Is(err, ErrPlanQueueDisabled) {
+	if _, err := fut.Wait(); !errors.Is(err, ErrQueueDisabled) {
 		t.Fatalf("waiting plan answered with %v", err)
 	}
-	if _, err := q.Dequeue(context.Background()); !errors.Is(err, ErrPlanQueueDisabled) {
+	if _, err := q.dequeue(context.Background()); !errors.Is(err, ErrQueueDisabled) {
 		t.Fatalf("dequeue on disabled queue: %v", err)
 	}
 	if q.Enabled() || q.Stats().Depth != 0 {

@@ -1,4 +1,4 @@
-package nomad
+package planner
 
 import (
 	"fmt"
@@ -9,15 +9,6 @@ import (
 
 	"github.com/drover-sched/drover/structs"
 )
-
-// planView is what the plan applier reads to re-check a plan: a state
-// snapshot, or a snapshot with plans that are still being committed laid
-// over it (optimisticView).
-type planView interface {
-	NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error)
-	AllocsByNode(ws memdb.WatchSet, nodeID string) ([]*structs.Allocation, error)
-	AllocByID(ws memdb.WatchSet, id string) (*structs.Allocation, error)
-}
 
 // optimisticView is a state snapshot plus the allocations of plans that
 // were accepted but whose raft entry may not be applied yet. It lets the
@@ -39,12 +30,12 @@ type planView interface {
 // A view is written only between plan checks, never during one, so the
 // parallel node checks of one plan may read it without a lock.
 type optimisticView struct {
-	base   planView
+	base   View
 	allocs map[string]*structs.Allocation            // by ID
 	byNode map[string]map[string]*structs.Allocation // node ID -> alloc ID -> alloc
 }
 
-func newOptimisticView(base planView) *optimisticView {
+func newOptimisticView(base View) *optimisticView {
 	return &optimisticView{base: base, allocs: map[string]*structs.Allocation{}, byNode: map[string]map[string]*structs.Allocation{}}
 }
 
@@ -184,7 +175,7 @@ type nodeVerdict struct {
 // the goroutines are started and waited for here. A node that fails drops
 // out of the result (a partial commit) and is listed in RejectedNodes,
 // unless the plan is AllAtOnce, when nothing is committed.
-func evaluatePlan(view planView, plan *structs.Plan, workers int) (*structs.PlanResult, map[string]string, error) {
+func evaluatePlan(view View, plan *structs.Plan, workers int) (*structs.PlanResult, map[string]string, error) {
 	nodes := planNodeIDs(plan)
 	verdicts := make([]nodeVerdict, len(nodes))
 	check := func(i int) {
@@ -284,7 +275,7 @@ func planNodeIDs(plan *structs.Plan) []string {
 //     (structs.AllocsFit): an alloc stays counted until its client reports
 //     it terminal, even if this plan or an earlier one stops it, unless it
 //     is marked lost (promise 1).
-func evaluateNodePlan(view planView, plan *structs.Plan, nodeID string) (bool, string, error) {
+func evaluateNodePlan(view View, plan *structs.Plan, nodeID string) (bool, string, error) {
 	existing, err := view.AllocsByNode(nil, nodeID)
 	if err != nil {
 		return false, "", err

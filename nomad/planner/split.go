@@ -1,4 +1,4 @@
-package nomad
+package planner
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// planPartBudget bounds the encoded size of one plan a worker submits, and
-// so of the raft entry the plan applier commits for it: half the RPC
-// message limit leaves room for the request around it and the answer.
-const planPartBudget = rpcx.DefaultMaxMessageSize / 2
+// PartBudget bounds the encoded size of one plan a worker submits, and so
+// of the raft entry the plan applier commits for it: half the RPC message
+// limit leaves room for the request around it and the answer.
+const PartBudget = rpcx.DefaultMaxMessageSize / 2
 
-// splitPlan cuts a normalized plan that is larger than budget into parts
+// Split cuts a normalized plan that is larger than budget into parts
 // that each fit, by allocation, in node order so the cut is the same on
 // every run. Every part is a plan for the same eval, job and snapshot; the
 // first carries the deployment changes and annotations. A plan that fits
@@ -23,7 +23,7 @@ const planPartBudget = rpcx.DefaultMaxMessageSize / 2
 // Committing parts one after another is what the plan applier does with a
 // plan anyway: each node is checked on its own, some may be refused, and
 // the scheduler plans again for what was not committed.
-func splitPlan(plan *structs.Plan, budget int) ([]*structs.Plan, error) {
+func Split(plan *structs.Plan, budget int) ([]*structs.Plan, error) {
 	whole, err := rpcx.Encode(plan)
 	if err != nil {
 		return nil, fmt.Errorf("encoding plan for eval %s: %w", structs.ShortID(plan.EvalID), err)
@@ -103,9 +103,9 @@ func jobID(p *structs.Plan) string {
 	return p.Job.ID
 }
 
-// mergePlanResults folds the result of a later part into the results so
-// far.
-func mergePlanResults(into, r *structs.PlanResult) *structs.PlanResult {
+// MergeResults folds the result of a later part of a plan cut by Split
+// into the results so far (nil for the first part).
+func MergeResults(into, r *structs.PlanResult) *structs.PlanResult {
 	if into == nil {
 		return r
 	}

@@ -1,4 +1,4 @@
-package nomad
+package planner
 
 import (
 	"container/heap"
@@ -8,28 +8,29 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// ErrPlanQueueDisabled is returned for plans submitted to, or waiting in,
-// the queue of a server that is not (or no longer) the leader. The worker
-// nacks its eval; the eval is retried under the new leader.
-var ErrPlanQueueDisabled = structs.NewCodedError("PlanQueueDisabled", "plan queue disabled")
+// ErrQueueDisabled is returned for plans submitted to, or waiting in, the
+// queue of a server that is not (or no longer) the leader. The worker nacks
+// its eval; the eval is retried under the new leader.
+var ErrQueueDisabled = structs.NewCodedError("PlanQueueDisabled", "plan queue disabled")
 
-// PlanFuture is the answer to a submitted plan.
-type PlanFuture interface {
+// Future is the answer to a submitted plan.
+type Future interface {
 	// Wait blocks until the plan applier answers: with the part of the plan
 	// that was committed, or with an error.
 	Wait() (*structs.PlanResult, error)
 }
 
-// PlanQueueStats describes the queue.
-type PlanQueueStats struct {
+// QueueStats describes the queue.
+type QueueStats struct {
 	Depth int
 }
 
-// PlanQueue holds plans submitted by workers (Plan.Submit) until the single
-// plan applier takes them: highest priority first, then in arrival order.
-// Only the leader's queue is enabled; disabling it answers every waiting
-// plan with ErrPlanQueueDisabled so no worker waits forever.
-type PlanQueue struct {
+// Queue holds plans submitted by workers (the server's Plan.Submit) until
+// the single Applier takes them: highest priority first, then in arrival
+// order. Only the leader's queue is enabled; disabling it answers every
+// waiting plan with ErrQueueDisabled so no worker waits forever. It is safe
+// for concurrent use.
+type Queue struct {
 	mu      sync.Mutex
 	enabled bool
 	seq     uint64
@@ -47,7 +48,7 @@ type pendingPlan struct {
 	once   sync.Once
 }
 
-// Wait implements PlanFuture.
+// Wait implements Future.
 func (p *pendingPlan) Wait() (*structs.PlanResult, error) {
 	<-p.done
 	return p.result, p.err
@@ -61,20 +62,20 @@ func (p *pendingPlan) respond(result *structs.PlanResult, err error) {
 	})
 }
 
-// NewPlanQueue returns a disabled queue.
-func NewPlanQueue() *PlanQueue {
-	return &PlanQueue{notify: make(chan struct{})}
+// NewQueue returns a disabled queue.
+func NewQueue() *Queue {
+	return &Queue{notify: make(chan struct{})}
 }
 
 // SetEnabled turns the queue on when this server becomes leader, and off
 // (failing every waiting plan) when it stops being leader.
-func (q *PlanQueue) SetEnabled(enabled bool) {
+func (q *Queue) SetEnabled(enabled bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.enabled = enabled
 	if !enabled {
 		for _, p := range q.ready {
-			p.respond(nil, ErrPlanQueueDisabled)
+			p.respond(nil, ErrQueueDisabled)
 		}
 		q.ready = nil
 		q.wakeLocked()
@@ -82,18 +83,18 @@ func (q *PlanQueue) SetEnabled(enabled bool) {
 }
 
 // Enabled reports whether the queue accepts plans.
-func (q *PlanQueue) Enabled() bool {
+func (q *Queue) Enabled() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.enabled
 }
 
 // Enqueue adds a plan and returns the future its answer arrives on.
-func (q *PlanQueue) Enqueue(plan *structs.Plan) (PlanFuture, error) {
+func (q *Queue) Enqueue(plan *structs.Plan) (Future, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !q.enabled {
-		return nil, ErrPlanQueueDisabled
+		return nil, ErrQueueDisabled
 	}
 	q.seq++
 	p := &pendingPlan{plan: plan, seq: q.seq, done: make(chan struct{})}
@@ -102,19 +103,19 @@ func (q *PlanQueue) Enqueue(plan *structs.Plan) (PlanFuture, error) {
 	return p, nil
 }
 
-func (q *PlanQueue) wakeLocked() {
+func (q *Queue) wakeLocked() {
 	close(q.notify)
 	q.notify = make(chan struct{})
 }
 
-// Dequeue blocks until a plan is queued, ctx is done, or the queue is
+// dequeue blocks until a plan is queued, ctx is done, or the queue is
 // disabled.
-func (q *PlanQueue) Dequeue(ctx context.Context) (*pendingPlan, error) {
+func (q *Queue) dequeue(ctx context.Context) (*pendingPlan, error) {
 	for {
 		q.mu.Lock()
 		if !q.enabled {
 			q.mu.Unlock()
-			return nil, ErrPlanQueueDisabled
+			return nil, ErrQueueDisabled
 		}
 		if len(q.ready) > 0 {
 			p := heap.Pop(&q.ready).(*pendingPlan)
@@ -132,7 +133,7 @@ func (q *PlanQueue) Dequeue(ctx context.Context) (*pendingPlan, error) {
 }
 
 // tryDequeue takes up to max queued plans without waiting.
-func (q *PlanQueue) tryDequeue(max int) []*pendingPlan {
+func (q *Queue) tryDequeue(max int) []*pendingPlan {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var out []*pendingPlan
@@ -143,10 +144,10 @@ func (q *PlanQueue) tryDequeue(max int) []*pendingPlan {
 }
 
 // Stats describes the queue.
-func (q *PlanQueue) Stats() *PlanQueueStats {
+func (q *Queue) Stats() *QueueStats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return &PlanQueueStats{Depth: len(q.ready)}
+	return &QueueStats{Depth: len(q.ready)}
 }
 
 // pendingPlanHeap orders plans by priority, then arrival.

@@ -1,8 +1,9 @@
-package nomad
+package planner_test
 
 import (
 	"testing"
 
+	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -11,7 +12,7 @@ import (
 // completes (or cancels) a deployment still gets an entry.
 func TestPlanApply_DeploymentAndItsUpdatesAreCommitted(t *testing.T) {
 	h := newPlanHarness(t)
-	h.start(PlanApplierOptions{}, false)
+	h.start(planner.Config{}, false)
 	job := h.job()
 	n := h.node(nil)
 
@@ -26,25 +27,25 @@ func TestPlanApply_DeploymentAndItsUpdatesAreCommitted(t *testing.T) {
 	if res.Deployment == nil || res.Deployment.ID != "d1" {
 		t.Fatalf("result deployment = %+v", res.Deployment)
 	}
-	d, _ := h.deps.store.DeploymentByID(nil, "d1")
+	d, _ := h.store.DeploymentByID(nil, "d1")
 	if d == nil || d.TaskGroups["web"].PlacedAllocs != 2 || len(d.TaskGroups["web"].PlacedCanaries) != 1 ||
 		d.TaskGroups["web"].PlacedCanaries[0] != canary.ID {
 		t.Fatalf("stored deployment = %+v", d)
 	}
 
-	entries := h.deps.entryCount()
+	entries := h.raft.EntryCount()
 	done := testPlan(job)
 	done.DeploymentUpdates = []*structs.DeploymentStatusUpdate{{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful,
 		StatusDescription: "Deployment completed successfully"}}
 	res = h.mustSubmit(done)
-	if len(res.DeploymentUpdates) != 1 || h.deps.entryCount() != entries+1 {
-		t.Fatalf("updates-only plan: result %+v, entries %d -> %d", res.DeploymentUpdates, entries, h.deps.entryCount())
+	if len(res.DeploymentUpdates) != 1 || h.raft.EntryCount() != entries+1 {
+		t.Fatalf("updates-only plan: result %+v, entries %d -> %d", res.DeploymentUpdates, entries, h.raft.EntryCount())
 	}
-	d, _ = h.deps.store.DeploymentByID(nil, "d1")
+	d, _ = h.store.DeploymentByID(nil, "d1")
 	if d.Status != structs.DeploymentStatusSuccessful {
 		t.Fatalf("deployment status = %s", d.Status)
 	}
-	if j, _ := h.deps.store.JobByID(nil, job.Namespace, job.ID); !j.Stable {
+	if j, _ := h.store.JobByID(nil, job.Namespace, job.ID); !j.Stable {
 		t.Fatal("the completed version is not stable")
 	}
 }

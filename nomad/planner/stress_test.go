@@ -1,4 +1,4 @@
-package nomad
+package planner_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -19,11 +20,11 @@ func TestPlanApply_ConcurrentConflictingPlansNeverOvercommit(t *testing.T) {
 	t.Parallel()
 	variants := []struct {
 		name string
-		opts PlanApplierOptions
+		opts planner.Config
 	}{
-		{"serial", PlanApplierOptions{DisablePipelining: true}},
-		{"pipelined", PlanApplierOptions{Workers: 4}},
-		{"pipelined+group-commit", PlanApplierOptions{Workers: 4, GroupCommit: true, MaxBatch: 8}},
+		{"serial", planner.Config{DisablePipelining: true}},
+		{"pipelined", planner.Config{Workers: 4}},
+		{"pipelined+group-commit", planner.Config{Workers: 4, GroupCommit: true, MaxBatch: 8}},
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
@@ -32,15 +33,18 @@ func TestPlanApply_ConcurrentConflictingPlansNeverOvercommit(t *testing.T) {
 	}
 }
 
-func stressPlanApplier(t *testing.T, opts PlanApplierOptions) {
+func stressPlanApplier(t *testing.T, opts planner.Config) {
 	h := newPlanHarness(t)
 	job := h.job()
 	var nodes []*structs.Node
 	for i := 0; i < 4; i++ {
 		nodes = append(nodes, h.node(nil))
 	}
+	var vmu sync.Mutex // violations; AfterApply runs on the applier's goroutine
 	var violations []string
-	h.deps.afterApply = func(index uint64, req *structs.ApplyPlanResultsRequest) {
+	h.raft.AfterApply = func(index uint64, req *structs.ApplyPlanResultsRequest) {
+		vmu.Lock()
+		defer vmu.Unlock()
 		touched := map[string]bool{}
 		for _, a := range req.AllocsUpdated {
 			touched[a.NodeID] = true
@@ -49,7 +53,7 @@ func stressPlanApplier(t *testing.T, opts PlanApplierOptions) {
 			if !touched[n.ID] {
 				continue
 			}
-			allocs, err := h.deps.store.AllocsByNode(nil, n.ID)
+			allocs, err := h.store.AllocsByNode(nil, n.ID)
 			if err != nil {
 				violations = append(violations, err.Error())
 				continue
@@ -82,7 +86,7 @@ func stressPlanApplier(t *testing.T, opts PlanApplierOptions) {
 				if rng.Intn(3) == 0 {
 					// Stop someone's alloc: it keeps its resources until
 					// its client reports it complete.
-					snap, _ := h.deps.store.Snapshot()
+					snap, _ := h.store.Snapshot()
 					allocs, _ := snap.AllocsByNode(nil, nodes[rng.Intn(len(nodes))].ID)
 					if len(allocs) > 0 {
 						if a := allocs[rng.Intn(len(allocs))]; !a.TerminalStatus() {
@@ -118,7 +122,7 @@ func stressPlanApplier(t *testing.T, opts PlanApplierOptions) {
 				return
 			default:
 			}
-			snap, _ := h.deps.store.Snapshot()
+			snap, _ := h.store.Snapshot()
 			allocs, _ := snap.AllocsByNode(nil, nodes[rng.Intn(len(nodes))].ID)
 			var live []*structs.Allocation
 			for _, a := range allocs {
@@ -134,8 +138,8 @@ func stressPlanApplier(t *testing.T, opts PlanApplierOptions) {
 			if a.ServerTerminalStatus() || rng.Intn(4) == 0 {
 				status = structs.AllocClientStatusComplete
 			}
-			if err := h.deps.tryWrite(func(i uint64) error {
-				return h.deps.store.UpdateAllocsFromClient(i, []*structs.Allocation{{ID: a.ID, ClientStatus: status}})
+			if err := h.raft.TryWrite(func(i uint64) error {
+				return h.store.UpdateAllocsFromClient(i, []*structs.Allocation{{ID: a.ID, ClientStatus: status}})
 			}); err != nil {
 				t.Errorf("client update: %v", err)
 				return
@@ -146,13 +150,13 @@ func stressPlanApplier(t *testing.T, opts PlanApplierOptions) {
 	close(stopClients)
 	<-clientsDone
 
-	h.deps.mu.Lock()
-	defer h.deps.mu.Unlock()
+	vmu.Lock()
+	defer vmu.Unlock()
 	for _, v := range violations {
 		t.Error(v)
 	}
 	for _, n := range nodes {
-		allocs, _ := h.deps.store.AllocsByNode(nil, n.ID)
+		allocs, _ := h.store.AllocsByNode(nil, n.ID)
 		if fit, dim, _, _ := structs.AllocsFit(n, allocs, nil); !fit {
 			t.Errorf("final state: node %s overcommitted: %s", n.ID, dim)
 		}
@@ -160,5 +164,5 @@ func stressPlanApplier(t *testing.T, opts PlanApplierOptions) {
 	if accepted == 0 || refused == 0 {
 		t.Errorf("accepted %d, refused %d: the test did not create conflicts", accepted, refused)
 	}
-	t.Logf("accepted %d plans, refused %d, %d raft entries", accepted, refused, len(h.deps.entries))
+	t.Logf("accepted %d plans, refused %d, %d raft entries", accepted, refused, h.raft.EntryCount())
 }

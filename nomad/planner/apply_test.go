@@ -1,4 +1,4 @@
-package nomad
+package planner_test
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -68,7 +69,7 @@ func TestPlanApply_RefusesPlacementThatOvercommitsOrReusesAPort(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newPlanHarness(t)
-			h.start(PlanApplierOptions{}, false)
+			h.start(planner.Config{}, false)
 			job, node := h.job(), h.node(nil)
 			if tc.existing != nil {
 				h.existing(tc.existing(job, node)...)
@@ -98,7 +99,7 @@ func TestPlanApply_RefusesPlacementThatOvercommitsOrReusesAPort(t *testing.T) {
 // its client says it stopped.
 func TestPlanApply_StoppedButRunningAllocKeepsItsPortAndMemoryUntilClientComplete(t *testing.T) {
 	h := newPlanHarness(t)
-	h.start(PlanApplierOptions{}, false)
+	h.start(planner.Config{}, false)
 	job, node := h.job(), h.node(nil)
 	old := testAllocOn(job, node, 100, 6000, 8080)
 	h.existing(old)
@@ -143,7 +144,7 @@ func TestPlanApply_StoppedButRunningAllocKeepsItsPortAndMemoryUntilClientComplet
 
 func TestPlanApply_LostMarkFreesResourcesInTheSamePlan(t *testing.T) {
 	h := newPlanHarness(t)
-	h.start(PlanApplierOptions{}, false)
+	h.start(planner.Config{}, false)
 	job, node := h.job(), h.node(nil)
 	old := testAllocOn(job, node, 100, 100, 9000)
 	h.existing(old)
@@ -159,7 +160,7 @@ func TestPlanApply_LostMarkFreesResourcesInTheSamePlan(t *testing.T) {
 
 func TestPlanApply_PartialCommitReturnsRefreshIndexAndRejectedNodes(t *testing.T) {
 	h := newPlanHarness(t)
-	h.start(PlanApplierOptions{Workers: 4}, false)
+	h.start(planner.Config{Workers: 4}, false)
 	job := h.job()
 	fits, full, alsoFits := h.node(nil), h.node(nil), h.node(nil)
 	h.existing(testAllocOn(job, full, 3800, 100))
@@ -174,14 +175,14 @@ func TestPlanApply_PartialCommitReturnsRefreshIndexAndRejectedNodes(t *testing.T
 	if len(res.NodeAllocation) != 2 || res.NodeAllocation[fits.ID] == nil || res.NodeAllocation[alsoFits.ID] == nil {
 		t.Fatalf("committed nodes %v", res.NodeAllocation)
 	}
-	latest, _ := h.deps.store.LatestIndex()
+	latest, _ := h.store.LatestIndex()
 	if res.AllocIndex == 0 || res.RefreshIndex < res.AllocIndex || res.RefreshIndex > latest {
 		t.Fatalf("alloc index %d, refresh index %d (latest %d)", res.AllocIndex, res.RefreshIndex, latest)
 	}
 	if full, expected, actual := res.FullCommit(p); full || expected != 3 || actual != 2 {
 		t.Fatalf("FullCommit = %v %d %d", full, expected, actual)
 	}
-	allocs, _ := h.deps.store.AllocsByNode(nil, full.ID)
+	allocs, _ := h.store.AllocsByNode(nil, full.ID)
 	if len(allocs) != 1 {
 		t.Fatalf("refused node has %d allocs", len(allocs))
 	}
@@ -189,11 +190,11 @@ func TestPlanApply_PartialCommitReturnsRefreshIndexAndRejectedNodes(t *testing.T
 
 func TestPlanApply_AllAtOnceIsAllOrNothing(t *testing.T) {
 	h := newPlanHarness(t)
-	h.start(PlanApplierOptions{}, false)
+	h.start(planner.Config{}, false)
 	job := h.job()
 	fits, full := h.node(nil), h.node(nil)
 	h.existing(testAllocOn(job, full, 3800, 100))
-	entries := h.deps.entryCount()
+	entries := h.raft.EntryCount()
 	p := testPlan(job, testAllocOn(job, fits, 1000, 100), testAllocOn(job, full, 1000, 100))
 	p.AllAtOnce = true
 	p.Deployment = &structs.Deployment{ID: "d1", Namespace: job.Namespace, JobID: job.ID}
@@ -201,10 +202,10 @@ func TestPlanApply_AllAtOnceIsAllOrNothing(t *testing.T) {
 	if !res.IsNoOp() || res.AllocIndex != 0 || res.RefreshIndex == 0 || !reflect.DeepEqual(res.RejectedNodes, []string{full.ID}) {
 		t.Fatalf("all-at-once result %+v, want nothing committed", res)
 	}
-	if h.deps.entryCount() != entries {
+	if h.raft.EntryCount() != entries {
 		t.Fatal("a raft entry was written for a refused all-at-once plan")
 	}
-	allocs, _ := h.deps.store.AllocsByNode(nil, fits.ID)
+	allocs, _ := h.store.AllocsByNode(nil, fits.ID)
 	if len(allocs) != 0 {
 		t.Fatal("part of an all-at-once plan was committed")
 	}
@@ -228,20 +229,20 @@ func TestPlanApply_NodeStatusGatesPlacementsButNotStops(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newPlanHarness(t)
-			h.start(PlanApplierOptions{}, false)
+			h.start(planner.Config{}, false)
 			job := h.job()
 			node := h.node(nil)
 			running, unknown, lost := testAllocOn(job, node, 100, 100), testAllocOn(job, node, 100, 100), testAllocOn(job, node, 100, 100)
 			h.existing(running, unknown, lost)
 			node = node.Copy()
 			tc.node(node)
-			h.deps.write(t, func(i uint64) error { return h.deps.store.UpsertNode(i, node) })
+			h.write(func(i uint64) error { return h.store.UpsertNode(i, node) })
 			if tc.name == "draining" || tc.name == "ineligible" {
-				h.deps.write(t, func(i uint64) error {
+				h.write(func(i uint64) error {
 					if node.DrainStrategy != nil {
-						return h.deps.store.UpdateNodeDrain(i, node.ID, node.DrainStrategy, false, 1, nil)
+						return h.store.UpdateNodeDrain(i, node.ID, node.DrainStrategy, false, 1, nil)
 					}
-					return h.deps.store.UpdateNodeEligibility(i, node.ID, structs.NodeSchedulingIneligible, 1, nil)
+					return h.store.UpdateNodeEligibility(i, node.ID, structs.NodeSchedulingIneligible, 1, nil)
 				})
 			}
 
@@ -270,7 +271,7 @@ func TestPlanApply_NodeStatusGatesPlacementsButNotStops(t *testing.T) {
 
 func TestPlanApply_RefusesInvalidServerUpdatesAndUnknownNodes(t *testing.T) {
 	h := newPlanHarness(t)
-	h.start(PlanApplierOptions{}, false)
+	h.start(planner.Config{}, false)
 	job, node := h.job(), h.node(nil)
 	stopped := testAllocOn(job, node, 100, 100)
 	stopped.DesiredStatus = structs.AllocDesiredStatusStop
@@ -299,7 +300,7 @@ func TestPlanApply_GroupCommitMergesDisjointPlansAndMatchesOneAtATime(t *testing
 		// Ten plans, queued before the applier starts so they form one
 		// batch: each takes 1500 MHz on a node, so the third on a node
 		// does not fit.
-		var futures []PlanFuture
+		var futures []planner.Future
 		for i := 0; i < 10; i++ {
 			f, err := h.queue.Enqueue(testPlan(job, testAllocOn(job, nodes[i%3], 1500, 100)))
 			if err != nil {
@@ -307,8 +308,8 @@ func TestPlanApply_GroupCommitMergesDisjointPlansAndMatchesOneAtATime(t *testing
 			}
 			futures = append(futures, f)
 		}
-		before := h.deps.entryCount()
-		h.start(PlanApplierOptions{GroupCommit: groupCommit, Workers: 2}, false)
+		before := h.raft.EntryCount()
+		h.start(planner.Config{GroupCommit: groupCommit, Workers: 2}, false)
 		for _, f := range futures {
 			res, err := f.Wait()
 			if err != nil {
@@ -316,7 +317,7 @@ func TestPlanApply_GroupCommitMergesDisjointPlansAndMatchesOneAtATime(t *testing
 			}
 			results = append(results, res)
 		}
-		return results, h.deps.entryCount() - before
+		return results, h.raft.EntryCount() - before
 	}
 	alone, aloneEntries := run(false)
 	grouped, groupedEntries := run(true)
@@ -338,7 +339,7 @@ func TestPlanApply_FailedMergedCommitRetriesPlansOneAtATime(t *testing.T) {
 	h := newPlanHarness(t)
 	job := h.job()
 	n1, n2 := h.node(nil), h.node(nil)
-	h.deps.fail = func(req *structs.ApplyPlanResultsRequest) error {
+	h.raft.Fail = func(req *structs.ApplyPlanResultsRequest) error {
 		if len(req.AllocsUpdated) > 1 {
 			return errors.New("entry too large")
 		}
@@ -346,8 +347,8 @@ func TestPlanApply_FailedMergedCommitRetriesPlansOneAtATime(t *testing.T) {
 	}
 	f1, _ := h.queue.Enqueue(testPlan(job, testAllocOn(job, n1, 100, 100)))
 	f2, _ := h.queue.Enqueue(testPlan(job, testAllocOn(job, n2, 100, 100)))
-	h.start(PlanApplierOptions{GroupCommit: true}, false)
-	for _, f := range []PlanFuture{f1, f2} {
+	h.start(planner.Config{GroupCommit: true}, false)
+	for _, f := range []planner.Future{f1, f2} {
 		res, err := f.Wait()
 		if err != nil || res.AllocIndex == 0 {
 			t.Fatalf("plan after a failed merged entry: %+v, %v", res, err)
@@ -359,7 +360,7 @@ func TestPlanApply_RaftFailureIsReturnedAndNextPlanIsRecheckedOnFreshState(t *te
 	h := newPlanHarness(t)
 	job, node := h.job(), h.node(nil)
 	first := testAllocOn(job, node, 3000, 100)
-	h.deps.fail = func(req *structs.ApplyPlanResultsRequest) error {
+	h.raft.Fail = func(req *structs.ApplyPlanResultsRequest) error {
 		if len(req.AllocsUpdated) == 1 && req.AllocsUpdated[0].ID == first.ID {
 			return errTestRaft
 		}
@@ -369,7 +370,7 @@ func TestPlanApply_RaftFailureIsReturnedAndNextPlanIsRecheckedOnFreshState(t *te
 	// Checked while the first is in flight, it does not fit beside it;
 	// once the first fails it must be checked again, and then fits.
 	f2, _ := h.queue.Enqueue(testPlan(job, testAllocOn(job, node, 3000, 100)))
-	h.start(PlanApplierOptions{}, true)
+	h.start(planner.Config{}, true)
 	if _, err := f1.Wait(); !errors.Is(err, errTestRaft) {
 		t.Fatalf("first plan: %v", err)
 	}
@@ -384,7 +385,7 @@ func TestPlanApply_RefreshIndexCoversEarlierPlanOfTheBatch(t *testing.T) {
 	job, node := h.job(), h.node(nil)
 	f1, _ := h.queue.Enqueue(testPlan(job, testAllocOn(job, node, 3000, 100)))
 	f2, _ := h.queue.Enqueue(testPlan(job, testAllocOn(job, node, 3000, 100)))
-	h.start(PlanApplierOptions{}, true)
+	h.start(planner.Config{}, true)
 	r1, err := f1.Wait()
 	if err != nil {
 		t.Fatal(err)
@@ -402,7 +403,7 @@ func TestPlanApply_ReasonsNameTheExhaustedDimension(t *testing.T) {
 	h := newPlanHarness(t)
 	job, node := h.job(), h.node(nil)
 	h.existing(testAllocOn(job, node, 100, 100, 8080))
-	snap, _ := h.deps.store.Snapshot()
+	snap, _ := h.store.Snapshot()
 	for _, tc := range []struct {
 		a    *structs.Allocation
 		want string
@@ -411,7 +412,7 @@ func TestPlanApply_ReasonsNameTheExhaustedDimension(t *testing.T) {
 		{testAllocOn(job, node, 100, 9000), "memory"},
 		{testAllocOn(job, node, 100, 100, 8080), "port 8080"},
 	} {
-		_, reasons, err := evaluatePlan(snap, testPlan(job, tc.a), 1)
+		_, reasons, err := planner.EvaluatePlan(snap, testPlan(job, tc.a), 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -434,7 +435,7 @@ func TestPlanApply_GroupCommitKeepsOverlappingPlansInSeparateEntries(t *testing.
 	d1.Deployment = &structs.Deployment{ID: "d1", Namespace: job.Namespace, JobID: job.ID}
 	d2 := testPlan(job, testAllocOn(job, node, 100, 100))
 	d2.Deployment = &structs.Deployment{ID: "d2", Namespace: job.Namespace, JobID: job.ID}
-	var futures []PlanFuture
+	var futures []planner.Future
 	for _, p := range []*structs.Plan{place, stop, d1, d2} {
 		f, err := h.queue.Enqueue(p)
 		if err != nil {
@@ -442,8 +443,8 @@ func TestPlanApply_GroupCommitKeepsOverlappingPlansInSeparateEntries(t *testing.
 		}
 		futures = append(futures, f)
 	}
-	before := h.deps.entryCount()
-	h.start(PlanApplierOptions{GroupCommit: true}, true)
+	before := h.raft.EntryCount()
+	h.start(planner.Config{GroupCommit: true}, true)
 	for i, f := range futures {
 		res, err := f.Wait()
 		if err != nil || len(res.RejectedNodes) != 0 || res.AllocIndex == 0 {
@@ -452,14 +453,14 @@ func TestPlanApply_GroupCommitKeepsOverlappingPlansInSeparateEntries(t *testing.
 	}
 	// [place], [stop, d1], [d2]: the stop touches the placed alloc, and one
 	// entry holds one deployment.
-	if got := h.deps.entryCount() - before; got != 3 {
+	if got := h.raft.EntryCount() - before; got != 3 {
 		t.Fatalf("%d raft entries, want 3", got)
 	}
 	if a := h.alloc(placed.ID); a.DesiredStatus != structs.AllocDesiredStatusStop {
 		t.Fatalf("placed alloc desired status %s after the stop", a.DesiredStatus)
 	}
 	for _, id := range []string{"d1", "d2"} {
-		if d, _ := h.deps.store.DeploymentByID(nil, id); d == nil {
+		if d, _ := h.store.DeploymentByID(nil, id); d == nil {
 			t.Fatalf("deployment %s not committed", id)
 		}
 	}

@@ -1,4 +1,4 @@
-package nomad
+package planner
 
 import (
 	"context"
@@ -8,34 +8,30 @@ import (
 	"github.com/hashicorp/go-hclog"
 	metrics "github.com/hashicorp/go-metrics"
 
+	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/helper/telemetry"
-	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
-// planApplierDeps is what the plan applier needs from the server.
-type planApplierDeps interface {
-	// State returns the current state store (it changes after a raft
-	// snapshot restore).
-	State() *state.StateStore
-	// RaftApplyPlan submits an ApplyPlanResultsRequest to raft and returns
-	// at once; the future's Error waits for the entry to be applied to the
-	// FSM on this server (an FSM error included) and Index is its raft
-	// index.
-	RaftApplyPlan(req *structs.ApplyPlanResultsRequest) (raftFuture, error)
-	// Now stamps UpdatedAt: the FSM may not read the clock.
-	Now() time.Time
-}
+// Config is what the applier needs from the server and how it is tuned.
+type Config struct {
+	// State gives the snapshots plans are checked against.
+	State StateSource
+	// Raft commits the plan results.
+	Raft Raft
+	// Clock stamps each entry's UpdatedAt, since the FSM may not read the
+	// clock (the real clock if nil). The timers below measure wall time.
+	Clock clock.Clock
+	// Logger receives refusals (debug) and failed commits (nil drops
+	// them).
+	Logger hclog.Logger
+	// Metrics receives the applier's timers and counters (nil drops
+	// them): nomad.nomad.plan.evaluate per check, .apply from a plan's
+	// check to its answer, .node_rejected per refused node and
+	// .allocs_placed per new allocation committed.
+	Metrics *metrics.Metrics
 
-// raftFuture is the part of a raft ApplyFuture the applier uses.
-type raftFuture interface {
-	Error() error
-	Index() uint64
-}
-
-// PlanApplierOptions tune the plan applier.
-type PlanApplierOptions struct {
 	// Workers bounds the parallel node checks of one plan (1 if < 1).
 	Workers int
 	// GroupCommit takes every plan already waiting (up to MaxBatch) as one
@@ -46,17 +42,12 @@ type PlanApplierOptions struct {
 	// DisablePipelining waits for each commit before checking the next
 	// plan. It exists to measure what pipelining buys.
 	DisablePipelining bool
-	// Metrics receives the applier's timers and counters (nil drops
-	// them): nomad.nomad.plan.evaluate per check, .apply from a plan's
-	// check to its answer, .node_rejected per refused node and
-	// .allocs_placed per new allocation committed.
-	Metrics *metrics.Metrics
 }
 
-// planApplier is the leader's single plan applier: it takes plans from the
-// PlanQueue one batch at a time, re-checks them against the newest state
-// (plan_evaluate.go), commits what fits through raft, and answers each
-// plan's future.
+// Applier is the leader's single plan applier: it takes plans from the
+// Queue one batch at a time, re-checks them against the newest state
+// (evaluate.go), commits what fits through raft, and answers each plan's
+// future.
 //
 // Pipelining: after a batch is submitted to raft, the applier does not wait
 // for it. It takes the next batch and checks it against a fresh snapshot
@@ -82,31 +73,31 @@ type PlanApplierOptions struct {
 // refused, RefreshIndex = an index that includes both what the check saw
 // and every commit of the batch, so the worker's refreshed snapshot shows
 // why its plan did not fit.
-type planApplier struct {
-	deps   planApplierDeps
-	queue  *PlanQueue
-	logger hclog.Logger
-	opts   PlanApplierOptions
+type Applier struct {
+	queue *Queue
+	cfg   Config
 
-	lastIndex uint64 // highest raft index this applier committed; owned by run
+	lastIndex uint64 // highest raft index this applier committed; owned by Run
 }
 
-// newPlanApplier returns an applier; the leader runs it with run.
-func newPlanApplier(deps planApplierDeps, queue *PlanQueue, logger hclog.Logger, opts PlanApplierOptions) *planApplier {
-	if opts.Workers < 1 {
-		opts.Workers = 1
+// NewApplier returns an applier of queue's plans; the leader runs it with
+// Run.
+func NewApplier(queue *Queue, cfg Config) *Applier {
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
 	}
-	if opts.MaxBatch < 1 {
-		opts.MaxBatch = 64
+	if cfg.MaxBatch < 1 {
+		cfg.MaxBatch = 64
 	}
-	if !opts.GroupCommit {
-		opts.MaxBatch = 1
+	if !cfg.GroupCommit {
+		cfg.MaxBatch = 1
 	}
-	if logger == nil {
-		logger = hclog.NewNullLogger()
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
 	}
-	opts.Metrics = telemetry.OrDiscard(opts.Metrics)
-	return &planApplier{deps: deps, queue: queue, logger: logger, opts: opts}
+	cfg.Clock = clock.OrReal(cfg.Clock)
+	cfg.Metrics = telemetry.OrDiscard(cfg.Metrics)
+	return &Applier{queue: queue, cfg: cfg}
 }
 
 // checkedPlan is one plan of a batch with the outcome of its check.
@@ -122,7 +113,7 @@ type checkedPlan struct {
 type commitGroup struct {
 	plans  []*checkedPlan
 	req    *structs.ApplyPlanResultsRequest
-	future raftFuture
+	future RaftFuture
 	err    error
 }
 
@@ -134,10 +125,10 @@ type planBatch struct {
 	group *commitGroup
 }
 
-// run applies plans until ctx is done or the queue is disabled. The leader
+// Run applies plans until ctx is done or the queue is disabled. The leader
 // enables the queue first and runs this on one goroutine it waits for.
 // Every plan taken from the queue is answered, even on the way out.
-func (p *planApplier) run(ctx context.Context) {
+func (p *Applier) Run(ctx context.Context) {
 	var inflight *planBatch
 	var carry []*pendingPlan // taken from the queue, not yet in a batch
 	defer func() {
@@ -150,9 +141,9 @@ func (p *planApplier) run(ctx context.Context) {
 		carry = nil
 		switch {
 		case len(pending) > 0:
-			pending = append(pending, p.queue.tryDequeue(p.opts.MaxBatch-len(pending))...)
+			pending = append(pending, p.queue.tryDequeue(p.cfg.MaxBatch-len(pending))...)
 		case inflight != nil:
-			pending = p.queue.tryDequeue(p.opts.MaxBatch)
+			pending = p.queue.tryDequeue(p.cfg.MaxBatch)
 			if len(pending) == 0 {
 				// Nothing to overlap with: answer the in-flight batch.
 				p.finish(ctx, inflight)
@@ -160,11 +151,11 @@ func (p *planApplier) run(ctx context.Context) {
 				continue
 			}
 		default:
-			first, err := p.queue.Dequeue(ctx)
+			first, err := p.queue.dequeue(ctx)
 			if err != nil {
 				return
 			}
-			pending = append([]*pendingPlan{first}, p.queue.tryDequeue(p.opts.MaxBatch-1)...)
+			pending = append([]*pendingPlan{first}, p.queue.tryDequeue(p.cfg.MaxBatch-1)...)
 		}
 
 		batch, rest, err := p.check(ctx, pending, inflight)
@@ -176,7 +167,7 @@ func (p *planApplier) run(ctx context.Context) {
 			}
 		}
 		if err != nil {
-			p.logger.Error("failed to check plans", "count", len(pending), "error", err)
+			p.cfg.Logger.Error("failed to check plans", "count", len(pending), "error", err)
 			for _, pp := range pending {
 				pp.respond(nil, err)
 			}
@@ -184,7 +175,7 @@ func (p *planApplier) run(ctx context.Context) {
 		}
 		carry = rest
 		p.submit(batch)
-		if p.opts.DisablePipelining {
+		if p.cfg.DisablePipelining {
 			p.finish(ctx, batch)
 		} else {
 			inflight = batch
@@ -197,8 +188,8 @@ func (p *planApplier) run(ctx context.Context) {
 // the view with the earlier ones applied. It stops at the first plan that
 // cannot share the batch's raft entry and returns it and those after it,
 // unchecked, for the next batch.
-func (p *planApplier) check(ctx context.Context, pending []*pendingPlan, inflight *planBatch) (*planBatch, []*pendingPlan, error) {
-	snap, err := p.deps.State().SnapshotMinIndex(ctx, p.lastIndex)
+func (p *Applier) check(ctx context.Context, pending []*pendingPlan, inflight *planBatch) (*planBatch, []*pendingPlan, error) {
+	snap, err := p.cfg.State.SnapshotMinIndex(ctx, p.lastIndex)
 	if err != nil {
 		return nil, nil, fmt.Errorf("plan applier: snapshot at index %d: %w", p.lastIndex, err)
 	}
@@ -222,8 +213,8 @@ func (p *planApplier) check(ctx context.Context, pending []*pendingPlan, infligh
 	for i, pp := range pending {
 		cp := &checkedPlan{pending: pp, viewIndex: snapIndex, checked: time.Now()}
 		var reasons map[string]string
-		cp.result, reasons, cp.err = evaluatePlan(view, pp.plan, p.opts.Workers)
-		p.opts.Metrics.MeasureSince(keyPlanEvaluate, cp.checked)
+		cp.result, reasons, cp.err = evaluatePlan(view, pp.plan, p.cfg.Workers)
+		p.cfg.Metrics.MeasureSince(keyPlanEvaluate, cp.checked)
 		if cp.err == nil && hasCommit(cp.result) {
 			if batch.group != nil && !merge.accepts(cp) {
 				rest = pending[i:]
@@ -237,7 +228,7 @@ func (p *planApplier) check(ctx context.Context, pending []*pendingPlan, infligh
 		}
 		if cp.err == nil {
 			if len(reasons) > 0 {
-				p.logger.Debug("plan partly refused", "eval_id", pp.plan.EvalID, "refused", reasons, "all_at_once", pp.plan.AllAtOnce)
+				p.cfg.Logger.Debug("plan partly refused", "eval_id", pp.plan.EvalID, "refused", reasons, "all_at_once", pp.plan.AllAtOnce)
 			}
 			if err := view.apply(cp.result); err != nil {
 				return nil, nil, err
@@ -252,16 +243,16 @@ func (p *planApplier) check(ctx context.Context, pending []*pendingPlan, infligh
 }
 
 // submit hands the batch's raft entry to raft without waiting.
-func (p *planApplier) submit(batch *planBatch) {
+func (p *Applier) submit(batch *planBatch) {
 	if g := batch.group; g != nil {
-		g.req.UpdatedAt = p.deps.Now().UnixNano()
-		g.future, g.err = p.deps.RaftApplyPlan(g.req)
+		g.req.UpdatedAt = p.cfg.Clock.Now().UnixNano()
+		g.future, g.err = p.cfg.Raft.ApplyPlanResults(g.req)
 	}
 }
 
 // finish waits for the batch's commit and answers its plans. It reports
 // whether the commit succeeded.
-func (p *planApplier) finish(ctx context.Context, batch *planBatch) bool {
+func (p *Applier) finish(ctx context.Context, batch *planBatch) bool {
 	ok := true
 	var commitIndex uint64
 	if g := batch.group; g != nil {
@@ -277,11 +268,11 @@ func (p *planApplier) finish(ctx context.Context, batch *planBatch) bool {
 			}
 		case len(g.plans) == 1:
 			ok = false
-			p.logger.Error("failed to commit plan", "eval_id", g.plans[0].pending.plan.EvalID, "error", g.err)
+			p.cfg.Logger.Error("failed to commit plan", "eval_id", g.plans[0].pending.plan.EvalID, "error", g.err)
 			g.plans[0].err = g.err
 		default:
 			ok = false
-			p.logger.Warn("merged plan commit failed, retrying its plans one at a time", "plans", len(g.plans), "error", g.err)
+			p.cfg.Logger.Warn("merged plan commit failed, retrying its plans one at a time", "plans", len(g.plans), "error", g.err)
 			for _, cp := range g.plans {
 				cp.result, cp.err = p.applyAlone(ctx, cp.pending)
 				if cp.err == nil {
@@ -307,8 +298,8 @@ func (p *planApplier) finish(ctx context.Context, batch *planBatch) bool {
 // record counts what one answered plan did: its time in the applier, the
 // nodes refused, and the new allocations it committed (a new allocation
 // has no CreateIndex yet; an in-place update keeps its own).
-func (p *planApplier) record(cp *checkedPlan) {
-	m := p.opts.Metrics
+func (p *Applier) record(cp *checkedPlan) {
+	m := p.cfg.Metrics
 	m.MeasureSince(keyPlanApply, cp.checked)
 	for _, nodeID := range cp.result.RejectedNodes {
 		m.IncrCounterWithLabels(keyPlanNodeRejected, 1, []metrics.Label{{Name: "node_id", Value: nodeID}})
@@ -328,7 +319,7 @@ func (p *planApplier) record(cp *checkedPlan) {
 
 // applyAlone checks one plan against a fresh snapshot and commits it by
 // itself, waiting for the commit.
-func (p *planApplier) applyAlone(ctx context.Context, pp *pendingPlan) (*structs.PlanResult, error) {
+func (p *Applier) applyAlone(ctx context.Context, pp *pendingPlan) (*structs.PlanResult, error) {
 	batch, _, err := p.check(ctx, []*pendingPlan{pp}, nil)
 	if err != nil {
 		return nil, err
