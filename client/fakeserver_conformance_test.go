@@ -13,7 +13,7 @@ import (
 	"github.com/drover-sched/drover/client/clienttest"
 	"github.com/drover-sched/drover/client/config"
 	"github.com/drover-sched/drover/helper/testutil/wait"
-	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/nomad/nomadtest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -50,8 +50,8 @@ func fakeUnderTest() serverUnderTest {
 // work is assigned by registering the job (the scheduler places it) and
 // stopped by deregistering it.
 func realUnderTest(t *testing.T) serverUnderTest {
-	s := nomad.TestServer(t, nil)
-	nomad.WaitForLeader(t, 10*time.Second, s)
+	s := nomadtest.Server(t, nil)
+	nomadtest.WaitForLeader(t, 10*time.Second, s)
 	write := structs.WriteRequest{Region: structs.DefaultRegion, Namespace: structs.DefaultNamespace}
 	allocOf := func(id string) *structs.Allocation {
 		a, _ := s.State().AllocByID(nil, id)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/drover-sched/drover/client/config"
 	"github.com/drover-sched/drover/helper/testutil/wait"
-	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/nomad/nomadtest"
 )
 
 // A client registers for alloc notices again where its calls go once they
@@ -18,8 +18,8 @@ import (
 // again the client would learn of its allocs only at its lease, five
 // minutes on.
 func TestClientRegistersForNoticesAgainWhenItsCallsMoveToAnotherServer(t *testing.T) {
-	s := nomad.TestServer(t, nil)
-	nomad.WaitForLeader(t, 10*time.Second, s)
+	s := nomadtest.Server(t, nil)
+	nomadtest.WaitForLeader(t, 10*time.Second, s)
 	// One server under two addresses: a session for each, as for two
 	// servers.
 	_, port, err := net.SplitHostPort(s.RPCAddr())

@@ -15,7 +15,7 @@ import (
 // answer tells it that its allocs moved.
 func TestClientRegistersAgainWhenItsLeaseRunsOut(t *testing.T) {
 	t.Parallel()
-	s := TestServer(t, func(c *Config) { c.NumSchedulers = 2 })
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 2 })
 	WaitForLeader(t, 5*time.Second, s)
 	c := client.TestClient(t, func(cfg *config.Config) {
 		cfg.Servers = []string{s.RPCAddr()}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/nomad/state/statetest"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
 )
@@ -133,7 +134,7 @@ type planHarness struct {
 }
 
 func newPlanHarness(t testing.TB) *planHarness {
-	h := &planHarness{t: t, deps: &testPlanDeps{store: state.TestStateStore(t)}, queue: NewPlanQueue()}
+	h := &planHarness{t: t, deps: &testPlanDeps{store: statetest.New(t)}, queue: NewPlanQueue()}
 	h.queue.SetEnabled(true)
 	t.Cleanup(func() {
 		if h.stop != nil {

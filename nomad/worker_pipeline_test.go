@@ -12,6 +12,7 @@ import (
 
 	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/nomad/state/statetest"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
 )
@@ -33,7 +34,7 @@ func newMiniLeader(t *testing.T) *miniLeader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &miniLeader{t: t, deps: &testPlanDeps{store: state.TestStateStore(t)}, broker: eb, queue: NewPlanQueue()}
+	l := &miniLeader{t: t, deps: &testPlanDeps{store: statetest.New(t)}, broker: eb, queue: NewPlanQueue()}
 	l.blocked = broker.NewBlockedEvals(eb, broker.BlockedEvalsConfig{})
 	// The leader start sequence.
 	eb.SetEnabled(true)
