@@ -108,7 +108,7 @@ type conformanceOutcome struct {
 // waits for it to run, stops it from the server's side and waits for the
 // client to report it complete.
 func runConformanceScenario(t *testing.T, srv serverUnderTest) conformanceOutcome {
-	c := TestClient(t, srv.connect)
+	c := testClient(t, srv.connect)
 	nodeReady := func() bool { n := srv.node(c.NodeID()); return n != nil && n.Status == structs.NodeStatusReady }
 	wait.Until(t, 20*time.Second, "the node to register", nodeReady)
 

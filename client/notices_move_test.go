@@ -27,7 +27,7 @@ func TestClientRegistersForNoticesAgainWhenItsCallsMoveToAnotherServer(t *testin
 		t.Fatal(err)
 	}
 	first, second := net.JoinHostPort("localhost", port), net.JoinHostPort("127.0.0.1", port)
-	c := TestClient(t, func(cfg *config.Config) {
+	c := testClient(t, func(cfg *config.Config) {
 		cfg.Servers = []string{first, second}
 		cfg.BlockingQueryWait = 5 * time.Minute // the lease: far past the wait below
 	})

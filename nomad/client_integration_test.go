@@ -9,6 +9,7 @@ import (
 
 	"github.com/drover-sched/drover/client"
 	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/client/testclient"
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/nomad/nomadtest"
@@ -23,7 +24,7 @@ func startServerAndClient(t *testing.T) (*nomad.Server, *client.Client) {
 	t.Helper()
 	s := nomadtest.Server(t, func(c *nomad.Config) { c.NumSchedulers = 2 })
 	nomadtest.WaitForLeader(t, 5*time.Second, s)
-	c := client.TestClient(t, func(cfg *config.Config) { cfg.Servers = []string{s.RPCAddr()} })
+	c := testclient.New(t, func(cfg *config.Config) { cfg.Servers = []string{s.RPCAddr()} })
 	wait.For(t, 10*time.Second, func() (bool, string) {
 		n, _ := s.State().NodeByID(nil, c.NodeID())
 		if n == nil {
@@ -128,7 +129,7 @@ func TestRealClientActsAsItsNodeOnEveryCall(t *testing.T) {
 	t.Parallel()
 	s := nomadtest.Server(t, func(c *nomad.Config) { c.MinHeartbeatTTL = time.Second })
 	nomadtest.WaitForLeader(t, 5*time.Second, s)
-	c := client.TestClient(t, func(cfg *config.Config) { cfg.Servers = []string{s.RPCAddr()} })
+	c := testclient.New(t, func(cfg *config.Config) { cfg.Servers = []string{s.RPCAddr()} })
 	wait.For(t, 10*time.Second, func() (bool, string) {
 		n, _ := s.State().NodeByID(nil, c.NodeID())
 		return n != nil && n.Status == structs.NodeStatusReady, "client not registered and ready"

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client"
 	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/client/testclient"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad"
@@ -130,7 +130,7 @@ func TestClientFallsBackToTheBlockingQueryAgainstAnOlderServer(t *testing.T) {
 	s := nomadtest.Server(t, func(c *nomad.Config) { c.NumSchedulers = 2 })
 	nomadtest.WaitForLeader(t, 5*time.Second, s)
 	addr := startOlderServer(t, s)
-	c := client.TestClient(t, func(cfg *config.Config) { cfg.Servers = []string{addr} })
+	c := testclient.New(t, func(cfg *config.Config) { cfg.Servers = []string{addr} })
 	wait.For(t, 60*time.Second, func() (bool, string) {
 		n, _ := s.State().NodeByID(nil, c.NodeID())
 		return n != nil && n.Status == structs.NodeStatusReady, "client not registered and ready"
@@ -225,7 +225,7 @@ func TestClientRegistersForNoticesAgainWhenItsSessionCloses(t *testing.T) {
 	s := nomadtest.Server(t, func(c *nomad.Config) { c.NumSchedulers = 2 })
 	nomadtest.WaitForLeader(t, 5*time.Second, s)
 	proxy := startCutProxy(t, s.RPCAddr())
-	c := client.TestClient(t, func(cfg *config.Config) { cfg.Servers = []string{proxy.ln.Addr().String()} })
+	c := testclient.New(t, func(cfg *config.Config) { cfg.Servers = []string{proxy.ln.Addr().String()} })
 	wait.For(t, 60*time.Second, func() (bool, string) {
 		return s.AllocNoticeRegistered(c.NodeID()), "the client did not register for alloc notices"
 	})

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client"
 	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/client/testclient"
 	"github.com/drover-sched/drover/helper/testutil/dockerimage"
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad"
@@ -65,7 +65,7 @@ func TestHostNetworkPortBindsOnItsNetworksAddressOnly(t *testing.T) {
 
 	s := nomadtest.Server(t, func(c *nomad.Config) { c.NumSchedulers = 1 })
 	nomadtest.WaitForLeader(t, 5*time.Second, s)
-	c := client.TestClient(t, func(cfg *config.Config) {
+	c := testclient.New(t, func(cfg *config.Config) {
 		cfg.Servers = []string{s.RPCAddr()}
 		cfg.EnabledDrivers = append(cfg.EnabledDrivers, "docker")
 		cfg.HostNetworks = map[string]*structs.ClientHostNetworkConfig{"testnet": {Interface: ifname}}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client"
 	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/client/testclient"
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/structs"
 )
@@ -17,7 +17,7 @@ import (
 // both (distinct_hosts) as they go pending -> running -> complete.
 func TestSimulatedNodeLooksLikeARealClientToTheServers(t *testing.T) {
 	s := testCluster(t)
-	real := client.TestClient(t, func(c *config.Config) { c.Servers = []string{s.RPCAddr()} })
+	real := testclient.New(t, func(c *config.Config) { c.Servers = []string{s.RPCAddr()} })
 	sim := startSim(t, s, Config{Count: 1, Seed: 4})
 	realID, simID := real.Node().ID, sim.NodeIDs()[0]
 
