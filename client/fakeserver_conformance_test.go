@@ -13,7 +13,7 @@ import (
 	"github.com/drover-sched/drover/client/clienttest"
 	"github.com/drover-sched/drover/client/config"
 	"github.com/drover-sched/drover/helper/testutil/wait"
-	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/nomad/nomadtest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -50,8 +50,8 @@ func fakeUnderTest() serverUnderTest {
 // work is assigned by registering the job (the scheduler places it) and
 // stopped by deregistering it.
 func realUnderTest(t *testing.T) serverUnderTest {
-	s := nomad.TestServer(t, nil)
-	nomad.WaitForLeader(t, 10*time.Second, s)
+	s := nomadtest.Server(t, nil)
+	nomadtest.WaitForLeader(t, 10*time.Second, s)
 	write := structs.WriteRequest{Region: structs.DefaultRegion, Namespace: structs.DefaultNamespace}
 	allocOf := func(id string) *structs.Allocation {
 		a, _ := s.State().AllocByID(nil, id)
@@ -108,7 +108,7 @@ type conformanceOutcome struct {
 // waits for it to run, stops it from the server's side and waits for the
 // client to report it complete.
 func runConformanceScenario(t *testing.T, srv serverUnderTest) conformanceOutcome {
-	c := TestClient(t, srv.connect)
+	c := testClient(t, srv.connect)
 	nodeReady := func() bool { n := srv.node(c.NodeID()); return n != nil && n.Status == structs.NodeStatusReady }
 	wait.Until(t, 20*time.Second, "the node to register", nodeReady)
 

@@ -26,10 +26,10 @@ func newEnv(t *testing.T, ttl time.Duration) *env {
 }
 
 // start starts a client on the env's data dir. Shut it down yourself to
-// restart it; TestClient's cleanup makes a second Shutdown harmless.
+// restart it; testClient's cleanup makes a second Shutdown harmless.
 func (e *env) start(cb func(*config.Config)) *Client {
 	e.t.Helper()
-	c := TestClient(e.t, func(cfg *config.Config) {
+	c := testClient(e.t, func(cfg *config.Config) {
 		cfg.DataDir, cfg.RPC, cfg.Clock = e.dir, e.fs, e.clk
 		cfg.GCInterval = time.Hour
 		if cb != nil {

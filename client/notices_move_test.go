@@ -8,7 +8,7 @@ import (
 
 	"github.com/drover-sched/drover/client/config"
 	"github.com/drover-sched/drover/helper/testutil/wait"
-	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/nomad/nomadtest"
 )
 
 // A client registers for alloc notices again where its calls go once they
@@ -18,8 +18,8 @@ import (
 // again the client would learn of its allocs only at its lease, five
 // minutes on.
 func TestClientRegistersForNoticesAgainWhenItsCallsMoveToAnotherServer(t *testing.T) {
-	s := nomad.TestServer(t, nil)
-	nomad.WaitForLeader(t, 10*time.Second, s)
+	s := nomadtest.Server(t, nil)
+	nomadtest.WaitForLeader(t, 10*time.Second, s)
 	// One server under two addresses: a session for each, as for two
 	// servers.
 	_, port, err := net.SplitHostPort(s.RPCAddr())
@@ -27,7 +27,7 @@ func TestClientRegistersForNoticesAgainWhenItsCallsMoveToAnotherServer(t *testin
 		t.Fatal(err)
 	}
 	first, second := net.JoinHostPort("localhost", port), net.JoinHostPort("127.0.0.1", port)
-	c := TestClient(t, func(cfg *config.Config) {
+	c := testClient(t, func(cfg *config.Config) {
 		cfg.Servers = []string{first, second}
 		cfg.BlockingQueryWait = 5 * time.Minute // the lease: far past the wait below
 	})

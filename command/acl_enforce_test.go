@@ -11,6 +11,7 @@ import (
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/agenttest"
 )
 
 // runCLIWithEnv is runCLI with environment variables the CLI reads.
@@ -42,7 +43,7 @@ func TestJobCommandsCarryTheToken(t *testing.T) {
 	}
 	cfg := func(c *agent.Config) { c.ACL.Enabled = true }
 	skipWithoutAgent(t, cfg)
-	ta := agent.NewTestAgent(t, cfg)
+	ta := agenttest.New(t, cfg)
 	addr := "-address=" + ta.URL
 
 	res := runCLI(t, nil, "", "acl", "bootstrap", addr)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/agenttest"
 )
 
 // secretOf pulls the Secret ID out of a printed token.
@@ -38,7 +39,7 @@ func TestACLCommandsAgainstAnAgent(t *testing.T) {
 	}
 	cfg := func(c *agent.Config) { c.Client.Enabled = false; c.ACL.Enabled = true }
 	skipWithoutAgent(t, cfg)
-	ta := agent.NewTestAgent(t, cfg)
+	ta := agenttest.New(t, cfg)
 	addr := "-address=" + ta.URL
 
 	res := runCLI(t, nil, "", "acl", "bootstrap", addr)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/agenttest"
 )
 
 // These tests run the CLI against a real in-process agent rather than
@@ -21,7 +22,7 @@ func TestCLIAgainstAServerWithoutClients(t *testing.T) {
 	}
 	serverOnly := func(c *agent.Config) { c.Client.Enabled = false }
 	skipWithoutAgent(t, serverOnly)
-	ta := agent.NewTestAgent(t, serverOnly)
+	ta := agenttest.New(t, serverOnly)
 	addr := "-address=" + ta.URL
 	path := writeJob(t, webJob)
 
@@ -101,7 +102,7 @@ func TestCLIAgainstADevAgent(t *testing.T) {
 		t.Skip("starts a real agent")
 	}
 	skipWithoutAgent(t, nil)
-	ta := agent.NewTestAgent(t, nil)
+	ta := agenttest.New(t, nil)
 	addr := "-address=" + ta.URL
 
 	res := runCLI(t, nil, "", "job", "run", addr, writeJob(t, batchJob))

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/api"
-	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/agenttest"
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/google/go-cmp/cmp"
 )
@@ -165,7 +165,7 @@ func TestAllocActionsAgainstADevAgent(t *testing.T) {
 		t.Skip("starts a real agent")
 	}
 	skipWithoutAgent(t, nil)
-	ta := agent.NewTestAgent(t, nil)
+	ta := agenttest.New(t, nil)
 	addr := "-address=" + ta.URL
 	if res := runCLI(t, nil, "", "job", "run", "-detach", addr, writeJob(t, shellJobHCL)); res.code != 0 {
 		t.Fatalf("job run: exit %d\n%s%s", res.code, res.stdout, res.stderr)

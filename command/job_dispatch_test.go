@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/api"
-	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/agenttest"
 )
 
 const dispatchedID = "process/dispatch-1714564800-0a1b2c3d"
@@ -171,7 +171,7 @@ func TestCLIDispatchAgainstADevAgent(t *testing.T) {
 		t.Skip("starts a real agent")
 	}
 	skipWithoutAgent(t, nil)
-	ta := agent.NewTestAgent(t, nil)
+	ta := agenttest.New(t, nil)
 	addr := "-address=" + ta.URL
 	if res := runCLI(t, nil, "", "job", "run", addr, writeJob(t, dispatchJobFile)); res.code != 0 || !strings.Contains(res.stdout, "Job registration successful") {
 		t.Fatalf("job run: exit %d\n%s%s", res.code, res.stdout, res.stderr)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/agenttest"
 )
 
 // TestCLIRefusesAJobAsTheAgentDoes: against a real agent, job validate,
@@ -17,7 +18,7 @@ func TestCLIRefusesAJobAsTheAgentDoes(t *testing.T) {
 	}
 	serverOnly := func(c *agent.Config) { c.Client.Enabled = false }
 	skipWithoutAgent(t, serverOnly)
-	ta := agent.NewTestAgent(t, serverOnly)
+	ta := agenttest.New(t, serverOnly)
 	addr := "-address=" + ta.URL
 	path := writeJob(t, `job "web" {
   datacenters = ["dc1"]

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/agenttest"
 )
 
 // TestCLIJobRunCheckIndexAgainstADevAgent runs `job run -check-index` with
@@ -17,7 +17,7 @@ func TestCLIJobRunCheckIndexAgainstADevAgent(t *testing.T) {
 		t.Skip("starts a real agent")
 	}
 	skipWithoutAgent(t, nil)
-	ta := agent.NewTestAgent(t, nil)
+	ta := agenttest.New(t, nil)
 	addr := "-address=" + ta.URL
 	file := writeJob(t, webJob)
 	if res := runCLI(t, nil, "", "job", "run", addr, "-detach", "-check-index=0", file); res.code != 0 {

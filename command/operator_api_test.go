@@ -11,6 +11,7 @@ import (
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/agenttest"
 )
 
 func apiTestJob(id string) string {
@@ -30,7 +31,7 @@ func TestOperatorAPIAgainstAnAgent(t *testing.T) {
 	}
 	serverOnly := func(c *agent.Config) { c.Client.Enabled = false }
 	skipWithoutAgent(t, serverOnly)
-	ta := agent.NewTestAgent(t, serverOnly)
+	ta := agenttest.New(t, serverOnly)
 	addr := "-address=" + ta.URL
 
 	// A body from stdin, PUT.
@@ -89,7 +90,7 @@ func TestOperatorAPIFollowsTheEventStream(t *testing.T) {
 	}
 	serverOnly := func(c *agent.Config) { c.Client.Enabled = false }
 	skipWithoutAgent(t, serverOnly)
-	ta := agent.NewTestAgent(t, serverOnly)
+	ta := agenttest.New(t, serverOnly)
 
 	var stdout, stderr lockedBuffer
 	m := newMeta(&stdout, &stderr)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/agenttest"
 )
 
 // operator metrics against a real agent: JSON in Nomad's shape, the
@@ -25,7 +26,7 @@ func TestOperatorMetricsAgainstAnAgent(t *testing.T) {
 		c.Telemetry.DisableHostname = true
 	}
 	skipWithoutAgent(t, withProm)
-	ta := agent.NewTestAgent(t, withProm)
+	ta := agenttest.New(t, withProm)
 	addr := "-address=" + ta.URL
 
 	res := runCLI(t, nil, "", "operator", "metrics", addr, "-pretty")
@@ -61,7 +62,7 @@ func TestOperatorMetricsSaysWhenPrometheusIsOff(t *testing.T) {
 	}
 	serverOnly := func(c *agent.Config) { c.Client.Enabled = false }
 	skipWithoutAgent(t, serverOnly)
-	ta := agent.NewTestAgent(t, serverOnly)
+	ta := agenttest.New(t, serverOnly)
 	res := runCLI(t, nil, "", "operator", "metrics", "-address="+ta.URL, "-format=prometheus")
 	if res.code != 1 || !strings.Contains(res.stderr, "Prometheus is not enabled") || !strings.Contains(res.stderr, "prometheus_metrics = true") {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/agenttest"
 )
 
 // kv is one get-config line, keys padded as the longest key is.
@@ -22,7 +23,7 @@ func TestOperatorSchedulerConfigAgainstAnAgent(t *testing.T) {
 	}
 	serverOnly := func(c *agent.Config) { c.Client.Enabled = false }
 	skipWithoutAgent(t, serverOnly)
-	ta := agent.NewTestAgent(t, serverOnly)
+	ta := agenttest.New(t, serverOnly)
 	addr := "-address=" + ta.URL
 
 	res := runCLI(t, nil, "", "operator", "scheduler", "get-config", addr)

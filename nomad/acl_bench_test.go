@@ -11,7 +11,7 @@ import (
 // compiled (hash the secret, look the token and its policies up, hit the
 // cache).
 func BenchmarkResolveTokenCached(b *testing.B) {
-	s := TestServer(b, func(c *Config) { c.ACLEnabled = true })
+	s := testServer(b, func(c *Config) { c.ACLEnabled = true })
 	WaitForLeader(b, 10e9, s)
 	var boot structs.ACLTokenUpsertResponse
 	if err := s.RPC("ACL.Bootstrap", &structs.ACLTokenBootstrapRequest{WriteRequest: write("")}, &boot); err != nil {

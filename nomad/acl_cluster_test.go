@@ -173,7 +173,7 @@ func sameAccessors(a, b []*structs.ACLTokenListStub) bool {
 }
 
 func aclClusterServer(t *testing.T, i int) *Server {
-	return TestServer(t, func(c *Config) {
+	return testServer(t, func(c *Config) {
 		c.BootstrapExpect = 3
 		c.NodeName = fmt.Sprintf("s%d", i)
 		c.ACLEnabled = true

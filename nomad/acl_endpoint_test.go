@@ -14,7 +14,7 @@ import (
 // aclServer starts a server with ACLs enabled and waits for it to lead.
 func aclServer(t *testing.T, cb func(*Config)) *Server {
 	t.Helper()
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.ACLEnabled = true
 		if cb != nil {
 			cb(c)
@@ -70,7 +70,7 @@ func requireErr(t *testing.T, err, want error) {
 }
 
 func TestACLEndpointsAnswerDisabledWhileACLsAreOff(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 10*time.Second, s)
 	calls := map[string]struct{ args, reply any }{
 		"ACL.Bootstrap":      {&structs.ACLTokenBootstrapRequest{WriteRequest: write("")}, &structs.ACLTokenUpsertResponse{}},

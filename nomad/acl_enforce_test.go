@@ -190,7 +190,7 @@ func TestServerOnlyEndpointsRefuseEveryToken(t *testing.T) {
 // other servers already use. Without ACLs there is none.
 func TestTheServerSecretIsMadeOnceWithACLs(t *testing.T) {
 	t.Parallel()
-	plain := TestServer(t, nil)
+	plain := testServer(t, nil)
 	WaitForLeader(t, 10*time.Second, plain)
 	if sec := plain.serverSecret(); sec != "" {
 		t.Fatalf("a server without ACLs made a secret %q", sec)

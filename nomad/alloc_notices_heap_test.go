@@ -18,7 +18,7 @@ import (
 // delta is the server's registrations.
 func BenchmarkWatchAllocsRegistrationHeap(b *testing.B) {
 	const n = 2000
-	s := TestServer(b, nil)
+	s := testServer(b, nil)
 	WaitForLeader(b, 10*time.Second, s)
 	nodes := registerHeapNodes(b, s, n, "watcher")
 	pool := rpcx.NewConnPool(rpcx.PoolConfig{})

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client"
 	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/client/testclient"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -15,9 +15,9 @@ import (
 // answer tells it that its allocs moved.
 func TestClientRegistersAgainWhenItsLeaseRunsOut(t *testing.T) {
 	t.Parallel()
-	s := TestServer(t, func(c *Config) { c.NumSchedulers = 2 })
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 2 })
 	WaitForLeader(t, 5*time.Second, s)
-	c := client.TestClient(t, func(cfg *config.Config) {
+	c := testclient.New(t, func(cfg *config.Config) {
 		cfg.Servers = []string{s.RPCAddr()}
 		cfg.BlockingQueryWait = 2 * time.Second
 	})

@@ -28,7 +28,7 @@ func BenchmarkEventStreamWhilePlacing(b *testing.B) {
 		benchEventAllocs      = 1000
 		benchEventNodes       = 20
 	)
-	s := TestServer(b, func(c *Config) {
+	s := testServer(b, func(c *Config) {
 		c.DevMode, c.DataDir = true, ""
 		c.Logger = hclog.NewNullLogger()
 		c.MinHeartbeatTTL = time.Hour

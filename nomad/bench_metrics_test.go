@@ -9,7 +9,7 @@ import (
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/nomad/planner"
-	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/nomad/state/statetest"
 )
 
 // The cost of the metrics on two hot paths: the broker's
@@ -46,7 +46,7 @@ func BenchmarkMetricsOverhead(b *testing.B) {
 			}
 		})
 		b.Run("plan-applier/"+v.name, func(b *testing.B) {
-			store := state.TestStateStore(b)
+			store := statetest.New(b)
 			benchPlanApplier(b, store, &benchDirectDeps{store: store, index: 1000}, planner.Config{Workers: 2, GroupCommit: true, Metrics: v.m(b)})
 		})
 	}

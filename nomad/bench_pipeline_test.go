@@ -20,6 +20,7 @@ import (
 	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/nomad/planner/plannertest"
 	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/nomad/state/statetest"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
 )
@@ -156,7 +157,7 @@ func (f doneFuture) Index() uint64 { return f.index }
 func BenchmarkPlanApplier_InMemory(b *testing.B) {
 	for _, v := range applierVariants {
 		b.Run(v.name, func(b *testing.B) {
-			store := state.TestStateStore(b)
+			store := statetest.New(b)
 			benchPlanApplier(b, store, &benchDirectDeps{store: store, index: 1000}, v.opts)
 		})
 	}
@@ -165,7 +166,7 @@ func BenchmarkPlanApplier_InMemory(b *testing.B) {
 func BenchmarkPlanApplier_RaftBoltDB(b *testing.B) {
 	for _, v := range applierVariants {
 		b.Run(v.name, func(b *testing.B) {
-			store := state.TestStateStore(b)
+			store := statetest.New(b)
 			deps := newBenchRaft(b, store)
 			benchPlanApplier(b, store, deps, v.opts)
 		})

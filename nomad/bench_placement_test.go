@@ -40,7 +40,7 @@ func benchPlacement(b *testing.B, useTLS bool) {
 	if useTLS {
 		ca = tlstest.NewCA(b)
 	}
-	s := TestServer(b, func(c *Config) {
+	s := testServer(b, func(c *Config) {
 		c.DevMode, c.DataDir = true, ""
 		c.NumSchedulers = 2
 		// Sessions closing at the end make yamux log errors.

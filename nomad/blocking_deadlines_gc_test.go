@@ -15,7 +15,7 @@ import (
 // length, and held by value in the server it pinned the whole server (its
 // state, every node and alloc) for as long.
 func TestAStoppedServerIsNotPinnedByALongQueryDeadline(t *testing.T) {
-	s, err := NewServer(TestConfig(t))
+	s, err := NewServer(testConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // versions of the server rather than against the bench's per-node total.
 func BenchmarkGetClientAllocsWaiterHeap(b *testing.B) {
 	const n = 2000
-	s := TestServer(b, nil)
+	s := testServer(b, nil)
 	WaitForLeader(b, 10*time.Second, s)
 	nodes := registerHeapNodes(b, s, n, "waiter")
 	b.ResetTimer()

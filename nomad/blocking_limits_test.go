@@ -38,7 +38,7 @@ func waitingCount(s *Server, ip string) (int, int) {
 }
 
 func TestBlockingQueryEndsWhenItsCallerGoesAway(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 
 	ctx, cancel := context.WithCancel(asUser(context.Background(), "192.0.2.1"))
@@ -60,7 +60,7 @@ func TestBlockingQueryEndsWhenItsCallerGoesAway(t *testing.T) {
 }
 
 func TestBlockingQueryOverTheWireEndsWhenItsCallerGivesUp(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	pool := rpcx.NewConnPool(rpcx.PoolConfig{})
 	defer pool.Shutdown()
@@ -83,7 +83,7 @@ func TestBlockingQueryOverTheWireEndsWhenItsCallerGivesUp(t *testing.T) {
 }
 
 func TestBlockingQueriesPastTheLimitsAreRefused(t *testing.T) {
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.MaxBlockingQueries = 3
 		c.MaxBlockingQueriesPerClient = 2
 	})
@@ -154,7 +154,7 @@ func TestForwardedBlockingQueriesCountOnlyWhereTheyArrived(t *testing.T) {
 // A blocking query whose caller never goes away still ends when the server
 // stops, instead of holding its goroutine until its wait runs out.
 func TestBlockingQueryEndsWhenTheServerStops(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 
 	args := waitingRead(s)

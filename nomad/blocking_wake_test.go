@@ -64,7 +64,7 @@ func TestStoreWakeClosesOnAbandonOrStop(t *testing.T) {
 // its allocs there wakes it (a query left watching the old store would
 // wait out its whole MaxQueryTime).
 func TestBlockingQueryFollowsARestoredStore(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 10*time.Second, s)
 	node := itNode("restored")
 	registerNode(t, s, node)

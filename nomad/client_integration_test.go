@@ -9,7 +9,10 @@ import (
 
 	"github.com/drover-sched/drover/client"
 	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/client/testclient"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/nomad/nomadtest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -19,10 +22,10 @@ import (
 
 func startServerAndClient(t *testing.T) (*nomad.Server, *client.Client) {
 	t.Helper()
-	s := nomad.TestServer(t, func(c *nomad.Config) { c.NumSchedulers = 2 })
-	nomad.WaitForLeader(t, 5*time.Second, s)
-	c := client.TestClient(t, func(cfg *config.Config) { cfg.Servers = []string{s.RPCAddr()} })
-	nomad.WaitFor(t, 10*time.Second, func() (bool, string) {
+	s := nomadtest.Server(t, func(c *nomad.Config) { c.NumSchedulers = 2 })
+	nomadtest.WaitForLeader(t, 5*time.Second, s)
+	c := testclient.New(t, func(cfg *config.Config) { cfg.Servers = []string{s.RPCAddr()} })
+	wait.For(t, 10*time.Second, func() (bool, string) {
 		n, _ := s.State().NodeByID(nil, c.NodeID())
 		if n == nil {
 			return false, "client not registered"
@@ -59,7 +62,7 @@ func TestClientRunsABatchJobToCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []string
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	wait.For(t, 20*time.Second, func() (bool, string) {
 		a := onlyAlloc(t, s, "hello")
 		if a == nil {
 			return false, "no alloc yet"
@@ -96,7 +99,7 @@ func TestClientStopsATaskWhenTheJobStops(t *testing.T) {
 	if err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: rawExecJob("svc", structs.JobTypeService, "exec sleep 300")}, &resp); err != nil {
 		t.Fatal(err)
 	}
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	wait.For(t, 20*time.Second, func() (bool, string) {
 		a := onlyAlloc(t, s, "svc")
 		if a == nil {
 			return false, "no alloc"
@@ -107,7 +110,7 @@ func TestClientStopsATaskWhenTheJobStops(t *testing.T) {
 	if err := s.RPC("Job.Deregister", &structs.JobDeregisterRequest{JobID: "svc"}, &dresp); err != nil {
 		t.Fatal(err)
 	}
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	wait.For(t, 20*time.Second, func() (bool, string) {
 		a := onlyAlloc(t, s, "svc")
 		return a.DesiredStatus == structs.AllocDesiredStatusStop && a.ClientTerminalStatus(),
 			fmt.Sprintf("desired %s client %s", a.DesiredStatus, a.ClientStatus)
@@ -124,10 +127,10 @@ func TestClientStopsATaskWhenTheJobStops(t *testing.T) {
 // of one to two seconds) so that several pass while the job starts.
 func TestRealClientActsAsItsNodeOnEveryCall(t *testing.T) {
 	t.Parallel()
-	s := nomad.TestServer(t, func(c *nomad.Config) { c.MinHeartbeatTTL = time.Second })
-	nomad.WaitForLeader(t, 5*time.Second, s)
-	c := client.TestClient(t, func(cfg *config.Config) { cfg.Servers = []string{s.RPCAddr()} })
-	nomad.WaitFor(t, 10*time.Second, func() (bool, string) {
+	s := nomadtest.Server(t, func(c *nomad.Config) { c.MinHeartbeatTTL = time.Second })
+	nomadtest.WaitForLeader(t, 5*time.Second, s)
+	c := testclient.New(t, func(cfg *config.Config) { cfg.Servers = []string{s.RPCAddr()} })
+	wait.For(t, 10*time.Second, func() (bool, string) {
 		n, _ := s.State().NodeByID(nil, c.NodeID())
 		return n != nil && n.Status == structs.NodeStatusReady, "client not registered and ready"
 	})
@@ -144,7 +147,7 @@ func TestRealClientActsAsItsNodeOnEveryCall(t *testing.T) {
 	// Running on the server means the client read its assignment
 	// (Node.GetClientAllocs), fetched the alloc (Alloc.GetAllocs) and
 	// reported it (Node.UpdateAlloc), each as its node.
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	wait.For(t, 20*time.Second, func() (bool, string) {
 		a := onlyAlloc(t, s, "svc")
 		if a == nil {
 			return false, "no alloc"
@@ -153,7 +156,7 @@ func TestRealClientActsAsItsNodeOnEveryCall(t *testing.T) {
 	})
 	// Node.UpdateStatus: accepted heartbeats move the client's clock of
 	// the last one.
-	nomad.WaitFor(t, 10*time.Second, func() (bool, string) {
+	wait.For(t, 10*time.Second, func() (bool, string) {
 		return c.LastHeartbeat().After(registered), "no heartbeat accepted since registration"
 	})
 	if n, _ := s.State().NodeByID(nil, c.NodeID()); n.Status != structs.NodeStatusReady {

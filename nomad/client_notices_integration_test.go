@@ -9,10 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client"
 	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/client/testclient"
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/nomad/nomadtest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -24,7 +26,7 @@ import (
 func TestClientLearnsOfItsAllocsFromANoticeWithNoBlockingQuery(t *testing.T) {
 	t.Parallel()
 	s, c := startServerAndClient(t)
-	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
+	wait.For(t, 60*time.Second, func() (bool, string) {
 		return s.AllocNoticeRegistered(c.NodeID()), "the client did not register for alloc notices"
 	})
 	if n := s.BlockingQueries(); n != 0 {
@@ -36,7 +38,7 @@ func TestClientLearnsOfItsAllocsFromANoticeWithNoBlockingQuery(t *testing.T) {
 	if err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: rawExecJob("svc", structs.JobTypeService, "exec sleep 300")}, &resp); err != nil {
 		t.Fatal(err)
 	}
-	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
+	wait.For(t, 60*time.Second, func() (bool, string) {
 		if n := s.BlockingQueries(); n != 0 {
 			t.Fatalf("%d blocking queries wait on the server while the alloc starts", n)
 		}
@@ -50,7 +52,7 @@ func TestClientLearnsOfItsAllocsFromANoticeWithNoBlockingQuery(t *testing.T) {
 		t.Fatal("the alloc reached the client without a notice")
 	}
 	// After fetching, the client registered again for the next change.
-	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
+	wait.For(t, 60*time.Second, func() (bool, string) {
 		return s.AllocNoticeRegistered(c.NodeID()), "the client did not register again after the notice"
 	})
 
@@ -59,7 +61,7 @@ func TestClientLearnsOfItsAllocsFromANoticeWithNoBlockingQuery(t *testing.T) {
 	if err := s.RPC("Job.Deregister", &structs.JobDeregisterRequest{JobID: "svc"}, &dresp); err != nil {
 		t.Fatal(err)
 	}
-	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
+	wait.For(t, 60*time.Second, func() (bool, string) {
 		a := onlyAlloc(t, s, "svc")
 		return a.ClientTerminalStatus(), "alloc " + a.ClientStatus
 	})
@@ -125,16 +127,16 @@ func startOlderServer(t *testing.T, s *nomad.Server) string {
 
 func TestClientFallsBackToTheBlockingQueryAgainstAnOlderServer(t *testing.T) {
 	t.Parallel()
-	s := nomad.TestServer(t, func(c *nomad.Config) { c.NumSchedulers = 2 })
-	nomad.WaitForLeader(t, 5*time.Second, s)
+	s := nomadtest.Server(t, func(c *nomad.Config) { c.NumSchedulers = 2 })
+	nomadtest.WaitForLeader(t, 5*time.Second, s)
 	addr := startOlderServer(t, s)
-	c := client.TestClient(t, func(cfg *config.Config) { cfg.Servers = []string{addr} })
-	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
+	c := testclient.New(t, func(cfg *config.Config) { cfg.Servers = []string{addr} })
+	wait.For(t, 60*time.Second, func() (bool, string) {
 		n, _ := s.State().NodeByID(nil, c.NodeID())
 		return n != nil && n.Status == structs.NodeStatusReady, "client not registered and ready"
 	})
 	// The client holds the blocking query instead.
-	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
+	wait.For(t, 60*time.Second, func() (bool, string) {
 		return s.BlockingQueries() == 1, "no blocking query from the client"
 	})
 
@@ -220,11 +222,11 @@ func (p *cutProxy) cut() {
 // (five minutes).
 func TestClientRegistersForNoticesAgainWhenItsSessionCloses(t *testing.T) {
 	t.Parallel()
-	s := nomad.TestServer(t, func(c *nomad.Config) { c.NumSchedulers = 2 })
-	nomad.WaitForLeader(t, 5*time.Second, s)
+	s := nomadtest.Server(t, func(c *nomad.Config) { c.NumSchedulers = 2 })
+	nomadtest.WaitForLeader(t, 5*time.Second, s)
 	proxy := startCutProxy(t, s.RPCAddr())
-	c := client.TestClient(t, func(cfg *config.Config) { cfg.Servers = []string{proxy.ln.Addr().String()} })
-	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
+	c := testclient.New(t, func(cfg *config.Config) { cfg.Servers = []string{proxy.ln.Addr().String()} })
+	wait.For(t, 60*time.Second, func() (bool, string) {
 		return s.AllocNoticeRegistered(c.NodeID()), "the client did not register for alloc notices"
 	})
 	// The client may come back through the proxy or, told the server's
@@ -232,7 +234,7 @@ func TestClientRegistersForNoticesAgainWhenItsSessionCloses(t *testing.T) {
 	// straight to it: what matters is that it registers again.
 	before := s.AllocNoticeRegistrations()
 	proxy.cut()
-	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
+	wait.For(t, 60*time.Second, func() (bool, string) {
 		return s.AllocNoticeRegistrations() > before, "the client did not register again after its session closed"
 	})
 
@@ -250,7 +252,7 @@ func runSvcOn(t *testing.T, s *nomad.Server, nodeID string) {
 	if err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: rawExecJob("svc", structs.JobTypeService, "exec sleep 300")}, &resp); err != nil {
 		t.Fatal(err)
 	}
-	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
+	wait.For(t, 60*time.Second, func() (bool, string) {
 		a := onlyAlloc(t, s, "svc")
 		if a == nil {
 			return false, "no alloc"

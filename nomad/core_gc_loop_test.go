@@ -250,7 +250,7 @@ func TestCoreGCLoopStopsWithItsContext(t *testing.T) {
 // won again the new term's loop collects.
 func TestCoreGCLoopRunsOnlyWhileLeading(t *testing.T) {
 	clock := clock.NewFake(gcTestStart)
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.Clock = clock
 		c.NumSchedulers = 0
 		c.EvalGCThreshold, c.EvalGCInterval = time.Minute, 10*time.Second

@@ -51,7 +51,7 @@ func allocByID(t *testing.T, s *Server, id string) *structs.Allocation {
 // is terminal with only client-terminal allocs: exactly what GC used to
 // take.
 func TestGCKeepsACompletedBatchAllocWhileItsJobRuns(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	job := itJob("report", 2)
@@ -131,7 +131,7 @@ func TestGCKeepsACompletedBatchAllocWhileItsJobRuns(t *testing.T) {
 // Finding: a failed alloc waiting for a delayed reschedule lost its
 // reschedule history to GC.
 func TestGCKeepsAFailedAllocWaitingForItsReschedule(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	job := itJob("web", 1)
@@ -190,7 +190,7 @@ func TestGCKeepsAFailedAllocWaitingForItsReschedule(t *testing.T) {
 // the node's allocs, so deleting the newest one made the index go back
 // and a blocked client never heard of the deletion.
 func TestGCOfANodesNewestAllocMovesItsAssignmentIndexForward(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	node := itNode("n1")
 	registerNode(t, s, node)
@@ -424,7 +424,7 @@ func TestFSMJobBatchDeregisterIsDeterministic(t *testing.T) {
 // A service job with nothing to run (scaled to zero) is dead but still the
 // user's: only stopping it makes it garbage.
 func TestGCKeepsADeadServiceJobUntilItIsStopped(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	reg := registerJob(t, s, itJob("idle", 0))
 	waitEvalDone(t, s, reg.EvalID)

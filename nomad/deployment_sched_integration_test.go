@@ -16,7 +16,7 @@ import (
 // kicked with Job.Evaluate, as the watcher would on new health.
 func TestRollingUpdateIsPacedByClientHealthThroughThePipeline(t *testing.T) {
 	t.Parallel()
-	s := TestServer(t, func(c *Config) { c.NumSchedulers = 2 })
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 2 })
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	registerNode(t, s, itNode("n2"))

@@ -76,7 +76,7 @@ const fakeClockNackTimeout = 10_000 * time.Hour
 
 func startFakeClockServer(t *testing.T) (*Server, *clock.Fake) {
 	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.Clock = clock
 		c.NumSchedulers = 2
 		c.EvalNackTimeout = fakeClockNackTimeout

@@ -21,7 +21,7 @@ import (
 // heartbeat while the test moves time to a drain deadline.
 func startDrainServer(t *testing.T) (*Server, *clock.Fake) {
 	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
-	s := TestServer(t, func(c *Config) { drainTestConfig(c, clock) })
+	s := testServer(t, func(c *Config) { drainTestConfig(c, clock) })
 	WaitForLeader(t, 5*time.Second, s)
 	return s, clock
 }
@@ -278,7 +278,7 @@ func TestDrainResumesAfterALeaderChange(t *testing.T) {
 	var servers []*Server
 	for i := 0; i < 3; i++ {
 		i := i
-		servers = append(servers, TestServer(t, func(c *Config) {
+		servers = append(servers, testServer(t, func(c *Config) {
 			drainTestConfig(c, clock)
 			c.BootstrapExpect = 3
 			c.NodeName = fmt.Sprintf("%s-s%d", t.Name(), i)

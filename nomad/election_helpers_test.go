@@ -9,7 +9,7 @@ import (
 )
 
 // Tests of several servers run raft with test timings (a 100ms leader
-// lease, see TestConfig) on a machine they share with other work. Under
+// lease, see testConfig) on a machine they share with other work. Under
 // -race and load a leader regularly misses its lease and steps down, and
 // the cluster elects again, perhaps the same server. Nothing promises a
 // test that the leader it found stays leader: a test that keeps a

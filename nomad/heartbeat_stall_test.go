@@ -58,7 +58,7 @@ func startStallServer(t *testing.T) (*Server, *clock.Fake, *logBuffer) {
 	t.Helper()
 	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
 	logs := &logBuffer{}
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.Clock = clock
 		c.NumSchedulers = 2
 		c.EvalNackTimeout = fakeClockNackTimeout

@@ -30,7 +30,7 @@ func countStatus(s *Server, status string) int {
 // is never marked.
 func TestSimultaneousExpiriesAreRateLimited(t *testing.T) {
 	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.Clock = clock
 		// One node per 20s. Advance walks time through the expiries (15s
 		// to 25s) while the first write is in flight, so that write can
@@ -105,7 +105,7 @@ func TestSimultaneousExpiriesAreRateLimited(t *testing.T) {
 }
 
 func TestHeartbeatTTLScalesWithTheFleet(t *testing.T) {
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.MinHeartbeatTTL = time.Second
 		c.MaxHeartbeatsPerSecond = 10
 	})
@@ -148,7 +148,7 @@ func TestNewLeaderGivesNodesTheFailoverTTL(t *testing.T) {
 	var servers []*Server
 	for i := 0; i < 3; i++ {
 		i := i
-		servers = append(servers, TestServer(t, func(c *Config) {
+		servers = append(servers, testServer(t, func(c *Config) {
 			c.BootstrapExpect = 3
 			c.NodeName = fmt.Sprintf("s%d", i)
 			c.Clock = clock

@@ -13,10 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client"
 	"github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/client/testclient"
 	"github.com/drover-sched/drover/helper/testutil/dockerimage"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/nomad/nomadtest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -61,14 +63,14 @@ func TestHostNetworkPortBindsOnItsNetworksAddressOnly(t *testing.T) {
 	image := dockerimage.Ensure(t)
 	ifname, ip := secondInterface(t)
 
-	s := nomad.TestServer(t, func(c *nomad.Config) { c.NumSchedulers = 1 })
-	nomad.WaitForLeader(t, 5*time.Second, s)
-	c := client.TestClient(t, func(cfg *config.Config) {
+	s := nomadtest.Server(t, func(c *nomad.Config) { c.NumSchedulers = 1 })
+	nomadtest.WaitForLeader(t, 5*time.Second, s)
+	c := testclient.New(t, func(cfg *config.Config) {
 		cfg.Servers = []string{s.RPCAddr()}
 		cfg.EnabledDrivers = append(cfg.EnabledDrivers, "docker")
 		cfg.HostNetworks = map[string]*structs.ClientHostNetworkConfig{"testnet": {Interface: ifname}}
 	})
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	wait.For(t, 20*time.Second, func() (bool, string) {
 		n, _ := s.State().NodeByID(nil, c.NodeID())
 		if n == nil || n.Status != structs.NodeStatusReady || !n.DriverHealthy("docker") {
 			return false, "node not ready with docker"
@@ -88,7 +90,7 @@ func TestHostNetworkPortBindsOnItsNetworksAddressOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	var alloc *structs.Allocation
-	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
+	wait.For(t, 60*time.Second, func() (bool, string) {
 		alloc = onlyAlloc(t, s, job.ID)
 		if alloc == nil {
 			return false, "no alloc"
@@ -102,7 +104,7 @@ func TestHostNetworkPortBindsOnItsNetworksAddressOnly(t *testing.T) {
 	addr := net.JoinHostPort(ip, strconv.Itoa(port.Value))
 
 	var body string
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		resp, err := (&http.Client{Timeout: 2 * time.Second}).Get("http://" + addr + "/")
 		if err != nil {
 			return false, err.Error()
@@ -133,7 +135,7 @@ func TestHostNetworkPortBindsOnItsNetworksAddressOnly(t *testing.T) {
 	if err := s.RPC("Job.Deregister", &structs.JobDeregisterRequest{JobID: job.ID}, &structs.JobDeregisterResponse{}); err != nil {
 		t.Fatal(err)
 	}
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		a := onlyAlloc(t, s, job.ID)
 		return a != nil && a.ClientTerminalStatus(), "alloc still running"
 	})

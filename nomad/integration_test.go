@@ -106,7 +106,7 @@ func evalStatus(t *testing.T, s *Server, id string) string {
 
 func TestJobRegisterPlacesAllocationsThroughThePipeline(t *testing.T) {
 	t.Parallel()
-	s := TestServer(t, func(c *Config) { c.NumSchedulers = 2 })
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 2 })
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	registerNode(t, s, itNode("n2"))
@@ -142,7 +142,7 @@ func TestJobRegisterPlacesAllocationsThroughThePipeline(t *testing.T) {
 }
 
 func TestInvalidJobIsRefusedAndChangesNothing(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	before, _ := s.State().LatestIndex()
 	j := itJob("bad", 1)
@@ -167,7 +167,7 @@ func TestInvalidJobIsRefusedAndChangesNothing(t *testing.T) {
 // Promise 1 end to end: a job stopped and re-run with the same static port
 // waits for the old alloc to stop; it never collides with it.
 func TestRerunWithSameStaticPortWaitsForTheOldAllocToStop(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	job := itJob("pinned", 1)
@@ -214,7 +214,7 @@ func TestRerunWithSameStaticPortWaitsForTheOldAllocToStop(t *testing.T) {
 }
 
 func TestUpdateAllocIsRefusedForAnUnknownTransition(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	a := registerOne(t, s, itJob("web", 1))
@@ -235,7 +235,7 @@ func TestUpdateAllocIsRefusedForAnUnknownTransition(t *testing.T) {
 
 func TestJobPlanIsADryRunWithAnnotatedDiff(t *testing.T) {
 	t.Parallel()
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	registerJob(t, s, itJob("web", 1))
@@ -272,7 +272,7 @@ func TestJobPlanIsADryRunWithAnnotatedDiff(t *testing.T) {
 }
 
 func TestNodeEvaluateCreatesEvalsForTheNodesJobs(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	registerJob(t, s, itJob("web", 1))
@@ -296,7 +296,7 @@ func TestNodeEvaluateCreatesEvalsForTheNodesJobs(t *testing.T) {
 }
 
 func TestPeriodicJobWithABadSpecIsRefused(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	j := itJob("cron", 1)
 	j.Type = structs.JobTypeBatch
@@ -313,7 +313,7 @@ func TestPeriodicJobWithABadSpecIsRefused(t *testing.T) {
 }
 
 func TestConcurrentCheckAndSetRegistrationsHaveOneWinner(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	first := registerJob(t, s, itJob("cas", 1))
 	const writers = 8
@@ -343,7 +343,7 @@ func TestConcurrentCheckAndSetRegistrationsHaveOneWinner(t *testing.T) {
 // A service alloc its client reports complete while the servers still want
 // it running (a client that fenced itself) is replaced.
 func TestServiceAllocCompletedByItsClientIsReplaced(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	a := placeOne(t, s, itJob("web", 1))
@@ -358,7 +358,7 @@ func TestServiceAllocCompletedByItsClientIsReplaced(t *testing.T) {
 
 func TestDrainingANodeMovesItsAllocs(t *testing.T) {
 	t.Parallel()
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	a := placeOne(t, s, itJob("web", 1))

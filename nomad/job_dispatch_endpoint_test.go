@@ -33,7 +33,7 @@ func dispatchParent(id, payload string) *structs.Job {
 
 func dispatchServer(t *testing.T) *Server {
 	t.Helper()
-	s := TestServer(t, periodicServerConfig(clock.NewFake(periodicEpoch)))
+	s := testServer(t, periodicServerConfig(clock.NewFake(periodicEpoch)))
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	return s

@@ -11,7 +11,7 @@ import (
 
 // limitsServer is a leader with one roomy node and small job bounds.
 func limitsServer(t *testing.T, cb func(*Config)) *Server {
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.JobMaxCount = 5
 		c.JobMaxAllocs = 8
 		if cb != nil {
@@ -141,7 +141,7 @@ func TestALargeJobIsPlacedInPlansBelowTheMessageLimit(t *testing.T) {
 }
 
 func TestRaftApplyRefusesEntriesOverTheMessageLimit(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	job := itJob("x", 1)
 	job.Meta = bigMeta(rpcx.DefaultMaxMessageSize)

@@ -45,7 +45,7 @@ func waitLive(t *testing.T, s *Server, jobID string, n int) []*structs.Allocatio
 // so the times a scale stamps are known exactly.
 func scaleTestServer(t *testing.T) (*Server, *clock.Fake) {
 	clock := clock.NewFake(periodicEpoch)
-	s := TestServer(t, periodicServerConfig(clock))
+	s := testServer(t, periodicServerConfig(clock))
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	return s, clock
@@ -296,7 +296,7 @@ func TestJobScaleStatusBlocksUntilTheJobChanges(t *testing.T) {
 // refused too, event-only requests included, and nothing is written.
 func TestJobScaleIsRefusedWhileRegistrationIsRejected(t *testing.T) {
 	// No workers: nothing but the requests under test writes to raft.
-	s := TestServer(t, func(c *Config) { c.NumSchedulers = 0 })
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
 	WaitForLeader(t, 5*time.Second, s)
 	registerJob(t, s, itJob("web", 1))
 	mustSetSchedulerConfig(t, s, structs.SchedulerConfiguration{RejectJobRegistration: true})

@@ -11,7 +11,7 @@ import (
 // Register and plan warn that memory_max will be ignored while memory
 // oversubscription is off, and stop warning once it is on.
 func TestRegisterAndPlanWarnOfIgnoredMemoryMax(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	job := itJob("big", 1)
 	job.TaskGroups[0].Tasks[0].Resources.MemoryMaxMB = 512

@@ -25,7 +25,7 @@ func waitPeers(t *testing.T, s *Server, n int) {
 // waiting starts a server that neither bootstraps nor knows anyone: it
 // waits to be joined.
 func waiting(t *testing.T, name string, cb func(*Config)) *Server {
-	return TestServer(t, func(c *Config) {
+	return testServer(t, func(c *Config) {
 		c.BootstrapExpect = 0
 		c.NodeName = name
 		if cb != nil {
@@ -35,7 +35,7 @@ func waiting(t *testing.T, name string, cb func(*Config)) *Server {
 }
 
 func TestJoinNowAddsWaitingServersFromEitherSide(t *testing.T) {
-	s1 := TestServer(t, func(c *Config) { c.NodeName = "s1" })
+	s1 := testServer(t, func(c *Config) { c.NodeName = "s1" })
 	WaitForLeader(t, 10*time.Second, s1)
 	s2 := waiting(t, "s2", nil)
 	s3 := waiting(t, "s3", nil)
@@ -67,8 +67,8 @@ func TestJoinNowAddsWaitingServersFromEitherSide(t *testing.T) {
 }
 
 func TestJoinNowRefusesWhatCannotJoin(t *testing.T) {
-	s1 := TestServer(t, func(c *Config) { c.NodeName = "s1" })
-	other := TestServer(t, func(c *Config) { c.NodeName = "other" })
+	s1 := testServer(t, func(c *Config) { c.NodeName = "s1" })
+	other := testServer(t, func(c *Config) { c.NodeName = "other" })
 	WaitForLeader(t, 10*time.Second, s1)
 	WaitForLeader(t, 10*time.Second, other)
 	elsewhere := waiting(t, "elsewhere", func(c *Config) { c.Region = "r2" })
@@ -109,8 +109,8 @@ func TestJoinNowRefusesWhatCannotJoin(t *testing.T) {
 // the other region's leader to take it in, merging two regions' raft
 // clusters.
 func TestJoinNowKeepsRefusedAddressesOutOfTheRetryList(t *testing.T) {
-	other := TestServer(t, func(c *Config) { c.NodeName = "other-region"; c.Region = "r2" })
-	s1 := TestServer(t, func(c *Config) { c.NodeName = "s1" })
+	other := testServer(t, func(c *Config) { c.NodeName = "other-region"; c.Region = "r2" })
+	s1 := testServer(t, func(c *Config) { c.NodeName = "s1" })
 	WaitForLeader(t, 10*time.Second, other)
 	WaitForLeader(t, 10*time.Second, s1)
 	fresh := waiting(t, "fresh", nil)
@@ -139,7 +139,7 @@ func TestJoinNowKeepsRefusedAddressesOutOfTheRetryList(t *testing.T) {
 // then receives the secret with the rest of the state.
 func TestWithACLsANewServerIsAddedFromInsideTheCluster(t *testing.T) {
 	acls := func(c *Config) { c.ACLEnabled = true }
-	s1 := TestServer(t, func(c *Config) { c.NodeName = "s1"; c.ACLEnabled = true })
+	s1 := testServer(t, func(c *Config) { c.NodeName = "s1"; c.ACLEnabled = true })
 	WaitForLeader(t, 10*time.Second, s1)
 	WaitFor(t, 5*time.Second, func() (bool, string) { return s1.serverSecret() != "", "no server secret" })
 	s2 := waiting(t, "s2", acls)
@@ -166,7 +166,7 @@ func TestWithACLsANewServerIsAddedFromInsideTheCluster(t *testing.T) {
 // running; before it did, one attempt was made, JoinNow reported the
 // address joined, and the server never joined.
 func TestJoinNowFromOutsideJoinsOnceTheClusterHasALeaderAgain(t *testing.T) {
-	s1 := TestServer(t, func(c *Config) { c.NodeName = "s1" })
+	s1 := testServer(t, func(c *Config) { c.NodeName = "s1" })
 	WaitForLeader(t, 10*time.Second, s1)
 	s2 := waiting(t, "s2", nil)
 	if n, err := s1.JoinNow([]string{s2.RPCAddr()}); n != 1 || err != nil {
@@ -192,7 +192,7 @@ func TestJoinNowFromOutsideJoinsOnceTheClusterHasALeaderAgain(t *testing.T) {
 	}
 
 	// s2 comes back: the cluster elects, and s3 is added.
-	TestServer(t, func(c *Config) {
+	testServer(t, func(c *Config) {
 		c.NodeName, c.DataDir, c.RPCAddr, c.BootstrapExpect = "s2", s2Dir, s2Addr, 0
 	})
 	WaitFor(t, 20*time.Second, func() (bool, string) {

@@ -15,7 +15,7 @@ import (
 // timers start over with the failover TTL.
 func TestLeadershipRegainedStartsANewTerm(t *testing.T) {
 	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.Clock = clock
 		c.NumSchedulers = 0
 		c.MinHeartbeatTTL = 10 * time.Second
@@ -59,7 +59,7 @@ func TestLeadershipRegainedStartsANewTerm(t *testing.T) {
 
 // Once Shutdown has begun, establishing leadership starts nothing.
 func TestNoLeadershipAfterShutdown(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	if err := s.Shutdown(); err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func idsOf[T any](list []T, id func(T) string) []string {
 // together the whole list, in the order of the unpaged answer.
 func TestEveryListEndpointPagesAndResumes(t *testing.T) {
 	// The nodes' TTL outlasts the test: a missed heartbeat would write.
-	s := TestServer(t, func(c *Config) { c.MinHeartbeatTTL = time.Hour })
+	s := testServer(t, func(c *Config) { c.MinHeartbeatTTL = time.Hour })
 	WaitForLeader(t, 5*time.Second, s)
 	n1, n2 := itNode("n1"), itNode("n2")
 	registerNode(t, s, n1)

@@ -143,7 +143,7 @@ func TestMetricsWorkerTimesItsStepsAndCountsFailedPlacements(t *testing.T) {
 func TestMetricsHeartbeatsInvalidationsAndRPCs(t *testing.T) {
 	m, sink := telemetrytest.New()
 	clock := clock.NewFake(time.Unix(1_800_000_000, 0))
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.Clock = clock
 		c.Metrics = m
 		c.MinHeartbeatTTL = 10 * time.Second
@@ -205,7 +205,7 @@ func TestMetricsRaftCommitTimeAndLastContact(t *testing.T) {
 	tel.BridgeRaft()
 	var servers []*Server
 	for i := 0; i < 3; i++ {
-		servers = append(servers, TestServer(t, func(c *Config) {
+		servers = append(servers, testServer(t, func(c *Config) {
 			c.BootstrapExpect = 3
 			c.NodeName = fmt.Sprintf("s%d", i)
 			c.Metrics = tel.Metrics()

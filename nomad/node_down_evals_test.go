@@ -13,7 +13,7 @@ import (
 // misses its heartbeat does: its allocs are lost and replaced without
 // waiting for some other change to the job.
 func TestNodeThatSaysItIsDownHasItsWorkReplaced(t *testing.T) {
-	s := TestServer(t, func(c *Config) { c.MinHeartbeatTTL = time.Hour })
+	s := testServer(t, func(c *Config) { c.MinHeartbeatTTL = time.Hour })
 	WaitForLeader(t, 5*time.Second, s)
 	n1, n2 := itNode("n1"), itNode("n2")
 	registerNode(t, s, n1)

@@ -13,7 +13,7 @@ import (
 // changes nothing.
 func TestNodeDrainKeepsBoundedMeta(t *testing.T) {
 	t.Parallel()
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	registerNode(t, s, itNode("n1"))
 	drain := func(meta map[string]string, spec *structs.DrainStrategy) error {

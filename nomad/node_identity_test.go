@@ -31,7 +31,7 @@ type identityFixture struct {
 func newIdentityFixture(t *testing.T) *identityFixture {
 	t.Helper()
 	// A fake clock: no node misses a heartbeat while the test runs.
-	s := TestServer(t, func(c *Config) { c.Clock = clock.NewFake(time.Unix(1_800_000_000, 0)) })
+	s := testServer(t, func(c *Config) { c.Clock = clock.NewFake(time.Unix(1_800_000_000, 0)) })
 	WaitForLeader(t, 5*time.Second, s)
 	f := &identityFixture{s: s, victim: itNode("victim"), own: itNode("attacker")}
 	registerNode(t, s, f.victim)

@@ -54,7 +54,7 @@ func TestNodeBecomingReadyWritesStatusAndEvalsInOneEntry(t *testing.T) {
 	for _, tc := range readyNodeCases {
 		t.Run(tc.name, func(t *testing.T) {
 			// No workers: the evals stay as the entry wrote them.
-			s := TestServer(t, func(c *Config) { c.NumSchedulers = 0 })
+			s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
 			WaitForLeader(t, 5*time.Second, s)
 			sys := itSystemJob("sys")
 			registerJob(t, s, sys)
@@ -87,7 +87,7 @@ func TestNodeBecomingReadyWritesStatusAndEvalsInOneEntry(t *testing.T) {
 func TestLogEndingAtNodeReadyRestoresItsEvals(t *testing.T) {
 	for _, tc := range readyNodeCases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := TestServer(t, func(c *Config) { c.NumSchedulers = 0 })
+			s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
 			WaitForLeader(t, 5*time.Second, s)
 			registerJob(t, s, itSystemJob("sys"))
 			resp := tc.ready(t, s, itNode("n1"))
@@ -228,7 +228,7 @@ func TestFSMRefusesReadyNodeEvalsReadBeforeASystemJob(t *testing.T) {
 // node all the same: the FSM refuses the stale entry and the leader reads
 // again, all in one call.
 func TestNodeReadyRereadsTheJobsWhenASystemJobArrivesMeanwhile(t *testing.T) {
-	s := TestServer(t, func(c *Config) { c.NumSchedulers = 0 })
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
 	WaitForLeader(t, 5*time.Second, s)
 	registerJob(t, s, itSystemJob("early"))
 	node := itNode("n1")

@@ -29,7 +29,7 @@ func TestServerWithWipedDataDirRejoinsAtItsAddress(t *testing.T) {
 	oldID, addr, name := gone.NodeID(), gone.RPCAddr(), gone.config.NodeName
 	gone.Shutdown()
 
-	back := TestServer(t, func(c *Config) {
+	back := testServer(t, func(c *Config) {
 		c.RPCAddr, c.NodeName, c.BootstrapExpect = addr, name, 3
 		c.ServerJoin = []string{rest[0].RPCAddr(), rest[1].RPCAddr()}
 	})
@@ -64,7 +64,7 @@ func TestServerWithWipedDataDirRejoinsAtItsAddress(t *testing.T) {
 // The leader refuses a peer that claims its own address under another ID.
 func TestRaftAddPeerRefusesTheLeadersAddress(t *testing.T) {
 	t.Parallel()
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	var resp structs.GenericResponse
 	err := s.RPC("Operator.RaftAddPeer", &structs.RaftPeerAddRequest{ID: "impostor", Address: s.RPCAddr()}, &resp)

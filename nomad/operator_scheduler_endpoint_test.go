@@ -51,7 +51,7 @@ func withoutIndexes(c structs.SchedulerConfiguration) structs.SchedulerConfigura
 // are read back with a real index and CAS works against it.
 func TestSchedulerConfigNewClusterStoresNomadDefaults(t *testing.T) {
 	t.Parallel()
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	resp := getSchedulerConfig(t, s, structs.QueryOptions{})
 	want := structs.SchedulerConfiguration{
@@ -78,7 +78,7 @@ func TestSchedulerConfigDefaultIsStoredOnceAndHonoured(t *testing.T) {
 	dir := t.TempDir()
 	first := structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmSpread, PauseEvalBroker: true,
 		MemoryOversubscriptionEnabled: true, PreemptionConfig: structs.PreemptionConfig{BatchSchedulerEnabled: true}}
-	s1 := TestServer(t, func(c *Config) { c.DataDir = dir; c.DefaultSchedulerConfig = &first })
+	s1 := testServer(t, func(c *Config) { c.DataDir = dir; c.DefaultSchedulerConfig = &first })
 	WaitForLeader(t, 5*time.Second, s1)
 	got := getSchedulerConfig(t, s1, structs.QueryOptions{}).SchedulerConfig
 	if diff := cmp.Diff(first, withoutIndexes(*got)); diff != "" {
@@ -93,7 +93,7 @@ func TestSchedulerConfigDefaultIsStoredOnceAndHonoured(t *testing.T) {
 	}
 
 	second := structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmBinpack}
-	s2 := TestServer(t, func(c *Config) { c.DataDir = dir; c.RPCAddr = addr; c.DefaultSchedulerConfig = &second })
+	s2 := testServer(t, func(c *Config) { c.DataDir = dir; c.RPCAddr = addr; c.DefaultSchedulerConfig = &second })
 	WaitForLeader(t, 5*time.Second, s2)
 	again := getSchedulerConfig(t, s2, structs.QueryOptions{}).SchedulerConfig
 	if diff := cmp.Diff(got, again); diff != "" {
@@ -144,7 +144,7 @@ func TestSchedulerSetConfigForwardsFromAFollower(t *testing.T) {
 // one answers Updated=false and changes nothing.
 func TestSchedulerSetConfigCheckAndSet(t *testing.T) {
 	t.Parallel()
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	before := getSchedulerConfig(t, s, structs.QueryOptions{}).SchedulerConfig
 
@@ -179,7 +179,7 @@ func TestSchedulerSetConfigCheckAndSet(t *testing.T) {
 // An invalid configuration is refused with an error naming the field and
 // the allowed values, and nothing is written.
 func TestSchedulerSetConfigRefusesAnUnknownAlgorithm(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	before := getSchedulerConfig(t, s, structs.QueryOptions{})
 	latest, err := s.State().LatestIndex()
@@ -213,7 +213,7 @@ func TestSchedulerSetConfigRefusesAnUnknownAlgorithm(t *testing.T) {
 // The read is a blocking query: it waits for a change past the index it
 // is given and answers the new configuration.
 func TestSchedulerGetConfigBlocksUntilAChange(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	first := getSchedulerConfig(t, s, structs.QueryOptions{})
 
@@ -248,7 +248,7 @@ func TestSchedulerGetConfigBlocksUntilAChange(t *testing.T) {
 // arriving; unpausing hands them out again, to a Dequeue already waiting
 // as well as to the scheduler workers, which then place the job.
 func TestSchedulerConfigPauseEvalBrokerStopsAndResumesDequeues(t *testing.T) {
-	s := TestServer(t, func(c *Config) { c.NumSchedulers = 0 })
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
 	WaitForLeader(t, 5*time.Second, s)
 	mustSetSchedulerConfig(t, s, structs.SchedulerConfiguration{PauseEvalBroker: true})
 	if !s.evalBroker.Paused() {
@@ -303,7 +303,7 @@ func TestSchedulerConfigPauseEvalBrokerStopsAndResumesDequeues(t *testing.T) {
 // The full pipeline: a paused cluster schedules nothing until resumed,
 // and then places what was registered meanwhile.
 func TestSchedulerConfigPausedClusterPlacesAfterResume(t *testing.T) {
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.NumSchedulers = 1
 		c.DefaultSchedulerConfig = &structs.SchedulerConfiguration{PauseEvalBroker: true}
 	})
@@ -399,7 +399,7 @@ func establishedLeader(t *testing.T, servers []*Server) (*Server, brokerState) {
 // and writes nothing; turning it off lets them through again.
 func TestSchedulerConfigRejectJobRegistration(t *testing.T) {
 	// No workers: nothing but the requests under test writes to raft.
-	s := TestServer(t, func(c *Config) { c.NumSchedulers = 0 })
+	s := testServer(t, func(c *Config) { c.NumSchedulers = 0 })
 	WaitForLeader(t, 5*time.Second, s)
 	registerJob(t, s, itJob("web", 1))
 	first := registerJob(t, s, itJob("web", 2)) // version 1, so there is one to revert to

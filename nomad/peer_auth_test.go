@@ -21,7 +21,7 @@ func startTLSCluster(t *testing.T, ca *tlstest.CA, n int, edit func(*Config)) []
 	t.Helper()
 	var servers []*Server
 	for i := range n {
-		servers = append(servers, TestServer(t, func(c *Config) {
+		servers = append(servers, testServer(t, func(c *Config) {
 			c.BootstrapExpect = n
 			c.NodeName = fmt.Sprintf("%s-s%d", t.Name(), i)
 			c.TLS = ca.Manager(t, tlstest.Server, c.Region, nil)
@@ -124,7 +124,7 @@ func TestTLSClusterFormsElectsForwardsAndReplicates(t *testing.T) {
 
 func TestClientCertificatesCannotCallServerEndpoints(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.TLS = ca.Manager(t, tlstest.Server, c.Region, nil)
 		c.NumSchedulers = 0 // the eval stays in the broker for the attacker
 	})
@@ -182,7 +182,7 @@ func TestClientCertificatesCannotCallServerEndpoints(t *testing.T) {
 
 func TestNodeEndpointsNeedAnAgentCertificate(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	s := TestServer(t, func(c *Config) { c.TLS = ca.Manager(t, tlstest.Server, c.Region, nil) })
+	s := testServer(t, func(c *Config) { c.TLS = ca.Manager(t, tlstest.Server, c.Region, nil) })
 	WaitForLeader(t, 10*time.Second, s)
 
 	var resp structs.NodeUpdateResponse
@@ -213,7 +213,7 @@ func TestNodeEndpointsNeedAnAgentCertificate(t *testing.T) {
 
 func TestRaftConnectionWithAClientCertificateIsClosed(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	s := TestServer(t, func(c *Config) { c.TLS = ca.Manager(t, tlstest.Server, c.Region, nil) })
+	s := testServer(t, func(c *Config) { c.TLS = ca.Manager(t, tlstest.Server, c.Region, nil) })
 	WaitForLeader(t, 10*time.Second, s)
 	for _, role := range []tlstest.Role{tlstest.Client, tlstest.CLI} {
 		conn, err := rpcx.DialTLS(s.RPCAddr(), rpcx.RPCRaft, ca.Manager(t, role, "global", nil).OutgoingRPC())
@@ -240,7 +240,7 @@ func TestRaftConnectionWithAClientCertificateIsClosed(t *testing.T) {
 
 func TestWithoutVerifyServerHostnameRolesAreNotChecked(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	s := TestServer(t, func(c *Config) {
+	s := testServer(t, func(c *Config) {
 		c.TLS = ca.Manager(t, tlstest.Server, c.Region, func(tc *tlsutil.Config) { tc.VerifyServerHostname = false })
 	})
 	WaitForLeader(t, 10*time.Second, s)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/nomad/state/statetest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -77,7 +78,7 @@ type dispatchHarness struct {
 }
 
 func newDispatchHarness(t *testing.T, start time.Time, window time.Duration) *dispatchHarness {
-	h := &dispatchHarness{clock: clock.NewFake(start), st: state.TestStateStore(t), index: 100}
+	h := &dispatchHarness{clock: clock.NewFake(start), st: statetest.New(t), index: 100}
 	h.d = NewPeriodicDispatch(PeriodicDispatchConfig{
 		Clock: watchTimers(h.clock), State: func() *state.StateStore { return h.st }, CatchUpWindow: window,
 		Register: func(req *structs.JobRegisterRequest) (uint64, error) {

@@ -13,7 +13,7 @@ import (
 // and what to do.
 func TestACorruptRaftLogStopsTheServerNamingTheFile(t *testing.T) {
 	t.Parallel()
-	cfg := TestConfig(t)
+	cfg := testConfig(t)
 	s, err := NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestACorruptRaftLogStopsTheServerNamingTheFile(t *testing.T) {
 	if err := os.Truncate(path, st.Size()/3+100); err != nil {
 		t.Fatal(err)
 	}
-	cfg2 := TestConfig(t)
+	cfg2 := testConfig(t)
 	cfg2.DataDir, cfg2.NodeID = cfg.DataDir, cfg.NodeID
 	s2, err := NewServer(cfg2)
 	if err == nil {

@@ -39,7 +39,7 @@ func (forgeStream) Addr() net.Addr            { return &net.TCPAddr{IP: net.IPv4
 // raft reads them, and the server carries on and starts again.
 func TestForgedRaftEntriesCannotCrashAServerOrItsRestart(t *testing.T) {
 	t.Parallel()
-	cfg := TestConfig(t)
+	cfg := testConfig(t)
 	s, err := NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestForgedRaftEntriesCannotCrashAServerOrItsRestart(t *testing.T) {
 	registerJob(t, s, itJob("after", 1))
 	s.Shutdown()
 
-	cfg2 := TestConfig(t)
+	cfg2 := testConfig(t)
 	cfg2.DataDir, cfg2.NodeID = cfg.DataDir, cfg.NodeID
 	s2, err := NewServer(cfg2)
 	if err != nil {
@@ -126,7 +126,7 @@ func TestAJoiningServerCatchesUpFromASnapshotThroughTheCheckedTransport(t *testi
 		c.RaftConfig.TrailingLogs = 2
 		c.RaftConfig.SnapshotThreshold = 1 << 30 // only the snapshots the test takes
 	}
-	s1 := TestServer(t, func(c *Config) { c.NodeName = "s1"; small(c) })
+	s1 := testServer(t, func(c *Config) { c.NodeName = "s1"; small(c) })
 	WaitForLeader(t, 10*time.Second, s1)
 	for i := range 10 {
 		kvWrite(t, s1, fmt.Sprintf("k%d", i), "v")
@@ -204,7 +204,7 @@ func TestAPoisonedRaftLogStopsTheServerNamingTheEntry(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := TestConfig(t)
+			cfg := testConfig(t)
 			s, err := NewServer(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -216,7 +216,7 @@ func TestAPoisonedRaftLogStopsTheServerNamingTheEntry(t *testing.T) {
 			path := filepath.Join(cfg.DataDir, "raft", "raft.db")
 			c.poison(t, path)
 
-			cfg2 := TestConfig(t)
+			cfg2 := testConfig(t)
 			cfg2.DataDir, cfg2.NodeID = cfg.DataDir, cfg.NodeID
 			s2, err := NewServer(cfg2)
 			if err == nil {

@@ -32,7 +32,7 @@ func kvStale(s *Server, key string) (string, bool) {
 func TestSingleServerElectsItselfAndKeepsDataAcrossRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	s1 := TestServer(t, func(c *Config) { c.DataDir = dir })
+	s1 := testServer(t, func(c *Config) { c.DataDir = dir })
 	WaitForLeader(t, 5*time.Second, s1)
 	for i := 0; i < 20; i++ {
 		kvWrite(t, s1, fmt.Sprintf("k%d", i), fmt.Sprint(i))
@@ -42,7 +42,7 @@ func TestSingleServerElectsItselfAndKeepsDataAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s2 := TestServer(t, func(c *Config) { c.DataDir = dir; c.RPCAddr = addr })
+	s2 := testServer(t, func(c *Config) { c.DataDir = dir; c.RPCAddr = addr })
 	if s2.NodeID() != id {
 		t.Fatalf("a restarted server must keep its ID: %s != %s", s2.NodeID(), id)
 	}
@@ -62,7 +62,7 @@ func startCluster(t *testing.T, n int) []*Server {
 	var servers []*Server
 	for i := 0; i < n; i++ {
 		i := i
-		servers = append(servers, TestServer(t, func(c *Config) {
+		servers = append(servers, testServer(t, func(c *Config) {
 			c.BootstrapExpect = n
 			c.NodeName = fmt.Sprintf("%s-s%d", t.Name(), i)
 		}))
@@ -141,7 +141,7 @@ func TestThreeServerClusterFailover(t *testing.T) {
 	}
 
 	// Restart the old leader from its data dir: it rejoins and catches up.
-	back := TestServer(t, func(c *Config) {
+	back := testServer(t, func(c *Config) {
 		c.DataDir, c.RPCAddr, c.NodeName, c.BootstrapExpect = oldDir, oldAddr, oldName, 3
 	})
 	WaitFor(t, 10*time.Second, func() (bool, string) {
@@ -156,7 +156,7 @@ func TestThreeServerClusterFailover(t *testing.T) {
 }
 
 func TestServerSurvivesGarbageAndUnknownMethods(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	for _, payload := range [][]byte{{0xff, 0x00, 0x13}, {0x01, 0xc1, 0xc1, 0xc1}, {0x03, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0x01, 0x93, 0xdd, 0xff, 0xff, 0xff, 0xff}} {
 		conn, err := net.Dial("tcp", s.RPCAddr())
@@ -180,7 +180,7 @@ func TestServerSurvivesGarbageAndUnknownMethods(t *testing.T) {
 }
 
 func TestKVWriteRejectsAnEmptyKeyAndChangesNothing(t *testing.T) {
-	s := TestServer(t, nil)
+	s := testServer(t, nil)
 	WaitForLeader(t, 5*time.Second, s)
 	before, _ := s.State().LatestIndex()
 	var resp structs.GenericResponse
@@ -196,7 +196,7 @@ func TestKVWriteRejectsAnEmptyKeyAndChangesNothing(t *testing.T) {
 // BenchmarkRaftWrite measures committed writes per second through raft
 // with raft-boltdb on disk, one writer at a time and many in parallel.
 func BenchmarkRaftWrite(b *testing.B) {
-	s := TestServer(b, nil)
+	s := testServer(b, nil)
 	WaitForLeader(b, 5*time.Second, s)
 	b.Run("sequential", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
@@ -234,7 +234,7 @@ func BenchmarkRaftWrite(b *testing.B) {
 func TestServerAnswersPeersWhileRaftStartsUp(t *testing.T) {
 	// A joining server may call us as soon as the port accepts; every
 	// endpoint that reads raft must cope, not crash.
-	s := TestServer(t, func(c *Config) { c.BootstrapExpect = 3 })
+	s := testServer(t, func(c *Config) { c.BootstrapExpect = 3 })
 	var m ServerMember
 	if err := s.RPC("Status.Member", &structs.GenericRequest{}, &m); err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func TestServerAnswersPeersWhileRaftStartsUp(t *testing.T) {
 
 func TestDevModeServerElectsItselfQuickly(t *testing.T) {
 	start := time.Now()
-	s := TestServer(t, func(c *Config) { c.DevMode, c.DataDir, c.RaftConfig = true, "", nil })
+	s := testServer(t, func(c *Config) { c.DevMode, c.DataDir, c.RaftConfig = true, "", nil })
 	WaitForLeader(t, 5*time.Second, s)
 	t.Logf("dev server led after %s", time.Since(start))
 	kvWrite(t, s, "dev", "ok")

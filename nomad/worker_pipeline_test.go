@@ -15,6 +15,7 @@ import (
 	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/nomad/planner/plannertest"
 	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/nomad/state/statetest"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
 )
@@ -36,7 +37,7 @@ func newMiniLeader(t *testing.T) *miniLeader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &miniLeader{t: t, raft: plannertest.NewRaft(state.TestStateStore(t)), broker: eb, queue: planner.NewQueue()}
+	l := &miniLeader{t: t, raft: plannertest.NewRaft(statetest.New(t)), broker: eb, queue: planner.NewQueue()}
 	l.blocked = broker.NewBlockedEvals(eb, broker.BlockedEvalsConfig{})
 	// The leader start sequence.
 	eb.SetEnabled(true)

@@ -13,6 +13,7 @@ import (
 	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/broker"
 	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/nomad/state/statetest"
 	"github.com/drover-sched/drover/scheduler"
 	"github.com/drover-sched/drover/structs"
 )
@@ -37,7 +38,7 @@ type fakeWorkerServer struct {
 
 func newFakeWorkerServer(t *testing.T) *fakeWorkerServer {
 	f := &fakeWorkerServer{
-		store:  state.TestStateStore(t),
+		store:  statetest.New(t),
 		evals:  make(chan *structs.EvalDequeueResponse, 10),
 		closed: make(chan struct{}),
 		writes: map[string][]*structs.EvalUpdateRequest{},
@@ -380,7 +381,7 @@ func TestWorker_PassesTheReconnectReportWindow(t *testing.T) {
 }
 
 func TestServer_WorkersUseTheConfiguredReconnectReportWindow(t *testing.T) {
-	s := TestServer(t, func(c *Config) { c.ReconnectReportWindow = 42 * time.Second })
+	s := testServer(t, func(c *Config) { c.ReconnectReportWindow = 42 * time.Second })
 	if len(s.workers) == 0 {
 		t.Fatal("no workers started")
 	}

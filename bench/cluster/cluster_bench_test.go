@@ -24,6 +24,7 @@ import (
 
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/nomad/nomadtest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -166,7 +167,7 @@ func startServers(t *testing.T, n int, logw io.Writer) (*nomad.Server, []*nomad.
 			t.Fatal(err)
 		}
 		t.Cleanup(tel.Shutdown)
-		servers = append(servers, nomad.TestServer(t, func(c *nomad.Config) {
+		servers = append(servers, nomadtest.Server(t, func(c *nomad.Config) {
 			c.Metrics = tel.Metrics()
 			c.NodeName = fmt.Sprintf("bench-s%d", i)
 			c.NumSchedulers = runtime.NumCPU()
@@ -192,7 +193,7 @@ func startServers(t *testing.T, n int, logw io.Writer) (*nomad.Server, []*nomad.
 			}
 		}
 	}
-	leader := nomad.WaitForLeader(t, time.Minute, servers...)
+	leader := nomadtest.WaitForLeader(t, time.Minute, servers...)
 	var addrs []string
 	for _, s := range servers {
 		addrs = append(addrs, s.RPCAddr())

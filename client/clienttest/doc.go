@@ -23,4 +23,8 @@
 // real in-process server, and requires the same outcome: change the fake
 // or the server's node endpoints, and that test says whether they still
 // agree.
+//
+// Config is a client's test configuration, wired to a new fake unless the
+// test names a server. Only tests import this package: the drover binary
+// carries no test code (binary_deps_test.go at the module root).
 package clienttest

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/client"
 	"github.com/drover-sched/drover/client/config"
-	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/client/testclient"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -17,11 +17,11 @@ import (
 // both (distinct_hosts) as they go pending -> running -> complete.
 func TestSimulatedNodeLooksLikeARealClientToTheServers(t *testing.T) {
 	s := testCluster(t)
-	real := client.TestClient(t, func(c *config.Config) { c.Servers = []string{s.RPCAddr()} })
+	real := testclient.New(t, func(c *config.Config) { c.Servers = []string{s.RPCAddr()} })
 	sim := startSim(t, s, Config{Count: 1, Seed: 4})
 	realID, simID := real.Node().ID, sim.NodeIDs()[0]
 
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		for _, id := range []string{realID, simID} {
 			if n, _ := s.State().NodeByID(nil, id); n == nil || n.Status != structs.NodeStatusReady {
 				return false, id + " not ready"
@@ -32,7 +32,7 @@ func TestSimulatedNodeLooksLikeARealClientToTheServers(t *testing.T) {
 	// Both wait for their allocs the same way: registered for the alloc
 	// notices the server pushes (Node.WatchAllocs), with no blocking
 	// query held on the server.
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		for _, id := range []string{realID, simID} {
 			if !s.AllocNoticeRegistered(id) {
 				return false, id + " not registered for alloc notices"
@@ -67,7 +67,7 @@ func TestSimulatedNodeLooksLikeARealClientToTheServers(t *testing.T) {
 	job.Constraints = []*structs.Constraint{{Operand: structs.ConstraintDistinctHosts, RTarget: "true"}}
 	register(t, s, job)
 	seen := map[string]map[string]bool{} // node -> client statuses seen
-	nomad.WaitFor(t, 60*time.Second, func() (bool, string) {
+	wait.For(t, 60*time.Second, func() (bool, string) {
 		as := allocs(t, s, "both")
 		for _, a := range as {
 			if seen[a.NodeID] == nil {

@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/helper/tlsutil/tlstest"
 	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/nomad/nomadtest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -15,12 +17,12 @@ import (
 // a node that stops heartbeating is marked down within seconds.
 func testCluster(t *testing.T) *nomad.Server {
 	t.Helper()
-	s := nomad.TestServer(t, func(c *nomad.Config) {
+	s := nomadtest.Server(t, func(c *nomad.Config) {
 		c.MinHeartbeatTTL = time.Second
 		c.HeartbeatGrace = time.Second
 		c.NumSchedulers = 2
 	})
-	nomad.WaitForLeader(t, 10*time.Second, s)
+	nomadtest.WaitForLeader(t, 10*time.Second, s)
 	return s
 }
 
@@ -79,7 +81,7 @@ func TestSimulatedNodesRegisterAsRealClientsWithTheirOwnIdentity(t *testing.T) {
 	sim := startSim(t, s, Config{Count: 4, Seed: 1, Datacenters: []string{"dc1", "dc2"}, NodeClass: "sim",
 		Meta: map[string]string{"rack": "r{i%2}", "slot": "s{i/2}"}, CPU: 2000, MemoryMB: 1024})
 	ids := sim.NodeIDs()
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	wait.For(t, 20*time.Second, func() (bool, string) {
 		for _, id := range ids {
 			n, _ := s.State().NodeByID(nil, id)
 			if n == nil || n.Status != structs.NodeStatusReady {
@@ -111,7 +113,7 @@ func TestSimulatedNodesRegisterAsRealClientsWithTheirOwnIdentity(t *testing.T) {
 	}
 	// Heartbeats follow the TTL the server gives (1s minimum here): each
 	// node heartbeats at about half of it.
-	nomad.WaitFor(t, 20*time.Second, func() (bool, string) {
+	wait.For(t, 20*time.Second, func() (bool, string) {
 		st := sim.Stats()
 		return st.Heartbeats >= 8, fmt.Sprintf("%d heartbeats", st.Heartbeats)
 	})
@@ -127,7 +129,7 @@ func TestSimulatedAllocsFollowRunForAndExitCode(t *testing.T) {
 
 	// Running first: the servers see pending -> running -> complete.
 	sawRunning := false
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		as := allocs(t, s, "ok")
 		sawRunning = sawRunning || countStatus(as, structs.AllocClientStatusRunning) > 0
 		return len(as) == 3 && countStatus(as, structs.AllocClientStatusComplete) == 3, fmt.Sprintf("%d ok allocs", len(as))
@@ -135,7 +137,7 @@ func TestSimulatedAllocsFollowRunForAndExitCode(t *testing.T) {
 	if !sawRunning {
 		t.Error("no alloc of job ok was ever seen running before it completed")
 	}
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		as := allocs(t, s, "bad")
 		failed := countStatus(as, structs.AllocClientStatusFailed)
 		return failed >= 2, fmt.Sprintf("%d of %d bad allocs failed", failed, len(as))
@@ -153,11 +155,11 @@ func TestSimulatedAllocsFollowRunForAndExitCode(t *testing.T) {
 			t.Errorf("last event %q, want %q", last.Type, structs.TaskNotRestarting)
 		}
 	}
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		as := allocs(t, s, "web")
 		return countStatus(as, structs.AllocClientStatusRunning) == 3, fmt.Sprintf("%d web allocs", len(as))
 	})
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		as := allocs(t, s, "broken")
 		return countStatus(as, structs.AllocClientStatusFailed) >= 1, "broken not failed"
 	})
@@ -167,7 +169,7 @@ func TestSimulatedAllocsFollowRunForAndExitCode(t *testing.T) {
 	if err := s.RPC("Job.Deregister", &structs.JobDeregisterRequest{JobID: "web", WriteRequest: structs.WriteRequest{Region: "global", Namespace: structs.DefaultNamespace}}, &dresp); err != nil {
 		t.Fatal(err)
 	}
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		as := allocs(t, s, "web")
 		return countStatus(as, structs.AllocClientStatusComplete) == 3, fmt.Sprintf("web allocs %d complete", countStatus(as, structs.AllocClientStatusComplete))
 	})
@@ -177,7 +179,7 @@ func TestSimulatedNodeThatStopsHeartbeatingIsMarkedDownAndComesBack(t *testing.T
 	s := testCluster(t)
 	sim := startSim(t, s, Config{Count: 2, Seed: 3})
 	register(t, s, simJob("web", structs.JobTypeService, 2, map[string]any{}))
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		as := allocs(t, s, "web")
 		return countStatus(as, structs.AllocClientStatusRunning) == 2, fmt.Sprintf("%d web allocs", len(as))
 	})
@@ -196,24 +198,24 @@ func TestSimulatedNodeThatStopsHeartbeatingIsMarkedDownAndComesBack(t *testing.T
 		}
 	}
 	sim.CutOff(vi)
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		n, _ := s.State().NodeByID(nil, victim)
 		return n.Status == structs.NodeStatusDown, "node is " + n.Status
 	})
 	// Its allocs are lost and replaced on the other node.
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		as := allocs(t, s, "web")
 		return countStatus(as, structs.AllocClientStatusLost) == onVictim && countStatus(as, structs.AllocClientStatusRunning) == 2,
 			fmt.Sprintf("lost %d running %d", countStatus(as, structs.AllocClientStatusLost), countStatus(as, structs.AllocClientStatusRunning))
 	})
 	sim.Reconnect(vi)
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		n, _ := s.State().NodeByID(nil, victim)
 		return n.Status == structs.NodeStatusReady, "node is " + n.Status
 	})
 	// Back: exactly two run, none of them duplicated, and the lost one
 	// on the returning node stays stopped.
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		as := allocs(t, s, "web")
 		running := 0
 		for _, a := range as {
@@ -266,10 +268,10 @@ func contains(s, sub string) bool {
 
 func TestSimulatedNodesSpeakTLSWhenTheServersRequireIt(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	s := nomad.TestServer(t, func(c *nomad.Config) {
+	s := nomadtest.Server(t, func(c *nomad.Config) {
 		c.TLS = ca.Manager(t, tlstest.Server, c.Region, nil)
 	})
-	nomad.WaitForLeader(t, 10*time.Second, s)
+	nomadtest.WaitForLeader(t, 10*time.Second, s)
 
 	// Without TLS the servers close the connection: nothing registers.
 	plain, err := New(Config{Count: 1, Seed: 5, Servers: []string{s.RPCAddr()}, MaxBackoff: time.Second})
@@ -286,11 +288,11 @@ func TestSimulatedNodesSpeakTLSWhenTheServersRequireIt(t *testing.T) {
 	}
 	sim.Start()
 	t.Cleanup(sim.Stop)
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		st := sim.Stats()
 		return st.Registered == 2, fmt.Sprintf("%d of 2 registered over TLS", st.Registered)
 	})
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		st := plain.Stats()
 		return st.HeartbeatFailures >= 1, "the plaintext node has not failed yet"
 	})
@@ -302,7 +304,7 @@ func TestSimulatedNodesSpeakTLSWhenTheServersRequireIt(t *testing.T) {
 func TestInjectedFaultCutsNodesOffUntilItEnds(t *testing.T) {
 	s := testCluster(t)
 	sim := startSim(t, s, Config{Count: 4, Seed: 7, Fault: Fault{StopFraction: 0.5, For: time.Hour, ReturnFraction: 0.5}})
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		return countNodes(s, structs.NodeStatusReady) == 4, "nodes not ready"
 	})
 	stopped, back := sim.InjectFault()
@@ -310,7 +312,7 @@ func TestInjectedFaultCutsNodesOffUntilItEnds(t *testing.T) {
 		t.Fatalf("cut %v, returning %v; want 2 cut and 1 returning", stopped, back)
 	}
 	ids := sim.NodeIDs()
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		for _, i := range stopped {
 			if n, _ := s.State().NodeByID(nil, ids[i]); n.Status != structs.NodeStatusDown {
 				return false, fmt.Sprintf("node %d is %s", i, n.Status)
@@ -321,7 +323,7 @@ func TestInjectedFaultCutsNodesOffUntilItEnds(t *testing.T) {
 	if n := sim.EndFault(); n != 1 {
 		t.Fatalf("EndFault brought back %d nodes, want 1", n)
 	}
-	nomad.WaitFor(t, 30*time.Second, func() (bool, string) {
+	wait.For(t, 30*time.Second, func() (bool, string) {
 		n, _ := s.State().NodeByID(nil, ids[back[0]])
 		return n.Status == structs.NodeStatusReady, "returning node is " + n.Status
 	})

@@ -93,6 +93,7 @@
 // the request ends, and waits for it before returning. A parse request
 // owns its child process and waits for it.
 //
-// NewTestAgent starts a real in-process dev agent on free ports for tests
-// in any package.
+// Tests start a real in-process dev agent on free ports: this package's
+// with NewTestAgent (testagent_test.go), other packages' with
+// command/agent/agenttest. Neither is in the drover binary.
 package agent

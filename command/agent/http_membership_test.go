@@ -11,6 +11,7 @@ import (
 
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/nomad/nomadtest"
 )
 
 // TestNomadClientJoinAndRemovePeer forms a two-server cluster with
@@ -20,7 +21,7 @@ func TestNomadClientJoinAndRemovePeer(t *testing.T) {
 	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
 	c := nomadClient(t, a)
 	// A server that neither bootstraps nor knows anyone waits to be joined.
-	waiting := nomad.TestServer(t, func(sc *nomad.Config) {
+	waiting := nomadtest.Server(t, func(sc *nomad.Config) {
 		sc.BootstrapExpect = 0
 		sc.NodeName = "waiting"
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/drover-sched/drover/helper/clock"
 	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/nomad/state/statetest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -33,7 +34,7 @@ type watcherHarness struct {
 var watchT0 = time.Unix(1700000000, 0).UTC()
 
 func newWatcherHarness(t testing.TB) *watcherHarness {
-	h := &watcherHarness{t: t, st: state.TestStateStore(t), clock: clock.NewFake(watchT0), index: 100}
+	h := &watcherHarness{t: t, st: statetest.New(t), clock: clock.NewFake(watchT0), index: 100}
 	h.w = New(h.config(h))
 	return h
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/nomad/state/statetest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -23,7 +24,7 @@ type world struct {
 }
 
 func newWorld(t testing.TB) *world {
-	return &world{t: t, st: state.TestStateStore(t), nodes: map[string]*structs.Node{}, jobs: map[string]*structs.Job{}}
+	return &world{t: t, st: statetest.New(t), nodes: map[string]*structs.Node{}, jobs: map[string]*structs.Job{}}
 }
 
 func (w *world) next() uint64 { w.index++; return w.index }

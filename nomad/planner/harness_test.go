@@ -10,6 +10,7 @@ import (
 	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/nomad/planner/plannertest"
 	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/nomad/state/statetest"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
 )
@@ -28,7 +29,7 @@ type planHarness struct {
 }
 
 func newPlanHarness(t testing.TB) *planHarness {
-	store := state.TestStateStore(t)
+	store := statetest.New(t)
 	h := &planHarness{t: t, raft: plannertest.NewRaft(store), store: store, queue: planner.NewQueue()}
 	h.queue.SetEnabled(true)
 	t.Cleanup(func() {

@@ -25,7 +25,7 @@ func policyNames(t *testing.T, list func(memdb.WatchSet) (memdb.ResultIterator, 
 }
 
 func TestACLPolicyUpsertKeepsCreateIndexAndMovesTheTableIndex(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertACLPolicies(5, []*structs.ACLPolicy{testPolicy("a"), testPolicy("b")}))
 	changed := testPolicy("a")
 	changed.Rules = `namespace "default" { policy = "write" }`
@@ -48,7 +48,7 @@ func TestACLPolicyUpsertKeepsCreateIndexAndMovesTheTableIndex(t *testing.T) {
 }
 
 func TestACLPolicyPrefixAndDelete(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertACLPolicies(1, []*structs.ACLPolicy{testPolicy("dev"), testPolicy("dev-ops"), testPolicy("prod")}))
 	if got := policyNames(t, func(ws memdb.WatchSet) (memdb.ResultIterator, error) { return s.ACLPoliciesByNamePrefix(ws, "dev") }); len(got) != 2 {
 		t.Fatalf("prefix dev = %v", got)
@@ -72,7 +72,7 @@ func TestACLPolicyPrefixAndDelete(t *testing.T) {
 }
 
 func TestACLPolicyWithoutANameChangesNothing(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	err := s.UpsertACLPolicies(3, []*structs.ACLPolicy{testPolicy("ok"), {Rules: "x"}})
 	if err == nil {
 		t.Fatal("a nameless policy must be refused")

@@ -23,7 +23,7 @@ func testToken(accessor, secret string, policies ...string) *structs.ACLToken {
 }
 
 func TestACLTokensAreStoredWithoutTheirSecret(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	tok := testToken("acc-1", "secret-1", "readers")
 	mustNoErr(t, s.UpsertACLTokens(4, []*structs.ACLToken{tok}))
 
@@ -72,7 +72,7 @@ func TestACLTokenWritesThatWouldBreakSecretsAreRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := TestStateStore(t)
+			s := testStateStore(t)
 			mustNoErr(t, s.UpsertACLTokens(4, []*structs.ACLToken{testToken("acc-1", "secret-1", "p")}))
 			err := tc.write(s)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -86,7 +86,7 @@ func TestACLTokenWritesThatWouldBreakSecretsAreRefused(t *testing.T) {
 }
 
 func TestACLTokenUpdateKeepsCreateIndexAndDeleteWakesWatchers(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertACLTokens(4, []*structs.ACLToken{testToken("acc-1", "secret-1", "a"), testToken("acc-2", "secret-2", "a")}))
 	upd := testToken("acc-1", "secret-1", "a", "b")
 	mustNoErr(t, s.UpsertACLTokens(6, []*structs.ACLToken{upd}))
@@ -115,7 +115,7 @@ func TestACLTokenUpdateKeepsCreateIndexAndDeleteWakesWatchers(t *testing.T) {
 }
 
 func TestACLBootstrapHappensOnceUnlessReset(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	if idx, _ := s.ACLBootstrapIndex(); idx != 0 {
 		t.Fatalf("a new store is bootstrapped at %d", idx)
 	}
@@ -147,7 +147,7 @@ func TestACLBootstrapHappensOnceUnlessReset(t *testing.T) {
 }
 
 func TestACLTablesSurviveARestore(t *testing.T) {
-	src := TestStateStore(t)
+	src := testStateStore(t)
 	mustNoErr(t, src.UpsertACLPolicies(1, []*structs.ACLPolicy{testPolicy("readers")}))
 	mustNoErr(t, src.BootstrapACLToken(2, 0, testToken("boot", "s0")))
 	exp := time.Unix(1800000000, 0).UTC()
@@ -157,7 +157,7 @@ func TestACLTablesSurviveARestore(t *testing.T) {
 	snap, err := src.Snapshot()
 	mustNoErr(t, err)
 
-	dst := TestStateStore(t)
+	dst := testStateStore(t)
 	r, err := dst.Restore()
 	mustNoErr(t, err)
 	for _, it := range []struct {

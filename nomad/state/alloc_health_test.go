@@ -13,7 +13,7 @@ import (
 // before its client has judged it there. Within one deployment the
 // verdict is kept, whatever the plan's copy says.
 func TestHealthVerdictDoesNotFollowTheAllocIntoANewDeployment(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	d := &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobCreateIndex: 1, Status: structs.DeploymentStatusRunning,
 		TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: 1}}}

@@ -10,7 +10,7 @@ import (
 // sees every deployment's allocs, a deployment's read only its own, and
 // an alloc an in-place update moves to a new deployment moves with it.
 func TestAllocJobIndexAnswersJobsAndDeployments(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	web := mustJob(t, s, 1, testJob("web"))
 	// "web-d1" as a job ID and "d1" as a deployment of "web" would
 	// collide in a key that did not end each part.

@@ -30,7 +30,7 @@ func BenchmarkAllocsByEvalAndDeployment(b *testing.B) {
 	}
 	for _, layout := range layouts {
 		b.Run(layout.name, func(b *testing.B) {
-			s := TestStateStore(b)
+			s := testStateStore(b)
 			job := testJob("big")
 			if err := s.UpsertJob(1, job); err != nil {
 				b.Fatal(err)

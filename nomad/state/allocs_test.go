@@ -9,7 +9,7 @@ import (
 )
 
 func TestAllocLookupsByEachIndex(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	web := mustJob(t, s, 1, testJob("web"))
 	web2 := mustJob(t, s, 2, testJob("web-2"))
 	prod := testJob("web")
@@ -73,7 +73,7 @@ func TestAllocLookupsByEachIndex(t *testing.T) {
 }
 
 func TestAllocsByJobIgnoresAPurgedJobsAllocsUnlessAsked(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	old := mustJob(t, s, 1, testJob("web"))
 	stopped := testAlloc("old", old, "n1")
 	stopped.DesiredStatus = structs.AllocDesiredStatusStop
@@ -93,7 +93,7 @@ func TestAllocsByJobIgnoresAPurgedJobsAllocsUnlessAsked(t *testing.T) {
 }
 
 func TestUpsertAllocsKeepsClientOwnedFields(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	a := testAlloc("a1", job, "n1")
 	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a}))
@@ -145,7 +145,7 @@ func TestUpsertAllocsServerMarks(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := TestStateStore(t)
+			s := testStateStore(t)
 			job := mustJob(t, s, 1, testJob("web"))
 			a := testAlloc("a1", job, "n1")
 			a.ClientStatus = tc.existing
@@ -162,7 +162,7 @@ func TestUpsertAllocsServerMarks(t *testing.T) {
 }
 
 func TestUpsertAllocsRefusesMovingDesiredBackToRun(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	a := testAlloc("a1", job, "n1")
 	a.DesiredStatus = structs.AllocDesiredStatusStop
@@ -187,7 +187,7 @@ func TestUpsertAllocsRefusesMovingDesiredBackToRun(t *testing.T) {
 }
 
 func TestUpsertAllocsFillsTheJob(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	a := testAlloc("a1", job, "n1")
 	a.Job = nil
@@ -203,7 +203,7 @@ func TestUpsertAllocsFillsTheJob(t *testing.T) {
 }
 
 func TestUpdateAllocsFromClient(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	a1, a2 := testAlloc("a1", job, "n1"), testAlloc("a2", job, "n1")
 	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a1, a2}))
@@ -254,7 +254,7 @@ func TestUpdateAllocsFromClient(t *testing.T) {
 }
 
 func TestClientHealthReportsCountInTheDeployment(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	d := &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobCreateIndex: 1,
 		Status:     structs.DeploymentStatusRunning,
@@ -293,7 +293,7 @@ func TestClientHealthReportsCountInTheDeployment(t *testing.T) {
 }
 
 func TestUpdateAllocsDesiredTransitions(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{testAlloc("a1", job, "n1")}))
 	e := testEval("e1", job)

@@ -26,7 +26,7 @@ func kvQuery(key string, ran chan<- struct{}) QueryFn {
 }
 
 func TestBlockingQueryWakesOnAWriteToTheWatchedTable(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.KVSet(5, "k", "old"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -56,7 +56,7 @@ func TestBlockingQueryWakesOnAWriteToTheWatchedTable(t *testing.T) {
 }
 
 func TestBlockingQueryTimesOutWithTheCurrentAnswer(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.KVSet(5, "k", "v"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -70,7 +70,7 @@ func TestBlockingQueryTimesOutWithTheCurrentAnswer(t *testing.T) {
 }
 
 func TestBlockingQueryWithoutMinIndexDoesNotBlock(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	v, idx, err := s.BlockingQuery(context.Background(), 0, kvQuery("k", nil))
 	if err != nil || v != "" || idx != 0 {
 		t.Fatalf("got %v %d %v", v, idx, err)
@@ -78,7 +78,7 @@ func TestBlockingQueryWithoutMinIndexDoesNotBlock(t *testing.T) {
 }
 
 func TestBlockingQueryReturnsWhenTheStoreIsAbandoned(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.KVSet(5, "k", "v"))
 	ran := make(chan struct{}, 1)
 	done := make(chan error, 1)
@@ -95,7 +95,7 @@ func TestBlockingQueryReturnsWhenTheStoreIsAbandoned(t *testing.T) {
 }
 
 func TestSnapshotMinIndexWaitsForALaterWrite(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.KVSet(5, "k", "v5"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -133,7 +133,7 @@ func TestSnapshotMinIndexWaitsForALaterWrite(t *testing.T) {
 }
 
 func TestSnapshotMinIndexFailsWhenTheStoreIsAbandoned(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.SnapshotMinIndex(context.Background(), 10)
@@ -146,7 +146,7 @@ func TestSnapshotMinIndexFailsWhenTheStoreIsAbandoned(t *testing.T) {
 }
 
 func TestSnapshotIsolation(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
 	snap, err := s.Snapshot()
 	mustNoErr(t, err)
@@ -174,7 +174,7 @@ func TestSnapshotIsolation(t *testing.T) {
 // its wait ran out. It also covers a write committed between taking the view
 // and reading from it.
 func TestViewWatchesFireOnWritesToTheLiveStore(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.KVSet(5, "k", "old"))
 	mustNoErr(t, s.UpsertNode(6, testNode("n1")))
 

@@ -7,7 +7,7 @@ import (
 )
 
 func TestSchedulerConfig(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	idx, cfg, err := s.SchedulerConfig()
 	mustNoErr(t, err)
 	if idx != 0 || cfg.EffectiveAlgorithm() != structs.SchedulerAlgorithmBinpack {
@@ -39,7 +39,7 @@ func TestSchedulerConfig(t *testing.T) {
 }
 
 func TestKV(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	if _, found, err := s.KVGet(nil, "k"); found || err != nil {
 		t.Fatalf("unset key found=%v err=%v", found, err)
 	}

@@ -37,7 +37,7 @@ func deployedJob(t *testing.T, s *StateStore, n, canaries int) (*structs.Job, []
 }
 
 func TestADeploymentTakesItsTimesFromTheRaftEntry(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	deployedJob(t, s, 1, 0)
 	d, _ := s.DeploymentByID(nil, "d1")
 	if d.CreateTime != depT0.UnixNano() || d.ModifyTime != depT0.UnixNano() {
@@ -53,7 +53,7 @@ func TestADeploymentTakesItsTimesFromTheRaftEntry(t *testing.T) {
 }
 
 func TestASuccessfulDeploymentMarksItsJobVersionStable(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	deployedJob(t, s, 1, 0)
 	mustNoErr(t, s.UpsertPlanResults(3, &structs.ApplyPlanResultsRequest{UpdatedAt: depT0.UnixNano(),
 		DeploymentUpdates: []*structs.DeploymentStatusUpdate{{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful,
@@ -66,7 +66,7 @@ func TestASuccessfulDeploymentMarksItsJobVersionStable(t *testing.T) {
 }
 
 func TestAFailedDeploymentLeavesItsJobVersionUnstable(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	deployedJob(t, s, 1, 0)
 	mustNoErr(t, s.UpdateDeploymentStatus(3, &structs.DeploymentStatusUpdateRequest{
 		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusFailed}}))
@@ -76,7 +76,7 @@ func TestAFailedDeploymentLeavesItsJobVersionUnstable(t *testing.T) {
 }
 
 func TestManualHealthMovesTheCountsAndTheProgressDeadline(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	deployedJob(t, s, 3, 0)
 	at := depT0.Add(2 * time.Minute)
 	mustNoErr(t, s.UpdateDeploymentAllocHealth(3, &structs.ApplyDeploymentAllocHealthRequest{
@@ -121,7 +121,7 @@ func TestARefusedHealthRequestChangesNothing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := TestStateStore(t)
+			s := testStateStore(t)
 			job, _ := deployedJob(t, s, 2, 0)
 			mustNoErr(t, s.UpsertAllocs(3, []*structs.Allocation{testAlloc("other", job, "n1")}))
 			before, _ := s.DeploymentByID(nil, "d1")
@@ -139,7 +139,7 @@ func TestARefusedHealthRequestChangesNothing(t *testing.T) {
 }
 
 func TestPromotionNeedsEveryCanaryHealthy(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job, _ := deployedJob(t, s, 3, 2)
 	promote := &structs.DeploymentPromoteRequest{DeploymentID: "d1", All: true, Eval: testEval("e1", job), UpdatedAt: depT0.UnixNano()}
 	mustNoErr(t, s.UpdateDeploymentAllocHealth(3, &structs.ApplyDeploymentAllocHealthRequest{
@@ -174,7 +174,7 @@ func TestPromotionNeedsEveryCanaryHealthy(t *testing.T) {
 }
 
 func TestPromotionNamesAGroupThatIsNotThere(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	deployedJob(t, s, 2, 1)
 	err := s.UpdateDeploymentPromotion(3, &structs.DeploymentPromoteRequest{DeploymentID: "d1", Groups: []string{"api"}})
 	if !errors.Is(err, ErrDeploymentRequest) || !strings.Contains(err.Error(), `"api", which is not a task group`) {
@@ -189,7 +189,7 @@ func TestPromotionNamesAGroupThatIsNotThere(t *testing.T) {
 }
 
 func TestANewDeploymentStartsItsProgressDeadlinesAtTheEntrysTime(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	deployedJob(t, s, 1, 0)
 	d, _ := s.DeploymentByID(nil, "d1")
 	if want := depT0.Add(10 * time.Minute); !d.TaskGroups["web"].RequireProgressBy.Equal(want) {
@@ -198,7 +198,7 @@ func TestANewDeploymentStartsItsProgressDeadlinesAtTheEntrysTime(t *testing.T) {
 }
 
 func TestAStatusChangeDecidedOnAStaleSnapshotLeavesAnEndedDeploymentAlone(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job, _ := deployedJob(t, s, 1, 0)
 	mustNoErr(t, s.UpsertPlanResults(3, &structs.ApplyPlanResultsRequest{UpdatedAt: depT0.UnixNano(),
 		DeploymentUpdates: []*structs.DeploymentStatusUpdate{{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful}}}))

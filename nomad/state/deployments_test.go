@@ -8,7 +8,7 @@ import (
 )
 
 func TestDeploymentsByJob(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	old := mustJob(t, s, 1, testJob("web"))
 	mustNoErr(t, s.UpsertDeployment(2, &structs.Deployment{ID: "d-old", Namespace: "default", JobID: "web", JobCreateIndex: old.CreateIndex}))
 	mustNoErr(t, s.DeleteJob(3, "default", "web"))
@@ -44,7 +44,7 @@ func TestDeploymentsByJob(t *testing.T) {
 }
 
 func TestUpdateDeploymentStatusWithJobAndEval(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	mustNoErr(t, s.UpsertDeployment(2, &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", Status: structs.DeploymentStatusRunning}))
 	revert := testJob("web")

@@ -7,7 +7,7 @@ import (
 )
 
 func TestEvalLookupsByEachIndex(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	web, web2 := testJob("web"), testJob("web-2")
 	prod := testJob("web")
 	prod.Namespace = "prod"
@@ -53,7 +53,7 @@ func TestEvalLookupsByEachIndex(t *testing.T) {
 }
 
 func TestUpsertEvalKeepsCreateIndex(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	e := testEval("e1", testJob("web"))
 	mustNoErr(t, s.UpsertEvals(5, []*structs.Evaluation{e}))
 	e.Status = structs.EvalStatusComplete
@@ -69,7 +69,7 @@ func TestUpsertEvalKeepsCreateIndex(t *testing.T) {
 }
 
 func TestDeleteEvalsSkipsMissingIDs(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	mustNoErr(t, s.UpsertEvals(2, []*structs.Evaluation{testEval("e1", job), testEval("e2", job)}))
 	mustNoErr(t, s.DeleteEvals(3, []string{"e1", "never"}, []string{"never"}))

@@ -96,7 +96,7 @@ func TestAllocIsGCable(t *testing.T) {
 // evals complete. The job is running.
 func completedBatch(t *testing.T) (*StateStore, *structs.Job) {
 	t.Helper()
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
 	job := mustJob(t, s, 2, testBatchJob("report"))
 	e1, e2 := testEval("e1", job), testEval("e2", job)
@@ -196,7 +196,7 @@ func TestDeletingANodesAllocMovesItsDeletedIndexAndWakesWatchers(t *testing.T) {
 }
 
 func TestDeletingAnAllocOfAnUnknownNodeWritesNoRow(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	a := testAlloc("a1", job, "gone")
 	a.ClientStatus = structs.AllocClientStatusComplete
@@ -268,7 +268,7 @@ func TestAssignmentIndexNeverGoesBackAcrossAGC(t *testing.T) {
 }
 
 func TestDeregisterJobsSkipsJobsThatChanged(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	// Three stopped, dead jobs as GC reads them.
 	for i, id := range []string{"a", "b", "c"} {
 		j := testJob(id)
@@ -313,7 +313,7 @@ func TestDeregisterJobsSkipsJobsThatChanged(t *testing.T) {
 }
 
 func TestDeleteNodesIfUnchangedSkipsNodesThatChanged(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	for i, id := range []string{"n1", "n2", "n3"} {
 		mustNoErr(t, s.UpsertNode(uint64(1+i), testNode(id)))
 		mustNoErr(t, s.UpdateNodeStatus(uint64(10+i), id, structs.NodeStatusDown, 1, nil))

@@ -159,7 +159,7 @@ func liveHeap() uint64 {
 // the node, its three index entries, and what its registration left.
 func BenchmarkStoreHeapPerNode(b *testing.B) {
 	for range b.N {
-		s := TestStateStore(b)
+		s := testStateStore(b)
 		writeHeapProfile(b, "empty")
 		before := liveHeap()
 		for i := range heapBenchNodes {
@@ -189,7 +189,7 @@ func BenchmarkStoreHeapPerAllocTaskRunnerEvents(b *testing.B) {
 func benchStoreHeapPerAlloc(b *testing.B, details func() map[string]string) {
 	const n = heapBenchNodes * heapBenchAllocsEach
 	for range b.N {
-		s := TestStateStore(b)
+		s := testStateStore(b)
 		nodeIDs := make([]string, heapBenchNodes)
 		for i := range nodeIDs {
 			node := heapBenchNode(i)

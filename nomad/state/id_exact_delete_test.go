@@ -34,7 +34,7 @@ func TestDeletingAServiceRegistrationLeavesTheOnesItsIDPrefixes(t *testing.T) {
 }
 
 func TestDeletingANodesDeletedAllocsRowLeavesTheOnesItsIDPrefixes(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
 	mustNoErr(t, s.UpsertNode(2, testNode("n10")))
 	txn := s.db.Txn(true)

@@ -47,7 +47,7 @@ func TestIDIndexRefusesBadArguments(t *testing.T) {
 // find exactly the IDs that start with it, and a full scan is in ID
 // order, as with NUL-terminated keys.
 func TestIDIndexKeepsPrefixesApartAndOrder(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	ids := []string{"ab-1", "a", "ab", "abc", "b"}
 	for i, id := range ids {
 		mustNoErr(t, s.UpsertNode(uint64(1+i), testNode(id)))

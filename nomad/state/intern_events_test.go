@@ -17,7 +17,7 @@ import (
 // event with details keeps them; the texts of the rare fields are shared
 // like the common ones; and what is stored equals what was reported.
 func TestStoredEventsShareEmptyDetailsAndRareTexts(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	in := []*structs.Allocation{heapBenchAlloc(job, "eval-1", 0, "node-1"), heapBenchAlloc(job, "eval-1", 1, "node-1")}
 	mustNoErr(t, s.UpsertAllocs(2, in))

@@ -48,7 +48,7 @@ func TestInternTableIsBounded(t *testing.T) {
 // decoded (as from raft entries) come out of the store equal to what went
 // in, with the strings they have in common stored once.
 func TestStoredAllocsShareTheirStrings(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	mustNoErr(t, s.UpsertNode(2, heapBenchNode(1)))
 	mustNoErr(t, s.UpsertNode(3, heapBenchNode(11)))
@@ -107,7 +107,7 @@ func TestStoredAllocsShareTheirStrings(t *testing.T) {
 // scheduler stored is the servers'; client reports neither change it
 // (even one carrying a metric of its own) nor copy it.
 func TestClientUpdatesLeaveTheMetricAlone(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	in := heapBenchAlloc(job, "eval-1", 0, "node-1")
 	want := in.Metrics.Copy()
@@ -139,7 +139,7 @@ func TestClientUpdatesLeaveTheMetricAlone(t *testing.T) {
 // without ports get one stored grant, and a placement's count maps are
 // stored once; a grant with ports is the alloc's own.
 func TestEqualGrantsAndCountsAreStoredOnce(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	a := heapBenchAlloc(job, "eval-1", 0, "node-1")
 	b := heapBenchAlloc(job, "eval-1", 1, "node-2")
@@ -202,7 +202,7 @@ func TestInternIsSafeForConcurrentWriters(t *testing.T) {
 // only in its sign, as 0 and -0 do) keeps its own, and no value changes,
 // the caller's included.
 func TestEqualCandidateScoresAreStoredOnce(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	a := heapBenchAlloc(job, "eval-1", 0, "node-1")
 	b := heapBenchAlloc(job, "eval-1", 1, "node-2")
@@ -236,7 +236,7 @@ func TestEqualCandidateScoresAreStoredOnce(t *testing.T) {
 // often the node's name) but never adds one, while other values and every
 // key are interned as before.
 func TestNodeUniqueAttributeValuesAreNotAddedToTheInternTable(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	n := testNode("unique-attrs-node")
 	n.Name = "unique-attrs-host"
 	n.Attributes = structs.NewAttributes(map[string]string{

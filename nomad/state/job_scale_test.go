@@ -21,7 +21,7 @@ func scaleReq(job, group string, n *int64, msg string) JobScale {
 }
 
 func TestScaleJobWritesVersionEvalAndEventAtOneIndex(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustJob(t, s, 1, testJob("web"))
 	sc := scaleReq("web", "web", count(3), "up")
 	sc.Eval = testEval("e1", testJob("web"))
@@ -57,7 +57,7 @@ func TestScaleJobWritesVersionEvalAndEventAtOneIndex(t *testing.T) {
 }
 
 func TestScaleJobWithoutCountOnlyRecordsTheEvent(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	before := mustJob(t, s, 1, testJob("web"))
 	sc := scaleReq("web", "web", nil, "could not reach the metrics source")
 	sc.Event.Error = true
@@ -73,7 +73,7 @@ func TestScaleJobWithoutCountOnlyRecordsTheEvent(t *testing.T) {
 }
 
 func TestScalingEventsAreCappedPerGroupNewestFirst(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustJob(t, s, 1, testJob("web", "a", "b"))
 	for i := range 25 {
 		mustNoErr(t, scale(s, uint64(10+i), scaleReq("web", "a", nil, fmt.Sprintf("m%d", i))))
@@ -118,7 +118,7 @@ func TestRefusedScaleChangesNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := TestStateStore(t)
+			s := testStateStore(t)
 			mustJob(t, s, 1, testJob("web"))
 			mustJob(t, s, 2, withScaling)
 			mustJob(t, s, 3, system)
@@ -145,7 +145,7 @@ func TestRefusedScaleChangesNothing(t *testing.T) {
 // A finished deployment, or one of an earlier job with the same ID, does
 // not block scaling.
 func TestOnlyAnActiveDeploymentOfThisJobBlocksScaling(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	mustNoErr(t, s.UpsertDeployment(2, &structs.Deployment{ID: "old", Namespace: "default", JobID: "web",
 		JobCreateIndex: job.CreateIndex - 1, Status: structs.DeploymentStatusRunning}))
@@ -155,7 +155,7 @@ func TestOnlyAnActiveDeploymentOfThisJobBlocksScaling(t *testing.T) {
 }
 
 func TestPurgingAJobDeletesItsScalingEvents(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustJob(t, s, 1, testJob("web"))
 	mustNoErr(t, scale(s, 2, scaleReq("web", "web", nil, "x")))
 	mustNoErr(t, s.DeleteJob(3, "default", "web"))

@@ -58,7 +58,7 @@ func TestJobStatusTransitions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := TestStateStore(t)
+			s := testStateStore(t)
 			job := mustJob(t, s, 10, tc.job())
 			for _, st := range tc.steps {
 				st(t, s, job)
@@ -72,7 +72,7 @@ func TestJobStatusTransitions(t *testing.T) {
 }
 
 func TestJobStatusChangeBumpsModifyIndexAndKeepsVersionRowInStep(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 10, testJob("web"))
 	mustNoErr(t, s.UpsertAllocs(11, []*structs.Allocation{testAlloc("a1", job, "n1")}))
 	got, _ := s.JobByID(nil, "default", "web")
@@ -86,7 +86,7 @@ func TestJobStatusChangeBumpsModifyIndexAndKeepsVersionRowInStep(t *testing.T) {
 }
 
 func TestGarbageCollectingAFinishedJobsHistoryLeavesItDead(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 10, testBatchJob("report"))
 	mustNoErr(t, s.UpsertEvals(11, []*structs.Evaluation{testEval("e1", job)}))
 	a := testAlloc("a1", job, "n1")
@@ -110,7 +110,7 @@ func TestGarbageCollectingAFinishedJobsHistoryLeavesItDead(t *testing.T) {
 }
 
 func TestJobSummaryCountsAllocsByClientStatus(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 10, testJob("web"))
 	e := testEval("e1", job)
 	e.Status = structs.EvalStatusComplete
@@ -163,7 +163,7 @@ func TestJobSummaryCountsAllocsByClientStatus(t *testing.T) {
 }
 
 func TestPeriodicParentCountsItsChildren(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	parent := testBatchJob("cron")
 	parent.Periodic = &structs.PeriodicConfig{Enabled: true, Spec: "@hourly"}
 	mustJob(t, s, 1, parent)

@@ -25,7 +25,7 @@ func TestJobVersioning(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s := TestStateStore(t)
+			s := testStateStore(t)
 			mustJob(t, s, 10, testJob("web"))
 			j := testJob("web")
 			tc.change(j)
@@ -46,7 +46,7 @@ func TestJobVersioning(t *testing.T) {
 }
 
 func TestOnlyTheNewestVersionsAreKeptPlusTheNewestStable(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	total := structs.JobTrackedVersions + 3
 	for i := 0; i < total; i++ {
 		j := testJob("web")
@@ -79,7 +79,7 @@ func TestOnlyTheNewestVersionsAreKeptPlusTheNewestStable(t *testing.T) {
 }
 
 func TestJobVersionsDoNotMixJobsSharingAPrefix(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustJob(t, s, 1, testJob("web"))
 	mustJob(t, s, 2, testJob("web-2"))
 	changed := testJob("web-2")
@@ -96,7 +96,7 @@ func TestJobVersionsDoNotMixJobsSharingAPrefix(t *testing.T) {
 }
 
 func TestJobLookupsByEachIndex(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustJob(t, s, 1, testJob("api"))
 	mustJob(t, s, 2, testJob("api-worker"))
 	other := testJob("api")
@@ -137,7 +137,7 @@ func TestJobLookupsByEachIndex(t *testing.T) {
 }
 
 func TestJobSummaryFollowsTheJobsGroups(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustJob(t, s, 1, testJob("web", "a", "b"))
 	sum, _ := s.JobSummaryByID(nil, "default", "web")
 	if sum == nil || len(sum.Summary) != 2 || sum.CreateIndex != 1 || sum.Children == nil {
@@ -154,7 +154,7 @@ func TestJobSummaryFollowsTheJobsGroups(t *testing.T) {
 }
 
 func TestDeleteJobRemovesVersionsAndSummary(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustJob(t, s, 1, testJob("web"))
 	changed := testJob("web")
 	changed.Priority = 60
@@ -184,7 +184,7 @@ func TestDeleteJobRemovesVersionsAndSummary(t *testing.T) {
 }
 
 func TestUpdateJobStabilityMarksTheVersionAndTheCurrentJob(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustJob(t, s, 1, testJob("web"))
 	changed := testJob("web")
 	changed.Priority = 60
@@ -216,7 +216,7 @@ func TestUpdateJobStabilityMarksTheVersionAndTheCurrentJob(t *testing.T) {
 }
 
 func TestStoredJobIsACopy(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	j := testJob("web")
 	mustJob(t, s, 1, j)
 	j.TaskGroups[0].Count = 42
@@ -230,7 +230,7 @@ func TestStoredJobIsACopy(t *testing.T) {
 }
 
 func TestUpsertJobWithEvalIsOneWrite(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := testJob("web")
 	mustNoErr(t, s.UpsertJobWithEval(5, job, testEval("e1", job)))
 	e, _ := s.EvalByID(nil, "e1")

@@ -17,7 +17,7 @@ import (
 // would cost each node and alloc about 112 bytes for good.
 func TestReadByIDWithoutWatchSetMakesNoWatchChannel(t *testing.T) {
 	const n = 20_000
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	nodeIDs := make([]string, n)
 	allocs := make([]*structs.Allocation, n)
@@ -59,7 +59,7 @@ func TestReadByIDWithoutWatchSetMakesNoWatchChannel(t *testing.T) {
 // Without a WatchSet a read seeks the index's lower bound; it must still
 // return only the entry asked for, never its neighbour.
 func TestReadByIDWithoutWatchSetReturnsOnlyTheEntryAskedFor(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertNode(1, testNode("abc")))
 	job := mustJob(t, s, 2, testJob("web"))
 
@@ -93,7 +93,7 @@ func TestReadByIDWithoutWatchSetReturnsOnlyTheEntryAskedFor(t *testing.T) {
 // With a WatchSet a read by ID still watches the entry: the set fires
 // when the entry changes.
 func TestReadByIDWithWatchSetFiresOnChange(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
 	mustNoErr(t, s.UpsertNode(2, testNode("n2")))
 

@@ -12,7 +12,7 @@ import (
 // its end store new versions of a node that share what the client
 // registered, and leave every earlier version as it was.
 func TestNodeStatusChangesShareTheRegistration(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	node := heapBenchNode(1)
 	mustNoErr(t, s.UpsertNode(1, node))
 	registered, _ := s.NodeByID(nil, node.ID)
@@ -51,7 +51,7 @@ func TestNodeStatusChangesShareTheRegistration(t *testing.T) {
 // one meta map, and all share their drivers' equal attributes; a node
 // elsewhere keeps its own, and no node's values change.
 func TestEqualNodeMetaIsStoredOnce(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	for i, idx := range []int{1, 151, 2} { // 1 and 151: rack r1, zone z1; 2: rack r2
 		mustNoErr(t, s.UpsertNode(uint64(10+i), heapBenchNode(idx)))
 	}
@@ -81,7 +81,7 @@ func TestEqualNodeMetaIsStoredOnce(t *testing.T) {
 // with other resources keeps its own; every node reads back as it was
 // registered.
 func TestEqualRegistrationsShareTheirRecords(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	a, b, c := heapBenchNode(1), heapBenchNode(2), heapBenchNode(3)
 	c.NodeResources.Memory.MemoryMB *= 2
 	c = decoded(c)
@@ -112,7 +112,7 @@ func TestEqualRegistrationsShareTheirRecords(t *testing.T) {
 // registered with ("Node registered") arrives decoded with every node;
 // the stored nodes share its texts.
 func TestRegisteredNodesShareTheirFirstEventsTexts(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	var stored []*structs.Node
 	for i := range 2 {
 		n := heapBenchNode(i)
@@ -132,7 +132,7 @@ func TestRegisteredNodesShareTheirFirstEventsTexts(t *testing.T) {
 // records; the node that shared its old ones, and its own old version,
 // read as before.
 func TestChangingSharedRecordsLeavesOtherNodesAlone(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	a, b := heapBenchNode(1), heapBenchNode(2)
 	mustNoErr(t, s.UpsertNode(10, a))
 	mustNoErr(t, s.UpsertNode(11, b))
@@ -168,7 +168,7 @@ func TestChangingSharedRecordsLeavesOtherNodesAlone(t *testing.T) {
 // record of the one before, events included, and leaves that one as it
 // was.
 func TestRegisteringAgainSharesThePreviousVersion(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	n := heapBenchNode(7)
 	mustNoErr(t, s.UpsertNodeWithEvent(10, n, &structs.NodeEvent{Message: "Node registered", Subsystem: structs.NodeEventSubsystemCluster}))
 	first := storedNode(t, s, n)

@@ -10,7 +10,7 @@ import (
 )
 
 func TestNodeLookupsByEachIndex(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	for i, id := range []string{"aa11", "aa22", "bb33"} {
 		n := testNode(id)
 		if id == "bb33" {
@@ -65,7 +65,7 @@ func TestNodeLookupsByEachIndex(t *testing.T) {
 }
 
 func TestReRegisteringNodeKeepsServerOwnedFields(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
 	drain := &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour}}
 	ev := &structs.NodeEvent{Message: "drain started", Subsystem: structs.NodeEventSubsystemDrain}
@@ -95,7 +95,7 @@ func TestReRegisteringNodeKeepsServerOwnedFields(t *testing.T) {
 }
 
 func TestNodeStatusDrainAndEligibility(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
 
 	mustNoErr(t, s.UpdateNodeStatus(2, "n1", structs.NodeStatusDown, 1234, &structs.NodeEvent{Message: "missed heartbeat"}))
@@ -139,7 +139,7 @@ func TestNodeStatusDrainAndEligibility(t *testing.T) {
 }
 
 func TestDeleteNodeIsAllOrNothing(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
 	mustNoErr(t, s.UpsertNode(2, testNode("n2")))
 	if err := s.DeleteNode(3, []string{"n1", "missing"}); !errors.Is(err, structs.ErrNotFound) {
@@ -158,7 +158,7 @@ func TestDeleteNodeIsAllOrNothing(t *testing.T) {
 }
 
 func TestStoredNodeIsNotTheCallersObject(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	n := testNode("n1")
 	mustNoErr(t, s.UpsertNode(1, n))
 	n.Name = "changed by caller"
@@ -171,7 +171,7 @@ func TestStoredNodeIsNotTheCallersObject(t *testing.T) {
 // forged or stale registration cannot take a node over even if it got
 // past the endpoint.
 func TestUpsertNodeRefusesToChangeTheSecret(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertNode(10, testNode("aa11")))
 	forged := testNode("aa11")
 	forged.SecretID = "another-secret"

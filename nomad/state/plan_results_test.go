@@ -12,7 +12,7 @@ import (
 // deployment, at index 10.
 func planFixture(t *testing.T) (*StateStore, *structs.Job, *structs.Allocation) {
 	t.Helper()
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	old := testAlloc("old", job, "n1")
 	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{old}))

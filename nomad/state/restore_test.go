@@ -12,7 +12,7 @@ import (
 // populated returns a store with a row in every table.
 func populated(t *testing.T) *StateStore {
 	t.Helper()
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
 	mustJob(t, s, 2, testJob("web"))
 	changed := testJob("web")
@@ -60,7 +60,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 	src := populated(t)
 	snap, err := src.Snapshot()
 	mustNoErr(t, err)
-	dst := TestStateStore(t)
+	dst := testStateStore(t)
 	copyInto(t, snap, dst)
 
 	for _, table := range []string{TableNodes, TableJobs, TableJobVersion, TableJobSummary, TableEvals, TableAllocs, TableDeployments, TableSchedulerConfig, TableKV} {
@@ -110,7 +110,7 @@ func TestRestoreRoundTrip(t *testing.T) {
 }
 
 func TestAbortedRestoreLeavesTheStoreEmpty(t *testing.T) {
-	dst := TestStateStore(t)
+	dst := testStateStore(t)
 	r, err := dst.Restore()
 	mustNoErr(t, err)
 	mustNoErr(t, r.NodeRestore(testNode("n1")))

@@ -13,7 +13,7 @@ import (
 // (and a2 on n2) that each registered one service.
 func svcFixture(t *testing.T) *StateStore {
 	t.Helper()
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
 	mustNoErr(t, s.UpsertNode(2, testNode("n2")))
 	job := mustJob(t, s, 3, testJob("web"))

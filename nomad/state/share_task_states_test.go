@@ -14,7 +14,7 @@ import (
 // report's where they differ, and never changes an earlier version, read
 // before or through a snapshot.
 func TestClientReportsShareEqualTaskStates(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	a := testAlloc("a1", job, "n1")
 	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a}))

@@ -28,7 +28,7 @@ func script(t *testing.T, s *StateStore) {
 }
 
 func TestSameWritesGiveTheSameState(t *testing.T) {
-	s1, s2 := TestStateStore(t), TestStateStore(t)
+	s1, s2 := testStateStore(t), testStateStore(t)
 	script(t, s1)
 	script(t, s2)
 	for _, id := range []string{"a1", "a2"} {
@@ -51,7 +51,7 @@ func TestSameWritesGiveTheSameState(t *testing.T) {
 }
 
 func TestWritesNeverMutateWhatReadersHold(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	script(t, s)
 	alloc, _ := s.AllocByID(nil, "a1")
 	job, _ := s.JobByID(nil, "default", "web")

@@ -129,7 +129,7 @@ func TestWriteCommitsEveryChangeOnce(t *testing.T) {
 // A stop through DeregisterJobTxn records the user's submit time; a job
 // that is already stopped still counts as stopped, and a missing one not.
 func TestDeregisterJobTxn(t *testing.T) {
-	s := TestStateStore(t)
+	s := testStateStore(t)
 	atomicFixture(t, s)
 	var got []bool
 	mustNoErr(t, s.Write(5, func(txn *Txn) error {
@@ -153,7 +153,7 @@ func TestDeregisterJobTxn(t *testing.T) {
 
 // A transaction belongs to the store that opened it.
 func TestTxnOfAnotherStorePanics(t *testing.T) {
-	a, b := TestStateStore(t), TestStateStore(t)
+	a, b := testStateStore(t), testStateStore(t)
 	defer func() {
 		if recover() == nil {
 			t.Fatal("using one store's transaction with another must panic")

@@ -15,7 +15,7 @@ import (
 // all three writes (ns/op is per alloc).
 func BenchmarkStoreWriteAllocs(b *testing.B) {
 	const batch = 100
-	s := TestStateStore(b)
+	s := testStateStore(b)
 	at := time.Unix(1_700_000_000, 0)
 	type entry struct{ allocs, pending, running []*structs.Allocation }
 	rounds := (b.N + batch - 1) / batch

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/nomad/state"
+	"github.com/drover-sched/drover/nomad/state/statetest"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -13,7 +14,7 @@ import (
 var _ State = (*state.StateSnapshot)(nil)
 
 func TestStackOnTheRealStateStore(t *testing.T) {
-	store := state.TestStateStore(t)
+	store := statetest.New(t)
 	node := MockNode()
 	if err := store.UpsertNode(10, node); err != nil {
 		t.Fatal(err)
