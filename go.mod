@@ -106,7 +106,3 @@ require (
 // channels made on first watch instead of one per node and leaf; see
 // third_party/go-immutable-radix/README.md.
 replace github.com/hashicorp/go-immutable-radix => ./third_party/go-immutable-radix
-
-// No test code in the binary (issue 27): raft without its testing.go, which
-// imports the testing package; see third_party/raft/README.md.
-replace github.com/hashicorp/raft => ./third_party/raft
