@@ -69,10 +69,7 @@ const minLogFileBytes = 64 << 10
 // size and fewer files while it can hold two files, and smaller files
 // after that, so a rotation never discards a stream's whole history.
 func (tg *TaskGroup) LogRotation(task *Task) (bytes int64, files int) {
-	lc := task.LogConfig
-	if lc == nil || lc.MaxFiles < 1 || lc.MaxFileSizeMB < 1 {
-		lc = DefaultLogConfig()
-	}
+	lc := task.rotatedLogs()
 	bytes, files = int64(lc.MaxFileSizeMB)<<20, lc.MaxFiles
 	if tg == nil || tg.EphemeralDisk == nil || tg.EphemeralDisk.SizeMB <= 0 {
 		return bytes, files
@@ -81,11 +78,7 @@ func (tg *TaskGroup) LogRotation(task *Task) (bytes int64, files int) {
 	// (validation reports them) would overflow an int64 sum.
 	var total float64
 	for _, t := range tg.Tasks {
-		l := t.LogConfig
-		if l == nil || l.MaxFiles < 1 || l.MaxFileSizeMB < 1 {
-			l = DefaultLogConfig()
-		}
-		total += 2 * float64(l.storageMB())
+		total += 2 * float64(t.rotatedLogs().storageMB())
 	}
 	disk := float64(tg.EphemeralDisk.SizeMB)
 	if total <= disk {
@@ -99,4 +92,13 @@ func (tg *TaskGroup) LogRotation(task *Task) (bytes int64, files int) {
 	files = min(files, 2)
 	bytes = max(share/int64(files), minLogFileBytes)
 	return bytes, files
+}
+
+// rotatedLogs is the logs block the client rotates the task's streams
+// by: the task's own, or the defaults where it has none it could use.
+func (t *Task) rotatedLogs() *LogConfig {
+	if lc := t.LogConfig; lc != nil && lc.MaxFiles >= 1 && lc.MaxFileSizeMB >= 1 {
+		return lc
+	}
+	return DefaultLogConfig()
 }
