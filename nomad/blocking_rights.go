@@ -17,7 +17,8 @@ type heldQueryRights struct {
 	checked bool
 }
 
-// heldRights records the ACL opts's token resolves to now. A query with
+// heldRights records the ACL opts's token resolves to now, as the query
+// starts to wait (a read that answers at once never pays for it). A query with
 // ACLs off, or whose caller is not a token holder (a server, or a client
 // authenticating with its node secret), is not re-checked: its rights
 // do not come from a token that can be deleted or narrowed.

@@ -211,9 +211,10 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 	deadline := time.Now().Add(wait)
 	var expired <-chan struct{}
 	counted := false
-	held := s.heldRights(opts)
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
+	var held heldQueryRights
+	for {
+		if counted {
+			// Woken: the token must still grant what it did.
 			if stand, err := held.stand(); !stand {
 				return err
 			}
@@ -240,6 +241,8 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 			}
 			defer release()
 			counted = true
+			// Only a query that waits pays for knowing its rights.
+			held = s.heldRights(opts)
 			var stop func()
 			expired, stop = s.queryDeadlines.until(deadline, wait)
 			defer stop()
