@@ -160,19 +160,91 @@ job "hog" {
 }
 `
 	registerJob(t, a, job, 30*time.Second)
+	alloc := waitAllocEnded(t, a, "hog")
+	out := logOf(a, alloc.ID, "alloc/logs/t.stdout.0")
+	if strings.Contains(out, "child-survived") || !strings.Contains(out, "parent-done") {
+		t.Fatalf("the child should have been killed at the 32 MB limit and the parent gone on: %s\nstdout:\n%s", describeTaskEvents(alloc), out)
+	}
+}
+
+// At its memory limit an exec task loses its largest process, not its
+// whole tree. Its pid 1 is the init, the drover binary: once the task runs
+// the init gives back the pages of the binary it touched to set the task
+// up, and so is lighter than the 18 MB process the OOM killer must choose.
+// (Holding them, ~22 MB, it was the heaviest, and its death took every
+// process in the namespace with it.)
+func TestAnOOMInAnExecTaskKillsItsLargestProcessNotItsInit(t *testing.T) {
+	a := newAgent(t, agentSpec{name: "exec", extra: execOnlyMachine})
+	a.waitOneReadyNode(t)
+	// The first dd holds 18 MB (it reads its whole block before it
+	// writes, then blocks on the pipe); only then does the second start,
+	// and its 18 MB cross the 32 MB limit.
+	job := `
+job "oom" {
+  type = "batch"
+  group "g" {
+    restart {
+      attempts = 0
+      mode     = "fail"
+    }
+    reschedule {
+      attempts  = 0
+      unlimited = false
+    }
+    task "t" {
+      driver = "exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "dd if=/dev/zero bs=18M count=1 2>/dev/null | { head -c1 >/dev/null; dd if=/dev/zero bs=18M count=1 2>/dev/null | sleep 2; }; echo main-went-on; grep VmRSS /proc/1/status"]
+      }
+      resources {
+        cpu    = 50
+        memory = 32
+      }
+    }
+  }
+}
+`
+	registerJob(t, a, job, 30*time.Second)
+	alloc := waitAllocEnded(t, a, "oom")
+	out := logOf(a, alloc.ID, "alloc/logs/t.stdout.0")
+	if alloc.ClientStatus != "complete" || !strings.Contains(out, "main-went-on") {
+		t.Errorf("the OOM kill took the task's main with it: %s\nstdout:\n%s", describeTaskEvents(alloc), out)
+	}
+	var kb int
+	_, rss, _ := strings.Cut(out, "VmRSS:")
+	if _, err := fmt.Sscanf(rss, "%d kB", &kb); err != nil || kb > 14<<10 {
+		t.Errorf("the init, once the task runs, should hold under 14 MB; /proc/1/status says %q", out)
+	}
+}
+
+// waitAllocEnded waits for the job's one alloc to end, complete or failed.
+func waitAllocEnded(t *testing.T, a *agent, jobID string) *api.Allocation {
+	t.Helper()
 	var alloc *api.Allocation
 	waitFor(t, 60*time.Second, func() (bool, string) {
-		allocs, err := jobAllocs(a, "hog")
+		allocs, err := jobAllocs(a, jobID)
 		if err != nil || len(allocs) != 1 {
 			return false, fmt.Sprintf("allocs: %s (%v)", describeAllocs(allocs), err)
 		}
 		alloc = allocs[0]
 		return alloc.ClientStatus == "complete" || alloc.ClientStatus == "failed", describeAllocs(allocs)
 	})
-	out := logOf(a, alloc.ID, "alloc/logs/t.stdout.0")
-	if strings.Contains(out, "child-survived") || !strings.Contains(out, "parent-done") {
-		t.Fatalf("the child should have been killed at the 32 MB limit and the parent gone on:\n%s", out)
+	return alloc
+}
+
+// describeTaskEvents lists each task's state and events, for failure
+// messages that must say how a task ended.
+func describeTaskEvents(alloc *api.Allocation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "alloc %s %s", alloc.ID[:8], alloc.ClientStatus)
+	for name, ts := range alloc.TaskStates {
+		fmt.Fprintf(&b, "\n  task %s %s failed=%v:", name, ts.State, ts.Failed)
+		for _, e := range ts.Events {
+			fmt.Fprintf(&b, " [%s: %s exit=%d signal=%d %v]", e.Type, e.DisplayMessage, e.ExitCode, e.Signal, e.Details)
+		}
 	}
+	return b.String()
 }
 
 // A task that asks to run as root is refused where the node's

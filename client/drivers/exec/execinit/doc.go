@@ -47,6 +47,10 @@
 // allocation of the setup and slow each start several times). Its
 // anonymous memory, charged to the task's memory cgroup, is 2-3.5 MiB; its
 // file pages are the executable's, shared (see the exec driver's doc).
+// Before the fork it gives back its free heap and the executable's pages
+// it touched for the setup (shrink.go), and after it leaves the OOM
+// killer's choice where it may (oom.go): the OOM killer weighs file pages
+// too, and pid 1 must not be the process it takes.
 //
 // # Other modes
 //

@@ -76,6 +76,9 @@ func run() int {
 	if spec.passFDs, err = passedFDs(spec.Pass); err != nil {
 		return fail(err)
 	}
+	if spec.oomScoreAdj, err = openOOMScoreAdj(); err != nil {
+		return fail(err)
+	}
 	// Joined on this, the locked thread, which forks the task: the
 	// task is born in the alloc's network. Before the root is built,
 	// while the host's path still names the namespace.
@@ -85,6 +88,8 @@ func run() int {
 	if err := setupRoot(&spec); err != nil {
 		return fail(err)
 	}
+	// Before the fork, so the task never meets a heavy pid 1.
+	shrink()
 	sup, err := start(&spec)
 	if err != nil {
 		return fail(err)

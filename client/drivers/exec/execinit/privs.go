@@ -37,7 +37,7 @@ func shedBeforeTask(s *Spec) error {
 	if s.Uid == 0 {
 		// The fork's setgroups needs CAP_SETGID; its setgid and setuid
 		// to what it already is need nothing.
-		return setThreadCaps([]uint{unix.CAP_KILL, unix.CAP_SETGID}, nil)
+		return setThreadCaps(forkCaps(s, unix.CAP_KILL, unix.CAP_SETGID), nil)
 	}
 	groups := make([]int, len(s.Groups))
 	for k, g := range s.Groups {
@@ -57,11 +57,12 @@ func shedBeforeTask(s *Spec) error {
 	if err := syscall.Setresuid(int(s.Uid), int(s.Uid), int(s.Uid)); err != nil {
 		return fmt.Errorf("setresuid %d: %w", s.Uid, err)
 	}
-	return setThreadCaps(s.Caps, s.Caps)
+	return setThreadCaps(forkCaps(s, s.Caps...), s.Caps)
 }
 
 // shedAfterTask runs once the task is forked.
 func shedAfterTask(s *Spec) error {
+	exemptFromOOM(s.oomScoreAdj)
 	if s.Uid != 0 {
 		return setThreadCaps(nil, nil)
 	}

@@ -1,5 +1,7 @@
 package execinit
 
+import "os"
+
 // EnvMarker is set (to "1") in the environment of a process the exec
 // driver starts as a task's init. MaybeRun looks for it; the task itself
 // never sees it, since the task's environment travels in the Spec.
@@ -82,6 +84,8 @@ type Spec struct {
 
 	// passFDs are the descriptors the init passes on to the task.
 	passFDs []uintptr
+	// oomScoreAdj is the init's own oom_score_adj (oom.go).
+	oomScoreAdj *os.File
 }
 
 // Status is one line the init writes on StatusFD.
