@@ -128,6 +128,10 @@ func equalScalar(a, b reflect.Value) bool {
 		return a.Complex() == b.Complex()
 	case reflect.String:
 		return a.String() == b.String()
+	case reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		// By identity, which an unexported field (a type's own state,
+		// such as a channel it closes) can be read for too.
+		return a.Pointer() == b.Pointer()
 	}
 	return a.CanInterface() && b.CanInterface() && reflect.DeepEqual(a.Interface(), b.Interface())
 }

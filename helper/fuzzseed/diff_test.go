@@ -37,3 +37,25 @@ func TestDiffTellsAttributeValuesThatAreNotUTF8Apart(t *testing.T) {
 		t.Fatalf("values \\xff and \\xfe reported as %q", d)
 	}
 }
+
+// A channel, exported or a type's own unexported state, is the same when
+// it is the same channel (or both are nil).
+func TestDiffComparesChannelsByIdentity(t *testing.T) {
+	type holder struct {
+		C      chan int
+		closed <-chan struct{}
+	}
+	c, done := make(chan int), make(chan struct{})
+	if d := fuzzseed.Diff(holder{}, holder{}); d != "" {
+		t.Errorf("two zero values differ: %s", d)
+	}
+	if d := fuzzseed.Diff(holder{C: c, closed: done}, holder{C: c, closed: done}); d != "" {
+		t.Errorf("the same channels differ: %s", d)
+	}
+	if d := fuzzseed.Diff(holder{closed: done}, holder{}); d == "" {
+		t.Error("a channel and nil are reported equal")
+	}
+	if d := fuzzseed.Diff(holder{C: c}, holder{C: make(chan int)}); d == "" {
+		t.Error("two different channels are reported equal")
+	}
+}
