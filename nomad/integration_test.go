@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -304,7 +305,7 @@ func TestPeriodicJobWithABadSpecIsRefused(t *testing.T) {
 	before, _ := s.State().LatestIndex()
 	var resp structs.JobRegisterResponse
 	err := s.RPC("Job.Register", &structs.JobRegisterRequest{Job: j}, &resp)
-	if err == nil || !strings.Contains(err.Error(), "bad request") {
+	if err == nil || !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), "not a cron") {
 		t.Fatalf("want a bad request for an invalid cron spec, got %v", err)
 	}
 	if after, _ := s.State().LatestIndex(); after != before {

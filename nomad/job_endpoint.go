@@ -52,27 +52,14 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if err := j.srv.checkJobRegistrationAllowed(a); err != nil {
 		return err
 	}
-	if args.Job == nil {
-		return errBadRequest("job is missing from the request")
-	}
-	if err := j.srv.jobLimits().check(args.Job); err != nil {
-		return err
-	}
-	job := args.Job.Copy()
 	// The namespace the job goes into is validated with the rest: the
 	// request's may differ from the job's own.
-	job.Namespace = registerNamespace(args)
-	job.Canonicalize()
-	if err := job.Validate(); err != nil {
-		return errBadRequest("%v", err)
+	job, err := j.srv.admitJob(args.Job, registerNamespace(args))
+	if err != nil {
+		return err
 	}
 	if err := checkHostVolumeACL(a, job); err != nil {
 		return err
-	}
-	if job.IsPeriodic() {
-		if err := ValidatePeriodic(job); err != nil {
-			return errBadRequest("%v", err)
-		}
 	}
 	st := j.srv.State()
 	existing, err := st.JobByID(nil, job.Namespace, job.ID)

@@ -18,16 +18,9 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	if _, err := j.srv.allowNamespaceOp(args, planNamespace(args), acl.NamespaceCapabilitySubmitJob, acl.NamespaceCapabilityPlanJob); err != nil {
 		return err
 	}
-	if args.Job == nil {
-		return errBadRequest("job is missing from the request")
-	}
-	if err := j.srv.jobLimits().check(args.Job); err != nil {
+	job, err := j.srv.admitJob(args.Job, planNamespace(args))
+	if err != nil {
 		return err
-	}
-	job := args.Job.Copy()
-	job.Canonicalize()
-	if err := job.Validate(); err != nil {
-		return errBadRequest("%v", err)
 	}
 	snap, err := j.srv.State().Snapshot()
 	if err != nil {

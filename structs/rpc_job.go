@@ -115,6 +115,25 @@ type JobEvaluationsResponse struct {
 	QueryMeta
 }
 
+// JobValidateRequest asks whether a job would be admitted, without
+// registering it.
+type JobValidateRequest struct {
+	Job *Job
+	WriteRequest
+}
+
+// JobValidateResponse is Nomad's validate answer: an invalid job is not an
+// error of the call but a list of its problems.
+type JobValidateResponse struct {
+	// DriverConfigValidated is true: the servers check each task's config
+	// against its driver's schema (drivers themselves run on clients).
+	DriverConfigValidated bool
+	ValidationErrors      []string
+	// Error is the whole refusal as register would give it.
+	Error    string
+	Warnings string
+}
+
 // JobPlanRequest asks for a dry run of a job change.
 type JobPlanRequest struct {
 	Job            *Job

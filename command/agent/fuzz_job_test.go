@@ -42,8 +42,9 @@ func registerAllocBudget(bodyLen int) uint64 {
 //   - the request allocates at most registerAllocBudget;
 //   - /v1/validate/job agrees: it reports no problem for a job the
 //     register accepted, and some problem for a job it refused as invalid;
-//   - a job the HTTP layer accepted crosses the RPC unchanged, passes the
-//     server's validation there, is stored by the FSM without error, and
+//   - a job crosses the RPC unchanged, is admitted or refused by the
+//     server's one admission (nomad.CanonicalJob), is stored by the FSM
+//     without error once admitted, and
 //     comes back from a snapshot restore as it was stored. A job that
 //     passes validation but cannot be stored or restored would be poison:
 //     accepted once, then failing on every server start.
@@ -54,10 +55,13 @@ func FuzzJobRegister(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var registered *structs.JobRegisterRequest
 		s := &httpAPI{
-			rpc: fakeRPC{"Job.Register": func(args, reply any) error {
-				registered = args.(*structs.JobRegisterRequest)
-				return fuzzServerRegister(t, registered)
-			}},
+			rpc: fakeRPC{
+				"Job.Register": func(args, reply any) error {
+					registered = args.(*structs.JobRegisterRequest)
+					return fuzzServerRegister(t, registered)
+				},
+				"Job.Validate": fuzzServerValidate,
+			},
 			logger: hclog.NewNullLogger(),
 			info:   func() agentInfo { return agentInfo{Config: DevConfig()} },
 		}
@@ -123,13 +127,11 @@ func fuzzServerRegister(t *testing.T, args *structs.JobRegisterRequest) error {
 		t.Fatalf("the register request changed on its way over RPC:\nsent     %s\nreceived %s", dump(args), dump(&got))
 	}
 
-	job := got.Job.Copy()
-	job.Canonicalize()
-	if err := job.Validate(); err != nil {
-		t.Fatalf("the server refuses a job the HTTP API validated: %v", err)
-	}
-	if err := nomad.ValidatePeriodic(job); err != nil {
-		return fmt.Errorf("%w: %v", nomad.ErrBadRequest, err)
+	// The server admits the job (nomad.Job.Register's admitJob, less the
+	// size limits): its refusal is the 400 the HTTP API answers.
+	job, err := nomad.CanonicalJob(got.Job, got.Job.Namespace)
+	if err != nil {
+		return err
 	}
 	// IDs and times arrive in the entry, as the endpoint makes them.
 	entry := &structs.JobRegisterRequest{Job: job, WriteRequest: got.WriteRequest}
@@ -172,6 +174,17 @@ func fuzzServerRegister(t *testing.T, args *structs.JobRegisterRequest) error {
 	}
 	if !structs.DeepEqual(stored, back) {
 		t.Fatalf("the job changed in a snapshot restore:\nstored   %s\nrestored %s", dump(stored), dump(back))
+	}
+	return nil
+}
+
+// fuzzServerValidate is what a server does with a Job.Validate RPC
+// (nomad.Job.Validate, less the ACL check and the size limits).
+func fuzzServerValidate(args, reply any) error {
+	a, out := args.(*structs.JobValidateRequest), reply.(*structs.JobValidateResponse)
+	out.DriverConfigValidated, out.ValidationErrors = true, []string{}
+	if _, err := nomad.CanonicalJob(a.Job, a.Job.Namespace); err != nil {
+		out.ValidationErrors, out.Error = nomad.ValidationProblems(err), err.Error()
 	}
 	return nil
 }

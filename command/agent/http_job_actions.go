@@ -54,10 +54,7 @@ func (s *httpAPI) jobPlan(w http.ResponseWriter, r *http.Request) (any, error) {
 	if id := r.PathValue("id"); body.Job.ID == nil || *body.Job.ID != id {
 		return nil, badRequest("job ID in the body (%s) does not match the ID in the path (%q)", strPtr(body.Job.ID), id)
 	}
-	job, err := s.structJob(r, body.Job, body.WriteRequest)
-	if err != nil {
-		return nil, err
-	}
+	job := s.convertJob(r, body.Job, body.WriteRequest)
 	args := structs.JobPlanRequest{Job: job, Diff: body.Diff, PolicyOverride: body.PolicyOverride}
 	s.parseWrite(r, &args.WriteRequest)
 	args.Namespace = job.Namespace

@@ -1,14 +1,12 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/api"
-	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -59,9 +57,9 @@ func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) 
 }
 
 // jobRegister serves PUT /v1/jobs and PUT /v1/job/:id: the body is Nomad's
-// JobRegisterRequest with an api.Job, which is canonicalized, converted
-// and validated here so a bad job is a 400 naming its fields before any
-// RPC is made.
+// JobRegisterRequest with an api.Job, which is converted here and admitted
+// (canonicalized, validated) by the server: a bad job is a 400 naming its
+// fields.
 func (s *httpAPI) jobRegister(w http.ResponseWriter, r *http.Request) (any, error) {
 	var body api.JobRegisterRequest
 	ignored, err := decodeJobBody(r, &body)
@@ -81,12 +79,8 @@ func (s *httpAPI) jobRegister(w http.ResponseWriter, r *http.Request) (any, erro
 		PolicyOverride: body.PolicyOverride,
 	}
 	s.parseWrite(r, &args.WriteRequest)
-	job, err := s.structJob(r, body.Job, body.WriteRequest)
-	if err != nil {
-		return nil, err
-	}
-	args.Job = job
-	args.Namespace = job.Namespace
+	args.Job = s.convertJob(r, body.Job, body.WriteRequest)
+	args.Namespace = args.Job.Namespace
 	var out structs.JobRegisterResponse
 	if err := s.call(r, "Job.Register", &args, &out); err != nil {
 		return nil, err
@@ -96,18 +90,11 @@ func (s *httpAPI) jobRegister(w http.ResponseWriter, r *http.Request) (any, erro
 	return &out, nil
 }
 
-// structJob turns a submitted api.Job into the server's form. The job's
-// namespace and region default to the request's, as in Nomad.
-func (s *httpAPI) structJob(r *http.Request, j *api.Job, wr api.WriteRequest) (*structs.Job, error) {
-	job := s.convertJob(r, j, wr)
-	if err := job.Validate(); err != nil {
-		return nil, badRequest("invalid job: %v", err)
-	}
-	return job, nil
-}
-
-// convertJob fills the job's namespace and region from the request,
-// canonicalizes it and converts it, without validating.
+// convertJob turns a submitted api.Job into the server's form: its
+// namespace and region default to the request's, as in Nomad, and the api
+// form is canonicalized (defaults filled, job-level blocks merged into the
+// groups), which the conversion expects. The server's form is
+// canonicalized and validated by the server alone (nomad's admitJob).
 func (s *httpAPI) convertJob(r *http.Request, j *api.Job, wr api.WriteRequest) *structs.Job {
 	if j.Namespace == nil || *j.Namespace == "" {
 		ns := wr.Namespace
@@ -124,9 +111,7 @@ func (s *httpAPI) convertJob(r *http.Request, j *api.Job, wr api.WriteRequest) *
 		j.Region = &reg
 	}
 	j.Canonicalize()
-	job := ApiJobToStructJob(j)
-	job.Canonicalize()
-	return job
+	return ApiJobToStructJob(j)
 }
 
 // jobValidate serves PUT /v1/validate/job: it checks a job as a register
@@ -147,25 +132,17 @@ func (s *httpAPI) jobValidate(w http.ResponseWriter, r *http.Request) (any, erro
 		}
 		return nil, badRequest("request body has no Job (expected {\"Job\": {...}})")
 	}
-	job := s.convertJob(r, body.Job, body.WriteRequest)
-	if _, err := s.allowNamespaceOp(r, job.Namespace, acl.NamespaceCapabilityReadJob); err != nil {
+	args := structs.JobValidateRequest{Job: s.convertJob(r, body.Job, body.WriteRequest)}
+	s.parseWrite(r, &args.WriteRequest)
+	args.Namespace = args.Job.Namespace
+	var out structs.JobValidateResponse
+	if err := s.call(r, "Job.Validate", &args, &out); err != nil {
 		return nil, err
 	}
-	out := &api.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}, Warnings: ignoredWarning(ignored)}
-	err = job.Validate()
-	if err == nil {
-		err = nomad.ValidatePeriodic(job)
-	}
-	if err != nil {
-		var ve *structs.ValidationError
-		if errors.As(err, &ve) {
-			out.ValidationErrors = append(out.ValidationErrors, ve.Problems...)
-		} else {
-			out.ValidationErrors = append(out.ValidationErrors, err.Error())
-		}
-		out.Error = err.Error()
-	}
-	return out, nil
+	return &api.JobValidateResponse{
+		DriverConfigValidated: out.DriverConfigValidated, ValidationErrors: nonNil(out.ValidationErrors),
+		Error: out.Error, Warnings: joinWarnings(out.Warnings, ignoredWarning(ignored)),
+	}, nil
 }
 
 // jobsParse serves POST /v1/jobs/parse: a job file in, its api.Job out.
