@@ -227,9 +227,7 @@ func (tx *Txn) UpdateAllocsDesiredTransitions(allocs map[string]*structs.Desired
 		}
 		a := existing.Copy()
 		a.DesiredTransition.Merge(t)
-		a.ModifyIndex = index
-		a.AllocModifyIndex = index
-		if err := insertAlloc(txn, index, a, existing, js); err != nil {
+		if err := insertServerChange(txn, index, a, existing, js); err != nil {
 			return err
 		}
 	}
@@ -240,6 +238,15 @@ func (tx *Txn) UpdateAllocsDesiredTransitions(allocs map[string]*structs.Desired
 		return err
 	}
 	return setJobStatuses(txn, index, js, false)
+}
+
+// insertServerChange stores a, a server's change to the stored alloc
+// existing, at index. The change is news to the alloc's client and to the
+// scheduler, so AllocModifyIndex moves with ModifyIndex.
+func insertServerChange(txn *memdb.Txn, index uint64, a, existing *structs.Allocation, js jobSet) error {
+	a.ModifyIndex = index
+	a.AllocModifyIndex = index
+	return insertAlloc(txn, index, a, existing, js)
 }
 
 // insertAlloc stores a (whose previous version is existing, or nil) and
@@ -431,11 +438,7 @@ func (s *StateStore) Allocs(ws memdb.WatchSet) (memdb.ResultIterator, error) {
 }
 
 func collectAllocs(iter memdb.ResultIterator) []*structs.Allocation {
-	var out []*structs.Allocation
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(*structs.Allocation))
-	}
-	return out
+	return appendAll[*structs.Allocation](nil, iter)
 }
 
 // linkPreviousAllocTxn points a replaced alloc at its new replacement, so

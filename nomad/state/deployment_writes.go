@@ -72,9 +72,7 @@ func (tx *Txn) UpdateDeploymentPromotion(req *structs.DeploymentPromoteRequest) 
 		a := existing.Copy()
 		a.DeploymentStatus.Canary = false
 		a.DeploymentStatus.ModifyIndex = index
-		a.ModifyIndex = index
-		a.AllocModifyIndex = index
-		if err := insertAlloc(txn, index, a, existing, js); err != nil {
+		if err := insertServerChange(txn, index, a, existing, js); err != nil {
 			return err
 		}
 	}

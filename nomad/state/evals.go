@@ -186,11 +186,7 @@ func (s *StateStore) EvalsByJob(ws memdb.WatchSet, namespace, jobID string) ([]*
 	if err != nil {
 		return nil, err
 	}
-	var out []*structs.Evaluation
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(*structs.Evaluation))
-	}
-	return out, nil
+	return appendAll[*structs.Evaluation](nil, iter), nil
 }
 
 // EvalsByJobAndStatus returns the evals of a job in one status.
@@ -199,11 +195,7 @@ func (s *StateStore) EvalsByJobAndStatus(ws memdb.WatchSet, namespace, jobID, st
 	if err != nil {
 		return nil, err
 	}
-	var out []*structs.Evaluation
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(*structs.Evaluation))
-	}
-	return out, nil
+	return appendAll[*structs.Evaluation](nil, iter), nil
 }
 
 // Evals iterates over every eval.

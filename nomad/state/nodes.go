@@ -62,14 +62,7 @@ func (tx *Txn) UpsertNode(node *structs.Node, event *structs.NodeEvent) error {
 		}
 	}
 	n.Drain = n.DrainStrategy != nil
-	if event != nil {
-		e := event.Copy()
-		e.CreateIndex = index
-		internNodeEvent(e)
-		n.AddEvent(e)
-	}
-	n.ModifyIndex = index
-	return insertNode(txn, index, n)
+	return storeNode(txn, index, n, event)
 }
 
 // UpdateNodeStatus records a heartbeat or a server-side status change
@@ -216,6 +209,12 @@ func updateNodeTxn(txn *memdb.Txn, index uint64, nodeID string, event *structs.N
 	if err := change(n); err != nil {
 		return err
 	}
+	return storeNode(txn, index, n, event)
+}
+
+// storeNode appends a copy of event (if any) to n's history, stamped with
+// index, and stores n as written at index.
+func storeNode(txn *memdb.Txn, index uint64, n *structs.Node, event *structs.NodeEvent) error {
 	if event != nil {
 		e := event.Copy()
 		e.CreateIndex = index

@@ -178,10 +178,7 @@ func (s *StateStore) ServiceRegistrations(ws memdb.WatchSet) (memdb.ResultIterat
 }
 
 func collectServiceRegistrations(it memdb.ResultIterator) []*structs.ServiceRegistration {
-	out := []*structs.ServiceRegistration{}
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		out = append(out, raw.(*structs.ServiceRegistration))
-	}
+	out := appendAll([]*structs.ServiceRegistration{}, it)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
@@ -198,9 +195,5 @@ func (s *StateStore) ServiceRegistrationsByNamespace(ws memdb.WatchSet, namespac
 	if err != nil {
 		return nil, err
 	}
-	out := []*structs.ServiceRegistration{}
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		out = append(out, raw.(*structs.ServiceRegistration))
-	}
-	return out, nil
+	return appendAll([]*structs.ServiceRegistration{}, it), nil
 }
