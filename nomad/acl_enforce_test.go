@@ -10,6 +10,7 @@ import (
 
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/helper/tlsutil/tlstest"
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -354,7 +355,11 @@ func TestForwardingWaitsForTheSecretOnlyWhenRefused(t *testing.T) {
 		if len(sent) == 1 {
 			// The refusal arrives; then the secret replicates here.
 			go func() {
-				if _, err := s.State().SetServerSecretIfMissing(100, "the-secret"); err != nil {
+				err := s.State().Write(100, func(tx *state.Txn) error {
+					_, err := tx.SetServerSecretIfMissing("the-secret")
+					return err
+				})
+				if err != nil {
 					t.Error(err)
 				}
 			}()

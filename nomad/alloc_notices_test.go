@@ -316,7 +316,7 @@ func TestAllocNotifierKeepsTheStoresCopyOfANodeID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.UpsertNode(1, itNode("keeps-the-stores-id-in-notices")); err != nil {
+	if err := store.Write(1, func(tx *state.Txn) error { return tx.UpsertNode(itNode("keeps-the-stores-id-in-notices"), nil) }); err != nil {
 		t.Fatal(err)
 	}
 	stored, err := store.NodeByID(nil, "keeps-the-stores-id-in-notices")

@@ -43,18 +43,18 @@ func BenchmarkCoreGC100kAllocs(b *testing.B) {
 		st := r.fsm.State()
 		node := fsmTestNode("n1")
 		node.NodeResources.Cpu.CpuShares, node.NodeResources.Memory.MemoryMB, node.NodeResources.Disk.DiskMB = 1<<40, 1<<40, 1<<40
-		if err := st.UpsertNode(1, node); err != nil {
+		if err := st.Write(1, func(tx *state.Txn) error { return tx.UpsertNode(node, nil) }); err != nil {
 			b.Fatal(err)
 		}
 		for j := range jobs {
 			job := fsmTestJob(fmt.Sprintf("batch-%03d", j))
 			job.Type = structs.JobTypeBatch
-			if err := st.UpsertJob(1, job); err != nil {
+			if err := st.Write(1, func(tx *state.Txn) error { return tx.UpsertJob(job) }); err != nil {
 				b.Fatal(err)
 			}
 			for e := range evalsPerJob {
 				ev := evalFor(fmt.Sprintf("e-%03d-%02d", j, e), job, structs.EvalStatusComplete)
-				if err := st.UpsertEvals(1, []*structs.Evaluation{ev}); err != nil {
+				if err := st.Write(1, func(tx *state.Txn) error { return tx.UpsertEvals([]*structs.Evaluation{ev}) }); err != nil {
 					b.Fatal(err)
 				}
 				allocs := make([]*structs.Allocation, allocsPerEval)
@@ -63,7 +63,7 @@ func BenchmarkCoreGC100kAllocs(b *testing.B) {
 					a.ClientStatus = structs.AllocClientStatusComplete
 					allocs[k] = a
 				}
-				if err := st.UpsertAllocs(1, allocs); err != nil {
+				if err := st.Write(1, func(tx *state.Txn) error { return tx.UpsertAllocs(allocs) }); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -72,11 +72,11 @@ func BenchmarkCoreGC100kAllocs(b *testing.B) {
 		// fall as the GC empties n1.
 		other := fsmTestNode("n2")
 		other.NodeResources.Cpu.CpuShares, other.NodeResources.Memory.MemoryMB, other.NodeResources.Disk.DiskMB = 1<<40, 1<<40, 1<<40
-		if err := st.UpsertNode(1, other); err != nil {
+		if err := st.Write(1, func(tx *state.Txn) error { return tx.UpsertNode(other, nil) }); err != nil {
 			b.Fatal(err)
 		}
 		live := feasible.MockJob()
-		if err := st.UpsertJob(1, live); err != nil {
+		if err := st.Write(1, func(tx *state.Txn) error { return tx.UpsertJob(live) }); err != nil {
 			b.Fatal(err)
 		}
 

@@ -143,7 +143,7 @@ func (d *benchDirectDeps) ApplyPlanResults(req *structs.ApplyPlanResultsRequest)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.index++
-	return doneFuture{index: d.index, err: d.store.UpsertPlanResults(d.index, req)}, nil
+	return doneFuture{index: d.index, err: d.store.Write(d.index, func(tx *state.Txn) error { return tx.UpsertPlanResults(req) })}, nil
 }
 
 type doneFuture struct {
@@ -189,7 +189,7 @@ func benchPlanApplier(b *testing.B, store *state.StateStore, raft planner.Raft, 
 	var jobs []*structs.Job
 	for i := 0; i < benchJobs; i++ {
 		job := feasible.MockJob()
-		if err := store.UpsertJob(1, job); err != nil {
+		if err := store.Write(1, func(tx *state.Txn) error { return tx.UpsertJob(job) }); err != nil {
 			b.Fatal(err)
 		}
 		jobs = append(jobs, job)
@@ -203,7 +203,7 @@ func benchPlanApplier(b *testing.B, store *state.StateStore, raft planner.Raft, 
 		n.NodeResources.Cpu.CpuShares = 1 << 40
 		n.NodeResources.Memory.MemoryMB = 1 << 40
 		n.NodeResources.Disk.DiskMB = 1 << 40
-		if err := store.UpsertNode(uint64(2+i), n); err != nil {
+		if err := store.Write(uint64(2+i), func(tx *state.Txn) error { return tx.UpsertNode(n, nil) }); err != nil {
 			b.Fatal(err)
 		}
 		nodes = append(nodes, n)
@@ -307,7 +307,7 @@ func (f *benchFSM) Apply(l *raft.Log) any {
 	if err := rpcx.Decode(l.Data, &req); err != nil {
 		return err
 	}
-	return f.store.UpsertPlanResults(l.Index, &req)
+	return f.store.Write(l.Index, func(tx *state.Txn) error { return tx.UpsertPlanResults(&req) })
 }
 func (f *benchFSM) Snapshot() (raft.FSMSnapshot, error) {
 	return nil, errors.New("bench FSM: no snapshots")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad/planner/plannertest"
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -110,7 +111,7 @@ func TestBlockingQueryFollowsARestoredStore(t *testing.T) {
 
 	idx, _ := s.State().LatestIndex()
 	a := plannertest.AllocOn(itJob("follow", 1), node, 100, 100)
-	if err := s.State().UpsertAllocs(idx+1, []*structs.Allocation{a}); err != nil {
+	if err := s.State().Write(idx+1, func(tx *state.Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }); err != nil {
 		t.Fatal(err)
 	}
 	select {

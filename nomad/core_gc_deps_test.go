@@ -35,14 +35,14 @@ func TestCoreGCAloneWritesWhatItFoundOld(t *testing.T) {
 	}
 	node := itNode("n1")
 	node.Status, node.StatusUpdatedAt = structs.NodeStatusDown, now.Add(-2*time.Hour).Unix()
-	if err := store.UpsertNode(1, node); err != nil {
+	if err := store.Write(1, func(tx *state.Txn) error { return tx.UpsertNode(node, nil) }); err != nil {
 		t.Fatal(err)
 	}
 	old := &structs.Evaluation{ID: "old", Namespace: structs.DefaultNamespace, JobID: "j", Status: structs.EvalStatusComplete,
 		Type: structs.JobTypeService, TriggeredBy: structs.EvalTriggerJobRegister, ModifyTime: now.Add(-2 * time.Hour).UnixNano()}
 	young := &structs.Evaluation{ID: "young", Namespace: structs.DefaultNamespace, JobID: "j", Status: structs.EvalStatusComplete,
 		Type: structs.JobTypeService, TriggeredBy: structs.EvalTriggerJobRegister, ModifyTime: now.UnixNano()}
-	if err := store.UpsertEvals(2, []*structs.Evaluation{old, young}); err != nil {
+	if err := store.Write(2, func(tx *state.Txn) error { return tx.UpsertEvals([]*structs.Evaluation{old, young}) }); err != nil {
 		t.Fatal(err)
 	}
 	deps := &memGCDeps{store: store, entries: map[structs.MessageType]any{}}

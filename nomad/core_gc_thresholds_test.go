@@ -84,16 +84,16 @@ func gcThresholdFixture(t *testing.T, change func(*structs.Allocation)) *fsmGCDe
 		}
 	}
 	node := fsmTestNode("n1")
-	must(st.UpsertNode(d.nextIndex(), node))
+	must(st.Write(d.nextIndex(), func(tx *state.Txn) error { return tx.UpsertNode(node, nil) }))
 	for _, spec := range []struct{ id, typ string }{{"svc", structs.JobTypeService}, {"batch", structs.JobTypeBatch}} {
 		job := fsmTestJob(spec.id)
 		job.Type = spec.typ
 		job.SubmitTime = gcT0.UnixNano()
 		job.Stop = spec.typ == structs.JobTypeService
-		must(st.UpsertJob(d.nextIndex(), job))
+		must(st.Write(d.nextIndex(), func(tx *state.Txn) error { return tx.UpsertJob(job) }))
 		ev := evalFor("e-"+spec.id, job, structs.EvalStatusComplete)
 		ev.ModifyTime = gcT0.UnixNano()
-		must(st.UpsertEvals(d.nextIndex(), []*structs.Evaluation{ev}))
+		must(st.Write(d.nextIndex(), func(tx *state.Txn) error { return tx.UpsertEvals([]*structs.Evaluation{ev}) }))
 		a := fsmTestAlloc("a-"+spec.id, node.ID, job, ev.ID)
 		a.ClientStatus = structs.AllocClientStatusComplete
 		if job.Stop {
@@ -103,13 +103,15 @@ func gcThresholdFixture(t *testing.T, change func(*structs.Allocation)) *fsmGCDe
 		if change != nil {
 			change(a)
 		}
-		must(st.UpsertAllocs(d.nextIndex(), []*structs.Allocation{a}))
+		must(st.Write(d.nextIndex(), func(tx *state.Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }))
 	}
 	gone := fsmTestNode("gone")
 	gone.Status, gone.StatusUpdatedAt = structs.NodeStatusDown, gcT0.Unix()
-	must(st.UpsertNode(d.nextIndex(), gone))
-	must(st.UpsertDeployment(d.nextIndex(), &structs.Deployment{ID: "dep", Namespace: structs.DefaultNamespace, JobID: "svc",
-		Status: structs.DeploymentStatusSuccessful, ModifyTime: gcT0.UnixNano()}))
+	must(st.Write(d.nextIndex(), func(tx *state.Txn) error { return tx.UpsertNode(gone, nil) }))
+	must(st.Write(d.nextIndex(), func(tx *state.Txn) error {
+		return tx.UpsertDeployment(&structs.Deployment{ID: "dep", Namespace: structs.DefaultNamespace, JobID: "svc",
+			Status: structs.DeploymentStatusSuccessful, ModifyTime: gcT0.UnixNano()})
+	}))
 	return d
 }
 
@@ -195,7 +197,7 @@ func TestCoreGCSplitsALargeCollectionIntoBoundedEntries(t *testing.T) {
 	job := fsmTestJob("big")
 	job.Type = structs.JobTypeBatch
 	job.SubmitTime = gcT0.UnixNano()
-	if err := st.UpsertJob(d.nextIndex(), job); err != nil {
+	if err := st.Write(d.nextIndex(), func(tx *state.Txn) error { return tx.UpsertJob(job) }); err != nil {
 		t.Fatal(err)
 	}
 	// One eval with more allocs than one entry holds, then many small.
@@ -204,7 +206,7 @@ func TestCoreGCSplitsALargeCollectionIntoBoundedEntries(t *testing.T) {
 	for i, n := range sizes {
 		ev := evalFor(fmt.Sprintf("e%d", i), job, structs.EvalStatusComplete)
 		ev.ModifyTime = gcT0.UnixNano()
-		if err := st.UpsertEvals(d.nextIndex(), []*structs.Evaluation{ev}); err != nil {
+		if err := st.Write(d.nextIndex(), func(tx *state.Txn) error { return tx.UpsertEvals([]*structs.Evaluation{ev}) }); err != nil {
 			t.Fatal(err)
 		}
 		allocs := make([]*structs.Allocation, n)
@@ -213,7 +215,7 @@ func TestCoreGCSplitsALargeCollectionIntoBoundedEntries(t *testing.T) {
 			a.ClientStatus, a.ModifyTime = structs.AllocClientStatusComplete, gcT0.UnixNano()
 			allocs[j] = a
 		}
-		if err := st.UpsertAllocs(d.nextIndex(), allocs); err != nil {
+		if err := st.Write(d.nextIndex(), func(tx *state.Txn) error { return tx.UpsertAllocs(allocs) }); err != nil {
 			t.Fatal(err)
 		}
 		total += n + 1
@@ -255,18 +257,18 @@ func TestFSMKeepsAnEvalWhileAnAllocOfItIsLeft(t *testing.T) {
 	st := d.State()
 	job := fsmTestJob("j")
 	job.Stop = true
-	if err := st.UpsertJob(d.nextIndex(), job); err != nil {
+	if err := st.Write(d.nextIndex(), func(tx *state.Txn) error { return tx.UpsertJob(job) }); err != nil {
 		t.Fatal(err)
 	}
 	ev := evalFor("e", job, structs.EvalStatusComplete)
-	if err := st.UpsertEvals(d.nextIndex(), []*structs.Evaluation{ev}); err != nil {
+	if err := st.Write(d.nextIndex(), func(tx *state.Txn) error { return tx.UpsertEvals([]*structs.Evaluation{ev}) }); err != nil {
 		t.Fatal(err)
 	}
 	a1, a2 := fsmTestAlloc("a1", "n1", job, "e"), fsmTestAlloc("a2", "n1", job, "e")
 	for _, a := range []*structs.Allocation{a1, a2} {
 		a.DesiredStatus, a.ClientStatus = structs.AllocDesiredStatusStop, structs.AllocClientStatusComplete
 	}
-	if err := st.UpsertAllocs(d.nextIndex(), []*structs.Allocation{a1, a2}); err != nil {
+	if err := st.Write(d.nextIndex(), func(tx *state.Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a1, a2}) }); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := d.raftApply(structs.EvalDeleteRequestType, &structs.EvalDeleteRequest{Evals: []string{"e"}, Allocs: []string{"a1"}, KeepEvalsWithAllocs: true}); err != nil {
@@ -302,11 +304,13 @@ func TestCoreGCNeverCollectsWhatIsStillLive(t *testing.T) {
 	}
 	pending := evalFor("e-pending", fsmTestJob("batch"), structs.EvalStatusPending)
 	pending.Type, pending.ModifyTime = structs.JobTypeBatch, gcT0.UnixNano()
-	if err := st.UpsertEvals(d.nextIndex(), []*structs.Evaluation{pending}); err != nil {
+	if err := st.Write(d.nextIndex(), func(tx *state.Txn) error { return tx.UpsertEvals([]*structs.Evaluation{pending}) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.UpsertDeployment(d.nextIndex(), &structs.Deployment{ID: "live-dep", Namespace: structs.DefaultNamespace, JobID: "svc",
-		Status: structs.DeploymentStatusRunning, ModifyTime: gcT0.UnixNano()}); err != nil {
+	if err := st.Write(d.nextIndex(), func(tx *state.Txn) error {
+		return tx.UpsertDeployment(&structs.Deployment{ID: "live-dep", Namespace: structs.DefaultNamespace, JobID: "svc",
+			Status: structs.DeploymentStatusRunning, ModifyTime: gcT0.UnixNano()})
+	}); err != nil {
 		t.Fatal(err)
 	}
 	g := gcThresholds{now: gcT0.Add(1000 * time.Hour), eval: time.Hour, batchEval: time.Hour, job: time.Hour, node: time.Hour, deployment: time.Hour}

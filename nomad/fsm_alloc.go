@@ -25,11 +25,11 @@ func (f *FSM) applyAllocClientUpdate(buf []byte, index uint64) any {
 	// an alloc reconnected or failed without the eval that acts on it.
 	err = st.Write(index, func(txn *state.Txn) error {
 		if len(d.Updates) > 0 {
-			if err := st.UpdateAllocsFromClientTxn(txn, d.Updates); err != nil {
+			if err := txn.UpdateAllocsFromClient(d.Updates); err != nil {
 				return err
 			}
 		}
-		return st.UpsertEvalsTxn(txn, d.Evals)
+		return txn.UpsertEvals(d.Evals)
 	})
 	if err != nil {
 		f.logger.Error("client alloc update failed", "error", err)
@@ -46,7 +46,7 @@ func (f *FSM) applyPlanResults(buf []byte, index uint64) any {
 	var req structs.ApplyPlanResultsRequest
 	decode(buf, &req, structs.ApplyPlanResultsRequestType)
 	st := f.State()
-	if err := st.UpsertPlanResults(index, &req); err != nil {
+	if err := st.Write(index, func(tx *state.Txn) error { return tx.UpsertPlanResults(&req) }); err != nil {
 		f.logger.Error("UpsertPlanResults failed", "error", err)
 		return err
 	}
@@ -70,7 +70,9 @@ func (f *FSM) applyAllocDesiredTransition(buf []byte, index uint64) any {
 	var req structs.AllocUpdateDesiredTransitionRequest
 	decode(buf, &req, structs.AllocUpdateDesiredTransitionRequestType)
 	st := f.State()
-	if err := st.UpdateAllocsDesiredTransitionsWithEvents(index, req.Allocs, req.Evals, req.NodeEvents); err != nil {
+	if err := st.Write(index, func(tx *state.Txn) error {
+		return tx.UpdateAllocsDesiredTransitions(req.Allocs, req.Evals, req.NodeEvents)
+	}); err != nil {
 		return err
 	}
 	f.notifyEvals(st, req.Evals)
@@ -89,7 +91,9 @@ func (f *FSM) applyAllocStop(buf []byte, index uint64) any {
 		evals = append(evals, req.Eval)
 	}
 	st := f.State()
-	if err := st.UpdateAllocsDesiredTransitions(index, map[string]*structs.DesiredTransition{req.AllocID: t}, evals); err != nil {
+	if err := st.Write(index, func(tx *state.Txn) error {
+		return tx.UpdateAllocsDesiredTransitions(map[string]*structs.DesiredTransition{req.AllocID: t}, evals, nil)
+	}); err != nil {
 		return err
 	}
 	f.notifyEvals(st, evals)

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -10,7 +11,7 @@ func (f *FSM) applyDeploymentPromote(buf []byte, index uint64) any {
 	var req structs.DeploymentPromoteRequest
 	decode(buf, &req, structs.DeploymentPromoteRequestType)
 	st := f.State()
-	if err := st.UpdateDeploymentPromotion(index, &req); err != nil {
+	if err := st.Write(index, func(tx *state.Txn) error { return tx.UpdateDeploymentPromotion(&req) }); err != nil {
 		return err
 	}
 	if req.Eval != nil {
@@ -25,7 +26,7 @@ func (f *FSM) applyDeploymentAllocHealth(buf []byte, index uint64) any {
 	var req structs.ApplyDeploymentAllocHealthRequest
 	decode(buf, &req, structs.DeploymentAllocHealthRequestType)
 	st := f.State()
-	if err := st.UpdateDeploymentAllocHealth(index, &req); err != nil {
+	if err := st.Write(index, func(tx *state.Txn) error { return tx.UpdateDeploymentAllocHealth(&req) }); err != nil {
 		return err
 	}
 	if req.Job != nil {

@@ -55,7 +55,7 @@ func (f *FSM) applyJobDispatch(buf []byte, index uint64) any {
 			return &dispatchDuplicate{child: existing}
 		}
 	}
-	if err := st.UpsertJobWithEval(index, child, req.Eval); err != nil {
+	if err := st.Write(index, func(tx *state.Txn) error { return tx.UpsertJobWithEval(child, req.Eval) }); err != nil {
 		f.logger.Error("UpsertJobWithEval of dispatched child failed", "error", err)
 		return err
 	}

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -8,7 +9,7 @@ func (f *FSM) applyEvalUpdate(buf []byte, index uint64) any {
 	var req structs.EvalUpdateRequest
 	decode(buf, &req, structs.EvalUpdateRequestType)
 	st := f.State()
-	if err := st.UpsertEvals(index, req.Evals); err != nil {
+	if err := st.Write(index, func(tx *state.Txn) error { return tx.UpsertEvals(req.Evals) }); err != nil {
 		f.logger.Error("UpsertEvals failed", "error", err)
 		return err
 	}
@@ -20,16 +21,16 @@ func (f *FSM) applyEvalDelete(buf []byte, index uint64) any {
 	var req structs.EvalDeleteRequest
 	decode(buf, &req, structs.EvalDeleteRequestType)
 	if req.KeepEvalsWithAllocs {
-		return errOrNil(f.State().DeleteEvalsOnceEmpty(index, req.Evals, req.Allocs))
+		return errOrNil(f.State().Write(index, func(tx *state.Txn) error { return tx.DeleteEvalsOnceEmpty(req.Evals, req.Allocs) }))
 	}
-	return errOrNil(f.State().DeleteEvals(index, req.Evals, req.Allocs))
+	return errOrNil(f.State().Write(index, func(tx *state.Txn) error { return tx.DeleteEvals(req.Evals, req.Allocs) }))
 }
 
 func (f *FSM) applyDeploymentStatusUpdate(buf []byte, index uint64) any {
 	var req structs.DeploymentStatusUpdateRequest
 	decode(buf, &req, structs.DeploymentStatusUpdateRequestType)
 	st := f.State()
-	if err := st.UpdateDeploymentStatus(index, &req); err != nil {
+	if err := st.Write(index, func(tx *state.Txn) error { return tx.UpdateDeploymentStatus(&req) }); err != nil {
 		return err
 	}
 	if req.Eval != nil {
@@ -41,7 +42,10 @@ func (f *FSM) applyDeploymentStatusUpdate(buf []byte, index uint64) any {
 func (f *FSM) applyDeploymentDelete(buf []byte, index uint64) any {
 	var req structs.DeploymentDeleteRequest
 	decode(buf, &req, structs.DeploymentDeleteRequestType)
-	return errOrNil(f.State().DeleteDeployment(index, req.Deployments))
+	if len(req.Deployments) == 0 {
+		return nil // nothing to delete: open no transaction
+	}
+	return errOrNil(f.State().Write(index, func(tx *state.Txn) error { return tx.DeleteDeployment(req.Deployments) }))
 }
 
 func (f *FSM) applySchedulerConfig(buf []byte, index uint64) any {
@@ -49,17 +53,21 @@ func (f *FSM) applySchedulerConfig(buf []byte, index uint64) any {
 	decode(buf, &req, structs.SchedulerConfigRequestType)
 	st := f.State()
 	if req.CAS {
-		ok, err := st.SchedulerCASConfig(index, req.Config.ModifyIndex, &req.Config)
+		var ok bool
+		err := st.Write(index, func(tx *state.Txn) (err error) {
+			ok, err = tx.SchedulerCASConfig(req.Config.ModifyIndex, &req.Config)
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		return ok
 	}
-	return errOrNil(st.SchedulerSetConfig(index, &req.Config))
+	return errOrNil(st.Write(index, func(tx *state.Txn) error { return tx.SchedulerSetConfig(&req.Config) }))
 }
 
 func (f *FSM) applyGenericWrite(buf []byte, index uint64) any {
 	var req structs.GenericWriteRequest
 	decode(buf, &req, structs.GenericWriteRequestType)
-	return errOrNil(f.State().KVSet(index, req.Key, req.Value))
+	return errOrNil(f.State().Write(index, func(tx *state.Txn) error { return tx.KVSet(req.Key, req.Value) }))
 }

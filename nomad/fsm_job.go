@@ -24,7 +24,7 @@ func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
 		}
 	}
 	if req.Eval == nil {
-		if err := st.UpsertJob(index, req.Job); err != nil {
+		if err := st.Write(index, func(tx *state.Txn) error { return tx.UpsertJob(req.Job) }); err != nil {
 			f.logger.Error("UpsertJob failed", "error", err)
 			return err
 		}
@@ -34,7 +34,7 @@ func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
 	// The job and its eval are one transaction, so no reader ever sees a
 	// job change without the eval that schedules it. The store stamps the
 	// eval with the stored JobModifyIndex, known only now.
-	if err := st.UpsertJobWithEval(index, req.Job, req.Eval); err != nil {
+	if err := st.Write(index, func(tx *state.Txn) error { return tx.UpsertJobWithEval(req.Job, req.Eval) }); err != nil {
 		f.logger.Error("UpsertJobWithEval failed", "error", err)
 		return err
 	}
@@ -70,10 +70,10 @@ func (f *FSM) applyJobDeregister(buf []byte, index uint64) any {
 	err := st.Write(index, func(txn *state.Txn) error {
 		var err error
 		d := state.JobDeregistration{Namespace: req.Namespace, ID: req.JobID, Purge: req.Purge, SubmitTime: req.SubmitTime}
-		if stopped, err = st.DeregisterJobTxn(txn, d); err != nil {
+		if stopped, err = txn.DeregisterJob(d); err != nil {
 			return fmt.Errorf("deregistering job %s: %w", req.JobID, err)
 		}
-		return st.UpsertEvalsTxn(txn, evals)
+		return txn.UpsertEvals(evals)
 	})
 	if err != nil {
 		return err
@@ -112,7 +112,11 @@ func (f *FSM) applyJobBatchDeregister(buf []byte, index uint64) any {
 		jobs = append(jobs, d)
 	}
 	st := f.State()
-	done, err := st.DeregisterJobs(index, jobs, req.Evals)
+	var done []structs.NamespacedID
+	err := st.Write(index, func(tx *state.Txn) (err error) {
+		done, err = tx.DeregisterJobs(jobs, req.Evals)
+		return err
+	})
 	if err != nil {
 		f.logger.Error("DeregisterJobs failed", "error", err)
 		return err
@@ -127,7 +131,9 @@ func (f *FSM) applyJobBatchDeregister(buf []byte, index uint64) any {
 func (f *FSM) applyJobStability(buf []byte, index uint64) any {
 	var req structs.JobStabilityRequest
 	decode(buf, &req, structs.JobStabilityRequestType)
-	return errOrNil(f.State().UpdateJobStability(index, req.Namespace, req.JobID, req.JobVersion, req.Stable))
+	return errOrNil(f.State().Write(index, func(tx *state.Txn) error {
+		return tx.UpdateJobStability(req.Namespace, req.JobID, req.JobVersion, req.Stable)
+	}))
 }
 
 // errOrNil keeps a typed-nil error from becoming a non-nil interface in a

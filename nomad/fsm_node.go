@@ -23,10 +23,10 @@ func (f *FSM) applyNodeRegister(buf []byte, index uint64) any {
 		}
 	}
 	err := st.Write(index, func(txn *state.Txn) error {
-		if err := st.UpsertNodeTxn(txn, req.Node, nil); err != nil {
+		if err := txn.UpsertNode(req.Node, nil); err != nil {
 			return err
 		}
-		return st.UpsertEvalsTxn(txn, req.Evals)
+		return txn.UpsertEvals(req.Evals)
 	})
 	if err != nil {
 		f.logger.Error("UpsertNode failed", "error", err)
@@ -42,7 +42,7 @@ func (f *FSM) applyNodeRegister(buf []byte, index uint64) any {
 func (f *FSM) applyNodeDeregister(buf []byte, index uint64) any {
 	var req structs.NodeDeregisterRequest
 	decode(buf, &req, structs.NodeDeregisterRequestType)
-	if err := f.State().DeleteNode(index, []string{req.NodeID}); err != nil {
+	if err := f.State().Write(index, func(tx *state.Txn) error { return tx.DeleteNode([]string{req.NodeID}) }); err != nil {
 		return err
 	}
 	return nil
@@ -55,7 +55,11 @@ func (f *FSM) applyNodeDeregister(buf []byte, index uint64) any {
 func (f *FSM) applyNodeBatchDeregister(buf []byte, index uint64) any {
 	var req structs.NodeBatchDeregisterRequest
 	decode(buf, &req, structs.NodeBatchDeregisterRequestType)
-	if _, err := f.State().DeleteNodesIfUnchanged(index, req.NodeIDs, req.NodeModifyIndexes); err != nil {
+	err := f.State().Write(index, func(tx *state.Txn) error {
+		_, err := tx.DeleteNodesIfUnchanged(req.NodeIDs, req.NodeModifyIndexes)
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	return nil
@@ -74,10 +78,10 @@ func (f *FSM) applyNodeUpdateStatus(buf []byte, index uint64) any {
 		}
 	}
 	err := st.Write(index, func(txn *state.Txn) error {
-		if err := st.UpdateNodeStatusTxn(txn, req.NodeID, req.Status, req.UpdatedAt, req.NodeEvent); err != nil {
+		if err := txn.UpdateNodeStatus(req.NodeID, req.Status, req.UpdatedAt, req.NodeEvent); err != nil {
 			return err
 		}
-		return st.UpsertEvalsTxn(txn, req.Evals)
+		return txn.UpsertEvals(req.Evals)
 	})
 	if err != nil {
 		f.logger.Error("node status update failed", "node_id", req.NodeID, "error", err)
@@ -98,13 +102,17 @@ func (f *FSM) applyNodeUpdateDrain(buf []byte, index uint64) any {
 	st := f.State()
 	var err error
 	if req.DrainStrategy != nil {
-		err = st.UpdateNodeDrainWithMeta(index, req.NodeID, req.DrainStrategy, req.MarkEligible, req.UpdatedAt, req.NodeEvent, state.DrainOperator{AccessorID: req.AccessorID, Meta: req.Meta})
+		err = st.Write(index, func(tx *state.Txn) error {
+			return tx.UpdateNodeDrain(req.NodeID, req.DrainStrategy, req.MarkEligible, req.UpdatedAt, req.NodeEvent, state.DrainOperator{AccessorID: req.AccessorID, Meta: req.Meta})
+		})
 	} else {
 		status := state.DrainStatusCanceled
 		if req.DrainComplete {
 			status = state.DrainStatusComplete
 		}
-		err = st.EndNodeDrainWithMeta(index, req.NodeID, req.MarkEligible, status, req.UpdatedAt, req.NodeEvent, state.DrainOperator{AccessorID: req.AccessorID, Meta: req.Meta})
+		err = st.Write(index, func(tx *state.Txn) error {
+			return tx.EndNodeDrain(req.NodeID, req.MarkEligible, status, req.UpdatedAt, req.NodeEvent, state.DrainOperator{AccessorID: req.AccessorID, Meta: req.Meta})
+		})
 	}
 	if err != nil {
 		return err
@@ -124,10 +132,10 @@ func (f *FSM) applyNodeUpdateEligibility(buf []byte, index uint64) any {
 	decode(buf, &req, structs.NodeUpdateEligibilityRequestType)
 	st := f.State()
 	err := st.Write(index, func(txn *state.Txn) error {
-		if err := st.UpdateNodeEligibilityTxn(txn, req.NodeID, req.Eligibility, req.UpdatedAt, req.NodeEvent); err != nil {
+		if err := txn.UpdateNodeEligibility(req.NodeID, req.Eligibility, req.UpdatedAt, req.NodeEvent); err != nil {
 			return err
 		}
-		return st.UpsertEvalsTxn(txn, req.Evals)
+		return txn.UpsertEvals(req.Evals)
 	})
 	if err != nil {
 		return err

@@ -58,10 +58,10 @@ func (f *FSM) applyNodeBatchUpdateStatus(buf []byte, index uint64) any {
 	}
 	err := st.Write(index, func(txn *state.Txn) error {
 		for _, u := range apply {
-			if err := st.UpdateNodeStatusTxn(txn, u.NodeID, u.Status, u.UpdatedAt, u.NodeEvent); err != nil {
+			if err := txn.UpdateNodeStatus(u.NodeID, u.Status, u.UpdatedAt, u.NodeEvent); err != nil {
 				return err
 			}
-			if err := st.UpsertEvalsTxn(txn, u.Evals); err != nil {
+			if err := txn.UpsertEvals(u.Evals); err != nil {
 				return err
 			}
 		}

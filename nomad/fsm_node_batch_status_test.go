@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -26,7 +27,7 @@ func TestFSMNodeBatchStatusSkipsNodesThatChanged(t *testing.T) {
 	f := testFSM(t)
 	st := f.State()
 	for i, id := range []string{"n1", "n2", "n3", "unread"} {
-		if err := st.UpsertNode(uint64(i+1), fsmTestNode(id)); err != nil {
+		if err := st.Write(uint64(i+1), func(tx *state.Txn) error { return tx.UpsertNode(fsmTestNode(id), nil) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -36,7 +37,9 @@ func TestFSMNodeBatchStatusSkipsNodesThatChanged(t *testing.T) {
 		read[id] = n.ModifyIndex
 	}
 	// n2 changes after the leader's read.
-	if err := st.UpdateNodeEligibility(5, "n2", structs.NodeSchedulingIneligible, 0, nil); err != nil {
+	if err := st.Write(5, func(tx *state.Txn) error {
+		return tx.UpdateNodeEligibility("n2", structs.NodeSchedulingIneligible, 0, nil)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	ts := time.Unix(1_800_000_000, 0)
@@ -83,7 +86,7 @@ func TestFSMNodeBatchStatusRefusesReady(t *testing.T) {
 	f := testFSM(t)
 	st := f.State()
 	for i, id := range []string{"n1", "n2"} {
-		if err := st.UpsertNode(uint64(i+1), fsmTestNode(id)); err != nil {
+		if err := st.Write(uint64(i+1), func(tx *state.Txn) error { return tx.UpsertNode(fsmTestNode(id), nil) }); err != nil {
 			t.Fatal(err)
 		}
 	}

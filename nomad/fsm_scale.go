@@ -19,7 +19,7 @@ func (f *FSM) applyJobScale(buf []byte, index uint64) any {
 		Namespace: nsOrDefault(req.Namespace), JobID: req.JobID, Group: req.Group, Count: req.Count,
 		JobModifyIndex: req.JobModifyIndex, SubmitTime: req.SubmitTime, Eval: req.Eval, Event: req.Event,
 	}
-	if err := st.Write(index, func(txn *state.Txn) error { return st.ScaleJobTxn(txn, sc) }); err != nil {
+	if err := st.Write(index, func(txn *state.Txn) error { return txn.ScaleJob(sc) }); err != nil {
 		return err
 	}
 	if req.Count == nil {

@@ -1,6 +1,7 @@
 package nomad
 
 import (
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -12,7 +13,11 @@ import (
 func (f *FSM) applyServiceRegistrationUpsert(buf []byte, index uint64) any {
 	var req structs.ServiceRegistrationUpsertRequest
 	decode(buf, &req, structs.ServiceRegistrationUpsertRequestType)
-	if _, err := f.State().UpsertServiceRegistrations(index, req.Services); err != nil {
+	err := f.State().Write(index, func(tx *state.Txn) error {
+		_, err := tx.UpsertServiceRegistrations(req.Services)
+		return err
+	})
+	if err != nil {
 		f.logger.Error("service registration upsert failed", "error", err)
 		return err
 	}
@@ -22,7 +27,7 @@ func (f *FSM) applyServiceRegistrationUpsert(buf []byte, index uint64) any {
 func (f *FSM) applyServiceRegistrationDelete(buf []byte, index uint64) any {
 	var req structs.ServiceRegistrationDeleteRequest
 	decode(buf, &req, structs.ServiceRegistrationDeleteRequestType)
-	if err := f.State().DeleteServiceRegistrations(index, req.IDs); err != nil {
+	if err := f.State().Write(index, func(tx *state.Txn) error { return tx.DeleteServiceRegistrations(req.IDs) }); err != nil {
 		f.logger.Error("service registration delete failed", "error", err)
 		return err
 	}

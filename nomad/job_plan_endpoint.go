@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/drover-sched/drover/acl"
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler"
 	"github.com/drover-sched/drover/structs"
 )
@@ -56,7 +57,7 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	}
 	now := j.srv.Now()
 	index := latest + 1
-	if err := snap.UpsertJob(index, job); err != nil {
+	if err := snap.Write(index, func(tx *state.Txn) error { return tx.UpsertJob(job) }); err != nil {
 		return err
 	}
 	planned, err := snap.JobByID(nil, job.Namespace, job.ID)
@@ -68,7 +69,7 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 		TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, JobModifyIndex: planned.JobModifyIndex,
 		Status: structs.EvalStatusPending, AnnotatePlan: true, CreateTime: now.UnixNano(), ModifyTime: now.UnixNano(),
 	}
-	if err := snap.UpsertEvals(index, []*structs.Evaluation{eval}); err != nil {
+	if err := snap.Write(index, func(tx *state.Txn) error { return tx.UpsertEvals([]*structs.Evaluation{eval}) }); err != nil {
 		return err
 	}
 	planner := &dryRunPlanner{}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -76,7 +77,7 @@ func TestEveryListEndpointPagesAndResumes(t *testing.T) {
 	for i := uint64(1); i <= 2; i++ {
 		d := &structs.Deployment{ID: structs.GenerateUUID(), Namespace: structs.DefaultNamespace, JobID: "web", JobVersion: i - 1,
 			Status: structs.DeploymentStatusSuccessful, CreateIndex: idx + i, ModifyIndex: idx + i}
-		if err := s.State().UpsertDeployment(idx+i, d); err != nil {
+		if err := s.State().Write(idx+i, func(tx *state.Txn) error { return tx.UpsertDeployment(d) }); err != nil {
 			t.Fatal(err)
 		}
 	}

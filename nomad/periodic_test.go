@@ -86,7 +86,7 @@ func newDispatchHarness(t *testing.T, start time.Time, window time.Duration) *di
 			defer h.mu.Unlock()
 			h.index++
 			h.launched = append(h.launched, req)
-			return h.index, h.st.UpsertJobWithEval(h.index, req.Job, req.Eval)
+			return h.index, h.st.Write(h.index, func(tx *state.Txn) error { return tx.UpsertJobWithEval(req.Job, req.Eval) })
 		},
 	})
 	t.Cleanup(func() { h.d.SetEnabled(false) })
@@ -100,7 +100,7 @@ func (h *dispatchHarness) upsert(t *testing.T, j *structs.Job) *structs.Job {
 	h.index++
 	idx := h.index
 	h.mu.Unlock()
-	if err := h.st.UpsertJob(idx, j); err != nil {
+	if err := h.st.Write(idx, func(tx *state.Txn) error { return tx.UpsertJob(j) }); err != nil {
 		t.Fatal(err)
 	}
 	stored, err := h.st.JobByID(nil, j.Namespace, j.ID)

@@ -67,7 +67,9 @@ func (l *miniLeader) Logger() hclog.Logger     { return hclog.NewNullLogger() }
 
 // writeEvals is the raft write plus the FSM's leader hooks.
 func (l *miniLeader) writeEvals(evals []*structs.Evaluation) error {
-	if err := l.raft.TryWrite(func(i uint64) error { return l.raft.Store().UpsertEvals(i, evals) }); err != nil {
+	if err := l.raft.TryWrite(func(i uint64) error {
+		return l.raft.Store().Write(i, func(tx *state.Txn) error { return tx.UpsertEvals(evals) })
+	}); err != nil {
 		return err
 	}
 	for _, e := range evals {
@@ -119,7 +121,9 @@ func (l *miniLeader) RPC(method string, args, reply any) error {
 			return err
 		}
 		if method == "Eval.Reblock" {
-			if err := l.raft.TryWrite(func(i uint64) error { return l.raft.Store().UpsertEvals(i, req.Evals) }); err != nil {
+			if err := l.raft.TryWrite(func(i uint64) error {
+				return l.raft.Store().Write(i, func(tx *state.Txn) error { return tx.UpsertEvals(req.Evals) })
+			}); err != nil {
 				return err
 			}
 			stored, _ := l.raft.Store().EvalByID(nil, req.Evals[0].ID)
@@ -198,8 +202,8 @@ func TestWorker_RealSchedulerThroughBrokerBlockedEvalsAndApplier(t *testing.T) {
 	st := l.raft.Store()
 	job := feasible.MockJob()
 	n1 := feasible.MockNode()
-	l.raft.Write(t, func(i uint64) error { return st.UpsertNode(i, n1) })
-	l.raft.Write(t, func(i uint64) error { return st.UpsertJob(i, job) })
+	l.raft.Write(t, func(i uint64) error { return st.Write(i, func(tx *state.Txn) error { return tx.UpsertNode(n1, nil) }) })
+	l.raft.Write(t, func(i uint64) error { return st.Write(i, func(tx *state.Txn) error { return tx.UpsertJob(job) }) })
 	eval := &structs.Evaluation{
 		ID: structs.GenerateUUID(), Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
 		TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: structs.EvalStatusPending,
@@ -225,7 +229,7 @@ func TestWorker_RealSchedulerThroughBrokerBlockedEvalsAndApplier(t *testing.T) {
 	}
 
 	n2 := feasible.MockNode()
-	idx := l.raft.Write(t, func(i uint64) error { return st.UpsertNode(i, n2) })
+	idx := l.raft.Write(t, func(i uint64) error { return st.Write(i, func(tx *state.Txn) error { return tx.UpsertNode(n2, nil) }) })
 	l.blocked.Unblock(n2.ComputedClass, idx)
 
 	waitForState(t, "the blocked eval to place the rest", func(ws memdb.WatchSet) bool {

@@ -168,7 +168,7 @@ func TestWorker_WaitsForStateToReachTheEvalIndex(t *testing.T) {
 		seen <- idx
 		return err
 	})
-	if err := f.store.UpsertNode(5, testWorkerNode("n1")); err != nil {
+	if err := f.store.Write(5, func(tx *state.Txn) error { return tx.UpsertNode(testWorkerNode("n1"), nil) }); err != nil {
 		t.Fatal(err)
 	}
 	f.evals <- &structs.EvalDequeueResponse{Eval: workerEval(8), Token: "t", WaitIndex: 10}
@@ -179,7 +179,7 @@ func TestWorker_WaitsForStateToReachTheEvalIndex(t *testing.T) {
 		t.Fatal("acked before the state reached the eval")
 	default:
 	}
-	if err := f.store.UpsertNode(10, testWorkerNode("n2")); err != nil {
+	if err := f.store.Write(10, func(tx *state.Txn) error { return tx.UpsertNode(testWorkerNode("n2"), nil) }); err != nil {
 		t.Fatal(err)
 	}
 	if idx := <-seen; idx < 10 {
@@ -204,13 +204,13 @@ func TestWorker_NacksWhenStateNeverCatchesUp(t *testing.T) {
 
 func TestWorker_SubmitPlanRefreshesStateAfterPartialCommit(t *testing.T) {
 	f := newFakeWorkerServer(t)
-	if err := f.store.UpsertNode(15, testWorkerNode("n1")); err != nil {
+	if err := f.store.Write(15, func(tx *state.Txn) error { return tx.UpsertNode(testWorkerNode("n1"), nil) }); err != nil {
 		t.Fatal(err)
 	}
 	f.planResult = func(plan *structs.Plan) (*structs.PlanResult, error) {
 		if len(f.plans) == 1 {
 			// Another plan committed at 20 took the node.
-			if err := f.store.UpsertNode(20, testWorkerNode("n2")); err != nil {
+			if err := f.store.Write(20, func(tx *state.Txn) error { return tx.UpsertNode(testWorkerNode("n2"), nil) }); err != nil {
 				return nil, err
 			}
 			return &structs.PlanResult{RejectedNodes: []string{"n1"}, RefreshIndex: 20}, nil
@@ -257,7 +257,7 @@ func TestWorker_SubmitPlanRefreshesStateAfterPartialCommit(t *testing.T) {
 
 func TestWorker_EvalWritesCarryTokenAndSnapshotIndex(t *testing.T) {
 	f := newFakeWorkerServer(t)
-	if err := f.store.UpsertNode(7, testWorkerNode("n1")); err != nil {
+	if err := f.store.Write(7, func(tx *state.Txn) error { return tx.UpsertNode(testWorkerNode("n1"), nil) }); err != nil {
 		t.Fatal(err)
 	}
 	startTestWorker(t, f, nil, func(cfg scheduler.Config, e *structs.Evaluation) error {

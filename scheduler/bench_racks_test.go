@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
 )
@@ -70,7 +71,7 @@ func benchRacksOn(b *testing.B, nodes, full int, counts []int) {
 		}
 	}
 	if len(fillers) > 0 {
-		if err := h.State.UpsertAllocs(h.next(), fillers); err != nil {
+		if err := h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertAllocs(fillers) }); err != nil {
 			b.Fatal(err)
 		}
 	}

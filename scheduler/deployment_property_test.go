@@ -3,6 +3,7 @@ package scheduler
 import (
 	"testing"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 	"pgregory.net/rapid"
 )
@@ -76,7 +77,7 @@ func TestRandomRolloutsKeepTheServiceUp(t *testing.T) {
 			}
 			c := h.Deployment(v1).Copy()
 			c.TaskGroups["web"].Promoted = true
-			if err := h.State.UpsertDeployment(h.next(), c); err != nil {
+			if err := h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertDeployment(c) }); err != nil {
 				rt.Fatal(err)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -37,7 +38,7 @@ func (h *Harness) Health(a *structs.Allocation, healthy bool) {
 	if a.DeploymentStatus != nil {
 		u.DeploymentStatus.Canary = a.DeploymentStatus.Canary
 	}
-	if err := h.State.UpdateAllocsFromClient(h.next(), []*structs.Allocation{u}); err != nil {
+	if err := h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{u}) }); err != nil {
 		h.t.Fatalf("health report of %s: %v", structs.ShortID(a.ID), err)
 	}
 }
@@ -65,9 +66,12 @@ func (h *Harness) Deployment(job *structs.Job) *structs.Deployment {
 // operator's doing).
 func (h *Harness) SetDeploymentStatus(d *structs.Deployment, status string) {
 	h.t.Helper()
-	err := h.State.UpdateDeploymentStatus(h.next(), &structs.DeploymentStatusUpdateRequest{
-		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: d.ID, Status: status},
+	err := h.State.Write(h.next(), func(tx *state.Txn) error {
+		return tx.UpdateDeploymentStatus(&structs.DeploymentStatusUpdateRequest{
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: d.ID, Status: status},
+		})
 	})
+
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -278,7 +282,7 @@ func TestCanaryThenPromote(t *testing.T) {
 	// at a time.
 	pd := h.Deployment(v1).Copy()
 	pd.TaskGroups["web"].Promoted = true
-	if err := h.State.UpsertDeployment(h.next(), pd); err != nil {
+	if err := h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertDeployment(pd) }); err != nil {
 		t.Fatal(err)
 	}
 	h.Run(v1, structs.EvalTriggerDeploymentWatcher)

@@ -99,7 +99,7 @@ func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, State, er
 
 	idx := h.next()
 	h.checkFits(idx, req, result)
-	if err := h.State.UpsertPlanResults(idx, req); err != nil {
+	if err := h.State.Write(idx, func(tx *state.Txn) error { return tx.UpsertPlanResults(req) }); err != nil {
 		h.t.Fatalf("applying plan: %v", err)
 	}
 	result.AllocIndex = idx
@@ -116,7 +116,7 @@ func (h *Harness) SubmitPlan(plan *structs.Plan) (*structs.PlanResult, State, er
 func (h *Harness) checkFits(idx uint64, req *structs.ApplyPlanResultsRequest, result *structs.PlanResult) {
 	h.t.Helper()
 	snap := h.snapshot()
-	if err := snap.UpsertPlanResults(idx, req); err != nil {
+	if err := snap.Write(idx, func(tx *state.Txn) error { return tx.UpsertPlanResults(req) }); err != nil {
 		h.t.Fatalf("plan does not apply: %v\nstops: %s\nplacements and updates: %s", err, names(req.AllocsStopped), names(req.AllocsUpdated))
 	}
 	for node := range result.NodeAllocation {
@@ -146,19 +146,19 @@ func (h *Harness) snapshot() *state.StateSnapshot {
 // UpdateEval records and stores the eval.
 func (h *Harness) UpdateEval(e *structs.Evaluation) error {
 	h.Updated = append(h.Updated, e)
-	return h.State.UpsertEvals(h.next(), []*structs.Evaluation{e})
+	return h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertEvals([]*structs.Evaluation{e}) })
 }
 
 // CreateEval records and stores the eval.
 func (h *Harness) CreateEval(e *structs.Evaluation) error {
 	h.Created = append(h.Created, e)
-	return h.State.UpsertEvals(h.next(), []*structs.Evaluation{e})
+	return h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertEvals([]*structs.Evaluation{e}) })
 }
 
 // ReblockEval records and stores the eval.
 func (h *Harness) ReblockEval(e *structs.Evaluation) error {
 	h.Reblocked = append(h.Reblocked, e)
-	return h.State.UpsertEvals(h.next(), []*structs.Evaluation{e})
+	return h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertEvals([]*structs.Evaluation{e}) })
 }
 
 // --- building the world ---
@@ -173,7 +173,7 @@ func (h *Harness) Node(change func(n *structs.Node)) *structs.Node {
 		change(n)
 		feasible.MockComputeClass(n)
 	}
-	if err := h.State.UpsertNode(h.next(), n); err != nil {
+	if err := h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertNode(n, nil) }); err != nil {
 		h.t.Fatal(err)
 	}
 	return n
@@ -190,7 +190,7 @@ func (h *Harness) Nodes(count int) []*structs.Node {
 
 // Job stores (registers) job and returns the stored version.
 func (h *Harness) Job(job *structs.Job) *structs.Job {
-	if err := h.State.UpsertJob(h.next(), job); err != nil {
+	if err := h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertJob(job) }); err != nil {
 		h.t.Fatal(err)
 	}
 	return h.StoredJob(job.Namespace, job.ID)
@@ -215,7 +215,7 @@ func (h *Harness) Eval(job *structs.Job, trigger string) *structs.Evaluation {
 		ID: id, Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
 		TriggeredBy: trigger, JobID: job.ID, JobModifyIndex: job.JobModifyIndex, Status: structs.EvalStatusPending,
 	}
-	if err := h.State.UpsertEvals(h.next(), []*structs.Evaluation{e}); err != nil {
+	if err := h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertEvals([]*structs.Evaluation{e}) }); err != nil {
 		h.t.Fatal(err)
 	}
 	return e
@@ -300,7 +300,7 @@ func (h *Harness) Client(a *structs.Allocation, status string) {
 	}
 	u.TaskStates = map[string]*structs.TaskState{"web": ts}
 	u.ModifyTime = h.Now.UnixNano()
-	if err := h.State.UpdateAllocsFromClient(h.next(), []*structs.Allocation{u}); err != nil {
+	if err := h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{u}) }); err != nil {
 		h.t.Fatalf("client update of %s to %s: %v", structs.ShortID(a.ID), status, err)
 	}
 }
@@ -317,7 +317,7 @@ func (h *Harness) ClientAll(job *structs.Job, status string, f func(a *structs.A
 // NodeStatus changes a node's status (a heartbeat or a missed TTL),
 // stamped like the leader does: StatusUpdatedAt in Unix seconds.
 func (h *Harness) NodeStatus(id, status string) {
-	if err := h.State.UpdateNodeStatus(h.next(), id, status, h.Now.Unix(), nil); err != nil {
+	if err := h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpdateNodeStatus(id, status, h.Now.Unix(), nil) }); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"testing"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
 )
@@ -58,7 +59,7 @@ func TestSystemAllocOnANodeThatStopsMatchingIsStopped(t *testing.T) {
 	changed := nodes[0].Copy()
 	changed.Attributes = changed.Attributes.With("kernel.name", "darwin")
 	feasible.MockComputeClass(changed)
-	if err := h.State.UpsertNode(h.next(), changed); err != nil {
+	if err := h.State.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertNode(changed, nil) }); err != nil {
 		t.Fatal(err)
 	}
 	h.Run(job, structs.EvalTriggerNodeUpdate)

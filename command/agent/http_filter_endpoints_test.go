@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
 )
@@ -128,7 +129,7 @@ func TestFilterOnListEndpoints(t *testing.T) {
 		planted := map[string]string{}
 		for i, job := range []string{"web-a", "web-b"} {
 			d := &structs.Deployment{ID: feasible.MockID(), JobID: job, Status: "running"}
-			if err := store.UpsertDeployment(index(t, resp)+uint64(i), d); err != nil {
+			if err := store.Write(index(t, resp)+uint64(i), func(tx *state.Txn) error { return tx.UpsertDeployment(d) }); err != nil {
 				t.Fatal(err)
 			}
 			planted[d.ID] = job

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -50,7 +51,7 @@ func benchWatcherPasses(b *testing.B, h *watcherHarness, ids []string, job strin
 		for _, id := range ids {
 			d := h.deployment(id).Copy()
 			d.TaskGroups["web"].HealthyAllocs = 1 - it%2
-			h.must(h.st.UpsertDeployment(h.next(), d))
+			h.must(h.st.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertDeployment(d) }))
 		}
 		b.StartTimer()
 		if _, err := h.w.pass(memdb.NewWatchSet()); err != nil {

@@ -60,15 +60,15 @@ func (h *watcherHarness) config(raft Raft) Config {
 }
 
 func (h *watcherHarness) ApplyDeploymentStatus(req *structs.DeploymentStatusUpdateRequest) error {
-	return h.st.UpdateDeploymentStatus(h.next(), req)
+	return h.st.Write(h.next(), func(tx *state.Txn) error { return tx.UpdateDeploymentStatus(req) })
 }
 
 func (h *watcherHarness) ApplyDeploymentPromotion(req *structs.DeploymentPromoteRequest) error {
-	return h.st.UpdateDeploymentPromotion(h.next(), req)
+	return h.st.Write(h.next(), func(tx *state.Txn) error { return tx.UpdateDeploymentPromotion(req) })
 }
 
 func (h *watcherHarness) UpsertEvals(evals []*structs.Evaluation) error {
-	return h.st.UpsertEvals(h.next(), evals)
+	return h.st.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertEvals(evals) })
 }
 
 func (h *watcherHarness) must(err error) {
@@ -108,7 +108,7 @@ func watcherAlloc(id string, job *structs.Job, index int, deploymentID string) *
 // register stores job (a new version if it changed) and returns it.
 func (h *watcherHarness) register(job *structs.Job) *structs.Job {
 	h.t.Helper()
-	h.must(h.st.UpsertJob(h.next(), job))
+	h.must(h.st.Write(h.next(), func(tx *state.Txn) error { return tx.UpsertJob(job) }))
 	stored, err := h.st.JobByID(nil, job.Namespace, job.ID)
 	h.must(err)
 	return stored
@@ -133,11 +133,13 @@ func (h *watcherHarness) deploy(jobID, depID string, n, canaries int, ds structs
 		allocs = append(allocs, a)
 		ids = append(ids, id)
 	}
-	h.must(h.st.UpsertPlanResults(h.next(), &structs.ApplyPlanResultsRequest{
-		AllocsUpdated: allocs, Job: job, UpdatedAt: h.clock.Now().UnixNano(),
-		Deployment: &structs.Deployment{ID: depID, Namespace: structs.DefaultNamespace, JobID: jobID,
-			JobVersion: job.Version, JobCreateIndex: job.CreateIndex, Status: structs.DeploymentStatusRunning,
-			TaskGroups: map[string]*structs.DeploymentState{"web": &ds}},
+	h.must(h.st.Write(h.next(), func(tx *state.Txn) error {
+		return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{
+			AllocsUpdated: allocs, Job: job, UpdatedAt: h.clock.Now().UnixNano(),
+			Deployment: &structs.Deployment{ID: depID, Namespace: structs.DefaultNamespace, JobID: jobID,
+				JobVersion: job.Version, JobCreateIndex: job.CreateIndex, Status: structs.DeploymentStatusRunning,
+				TaskGroups: map[string]*structs.DeploymentState{"web": &ds}},
+		})
 	}))
 	return ids
 }
@@ -151,13 +153,15 @@ func (h *watcherHarness) health(healthy bool, ids ...string) {
 		ups = append(ups, &structs.Allocation{ID: id, ClientStatus: structs.AllocClientStatusRunning,
 			DeploymentStatus: &structs.AllocDeploymentStatus{Healthy: structs.BoolPtr(healthy), Timestamp: h.clock.Now()}})
 	}
-	h.must(h.st.UpdateAllocsFromClient(h.next(), ups))
+	h.must(h.st.Write(h.next(), func(tx *state.Txn) error { return tx.UpdateAllocsFromClient(ups) }))
 }
 
 func (h *watcherHarness) setStatus(depID, status string) {
 	h.t.Helper()
-	h.must(h.st.UpdateDeploymentStatus(h.next(), &structs.DeploymentStatusUpdateRequest{
-		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: depID, Status: status}}))
+	h.must(h.st.Write(h.next(), func(tx *state.Txn) error {
+		return tx.UpdateDeploymentStatus(&structs.DeploymentStatusUpdateRequest{
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: depID, Status: status}})
+	}))
 }
 
 // pass runs one watcher pass and then writes its batched evals.
@@ -231,7 +235,9 @@ func TestAnUnknownAllocIsNotCountedUnhealthy(t *testing.T) {
 	a, _ := h.st.AllocByID(nil, ids[0])
 	unknown := a.Copy()
 	unknown.ClientStatus = structs.AllocClientStatusUnknown
-	h.must(h.st.UpsertPlanResults(h.next(), &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{unknown}, Job: a.Job}))
+	h.must(h.st.Write(h.next(), func(tx *state.Txn) error {
+		return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{unknown}, Job: a.Job})
+	}))
 	if got, _ := h.st.AllocByID(nil, ids[0]); got.ClientStatus != structs.AllocClientStatusUnknown {
 		t.Fatalf("alloc is %s, want unknown", got.ClientStatus)
 	}
@@ -383,16 +389,20 @@ func TestManualHealthDrivesTheWatcher(t *testing.T) {
 	h := newWatcherHarness(t)
 	h.register(watcherJob("web", 2, nil))
 	ids := h.deploy("web", "d1", 2, 0, rolling)
-	h.must(h.st.UpdateDeploymentAllocHealth(h.next(), &structs.ApplyDeploymentAllocHealthRequest{
-		DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d1", HealthyAllocationIDs: ids[:1]},
-		Timestamp:                    h.clock.Now().UnixNano()}))
+	h.must(h.st.Write(h.next(), func(tx *state.Txn) error {
+		return tx.UpdateDeploymentAllocHealth(&structs.ApplyDeploymentAllocHealthRequest{
+			DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d1", HealthyAllocationIDs: ids[:1]},
+			Timestamp:                    h.clock.Now().UnixNano()})
+	}))
 	h.pass()
 	if n := len(h.watcherEvals("web")); n != 1 {
 		t.Fatalf("%d evals after a healthy verdict, want 1", n)
 	}
-	h.must(h.st.UpdateDeploymentAllocHealth(h.next(), &structs.ApplyDeploymentAllocHealthRequest{
-		DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d1", UnhealthyAllocationIDs: ids[1:]},
-		Timestamp:                    h.clock.Now().UnixNano()}))
+	h.must(h.st.Write(h.next(), func(tx *state.Txn) error {
+		return tx.UpdateDeploymentAllocHealth(&structs.ApplyDeploymentAllocHealthRequest{
+			DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d1", UnhealthyAllocationIDs: ids[1:]},
+			Timestamp:                    h.clock.Now().UnixNano()})
+	}))
 	h.pass()
 	h.wantStatus("d1", structs.DeploymentStatusFailed, structs.DeploymentStatusDescriptionFailedAllocations)
 }

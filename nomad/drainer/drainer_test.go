@@ -57,7 +57,9 @@ func (r *storeRaft) MarkMigrations(req *structs.AllocUpdateDesiredTransitionRequ
 	if err != nil {
 		return 0, err
 	}
-	return idx, r.st.UpdateAllocsDesiredTransitionsWithEvents(idx, req.Allocs, req.Evals, req.NodeEvents)
+	return idx, r.st.Write(idx, func(tx *state.Txn) error {
+		return tx.UpdateAllocsDesiredTransitions(req.Allocs, req.Evals, req.NodeEvents)
+	})
 }
 
 func (r *storeRaft) EndDrain(req *structs.NodeUpdateDrainRequest) (uint64, error) {
@@ -65,7 +67,9 @@ func (r *storeRaft) EndDrain(req *structs.NodeUpdateDrainRequest) (uint64, error
 	if err != nil {
 		return 0, err
 	}
-	return idx, r.st.EndNodeDrain(idx, req.NodeID, req.MarkEligible, state.DrainStatusComplete, req.UpdatedAt, req.NodeEvent)
+	return idx, r.st.Write(idx, func(tx *state.Txn) error {
+		return tx.EndNodeDrain(req.NodeID, req.MarkEligible, state.DrainStatusComplete, req.UpdatedAt, req.NodeEvent, state.DrainOperator{})
+	})
 }
 
 func (r *storeRaft) setRefuse(err error) {
@@ -133,7 +137,7 @@ func TestRunWakesAtTheDeadlineAndWhenStateChanges(t *testing.T) {
 	a, _ := w.st.AllocByID(nil, "a00")
 	stopped := a.Copy()
 	stopped.DesiredStatus = structs.AllocDesiredStatusStop
-	if err := w.st.UpsertAllocs(500, []*structs.Allocation{stopped}); err != nil {
+	if err := w.st.Write(500, func(tx *state.Txn) error { return tx.UpsertAllocs([]*structs.Allocation{stopped}) }); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "the drain completed", func() bool {
@@ -193,7 +197,7 @@ func TestRunBoundsHowOftenChangesStartAPass(t *testing.T) {
 	stopped := a.Copy()
 	stopped.DesiredStatus = structs.AllocDesiredStatusStop
 	repl := w.alloc(j, "n2", yes)
-	if err := w.st.UpsertAllocs(900, []*structs.Allocation{stopped, repl}); err != nil {
+	if err := w.st.Write(900, func(tx *state.Txn) error { return tx.UpsertAllocs([]*structs.Allocation{stopped, repl}) }); err != nil {
 		t.Fatal(err)
 	}
 	if d := <-clock.armed; d != time.Second {

@@ -64,16 +64,16 @@ func (w *world) alloc(job *structs.Job, node string, healthy *bool) *structs.All
 func (w *world) plan(now time.Time) *Actions {
 	w.t.Helper()
 	for _, id := range sortedIDs(w.nodes) {
-		if err := w.st.UpsertNode(w.next(), w.nodes[id]); err != nil {
+		if err := w.st.Write(w.next(), func(tx *state.Txn) error { return tx.UpsertNode(w.nodes[id], nil) }); err != nil {
 			w.t.Fatal(err)
 		}
 	}
 	for _, id := range sortedIDs(w.jobs) {
-		if err := w.st.UpsertJob(w.next(), w.jobs[id]); err != nil {
+		if err := w.st.Write(w.next(), func(tx *state.Txn) error { return tx.UpsertJob(w.jobs[id]) }); err != nil {
 			w.t.Fatal(err)
 		}
 	}
-	if err := w.st.UpsertAllocs(w.next(), w.allocs); err != nil {
+	if err := w.st.Write(w.next(), func(tx *state.Txn) error { return tx.UpsertAllocs(w.allocs) }); err != nil {
 		w.t.Fatal(err)
 	}
 	n := 0

@@ -149,7 +149,7 @@ func TestHeartbeaterKeepsTheStoresCopyOfANodeID(t *testing.T) {
 	h.mu.Lock()
 	h.enabled = true
 	h.mu.Unlock()
-	if err := store.UpsertNode(1, testNode("keeps-the-stores-id")); err != nil {
+	if err := store.Write(1, func(tx *state.Txn) error { return tx.UpsertNode(testNode("keeps-the-stores-id"), nil) }); err != nil {
 		t.Fatal(err)
 	}
 	stored, _ := store.NodeByID(nil, "keeps-the-stores-id")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/nomad/planner"
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -236,13 +237,19 @@ func TestPlanApply_NodeStatusGatesPlacementsButNotStops(t *testing.T) {
 			h.existing(running, unknown, lost)
 			node = node.Copy()
 			tc.node(node)
-			h.write(func(i uint64) error { return h.store.UpsertNode(i, node) })
+			h.write(func(i uint64) error {
+				return h.store.Write(i, func(tx *state.Txn) error { return tx.UpsertNode(node, nil) })
+			})
 			if tc.name == "draining" || tc.name == "ineligible" {
 				h.write(func(i uint64) error {
 					if node.DrainStrategy != nil {
-						return h.store.UpdateNodeDrain(i, node.ID, node.DrainStrategy, false, 1, nil)
+						return h.store.Write(i, func(tx *state.Txn) error {
+							return tx.UpdateNodeDrain(node.ID, node.DrainStrategy, false, 1, nil, state.DrainOperator{})
+						})
 					}
-					return h.store.UpdateNodeEligibility(i, node.ID, structs.NodeSchedulingIneligible, 1, nil)
+					return h.store.Write(i, func(tx *state.Txn) error {
+						return tx.UpdateNodeEligibility(node.ID, structs.NodeSchedulingIneligible, 1, nil)
+					})
 				})
 			}
 

@@ -87,13 +87,15 @@ func (h *planHarness) node(mut func(*structs.Node)) *structs.Node {
 	if mut != nil {
 		mut(n)
 	}
-	h.write(func(i uint64) error { return h.store.UpsertNode(i, n) })
+	h.write(func(i uint64) error {
+		return h.store.Write(i, func(tx *state.Txn) error { return tx.UpsertNode(n, nil) })
+	})
 	return n
 }
 
 func (h *planHarness) job() *structs.Job {
 	j := feasible.MockJob()
-	h.write(func(i uint64) error { return h.store.UpsertJob(i, j) })
+	h.write(func(i uint64) error { return h.store.Write(i, func(tx *state.Txn) error { return tx.UpsertJob(j) }) })
 	stored, err := h.store.JobByID(nil, j.Namespace, j.ID)
 	if err != nil || stored == nil {
 		h.t.Fatalf("job: %v", err)
@@ -103,13 +105,17 @@ func (h *planHarness) job() *structs.Job {
 
 // existing writes allocs as if an earlier plan had placed them.
 func (h *planHarness) existing(allocs ...*structs.Allocation) {
-	h.write(func(i uint64) error { return h.store.UpsertAllocs(i, allocs) })
+	h.write(func(i uint64) error {
+		return h.store.Write(i, func(tx *state.Txn) error { return tx.UpsertAllocs(allocs) })
+	})
 }
 
 // client reports a client status for an alloc.
 func (h *planHarness) client(id, status string) {
 	h.write(func(i uint64) error {
-		return h.store.UpdateAllocsFromClient(i, []*structs.Allocation{{ID: id, ClientStatus: status}})
+		return h.store.Write(i, func(tx *state.Txn) error {
+			return tx.UpdateAllocsFromClient([]*structs.Allocation{{ID: id, ClientStatus: status}})
+		})
 	})
 }
 

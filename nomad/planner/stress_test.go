@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/nomad/planner"
+	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -139,7 +140,9 @@ func stressPlanApplier(t *testing.T, opts planner.Config) {
 				status = structs.AllocClientStatusComplete
 			}
 			if err := h.raft.TryWrite(func(i uint64) error {
-				return h.store.UpdateAllocsFromClient(i, []*structs.Allocation{{ID: a.ID, ClientStatus: status}})
+				return h.store.Write(i, func(tx *state.Txn) error {
+					return tx.UpdateAllocsFromClient([]*structs.Allocation{{ID: a.ID, ClientStatus: status}})
+				})
 			}); err != nil {
 				t.Errorf("client update: %v", err)
 				return

@@ -17,49 +17,47 @@ func aclPoliciesTableSchema() *memdb.TableSchema {
 // UpsertACLPolicies creates or replaces policies by name, in one
 // transaction. CreateIndex is kept on update. The policies were validated
 // (rules parsed) by the leader before the entry was written.
-func (s *StateStore) UpsertACLPolicies(index uint64, policies []*structs.ACLPolicy) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		for _, policy := range policies {
-			if policy == nil || policy.Name == "" {
-				return fmt.Errorf("state: an ACL policy has no name")
-			}
-			p := policy.Copy()
-			existing, err := aclPolicyByNameTxn(txn, nil, p.Name)
-			if err != nil {
-				return err
-			}
-			p.CreateIndex = index
-			if existing != nil {
-				p.CreateIndex = existing.CreateIndex
-			}
-			p.ModifyIndex = index
-			if err := txn.Insert(TableACLPolicies, p); err != nil {
-				return fmt.Errorf("state: inserting ACL policy %q: %w", p.Name, err)
-			}
+func (tx *Txn) UpsertACLPolicies(policies []*structs.ACLPolicy) error {
+	txn, index := tx.txn, tx.index
+	for _, policy := range policies {
+		if policy == nil || policy.Name == "" {
+			return fmt.Errorf("state: an ACL policy has no name")
 		}
-		return setIndex(txn, TableACLPolicies, index)
-	})
+		p := policy.Copy()
+		existing, err := aclPolicyByNameTxn(txn, nil, p.Name)
+		if err != nil {
+			return err
+		}
+		p.CreateIndex = index
+		if existing != nil {
+			p.CreateIndex = existing.CreateIndex
+		}
+		p.ModifyIndex = index
+		if err := txn.Insert(TableACLPolicies, p); err != nil {
+			return fmt.Errorf("state: inserting ACL policy %q: %w", p.Name, err)
+		}
+	}
+	return setIndex(txn, TableACLPolicies, index)
 }
 
 // DeleteACLPolicies removes policies by name; names that do not exist are
 // skipped. Tokens naming a deleted policy keep the name and simply get
 // nothing from it, as in Nomad.
-func (s *StateStore) DeleteACLPolicies(index uint64, names []string) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		for _, name := range names {
-			p, err := aclPolicyByNameTxn(txn, nil, name)
-			if err != nil {
-				return err
-			}
-			if p == nil {
-				continue
-			}
-			if err := txn.Delete(TableACLPolicies, p); err != nil {
-				return fmt.Errorf("state: deleting ACL policy %q: %w", name, err)
-			}
+func (tx *Txn) DeleteACLPolicies(names []string) error {
+	txn, index := tx.txn, tx.index
+	for _, name := range names {
+		p, err := aclPolicyByNameTxn(txn, nil, name)
+		if err != nil {
+			return err
 		}
-		return setIndex(txn, TableACLPolicies, index)
-	})
+		if p == nil {
+			continue
+		}
+		if err := txn.Delete(TableACLPolicies, p); err != nil {
+			return fmt.Errorf("state: deleting ACL policy %q: %w", name, err)
+		}
+	}
+	return setIndex(txn, TableACLPolicies, index)
 }
 
 // ACLPolicyByName returns a policy, or nil.

@@ -26,10 +26,12 @@ func policyNames(t *testing.T, list func(memdb.WatchSet) (memdb.ResultIterator, 
 
 func TestACLPolicyUpsertKeepsCreateIndexAndMovesTheTableIndex(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertACLPolicies(5, []*structs.ACLPolicy{testPolicy("a"), testPolicy("b")}))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error {
+		return tx.UpsertACLPolicies([]*structs.ACLPolicy{testPolicy("a"), testPolicy("b")})
+	}))
 	changed := testPolicy("a")
 	changed.Rules = `namespace "default" { policy = "write" }`
-	mustNoErr(t, s.UpsertACLPolicies(9, []*structs.ACLPolicy{changed}))
+	mustNoErr(t, s.Write(9, func(tx *Txn) error { return tx.UpsertACLPolicies([]*structs.ACLPolicy{changed}) }))
 
 	p, err := s.ACLPolicyByName(nil, "a")
 	mustNoErr(t, err)
@@ -49,14 +51,16 @@ func TestACLPolicyUpsertKeepsCreateIndexAndMovesTheTableIndex(t *testing.T) {
 
 func TestACLPolicyPrefixAndDelete(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertACLPolicies(1, []*structs.ACLPolicy{testPolicy("dev"), testPolicy("dev-ops"), testPolicy("prod")}))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error {
+		return tx.UpsertACLPolicies([]*structs.ACLPolicy{testPolicy("dev"), testPolicy("dev-ops"), testPolicy("prod")})
+	}))
 	if got := policyNames(t, func(ws memdb.WatchSet) (memdb.ResultIterator, error) { return s.ACLPoliciesByNamePrefix(ws, "dev") }); len(got) != 2 {
 		t.Fatalf("prefix dev = %v", got)
 	}
 	ws := memdb.NewWatchSet()
 	_, err := s.ACLPolicyByName(ws, "dev")
 	mustNoErr(t, err)
-	mustNoErr(t, s.DeleteACLPolicies(2, []string{"dev", "never-existed"}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.DeleteACLPolicies([]string{"dev", "never-existed"}) }))
 	if timedOut := ws.Watch(time.After(10 * time.Second)); timedOut {
 		t.Fatal("deleting a watched policy must wake the watcher")
 	}
@@ -73,7 +77,7 @@ func TestACLPolicyPrefixAndDelete(t *testing.T) {
 
 func TestACLPolicyWithoutANameChangesNothing(t *testing.T) {
 	s := testStateStore(t)
-	err := s.UpsertACLPolicies(3, []*structs.ACLPolicy{testPolicy("ok"), {Rules: "x"}})
+	err := s.Write(3, func(tx *Txn) error { return tx.UpsertACLPolicies([]*structs.ACLPolicy{testPolicy("ok"), {Rules: "x"}}) })
 	if err == nil {
 		t.Fatal("a nameless policy must be refused")
 	}

@@ -33,15 +33,14 @@ func aclTokensTableSchema() *memdb.TableSchema {
 // stored never holds a secret: SecretID is cleared, and each token must
 // carry its SecretHash, unique among tokens. An update keeps the token's
 // CreateIndex and must keep its secret.
-func (s *StateStore) UpsertACLTokens(index uint64, tokens []*structs.ACLToken) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		for _, t := range tokens {
-			if err := upsertACLTokenTxn(txn, index, t); err != nil {
-				return err
-			}
+func (tx *Txn) UpsertACLTokens(tokens []*structs.ACLToken) error {
+	txn, index := tx.txn, tx.index
+	for _, t := range tokens {
+		if err := upsertACLTokenTxn(txn, index, t); err != nil {
+			return err
 		}
-		return setIndex(txn, TableACLTokens, index)
-	})
+	}
+	return setIndex(txn, TableACLTokens, index)
 }
 
 func upsertACLTokenTxn(txn *memdb.Txn, index uint64, token *structs.ACLToken) error {
@@ -80,22 +79,21 @@ func upsertACLTokenTxn(txn *memdb.Txn, index uint64, token *structs.ACLToken) er
 }
 
 // DeleteACLTokens removes tokens by accessor ID; unknown ones are skipped.
-func (s *StateStore) DeleteACLTokens(index uint64, accessorIDs []string) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		for _, id := range accessorIDs {
-			t, err := aclTokenByAccessorTxn(txn, nil, id)
-			if err != nil {
-				return err
-			}
-			if t == nil {
-				continue
-			}
-			if err := txn.Delete(TableACLTokens, t); err != nil {
-				return fmt.Errorf("state: deleting ACL token %s: %w", id, err)
-			}
+func (tx *Txn) DeleteACLTokens(accessorIDs []string) error {
+	txn, index := tx.txn, tx.index
+	for _, id := range accessorIDs {
+		t, err := aclTokenByAccessorTxn(txn, nil, id)
+		if err != nil {
+			return err
 		}
-		return setIndex(txn, TableACLTokens, index)
-	})
+		if t == nil {
+			continue
+		}
+		if err := txn.Delete(TableACLTokens, t); err != nil {
+			return fmt.Errorf("state: deleting ACL token %s: %w", id, err)
+		}
+	}
+	return setIndex(txn, TableACLTokens, index)
 }
 
 // BootstrapACLToken stores the bootstrap management token and records the
@@ -103,20 +101,19 @@ func (s *StateStore) DeleteACLTokens(index uint64, accessorIDs []string) error {
 // bootstrapped before, unless resetIndex is that bootstrap's index (the
 // operator's reset, checked by the leader against the reset file). Two
 // bootstraps racing through raft therefore cannot both win.
-func (s *StateStore) BootstrapACLToken(index, resetIndex uint64, token *structs.ACLToken) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		done, err := indexTxn(txn, IndexACLBootstrap)
-		if err != nil {
-			return err
-		}
-		if done != 0 && done != resetIndex {
-			return fmt.Errorf("%w (reset index: %d)", structs.ErrACLBootstrapDone, done)
-		}
-		if err := upsertACLTokenTxn(txn, index, token); err != nil {
-			return err
-		}
-		return setIndexes(txn, index, TableACLTokens, IndexACLBootstrap)
-	})
+func (tx *Txn) BootstrapACLToken(resetIndex uint64, token *structs.ACLToken) error {
+	txn, index := tx.txn, tx.index
+	done, err := indexTxn(txn, IndexACLBootstrap)
+	if err != nil {
+		return err
+	}
+	if done != 0 && done != resetIndex {
+		return fmt.Errorf("%w (reset index: %d)", structs.ErrACLBootstrapDone, done)
+	}
+	if err := upsertACLTokenTxn(txn, index, token); err != nil {
+		return err
+	}
+	return setIndexes(txn, index, TableACLTokens, IndexACLBootstrap)
 }
 
 // ACLBootstrapIndex returns the raft index of the ACL bootstrap, 0 if the

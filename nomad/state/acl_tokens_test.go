@@ -25,7 +25,7 @@ func testToken(accessor, secret string, policies ...string) *structs.ACLToken {
 func TestACLTokensAreStoredWithoutTheirSecret(t *testing.T) {
 	s := testStateStore(t)
 	tok := testToken("acc-1", "secret-1", "readers")
-	mustNoErr(t, s.UpsertACLTokens(4, []*structs.ACLToken{tok}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpsertACLTokens([]*structs.ACLToken{tok}) }))
 
 	got, err := s.ACLTokenBySecretHash(nil, structs.HashACLSecret("secret-1"))
 	mustNoErr(t, err)
@@ -58,22 +58,26 @@ func TestACLTokenWritesThatWouldBreakSecretsAreRefused(t *testing.T) {
 		{"a token without a secret hash", func(s *StateStore) error {
 			t := testToken("acc-2", "x")
 			t.SecretHash = ""
-			return s.UpsertACLTokens(5, []*structs.ACLToken{t})
+			return s.Write(5, func(tx *Txn) error { return tx.UpsertACLTokens([]*structs.ACLToken{t}) })
 		}, "no secret hash"},
 		{"a second token with the same secret", func(s *StateStore) error {
-			return s.UpsertACLTokens(5, []*structs.ACLToken{testToken("acc-2", "secret-1")})
+			return s.Write(5, func(tx *Txn) error { return tx.UpsertACLTokens([]*structs.ACLToken{testToken("acc-2", "secret-1")}) })
 		}, "already the secret of another token"},
 		{"an update that changes the secret", func(s *StateStore) error {
-			return s.UpsertACLTokens(5, []*structs.ACLToken{testToken("acc-1", "secret-other")})
+			return s.Write(5, func(tx *Txn) error {
+				return tx.UpsertACLTokens([]*structs.ACLToken{testToken("acc-1", "secret-other")})
+			})
 		}, "cannot change"},
 		{"a token without an accessor", func(s *StateStore) error {
-			return s.UpsertACLTokens(5, []*structs.ACLToken{testToken("", "secret-9")})
+			return s.Write(5, func(tx *Txn) error { return tx.UpsertACLTokens([]*structs.ACLToken{testToken("", "secret-9")}) })
 		}, "no accessor"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testStateStore(t)
-			mustNoErr(t, s.UpsertACLTokens(4, []*structs.ACLToken{testToken("acc-1", "secret-1", "p")}))
+			mustNoErr(t, s.Write(4, func(tx *Txn) error {
+				return tx.UpsertACLTokens([]*structs.ACLToken{testToken("acc-1", "secret-1", "p")})
+			}))
 			err := tc.write(s)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error about %q", err, tc.want)
@@ -87,16 +91,18 @@ func TestACLTokenWritesThatWouldBreakSecretsAreRefused(t *testing.T) {
 
 func TestACLTokenUpdateKeepsCreateIndexAndDeleteWakesWatchers(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertACLTokens(4, []*structs.ACLToken{testToken("acc-1", "secret-1", "a"), testToken("acc-2", "secret-2", "a")}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error {
+		return tx.UpsertACLTokens([]*structs.ACLToken{testToken("acc-1", "secret-1", "a"), testToken("acc-2", "secret-2", "a")})
+	}))
 	upd := testToken("acc-1", "secret-1", "a", "b")
-	mustNoErr(t, s.UpsertACLTokens(6, []*structs.ACLToken{upd}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.UpsertACLTokens([]*structs.ACLToken{upd}) }))
 	got, _ := s.ACLTokenByAccessorID(nil, "acc-1")
 	if got.CreateIndex != 4 || got.ModifyIndex != 6 || len(got.Policies) != 2 {
 		t.Fatalf("updated token = %+v", got)
 	}
 	ws := memdb.NewWatchSet()
 	_, _ = s.ACLTokenBySecretHash(ws, structs.HashACLSecret("secret-2"))
-	mustNoErr(t, s.DeleteACLTokens(7, []string{"acc-2", "unknown"}))
+	mustNoErr(t, s.Write(7, func(tx *Txn) error { return tx.DeleteACLTokens([]string{"acc-2", "unknown"}) }))
 	if timedOut := ws.Watch(time.After(10 * time.Second)); timedOut {
 		t.Fatal("deleting a token must wake a query watching its secret")
 	}
@@ -119,16 +125,16 @@ func TestACLBootstrapHappensOnceUnlessReset(t *testing.T) {
 	if idx, _ := s.ACLBootstrapIndex(); idx != 0 {
 		t.Fatalf("a new store is bootstrapped at %d", idx)
 	}
-	mustNoErr(t, s.BootstrapACLToken(10, 0, testToken("boot-1", "s1")))
+	mustNoErr(t, s.Write(10, func(tx *Txn) error { return tx.BootstrapACLToken(0, testToken("boot-1", "s1")) }))
 	if idx, _ := s.ACLBootstrapIndex(); idx != 10 {
 		t.Fatalf("bootstrap index = %d", idx)
 	}
 
-	err := s.BootstrapACLToken(11, 0, testToken("boot-2", "s2"))
+	err := s.Write(11, func(tx *Txn) error { return tx.BootstrapACLToken(0, testToken("boot-2", "s2")) })
 	if err == nil || !strings.Contains(err.Error(), "ACL bootstrap already done (reset index: 10)") {
 		t.Fatalf("second bootstrap: %v", err)
 	}
-	err = s.BootstrapACLToken(11, 9, testToken("boot-2", "s2"))
+	err = s.Write(11, func(tx *Txn) error { return tx.BootstrapACLToken(9, testToken("boot-2", "s2")) })
 	if err == nil {
 		t.Fatal("a bootstrap with the wrong reset index must be refused")
 	}
@@ -136,24 +142,24 @@ func TestACLBootstrapHappensOnceUnlessReset(t *testing.T) {
 		t.Fatal("a refused bootstrap stored its token")
 	}
 
-	mustNoErr(t, s.BootstrapACLToken(12, 10, testToken("boot-2", "s2")))
+	mustNoErr(t, s.Write(12, func(tx *Txn) error { return tx.BootstrapACLToken(10, testToken("boot-2", "s2")) }))
 	if idx, _ := s.ACLBootstrapIndex(); idx != 12 {
 		t.Fatalf("bootstrap index after the reset = %d", idx)
 	}
 	// The old reset index is spent.
-	if err := s.BootstrapACLToken(13, 10, testToken("boot-3", "s3")); err == nil {
+	if err := s.Write(13, func(tx *Txn) error { return tx.BootstrapACLToken(10, testToken("boot-3", "s3")) }); err == nil {
 		t.Fatal("a reset index can be used once")
 	}
 }
 
 func TestACLTablesSurviveARestore(t *testing.T) {
 	src := testStateStore(t)
-	mustNoErr(t, src.UpsertACLPolicies(1, []*structs.ACLPolicy{testPolicy("readers")}))
-	mustNoErr(t, src.BootstrapACLToken(2, 0, testToken("boot", "s0")))
+	mustNoErr(t, src.Write(1, func(tx *Txn) error { return tx.UpsertACLPolicies([]*structs.ACLPolicy{testPolicy("readers")}) }))
+	mustNoErr(t, src.Write(2, func(tx *Txn) error { return tx.BootstrapACLToken(0, testToken("boot", "s0")) }))
 	exp := time.Unix(1800000000, 0).UTC()
 	tok := testToken("acc-1", "secret-1", "readers")
 	tok.ExpirationTime = &exp
-	mustNoErr(t, src.UpsertACLTokens(3, []*structs.ACLToken{tok}))
+	mustNoErr(t, src.Write(3, func(tx *Txn) error { return tx.UpsertACLTokens([]*structs.ACLToken{tok}) }))
 	snap, err := src.Snapshot()
 	mustNoErr(t, err)
 

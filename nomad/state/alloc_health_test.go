@@ -17,21 +17,21 @@ func TestHealthVerdictDoesNotFollowTheAllocIntoANewDeployment(t *testing.T) {
 	job := mustJob(t, s, 1, testJob("web"))
 	d := &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobCreateIndex: 1, Status: structs.DeploymentStatusRunning,
 		TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: 1}}}
-	mustNoErr(t, s.UpsertDeployment(2, d))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertDeployment(d) }))
 	a := testAlloc("a1", job, "n1")
-	mustNoErr(t, s.UpsertAllocs(3, []*structs.Allocation{a}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }))
 
 	// The client judged it healthy as a migration (no deployment).
 	report := a.Copy()
 	report.ClientStatus = structs.AllocClientStatusRunning
 	report.DeploymentStatus = &structs.AllocDeploymentStatus{Healthy: structs.BoolPtr(true), Timestamp: time.Unix(100, 0)}
-	mustNoErr(t, s.UpdateAllocsFromClient(4, []*structs.Allocation{report}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{report}) }))
 
 	// A plan that changes a server field keeps the verdict.
 	same := a.Copy()
 	same.DesiredDescription = "still here"
 	same.DeploymentStatus = nil
-	mustNoErr(t, s.UpsertAllocs(5, []*structs.Allocation{same}))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{same}) }))
 	if got, _ := s.AllocByID(nil, "a1"); got.DeploymentStatus == nil || got.DeploymentStatus.Healthy == nil || !*got.DeploymentStatus.Healthy {
 		t.Fatalf("verdict lost within the same deployment: %+v", got.DeploymentStatus)
 	}
@@ -40,7 +40,7 @@ func TestHealthVerdictDoesNotFollowTheAllocIntoANewDeployment(t *testing.T) {
 	moved := a.Copy()
 	moved.DeploymentID = "d1"
 	moved.DeploymentStatus = nil
-	mustNoErr(t, s.UpsertAllocs(6, []*structs.Allocation{moved}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{moved}) }))
 	got, _ := s.AllocByID(nil, "a1")
 	if got.DeploymentStatus != nil && got.DeploymentStatus.Healthy != nil {
 		t.Fatalf("the migration's verdict followed the alloc into d1: %+v", got.DeploymentStatus)

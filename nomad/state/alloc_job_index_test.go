@@ -20,13 +20,13 @@ func TestAllocJobIndexAnswersJobsAndDeployments(t *testing.T) {
 		{ID: "d2", Namespace: "default", JobID: "web"},
 		{ID: "d3", Namespace: "default", JobID: "web-d1"},
 	} {
-		mustNoErr(t, s.UpsertDeployment(3, d))
+		mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpsertDeployment(d) }))
 	}
 	a1, a2, a3 := testAlloc("a1", web, "n1"), testAlloc("a2", web, "n1"), testAlloc("a3", web, "n2")
 	a1.DeploymentID, a2.DeploymentID = "d1", "d2" // a3 has none
 	a4 := testAlloc("a4", other, "n1")
 	a4.DeploymentID = "d3"
-	mustNoErr(t, s.UpsertAllocs(4, []*structs.Allocation{a1, a2, a3, a4}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a1, a2, a3, a4}) }))
 
 	check := func(what string, got []*structs.Allocation, err error, want string) {
 		t.Helper()
@@ -47,7 +47,7 @@ func TestAllocJobIndexAnswersJobsAndDeployments(t *testing.T) {
 	// An in-place update moves a1 into d2: it leaves d1's entries.
 	moved := a1.Copy()
 	moved.DeploymentID = "d2"
-	mustNoErr(t, s.UpsertAllocs(5, []*structs.Allocation{moved}))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{moved}) }))
 	got, err = s.AllocsByDeployment(nil, "d1")
 	check("d1 after the move", got, err, "[]")
 	got, err = s.AllocsByDeployment(nil, "d2")
@@ -58,7 +58,7 @@ func TestAllocJobIndexAnswersJobsAndDeployments(t *testing.T) {
 	// A deployment no longer stored is still answered, by a walk.
 	a5 := testAlloc("a5", web, "n3")
 	a5.DeploymentID = "gone"
-	mustNoErr(t, s.UpsertAllocs(6, []*structs.Allocation{a5}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a5}) }))
 	got, err = s.AllocsByDeployment(nil, "gone")
 	check("a deployment not stored", got, err, "[a5]")
 }

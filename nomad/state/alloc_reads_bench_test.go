@@ -32,17 +32,19 @@ func BenchmarkAllocsByEvalAndDeployment(b *testing.B) {
 		b.Run(layout.name, func(b *testing.B) {
 			s := testStateStore(b)
 			job := testJob("big")
-			if err := s.UpsertJob(1, job); err != nil {
+			if err := s.Write(1, func(tx *Txn) error { return tx.UpsertJob(job) }); err != nil {
 				b.Fatal(err)
 			}
 			var evals []*structs.Evaluation
 			for g := range groups {
 				evals = append(evals, testEval(fmt.Sprintf("eval-%d", g), job))
-				if err := s.UpsertDeployment(2, &structs.Deployment{ID: fmt.Sprintf("dep-%d", g), Namespace: job.Namespace, JobID: job.ID}); err != nil {
+				if err := s.Write(2, func(tx *Txn) error {
+					return tx.UpsertDeployment(&structs.Deployment{ID: fmt.Sprintf("dep-%d", g), Namespace: job.Namespace, JobID: job.ID})
+				}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			if err := s.UpsertEvals(3, evals); err != nil {
+			if err := s.Write(3, func(tx *Txn) error { return tx.UpsertEvals(evals) }); err != nil {
 				b.Fatal(err)
 			}
 			batch := make([]*structs.Allocation, 0, allocs)
@@ -53,7 +55,7 @@ func BenchmarkAllocsByEvalAndDeployment(b *testing.B) {
 				a.DeploymentID = fmt.Sprintf("dep-%d", layout.group(i))
 				batch = append(batch, a)
 			}
-			if err := s.UpsertAllocs(4, batch); err != nil {
+			if err := s.Write(4, func(tx *Txn) error { return tx.UpsertAllocs(batch) }); err != nil {
 				b.Fatal(err)
 			}
 			b.Run("eval", func(b *testing.B) {

@@ -22,19 +22,18 @@ import (
 //
 // An alloc without a Job gets the stored one (its own previous job, or the
 // job's current version for a new alloc).
-func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		js := jobSet{}
-		for _, a := range allocs {
-			if err := upsertAllocServerTxn(txn, index, a, nil, 0, js); err != nil {
-				return err
-			}
-		}
-		if err := setIndex(txn, TableAllocs, index); err != nil {
+func (tx *Txn) UpsertAllocs(allocs []*structs.Allocation) error {
+	txn, index := tx.txn, tx.index
+	js := jobSet{}
+	for _, a := range allocs {
+		if err := upsertAllocServerTxn(txn, index, a, nil, 0, js); err != nil {
 			return err
 		}
-		return setJobStatuses(txn, index, js, false)
-	})
+	}
+	if err := setIndex(txn, TableAllocs, index); err != nil {
+		return err
+	}
+	return setJobStatuses(txn, index, js, false)
 }
 
 // upsertAllocServerTxn is UpsertAllocs for one alloc inside a larger
@@ -156,14 +155,8 @@ func mergeServerUpdate(existing, a *structs.Allocation) error {
 // batch. AllocModifyIndex is left alone so a client is not woken by its own
 // report; ModifyIndex moves. Reports for allocs that were garbage collected
 // are skipped.
-func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation) error {
-	return s.Write(index, func(txn *Txn) error { return s.UpdateAllocsFromClientTxn(txn, allocs) })
-}
-
-// UpdateAllocsFromClientTxn is UpdateAllocsFromClient inside txn, for an
-// entry that also writes the evals the reports call for.
-func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Allocation) error {
-	mtxn, index := s.mem(txn), txn.index
+func (tx *Txn) UpdateAllocsFromClient(allocs []*structs.Allocation) error {
+	mtxn, index := tx.txn, tx.index
 	for _, update := range allocs {
 		if update == nil {
 			continue
@@ -188,7 +181,7 @@ func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Alloc
 			// The deployment watcher watches this to notice new health.
 			merged.DeploymentStatus.ModifyIndex = index
 		}
-		if err := insertAlloc(mtxn, index, merged, existing, txn.jobs); err != nil {
+		if err := insertAlloc(mtxn, index, merged, existing, tx.jobs); err != nil {
 			return err
 		}
 	}
@@ -199,58 +192,61 @@ func (s *StateStore) UpdateAllocsFromClientTxn(txn *Txn, allocs []*structs.Alloc
 // draining node, forced reschedule) into allocs and creates the evals that
 // act on them, in one write. Unknown alloc IDs are skipped. Clients and the
 // scheduler need to see the change, so AllocModifyIndex moves.
-func (s *StateStore) UpdateAllocsDesiredTransitions(index uint64, allocs map[string]*structs.DesiredTransition, evals []*structs.Evaluation) error {
-	return s.UpdateAllocsDesiredTransitionsWithEvents(index, allocs, evals, nil)
+//
+// events (nil for none) records an event on each named node, in the same
+// transaction: the drainer's batch of migrations and the node's record of
+// it. An event for a node that no longer exists is skipped, so a node
+// deleted between the drainer's read and the entry cannot make the entry
+// fail.
+func (tx *Txn) UpdateAllocsDesiredTransitions(allocs map[string]*structs.DesiredTransition, evals []*structs.Evaluation, events map[string]*structs.NodeEvent) error {
+	txn, index := tx.txn, tx.index
+	for _, id := range sortedKeys(events) {
+		if events[id] == nil {
+			continue
+		}
+		n, err := nodeByIDTxn(txn, nil, id)
+		if err != nil {
+			return err
+		}
+		if n == nil {
+			continue
+		}
+		if err := updateNodeTxn(txn, index, id, events[id], func(*structs.Node) error { return nil }); err != nil {
+			return err
+		}
+	}
+	js := jobSet{}
+	for _, id := range sortedKeys(allocs) {
+		t := allocs[id]
+		existing, err := allocByIDTxn(txn, nil, id)
+		if err != nil {
+			return err
+		}
+		if existing == nil || t == nil {
+			continue
+		}
+		a := existing.Copy()
+		a.DesiredTransition.Merge(t)
+		if err := insertServerChange(txn, index, a, existing, js); err != nil {
+			return err
+		}
+	}
+	if err := setIndex(txn, TableAllocs, index); err != nil {
+		return err
+	}
+	if err := upsertEvalsTxn(txn, index, evals, js); err != nil {
+		return err
+	}
+	return setJobStatuses(txn, index, js, false)
 }
 
-// UpdateAllocsDesiredTransitionsWithEvents is UpdateAllocsDesiredTransitions
-// that also records an event on each named node, in the same transaction:
-// the drainer's batch of migrations and the node's record of it. An event
-// for a node that no longer exists is skipped, so a node deleted between
-// the drainer's read and the entry cannot make the entry fail.
-func (s *StateStore) UpdateAllocsDesiredTransitionsWithEvents(index uint64, allocs map[string]*structs.DesiredTransition, evals []*structs.Evaluation, events map[string]*structs.NodeEvent) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		for _, id := range sortedKeys(events) {
-			if events[id] == nil {
-				continue
-			}
-			n, err := nodeByIDTxn(txn, nil, id)
-			if err != nil {
-				return err
-			}
-			if n == nil {
-				continue
-			}
-			if err := updateNodeTxn(txn, index, id, events[id], func(*structs.Node) error { return nil }); err != nil {
-				return err
-			}
-		}
-		js := jobSet{}
-		for _, id := range sortedKeys(allocs) {
-			t := allocs[id]
-			existing, err := allocByIDTxn(txn, nil, id)
-			if err != nil {
-				return err
-			}
-			if existing == nil || t == nil {
-				continue
-			}
-			a := existing.Copy()
-			a.DesiredTransition.Merge(t)
-			a.ModifyIndex = index
-			a.AllocModifyIndex = index
-			if err := insertAlloc(txn, index, a, existing, js); err != nil {
-				return err
-			}
-		}
-		if err := setIndex(txn, TableAllocs, index); err != nil {
-			return err
-		}
-		if err := upsertEvalsTxn(txn, index, evals, js); err != nil {
-			return err
-		}
-		return setJobStatuses(txn, index, js, false)
-	})
+// insertServerChange stores a, a server's change to the stored alloc
+// existing, at index. The change is news to the alloc's client and to the
+// scheduler, so AllocModifyIndex moves with ModifyIndex.
+func insertServerChange(txn *memdb.Txn, index uint64, a, existing *structs.Allocation, js jobSet) error {
+	a.ModifyIndex = index
+	a.AllocModifyIndex = index
+	return insertAlloc(txn, index, a, existing, js)
 }
 
 // insertAlloc stores a (whose previous version is existing, or nil) and
@@ -442,11 +438,7 @@ func (s *StateStore) Allocs(ws memdb.WatchSet) (memdb.ResultIterator, error) {
 }
 
 func collectAllocs(iter memdb.ResultIterator) []*structs.Allocation {
-	var out []*structs.Allocation
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(*structs.Allocation))
-	}
-	return out
+	return appendAll[*structs.Allocation](nil, iter)
 }
 
 // linkPreviousAllocTxn points a replaced alloc at its new replacement, so

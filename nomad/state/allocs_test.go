@@ -15,7 +15,9 @@ func TestAllocLookupsByEachIndex(t *testing.T) {
 	prod := testJob("web")
 	prod.Namespace = "prod"
 	prodJob := mustJob(t, s, 3, prod)
-	mustNoErr(t, s.UpsertDeployment(4, &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web"}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error {
+		return tx.UpsertDeployment(&structs.Deployment{ID: "d1", Namespace: "default", JobID: "web"})
+	}))
 
 	a1 := testAlloc("aa-1", web, "n1")
 	a1.DeploymentID = "d1"
@@ -25,8 +27,8 @@ func TestAllocLookupsByEachIndex(t *testing.T) {
 	a3 := testAlloc("bb-3", web2, "n10")
 	a4 := testAlloc("aa-4", prodJob, "n1")
 	a4.EvalID = "eval-aa-1" // same ID, other namespace's job: not the eval's
-	mustNoErr(t, s.UpsertEvals(5, []*structs.Evaluation{testEval("eval-aa-1", web)}))
-	mustNoErr(t, s.UpsertAllocs(5, []*structs.Allocation{a1, a2, a3, a4}))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.UpsertEvals([]*structs.Evaluation{testEval("eval-aa-1", web)}) }))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a1, a2, a3, a4}) }))
 
 	cases := []struct {
 		name string
@@ -77,10 +79,10 @@ func TestAllocsByJobIgnoresAPurgedJobsAllocsUnlessAsked(t *testing.T) {
 	old := mustJob(t, s, 1, testJob("web"))
 	stopped := testAlloc("old", old, "n1")
 	stopped.DesiredStatus = structs.AllocDesiredStatusStop
-	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{stopped}))
-	mustNoErr(t, s.DeleteJob(3, "default", "web"))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{stopped}) }))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.DeleteJob("default", "web") }))
 	cur := mustJob(t, s, 4, testJob("web"))
-	mustNoErr(t, s.UpsertAllocs(5, []*structs.Allocation{testAlloc("new", cur, "n1")}))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{testAlloc("new", cur, "n1")}) }))
 
 	got, _ := s.AllocsByJob(nil, "default", "web", false)
 	if fmtSet(allocIDs(got)) != "[new]" {
@@ -96,14 +98,14 @@ func TestUpsertAllocsKeepsClientOwnedFields(t *testing.T) {
 	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	a := testAlloc("a1", job, "n1")
-	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }))
 	report := a.Copy()
 	report.ClientStatus = structs.AllocClientStatusRunning
 	report.ClientDescription = "tasks are running"
 	report.TaskStates = map[string]*structs.TaskState{"t": {State: structs.TaskStateRunning}}
 	report.NetworkStatus = &structs.AllocNetworkStatus{Address: "10.0.0.1"}
 	report.DeploymentStatus = &structs.AllocDeploymentStatus{Healthy: structs.BoolPtr(true)}
-	mustNoErr(t, s.UpdateAllocsFromClient(3, []*structs.Allocation{report}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{report}) }))
 
 	// The scheduler's copy is from before the report (pending, no task
 	// states) and it changes a server field.
@@ -111,7 +113,7 @@ func TestUpsertAllocsKeepsClientOwnedFields(t *testing.T) {
 	stale.DesiredDescription = "in-place update"
 	stale.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
 	stale.Job = nil
-	mustNoErr(t, s.UpsertAllocs(4, []*structs.Allocation{stale}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{stale}) }))
 
 	got, _ := s.AllocByID(nil, "a1")
 	if got.ClientStatus != structs.AllocClientStatusRunning || got.ClientDescription != "tasks are running" {
@@ -149,10 +151,10 @@ func TestUpsertAllocsServerMarks(t *testing.T) {
 			job := mustJob(t, s, 1, testJob("web"))
 			a := testAlloc("a1", job, "n1")
 			a.ClientStatus = tc.existing
-			mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a}))
+			mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }))
 			p := a.Copy()
 			p.ClientStatus = tc.proposed
-			mustNoErr(t, s.UpsertAllocs(3, []*structs.Allocation{p}))
+			mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{p}) }))
 			got, _ := s.AllocByID(nil, "a1")
 			if got.ClientStatus != tc.wantStatus {
 				t.Fatalf("status = %q, want %q", got.ClientStatus, tc.wantStatus)
@@ -166,12 +168,12 @@ func TestUpsertAllocsRefusesMovingDesiredBackToRun(t *testing.T) {
 	job := mustJob(t, s, 1, testJob("web"))
 	a := testAlloc("a1", job, "n1")
 	a.DesiredStatus = structs.AllocDesiredStatusStop
-	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }))
 
 	fresh := testAlloc("a2", job, "n1")
 	back := a.Copy()
 	back.DesiredStatus = structs.AllocDesiredStatusRun
-	err := s.UpsertAllocs(3, []*structs.Allocation{fresh, back})
+	err := s.Write(3, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{fresh, back}) })
 	if !errors.Is(err, structs.ErrInvalidTransition) {
 		t.Fatalf("err = %v, want ErrInvalidTransition", err)
 	}
@@ -191,13 +193,13 @@ func TestUpsertAllocsFillsTheJob(t *testing.T) {
 	job := mustJob(t, s, 1, testJob("web"))
 	a := testAlloc("a1", job, "n1")
 	a.Job = nil
-	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }))
 	if got, _ := s.AllocByID(nil, "a1"); got.Job == nil || got.Job.CreateIndex != 1 {
 		t.Fatalf("job not attached: %+v", got.Job)
 	}
 	orphan := testAlloc("a2", testJob("nope"), "n1")
 	orphan.Job = nil
-	if err := s.UpsertAllocs(3, []*structs.Allocation{orphan}); !errors.Is(err, structs.ErrNotFound) {
+	if err := s.Write(3, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{orphan}) }); !errors.Is(err, structs.ErrNotFound) {
 		t.Fatalf("alloc of an unknown job: %v", err)
 	}
 }
@@ -206,7 +208,7 @@ func TestUpdateAllocsFromClient(t *testing.T) {
 	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	a1, a2 := testAlloc("a1", job, "n1"), testAlloc("a2", job, "n1")
-	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a1, a2}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a1, a2}) }))
 
 	running := a1.Copy()
 	running.ClientStatus = structs.AllocClientStatusRunning
@@ -214,7 +216,7 @@ func TestUpdateAllocsFromClient(t *testing.T) {
 	running.ModifyTime = 777
 	gone := testAlloc("gc-ed", job, "n1")
 	gone.ClientStatus = structs.AllocClientStatusRunning
-	mustNoErr(t, s.UpdateAllocsFromClient(3, []*structs.Allocation{running, gone}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{running, gone}) }))
 
 	got, _ := s.AllocByID(nil, "a1")
 	if got.ClientStatus != structs.AllocClientStatusRunning || got.DesiredStatus != structs.AllocDesiredStatusRun {
@@ -229,13 +231,13 @@ func TestUpdateAllocsFromClient(t *testing.T) {
 
 	done := a1.Copy()
 	done.ClientStatus = structs.AllocClientStatusComplete
-	mustNoErr(t, s.UpdateAllocsFromClient(4, []*structs.Allocation{done}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{done}) }))
 
 	a2Running := a2.Copy()
 	a2Running.ClientStatus = structs.AllocClientStatusRunning
 	resurrect := a1.Copy()
 	resurrect.ClientStatus = structs.AllocClientStatusRunning
-	err := s.UpdateAllocsFromClient(5, []*structs.Allocation{a2Running, resurrect})
+	err := s.Write(5, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{a2Running, resurrect}) })
 	if !errors.Is(err, structs.ErrInvalidTransition) {
 		t.Fatalf("terminal -> running: err = %v", err)
 	}
@@ -248,7 +250,7 @@ func TestUpdateAllocsFromClient(t *testing.T) {
 
 	lost := a2.Copy()
 	lost.ClientStatus = structs.AllocClientStatusLost
-	if err := s.UpdateAllocsFromClient(6, []*structs.Allocation{lost}); !errors.Is(err, structs.ErrInvalidTransition) {
+	if err := s.Write(6, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{lost}) }); !errors.Is(err, structs.ErrInvalidTransition) {
 		t.Fatalf("a client marking lost: err = %v", err)
 	}
 }
@@ -259,11 +261,11 @@ func TestClientHealthReportsCountInTheDeployment(t *testing.T) {
 	d := &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobCreateIndex: 1,
 		Status:     structs.DeploymentStatusRunning,
 		TaskGroups: map[string]*structs.DeploymentState{"web": {DesiredTotal: 2, ProgressDeadline: time.Minute}}}
-	mustNoErr(t, s.UpsertDeployment(2, d))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertDeployment(d) }))
 	a := testAlloc("a1", job, "n1")
 	a.DeploymentID = "d1"
 	a.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
-	mustNoErr(t, s.UpsertAllocs(3, []*structs.Allocation{a}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }))
 	got, _ := s.DeploymentByID(nil, "d1")
 	if st := got.TaskGroups["web"]; st.PlacedAllocs != 1 || len(st.PlacedCanaries) != 1 {
 		t.Fatalf("after placement: %+v", st)
@@ -273,7 +275,7 @@ func TestClientHealthReportsCountInTheDeployment(t *testing.T) {
 	report := a.Copy()
 	report.ClientStatus = structs.AllocClientStatusRunning
 	report.DeploymentStatus = &structs.AllocDeploymentStatus{Healthy: structs.BoolPtr(true), Timestamp: at, Canary: true}
-	mustNoErr(t, s.UpdateAllocsFromClient(4, []*structs.Allocation{report}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{report}) }))
 	got, _ = s.DeploymentByID(nil, "d1")
 	st := got.TaskGroups["web"]
 	if st.HealthyAllocs != 1 || st.UnhealthyAllocs != 0 || !st.RequireProgressBy.Equal(at.Add(time.Minute)) || got.ModifyIndex != 4 {
@@ -285,7 +287,7 @@ func TestClientHealthReportsCountInTheDeployment(t *testing.T) {
 	}
 
 	report.DeploymentStatus.Healthy = structs.BoolPtr(false)
-	mustNoErr(t, s.UpdateAllocsFromClient(5, []*structs.Allocation{report}))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{report}) }))
 	got, _ = s.DeploymentByID(nil, "d1")
 	if st := got.TaskGroups["web"]; st.HealthyAllocs != 0 || st.UnhealthyAllocs != 1 || st.PlacedAllocs != 1 {
 		t.Fatalf("after unhealthy report: %+v", st)
@@ -295,13 +297,16 @@ func TestClientHealthReportsCountInTheDeployment(t *testing.T) {
 func TestUpdateAllocsDesiredTransitions(t *testing.T) {
 	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
-	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{testAlloc("a1", job, "n1")}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{testAlloc("a1", job, "n1")}) }))
 	e := testEval("e1", job)
 	e.TriggeredBy = structs.EvalTriggerNodeDrain
-	err := s.UpdateAllocsDesiredTransitions(3, map[string]*structs.DesiredTransition{
-		"a1":      {Migrate: structs.BoolPtr(true)},
-		"missing": {Migrate: structs.BoolPtr(true)},
-	}, []*structs.Evaluation{e})
+	err := s.Write(3, func(tx *Txn) error {
+		return tx.UpdateAllocsDesiredTransitions(map[string]*structs.DesiredTransition{
+			"a1":      {Migrate: structs.BoolPtr(true)},
+			"missing": {Migrate: structs.BoolPtr(true)},
+		}, []*structs.Evaluation{e}, nil)
+	})
+
 	mustNoErr(t, err)
 	got, _ := s.AllocByID(nil, "a1")
 	if !got.DesiredTransition.ShouldMigrate() || got.AllocModifyIndex != 3 || got.ModifyIndex != 3 {

@@ -27,7 +27,7 @@ func kvQuery(key string, ran chan<- struct{}) QueryFn {
 
 func TestBlockingQueryWakesOnAWriteToTheWatchedTable(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.KVSet(5, "k", "old"))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.KVSet("k", "old") }))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -48,7 +48,7 @@ func TestBlockingQueryWakesOnAWriteToTheWatchedTable(t *testing.T) {
 		t.Fatalf("returned before any write: %+v", r)
 	default:
 	}
-	mustNoErr(t, s.KVSet(6, "k", "new"))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.KVSet("k", "new") }))
 	r := <-done
 	if r.err != nil || r.v != "new" || r.idx != 6 {
 		t.Fatalf("got %+v, want new at 6", r)
@@ -57,7 +57,7 @@ func TestBlockingQueryWakesOnAWriteToTheWatchedTable(t *testing.T) {
 
 func TestBlockingQueryTimesOutWithTheCurrentAnswer(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.KVSet(5, "k", "v"))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.KVSet("k", "v") }))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	v, idx, err := s.BlockingQuery(ctx, 5, kvQuery("k", nil))
@@ -79,7 +79,7 @@ func TestBlockingQueryWithoutMinIndexDoesNotBlock(t *testing.T) {
 
 func TestBlockingQueryReturnsWhenTheStoreIsAbandoned(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.KVSet(5, "k", "v"))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.KVSet("k", "v") }))
 	ran := make(chan struct{}, 1)
 	done := make(chan error, 1)
 	go func() {
@@ -96,7 +96,7 @@ func TestBlockingQueryReturnsWhenTheStoreIsAbandoned(t *testing.T) {
 
 func TestSnapshotMinIndexWaitsForALaterWrite(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.KVSet(5, "k", "v5"))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.KVSet("k", "v5") }))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -109,13 +109,13 @@ func TestSnapshotMinIndexWaitsForALaterWrite(t *testing.T) {
 		snap, err := s.SnapshotMinIndex(ctx, 7)
 		done <- result{snap, err}
 	}()
-	mustNoErr(t, s.KVSet(6, "k", "v6"))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.KVSet("k", "v6") }))
 	select {
 	case r := <-done:
 		t.Fatalf("returned at index 6 while waiting for 7: %+v", r)
 	default:
 	}
-	mustNoErr(t, s.KVSet(7, "k", "v7"))
+	mustNoErr(t, s.Write(7, func(tx *Txn) error { return tx.KVSet("k", "v7") }))
 	r := <-done
 	mustNoErr(t, r.err)
 	if v, _, _ := r.snap.KVGet(nil, "k"); v != "v7" {
@@ -147,11 +147,11 @@ func TestSnapshotMinIndexFailsWhenTheStoreIsAbandoned(t *testing.T) {
 
 func TestSnapshotIsolation(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(testNode("n1"), nil) }))
 	snap, err := s.Snapshot()
 	mustNoErr(t, err)
-	mustNoErr(t, s.UpsertNode(2, testNode("n2")))
-	mustNoErr(t, s.UpdateNodeStatus(3, "n1", "down", 1, nil))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertNode(testNode("n2"), nil) }))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpdateNodeStatus("n1", "down", 1, nil) }))
 
 	if n, _ := snap.NodeByID(nil, "n2"); n != nil {
 		t.Fatal("a node written after the snapshot is visible in it")
@@ -162,7 +162,7 @@ func TestSnapshotIsolation(t *testing.T) {
 	if idx, _ := snap.LatestIndex(); idx != 1 {
 		t.Fatalf("snapshot latest index = %d, want 1", idx)
 	}
-	mustNoErr(t, snap.UpsertNode(4, testNode("only-in-snapshot")))
+	mustNoErr(t, snap.Write(4, func(tx *Txn) error { return tx.UpsertNode(testNode("only-in-snapshot"), nil) }))
 	if n, _ := s.NodeByID(nil, "only-in-snapshot"); n != nil {
 		t.Fatal("a write to a snapshot reached the store")
 	}
@@ -175,8 +175,8 @@ func TestSnapshotIsolation(t *testing.T) {
 // and reading from it.
 func TestViewWatchesFireOnWritesToTheLiveStore(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.KVSet(5, "k", "old"))
-	mustNoErr(t, s.UpsertNode(6, testNode("n1")))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.KVSet("k", "old") }))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.UpsertNode(testNode("n1"), nil) }))
 
 	fired := func(ws memdb.WatchSet) bool {
 		for ch := range ws {
@@ -212,18 +212,18 @@ func TestViewWatchesFireOnWritesToTheLiveStore(t *testing.T) {
 	if fired(kvWS) || fired(nodesWS) {
 		t.Fatal("a watch fired before any write")
 	}
-	mustNoErr(t, s.KVSet(7, "k", "new"))
+	mustNoErr(t, s.Write(7, func(tx *Txn) error { return tx.KVSet("k", "new") }))
 	waitFired(kvWS, "kv key")
 	if v, _, _ := view.KVGet(nil, "k"); v != "old" {
 		t.Fatalf("the view changed under the reader: %q", v)
 	}
-	mustNoErr(t, s.UpdateNodeStatus(8, "n1", "down", 1, nil))
+	mustNoErr(t, s.Write(8, func(tx *Txn) error { return tx.UpdateNodeStatus("n1", "down", 1, nil) }))
 	waitFired(nodesWS, "node table")
 
 	// A view taken before a write and read after it: its watch is already
 	// fired, so the blocking query re-runs on a newer view.
 	late := s.View()
-	mustNoErr(t, s.KVSet(9, "k", "newer"))
+	mustNoErr(t, s.Write(9, func(tx *Txn) error { return tx.KVSet("k", "newer") }))
 	lateWS := memdb.NewWatchSet()
 	if v, _, _ := late.KVGet(lateWS, "k"); v != "new" {
 		t.Fatalf("view taken at 8 reads %q", v)

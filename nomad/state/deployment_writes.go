@@ -34,60 +34,57 @@ func (s *StateStore) CheckDeploymentPromotion(req *structs.DeploymentPromoteRequ
 // their canaries stop being canaries, and the eval that places the rest of
 // the deployment is stored, in one write. Every canary of a promoted group
 // must be healthy; otherwise nothing changes.
-func (s *StateStore) UpdateDeploymentPromotion(index uint64, req *structs.DeploymentPromoteRequest) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		d, groups, err := promotionTxn(txn, req)
+func (tx *Txn) UpdateDeploymentPromotion(req *structs.DeploymentPromoteRequest) error {
+	txn, index := tx.txn, tx.index
+	d, groups, err := promotionTxn(txn, req)
+	if err != nil {
+		return err
+	}
+	c := d.Copy()
+	var canaries []string
+	for _, g := range groups {
+		st := c.TaskGroups[g]
+		st.Promoted = true
+		canaries = append(canaries, st.PlacedCanaries...)
+	}
+	if c.Status == structs.DeploymentStatusRunning && needsPromotion(c) == 0 {
+		c.StatusDescription = structs.DeploymentStatusDescriptionRunning
+	}
+	c.ModifyIndex = index
+	if req.UpdatedAt != 0 {
+		c.ModifyTime = req.UpdatedAt
+	}
+	if err := txn.Insert(TableDeployments, c); err != nil {
+		return fmt.Errorf("state: updating deployment %s: %w", c.ID, err)
+	}
+	if err := setIndex(txn, TableDeployments, index); err != nil {
+		return err
+	}
+	js := jobSet{}
+	for _, id := range canaries {
+		existing, err := allocByIDTxn(txn, nil, id)
 		if err != nil {
 			return err
 		}
-		c := d.Copy()
-		var canaries []string
-		for _, g := range groups {
-			st := c.TaskGroups[g]
-			st.Promoted = true
-			canaries = append(canaries, st.PlacedCanaries...)
+		if existing == nil || existing.DeploymentStatus == nil || !existing.DeploymentStatus.Canary {
+			continue
 		}
-		if c.Status == structs.DeploymentStatusRunning && needsPromotion(c) == 0 {
-			c.StatusDescription = structs.DeploymentStatusDescriptionRunning
-		}
-		c.ModifyIndex = index
-		if req.UpdatedAt != 0 {
-			c.ModifyTime = req.UpdatedAt
-		}
-		if err := txn.Insert(TableDeployments, c); err != nil {
-			return fmt.Errorf("state: updating deployment %s: %w", c.ID, err)
-		}
-		if err := setIndex(txn, TableDeployments, index); err != nil {
+		a := existing.Copy()
+		a.DeploymentStatus.Canary = false
+		a.DeploymentStatus.ModifyIndex = index
+		if err := insertServerChange(txn, index, a, existing, js); err != nil {
 			return err
 		}
-		js := jobSet{}
-		for _, id := range canaries {
-			existing, err := allocByIDTxn(txn, nil, id)
-			if err != nil {
-				return err
-			}
-			if existing == nil || existing.DeploymentStatus == nil || !existing.DeploymentStatus.Canary {
-				continue
-			}
-			a := existing.Copy()
-			a.DeploymentStatus.Canary = false
-			a.DeploymentStatus.ModifyIndex = index
-			a.ModifyIndex = index
-			a.AllocModifyIndex = index
-			if err := insertAlloc(txn, index, a, existing, js); err != nil {
-				return err
-			}
-		}
-		if err := setIndex(txn, TableAllocs, index); err != nil {
+	}
+	if err := setIndex(txn, TableAllocs, index); err != nil {
+		return err
+	}
+	if req.Eval != nil {
+		if err := upsertEvalsTxn(txn, index, []*structs.Evaluation{req.Eval}, js); err != nil {
 			return err
 		}
-		if req.Eval != nil {
-			if err := upsertEvalsTxn(txn, index, []*structs.Evaluation{req.Eval}, js); err != nil {
-				return err
-			}
-		}
-		return setJobStatuses(txn, index, js, false)
-	})
+	}
+	return setJobStatuses(txn, index, js, false)
 }
 
 // needsPromotion counts the groups of d that have canaries and are not
@@ -195,36 +192,35 @@ func (s *StateStore) CheckDeploymentAllocHealth(req *structs.ApplyDeploymentAllo
 // status change, job version and eval that come with them. The
 // deployment's counts and progress deadline follow through insertAlloc, as
 // they do for a client's report.
-func (s *StateStore) UpdateDeploymentAllocHealth(index uint64, req *structs.ApplyDeploymentAllocHealthRequest) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		allocs, err := allocHealthTxn(txn, req)
-		if err != nil {
+func (tx *Txn) UpdateDeploymentAllocHealth(req *structs.ApplyDeploymentAllocHealthRequest) error {
+	txn, index := tx.txn, tx.index
+	allocs, err := allocHealthTxn(txn, req)
+	if err != nil {
+		return err
+	}
+	ts := time.Unix(0, req.Timestamp).UTC()
+	js := jobSet{}
+	for _, v := range allocs {
+		a := v.alloc.Copy()
+		ds := structs.AllocDeploymentStatus{}
+		if a.DeploymentStatus != nil {
+			ds = *a.DeploymentStatus
+		}
+		healthy := v.healthy
+		ds.Healthy, ds.Timestamp, ds.ModifyIndex = &healthy, ts, index
+		a.DeploymentStatus = &ds
+		a.ModifyIndex = index
+		if err := insertAlloc(txn, index, a, v.alloc, js); err != nil {
 			return err
 		}
-		ts := time.Unix(0, req.Timestamp).UTC()
-		js := jobSet{}
-		for _, v := range allocs {
-			a := v.alloc.Copy()
-			ds := structs.AllocDeploymentStatus{}
-			if a.DeploymentStatus != nil {
-				ds = *a.DeploymentStatus
-			}
-			healthy := v.healthy
-			ds.Healthy, ds.Timestamp, ds.ModifyIndex = &healthy, ts, index
-			a.DeploymentStatus = &ds
-			a.ModifyIndex = index
-			if err := insertAlloc(txn, index, a, v.alloc, js); err != nil {
-				return err
-			}
-		}
-		if err := setIndex(txn, TableAllocs, index); err != nil {
-			return err
-		}
-		if err := setJobStatuses(txn, index, js, false); err != nil {
-			return err
-		}
-		return s.deploymentOutcomeTxn(txn, index, req.DeploymentUpdate, req.Job, req.Eval, req.Timestamp)
-	})
+	}
+	if err := setIndex(txn, TableAllocs, index); err != nil {
+		return err
+	}
+	if err := setJobStatuses(txn, index, js, false); err != nil {
+		return err
+	}
+	return deploymentOutcomeTxn(txn, index, req.DeploymentUpdate, req.Job, req.Eval, req.Timestamp)
 }
 
 type healthVerdict struct {

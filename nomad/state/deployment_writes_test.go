@@ -27,11 +27,13 @@ func deployedJob(t *testing.T, s *StateStore, n, canaries int) (*structs.Job, []
 		}
 		allocs = append(allocs, a)
 	}
-	mustNoErr(t, s.UpsertPlanResults(2, &structs.ApplyPlanResultsRequest{
-		AllocsUpdated: allocs, Job: job, UpdatedAt: depT0.UnixNano(),
-		Deployment: &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobVersion: job.Version,
-			Status: structs.DeploymentStatusRunning, TaskGroups: map[string]*structs.DeploymentState{
-				"web": {DesiredTotal: n, DesiredCanaries: canaries, ProgressDeadline: 10 * time.Minute}}},
+	mustNoErr(t, s.Write(2, func(tx *Txn) error {
+		return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{
+			AllocsUpdated: allocs, Job: job, UpdatedAt: depT0.UnixNano(),
+			Deployment: &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobVersion: job.Version,
+				Status: structs.DeploymentStatusRunning, TaskGroups: map[string]*structs.DeploymentState{
+					"web": {DesiredTotal: n, DesiredCanaries: canaries, ProgressDeadline: 10 * time.Minute}}},
+		})
 	}))
 	return job, allocs
 }
@@ -44,8 +46,10 @@ func TestADeploymentTakesItsTimesFromTheRaftEntry(t *testing.T) {
 		t.Fatalf("times after the plan = %d/%d, want both %d", d.CreateTime, d.ModifyTime, depT0.UnixNano())
 	}
 	later := depT0.Add(time.Minute).UnixNano()
-	mustNoErr(t, s.UpdateDeploymentStatus(3, &structs.DeploymentStatusUpdateRequest{UpdatedAt: later,
-		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusPaused}}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error {
+		return tx.UpdateDeploymentStatus(&structs.DeploymentStatusUpdateRequest{UpdatedAt: later,
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusPaused}})
+	}))
 	d, _ = s.DeploymentByID(nil, "d1")
 	if d.CreateTime != depT0.UnixNano() || d.ModifyTime != later {
 		t.Fatalf("times after pausing = %d/%d, want %d/%d", d.CreateTime, d.ModifyTime, depT0.UnixNano(), later)
@@ -55,9 +59,11 @@ func TestADeploymentTakesItsTimesFromTheRaftEntry(t *testing.T) {
 func TestASuccessfulDeploymentMarksItsJobVersionStable(t *testing.T) {
 	s := testStateStore(t)
 	deployedJob(t, s, 1, 0)
-	mustNoErr(t, s.UpsertPlanResults(3, &structs.ApplyPlanResultsRequest{UpdatedAt: depT0.UnixNano(),
-		DeploymentUpdates: []*structs.DeploymentStatusUpdate{{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful,
-			StatusDescription: structs.DeploymentStatusDescriptionSuccessful}}}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error {
+		return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{UpdatedAt: depT0.UnixNano(),
+			DeploymentUpdates: []*structs.DeploymentStatusUpdate{{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful,
+				StatusDescription: structs.DeploymentStatusDescriptionSuccessful}}})
+	}))
 	job, _ := s.JobByID(nil, "default", "web")
 	v0, _ := s.JobByIDAndVersion(nil, "default", "web", 0)
 	if !job.Stable || !v0.Stable {
@@ -68,8 +74,10 @@ func TestASuccessfulDeploymentMarksItsJobVersionStable(t *testing.T) {
 func TestAFailedDeploymentLeavesItsJobVersionUnstable(t *testing.T) {
 	s := testStateStore(t)
 	deployedJob(t, s, 1, 0)
-	mustNoErr(t, s.UpdateDeploymentStatus(3, &structs.DeploymentStatusUpdateRequest{
-		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusFailed}}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error {
+		return tx.UpdateDeploymentStatus(&structs.DeploymentStatusUpdateRequest{
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusFailed}})
+	}))
 	if job, _ := s.JobByID(nil, "default", "web"); job.Stable {
 		t.Fatal("a failed deployment marked its job stable")
 	}
@@ -79,10 +87,12 @@ func TestManualHealthMovesTheCountsAndTheProgressDeadline(t *testing.T) {
 	s := testStateStore(t)
 	deployedJob(t, s, 3, 0)
 	at := depT0.Add(2 * time.Minute)
-	mustNoErr(t, s.UpdateDeploymentAllocHealth(3, &structs.ApplyDeploymentAllocHealthRequest{
-		DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d1",
-			HealthyAllocationIDs: []string{"a0", "a1"}, UnhealthyAllocationIDs: []string{"a2"}},
-		Timestamp: at.UnixNano()}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error {
+		return tx.UpdateDeploymentAllocHealth(&structs.ApplyDeploymentAllocHealthRequest{
+			DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d1",
+				HealthyAllocationIDs: []string{"a0", "a1"}, UnhealthyAllocationIDs: []string{"a2"}},
+			Timestamp: at.UnixNano()})
+	}))
 	d, _ := s.DeploymentByID(nil, "d1")
 	st := d.TaskGroups["web"]
 	if st.HealthyAllocs != 2 || st.UnhealthyAllocs != 1 {
@@ -99,9 +109,11 @@ func TestManualHealthMovesTheCountsAndTheProgressDeadline(t *testing.T) {
 		t.Fatalf("a2 deployment status = %+v", a2.DeploymentStatus)
 	}
 	// Turning a2 healthy moves it from one count to the other.
-	mustNoErr(t, s.UpdateDeploymentAllocHealth(4, &structs.ApplyDeploymentAllocHealthRequest{
-		DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d1", HealthyAllocationIDs: []string{"a2"}},
-		Timestamp:                    at.UnixNano()}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error {
+		return tx.UpdateDeploymentAllocHealth(&structs.ApplyDeploymentAllocHealthRequest{
+			DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d1", HealthyAllocationIDs: []string{"a2"}},
+			Timestamp:                    at.UnixNano()})
+	}))
 	d, _ = s.DeploymentByID(nil, "d1")
 	if st := d.TaskGroups["web"]; st.HealthyAllocs != 3 || st.UnhealthyAllocs != 0 {
 		t.Fatalf("healthy/unhealthy = %d/%d, want 3/0", st.HealthyAllocs, st.UnhealthyAllocs)
@@ -123,9 +135,11 @@ func TestARefusedHealthRequestChangesNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s := testStateStore(t)
 			job, _ := deployedJob(t, s, 2, 0)
-			mustNoErr(t, s.UpsertAllocs(3, []*structs.Allocation{testAlloc("other", job, "n1")}))
+			mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{testAlloc("other", job, "n1")}) }))
 			before, _ := s.DeploymentByID(nil, "d1")
-			err := s.UpdateDeploymentAllocHealth(4, &structs.ApplyDeploymentAllocHealthRequest{DeploymentAllocHealthRequest: c.req, Timestamp: 1})
+			err := s.Write(4, func(tx *Txn) error {
+				return tx.UpdateDeploymentAllocHealth(&structs.ApplyDeploymentAllocHealthRequest{DeploymentAllocHealthRequest: c.req, Timestamp: 1})
+			})
 			if !errors.Is(err, ErrDeploymentRequest) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want ErrDeploymentRequest saying %q", err, c.want)
 			}
@@ -142,20 +156,24 @@ func TestPromotionNeedsEveryCanaryHealthy(t *testing.T) {
 	s := testStateStore(t)
 	job, _ := deployedJob(t, s, 3, 2)
 	promote := &structs.DeploymentPromoteRequest{DeploymentID: "d1", All: true, Eval: testEval("e1", job), UpdatedAt: depT0.UnixNano()}
-	mustNoErr(t, s.UpdateDeploymentAllocHealth(3, &structs.ApplyDeploymentAllocHealthRequest{
-		DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d1", HealthyAllocationIDs: []string{"a0"}},
-		Timestamp:                    depT0.UnixNano()}))
-	err := s.UpdateDeploymentPromotion(4, promote)
+	mustNoErr(t, s.Write(3, func(tx *Txn) error {
+		return tx.UpdateDeploymentAllocHealth(&structs.ApplyDeploymentAllocHealthRequest{
+			DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d1", HealthyAllocationIDs: []string{"a0"}},
+			Timestamp:                    depT0.UnixNano()})
+	}))
+	err := s.Write(4, func(tx *Txn) error { return tx.UpdateDeploymentPromotion(promote) })
 	if !errors.Is(err, ErrDeploymentRequest) || !strings.Contains(err.Error(), `"web" has 1/2 healthy canaries`) {
 		t.Fatalf("promoting with one canary healthy: err = %v", err)
 	}
 	if e, _ := s.EvalByID(nil, "e1"); e != nil {
 		t.Fatal("a refused promotion stored its eval")
 	}
-	mustNoErr(t, s.UpdateDeploymentAllocHealth(5, &structs.ApplyDeploymentAllocHealthRequest{
-		DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d1", HealthyAllocationIDs: []string{"a1"}},
-		Timestamp:                    depT0.UnixNano()}))
-	mustNoErr(t, s.UpdateDeploymentPromotion(6, promote))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error {
+		return tx.UpdateDeploymentAllocHealth(&structs.ApplyDeploymentAllocHealthRequest{
+			DeploymentAllocHealthRequest: structs.DeploymentAllocHealthRequest{DeploymentID: "d1", HealthyAllocationIDs: []string{"a1"}},
+			Timestamp:                    depT0.UnixNano()})
+	}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.UpdateDeploymentPromotion(promote) }))
 	d, _ := s.DeploymentByID(nil, "d1")
 	if !d.TaskGroups["web"].Promoted {
 		t.Fatal("group not promoted")
@@ -168,7 +186,7 @@ func TestPromotionNeedsEveryCanaryHealthy(t *testing.T) {
 	if e, _ := s.EvalByID(nil, "e1"); e == nil {
 		t.Fatal("promotion did not store its eval")
 	}
-	if err := s.UpdateDeploymentPromotion(7, promote); !errors.Is(err, ErrDeploymentRequest) {
+	if err := s.Write(7, func(tx *Txn) error { return tx.UpdateDeploymentPromotion(promote) }); !errors.Is(err, ErrDeploymentRequest) {
 		t.Fatalf("promoting twice: err = %v, want nothing waiting for promotion", err)
 	}
 }
@@ -176,13 +194,19 @@ func TestPromotionNeedsEveryCanaryHealthy(t *testing.T) {
 func TestPromotionNamesAGroupThatIsNotThere(t *testing.T) {
 	s := testStateStore(t)
 	deployedJob(t, s, 2, 1)
-	err := s.UpdateDeploymentPromotion(3, &structs.DeploymentPromoteRequest{DeploymentID: "d1", Groups: []string{"api"}})
+	err := s.Write(3, func(tx *Txn) error {
+		return tx.UpdateDeploymentPromotion(&structs.DeploymentPromoteRequest{DeploymentID: "d1", Groups: []string{"api"}})
+	})
 	if !errors.Is(err, ErrDeploymentRequest) || !strings.Contains(err.Error(), `"api", which is not a task group`) {
 		t.Fatalf("err = %v", err)
 	}
-	mustNoErr(t, s.UpdateDeploymentStatus(4, &structs.DeploymentStatusUpdateRequest{
-		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusFailed}}))
-	err = s.UpdateDeploymentPromotion(5, &structs.DeploymentPromoteRequest{DeploymentID: "d1", All: true})
+	mustNoErr(t, s.Write(4, func(tx *Txn) error {
+		return tx.UpdateDeploymentStatus(&structs.DeploymentStatusUpdateRequest{
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusFailed}})
+	}))
+	err = s.Write(5, func(tx *Txn) error {
+		return tx.UpdateDeploymentPromotion(&structs.DeploymentPromoteRequest{DeploymentID: "d1", All: true})
+	})
 	if !errors.Is(err, ErrDeploymentRequest) || !strings.Contains(err.Error(), "it is failed") {
 		t.Fatalf("promoting a failed deployment: err = %v", err)
 	}
@@ -200,13 +224,18 @@ func TestANewDeploymentStartsItsProgressDeadlinesAtTheEntrysTime(t *testing.T) {
 func TestAStatusChangeDecidedOnAStaleSnapshotLeavesAnEndedDeploymentAlone(t *testing.T) {
 	s := testStateStore(t)
 	job, _ := deployedJob(t, s, 1, 0)
-	mustNoErr(t, s.UpsertPlanResults(3, &structs.ApplyPlanResultsRequest{UpdatedAt: depT0.UnixNano(),
-		DeploymentUpdates: []*structs.DeploymentStatusUpdate{{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful}}}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error {
+		return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{UpdatedAt: depT0.UnixNano(),
+			DeploymentUpdates: []*structs.DeploymentStatusUpdate{{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful}}})
+	}))
 	revert := job.Copy()
 	revert.Priority = 90
-	err := s.UpdateDeploymentStatus(4, &structs.DeploymentStatusUpdateRequest{
-		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusFailed},
-		Job:              revert, Eval: testEval("e1", job)})
+	err := s.Write(4, func(tx *Txn) error {
+		return tx.UpdateDeploymentStatus(&structs.DeploymentStatusUpdateRequest{
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "d1", Status: structs.DeploymentStatusFailed},
+			Job:              revert, Eval: testEval("e1", job)})
+	})
+
 	if !errors.Is(err, ErrDeploymentRequest) || !strings.Contains(err.Error(), "it is successful") {
 		t.Fatalf("err = %v", err)
 	}

@@ -10,8 +10,8 @@ import (
 
 // UpsertDeployment creates or replaces a deployment. CreateIndex is kept
 // on update; CreateTime and ModifyTime are stored as given.
-func (s *StateStore) UpsertDeployment(index uint64, d *structs.Deployment) error {
-	return s.writeTxn(func(txn *memdb.Txn) error { return upsertDeploymentTxn(txn, index, d, 0) })
+func (tx *Txn) UpsertDeployment(d *structs.Deployment) error {
+	return upsertDeploymentTxn(tx.txn, tx.index, d, 0)
 }
 
 // upsertDeploymentTxn stores a deployment. now is the time of the raft
@@ -69,25 +69,24 @@ func startProgressDeadlines(d *structs.Deployment, now int64) {
 }
 
 // DeleteDeployment removes deployments (GC). Unknown IDs are skipped.
-func (s *StateStore) DeleteDeployment(index uint64, ids []string) error {
+func (tx *Txn) DeleteDeployment(ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		for _, id := range ids {
-			d, err := deploymentByIDTxn(txn, nil, id)
-			if err != nil {
-				return err
-			}
-			if d == nil {
-				continue
-			}
-			if err := txn.Delete(TableDeployments, d); err != nil {
-				return fmt.Errorf("state: deleting deployment %s: %w", id, err)
-			}
+	txn := tx.txn
+	for _, id := range ids {
+		d, err := deploymentByIDTxn(txn, nil, id)
+		if err != nil {
+			return err
 		}
-		return setIndex(txn, TableDeployments, index)
-	})
+		if d == nil {
+			continue
+		}
+		if err := txn.Delete(TableDeployments, d); err != nil {
+			return fmt.Errorf("state: deleting deployment %s: %w", id, err)
+		}
+	}
+	return setIndex(txn, TableDeployments, tx.index)
 }
 
 // UpdateDeploymentStatus changes a deployment's status and, in the same
@@ -98,21 +97,20 @@ func (s *StateStore) DeleteDeployment(index uint64, ids []string) error {
 // decide on a snapshot, and a deployment that ended meanwhile (the
 // scheduler completed it, a newer version cancelled it) keeps its ending,
 // so an auto-revert decided on the old snapshot is not registered.
-func (s *StateStore) UpdateDeploymentStatus(index uint64, req *structs.DeploymentStatusUpdateRequest) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		if u := req.DeploymentUpdate; u != nil {
-			if _, err := activeDeploymentTxn(txn, u.DeploymentID, "change the status of"); err != nil {
-				return err
-			}
+func (tx *Txn) UpdateDeploymentStatus(req *structs.DeploymentStatusUpdateRequest) error {
+	txn, index := tx.txn, tx.index
+	if u := req.DeploymentUpdate; u != nil {
+		if _, err := activeDeploymentTxn(txn, u.DeploymentID, "change the status of"); err != nil {
+			return err
 		}
-		return s.deploymentOutcomeTxn(txn, index, req.DeploymentUpdate, req.Job, req.Eval, req.UpdatedAt)
-	})
+	}
+	return deploymentOutcomeTxn(txn, index, req.DeploymentUpdate, req.Job, req.Eval, req.UpdatedAt)
 }
 
 // deploymentOutcomeTxn applies what a deployment write decides, each part
 // optional: the status change, the job version an auto-revert registers,
 // and the eval that acts on it.
-func (s *StateStore) deploymentOutcomeTxn(txn *memdb.Txn, index uint64, u *structs.DeploymentStatusUpdate,
+func deploymentOutcomeTxn(txn *memdb.Txn, index uint64, u *structs.DeploymentStatusUpdate,
 	job *structs.Job, eval *structs.Evaluation, now int64) error {
 	if u != nil {
 		if err := updateDeploymentStatusTxn(txn, index, u, now); err != nil {
@@ -121,7 +119,7 @@ func (s *StateStore) deploymentOutcomeTxn(txn *memdb.Txn, index uint64, u *struc
 	}
 	js := jobSet{}
 	if job != nil {
-		if err := s.upsertJobTxn(txn, index, job); err != nil {
+		if err := upsertJobTxn(txn, index, job); err != nil {
 			return err
 		}
 	}

@@ -10,12 +10,20 @@ import (
 func TestDeploymentsByJob(t *testing.T) {
 	s := testStateStore(t)
 	old := mustJob(t, s, 1, testJob("web"))
-	mustNoErr(t, s.UpsertDeployment(2, &structs.Deployment{ID: "d-old", Namespace: "default", JobID: "web", JobCreateIndex: old.CreateIndex}))
-	mustNoErr(t, s.DeleteJob(3, "default", "web"))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error {
+		return tx.UpsertDeployment(&structs.Deployment{ID: "d-old", Namespace: "default", JobID: "web", JobCreateIndex: old.CreateIndex})
+	}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.DeleteJob("default", "web") }))
 	cur := mustJob(t, s, 4, testJob("web"))
-	mustNoErr(t, s.UpsertDeployment(5, &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobCreateIndex: cur.CreateIndex}))
-	mustNoErr(t, s.UpsertDeployment(6, &structs.Deployment{ID: "d2", Namespace: "default", JobID: "web", JobCreateIndex: cur.CreateIndex}))
-	mustNoErr(t, s.UpsertDeployment(7, &structs.Deployment{ID: "d3", Namespace: "default", JobID: "web-2"}))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error {
+		return tx.UpsertDeployment(&structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobCreateIndex: cur.CreateIndex})
+	}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error {
+		return tx.UpsertDeployment(&structs.Deployment{ID: "d2", Namespace: "default", JobID: "web", JobCreateIndex: cur.CreateIndex})
+	}))
+	mustNoErr(t, s.Write(7, func(tx *Txn) error {
+		return tx.UpsertDeployment(&structs.Deployment{ID: "d3", Namespace: "default", JobID: "web-2"})
+	}))
 
 	depIDs := func(ds []*structs.Deployment) string {
 		return fmtSet(ids(ds, func(d *structs.Deployment) string { return d.ID }))
@@ -33,11 +41,13 @@ func TestDeploymentsByJob(t *testing.T) {
 		t.Fatalf("latest = %+v", latest)
 	}
 	// An update keeps CreateIndex, so "latest" stays the newest created.
-	mustNoErr(t, s.UpsertDeployment(8, &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobCreateIndex: cur.CreateIndex}))
+	mustNoErr(t, s.Write(8, func(tx *Txn) error {
+		return tx.UpsertDeployment(&structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", JobCreateIndex: cur.CreateIndex})
+	}))
 	if latest, _ := s.LatestDeploymentByJobID(nil, "default", "web"); latest.ID != "d2" {
 		t.Fatalf("latest after updating d1 = %s", latest.ID)
 	}
-	mustNoErr(t, s.DeleteDeployment(9, []string{"d1", "unknown"}))
+	mustNoErr(t, s.Write(9, func(tx *Txn) error { return tx.DeleteDeployment([]string{"d1", "unknown"}) }))
 	if d, _ := s.DeploymentByID(nil, "d1"); d != nil {
 		t.Fatal("d1 not deleted")
 	}
@@ -46,7 +56,9 @@ func TestDeploymentsByJob(t *testing.T) {
 func TestUpdateDeploymentStatusWithJobAndEval(t *testing.T) {
 	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
-	mustNoErr(t, s.UpsertDeployment(2, &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", Status: structs.DeploymentStatusRunning}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error {
+		return tx.UpsertDeployment(&structs.Deployment{ID: "d1", Namespace: "default", JobID: "web", Status: structs.DeploymentStatusRunning})
+	}))
 	revert := testJob("web")
 	revert.Priority = 80
 	req := &structs.DeploymentStatusUpdateRequest{
@@ -54,7 +66,7 @@ func TestUpdateDeploymentStatusWithJobAndEval(t *testing.T) {
 		Job:              revert,
 		Eval:             testEval("e1", job),
 	}
-	mustNoErr(t, s.UpdateDeploymentStatus(3, req))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpdateDeploymentStatus(req) }))
 	d, _ := s.DeploymentByID(nil, "d1")
 	if d.Status != structs.DeploymentStatusFailed || d.StatusDescription != "unhealthy" || d.ModifyIndex != 3 || d.CreateIndex != 2 {
 		t.Fatalf("deployment = %+v", d)
@@ -65,8 +77,11 @@ func TestUpdateDeploymentStatusWithJobAndEval(t *testing.T) {
 	if e, _ := s.EvalByID(nil, "e1"); e == nil {
 		t.Fatal("eval missing")
 	}
-	err := s.UpdateDeploymentStatus(4, &structs.DeploymentStatusUpdateRequest{
-		DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "nope"}, Eval: testEval("e2", job)})
+	err := s.Write(4, func(tx *Txn) error {
+		return tx.UpdateDeploymentStatus(&structs.DeploymentStatusUpdateRequest{
+			DeploymentUpdate: &structs.DeploymentStatusUpdate{DeploymentID: "nope"}, Eval: testEval("e2", job)})
+	})
+
 	if !errors.Is(err, structs.ErrNotFound) {
 		t.Fatalf("unknown deployment: %v", err)
 	}

@@ -21,22 +21,43 @@
 // # Indexes and blocking queries
 //
 // The `index` table holds, per table, the raft index of the last write to
-// it. Every write method updates the rows of the tables it touches in the
+// it. Every Txn method updates the rows of the tables it touches in the
 // same memdb transaction, so a reader that sees an object also sees an
 // index at least as new. BlockingQuery and SnapshotMinIndex wait on memdb
 // watch channels, never by polling.
 //
-// # One raft entry, one transaction
+// # One write API
 //
-// Each raft entry changes the store in exactly one memdb write
-// transaction, so an entry that fails part way leaves nothing behind and no
-// reader ever sees half of one. A write method (UpsertEvals,
-// UpdateNodeStatus, ...) is one transaction of one change. An entry that
-// combines changes opens one with Write and makes them with the ...Txn
-// methods (UpdateNodeStatusTxn then UpsertEvalsTxn, say); Write recomputes
-// the status of the jobs the changes touched and commits once. Internal
-// helpers that take a *memdb.Txn (upsertEvalsTxn, insertAlloc, ...) are the
-// building blocks of both.
+// Every change goes through Write(index, func(*Txn) error), the only way
+// to open a write transaction, and every write is a method of Txn
+// (UpsertJob, UpdateNodeStatus, UpsertEvals, UpsertPlanResults, ...). A
+// raft entry of one change calls one method; an entry that combines
+// changes (a node's status and the evals it creates) calls several in the
+// same Write. Either way Write promises:
+//
+//   - One index. Objects it writes get the Write's raft index as their
+//     ModifyIndex, and every table it touches has its `index` row moved
+//     to that index in the same transaction (never backwards).
+//   - All or nothing. If fn or any change in it returns an error, the
+//     transaction is aborted: no row, no table index and no job status
+//     changes, no watch channel fires, and neither OnChanges nor
+//     AfterCommit runs.
+//   - One commit. If fn returns nil, the status of every job whose allocs
+//     or evals the changes touched is recomputed once, with every change
+//     in, and the transaction commits once: readers, blocking queries and
+//     snapshots see all of it or none of it, watches fire and OnChanges
+//     gets the changes (the FSM's events), then AfterCommit runs.
+//   - Determinism. Nothing in a write reads the clock or makes random
+//     IDs: the index comes from Write, and every time from the caller.
+//
+// fn must not call Write again (go-memdb allows one write transaction at
+// a time, so that would deadlock) and must not keep the Txn. A write that
+// answers something (how many registrations it wrote, whether a CAS
+// applied) returns the answer from its method; the caller keeps it only
+// if Write returns nil. Internal helpers that take a *memdb.Txn
+// (upsertEvalsTxn, insertAlloc, ...) are the building blocks of the Txn
+// methods. The one other writer is a raft snapshot restore, which fills a
+// fresh store through Restore (see Ownership).
 //
 // # Ownership
 //

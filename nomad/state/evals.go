@@ -14,14 +14,12 @@ import (
 //
 // Cancelling older blocked evals of the same job is BlockedEvals' job, not
 // the store's: the store records what it is told.
-func (s *StateStore) UpsertEvals(index uint64, evals []*structs.Evaluation) error {
-	return s.Write(index, func(txn *Txn) error { return s.UpsertEvalsTxn(txn, evals) })
-}
-
-// UpsertEvalsTxn is UpsertEvals inside txn, for an entry that writes evals
-// together with the change that caused them.
-func (s *StateStore) UpsertEvalsTxn(txn *Txn, evals []*structs.Evaluation) error {
-	return upsertEvalsTxn(s.mem(txn), txn.index, evals, txn.jobs)
+//
+// The jobs are recomputed once, when Write commits, so an entry that
+// writes evals together with the change that caused them recomputes each
+// job's status with every change in.
+func (tx *Txn) UpsertEvals(evals []*structs.Evaluation) error {
+	return upsertEvalsTxn(tx.txn, tx.index, evals, tx.jobs)
 }
 
 // upsertEvalsTxn does the work of UpsertEvals inside a larger write and
@@ -77,8 +75,8 @@ func upsertEvalsTxn(txn *memdb.Txn, index uint64, evals []*structs.Evaluation, j
 // Every node that loses an alloc gets its deleted-allocs index moved to
 // index (see NodeAllocsDeletedIndex), so its client's assignment never
 // goes back in time and a client blocked on it wakes up.
-func (s *StateStore) DeleteEvals(index uint64, evalIDs, allocIDs []string) error {
-	return s.deleteEvals(index, evalIDs, allocIDs, false)
+func (tx *Txn) DeleteEvals(evalIDs, allocIDs []string) error {
+	return tx.deleteEvals(evalIDs, allocIDs, false)
 }
 
 // DeleteEvalsOnceEmpty is DeleteEvals that also keeps every eval with an
@@ -86,76 +84,75 @@ func (s *StateStore) DeleteEvals(index uint64, evalIDs, allocIDs []string) error
 // named it: a collection too large for one raft entry deletes an eval's
 // allocs over several entries and the eval with the last of them, and an
 // alloc an earlier entry kept must keep its eval.
-func (s *StateStore) DeleteEvalsOnceEmpty(index uint64, evalIDs, allocIDs []string) error {
-	return s.deleteEvals(index, evalIDs, allocIDs, true)
+func (tx *Txn) DeleteEvalsOnceEmpty(evalIDs, allocIDs []string) error {
+	return tx.deleteEvals(evalIDs, allocIDs, true)
 }
 
-func (s *StateStore) deleteEvals(index uint64, evalIDs, allocIDs []string, keepNonEmpty bool) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		js := jobSet{}
-		keptEvals := map[string]bool{}
-		nodes := map[string]struct{}{}
-		for _, id := range allocIDs {
-			a, err := allocByIDTxn(txn, nil, id)
-			if err != nil {
-				return err
-			}
-			if a == nil {
-				continue
-			}
-			job, err := jobByIDTxn(txn, nil, a.Namespace, a.JobID)
-			if err != nil {
-				return err
-			}
-			if !AllocIsGCable(a, job) {
-				keptEvals[a.EvalID] = true
-				continue
-			}
-			if err := txn.Delete(TableAllocs, a); err != nil {
-				return fmt.Errorf("state: deleting alloc %s: %w", id, err)
-			}
-			if err := deleteServiceRegistrationsTxn(txn, index, "alloc_id", a.ID); err != nil {
-				return err
-			}
-			js.add(a.Namespace, a.JobID)
-			if a.NodeID != "" {
-				nodes[a.NodeID] = struct{}{}
-			}
-		}
-		evalsWithAllocs := jobEvalsWithAllocs{}
-		for _, id := range evalIDs {
-			if keptEvals[id] {
-				continue
-			}
-			e, err := evalByIDTxn(txn, nil, id)
-			if err != nil {
-				return err
-			}
-			if e == nil {
-				continue
-			}
-			if keepNonEmpty {
-				left, err := evalsWithAllocs.of(txn, e)
-				if err != nil {
-					return err
-				}
-				if left[id] {
-					continue
-				}
-			}
-			if err := txn.Delete(TableEvals, e); err != nil {
-				return fmt.Errorf("state: deleting eval %s: %w", id, err)
-			}
-			js.add(e.Namespace, e.JobID)
-		}
-		if err := setIndexes(txn, index, TableEvals, TableAllocs); err != nil {
+func (tx *Txn) deleteEvals(evalIDs, allocIDs []string, keepNonEmpty bool) error {
+	txn, index := tx.txn, tx.index
+	js := jobSet{}
+	keptEvals := map[string]bool{}
+	nodes := map[string]struct{}{}
+	for _, id := range allocIDs {
+		a, err := allocByIDTxn(txn, nil, id)
+		if err != nil {
 			return err
 		}
-		if err := setNodeAllocsDeletedIndexes(txn, index, nodes); err != nil {
+		if a == nil {
+			continue
+		}
+		job, err := jobByIDTxn(txn, nil, a.Namespace, a.JobID)
+		if err != nil {
 			return err
 		}
-		return setJobStatuses(txn, index, js, true)
-	})
+		if !AllocIsGCable(a, job) {
+			keptEvals[a.EvalID] = true
+			continue
+		}
+		if err := txn.Delete(TableAllocs, a); err != nil {
+			return fmt.Errorf("state: deleting alloc %s: %w", id, err)
+		}
+		if err := deleteServiceRegistrationsTxn(txn, index, "alloc_id", a.ID); err != nil {
+			return err
+		}
+		js.add(a.Namespace, a.JobID)
+		if a.NodeID != "" {
+			nodes[a.NodeID] = struct{}{}
+		}
+	}
+	evalsWithAllocs := jobEvalsWithAllocs{}
+	for _, id := range evalIDs {
+		if keptEvals[id] {
+			continue
+		}
+		e, err := evalByIDTxn(txn, nil, id)
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			continue
+		}
+		if keepNonEmpty {
+			left, err := evalsWithAllocs.of(txn, e)
+			if err != nil {
+				return err
+			}
+			if left[id] {
+				continue
+			}
+		}
+		if err := txn.Delete(TableEvals, e); err != nil {
+			return fmt.Errorf("state: deleting eval %s: %w", id, err)
+		}
+		js.add(e.Namespace, e.JobID)
+	}
+	if err := setIndexes(txn, index, TableEvals, TableAllocs); err != nil {
+		return err
+	}
+	if err := setNodeAllocsDeletedIndexes(txn, index, nodes); err != nil {
+		return err
+	}
+	return setJobStatuses(txn, index, js, true)
 }
 
 // EvalByID returns the eval, or nil.
@@ -189,11 +186,7 @@ func (s *StateStore) EvalsByJob(ws memdb.WatchSet, namespace, jobID string) ([]*
 	if err != nil {
 		return nil, err
 	}
-	var out []*structs.Evaluation
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(*structs.Evaluation))
-	}
-	return out, nil
+	return appendAll[*structs.Evaluation](nil, iter), nil
 }
 
 // EvalsByJobAndStatus returns the evals of a job in one status.
@@ -202,11 +195,7 @@ func (s *StateStore) EvalsByJobAndStatus(ws memdb.WatchSet, namespace, jobID, st
 	if err != nil {
 		return nil, err
 	}
-	var out []*structs.Evaluation
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		out = append(out, raw.(*structs.Evaluation))
-	}
-	return out, nil
+	return appendAll[*structs.Evaluation](nil, iter), nil
 }
 
 // Evals iterates over every eval.

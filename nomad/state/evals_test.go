@@ -13,7 +13,7 @@ func TestEvalLookupsByEachIndex(t *testing.T) {
 	prod.Namespace = "prod"
 	e1, e2, e3, e4 := testEval("aa-1", web), testEval("aa-2", web), testEval("bb-3", web2), testEval("aa-4", prod)
 	e2.Status = structs.EvalStatusBlocked
-	mustNoErr(t, s.UpsertEvals(5, []*structs.Evaluation{e1, e2, e3, e4}))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.UpsertEvals([]*structs.Evaluation{e1, e2, e3, e4}) }))
 
 	evalIDs := func(es []*structs.Evaluation) string {
 		return fmtSet(ids(es, func(e *structs.Evaluation) string { return e.ID }))
@@ -55,10 +55,10 @@ func TestEvalLookupsByEachIndex(t *testing.T) {
 func TestUpsertEvalKeepsCreateIndex(t *testing.T) {
 	s := testStateStore(t)
 	e := testEval("e1", testJob("web"))
-	mustNoErr(t, s.UpsertEvals(5, []*structs.Evaluation{e}))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.UpsertEvals([]*structs.Evaluation{e}) }))
 	e.Status = structs.EvalStatusComplete
 	e.CreateIndex = 999 // the caller cannot move it
-	mustNoErr(t, s.UpsertEvals(6, []*structs.Evaluation{e}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.UpsertEvals([]*structs.Evaluation{e}) }))
 	got, _ := s.EvalByID(nil, "e1")
 	if got.CreateIndex != 5 || got.ModifyIndex != 6 || got.Status != structs.EvalStatusComplete {
 		t.Fatalf("eval = %+v", got)
@@ -71,8 +71,10 @@ func TestUpsertEvalKeepsCreateIndex(t *testing.T) {
 func TestDeleteEvalsSkipsMissingIDs(t *testing.T) {
 	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
-	mustNoErr(t, s.UpsertEvals(2, []*structs.Evaluation{testEval("e1", job), testEval("e2", job)}))
-	mustNoErr(t, s.DeleteEvals(3, []string{"e1", "never"}, []string{"never"}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error {
+		return tx.UpsertEvals([]*structs.Evaluation{testEval("e1", job), testEval("e2", job)})
+	}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.DeleteEvals([]string{"e1", "never"}, []string{"never"}) }))
 	if e, _ := s.EvalByID(nil, "e1"); e != nil {
 		t.Fatal("e1 not deleted")
 	}

@@ -57,7 +57,7 @@ func testEval(id string, job *structs.Job) *structs.Evaluation {
 // mustJob registers job at index and returns the stored copy.
 func mustJob(t *testing.T, s *StateStore, index uint64, job *structs.Job) *structs.Job {
 	t.Helper()
-	if err := s.UpsertJob(index, job); err != nil {
+	if err := s.Write(index, func(tx *Txn) error { return tx.UpsertJob(job) }); err != nil {
 		t.Fatalf("UpsertJob: %v", err)
 	}
 	got, err := s.JobByID(nil, job.Namespace, job.ID)
@@ -92,4 +92,20 @@ func fmtSet(xs []string) string {
 		m[x] = true
 	}
 	return fmt.Sprint(sortedKeys(m))
+}
+
+// writeResult is Write for a change that also answers something (how many
+// registrations it wrote, whether a CAS applied, ...): fn runs in one
+// transaction at index, and its answer counts only if that commits.
+func writeResult[T any](s *StateStore, index uint64, fn func(*Txn) (T, error)) (T, error) {
+	var out T
+	err := s.Write(index, func(tx *Txn) (err error) {
+		out, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
 }

@@ -128,7 +128,7 @@ type JobDeregistration struct {
 // expectation no longer holds: garbage collection decided on a read that
 // raft may have overtaken, and a job registered again in between must
 // survive. It returns the jobs actually stopped or purged.
-func (s *StateStore) DeregisterJobs(index uint64, jobs []JobDeregistration, evals []*structs.Evaluation) ([]structs.NamespacedID, error) {
+func (tx *Txn) DeregisterJobs(jobs []JobDeregistration, evals []*structs.Evaluation) ([]structs.NamespacedID, error) {
 	sorted := append([]JobDeregistration(nil), jobs...)
 	sort.SliceStable(sorted, func(i, j int) bool {
 		if sorted[i].Namespace != sorted[j].Namespace {
@@ -137,32 +137,28 @@ func (s *StateStore) DeregisterJobs(index uint64, jobs []JobDeregistration, eval
 		return sorted[i].ID < sorted[j].ID
 	})
 	var done []structs.NamespacedID
-	err := s.Write(index, func(txn *Txn) error {
-		done = nil
-		for _, d := range sorted {
-			ok, err := s.DeregisterJobTxn(txn, d)
-			if err != nil {
-				return err
-			}
-			if ok {
-				done = append(done, structs.NamespacedID{Namespace: nsOrDefault(d.Namespace), ID: d.ID})
-			}
+	for _, d := range sorted {
+		ok, err := tx.DeregisterJob(d)
+		if err != nil {
+			return nil, err
 		}
-		return s.UpsertEvalsTxn(txn, evals)
-	})
-	if err != nil {
+		if ok {
+			done = append(done, structs.NamespacedID{Namespace: nsOrDefault(d.Namespace), ID: d.ID})
+		}
+	}
+	if err := tx.UpsertEvals(evals); err != nil {
 		return nil, err
 	}
 	return done, nil
 }
 
-// DeregisterJobTxn stops or purges one job inside txn, for an entry that
-// also writes the eval that stops the job's allocs. It reports whether the
-// job was there to stop or purge (a job already stopped counts: stopping
-// it again changes nothing but is not an error); a job that is gone, or
-// whose expectation no longer holds, is skipped as in DeregisterJobs.
-func (s *StateStore) DeregisterJobTxn(txn *Txn, d JobDeregistration) (bool, error) {
-	mtxn, index := s.mem(txn), txn.index
+// DeregisterJob stops or purges one job, for an entry that also writes the
+// eval that stops the job's allocs. It reports whether the job was there
+// to stop or purge (a job already stopped counts: stopping it again
+// changes nothing but is not an error); a job that is gone, or whose
+// expectation no longer holds, is skipped as in DeregisterJobs.
+func (tx *Txn) DeregisterJob(d JobDeregistration) (bool, error) {
+	mtxn, index := tx.txn, tx.index
 	job, err := jobByIDTxn(mtxn, nil, nsOrDefault(d.Namespace), d.ID)
 	if err != nil || job == nil {
 		return false, err
@@ -184,7 +180,7 @@ func (s *StateStore) DeregisterJobTxn(txn *Txn, d JobDeregistration) (bool, erro
 		if d.SubmitTime != 0 {
 			stopped.SubmitTime = d.SubmitTime
 		}
-		if err := s.upsertJobTxn(mtxn, index, stopped); err != nil {
+		if err := upsertJobTxn(mtxn, index, stopped); err != nil {
 			return false, fmt.Errorf("stopping job %s: %w", job.ID, err)
 		}
 	}
@@ -237,42 +233,39 @@ func jobStillGarbage(txn *memdb.Txn, job *structs.Job, expected uint64) (bool, e
 // meanwhile must survive (promise 2). A node without an entry is removed
 // unconditionally and must exist, as with DeleteNode. It returns the nodes
 // removed.
-func (s *StateStore) DeleteNodesIfUnchanged(index uint64, nodeIDs []string, expected map[string]uint64) ([]string, error) {
+func (tx *Txn) DeleteNodesIfUnchanged(nodeIDs []string, expected map[string]uint64) ([]string, error) {
+	txn := tx.txn
 	var deleted []string
-	err := s.writeTxn(func(txn *memdb.Txn) error {
-		deleted = nil
-		for _, id := range nodeIDs {
-			node, err := nodeByIDTxn(txn, nil, id)
-			if err != nil {
-				return err
-			}
-			want, conditional := expected[id]
-			if node == nil {
-				if conditional {
-					continue
-				}
-				return fmt.Errorf("node %s: %w", structs.ShortID(id), structs.ErrNotFound)
-			}
+	for _, id := range nodeIDs {
+		node, err := nodeByIDTxn(txn, nil, id)
+		if err != nil {
+			return nil, err
+		}
+		want, conditional := expected[id]
+		if node == nil {
 			if conditional {
-				ok, err := nodeStillGarbage(txn, node, want)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					continue
-				}
+				continue
 			}
-			if err := deleteNodeTxn(txn, node); err != nil {
-				return err
+			return nil, fmt.Errorf("node %s: %w", structs.ShortID(id), structs.ErrNotFound)
+		}
+		if conditional {
+			ok, err := nodeStillGarbage(txn, node, want)
+			if err != nil {
+				return nil, err
 			}
-			deleted = append(deleted, id)
+			if !ok {
+				continue
+			}
 		}
-		if len(deleted) == 0 {
-			return nil
+		if err := deleteNodeTxn(txn, node); err != nil {
+			return nil, err
 		}
-		return setIndex(txn, TableNodes, index)
-	})
-	if err != nil {
+		deleted = append(deleted, id)
+	}
+	if len(deleted) == 0 {
+		return nil, nil
+	}
+	if err := setIndex(txn, TableNodes, tx.index); err != nil {
 		return nil, err
 	}
 	return deleted, nil

@@ -97,19 +97,19 @@ func TestAllocIsGCable(t *testing.T) {
 func completedBatch(t *testing.T) (*StateStore, *structs.Job) {
 	t.Helper()
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(testNode("n1"), nil) }))
 	job := mustJob(t, s, 2, testBatchJob("report"))
 	e1, e2 := testEval("e1", job), testEval("e2", job)
 	e1.Status, e2.Status = structs.EvalStatusComplete, structs.EvalStatusComplete
-	mustNoErr(t, s.UpsertEvals(3, []*structs.Evaluation{e1, e2}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpsertEvals([]*structs.Evaluation{e1, e2}) }))
 	a1, a2 := testAlloc("a1", job, "n1"), testAlloc("a2", job, "n1")
 	a1.EvalID, a2.EvalID = "e1", "e2"
-	mustNoErr(t, s.UpsertAllocs(4, []*structs.Allocation{a1, a2}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a1, a2}) }))
 	done := a1.Copy()
 	done.ClientStatus = structs.AllocClientStatusComplete
 	run := a2.Copy()
 	run.ClientStatus = structs.AllocClientStatusRunning
-	mustNoErr(t, s.UpdateAllocsFromClient(5, []*structs.Allocation{done, run}))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{done, run}) }))
 	if j, _ := s.JobByID(nil, "default", "report"); j.Status != structs.JobStatusRunning {
 		t.Fatalf("job status = %q, want running", j.Status)
 	}
@@ -119,7 +119,7 @@ func completedBatch(t *testing.T) (*StateStore, *structs.Job) {
 func TestDeleteEvalsKeepsACompletedBatchAllocWhileItsJobRuns(t *testing.T) {
 	s, _ := completedBatch(t)
 	// A GC that decided on an older read (when the job was dead, say).
-	mustNoErr(t, s.DeleteEvals(6, []string{"e1"}, []string{"a1"}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.DeleteEvals([]string{"e1"}, []string{"a1"}) }))
 	if a, _ := s.AllocByID(nil, "a1"); a == nil {
 		t.Fatal("the completed alloc of a running batch job was deleted: its work would run again")
 	}
@@ -131,11 +131,11 @@ func TestDeleteEvalsKeepsACompletedBatchAllocWhileItsJobRuns(t *testing.T) {
 	a2, _ := s.AllocByID(nil, "a2")
 	done := a2.Copy()
 	done.ClientStatus = structs.AllocClientStatusComplete
-	mustNoErr(t, s.UpdateAllocsFromClient(7, []*structs.Allocation{done}))
+	mustNoErr(t, s.Write(7, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{done}) }))
 	if j, _ := s.JobByID(nil, "default", "report"); j.Status != structs.JobStatusDead {
 		t.Fatalf("job status = %q, want dead", j.Status)
 	}
-	mustNoErr(t, s.DeleteEvals(8, []string{"e1"}, []string{"a1"}))
+	mustNoErr(t, s.Write(8, func(tx *Txn) error { return tx.DeleteEvals([]string{"e1"}, []string{"a1"}) }))
 	if a, _ := s.AllocByID(nil, "a1"); a != nil {
 		t.Fatal("a1 not deleted once its job is dead")
 	}
@@ -146,7 +146,7 @@ func TestDeleteEvalsKeepsACompletedBatchAllocWhileItsJobRuns(t *testing.T) {
 
 func TestDeleteEvalsNeverDeletesAnAllocItsClientStillRuns(t *testing.T) {
 	s, _ := completedBatch(t)
-	mustNoErr(t, s.DeleteEvals(6, []string{"e2"}, []string{"a2"}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.DeleteEvals([]string{"e2"}, []string{"a2"}) }))
 	if a, _ := s.AllocByID(nil, "a2"); a == nil {
 		t.Fatal("a running alloc was deleted (promise 2)")
 	}
@@ -157,7 +157,9 @@ func TestDeleteEvalsNeverDeletesAnAllocItsClientStillRuns(t *testing.T) {
 func TestDeletingANodesAllocMovesItsDeletedIndexAndWakesWatchers(t *testing.T) {
 	s, _ := completedBatch(t)
 	a1, _ := s.AllocByID(nil, "a1")
-	mustNoErr(t, s.UpdateAllocsFromClient(6, []*structs.Allocation{{ID: "a2", ClientStatus: structs.AllocClientStatusComplete}}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error {
+		return tx.UpdateAllocsFromClient([]*structs.Allocation{{ID: "a2", ClientStatus: structs.AllocClientStatusComplete}})
+	}))
 
 	// Watching the row before it exists: its creation wakes the watcher.
 	ws := memdb.NewWatchSet()
@@ -166,7 +168,7 @@ func TestDeletingANodesAllocMovesItsDeletedIndexAndWakesWatchers(t *testing.T) {
 	if before != 0 {
 		t.Fatalf("deleted index before any deletion = %d, want 0", before)
 	}
-	mustNoErr(t, s.DeleteEvals(20, []string{"e1"}, []string{a1.ID}))
+	mustNoErr(t, s.Write(20, func(tx *Txn) error { return tx.DeleteEvals([]string{"e1"}, []string{a1.ID}) }))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := ws.WatchCtx(ctx); err != nil {
@@ -180,7 +182,7 @@ func TestDeletingANodesAllocMovesItsDeletedIndexAndWakesWatchers(t *testing.T) {
 	ws = memdb.NewWatchSet()
 	_, err = s.NodeAllocsDeletedIndex(ws, "n1")
 	mustNoErr(t, err)
-	mustNoErr(t, s.DeleteEvals(21, []string{"e2"}, []string{"a2"}))
+	mustNoErr(t, s.Write(21, func(tx *Txn) error { return tx.DeleteEvals([]string{"e2"}, []string{"a2"}) }))
 	if err := ws.WatchCtx(ctx); err != nil {
 		t.Fatal("a watcher of the deleted index did not wake")
 	}
@@ -189,7 +191,7 @@ func TestDeletingANodesAllocMovesItsDeletedIndexAndWakesWatchers(t *testing.T) {
 	}
 
 	// The node goes: so does its row.
-	mustNoErr(t, s.DeleteNode(22, []string{"n1"}))
+	mustNoErr(t, s.Write(22, func(tx *Txn) error { return tx.DeleteNode([]string{"n1"}) }))
 	if got, _ := s.NodeAllocsDeletedIndex(nil, "n1"); got != 0 {
 		t.Fatalf("deleted index of a deleted node = %d, want 0", got)
 	}
@@ -200,8 +202,8 @@ func TestDeletingAnAllocOfAnUnknownNodeWritesNoRow(t *testing.T) {
 	job := mustJob(t, s, 1, testJob("web"))
 	a := testAlloc("a1", job, "gone")
 	a.ClientStatus = structs.AllocClientStatusComplete
-	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a}))
-	mustNoErr(t, s.DeleteEvals(3, nil, []string{"a1"}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.DeleteEvals(nil, []string{"a1"}) }))
 	if a, _ := s.AllocByID(nil, "a1"); a != nil {
 		t.Fatal("alloc not deleted")
 	}
@@ -220,12 +222,14 @@ func TestAssignmentIndexNeverGoesBackAcrossAGC(t *testing.T) {
 	s, _ := completedBatch(t)
 	// a2 (the newest, AllocModifyIndex 4 like a1) finishes; a new alloc a3
 	// is placed at 10 and finishes: it is the node's newest.
-	mustNoErr(t, s.UpdateAllocsFromClient(6, []*structs.Allocation{{ID: "a2", ClientStatus: structs.AllocClientStatusComplete}}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error {
+		return tx.UpdateAllocsFromClient([]*structs.Allocation{{ID: "a2", ClientStatus: structs.AllocClientStatusComplete}})
+	}))
 	job, _ := s.JobByID(nil, "default", "report")
 	a3 := testAlloc("a3", job, "n1")
 	a3.EvalID = "e3"
 	a3.ClientStatus = structs.AllocClientStatusComplete
-	mustNoErr(t, s.UpsertAllocs(10, []*structs.Allocation{a3}))
+	mustNoErr(t, s.Write(10, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a3}) }))
 	assignment := func(ws memdb.WatchSet, st *StateStore) (interface{}, uint64, error) {
 		allocs, err := st.AllocsByNode(ws, "n1")
 		if err != nil {
@@ -255,7 +259,7 @@ func TestAssignmentIndexNeverGoesBackAcrossAGC(t *testing.T) {
 		n, idx, err := s.BlockingQuery(ctx, before, assignment)
 		got <- answer{n.(int), idx, err}
 	}()
-	mustNoErr(t, s.DeleteEvals(11, nil, []string{"a3"}))
+	mustNoErr(t, s.Write(11, func(tx *Txn) error { return tx.DeleteEvals(nil, []string{"a3"}) }))
 	select {
 	case a := <-got:
 		mustNoErr(t, a.err)
@@ -290,7 +294,7 @@ func TestDeregisterJobsSkipsJobsThatChanged(t *testing.T) {
 	ca := testAlloc("c1", c, "n1")
 	ca.DesiredStatus = structs.AllocDesiredStatusStop
 	ca.ClientStatus = structs.AllocClientStatusRunning
-	mustNoErr(t, s.UpsertAllocs(21, []*structs.Allocation{ca}))
+	mustNoErr(t, s.Write(21, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{ca}) }))
 	if c, _ := s.JobByID(nil, "default", "c"); c.Status != structs.JobStatusDead || c.ModifyIndex != read["c"] {
 		t.Fatalf("job c = %s at %d, want dead at %d", c.Status, c.ModifyIndex, read["c"])
 	}
@@ -300,7 +304,7 @@ func TestDeregisterJobsSkipsJobsThatChanged(t *testing.T) {
 	for _, id := range []string{"c", "b", "a", "missing"} {
 		jobs = append(jobs, JobDeregistration{Namespace: "default", ID: id, Purge: true, ExpectedModifyIndex: read[id]})
 	}
-	done, err := s.DeregisterJobs(30, jobs, nil)
+	done, err := writeResult(s, 30, func(tx *Txn) ([]structs.NamespacedID, error) { return tx.DeregisterJobs(jobs, nil) })
 	mustNoErr(t, err)
 	if len(done) != 1 || done[0].ID != "a" {
 		t.Fatalf("purged %v, want only a", done)
@@ -315,8 +319,8 @@ func TestDeregisterJobsSkipsJobsThatChanged(t *testing.T) {
 func TestDeleteNodesIfUnchangedSkipsNodesThatChanged(t *testing.T) {
 	s := testStateStore(t)
 	for i, id := range []string{"n1", "n2", "n3"} {
-		mustNoErr(t, s.UpsertNode(uint64(1+i), testNode(id)))
-		mustNoErr(t, s.UpdateNodeStatus(uint64(10+i), id, structs.NodeStatusDown, 1, nil))
+		mustNoErr(t, s.Write(uint64(1+i), func(tx *Txn) error { return tx.UpsertNode(testNode(id), nil) }))
+		mustNoErr(t, s.Write(uint64(10+i), func(tx *Txn) error { return tx.UpdateNodeStatus(id, structs.NodeStatusDown, 1, nil) }))
 	}
 	read := map[string]uint64{}
 	for _, id := range []string{"n1", "n2", "n3"} {
@@ -324,14 +328,16 @@ func TestDeleteNodesIfUnchangedSkipsNodesThatChanged(t *testing.T) {
 		read[id] = n.ModifyIndex
 	}
 	// n2 comes back; n3 stays down but holds an alloc its client runs.
-	mustNoErr(t, s.UpdateNodeStatus(20, "n2", structs.NodeStatusReady, 2, nil))
+	mustNoErr(t, s.Write(20, func(tx *Txn) error { return tx.UpdateNodeStatus("n2", structs.NodeStatusReady, 2, nil) }))
 	job := mustJob(t, s, 21, testJob("web"))
 	a := testAlloc("a1", job, "n3")
 	a.ClientStatus = structs.AllocClientStatusRunning
-	mustNoErr(t, s.UpsertAllocs(22, []*structs.Allocation{a}))
+	mustNoErr(t, s.Write(22, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }))
 
 	read["gone"] = 5
-	deleted, err := s.DeleteNodesIfUnchanged(30, []string{"n1", "n2", "n3", "gone"}, read)
+	deleted, err := writeResult(s, 30, func(tx *Txn) ([]string, error) {
+		return tx.DeleteNodesIfUnchanged([]string{"n1", "n2", "n3", "gone"}, read)
+	})
 	mustNoErr(t, err)
 	if len(deleted) != 1 || deleted[0] != "n1" {
 		t.Fatalf("deleted %v, want only n1", deleted)
@@ -343,7 +349,7 @@ func TestDeleteNodesIfUnchangedSkipsNodesThatChanged(t *testing.T) {
 	}
 	// Without an expectation a node is deleted as DeleteNode would, and a
 	// missing one is an error that deletes nothing.
-	if _, err := s.DeleteNodesIfUnchanged(31, []string{"n2", "gone"}, nil); !errors.Is(err, structs.ErrNotFound) {
+	if _, err := writeResult(s, 31, func(tx *Txn) ([]string, error) { return tx.DeleteNodesIfUnchanged([]string{"n2", "gone"}, nil) }); !errors.Is(err, structs.ErrNotFound) {
 		t.Fatalf("err = %v, want not found", err)
 	}
 	if n, _ := s.NodeByID(nil, "n2"); n == nil {

@@ -163,7 +163,7 @@ func BenchmarkStoreHeapPerNode(b *testing.B) {
 		writeHeapProfile(b, "empty")
 		before := liveHeap()
 		for i := range heapBenchNodes {
-			if err := s.UpsertNode(uint64(10+i), heapBenchNode(i)); err != nil {
+			if err := s.Write(uint64(10+i), func(tx *Txn) error { return tx.UpsertNode(heapBenchNode(i), nil) }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -194,7 +194,7 @@ func benchStoreHeapPerAlloc(b *testing.B, details func() map[string]string) {
 		for i := range nodeIDs {
 			node := heapBenchNode(i)
 			nodeIDs[i] = node.ID
-			if err := s.UpsertNode(uint64(10+i), node); err != nil {
+			if err := s.Write(uint64(10+i), func(tx *Txn) error { return tx.UpsertNode(node, nil) }); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -202,7 +202,7 @@ func benchStoreHeapPerAlloc(b *testing.B, details func() map[string]string) {
 		index := uint64(10 + heapBenchNodes)
 		job := testJob("bench-web")
 		job.TaskGroups[0].Count = n
-		if err := s.UpsertJob(index, job); err != nil {
+		if err := s.Write(index, func(tx *Txn) error { return tx.UpsertJob(job) }); err != nil {
 			b.Fatal(err)
 		}
 		index++
@@ -219,9 +219,13 @@ func benchStoreHeapPerAlloc(b *testing.B, details func() map[string]string) {
 				running = append(running, heapBenchReportDetails(a.ID, structs.AllocClientStatusRunning, at, details))
 			}
 			for _, step := range []func() error{
-				func() error { return s.UpsertAllocs(index, allocs) },
-				func() error { return s.UpdateAllocsFromClient(index+1, pending) },
-				func() error { return s.UpdateAllocsFromClient(index+2, running) },
+				func() error { return s.Write(index, func(tx *Txn) error { return tx.UpsertAllocs(allocs) }) },
+				func() error {
+					return s.Write(index+1, func(tx *Txn) error { return tx.UpdateAllocsFromClient(pending) })
+				},
+				func() error {
+					return s.Write(index+2, func(tx *Txn) error { return tx.UpdateAllocsFromClient(running) })
+				},
 			} {
 				if err := step(); err != nil {
 					b.Fatal(err)

@@ -13,9 +13,11 @@ func TestDeletingAServiceRegistrationLeavesTheOnesItsIDPrefixes(t *testing.T) {
 	s := svcFixture(t)
 	longer := svcReg("a1")
 	longer.ID += "-2"
-	_, err := s.UpsertServiceRegistrations(6, []*structs.ServiceRegistration{longer})
+	_, err := writeResult(s, 6, func(tx *Txn) (int, error) {
+		return tx.UpsertServiceRegistrations([]*structs.ServiceRegistration{longer})
+	})
 	mustNoErr(t, err)
-	mustNoErr(t, s.DeleteServiceRegistrations(7, []string{svcReg("a1").ID}))
+	mustNoErr(t, s.Write(7, func(tx *Txn) error { return tx.DeleteServiceRegistrations([]string{svcReg("a1").ID}) }))
 	regs, err := s.ServiceRegistrationsByName(nil, structs.DefaultNamespace, "web")
 	mustNoErr(t, err)
 	var got []string
@@ -35,8 +37,8 @@ func TestDeletingAServiceRegistrationLeavesTheOnesItsIDPrefixes(t *testing.T) {
 
 func TestDeletingANodesDeletedAllocsRowLeavesTheOnesItsIDPrefixes(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
-	mustNoErr(t, s.UpsertNode(2, testNode("n10")))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(testNode("n1"), nil) }))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertNode(testNode("n10"), nil) }))
 	txn := s.db.Txn(true)
 	mustNoErr(t, setNodeAllocsDeletedIndexes(txn, 10, map[string]struct{}{"n1": {}, "n10": {}}))
 	mustNoErr(t, deleteNodeAllocsDeletedIndex(txn, "n1"))

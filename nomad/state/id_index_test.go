@@ -50,7 +50,7 @@ func TestIDIndexKeepsPrefixesApartAndOrder(t *testing.T) {
 	s := testStateStore(t)
 	ids := []string{"ab-1", "a", "ab", "abc", "b"}
 	for i, id := range ids {
-		mustNoErr(t, s.UpsertNode(uint64(1+i), testNode(id)))
+		mustNoErr(t, s.Write(uint64(1+i), func(tx *Txn) error { return tx.UpsertNode(testNode(id), nil) }))
 	}
 	for _, id := range ids {
 		// Without a WatchSet (a lower-bound seek) and with one (an

@@ -53,7 +53,16 @@ var interned = newInternTable()
 func newInternTable() *internTable { return &internTable{m: newStringSet()} }
 
 // intern returns the shared copy of s (s itself the first time).
-func (t *internTable) intern(s string) string {
+func (t *internTable) intern(s string) string { return t.lookup(s, true) }
+
+// shared returns the table's copy of s if it holds one, and s itself
+// otherwise, without adding s: for values unlikely to recur, whose entry
+// would cost more than sharing could save.
+func (t *internTable) shared(s string) string { return t.lookup(s, false) }
+
+// lookup returns the table's copy of s, or s itself, which it adds to
+// the table if add (starting a new table when this one is full).
+func (t *internTable) lookup(s string, add bool) string {
 	if s == "" || len(s) > internMaxLen {
 		return s
 	}
@@ -61,26 +70,14 @@ func (t *internTable) intern(s string) string {
 	defer t.mu.Unlock()
 	if c, ok := t.m.get(s); ok {
 		return c
+	}
+	if !add {
+		return s
 	}
 	if t.m.len() >= internMaxEntries {
 		t.m = newStringSet()
 	}
 	t.m.add(s)
-	return s
-}
-
-// shared returns the table's copy of s if it holds one, and s itself
-// otherwise, without adding s: for values unlikely to recur, whose entry
-// would cost more than sharing could save.
-func (t *internTable) shared(s string) string {
-	if s == "" || len(s) > internMaxLen {
-		return s
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c, ok := t.m.get(s); ok {
-		return c
-	}
 	return s
 }
 

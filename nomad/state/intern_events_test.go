@@ -20,7 +20,7 @@ func TestStoredEventsShareEmptyDetailsAndRareTexts(t *testing.T) {
 	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	in := []*structs.Allocation{heapBenchAlloc(job, "eval-1", 0, "node-1"), heapBenchAlloc(job, "eval-1", 1, "node-1")}
-	mustNoErr(t, s.UpsertAllocs(2, in))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs(in) }))
 
 	at := time.Unix(1_700_000_000, 0)
 	report := func(id string) *structs.Allocation {
@@ -33,7 +33,7 @@ func TestStoredEventsShareEmptyDetailsAndRareTexts(t *testing.T) {
 	}
 	reports := []*structs.Allocation{report(in[0].ID), report(in[1].ID)}
 	want := []*structs.Allocation{reports[0].Copy(), reports[1].Copy()}
-	mustNoErr(t, s.UpdateAllocsFromClient(3, reports))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpdateAllocsFromClient(reports) }))
 
 	var events [2][]*structs.TaskEvent
 	for i, a := range in {

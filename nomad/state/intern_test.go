@@ -50,8 +50,8 @@ func TestInternTableIsBounded(t *testing.T) {
 func TestStoredAllocsShareTheirStrings(t *testing.T) {
 	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
-	mustNoErr(t, s.UpsertNode(2, heapBenchNode(1)))
-	mustNoErr(t, s.UpsertNode(3, heapBenchNode(11)))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertNode(heapBenchNode(1), nil) }))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpsertNode(heapBenchNode(11), nil) }))
 	n1, _ := s.NodeByID(nil, heapBenchNode(1).ID)
 	n2, _ := s.NodeByID(nil, heapBenchNode(11).ID)
 	for name, pair := range map[string][2]string{
@@ -70,11 +70,13 @@ func TestStoredAllocsShareTheirStrings(t *testing.T) {
 	evalID := "eval-1"
 	in := []*structs.Allocation{heapBenchAlloc(job, evalID, 0, n1.ID), heapBenchAlloc(job, evalID, 1, n1.ID)}
 	want := []*structs.Allocation{in[0].Copy(), in[1].Copy()}
-	mustNoErr(t, s.UpsertAllocs(4, in))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpsertAllocs(in) }))
 	at := time.Unix(1_700_000_000, 0)
-	mustNoErr(t, s.UpdateAllocsFromClient(5, []*structs.Allocation{
-		heapBenchReport(in[0].ID, structs.AllocClientStatusRunning, at),
-		heapBenchReport(in[1].ID, structs.AllocClientStatusRunning, at),
+	mustNoErr(t, s.Write(5, func(tx *Txn) error {
+		return tx.UpdateAllocsFromClient([]*structs.Allocation{
+			heapBenchReport(in[0].ID, structs.AllocClientStatusRunning, at),
+			heapBenchReport(in[1].ID, structs.AllocClientStatusRunning, at),
+		})
 	}))
 	a, _ := s.AllocByID(nil, in[0].ID)
 	b, _ := s.AllocByID(nil, in[1].ID)
@@ -111,14 +113,16 @@ func TestClientUpdatesLeaveTheMetricAlone(t *testing.T) {
 	job := mustJob(t, s, 1, testJob("web"))
 	in := heapBenchAlloc(job, "eval-1", 0, "node-1")
 	want := in.Metrics.Copy()
-	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{in}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{in}) }))
 	placed, _ := s.AllocByID(nil, in.ID)
 
 	at := time.Unix(1_700_000_000, 0)
 	report := heapBenchReport(in.ID, structs.AllocClientStatusRunning, at)
 	report.Metrics = &structs.AllocMetric{NodesEvaluated: 99, ScoreMetaData: []*structs.NodeScoreMeta{{NodeID: "forged"}}}
-	mustNoErr(t, s.UpdateAllocsFromClient(3, []*structs.Allocation{report}))
-	mustNoErr(t, s.UpdateAllocsFromClient(4, []*structs.Allocation{heapBenchReport(in.ID, structs.AllocClientStatusComplete, at)}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{report}) }))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error {
+		return tx.UpdateAllocsFromClient([]*structs.Allocation{heapBenchReport(in.ID, structs.AllocClientStatusComplete, at)})
+	}))
 
 	got, _ := s.AllocByID(nil, in.ID)
 	if got.ClientStatus != structs.AllocClientStatusComplete || got.ModifyIndex != 4 {
@@ -151,7 +155,7 @@ func TestEqualGrantsAndCountsAreStoredOnce(t *testing.T) {
 	for _, x := range []*structs.Allocation{a, b, withPorts, other} {
 		want[x.ID] = x.AllocatedResources.Copy()
 	}
-	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a, b, withPorts, other}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a, b, withPorts, other}) }))
 	got := map[string]*structs.Allocation{}
 	for _, x := range []*structs.Allocation{a, b, withPorts, other} {
 		got[x.ID], _ = s.AllocByID(nil, x.ID)
@@ -209,7 +213,7 @@ func TestEqualCandidateScoresAreStoredOnce(t *testing.T) {
 	b.Metrics.ScoreMetaData[1].Scores.Set("node-affinity", 0.25)
 	b.Metrics.ScoreMetaData[2].Scores.Set("job-anti-affinity", math.Copysign(0, -1))
 	wantA, wantB := a.Metrics.Copy(), b.Metrics.Copy()
-	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a, b}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a, b}) }))
 	ga, _ := s.AllocByID(nil, a.ID)
 	gb, _ := s.AllocByID(nil, b.ID)
 	if !reflect.DeepEqual(ga.Metrics, wantA) || !reflect.DeepEqual(gb.Metrics, wantB) {
@@ -244,7 +248,7 @@ func TestNodeUniqueAttributeValuesAreNotAddedToTheInternTable(t *testing.T) {
 		"unique.network.ip-address": strings.Clone("10.77.66.55"),
 		"kernel.name":               strings.Clone("linux-unique-attrs-test"),
 	})
-	mustNoErr(t, s.UpsertNode(1, n))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(n, nil) }))
 	stored, err := s.NodeByID(nil, n.ID)
 	mustNoErr(t, err)
 

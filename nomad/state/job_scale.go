@@ -23,7 +23,7 @@ type JobScale struct {
 }
 
 // CheckJobScale decides, on the current state, whether sc may be applied,
-// exactly as ScaleJobTxn will: the job must exist, the group and count
+// exactly as Txn.ScaleJob will: the job must exist, the group and count
 // must pass structs.CheckScale, a conditional request must match the
 // job's JobModifyIndex, and a count change is refused while a deployment
 // of the job is active. It returns the job as it is now.
@@ -62,7 +62,7 @@ func checkJobScaleTxn(txn *memdb.Txn, ws memdb.WatchSet, sc JobScale) (*structs.
 	return job, nil
 }
 
-// ScaleJobTxn applies a scaling request inside txn, after checking it
+// ScaleJob applies a scaling request, after checking it
 // again with CheckJobScale against the state it applies to. With a count,
 // the job is registered again with the group's new count (a new version
 // if the count changed, as any register) and the request's eval is
@@ -70,8 +70,8 @@ func checkJobScaleTxn(txn *memdb.Txn, ws memdb.WatchSet, sc JobScale) (*structs.
 // always recorded, first in its group's list, with PreviousCount the
 // group's count as this apply found it. A refused request changes
 // nothing, since the caller's transaction is not committed.
-func (s *StateStore) ScaleJobTxn(txn *Txn, sc JobScale) error {
-	mtxn, index := s.mem(txn), txn.index
+func (tx *Txn) ScaleJob(sc JobScale) error {
+	mtxn, index := tx.txn, tx.index
 	job, err := checkJobScaleTxn(mtxn, nil, sc)
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func (s *StateStore) ScaleJobTxn(txn *Txn, sc JobScale) error {
 		if sc.SubmitTime != 0 {
 			scaled.SubmitTime = sc.SubmitTime
 		}
-		if err := s.upsertJobTxn(mtxn, index, scaled); err != nil {
+		if err := upsertJobTxn(mtxn, index, scaled); err != nil {
 			return fmt.Errorf("scaling job %s: %w", job.ID, err)
 		}
 		if sc.Eval != nil {
@@ -99,7 +99,7 @@ func (s *StateStore) ScaleJobTxn(txn *Txn, sc JobScale) error {
 			}
 			e := sc.Eval.Copy()
 			e.JobModifyIndex = stored.JobModifyIndex
-			if err := upsertEvalsTxn(mtxn, index, []*structs.Evaluation{e}, txn.jobs); err != nil {
+			if err := upsertEvalsTxn(mtxn, index, []*structs.Evaluation{e}, tx.jobs); err != nil {
 				return err
 			}
 		}

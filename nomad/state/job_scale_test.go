@@ -12,7 +12,7 @@ func count(n int64) *int64 { return &n }
 
 // scale applies sc at index in one write, as the FSM does.
 func scale(s *StateStore, index uint64, sc JobScale) error {
-	return s.Write(index, func(txn *Txn) error { return s.ScaleJobTxn(txn, sc) })
+	return s.Write(index, func(txn *Txn) error { return txn.ScaleJob(sc) })
 }
 
 func scaleReq(job, group string, n *int64, msg string) JobScale {
@@ -123,8 +123,10 @@ func TestRefusedScaleChangesNothing(t *testing.T) {
 			mustJob(t, s, 2, withScaling)
 			mustJob(t, s, 3, system)
 			deploying := mustJob(t, s, 4, testJob("deploying"))
-			mustNoErr(t, s.UpsertDeployment(5, &structs.Deployment{ID: "d1", Namespace: "default", JobID: "deploying",
-				JobCreateIndex: deploying.CreateIndex, Status: structs.DeploymentStatusRunning}))
+			mustNoErr(t, s.Write(5, func(tx *Txn) error {
+				return tx.UpsertDeployment(&structs.Deployment{ID: "d1", Namespace: "default", JobID: "deploying",
+					JobCreateIndex: deploying.CreateIndex, Status: structs.DeploymentStatusRunning})
+			}))
 			before := allRows(t, s)
 			tc.sc.Eval = testEval("e1", testJob(tc.sc.JobID))
 			_, checkErr := s.CheckJobScale(nil, tc.sc)
@@ -147,10 +149,14 @@ func TestRefusedScaleChangesNothing(t *testing.T) {
 func TestOnlyAnActiveDeploymentOfThisJobBlocksScaling(t *testing.T) {
 	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
-	mustNoErr(t, s.UpsertDeployment(2, &structs.Deployment{ID: "old", Namespace: "default", JobID: "web",
-		JobCreateIndex: job.CreateIndex - 1, Status: structs.DeploymentStatusRunning}))
-	mustNoErr(t, s.UpsertDeployment(3, &structs.Deployment{ID: "done", Namespace: "default", JobID: "web",
-		JobCreateIndex: job.CreateIndex, Status: structs.DeploymentStatusSuccessful}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error {
+		return tx.UpsertDeployment(&structs.Deployment{ID: "old", Namespace: "default", JobID: "web",
+			JobCreateIndex: job.CreateIndex - 1, Status: structs.DeploymentStatusRunning})
+	}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error {
+		return tx.UpsertDeployment(&structs.Deployment{ID: "done", Namespace: "default", JobID: "web",
+			JobCreateIndex: job.CreateIndex, Status: structs.DeploymentStatusSuccessful})
+	}))
 	mustNoErr(t, scale(s, 4, scaleReq("web", "web", count(2), "")))
 }
 
@@ -158,7 +164,7 @@ func TestPurgingAJobDeletesItsScalingEvents(t *testing.T) {
 	s := testStateStore(t)
 	mustJob(t, s, 1, testJob("web"))
 	mustNoErr(t, scale(s, 2, scaleReq("web", "web", nil, "x")))
-	mustNoErr(t, s.DeleteJob(3, "default", "web"))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.DeleteJob("default", "web") }))
 	if ev, _ := s.ScalingEventsByJob(nil, "default", "web"); ev != nil {
 		t.Fatalf("events of a purged job remain: %+v", ev)
 	}

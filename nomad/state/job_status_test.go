@@ -13,14 +13,14 @@ func TestJobStatusTransitions(t *testing.T) {
 		return func(t *testing.T, s *StateStore, job *structs.Job) {
 			a := testAlloc(id, job, "n1")
 			a.ClientStatus, a.DesiredStatus = clientStatus, desired
-			mustNoErr(t, s.UpsertAllocs(20, []*structs.Allocation{a}))
+			mustNoErr(t, s.Write(20, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }))
 		}
 	}
 	eval := func(id, status string) step {
 		return func(t *testing.T, s *StateStore, job *structs.Job) {
 			e := testEval(id, job)
 			e.Status = status
-			mustNoErr(t, s.UpsertEvals(21, []*structs.Evaluation{e}))
+			mustNoErr(t, s.Write(21, func(tx *Txn) error { return tx.UpsertEvals([]*structs.Evaluation{e}) }))
 		}
 	}
 	cases := []struct {
@@ -74,7 +74,7 @@ func TestJobStatusTransitions(t *testing.T) {
 func TestJobStatusChangeBumpsModifyIndexAndKeepsVersionRowInStep(t *testing.T) {
 	s := testStateStore(t)
 	job := mustJob(t, s, 10, testJob("web"))
-	mustNoErr(t, s.UpsertAllocs(11, []*structs.Allocation{testAlloc("a1", job, "n1")}))
+	mustNoErr(t, s.Write(11, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{testAlloc("a1", job, "n1")}) }))
 	got, _ := s.JobByID(nil, "default", "web")
 	if got.Status != structs.JobStatusRunning || got.ModifyIndex != 11 || got.JobModifyIndex != 10 {
 		t.Fatalf("job = status %q modify %d jobmodify %d", got.Status, got.ModifyIndex, got.JobModifyIndex)
@@ -88,22 +88,22 @@ func TestJobStatusChangeBumpsModifyIndexAndKeepsVersionRowInStep(t *testing.T) {
 func TestGarbageCollectingAFinishedJobsHistoryLeavesItDead(t *testing.T) {
 	s := testStateStore(t)
 	job := mustJob(t, s, 10, testBatchJob("report"))
-	mustNoErr(t, s.UpsertEvals(11, []*structs.Evaluation{testEval("e1", job)}))
+	mustNoErr(t, s.Write(11, func(tx *Txn) error { return tx.UpsertEvals([]*structs.Evaluation{testEval("e1", job)}) }))
 	a := testAlloc("a1", job, "n1")
-	mustNoErr(t, s.UpsertAllocs(12, []*structs.Allocation{a}))
+	mustNoErr(t, s.Write(12, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }))
 	done := a.Copy()
 	done.ClientStatus = structs.AllocClientStatusComplete
-	mustNoErr(t, s.UpdateAllocsFromClient(13, []*structs.Allocation{done}))
+	mustNoErr(t, s.Write(13, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{done}) }))
 	e := testEval("e1", job)
 	e.Status = structs.EvalStatusComplete
-	mustNoErr(t, s.UpsertEvals(14, []*structs.Evaluation{e}))
+	mustNoErr(t, s.Write(14, func(tx *Txn) error { return tx.UpsertEvals([]*structs.Evaluation{e}) }))
 	if j, _ := s.JobByID(nil, "default", "report"); j.Status != structs.JobStatusDead {
 		t.Fatalf("status = %q, want dead", j.Status)
 	}
 	if it, _ := s.JobsByGC(nil, true); it.Next() == nil {
 		t.Fatal("a dead batch job is not in the gc index")
 	}
-	mustNoErr(t, s.DeleteEvals(15, []string{"e1"}, []string{"a1"}))
+	mustNoErr(t, s.Write(15, func(tx *Txn) error { return tx.DeleteEvals([]string{"e1"}, []string{"a1"}) }))
 	if j, _ := s.JobByID(nil, "default", "report"); j.Status != structs.JobStatusDead {
 		t.Fatalf("after GC status = %q, want dead", j.Status)
 	}
@@ -115,7 +115,7 @@ func TestJobSummaryCountsAllocsByClientStatus(t *testing.T) {
 	e := testEval("e1", job)
 	e.Status = structs.EvalStatusComplete
 	e.QueuedAllocations = map[string]int{"web": 3}
-	mustNoErr(t, s.UpsertEvals(11, []*structs.Evaluation{e}))
+	mustNoErr(t, s.Write(11, func(tx *Txn) error { return tx.UpsertEvals([]*structs.Evaluation{e}) }))
 	want := func(step string, w structs.TaskGroupSummary) {
 		t.Helper()
 		sum, _ := s.JobSummaryByID(nil, "default", "web")
@@ -129,7 +129,7 @@ func TestJobSummaryCountsAllocsByClientStatus(t *testing.T) {
 	for _, id := range []string{"a1", "a2"} {
 		allocs = append(allocs, testAlloc(id, job, "n1"))
 	}
-	mustNoErr(t, s.UpsertAllocs(12, allocs))
+	mustNoErr(t, s.Write(12, func(tx *Txn) error { return tx.UpsertAllocs(allocs) }))
 	want("two placed", structs.TaskGroupSummary{Queued: 1, Starting: 2})
 
 	report := func(id, status string) *structs.Allocation {
@@ -137,25 +137,29 @@ func TestJobSummaryCountsAllocsByClientStatus(t *testing.T) {
 		a.ID, a.ClientStatus = id, status
 		return a
 	}
-	mustNoErr(t, s.UpdateAllocsFromClient(13, []*structs.Allocation{report("a1", structs.AllocClientStatusRunning), report("a2", structs.AllocClientStatusRunning)}))
+	mustNoErr(t, s.Write(13, func(tx *Txn) error {
+		return tx.UpdateAllocsFromClient([]*structs.Allocation{report("a1", structs.AllocClientStatusRunning), report("a2", structs.AllocClientStatusRunning)})
+	}))
 	want("both running", structs.TaskGroupSummary{Queued: 1, Running: 2})
-	mustNoErr(t, s.UpdateAllocsFromClient(14, []*structs.Allocation{report("a1", structs.AllocClientStatusFailed)}))
+	mustNoErr(t, s.Write(14, func(tx *Txn) error {
+		return tx.UpdateAllocsFromClient([]*structs.Allocation{report("a1", structs.AllocClientStatusFailed)})
+	}))
 	want("one failed", structs.TaskGroupSummary{Queued: 1, Running: 1, Failed: 1})
 
 	unknown := allocs[1].Copy()
 	unknown.ClientStatus = structs.AllocClientStatusUnknown
-	mustNoErr(t, s.UpsertAllocs(15, []*structs.Allocation{unknown}))
+	mustNoErr(t, s.Write(15, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{unknown}) }))
 	want("one unknown", structs.TaskGroupSummary{Queued: 1, Unknown: 1, Failed: 1})
 	lost := allocs[1].Copy()
 	lost.ClientStatus = structs.AllocClientStatusLost
 	lost.DesiredStatus = structs.AllocDesiredStatusStop
-	mustNoErr(t, s.UpsertAllocs(16, []*structs.Allocation{lost}))
+	mustNoErr(t, s.Write(16, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{lost}) }))
 	want("one lost", structs.TaskGroupSummary{Queued: 1, Lost: 1, Failed: 1})
 
 	e2 := testEval("e2", job)
 	e2.Status = structs.EvalStatusComplete
 	e2.QueuedAllocations = map[string]int{"web": 0}
-	mustNoErr(t, s.UpsertEvals(17, []*structs.Evaluation{e2}))
+	mustNoErr(t, s.Write(17, func(tx *Txn) error { return tx.UpsertEvals([]*structs.Evaluation{e2}) }))
 	want("the next eval queues nothing", structs.TaskGroupSummary{Lost: 1, Failed: 1})
 	if sum, _ := s.JobSummaryByID(nil, "default", "web"); sum.ModifyIndex != 17 {
 		t.Fatalf("summary ModifyIndex = %d, want 17", sum.ModifyIndex)
@@ -177,17 +181,17 @@ func TestPeriodicParentCountsItsChildren(t *testing.T) {
 	if got := children(); got != (structs.JobChildrenSummary{Pending: 1}) {
 		t.Fatalf("after child registered: %+v", got)
 	}
-	mustNoErr(t, s.UpsertAllocs(3, []*structs.Allocation{testAlloc("a1", childJob, "n1")}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{testAlloc("a1", childJob, "n1")}) }))
 	if got := children(); got != (structs.JobChildrenSummary{Running: 1}) {
 		t.Fatalf("after child placed: %+v", got)
 	}
 	done := testAlloc("a1", childJob, "n1")
 	done.ClientStatus = structs.AllocClientStatusComplete
-	mustNoErr(t, s.UpdateAllocsFromClient(4, []*structs.Allocation{done}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{done}) }))
 	if got := children(); got != (structs.JobChildrenSummary{Dead: 1}) {
 		t.Fatalf("after child finished: %+v", got)
 	}
-	mustNoErr(t, s.DeleteJob(5, "default", "cron/periodic-1"))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.DeleteJob("default", "cron/periodic-1") }))
 	if got := children(); got != (structs.JobChildrenSummary{}) {
 		t.Fatalf("after child deleted: %+v", got)
 	}

@@ -106,9 +106,15 @@ func updateSummaryWithAlloc(txn *memdb.Txn, index uint64, alloc, existing *struc
 	countClientStatus(&tg, alloc.ClientStatus, +1)
 	sum := summary.Copy()
 	sum.Summary[alloc.TaskGroup] = tg
+	return updateSummary(txn, index, sum, "summary")
+}
+
+// updateSummary stores sum, a changed copy of a stored job summary, as
+// written at index; what names the change in an error.
+func updateSummary(txn *memdb.Txn, index uint64, sum *structs.JobSummary, what string) error {
 	sum.ModifyIndex = index
 	if err := txn.Insert(TableJobSummary, sum); err != nil {
-		return fmt.Errorf("state: updating summary of job %s: %w", alloc.JobID, err)
+		return fmt.Errorf("state: updating %s of job %s: %w", what, sum.JobID, err)
 	}
 	return setIndex(txn, TableJobSummary, index)
 }
@@ -134,10 +140,7 @@ func countClientStatus(tg *structs.TaskGroupSummary, status string, delta int) {
 	default:
 		return
 	}
-	*c += delta
-	if *c < 0 {
-		*c = 0
-	}
+	addClamped(c, delta)
 }
 
 // updateSummaryWithEval sets Queued from the eval's count of allocations it
@@ -165,11 +168,7 @@ func updateSummaryWithEval(txn *memdb.Txn, index uint64, eval *structs.Evaluatio
 	if !changed {
 		return nil
 	}
-	sum.ModifyIndex = index
-	if err := txn.Insert(TableJobSummary, sum); err != nil {
-		return fmt.Errorf("state: updating summary of job %s: %w", eval.JobID, err)
-	}
-	return setIndex(txn, TableJobSummary, index)
+	return updateSummary(txn, index, sum, "summary")
 }
 
 // adjustChildrenSummary moves one child of a periodic or parameterized
@@ -189,11 +188,7 @@ func adjustChildrenSummary(txn *memdb.Txn, index uint64, namespace, parentID, fr
 	}
 	countChild(sum.Children, from, -1)
 	countChild(sum.Children, to, +1)
-	sum.ModifyIndex = index
-	if err := txn.Insert(TableJobSummary, sum); err != nil {
-		return fmt.Errorf("state: updating children of job %s: %w", parentID, err)
-	}
-	return setIndex(txn, TableJobSummary, index)
+	return updateSummary(txn, index, sum, "children")
 }
 
 func countChild(c *structs.JobChildrenSummary, status string, delta int64) {
@@ -208,8 +203,13 @@ func countChild(c *structs.JobChildrenSummary, status string, delta int64) {
 	default:
 		return
 	}
-	*p += delta
-	if *p < 0 {
-		*p = 0
+	addClamped(p, delta)
+}
+
+// addClamped adds delta to the counter *c, never taking it below zero.
+func addClamped[T int | int64](c *T, delta T) {
+	*c += delta
+	if *c < 0 {
+		*c = 0
 	}
 }

@@ -13,41 +13,40 @@ import (
 // spec changed (so re-running an unchanged jobspec is a no-op for the
 // scheduler, which compares JobModifyIndex); ModifyIndex always moves. The
 // job's summary and status are brought up to date in the same transaction.
-func (s *StateStore) UpsertJob(index uint64, job *structs.Job) error {
-	return s.writeTxn(func(txn *memdb.Txn) error { return s.upsertJobTxn(txn, index, job) })
+func (tx *Txn) UpsertJob(job *structs.Job) error {
+	return upsertJobTxn(tx.txn, tx.index, job)
 }
 
 // UpsertJobWithEval registers a job and the evaluation that schedules it
 // in one transaction, so no reader ever sees the new version without its
 // eval. The eval's JobModifyIndex is set to the stored job's, which only
 // the store knows (an unchanged re-register keeps the old one).
-func (s *StateStore) UpsertJobWithEval(index uint64, job *structs.Job, eval *structs.Evaluation) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		if err := s.upsertJobTxn(txn, index, job); err != nil {
-			return err
-		}
-		if eval == nil {
-			return nil
-		}
-		ns := job.Namespace
-		if ns == "" {
-			ns = structs.DefaultNamespace
-		}
-		stored, err := jobByIDTxn(txn, nil, ns, job.ID)
-		if err != nil {
-			return err
-		}
-		e := eval.Copy()
-		e.JobModifyIndex = stored.JobModifyIndex
-		js := jobSet{}
-		if err := upsertEvalsTxn(txn, index, []*structs.Evaluation{e}, js); err != nil {
-			return err
-		}
-		return setJobStatuses(txn, index, js, false)
-	})
+func (tx *Txn) UpsertJobWithEval(job *structs.Job, eval *structs.Evaluation) error {
+	txn, index := tx.txn, tx.index
+	if err := upsertJobTxn(txn, index, job); err != nil {
+		return err
+	}
+	if eval == nil {
+		return nil
+	}
+	ns := job.Namespace
+	if ns == "" {
+		ns = structs.DefaultNamespace
+	}
+	stored, err := jobByIDTxn(txn, nil, ns, job.ID)
+	if err != nil {
+		return err
+	}
+	e := eval.Copy()
+	e.JobModifyIndex = stored.JobModifyIndex
+	js := jobSet{}
+	if err := upsertEvalsTxn(txn, index, []*structs.Evaluation{e}, js); err != nil {
+		return err
+	}
+	return setJobStatuses(txn, index, js, false)
 }
 
-func (s *StateStore) upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job) error {
+func upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job) error {
 	if job == nil || job.ID == "" {
 		return fmt.Errorf("state: a job to upsert must have an ID")
 	}
@@ -105,17 +104,16 @@ func (s *StateStore) upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job
 // DeleteJob removes a job with its versions, summary and scaling events.
 // Its allocs and evals stay until garbage collection removes them, which
 // happens only once they are terminal.
-func (s *StateStore) DeleteJob(index uint64, namespace, jobID string) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		existing, err := jobByIDTxn(txn, nil, namespace, jobID)
-		if err != nil {
-			return err
-		}
-		if existing == nil {
-			return fmt.Errorf("job %s/%s: %w", namespace, jobID, structs.ErrNotFound)
-		}
-		return deleteJobTxn(txn, index, existing)
-	})
+func (tx *Txn) DeleteJob(namespace, jobID string) error {
+	txn, index := tx.txn, tx.index
+	existing, err := jobByIDTxn(txn, nil, namespace, jobID)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		return fmt.Errorf("job %s/%s: %w", namespace, jobID, structs.ErrNotFound)
+	}
+	return deleteJobTxn(txn, index, existing)
 }
 
 // deleteJobTxn is DeleteJob of a job known to exist, inside a larger write.
@@ -152,10 +150,9 @@ func deleteJobTxn(txn *memdb.Txn, index uint64, existing *structs.Job) error {
 
 // UpdateJobStability marks one version of a job stable (a deployment of it
 // succeeded) or not. Auto-revert goes back to the newest stable version.
-func (s *StateStore) UpdateJobStability(index uint64, namespace, jobID string, version uint64, stable bool) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		return updateJobStabilityTxn(txn, index, namespace, jobID, version, stable)
-	})
+func (tx *Txn) UpdateJobStability(namespace, jobID string, version uint64, stable bool) error {
+	txn, index := tx.txn, tx.index
+	return updateJobStabilityTxn(txn, index, namespace, jobID, version, stable)
 }
 
 // updateJobStabilityTxn is UpdateJobStability inside txn, for a write that

@@ -53,7 +53,7 @@ func TestOnlyTheNewestVersionsAreKeptPlusTheNewestStable(t *testing.T) {
 		j.Priority = 10 + i
 		mustJob(t, s, uint64(100+i), j)
 		if i == 1 {
-			mustNoErr(t, s.UpdateJobStability(uint64(100+i), "default", "web", 1, true))
+			mustNoErr(t, s.Write(uint64(100+i), func(tx *Txn) error { return tx.UpdateJobStability("default", "web", 1, true) }))
 		}
 	}
 	versions, err := s.JobVersionsByID(nil, "default", "web")
@@ -160,7 +160,7 @@ func TestDeleteJobRemovesVersionsAndSummary(t *testing.T) {
 	changed.Priority = 60
 	mustJob(t, s, 2, changed)
 	mustJob(t, s, 3, testJob("web-2"))
-	mustNoErr(t, s.DeleteJob(4, "default", "web"))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.DeleteJob("default", "web") }))
 	if j, _ := s.JobByID(nil, "default", "web"); j != nil {
 		t.Fatal("job still there")
 	}
@@ -178,7 +178,7 @@ func TestDeleteJobRemovesVersionsAndSummary(t *testing.T) {
 			t.Fatalf("%s index = %d, want 4", table, idx)
 		}
 	}
-	if err := s.DeleteJob(5, "default", "web"); !errors.Is(err, structs.ErrNotFound) {
+	if err := s.Write(5, func(tx *Txn) error { return tx.DeleteJob("default", "web") }); !errors.Is(err, structs.ErrNotFound) {
 		t.Fatalf("deleting a missing job: %v", err)
 	}
 }
@@ -190,18 +190,18 @@ func TestUpdateJobStabilityMarksTheVersionAndTheCurrentJob(t *testing.T) {
 	changed.Priority = 60
 	mustJob(t, s, 2, changed)
 
-	mustNoErr(t, s.UpdateJobStability(3, "default", "web", 0, true))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpdateJobStability("default", "web", 0, true) }))
 	if cur, _ := s.JobByID(nil, "default", "web"); cur.Stable {
 		t.Fatal("marking version 0 stable changed the current (version 1) job")
 	}
-	mustNoErr(t, s.UpdateJobStability(4, "default", "web", 1, true))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpdateJobStability("default", "web", 1, true) }))
 	if cur, _ := s.JobByID(nil, "default", "web"); !cur.Stable || cur.ModifyIndex != 4 {
 		t.Fatalf("current job = stable %v modify %d", cur.Stable, cur.ModifyIndex)
 	}
 	if v, _ := s.JobByIDAndVersion(nil, "default", "web", 0); !v.Stable {
 		t.Fatal("version 0 not stable")
 	}
-	if err := s.UpdateJobStability(5, "default", "web", 9, true); !errors.Is(err, structs.ErrNotFound) {
+	if err := s.Write(5, func(tx *Txn) error { return tx.UpdateJobStability("default", "web", 9, true) }); !errors.Is(err, structs.ErrNotFound) {
 		t.Fatalf("unknown version: %v", err)
 	}
 	// A new spec starts unstable; an unchanged re-register keeps stability.
@@ -232,7 +232,7 @@ func TestStoredJobIsACopy(t *testing.T) {
 func TestUpsertJobWithEvalIsOneWrite(t *testing.T) {
 	s := testStateStore(t)
 	job := testJob("web")
-	mustNoErr(t, s.UpsertJobWithEval(5, job, testEval("e1", job)))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.UpsertJobWithEval(job, testEval("e1", job)) }))
 	e, _ := s.EvalByID(nil, "e1")
 	if e == nil || e.JobModifyIndex != 5 || e.CreateIndex != 5 {
 		t.Fatalf("eval = %+v", e)
@@ -241,14 +241,14 @@ func TestUpsertJobWithEvalIsOneWrite(t *testing.T) {
 		t.Fatalf("status = %q", j.Status)
 	}
 	// An unchanged re-register keeps JobModifyIndex, and so does its eval.
-	mustNoErr(t, s.UpsertJobWithEval(6, job, testEval("e2", job)))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.UpsertJobWithEval(job, testEval("e2", job)) }))
 	if e, _ := s.EvalByID(nil, "e2"); e.JobModifyIndex != 5 {
 		t.Fatalf("eval of unchanged re-register has JobModifyIndex %d, want 5", e.JobModifyIndex)
 	}
 	bad := testEval("", job)
 	changed := testJob("web")
 	changed.Priority = 99
-	if err := s.UpsertJobWithEval(7, changed, bad); err == nil {
+	if err := s.Write(7, func(tx *Txn) error { return tx.UpsertJobWithEval(changed, bad) }); err == nil {
 		t.Fatal("an eval without ID was accepted")
 	}
 	if j, _ := s.JobByID(nil, "default", "web"); j.Version != 0 {

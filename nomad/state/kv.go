@@ -8,24 +8,23 @@ import (
 
 // KVSet writes a key of the generic key/value table. It exists so cluster
 // tests can check replication without depending on jobs or nodes.
-func (s *StateStore) KVSet(index uint64, key, value string) error {
+func (tx *Txn) KVSet(key, value string) error {
 	if key == "" {
 		return fmt.Errorf("state: kv key is empty")
 	}
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		raw, err := txn.First(TableKV, "id", key)
-		if err != nil {
-			return fmt.Errorf("state: kv lookup: %w", err)
-		}
-		e := &KVEntry{Key: key, Value: value, CreateIndex: index, ModifyIndex: index}
-		if raw != nil {
-			e.CreateIndex = raw.(*KVEntry).CreateIndex
-		}
-		if err := txn.Insert(TableKV, e); err != nil {
-			return fmt.Errorf("state: inserting kv %q: %w", key, err)
-		}
-		return setIndex(txn, TableKV, index)
-	})
+	txn, index := tx.txn, tx.index
+	raw, err := txn.First(TableKV, "id", key)
+	if err != nil {
+		return fmt.Errorf("state: kv lookup: %w", err)
+	}
+	e := &KVEntry{Key: key, Value: value, CreateIndex: index, ModifyIndex: index}
+	if raw != nil {
+		e.CreateIndex = raw.(*KVEntry).CreateIndex
+	}
+	if err := txn.Insert(TableKV, e); err != nil {
+		return fmt.Errorf("state: inserting kv %q: %w", key, err)
+	}
+	return setIndex(txn, TableKV, index)
 }
 
 // KVGet reads a key; found is false if it was never set.

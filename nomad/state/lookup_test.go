@@ -23,10 +23,10 @@ func TestReadByIDWithoutWatchSetMakesNoWatchChannel(t *testing.T) {
 	allocs := make([]*structs.Allocation, n)
 	for i := range n {
 		nodeIDs[i] = fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
-		mustNoErr(t, s.UpsertNode(uint64(2+i), testNode(nodeIDs[i])))
+		mustNoErr(t, s.Write(uint64(2+i), func(tx *Txn) error { return tx.UpsertNode(testNode(nodeIDs[i]), nil) }))
 		allocs[i] = testAlloc(fmt.Sprintf("%08x-1111-4000-8000-%012x", i, i), job, nodeIDs[i])
 	}
-	mustNoErr(t, s.UpsertAllocs(uint64(3+n), allocs))
+	mustNoErr(t, s.Write(uint64(3+n), func(tx *Txn) error { return tx.UpsertAllocs(allocs) }))
 
 	// Two rounds of GC first: what the writes left for the collector
 	// (and sync.Pool's victim cache) must not be counted as freed by the reads.
@@ -60,7 +60,7 @@ func TestReadByIDWithoutWatchSetMakesNoWatchChannel(t *testing.T) {
 // return only the entry asked for, never its neighbour.
 func TestReadByIDWithoutWatchSetReturnsOnlyTheEntryAskedFor(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertNode(1, testNode("abc")))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(testNode("abc"), nil) }))
 	job := mustJob(t, s, 2, testJob("web"))
 
 	for _, tc := range []struct {
@@ -94,8 +94,8 @@ func TestReadByIDWithoutWatchSetReturnsOnlyTheEntryAskedFor(t *testing.T) {
 // when the entry changes.
 func TestReadByIDWithWatchSetFiresOnChange(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
-	mustNoErr(t, s.UpsertNode(2, testNode("n2")))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(testNode("n1"), nil) }))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertNode(testNode("n2"), nil) }))
 
 	ws := memdb.NewWatchSet()
 	got, err := s.NodeByID(ws, "n1")
@@ -109,7 +109,7 @@ func TestReadByIDWithWatchSetFiresOnChange(t *testing.T) {
 	}
 	changed := testNode("n1")
 	changed.Name = "renamed"
-	mustNoErr(t, s.UpsertNode(3, changed))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpsertNode(changed, nil) }))
 	if timedOut := ws.Watch(time.After(10 * time.Second)); timedOut {
 		t.Fatal("the WatchSet on n1 did not fire when n1 changed")
 	}

@@ -14,16 +14,22 @@ import (
 func TestNodeStatusChangesShareTheRegistration(t *testing.T) {
 	s := testStateStore(t)
 	node := heapBenchNode(1)
-	mustNoErr(t, s.UpsertNode(1, node))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(node, nil) }))
 	registered, _ := s.NodeByID(nil, node.ID)
 	want := registered.Copy()
 
-	mustNoErr(t, s.UpdateNodeStatus(2, node.ID, structs.NodeStatusDown, 100, &structs.NodeEvent{Message: "Node heartbeat missed", Subsystem: structs.NodeEventSubsystemCluster}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error {
+		return tx.UpdateNodeStatus(node.ID, structs.NodeStatusDown, 100, &structs.NodeEvent{Message: "Node heartbeat missed", Subsystem: structs.NodeEventSubsystemCluster})
+	}))
 	down, _ := s.NodeByID(nil, node.ID)
-	mustNoErr(t, s.UpdateNodeDrain(3, node.ID, &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour}}, false, 200, nil))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error {
+		return tx.UpdateNodeDrain(node.ID, &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour}}, false, 200, nil, DrainOperator{})
+	}))
 	draining, _ := s.NodeByID(nil, node.ID)
 	drainingWant := draining.Copy()
-	mustNoErr(t, s.EndNodeDrain(4, node.ID, true, DrainStatusComplete, 300, &structs.NodeEvent{Message: "Node drain complete"}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error {
+		return tx.EndNodeDrain(node.ID, true, DrainStatusComplete, 300, &structs.NodeEvent{Message: "Node drain complete"}, DrainOperator{})
+	}))
 	done, _ := s.NodeByID(nil, node.ID)
 
 	if down.Status != structs.NodeStatusDown || len(down.Events) != len(registered.Events)+1 {
@@ -53,7 +59,7 @@ func TestNodeStatusChangesShareTheRegistration(t *testing.T) {
 func TestEqualNodeMetaIsStoredOnce(t *testing.T) {
 	s := testStateStore(t)
 	for i, idx := range []int{1, 151, 2} { // 1 and 151: rack r1, zone z1; 2: rack r2
-		mustNoErr(t, s.UpsertNode(uint64(10+i), heapBenchNode(idx)))
+		mustNoErr(t, s.Write(uint64(10+i), func(tx *Txn) error { return tx.UpsertNode(heapBenchNode(idx), nil) }))
 	}
 	get := func(i int) *structs.Node {
 		n, err := s.NodeByID(nil, heapBenchNode(i).ID)
@@ -86,7 +92,7 @@ func TestEqualRegistrationsShareTheirRecords(t *testing.T) {
 	c.NodeResources.Memory.MemoryMB *= 2
 	c = decoded(c)
 	for i, n := range []*structs.Node{a, b, c} {
-		mustNoErr(t, s.UpsertNode(uint64(10+i), n))
+		mustNoErr(t, s.Write(uint64(10+i), func(tx *Txn) error { return tx.UpsertNode(n, nil) }))
 	}
 	sa, sb, sc := storedNode(t, s, a), storedNode(t, s, b), storedNode(t, s, c)
 	if sa.NodeResources != sb.NodeResources || sa.ReservedResources != sb.ReservedResources {
@@ -118,7 +124,7 @@ func TestRegisteredNodesShareTheirFirstEventsTexts(t *testing.T) {
 		n := heapBenchNode(i)
 		n.Events = []*structs.NodeEvent{{Message: "Node registered", Subsystem: structs.NodeEventSubsystemCluster, Timestamp: time.Unix(int64(i), 0)}}
 		n = decoded(n)
-		mustNoErr(t, s.UpsertNode(uint64(10+i), n))
+		mustNoErr(t, s.Write(uint64(10+i), func(tx *Txn) error { return tx.UpsertNode(n, nil) }))
 		stored = append(stored, storedNode(t, s, n))
 	}
 	a, b := stored[0].Events[0], stored[1].Events[0]
@@ -134,8 +140,8 @@ func TestRegisteredNodesShareTheirFirstEventsTexts(t *testing.T) {
 func TestChangingSharedRecordsLeavesOtherNodesAlone(t *testing.T) {
 	s := testStateStore(t)
 	a, b := heapBenchNode(1), heapBenchNode(2)
-	mustNoErr(t, s.UpsertNode(10, a))
-	mustNoErr(t, s.UpsertNode(11, b))
+	mustNoErr(t, s.Write(10, func(tx *Txn) error { return tx.UpsertNode(a, nil) }))
+	mustNoErr(t, s.Write(11, func(tx *Txn) error { return tx.UpsertNode(b, nil) }))
 	oldA, sb := storedNode(t, s, a), storedNode(t, s, b)
 	wantOldA, wantB := oldA.Copy(), sb.Copy()
 	if oldA.NodeResources != sb.NodeResources {
@@ -148,7 +154,7 @@ func TestChangingSharedRecordsLeavesOtherNodesAlone(t *testing.T) {
 	changed.Drivers["mock_driver"].Healthy = false
 	changed.Drivers["mock_driver"].HealthDescription = "Unhealthy"
 	changed.Drivers["mock_driver"].Attributes["driver.mock_driver"] = "0"
-	mustNoErr(t, s.UpsertNode(12, decoded(changed)))
+	mustNoErr(t, s.Write(12, func(tx *Txn) error { return tx.UpsertNode(decoded(changed), nil) }))
 
 	newA := storedNode(t, s, a)
 	if newA.NodeResources.Cpu.CpuShares != 1000 || newA.ReservedResources.Memory.MemoryMB != 256 ||
@@ -170,10 +176,14 @@ func TestChangingSharedRecordsLeavesOtherNodesAlone(t *testing.T) {
 func TestRegisteringAgainSharesThePreviousVersion(t *testing.T) {
 	s := testStateStore(t)
 	n := heapBenchNode(7)
-	mustNoErr(t, s.UpsertNodeWithEvent(10, n, &structs.NodeEvent{Message: "Node registered", Subsystem: structs.NodeEventSubsystemCluster}))
+	mustNoErr(t, s.Write(10, func(tx *Txn) error {
+		return tx.UpsertNode(n, &structs.NodeEvent{Message: "Node registered", Subsystem: structs.NodeEventSubsystemCluster})
+	}))
 	first := storedNode(t, s, n)
 	want := first.Copy()
-	mustNoErr(t, s.UpsertNodeWithEvent(11, heapBenchNode(7), &structs.NodeEvent{Message: "Node re-registered", Subsystem: structs.NodeEventSubsystemCluster}))
+	mustNoErr(t, s.Write(11, func(tx *Txn) error {
+		return tx.UpsertNode(heapBenchNode(7), &structs.NodeEvent{Message: "Node re-registered", Subsystem: structs.NodeEventSubsystemCluster})
+	}))
 	second := storedNode(t, s, n)
 
 	if !reflect.DeepEqual(first, want) {

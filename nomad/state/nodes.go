@@ -24,26 +24,15 @@ const (
 // SchedulingEligibility, Events, LastDrain, CreateIndex) are kept. A
 // node's SecretID never changes: an entry that would change it is refused
 // (Node.Register refuses it first; this holds for any entry in the log).
-func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
-	return s.UpsertNodeWithEvent(index, node, nil)
-}
-
-// UpsertNodeWithEvent is UpsertNode that also appends event ("Node
-// registered", "Node re-registered") to the node's history, in the same
-// write. The event's CreateIndex is set to index.
-func (s *StateStore) UpsertNodeWithEvent(index uint64, node *structs.Node, event *structs.NodeEvent) error {
-	return s.Write(index, func(txn *Txn) error {
-		return s.UpsertNodeTxn(txn, node, event)
-	})
-}
-
-// UpsertNodeTxn is UpsertNodeWithEvent inside txn, for a registration
-// entry that also writes the evals of a node becoming ready.
-func (s *StateStore) UpsertNodeTxn(t *Txn, node *structs.Node, event *structs.NodeEvent) error {
+//
+// A non-nil event ("Node registered", "Node re-registered") is appended to
+// the node's history in the same write, with its CreateIndex set to the
+// transaction's index.
+func (tx *Txn) UpsertNode(node *structs.Node, event *structs.NodeEvent) error {
 	if node == nil || node.ID == "" {
 		return fmt.Errorf("state: a node to upsert must have an ID")
 	}
-	txn, index := s.mem(t), t.index
+	txn, index := tx.txn, tx.index
 	existing, err := nodeByIDTxn(txn, nil, node.ID)
 	if err != nil {
 		return err
@@ -73,31 +62,16 @@ func (s *StateStore) UpsertNodeTxn(t *Txn, node *structs.Node, event *structs.No
 		}
 	}
 	n.Drain = n.DrainStrategy != nil
-	if event != nil {
-		e := event.Copy()
-		e.CreateIndex = index
-		internNodeEvent(e)
-		n.AddEvent(e)
-	}
-	n.ModifyIndex = index
-	return insertNode(txn, index, n)
+	return storeNode(txn, index, n, event)
 }
 
 // UpdateNodeStatus records a heartbeat or a server-side status change
 // (down, disconnected). updatedAt is chosen by the leader.
-func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64, event *structs.NodeEvent) error {
-	return s.Write(index, func(txn *Txn) error {
-		return s.UpdateNodeStatusTxn(txn, nodeID, status, updatedAt, event)
-	})
-}
-
-// UpdateNodeStatusTxn is UpdateNodeStatus inside txn, for an entry that
-// also writes the evals the status change creates.
-func (s *StateStore) UpdateNodeStatusTxn(txn *Txn, nodeID, status string, updatedAt int64, event *structs.NodeEvent) error {
+func (tx *Txn) UpdateNodeStatus(nodeID, status string, updatedAt int64, event *structs.NodeEvent) error {
 	if !structs.ValidNodeStatus(status) {
 		return fmt.Errorf("node %s: status %q is not one of initializing, ready, down, disconnected", structs.ShortID(nodeID), status)
 	}
-	err := updateNodeTxn(s.mem(txn), txn.index, nodeID, event, func(n *structs.Node) error {
+	err := updateNodeTxn(tx.txn, tx.index, nodeID, event, func(n *structs.Node) error {
 		n.Status = status
 		n.StatusUpdatedAt = updatedAt
 		return nil
@@ -107,7 +81,7 @@ func (s *StateStore) UpdateNodeStatusTxn(txn *Txn, nodeID, status string, update
 	}
 	// A down node's services are unreachable: they go with the status
 	// change rather than when the scheduler marks its allocs lost.
-	return deleteServiceRegistrationsTxn(s.mem(txn), txn.index, "node_id", nodeID)
+	return deleteServiceRegistrationsTxn(tx.txn, tx.index, "node_id", nodeID)
 }
 
 // UpdateNodeDrain starts (drain != nil) or ends (drain == nil) a drain. A
@@ -115,8 +89,12 @@ func (s *StateStore) UpdateNodeStatusTxn(txn *Txn, nodeID, status string, update
 // again only if markEligible, so an operator can finish a drain and keep
 // the node out of scheduling. A drain ended this way is recorded as
 // complete; see EndNodeDrain for one an operator cancels.
-func (s *StateStore) UpdateNodeDrain(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, updatedAt int64, event *structs.NodeEvent) error {
-	return s.updateNodeDrain(index, nodeID, drain, markEligible, DrainStatusComplete, updatedAt, event, DrainOperator{})
+//
+// by is kept in LastDrain: a new drain's accessor and meta replace the
+// last one's; an update or end of a drain with an accessor or meta
+// replaces that one, without keeps it.
+func (tx *Txn) UpdateNodeDrain(nodeID string, drain *structs.DrainStrategy, markEligible bool, updatedAt int64, event *structs.NodeEvent, by DrainOperator) error {
+	return tx.updateNodeDrain(nodeID, drain, markEligible, DrainStatusComplete, updatedAt, event, by)
 }
 
 // DrainOperator is who changed a drain, kept in the node's LastDrain:
@@ -128,30 +106,17 @@ type DrainOperator struct {
 	Meta       map[string]string
 }
 
-// UpdateNodeDrainWithMeta is UpdateNodeDrain that also keeps who asked in
-// LastDrain: a new drain's accessor and meta replace the last one's; an
-// update or end of a drain with an accessor or meta replaces that one,
-// without keeps it.
-func (s *StateStore) UpdateNodeDrainWithMeta(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, updatedAt int64, event *structs.NodeEvent, by DrainOperator) error {
-	return s.updateNodeDrain(index, nodeID, drain, markEligible, DrainStatusComplete, updatedAt, event, by)
-}
-
 // EndNodeDrain ends a drain and records in LastDrain how it ended:
 // DrainStatusComplete when the drainer found nothing left to move,
-// DrainStatusCanceled when an operator stopped it.
-func (s *StateStore) EndNodeDrain(index uint64, nodeID string, markEligible bool, status string, updatedAt int64, event *structs.NodeEvent) error {
-	return s.updateNodeDrain(index, nodeID, nil, markEligible, status, updatedAt, event, DrainOperator{})
+// DrainStatusCanceled when an operator stopped it. by is kept as
+// UpdateNodeDrain keeps it.
+func (tx *Txn) EndNodeDrain(nodeID string, markEligible bool, status string, updatedAt int64, event *structs.NodeEvent, by DrainOperator) error {
+	return tx.updateNodeDrain(nodeID, nil, markEligible, status, updatedAt, event, by)
 }
 
-// EndNodeDrainWithMeta is EndNodeDrain keeping who asked, as
-// UpdateNodeDrainWithMeta.
-func (s *StateStore) EndNodeDrainWithMeta(index uint64, nodeID string, markEligible bool, status string, updatedAt int64, event *structs.NodeEvent, by DrainOperator) error {
-	return s.updateNodeDrain(index, nodeID, nil, markEligible, status, updatedAt, event, by)
-}
-
-func (s *StateStore) updateNodeDrain(index uint64, nodeID string, drain *structs.DrainStrategy, markEligible bool, endStatus string, updatedAt int64, event *structs.NodeEvent, by DrainOperator) error {
+func (tx *Txn) updateNodeDrain(nodeID string, drain *structs.DrainStrategy, markEligible bool, endStatus string, updatedAt int64, event *structs.NodeEvent, by DrainOperator) error {
 	meta := by.Meta
-	return s.updateNode(index, nodeID, event, func(n *structs.Node) error {
+	return updateNodeTxn(tx.txn, tx.index, nodeID, event, func(n *structs.Node) error {
 		at := time.Unix(updatedAt, 0).UTC() // updatedAt is Unix seconds, like StatusUpdatedAt
 		wasDraining := n.DrainStrategy != nil
 		if drain != nil {
@@ -192,35 +157,19 @@ func (s *StateStore) updateNodeDrain(index uint64, nodeID string, drain *structs
 // UpdateNodeEligibility changes whether new work may be placed on the
 // node. A draining node cannot be made eligible: the drain would place
 // nothing there anyway, and the operator must end the drain instead.
-func (s *StateStore) UpdateNodeEligibility(index uint64, nodeID, eligibility string, updatedAt int64, event *structs.NodeEvent) error {
-	return s.Write(index, func(txn *Txn) error {
-		return s.UpdateNodeEligibilityTxn(txn, nodeID, eligibility, updatedAt, event)
-	})
-}
-
-// UpdateNodeEligibilityTxn is UpdateNodeEligibility inside txn, for an
-// entry that also writes the evals the change creates.
-func (s *StateStore) UpdateNodeEligibilityTxn(txn *Txn, nodeID, eligibility string, updatedAt int64, event *structs.NodeEvent) error {
+func (tx *Txn) UpdateNodeEligibility(nodeID, eligibility string, updatedAt int64, event *structs.NodeEvent) error {
 	switch eligibility {
 	case structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible:
 	default:
 		return fmt.Errorf("node %s: eligibility %q is not one of eligible, ineligible", structs.ShortID(nodeID), eligibility)
 	}
-	return updateNodeTxn(s.mem(txn), txn.index, nodeID, event, func(n *structs.Node) error {
+	return updateNodeTxn(tx.txn, tx.index, nodeID, event, func(n *structs.Node) error {
 		if eligibility == structs.NodeSchedulingEligible && n.DrainStrategy != nil {
 			return fmt.Errorf("node %s is draining: end the drain before marking it eligible", structs.ShortID(nodeID))
 		}
 		n.SchedulingEligibility = eligibility
 		n.StatusUpdatedAt = updatedAt
 		return nil
-	})
-}
-
-// updateNode copies the node, lets change modify the copy, appends event
-// and stores it, in a write of its own.
-func (s *StateStore) updateNode(index uint64, nodeID string, event *structs.NodeEvent, change func(*structs.Node) error) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		return updateNodeTxn(txn, index, nodeID, event, change)
 	})
 }
 
@@ -246,7 +195,8 @@ func copyNodeForUpdate(existing *structs.Node) *structs.Node {
 	return &n
 }
 
-// updateNodeTxn is updateNode inside a larger write.
+// updateNodeTxn copies the node, lets change modify the copy, appends
+// event and stores it.
 func updateNodeTxn(txn *memdb.Txn, index uint64, nodeID string, event *structs.NodeEvent, change func(*structs.Node) error) error {
 	existing, err := nodeByIDTxn(txn, nil, nodeID)
 	if err != nil {
@@ -259,6 +209,12 @@ func updateNodeTxn(txn *memdb.Txn, index uint64, nodeID string, event *structs.N
 	if err := change(n); err != nil {
 		return err
 	}
+	return storeNode(txn, index, n, event)
+}
+
+// storeNode appends a copy of event (if any) to n's history, stamped with
+// index, and stores n as written at index.
+func storeNode(txn *memdb.Txn, index uint64, n *structs.Node, event *structs.NodeEvent) error {
 	if event != nil {
 		e := event.Copy()
 		e.CreateIndex = index
@@ -271,28 +227,27 @@ func updateNodeTxn(txn *memdb.Txn, index uint64, nodeID string, event *structs.N
 
 // DeleteNode removes nodes. Every ID must exist, otherwise nothing is
 // deleted: a GC batch naming an unknown node is a bug worth seeing.
-func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error {
+func (tx *Txn) DeleteNode(nodeIDs []string) error {
 	if len(nodeIDs) == 0 {
 		return nil
 	}
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		for _, id := range nodeIDs {
-			existing, err := nodeByIDTxn(txn, nil, id)
-			if err != nil {
-				return err
-			}
-			if existing == nil {
-				return fmt.Errorf("node %s: %w", structs.ShortID(id), structs.ErrNotFound)
-			}
-			if err := deleteNodeTxn(txn, existing); err != nil {
-				return err
-			}
-			if err := deleteServiceRegistrationsTxn(txn, index, "node_id", id); err != nil {
-				return err
-			}
+	txn, index := tx.txn, tx.index
+	for _, id := range nodeIDs {
+		existing, err := nodeByIDTxn(txn, nil, id)
+		if err != nil {
+			return err
 		}
-		return setIndex(txn, TableNodes, index)
-	})
+		if existing == nil {
+			return fmt.Errorf("node %s: %w", structs.ShortID(id), structs.ErrNotFound)
+		}
+		if err := deleteNodeTxn(txn, existing); err != nil {
+			return err
+		}
+		if err := deleteServiceRegistrationsTxn(txn, index, "node_id", id); err != nil {
+			return err
+		}
+	}
+	return setIndex(txn, TableNodes, index)
 }
 
 func insertNode(txn *memdb.Txn, index uint64, n *structs.Node) error {

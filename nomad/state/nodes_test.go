@@ -16,7 +16,7 @@ func TestNodeLookupsByEachIndex(t *testing.T) {
 		if id == "bb33" {
 			n.NodePool = "gpu"
 		}
-		mustNoErr(t, s.UpsertNode(uint64(10+i), n))
+		mustNoErr(t, s.Write(uint64(10+i), func(tx *Txn) error { return tx.UpsertNode(n, nil) }))
 	}
 	byID, err := s.NodeByID(nil, "aa22")
 	mustNoErr(t, err)
@@ -66,15 +66,15 @@ func TestNodeLookupsByEachIndex(t *testing.T) {
 
 func TestReRegisteringNodeKeepsServerOwnedFields(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(testNode("n1"), nil) }))
 	drain := &structs.DrainStrategy{DrainSpec: structs.DrainSpec{Deadline: time.Hour}}
 	ev := &structs.NodeEvent{Message: "drain started", Subsystem: structs.NodeEventSubsystemDrain}
-	mustNoErr(t, s.UpdateNodeDrain(2, "n1", drain, false, 500, ev))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpdateNodeDrain("n1", drain, false, 500, ev, DrainOperator{}) }))
 
 	again := testNode("n1")
 	again.Attributes = structs.NewAttributes(map[string]string{"kernel.name": "linux"})
 	again.Events = []*structs.NodeEvent{{Message: "a client cannot rewrite history"}}
-	mustNoErr(t, s.UpsertNodeWithEvent(3, again, &structs.NodeEvent{Message: "Node re-registered"}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error { return tx.UpsertNode(again, &structs.NodeEvent{Message: "Node re-registered"}) }))
 
 	got, _ := s.NodeByID(nil, "n1")
 	if got.CreateIndex != 1 || got.ModifyIndex != 3 {
@@ -96,29 +96,33 @@ func TestReRegisteringNodeKeepsServerOwnedFields(t *testing.T) {
 
 func TestNodeStatusDrainAndEligibility(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(testNode("n1"), nil) }))
 
-	mustNoErr(t, s.UpdateNodeStatus(2, "n1", structs.NodeStatusDown, 1234, &structs.NodeEvent{Message: "missed heartbeat"}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error {
+		return tx.UpdateNodeStatus("n1", structs.NodeStatusDown, 1234, &structs.NodeEvent{Message: "missed heartbeat"})
+	}))
 	got, _ := s.NodeByID(nil, "n1")
 	if got.Status != structs.NodeStatusDown || got.StatusUpdatedAt != 1234 || got.ModifyIndex != 2 || len(got.Events) != 1 {
 		t.Fatalf("after status update: %+v", got)
 	}
-	if err := s.UpdateNodeStatus(3, "n1", "sleeping", 1, nil); err == nil {
+	if err := s.Write(3, func(tx *Txn) error { return tx.UpdateNodeStatus("n1", "sleeping", 1, nil) }); err == nil {
 		t.Fatal("an unknown node status was accepted")
 	}
-	if err := s.UpdateNodeStatus(3, "nope", structs.NodeStatusReady, 1, nil); !errors.Is(err, structs.ErrNotFound) {
+	if err := s.Write(3, func(tx *Txn) error { return tx.UpdateNodeStatus("nope", structs.NodeStatusReady, 1, nil) }); !errors.Is(err, structs.ErrNotFound) {
 		t.Fatalf("status of unknown node: err = %v, want ErrNotFound", err)
 	}
 
-	mustNoErr(t, s.UpdateNodeDrain(4, "n1", &structs.DrainStrategy{}, false, 10, nil))
-	if err := s.UpdateNodeEligibility(5, "n1", structs.NodeSchedulingEligible, 11, nil); err == nil {
+	mustNoErr(t, s.Write(4, func(tx *Txn) error {
+		return tx.UpdateNodeDrain("n1", &structs.DrainStrategy{}, false, 10, nil, DrainOperator{})
+	}))
+	if err := s.Write(5, func(tx *Txn) error { return tx.UpdateNodeEligibility("n1", structs.NodeSchedulingEligible, 11, nil) }); err == nil {
 		t.Fatal("a draining node was made eligible")
 	}
 	if got, _ := s.NodeByID(nil, "n1"); got.ModifyIndex != 4 {
 		t.Fatalf("refused eligibility change wrote the node: ModifyIndex %d", got.ModifyIndex)
 	}
 
-	mustNoErr(t, s.UpdateNodeDrain(6, "n1", nil, false, 12, nil))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.UpdateNodeDrain("n1", nil, false, 12, nil, DrainOperator{}) }))
 	got, _ = s.NodeByID(nil, "n1")
 	if got.Drain || got.DrainStrategy != nil || got.SchedulingEligibility != structs.NodeSchedulingIneligible {
 		t.Fatalf("ending a drain without markEligible: %+v", got)
@@ -126,13 +130,15 @@ func TestNodeStatusDrainAndEligibility(t *testing.T) {
 	if got.LastDrain == nil || got.LastDrain.Status != DrainStatusComplete {
 		t.Fatalf("LastDrain = %+v", got.LastDrain)
 	}
-	mustNoErr(t, s.UpdateNodeEligibility(7, "n1", structs.NodeSchedulingEligible, 13, nil))
+	mustNoErr(t, s.Write(7, func(tx *Txn) error { return tx.UpdateNodeEligibility("n1", structs.NodeSchedulingEligible, 13, nil) }))
 	if got, _ := s.NodeByID(nil, "n1"); got.SchedulingEligibility != structs.NodeSchedulingEligible {
 		t.Fatalf("eligibility = %q", got.SchedulingEligibility)
 	}
 
-	mustNoErr(t, s.UpdateNodeDrain(8, "n1", &structs.DrainStrategy{}, false, 14, nil))
-	mustNoErr(t, s.UpdateNodeDrain(9, "n1", nil, true, 15, nil))
+	mustNoErr(t, s.Write(8, func(tx *Txn) error {
+		return tx.UpdateNodeDrain("n1", &structs.DrainStrategy{}, false, 14, nil, DrainOperator{})
+	}))
+	mustNoErr(t, s.Write(9, func(tx *Txn) error { return tx.UpdateNodeDrain("n1", nil, true, 15, nil, DrainOperator{}) }))
 	if got, _ := s.NodeByID(nil, "n1"); got.SchedulingEligibility != structs.NodeSchedulingEligible {
 		t.Fatalf("ending a drain with markEligible left %q", got.SchedulingEligibility)
 	}
@@ -140,15 +146,15 @@ func TestNodeStatusDrainAndEligibility(t *testing.T) {
 
 func TestDeleteNodeIsAllOrNothing(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
-	mustNoErr(t, s.UpsertNode(2, testNode("n2")))
-	if err := s.DeleteNode(3, []string{"n1", "missing"}); !errors.Is(err, structs.ErrNotFound) {
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(testNode("n1"), nil) }))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertNode(testNode("n2"), nil) }))
+	if err := s.Write(3, func(tx *Txn) error { return tx.DeleteNode([]string{"n1", "missing"}) }); !errors.Is(err, structs.ErrNotFound) {
 		t.Fatalf("err = %v, want ErrNotFound", err)
 	}
 	if n, _ := s.NodeByID(nil, "n1"); n == nil {
 		t.Fatal("n1 was deleted by a failed batch")
 	}
-	mustNoErr(t, s.DeleteNode(4, []string{"n1", "n2"}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.DeleteNode([]string{"n1", "n2"}) }))
 	if n, _ := s.NodeByID(nil, "n1"); n != nil {
 		t.Fatal("n1 still there")
 	}
@@ -160,7 +166,7 @@ func TestDeleteNodeIsAllOrNothing(t *testing.T) {
 func TestStoredNodeIsNotTheCallersObject(t *testing.T) {
 	s := testStateStore(t)
 	n := testNode("n1")
-	mustNoErr(t, s.UpsertNode(1, n))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(n, nil) }))
 	n.Name = "changed by caller"
 	if got, _ := s.NodeByID(nil, "n1"); got.Name != "node-n1" {
 		t.Fatalf("the store kept a reference to the caller's node: %q", got.Name)
@@ -172,11 +178,11 @@ func TestStoredNodeIsNotTheCallersObject(t *testing.T) {
 // past the endpoint.
 func TestUpsertNodeRefusesToChangeTheSecret(t *testing.T) {
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertNode(10, testNode("aa11")))
+	mustNoErr(t, s.Write(10, func(tx *Txn) error { return tx.UpsertNode(testNode("aa11"), nil) }))
 	forged := testNode("aa11")
 	forged.SecretID = "another-secret"
 	forged.Attributes = structs.NewAttributes(map[string]string{"kernel.name": "forged"})
-	err := s.UpsertNode(11, forged)
+	err := s.Write(11, func(tx *Txn) error { return tx.UpsertNode(forged, nil) })
 	if !errors.Is(err, structs.ErrNodeSecretDenied) {
 		t.Fatalf("want ErrNodeSecretDenied, got %v", err)
 	}
@@ -188,5 +194,5 @@ func TestUpsertNodeRefusesToChangeTheSecret(t *testing.T) {
 		t.Fatalf("nodes index moved to %d", idx)
 	}
 	// The same secret re-registers as before.
-	mustNoErr(t, s.UpsertNode(12, testNode("aa11")))
+	mustNoErr(t, s.Write(12, func(tx *Txn) error { return tx.UpsertNode(testNode("aa11"), nil) }))
 }

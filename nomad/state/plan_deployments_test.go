@@ -14,10 +14,12 @@ func TestPlanDeploymentUpdates(t *testing.T) {
 	}
 	t.Run("a successful deployment marks its job version stable in the same write", func(t *testing.T) {
 		s, job, _ := planFixture(t)
-		mustNoErr(t, s.UpsertDeployment(11, running("d1", job)))
-		mustNoErr(t, s.UpsertPlanResults(12, &structs.ApplyPlanResultsRequest{Job: job, DeploymentUpdates: []*structs.DeploymentStatusUpdate{
-			{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful, StatusDescription: "Deployment completed successfully"},
-		}}))
+		mustNoErr(t, s.Write(11, func(tx *Txn) error { return tx.UpsertDeployment(running("d1", job)) }))
+		mustNoErr(t, s.Write(12, func(tx *Txn) error {
+			return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{Job: job, DeploymentUpdates: []*structs.DeploymentStatusUpdate{
+				{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful, StatusDescription: "Deployment completed successfully"},
+			}})
+		}))
 		d, _ := s.DeploymentByID(nil, "d1")
 		if d.Status != structs.DeploymentStatusSuccessful || d.ModifyIndex != 12 {
 			t.Fatalf("deployment = %s @%d", d.Status, d.ModifyIndex)
@@ -30,10 +32,12 @@ func TestPlanDeploymentUpdates(t *testing.T) {
 	})
 	t.Run("a cancelled deployment does not mark its version stable", func(t *testing.T) {
 		s, job, _ := planFixture(t)
-		mustNoErr(t, s.UpsertDeployment(11, running("d1", job)))
-		mustNoErr(t, s.UpsertPlanResults(12, &structs.ApplyPlanResultsRequest{Job: job, DeploymentUpdates: []*structs.DeploymentStatusUpdate{
-			{DeploymentID: "d1", Status: structs.DeploymentStatusCancelled},
-		}}))
+		mustNoErr(t, s.Write(11, func(tx *Txn) error { return tx.UpsertDeployment(running("d1", job)) }))
+		mustNoErr(t, s.Write(12, func(tx *Txn) error {
+			return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{Job: job, DeploymentUpdates: []*structs.DeploymentStatusUpdate{
+				{DeploymentID: "d1", Status: structs.DeploymentStatusCancelled},
+			}})
+		}))
 		if cur, _ := s.JobByID(nil, "default", "web"); cur.Stable {
 			t.Fatal("cancelled deployment marked the version stable")
 		}
@@ -42,14 +46,16 @@ func TestPlanDeploymentUpdates(t *testing.T) {
 		s, job, _ := planFixture(t)
 		failed := running("d1", job)
 		failed.Status = structs.DeploymentStatusFailed
-		mustNoErr(t, s.UpsertDeployment(11, failed))
+		mustNoErr(t, s.Write(11, func(tx *Txn) error { return tx.UpsertDeployment(failed) }))
 		place := testAlloc("new", job, "n2")
-		mustNoErr(t, s.UpsertPlanResults(12, &structs.ApplyPlanResultsRequest{Job: job,
-			AllocsUpdated: []*structs.Allocation{place},
-			DeploymentUpdates: []*structs.DeploymentStatusUpdate{
-				{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful},
-				{DeploymentID: "gone", Status: structs.DeploymentStatusCancelled},
-			}}))
+		mustNoErr(t, s.Write(12, func(tx *Txn) error {
+			return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{Job: job,
+				AllocsUpdated: []*structs.Allocation{place},
+				DeploymentUpdates: []*structs.DeploymentStatusUpdate{
+					{DeploymentID: "d1", Status: structs.DeploymentStatusSuccessful},
+					{DeploymentID: "gone", Status: structs.DeploymentStatusCancelled},
+				}})
+		}))
 		d, _ := s.DeploymentByID(nil, "d1")
 		if d.Status != structs.DeploymentStatusFailed || d.ModifyIndex != 11 {
 			t.Fatalf("ended deployment changed: %s @%d", d.Status, d.ModifyIndex)
@@ -66,8 +72,10 @@ func TestPlanDeploymentUpdates(t *testing.T) {
 		a, c := testAlloc("a", job, "n2"), testAlloc("c", job, "n2")
 		a.DeploymentID, c.DeploymentID = "d1", "d1"
 		c.DeploymentStatus = &structs.AllocDeploymentStatus{Canary: true}
-		mustNoErr(t, s.UpsertPlanResults(12, &structs.ApplyPlanResultsRequest{Job: job,
-			Deployment: running("d1", job), AllocsUpdated: []*structs.Allocation{a, c}}))
+		mustNoErr(t, s.Write(12, func(tx *Txn) error {
+			return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{Job: job,
+				Deployment: running("d1", job), AllocsUpdated: []*structs.Allocation{a, c}})
+		}))
 		d, _ := s.DeploymentByID(nil, "d1")
 		st := d.TaskGroups["web"]
 		if st.PlacedAllocs != 2 || len(st.PlacedCanaries) != 1 || st.PlacedCanaries[0] != "c" || d.CreateIndex != 12 {

@@ -12,35 +12,34 @@ import (
 // placements and in-place or unknown updates (AllocsUpdated), and the evals
 // for preempted jobs. Either all of it is applied or, if any alloc change
 // breaks the allocation state machine, none of it.
-func (s *StateStore) UpsertPlanResults(index uint64, req *structs.ApplyPlanResultsRequest) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		if err := upsertDeploymentTxn(txn, index, req.Deployment, req.UpdatedAt); err != nil {
+func (tx *Txn) UpsertPlanResults(req *structs.ApplyPlanResultsRequest) error {
+	txn, index := tx.txn, tx.index
+	if err := upsertDeploymentTxn(txn, index, req.Deployment, req.UpdatedAt); err != nil {
+		return err
+	}
+	for _, u := range req.DeploymentUpdates {
+		if err := applyPlanDeploymentUpdate(txn, index, u, req.UpdatedAt); err != nil {
 			return err
 		}
-		for _, u := range req.DeploymentUpdates {
-			if err := applyPlanDeploymentUpdate(txn, index, u, req.UpdatedAt); err != nil {
-				return err
-			}
-		}
-		js := jobSet{}
-		for _, stop := range req.AllocsStopped {
-			if err := applyAllocStopTxn(txn, index, stop, req.UpdatedAt, js); err != nil {
-				return err
-			}
-		}
-		for _, a := range req.AllocsUpdated {
-			if err := upsertAllocServerTxn(txn, index, a, req.Job, req.UpdatedAt, js); err != nil {
-				return err
-			}
-		}
-		if err := setIndex(txn, TableAllocs, index); err != nil {
+	}
+	js := jobSet{}
+	for _, stop := range req.AllocsStopped {
+		if err := applyAllocStopTxn(txn, index, stop, req.UpdatedAt, js); err != nil {
 			return err
 		}
-		if err := upsertEvalsTxn(txn, index, req.PreemptionEvals, js); err != nil {
+	}
+	for _, a := range req.AllocsUpdated {
+		if err := upsertAllocServerTxn(txn, index, a, req.Job, req.UpdatedAt, js); err != nil {
 			return err
 		}
-		return setJobStatuses(txn, index, js, false)
-	})
+	}
+	if err := setIndex(txn, TableAllocs, index); err != nil {
+		return err
+	}
+	if err := upsertEvalsTxn(txn, index, req.PreemptionEvals, js); err != nil {
+		return err
+	}
+	return setJobStatuses(txn, index, js, false)
 }
 
 // applyAllocStopTxn merges a plan's stop onto the stored alloc. The plan's

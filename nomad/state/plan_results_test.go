@@ -15,10 +15,10 @@ func planFixture(t *testing.T) (*StateStore, *structs.Job, *structs.Allocation) 
 	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	old := testAlloc("old", job, "n1")
-	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{old}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{old}) }))
 	running := old.Copy()
 	running.ClientStatus = structs.AllocClientStatusRunning
-	mustNoErr(t, s.UpdateAllocsFromClient(10, []*structs.Allocation{running}))
+	mustNoErr(t, s.Write(10, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{running}) }))
 	stored, _ := s.AllocByID(nil, "old")
 	return s, job, stored
 }
@@ -43,7 +43,7 @@ func TestUpsertPlanResultsAppliesEverythingInOneWrite(t *testing.T) {
 		PreemptionEvals: []*structs.Evaluation{preempt},
 		UpdatedAt:       5000,
 	}
-	mustNoErr(t, s.UpsertPlanResults(11, req))
+	mustNoErr(t, s.Write(11, func(tx *Txn) error { return tx.UpsertPlanResults(req) }))
 
 	gotOld, _ := s.AllocByID(nil, "old")
 	if gotOld.DesiredStatus != structs.AllocDesiredStatusStop || gotOld.ClientStatus != structs.AllocClientStatusLost ||
@@ -77,10 +77,10 @@ func TestUpsertPlanResultsAppliesEverythingInOneWrite(t *testing.T) {
 
 func TestUpsertPlanResultsIsAllOrNothing(t *testing.T) {
 	s, job, old := planFixture(t)
-	mustNoErr(t, s.UpsertAllocs(11, []*structs.Allocation{testAlloc("stopped", job, "n1")}))
+	mustNoErr(t, s.Write(11, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{testAlloc("stopped", job, "n1")}) }))
 	stop := old.Copy()
 	stop.DesiredStatus = structs.AllocDesiredStatusStop
-	mustNoErr(t, s.UpsertAllocs(12, []*structs.Allocation{stop}))
+	mustNoErr(t, s.Write(12, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{stop}) }))
 	before, _ := s.LatestIndex()
 
 	// The plan places a new alloc, creates a deployment, stops a live
@@ -97,7 +97,7 @@ func TestUpsertPlanResultsIsAllOrNothing(t *testing.T) {
 		PreemptionEvals: []*structs.Evaluation{testEval("pe1", job)},
 		UpdatedAt:       1,
 	}
-	err := s.UpsertPlanResults(13, req)
+	err := s.Write(13, func(tx *Txn) error { return tx.UpsertPlanResults(req) })
 	if !errors.Is(err, structs.ErrInvalidTransition) {
 		t.Fatalf("err = %v, want ErrInvalidTransition", err)
 	}
@@ -127,13 +127,17 @@ func TestPlanStopsMergeOntoTheStoredAlloc(t *testing.T) {
 	stale.DesiredDescription = "preempted"
 	stale.PreemptedByAllocation = "big"
 	stale.FollowupEvalID = "follow"
-	mustNoErr(t, s.UpsertPlanResults(11, &structs.ApplyPlanResultsRequest{AllocsStopped: []*structs.Allocation{stale}, UpdatedAt: 9}))
+	mustNoErr(t, s.Write(11, func(tx *Txn) error {
+		return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{AllocsStopped: []*structs.Allocation{stale}, UpdatedAt: 9})
+	}))
 	got, _ := s.AllocByID(nil, "old")
 	if got.ClientStatus != structs.AllocClientStatusRunning || got.DesiredStatus != structs.AllocDesiredStatusEvict ||
 		got.PreemptedByAllocation != "big" || got.FollowupEvalID != "follow" || got.CreateIndex != old.CreateIndex {
 		t.Fatalf("merged stop = %+v", got)
 	}
-	mustNoErr(t, s.UpsertPlanResults(12, &structs.ApplyPlanResultsRequest{AllocsStopped: []*structs.Allocation{testAlloc("never-existed", job, "n1")}}))
+	mustNoErr(t, s.Write(12, func(tx *Txn) error {
+		return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{AllocsStopped: []*structs.Allocation{testAlloc("never-existed", job, "n1")}})
+	}))
 	if a, _ := s.AllocByID(nil, "never-existed"); a != nil {
 		t.Fatal("a stop created an alloc")
 	}

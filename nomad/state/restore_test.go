@@ -13,16 +13,20 @@ import (
 func populated(t *testing.T) *StateStore {
 	t.Helper()
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(testNode("n1"), nil) }))
 	mustJob(t, s, 2, testJob("web"))
 	changed := testJob("web")
 	changed.Priority = 70
 	job := mustJob(t, s, 3, changed)
-	mustNoErr(t, s.UpsertEvals(4, []*structs.Evaluation{testEval("e1", job)}))
-	mustNoErr(t, s.UpsertDeployment(5, &structs.Deployment{ID: "d1", Namespace: "default", JobID: "web"}))
-	mustNoErr(t, s.UpsertAllocs(6, []*structs.Allocation{testAlloc("a1", job, "n1")}))
-	mustNoErr(t, s.SchedulerSetConfig(7, &structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmSpread}))
-	mustNoErr(t, s.KVSet(8, "k", "v"))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpsertEvals([]*structs.Evaluation{testEval("e1", job)}) }))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error {
+		return tx.UpsertDeployment(&structs.Deployment{ID: "d1", Namespace: "default", JobID: "web"})
+	}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{testAlloc("a1", job, "n1")}) }))
+	mustNoErr(t, s.Write(7, func(tx *Txn) error {
+		return tx.SchedulerSetConfig(&structs.SchedulerConfiguration{SchedulerAlgorithm: structs.SchedulerAlgorithmSpread})
+	}))
+	mustNoErr(t, s.Write(8, func(tx *Txn) error { return tx.KVSet("k", "v") }))
 	return s
 }
 

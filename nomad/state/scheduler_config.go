@@ -8,31 +8,29 @@ import (
 )
 
 // SchedulerSetConfig replaces the cluster's scheduler configuration.
-func (s *StateStore) SchedulerSetConfig(index uint64, cfg *structs.SchedulerConfiguration) error {
-	return s.writeTxn(func(txn *memdb.Txn) error { return setSchedulerConfigTxn(txn, index, cfg) })
+func (tx *Txn) SchedulerSetConfig(cfg *structs.SchedulerConfiguration) error {
+	return setSchedulerConfigTxn(tx.txn, tx.index, cfg)
 }
 
 // SchedulerCASConfig replaces the configuration only if its ModifyIndex is
 // still cidx (0 meaning none was ever set), so two operators editing it at
 // once do not silently overwrite each other. It reports whether it wrote.
-func (s *StateStore) SchedulerCASConfig(index, cidx uint64, cfg *structs.SchedulerConfiguration) (bool, error) {
-	applied := false
-	err := s.writeTxn(func(txn *memdb.Txn) error {
-		existing, err := schedulerConfigTxn(txn, nil)
-		if err != nil {
-			return err
-		}
-		var cur uint64
-		if existing != nil {
-			cur = existing.ModifyIndex
-		}
-		if cur != cidx {
-			return nil
-		}
-		applied = true
-		return setSchedulerConfigTxn(txn, index, cfg)
-	})
-	return applied && err == nil, err
+func (tx *Txn) SchedulerCASConfig(cidx uint64, cfg *structs.SchedulerConfiguration) (bool, error) {
+	existing, err := schedulerConfigTxn(tx.txn, nil)
+	if err != nil {
+		return false, err
+	}
+	var cur uint64
+	if existing != nil {
+		cur = existing.ModifyIndex
+	}
+	if cur != cidx {
+		return false, nil
+	}
+	if err := setSchedulerConfigTxn(tx.txn, tx.index, cfg); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 func setSchedulerConfigTxn(txn *memdb.Txn, index uint64, cfg *structs.SchedulerConfiguration) error {

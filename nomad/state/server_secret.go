@@ -13,26 +13,25 @@ import (
 // for the life of the cluster: a second leader racing the first, or an
 // entry replayed from an older term, cannot replace the secret the servers
 // already use.
-func (s *StateStore) SetServerSecretIfMissing(index uint64, secret string) (bool, error) {
+func (tx *Txn) SetServerSecretIfMissing(secret string) (bool, error) {
 	if secret == "" {
 		return false, fmt.Errorf("state: the server secret is empty")
 	}
-	stored := false
-	err := s.writeTxn(func(txn *memdb.Txn) error {
-		raw, err := txn.First(TableServerSecret, "id")
-		if err != nil {
-			return fmt.Errorf("state: server secret lookup: %w", err)
-		}
-		if raw != nil {
-			return nil
-		}
-		if err := txn.Insert(TableServerSecret, &structs.ServerSecret{Secret: secret, CreateIndex: index, ModifyIndex: index}); err != nil {
-			return fmt.Errorf("state: inserting the server secret: %w", err)
-		}
-		stored = true
-		return setIndex(txn, TableServerSecret, index)
-	})
-	return stored && err == nil, err
+	txn, index := tx.txn, tx.index
+	raw, err := txn.First(TableServerSecret, "id")
+	if err != nil {
+		return false, fmt.Errorf("state: server secret lookup: %w", err)
+	}
+	if raw != nil {
+		return false, nil
+	}
+	if err := txn.Insert(TableServerSecret, &structs.ServerSecret{Secret: secret, CreateIndex: index, ModifyIndex: index}); err != nil {
+		return false, fmt.Errorf("state: inserting the server secret: %w", err)
+	}
+	if err := setIndex(txn, TableServerSecret, index); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // ServerSecret returns the cluster's server secret, "" before the leader

@@ -12,7 +12,7 @@ import (
 // TableServiceRegistrations holds the registrations of `provider =
 // "nomad"` services. A registration lives only as long as its alloc: it is
 // deleted in the same write that makes the alloc terminal (insertAlloc),
-// marks its node down (UpdateNodeStatusTxn), deletes the alloc (garbage
+// marks its node down (Txn.UpdateNodeStatus), deletes the alloc (garbage
 // collection) or deletes its job (a purge), and an upsert for an alloc that
 // is gone or terminal is dropped, so a late client retry cannot bring one
 // back.
@@ -51,66 +51,66 @@ func serviceRegistrationsTableSchema() *memdb.TableSchema {
 // registration the alloc's end deleted. The alloc's node, job and
 // namespace override what the registration says: the servers know where
 // the alloc is. It returns how many were written.
-func (s *StateStore) UpsertServiceRegistrations(index uint64, regs []*structs.ServiceRegistration) (int, error) {
+func (tx *Txn) UpsertServiceRegistrations(regs []*structs.ServiceRegistration) (int, error) {
+	txn, index := tx.txn, tx.index
 	written := 0
-	err := s.writeTxn(func(txn *memdb.Txn) error {
-		for _, r := range regs {
-			if err := r.Validate(); err != nil {
-				return err
+	for _, r := range regs {
+		if err := r.Validate(); err != nil {
+			return 0, err
+		}
+		alloc, err := allocByIDTxn(txn, nil, r.AllocID)
+		if err != nil {
+			return 0, err
+		}
+		if alloc == nil || alloc.TerminalStatus() {
+			continue
+		}
+		c := r.Copy()
+		c.NodeID, c.JobID, c.Namespace = alloc.NodeID, alloc.JobID, alloc.Namespace
+		existing, err := serviceRegistrationByIDTxn(txn, nil, c.ID)
+		if err != nil {
+			return 0, err
+		}
+		c.CreateIndex, c.ModifyIndex = index, index
+		if existing != nil {
+			if existing.AllocID != c.AllocID {
+				return 0, fmt.Errorf("service registration %s belongs to alloc %s, not %s", c.ID, existing.AllocID, c.AllocID)
 			}
-			alloc, err := allocByIDTxn(txn, nil, r.AllocID)
-			if err != nil {
-				return err
-			}
-			if alloc == nil || alloc.TerminalStatus() {
+			if existing.Equal(c) {
 				continue
 			}
-			c := r.Copy()
-			c.NodeID, c.JobID, c.Namespace = alloc.NodeID, alloc.JobID, alloc.Namespace
-			existing, err := serviceRegistrationByIDTxn(txn, nil, c.ID)
-			if err != nil {
-				return err
-			}
-			c.CreateIndex, c.ModifyIndex = index, index
-			if existing != nil {
-				if existing.AllocID != c.AllocID {
-					return fmt.Errorf("service registration %s belongs to alloc %s, not %s", c.ID, existing.AllocID, c.AllocID)
-				}
-				if existing.Equal(c) {
-					continue
-				}
-				c.CreateIndex = existing.CreateIndex
-			}
-			if err := txn.Insert(TableServiceRegistrations, c); err != nil {
-				return fmt.Errorf("state: inserting service registration %s: %w", c.ID, err)
-			}
-			written++
+			c.CreateIndex = existing.CreateIndex
 		}
-		if written == 0 {
-			return nil
+		if err := txn.Insert(TableServiceRegistrations, c); err != nil {
+			return 0, fmt.Errorf("state: inserting service registration %s: %w", c.ID, err)
 		}
-		return setIndex(txn, TableServiceRegistrations, index)
-	})
-	return written, err
+		written++
+	}
+	if written == 0 {
+		return 0, nil
+	}
+	if err := setIndex(txn, TableServiceRegistrations, index); err != nil {
+		return 0, err
+	}
+	return written, nil
 }
 
 // DeleteServiceRegistrations deletes registrations by ID; IDs that are not
 // there are skipped (a retried delete, or one that raced the alloc's end).
-func (s *StateStore) DeleteServiceRegistrations(index uint64, ids []string) error {
-	return s.writeTxn(func(txn *memdb.Txn) error {
-		deleted := 0
-		for _, id := range ids {
-			n, err := deleteByID(txn, TableServiceRegistrations, id)
-			if err != nil {
-				return fmt.Errorf("state: deleting service registration %s: %w", id, err)
-			}
-			deleted += n
+func (tx *Txn) DeleteServiceRegistrations(ids []string) error {
+	txn, index := tx.txn, tx.index
+	deleted := 0
+	for _, id := range ids {
+		n, err := deleteByID(txn, TableServiceRegistrations, id)
+		if err != nil {
+			return fmt.Errorf("state: deleting service registration %s: %w", id, err)
 		}
-		if deleted == 0 {
-			return nil
-		}
-		return setIndex(txn, TableServiceRegistrations, index)
-	})
+		deleted += n
+	}
+	if deleted == 0 {
+		return nil
+	}
+	return setIndex(txn, TableServiceRegistrations, index)
 }
 
 // deleteServiceRegistrationsTxn deletes every registration index names
@@ -178,10 +178,7 @@ func (s *StateStore) ServiceRegistrations(ws memdb.WatchSet) (memdb.ResultIterat
 }
 
 func collectServiceRegistrations(it memdb.ResultIterator) []*structs.ServiceRegistration {
-	out := []*structs.ServiceRegistration{}
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		out = append(out, raw.(*structs.ServiceRegistration))
-	}
+	out := appendAll([]*structs.ServiceRegistration{}, it)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
@@ -198,9 +195,5 @@ func (s *StateStore) ServiceRegistrationsByNamespace(ws memdb.WatchSet, namespac
 	if err != nil {
 		return nil, err
 	}
-	out := []*structs.ServiceRegistration{}
-	for raw := it.Next(); raw != nil; raw = it.Next() {
-		out = append(out, raw.(*structs.ServiceRegistration))
-	}
-	return out, nil
+	return appendAll([]*structs.ServiceRegistration{}, it), nil
 }

@@ -14,13 +14,15 @@ import (
 func svcFixture(t *testing.T) *StateStore {
 	t.Helper()
 	s := testStateStore(t)
-	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
-	mustNoErr(t, s.UpsertNode(2, testNode("n2")))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(testNode("n1"), nil) }))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertNode(testNode("n2"), nil) }))
 	job := mustJob(t, s, 3, testJob("web"))
 	a1, a2 := testAlloc("a1", job, "n1"), testAlloc("a2", job, "n2")
 	a2.Name = structs.AllocName(job.ID, "web", 1)
-	mustNoErr(t, s.UpsertAllocs(4, []*structs.Allocation{a1, a2}))
-	n, err := s.UpsertServiceRegistrations(5, []*structs.ServiceRegistration{svcReg("a1"), svcReg("a2")})
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a1, a2}) }))
+	n, err := writeResult(s, 5, func(tx *Txn) (int, error) {
+		return tx.UpsertServiceRegistrations([]*structs.ServiceRegistration{svcReg("a1"), svcReg("a2")})
+	})
 	mustNoErr(t, err)
 	if n != 2 {
 		t.Fatalf("wrote %d registrations, want 2", n)
@@ -62,14 +64,18 @@ func TestServiceRegistrationsTakeTheAllocsPlacement(t *testing.T) {
 	}
 	// The same registration again is no write: the index does not move,
 	// so blocked readers are not woken for nothing.
-	n, err := s.UpsertServiceRegistrations(6, []*structs.ServiceRegistration{svcReg("a1")})
+	n, err := writeResult(s, 6, func(tx *Txn) (int, error) {
+		return tx.UpsertServiceRegistrations([]*structs.ServiceRegistration{svcReg("a1")})
+	})
 	mustNoErr(t, err)
 	if idx, _ := s.Index(TableServiceRegistrations); n != 0 || idx != 5 {
 		t.Fatalf("unchanged upsert wrote %d and moved the index to %d", n, idx)
 	}
 	moved := svcReg("a1")
 	moved.Port = 9090
-	_, err = s.UpsertServiceRegistrations(7, []*structs.ServiceRegistration{moved})
+	_, err = writeResult(s, 7, func(tx *Txn) (int, error) {
+		return tx.UpsertServiceRegistrations([]*structs.ServiceRegistration{moved})
+	})
 	mustNoErr(t, err)
 	r, _ = s.ServiceRegistrationByID(nil, moved.ID)
 	if r.Port != 9090 || r.CreateIndex != 5 || r.ModifyIndex != 7 {
@@ -79,8 +85,12 @@ func TestServiceRegistrationsTakeTheAllocsPlacement(t *testing.T) {
 
 func TestServiceRegistrationUpsertSkipsEndedOrUnknownAllocs(t *testing.T) {
 	s := svcFixture(t)
-	mustNoErr(t, s.UpdateAllocsFromClient(6, []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusComplete}}))
-	n, err := s.UpsertServiceRegistrations(7, []*structs.ServiceRegistration{svcReg("a1"), svcReg("gone")})
+	mustNoErr(t, s.Write(6, func(tx *Txn) error {
+		return tx.UpdateAllocsFromClient([]*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusComplete}})
+	}))
+	n, err := writeResult(s, 7, func(tx *Txn) (int, error) {
+		return tx.UpsertServiceRegistrations([]*structs.ServiceRegistration{svcReg("a1"), svcReg("gone")})
+	})
 	mustNoErr(t, err)
 	if n != 0 {
 		t.Fatalf("a late upsert for a finished or unknown alloc wrote %d registrations", n)
@@ -94,7 +104,9 @@ func TestServiceRegistrationUpsertRefusesInvalidAndChangesNothing(t *testing.T) 
 	bad.ServiceName = "not a dns label"
 	good := svcReg("a2")
 	good.Port = 1
-	_, err := s.UpsertServiceRegistrations(6, []*structs.ServiceRegistration{good, bad})
+	_, err := writeResult(s, 6, func(tx *Txn) (int, error) {
+		return tx.UpsertServiceRegistrations([]*structs.ServiceRegistration{good, bad})
+	})
 	if err == nil || !strings.Contains(err.Error(), "ServiceName") {
 		t.Fatalf("err = %v, want one naming ServiceName", err)
 	}
@@ -113,38 +125,42 @@ func TestServiceRegistrationsEndWithTheirAlloc(t *testing.T) {
 		want []string
 	}{
 		{"the client reports the alloc finished", func(t *testing.T, s *StateStore) {
-			mustNoErr(t, s.UpdateAllocsFromClient(10, []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusFailed}}))
+			mustNoErr(t, s.Write(10, func(tx *Txn) error {
+				return tx.UpdateAllocsFromClient([]*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusFailed}})
+			}))
 		}, []string{"a2"}},
 		{"the servers stop the alloc", func(t *testing.T, s *StateStore) {
 			a, _ := s.AllocByID(nil, "a1")
 			stop := a.Copy()
 			stop.DesiredStatus = structs.AllocDesiredStatusStop
-			mustNoErr(t, s.UpsertAllocs(10, []*structs.Allocation{stop}))
+			mustNoErr(t, s.Write(10, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{stop}) }))
 		}, []string{"a2"}},
 		{"the alloc's node goes down", func(t *testing.T, s *StateStore) {
-			mustNoErr(t, s.UpdateNodeStatus(10, "n2", structs.NodeStatusDown, 1, nil))
+			mustNoErr(t, s.Write(10, func(tx *Txn) error { return tx.UpdateNodeStatus("n2", structs.NodeStatusDown, 1, nil) }))
 		}, []string{"a1"}},
 		{"a node going disconnected keeps them", func(t *testing.T, s *StateStore) {
-			mustNoErr(t, s.UpdateNodeStatus(10, "n2", structs.NodeStatusDisconnected, 1, nil))
+			mustNoErr(t, s.Write(10, func(tx *Txn) error { return tx.UpdateNodeStatus("n2", structs.NodeStatusDisconnected, 1, nil) }))
 		}, []string{"a1", "a2"}},
 		{"the node is deregistered", func(t *testing.T, s *StateStore) {
-			mustNoErr(t, s.DeleteNode(10, []string{"n1"}))
+			mustNoErr(t, s.Write(10, func(tx *Txn) error { return tx.DeleteNode([]string{"n1"}) }))
 		}, []string{"a2"}},
 		{"the job is purged", func(t *testing.T, s *StateStore) {
-			mustNoErr(t, s.DeleteJob(10, structs.DefaultNamespace, "web"))
+			mustNoErr(t, s.Write(10, func(tx *Txn) error { return tx.DeleteJob(structs.DefaultNamespace, "web") }))
 		}, nil},
 		{"the alloc is garbage collected", func(t *testing.T, s *StateStore) {
 			// Only a terminal alloc is collected; its end already took the
 			// registration, so put one back underneath to see GC take it.
-			mustNoErr(t, s.UpdateAllocsFromClient(9, []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusComplete}}))
+			mustNoErr(t, s.Write(9, func(tx *Txn) error {
+				return tx.UpdateAllocsFromClient([]*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusComplete}})
+			}))
 			raw := svcReg("a1")
 			raw.NodeID, raw.JobID, raw.Namespace = "n1", "web", structs.DefaultNamespace
-			mustNoErr(t, s.writeTxn(func(txn *memdb.Txn) error { return txn.Insert(TableServiceRegistrations, raw) }))
+			mustNoErr(t, s.Write(0, func(tx *Txn) error { return tx.txn.Insert(TableServiceRegistrations, raw) }))
 			job, _ := s.JobByID(nil, structs.DefaultNamespace, "web")
 			stopped := job.Copy()
 			stopped.Stop = true
-			mustNoErr(t, s.UpsertJob(10, stopped))
-			mustNoErr(t, s.DeleteEvals(11, nil, []string{"a1"}))
+			mustNoErr(t, s.Write(10, func(tx *Txn) error { return tx.UpsertJob(stopped) }))
+			mustNoErr(t, s.Write(11, func(tx *Txn) error { return tx.DeleteEvals(nil, []string{"a1"}) }))
 		}, []string{"a2"}},
 	}
 	for _, tc := range cases {
@@ -165,9 +181,9 @@ func TestServiceRegistrationsEndWithTheirAlloc(t *testing.T) {
 
 func TestServiceRegistrationDeleteByIDSkipsMissing(t *testing.T) {
 	s := svcFixture(t)
-	mustNoErr(t, s.DeleteServiceRegistrations(6, []string{svcReg("a1").ID, "never-there"}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.DeleteServiceRegistrations([]string{svcReg("a1").ID, "never-there"}) }))
 	wantSvcAllocs(t, s, "a2")
-	mustNoErr(t, s.DeleteServiceRegistrations(7, []string{"never-there"}))
+	mustNoErr(t, s.Write(7, func(tx *Txn) error { return tx.DeleteServiceRegistrations([]string{"never-there"}) }))
 	if idx, _ := s.Index(TableServiceRegistrations); idx != 6 {
 		t.Fatalf("a delete of nothing moved the index to %d", idx)
 	}

@@ -17,7 +17,7 @@ func TestClientReportsShareEqualTaskStates(t *testing.T) {
 	s := testStateStore(t)
 	job := mustJob(t, s, 1, testJob("web"))
 	a := testAlloc("a1", job, "n1")
-	mustNoErr(t, s.UpsertAllocs(2, []*structs.Allocation{a}))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertAllocs([]*structs.Allocation{a}) }))
 	at := time.Unix(1_700_000_000, 0)
 	get := func() *structs.Allocation {
 		t.Helper()
@@ -26,14 +26,18 @@ func TestClientReportsShareEqualTaskStates(t *testing.T) {
 		return got
 	}
 
-	mustNoErr(t, s.UpdateAllocsFromClient(3, []*structs.Allocation{heapBenchReport("a1", structs.AllocClientStatusPending, at)}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error {
+		return tx.UpdateAllocsFromClient([]*structs.Allocation{heapBenchReport("a1", structs.AllocClientStatusPending, at)})
+	}))
 	pending := get()
 	pendingWant := pending.Copy()
 	snap, err := s.Snapshot()
 	mustNoErr(t, err)
 
 	// Running: the same two events and a third, a new state.
-	mustNoErr(t, s.UpdateAllocsFromClient(4, []*structs.Allocation{heapBenchReport("a1", structs.AllocClientStatusRunning, at)}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error {
+		return tx.UpdateAllocsFromClient([]*structs.Allocation{heapBenchReport("a1", structs.AllocClientStatusRunning, at)})
+	}))
 	running := get()
 	runningWant := running.Copy()
 	old, now := pending.TaskStates["web"], running.TaskStates["web"]
@@ -49,7 +53,7 @@ func TestClientReportsShareEqualTaskStates(t *testing.T) {
 	// A report that repeats the running states: the stored map is kept.
 	repeat := heapBenchReport("a1", structs.AllocClientStatusRunning, at)
 	repeat.DeploymentStatus = &structs.AllocDeploymentStatus{Healthy: new(bool)}
-	mustNoErr(t, s.UpdateAllocsFromClient(5, []*structs.Allocation{repeat}))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{repeat}) }))
 	healthy := get()
 	if healthy.ModifyIndex != 5 || healthy.DeploymentStatus == nil {
 		t.Fatalf("the health report was not applied: %+v", healthy)
@@ -61,7 +65,7 @@ func TestClientReportsShareEqualTaskStates(t *testing.T) {
 	// An event equal but for its message is the report's own.
 	changed := heapBenchReport("a1", structs.AllocClientStatusRunning, at)
 	changed.TaskStates["web"].Events[2].DisplayMessage = "Task started again"
-	mustNoErr(t, s.UpdateAllocsFromClient(6, []*structs.Allocation{changed}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{changed}) }))
 	last := get().TaskStates["web"]
 	if last == now || last.Events[2] == now.Events[2] || last.Events[2].DisplayMessage != "Task started again" {
 		t.Fatalf("a changed event was taken for the stored one: %+v", last.Events[2])

@@ -211,19 +211,6 @@ func setIndexes(txn *memdb.Txn, index uint64, tables ...string) error {
 	return nil
 }
 
-// writeTxn runs fn in a write transaction and commits it only if fn
-// succeeds, so every write method is all or nothing. Methods that a raft
-// entry may combine with others are written on Txn instead (see Write).
-func (s *StateStore) writeTxn(fn func(txn *memdb.Txn) error) error {
-	txn := s.writeMemTxn()
-	defer txn.Abort()
-	if err := fn(txn); err != nil {
-		return err
-	}
-	s.commit(txn)
-	return nil
-}
-
 // writeMemTxn starts a memdb write transaction, tracking its changes when
 // someone listens for them (OnChanges).
 func (s *StateStore) writeMemTxn() *memdb.Txn {

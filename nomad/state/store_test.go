@@ -10,21 +10,25 @@ import (
 // script is a fixed sequence of writes touching every table.
 func script(t *testing.T, s *StateStore) {
 	t.Helper()
-	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(testNode("n1"), nil) }))
 	job := testJob("web", "a", "b")
-	mustNoErr(t, s.UpsertJobWithEval(2, job, testEval("e1", job)))
+	mustNoErr(t, s.Write(2, func(tx *Txn) error { return tx.UpsertJobWithEval(job, testEval("e1", job)) }))
 	stored, _ := s.JobByID(nil, "default", "web")
 	a1, a2 := testAlloc("a1", stored, "n1"), testAlloc("a2", stored, "n1")
 	a2.TaskGroup = "b"
-	mustNoErr(t, s.UpsertPlanResults(3, &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{a1, a2}, Job: stored, UpdatedAt: 30}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error {
+		return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{a1, a2}, Job: stored, UpdatedAt: 30})
+	}))
 	r := a1.Copy()
 	r.ClientStatus = structs.AllocClientStatusRunning
-	mustNoErr(t, s.UpdateAllocsFromClient(4, []*structs.Allocation{r}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{r}) }))
 	plan := &structs.Plan{NodeUpdate: map[string][]*structs.Allocation{}, NodeAllocation: map[string][]*structs.Allocation{}}
 	plan.AppendUnknownAlloc(a2, "node disconnected", "", time.Unix(50, 0))
-	mustNoErr(t, s.UpsertPlanResults(5, &structs.ApplyPlanResultsRequest{AllocsUpdated: plan.NodeAllocation["n1"], UpdatedAt: 50}))
-	mustNoErr(t, s.UpdateNodeStatus(6, "n1", structs.NodeStatusDisconnected, 60, nil))
-	mustNoErr(t, s.KVSet(7, "k", "v"))
+	mustNoErr(t, s.Write(5, func(tx *Txn) error {
+		return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{AllocsUpdated: plan.NodeAllocation["n1"], UpdatedAt: 50})
+	}))
+	mustNoErr(t, s.Write(6, func(tx *Txn) error { return tx.UpdateNodeStatus("n1", structs.NodeStatusDisconnected, 60, nil) }))
+	mustNoErr(t, s.Write(7, func(tx *Txn) error { return tx.KVSet("k", "v") }))
 }
 
 func TestSameWritesGiveTheSameState(t *testing.T) {
@@ -61,15 +65,21 @@ func TestWritesNeverMutateWhatReadersHold(t *testing.T) {
 
 	done := alloc.Copy()
 	done.ClientStatus = structs.AllocClientStatusComplete
-	mustNoErr(t, s.UpdateAllocsFromClient(10, []*structs.Allocation{done}))
+	mustNoErr(t, s.Write(10, func(tx *Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{done}) }))
 	stop := alloc.Copy()
 	stop.DesiredStatus = structs.AllocDesiredStatusStop
-	mustNoErr(t, s.UpsertPlanResults(11, &structs.ApplyPlanResultsRequest{AllocsStopped: []*structs.Allocation{stop}}))
-	mustNoErr(t, s.UpdateAllocsDesiredTransitions(12, map[string]*structs.DesiredTransition{"a1": {Reschedule: structs.BoolPtr(true)}}, nil))
+	mustNoErr(t, s.Write(11, func(tx *Txn) error {
+		return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{AllocsStopped: []*structs.Allocation{stop}})
+	}))
+	mustNoErr(t, s.Write(12, func(tx *Txn) error {
+		return tx.UpdateAllocsDesiredTransitions(map[string]*structs.DesiredTransition{"a1": {Reschedule: structs.BoolPtr(true)}}, nil, nil)
+	}))
 	changed := job.Copy()
 	changed.Priority = 90
-	mustNoErr(t, s.UpsertJob(13, changed))
-	mustNoErr(t, s.UpdateNodeDrain(14, "n1", &structs.DrainStrategy{}, false, 140, &structs.NodeEvent{Message: "drain"}))
+	mustNoErr(t, s.Write(13, func(tx *Txn) error { return tx.UpsertJob(changed) }))
+	mustNoErr(t, s.Write(14, func(tx *Txn) error {
+		return tx.UpdateNodeDrain("n1", &structs.DrainStrategy{}, false, 140, &structs.NodeEvent{Message: "drain"}, DrainOperator{})
+	}))
 
 	after := []any{alloc, job, sum, node}
 	for i := range before {

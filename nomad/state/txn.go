@@ -1,24 +1,21 @@
 package state
 
 import (
-	"fmt"
-
 	memdb "github.com/hashicorp/go-memdb"
 )
 
-// Txn is one write transaction at one raft index, assembled from several
-// changes: a raft entry that changes more than one thing (a node's status
-// and the evals it creates, a client's report and the reconnect evals) is
-// applied through one Txn so that it is all or nothing. If any change
-// fails, none is kept; if all succeed, readers, blocking queries and
-// snapshots see every change at once, from a single commit that sets each
-// table's index to the entry's index.
+// Txn is one write transaction at one raft index. Its methods are the
+// store's writes: every change to the store is a Txn method called inside
+// Write, whether a raft entry makes one change or several (a node's status
+// and the evals it creates, a client's report and the reconnect evals).
+// If any change fails, none is kept; if all succeed, readers, blocking
+// queries and snapshots see every change at once, from a single commit
+// that sets each touched table's index to the entry's index.
 //
-// A Txn exists only inside Write. The methods that take one are named
-// ...Txn and are the same changes as the write methods without the suffix,
-// which are each one Write of one change.
+// The methods take no index: every change is at the Write's, which is what
+// "index" means in their documentation. A Txn exists only inside Write and
+// must not be kept after fn returns.
 type Txn struct {
-	store *StateStore
 	txn   *memdb.Txn
 	index uint64
 
@@ -28,12 +25,15 @@ type Txn struct {
 }
 
 // Write runs fn in one write transaction at index and commits it only if
-// fn returns nil. Before committing it recomputes the status of every job
-// whose allocs or evals the transaction changed. fn must not keep txn, and
-// must not call write methods of the store (only ...Txn ones): go-memdb
-// allows one write transaction at a time, so that would deadlock.
+// fn returns nil; otherwise the transaction is aborted and the store, its
+// table indexes and its watchers see nothing of it, and OnChanges and
+// AfterCommit do not run. Before committing it recomputes the status of
+// every job whose allocs or evals the changes marked. It is the store's
+// only way to write: fn must not call Write again (go-memdb allows one
+// write transaction at a time, so that would deadlock), only methods of
+// the Txn it is given.
 func (s *StateStore) Write(index uint64, fn func(txn *Txn) error) error {
-	t := &Txn{store: s, txn: s.writeMemTxn(), index: index, jobs: jobSet{}}
+	t := &Txn{txn: s.writeMemTxn(), index: index, jobs: jobSet{}}
 	defer t.txn.Abort()
 	if err := fn(t); err != nil {
 		return err
@@ -43,14 +43,4 @@ func (s *StateStore) Write(index uint64, fn func(txn *Txn) error) error {
 	}
 	s.commit(t.txn)
 	return nil
-}
-
-// mem returns the memdb transaction of t, which must belong to s: a change
-// made through one store's method with another store's transaction would
-// land in the wrong database.
-func (s *StateStore) mem(t *Txn) *memdb.Txn {
-	if t.store != s {
-		panic(fmt.Sprintf("state: a transaction of one store used with another (index %d)", t.index))
-	}
-	return t.txn
 }

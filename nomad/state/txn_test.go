@@ -3,6 +3,8 @@ package state
 import (
 	"testing"
 
+	memdb "github.com/hashicorp/go-memdb"
+
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -38,10 +40,14 @@ func allRows(t *testing.T, s *StateStore) map[string][]any {
 // indexes 1 to 4.
 func atomicFixture(t *testing.T, s *StateStore) *structs.Job {
 	t.Helper()
-	mustNoErr(t, s.UpsertNode(1, testNode("n1")))
+	mustNoErr(t, s.Write(1, func(tx *Txn) error { return tx.UpsertNode(testNode("n1"), nil) }))
 	job := mustJob(t, s, 2, testJob("web"))
-	mustNoErr(t, s.UpsertPlanResults(3, &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{testAlloc("a1", job, "n1")}, Job: job, UpdatedAt: 30}))
-	mustNoErr(t, s.UpdateAllocsFromClient(4, []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusRunning}}))
+	mustNoErr(t, s.Write(3, func(tx *Txn) error {
+		return tx.UpsertPlanResults(&structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{testAlloc("a1", job, "n1")}, Job: job, UpdatedAt: 30})
+	}))
+	mustNoErr(t, s.Write(4, func(tx *Txn) error {
+		return tx.UpdateAllocsFromClient([]*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusRunning}})
+	}))
 	return job
 }
 
@@ -49,22 +55,22 @@ func atomicFixture(t *testing.T, s *StateStore) *structs.Job {
 // one is invalid: the write fails and the store is exactly as before, with
 // nothing committed at all.
 func TestWriteKeepsNothingWhenALaterChangeFails(t *testing.T) {
-	firsts := map[string]func(s *StateStore, txn *Txn) error{
-		"node status": func(s *StateStore, txn *Txn) error {
-			return s.UpdateNodeStatusTxn(txn, "n1", structs.NodeStatusDown, 50, &structs.NodeEvent{Message: "down"})
+	firsts := map[string]func(txn *Txn) error{
+		"node status": func(txn *Txn) error {
+			return txn.UpdateNodeStatus("n1", structs.NodeStatusDown, 50, &structs.NodeEvent{Message: "down"})
 		},
-		"node eligibility": func(s *StateStore, txn *Txn) error {
-			return s.UpdateNodeEligibilityTxn(txn, "n1", structs.NodeSchedulingIneligible, 50, nil)
+		"node eligibility": func(txn *Txn) error {
+			return txn.UpdateNodeEligibility("n1", structs.NodeSchedulingIneligible, 50, nil)
 		},
-		"client alloc update": func(s *StateStore, txn *Txn) error {
-			return s.UpdateAllocsFromClientTxn(txn, []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusFailed}})
+		"client alloc update": func(txn *Txn) error {
+			return txn.UpdateAllocsFromClient([]*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusFailed}})
 		},
-		"job stop": func(s *StateStore, txn *Txn) error {
-			_, err := s.DeregisterJobTxn(txn, JobDeregistration{Namespace: "default", ID: "web", SubmitTime: 50})
+		"job stop": func(txn *Txn) error {
+			_, err := txn.DeregisterJob(JobDeregistration{Namespace: "default", ID: "web", SubmitTime: 50})
 			return err
 		},
-		"job purge": func(s *StateStore, txn *Txn) error {
-			_, err := s.DeregisterJobTxn(txn, JobDeregistration{Namespace: "default", ID: "web", Purge: true})
+		"job purge": func(txn *Txn) error {
+			_, err := txn.DeregisterJob(JobDeregistration{Namespace: "default", ID: "web", Purge: true})
 			return err
 		},
 	}
@@ -74,11 +80,11 @@ func TestWriteKeepsNothingWhenALaterChangeFails(t *testing.T) {
 			job := atomicFixture(t, s)
 			before, committed := allRows(t, s), *commits
 			err := s.Write(5, func(txn *Txn) error {
-				if err := first(s, txn); err != nil {
+				if err := first(txn); err != nil {
 					t.Fatalf("the first change must succeed on its own: %v", err)
 				}
 				noID := testEval("", job)
-				return s.UpsertEvalsTxn(txn, []*structs.Evaluation{testEval("e-ok", job), noID})
+				return txn.UpsertEvals([]*structs.Evaluation{testEval("e-ok", job), noID})
 			})
 			if err == nil {
 				t.Fatal("an eval without an ID must fail the write")
@@ -104,13 +110,13 @@ func TestWriteCommitsEveryChangeOnce(t *testing.T) {
 	job := atomicFixture(t, s)
 	committed := *commits
 	err := s.Write(5, func(txn *Txn) error {
-		if err := s.UpdateAllocsFromClientTxn(txn, []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusFailed}}); err != nil {
+		if err := txn.UpdateAllocsFromClient([]*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusFailed}}); err != nil {
 			return err
 		}
-		if err := s.UpdateNodeStatusTxn(txn, "n1", structs.NodeStatusDown, 50, nil); err != nil {
+		if err := txn.UpdateNodeStatus("n1", structs.NodeStatusDown, 50, nil); err != nil {
 			return err
 		}
-		return s.UpsertEvalsTxn(txn, []*structs.Evaluation{testEval("e-resched", job)})
+		return txn.UpsertEvals([]*structs.Evaluation{testEval("e-resched", job)})
 	})
 	mustNoErr(t, err)
 	if got := *commits - committed; got != 1 {
@@ -126,15 +132,15 @@ func TestWriteCommitsEveryChangeOnce(t *testing.T) {
 	}
 }
 
-// A stop through DeregisterJobTxn records the user's submit time; a job
+// A stop through DeregisterJob records the user's submit time; a job
 // that is already stopped still counts as stopped, and a missing one not.
-func TestDeregisterJobTxn(t *testing.T) {
+func TestDeregisterJob(t *testing.T) {
 	s := testStateStore(t)
 	atomicFixture(t, s)
 	var got []bool
 	mustNoErr(t, s.Write(5, func(txn *Txn) error {
 		for _, id := range []string{"web", "web", "gone"} {
-			ok, err := s.DeregisterJobTxn(txn, JobDeregistration{ID: id, SubmitTime: 55})
+			ok, err := txn.DeregisterJob(JobDeregistration{ID: id, SubmitTime: 55})
 			if err != nil {
 				return err
 			}
@@ -151,13 +157,60 @@ func TestDeregisterJobTxn(t *testing.T) {
 	}
 }
 
-// A transaction belongs to the store that opened it.
-func TestTxnOfAnotherStorePanics(t *testing.T) {
-	a, b := testStateStore(t), testStateStore(t)
-	defer func() {
-		if recover() == nil {
-			t.Fatal("using one store's transaction with another must panic")
-		}
-	}()
-	_ = a.Write(1, func(txn *Txn) error { return b.UpsertEvalsTxn(txn, nil) })
+// A write that fails part way, after it changed a table, keeps nothing:
+// the rows it inserted are gone, the table's index stays where it was,
+// nothing is committed, OnChanges hears nothing and a reader watching the
+// table is not woken.
+func TestFailedWriteLeavesNoPartialChange(t *testing.T) {
+	commits, changes := 0, 0
+	s, err := NewStateStore(&StateStoreConfig{
+		AfterCommit: func() { commits++ },
+		OnChanges:   func(memdb.Changes) { changes++ },
+	})
+	mustNoErr(t, err)
+	mustNoErr(t, s.Write(3, func(tx *Txn) error {
+		return tx.UpsertACLPolicies([]*structs.ACLPolicy{{Name: "ops", Rules: "a"}})
+	}))
+	before, committedBefore, changesBefore := allRows(t, s), commits, changes
+	iter, err := s.ACLPolicies(memdb.NewWatchSet())
+	mustNoErr(t, err)
+	watch := iter.WatchCh()
+
+	err = s.Write(7, func(tx *Txn) error {
+		// The first policy is inserted, the second one is refused.
+		return tx.UpsertACLPolicies([]*structs.ACLPolicy{{Name: "dev", Rules: "b"}, {Rules: "no name"}})
+	})
+	if err == nil {
+		t.Fatal("a policy without a name must fail the write")
+	}
+	if p, _ := s.ACLPolicyByName(nil, "dev"); p != nil {
+		t.Fatal("the policy written before the failure was kept")
+	}
+	if idx, _ := s.Index(TableACLPolicies); idx != 3 {
+		t.Fatalf("policies index %d after a failed write at 7, want 3", idx)
+	}
+	if !structs.DeepEqual(before, allRows(t, s)) {
+		t.Fatal("a failed write changed the store")
+	}
+	if commits != committedBefore || changes != changesBefore {
+		t.Fatalf("a failed write committed %d times and reported %d changes", commits-committedBefore, changes-changesBefore)
+	}
+	select {
+	case <-watch:
+		t.Fatal("a failed write woke a reader")
+	default:
+	}
+
+	// The same store still takes the next write, at the failed one's index.
+	mustNoErr(t, s.Write(7, func(tx *Txn) error {
+		return tx.UpsertACLPolicies([]*structs.ACLPolicy{{Name: "dev", Rules: "b"}})
+	}))
+	if idx, _ := s.Index(TableACLPolicies); idx != 7 {
+		t.Fatalf("policies index %d after a write at 7", idx)
+	}
+	select {
+	case <-watch:
+	default:
+		t.Fatal("a committed write did not wake the reader")
+	}
 }

@@ -25,11 +25,13 @@ func BenchmarkStoreWriteAllocs(b *testing.B) {
 		// A job per batch, so that the job's status (which reads all
 		// its allocs on every write) does not grow with b.N.
 		job := testJob(fmt.Sprintf("bench-web-%d", r))
-		if err := s.UpsertJob(index, job); err != nil {
+		if err := s.Write(index, func(tx *Txn) error { return tx.UpsertJob(job) }); err != nil {
 			b.Fatal(err)
 		}
 		depID := fmt.Sprintf("%08x-4444-4000-8000-%012x", r, r)
-		if err := s.UpsertDeployment(index+1, &structs.Deployment{ID: depID, Namespace: job.Namespace, JobID: job.ID}); err != nil {
+		if err := s.Write(index+1, func(tx *Txn) error {
+			return tx.UpsertDeployment(&structs.Deployment{ID: depID, Namespace: job.Namespace, JobID: job.ID})
+		}); err != nil {
 			b.Fatal(err)
 		}
 		index += 2
@@ -43,13 +45,13 @@ func BenchmarkStoreWriteAllocs(b *testing.B) {
 	}
 	b.ResetTimer()
 	for _, e := range entries {
-		if err := s.UpsertAllocs(index, e.allocs); err != nil {
+		if err := s.Write(index, func(tx *Txn) error { return tx.UpsertAllocs(e.allocs) }); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.UpdateAllocsFromClient(index+1, e.pending); err != nil {
+		if err := s.Write(index+1, func(tx *Txn) error { return tx.UpdateAllocsFromClient(e.pending) }); err != nil {
 			b.Fatal(err)
 		}
-		if err := s.UpdateAllocsFromClient(index+2, e.running); err != nil {
+		if err := s.Write(index+2, func(tx *Txn) error { return tx.UpdateAllocsFromClient(e.running) }); err != nil {
 			b.Fatal(err)
 		}
 		index += 3

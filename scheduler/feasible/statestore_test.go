@@ -16,16 +16,16 @@ var _ State = (*state.StateSnapshot)(nil)
 func TestStackOnTheRealStateStore(t *testing.T) {
 	store := statetest.New(t)
 	node := MockNode()
-	if err := store.UpsertNode(10, node); err != nil {
+	if err := store.Write(10, func(tx *state.Txn) error { return tx.UpsertNode(node, nil) }); err != nil {
 		t.Fatal(err)
 	}
 	job := portJob(6000)
-	if err := store.UpsertJob(11, job); err != nil {
+	if err := store.Write(11, func(tx *state.Txn) error { return tx.UpsertJob(job) }); err != nil {
 		t.Fatal(err)
 	}
 	old := runningPortAlloc(job, node)
 	old.DesiredStatus = structs.AllocDesiredStatusStop
-	if err := store.UpsertAllocs(12, []*structs.Allocation{old}); err != nil {
+	if err := store.Write(12, func(tx *state.Txn) error { return tx.UpsertAllocs([]*structs.Allocation{old}) }); err != nil {
 		t.Fatal(err)
 	}
 
@@ -51,7 +51,7 @@ func TestStackOnTheRealStateStore(t *testing.T) {
 	}
 	done := old.Copy()
 	done.ClientStatus = structs.AllocClientStatusComplete
-	if err := store.UpdateAllocsFromClient(13, []*structs.Allocation{done}); err != nil {
+	if err := store.Write(13, func(tx *state.Txn) error { return tx.UpdateAllocsFromClient([]*structs.Allocation{done}) }); err != nil {
 		t.Fatal(err)
 	}
 	if option, m := selectOnce(); option == nil {

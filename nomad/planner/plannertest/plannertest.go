@@ -122,7 +122,7 @@ func (r *Raft) applyLocked(req *structs.ApplyPlanResultsRequest, f *future) {
 	}
 	r.index++
 	f.index = r.index
-	f.err = r.store.UpsertPlanResults(r.index, req)
+	f.err = r.store.Write(r.index, func(tx *state.Txn) error { return tx.UpsertPlanResults(req) })
 	if f.err == nil && r.AfterApply != nil {
 		r.AfterApply(r.index, req)
 	}
