@@ -67,7 +67,7 @@ func (a *ACL) Bootstrap(args *structs.ACLTokenBootstrapRequest, reply *structs.A
 		Name:       "Bootstrap Token",
 		Type:       structs.ACLManagementToken,
 		Global:     true,
-		CreateTime: a.srv.clock.Now().UTC(),
+		CreateTime: a.srv.Now().UTC(),
 	}
 	idx, _, err := a.srv.raftApply(structs.ACLTokenBootstrapRequestType, &structs.ACLTokenBootstrapApplyRequest{Token: tok, ResetIndex: reset})
 	if err != nil {
@@ -81,7 +81,7 @@ func (a *ACL) Bootstrap(args *structs.ACLTokenBootstrapRequest, reply *structs.A
 		return fmt.Errorf("the bootstrap token was written at index %d but cannot be read back", idx)
 	}
 	if reset != 0 {
-		a.srv.logger.Warn("ACL bootstrap reset: a new bootstrap token was created", "reset_index", reset, "accessor_id", tok.AccessorID)
+		a.srv.Logger().Warn("ACL bootstrap reset: a new bootstrap token was created", "reset_index", reset, "accessor_id", tok.AccessorID)
 	}
 	out := stored.Copy()
 	out.SecretID = secret
@@ -91,7 +91,7 @@ func (a *ACL) Bootstrap(args *structs.ACLTokenBootstrapRequest, reply *structs.A
 }
 
 func (a *ACL) resetFilePath() string {
-	dir := a.srv.config.DataDir
+	dir := a.srv.dataDir()
 	if dir == "" {
 		dir = "<data_dir>/server"
 	}
@@ -101,25 +101,25 @@ func (a *ACL) resetFilePath() string {
 // readResetIndex reads the operator's reset index, 0 when there is none.
 // A file that cannot be read or parsed is logged and counts as none.
 func (a *ACL) readResetIndex(path string) uint64 {
-	if a.srv.config.DataDir == "" {
+	if a.srv.dataDir() == "" {
 		return 0
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			a.srv.logger.Error("reading the ACL bootstrap reset file failed", "path", path, "error", err)
+			a.srv.Logger().Error("reading the ACL bootstrap reset file failed", "path", path, "error", err)
 		}
 		return 0
 	}
 	defer f.Close()
 	raw, err := io.ReadAll(io.LimitReader(f, maxResetFileSize))
 	if err != nil {
-		a.srv.logger.Error("reading the ACL bootstrap reset file failed", "path", path, "error", err)
+		a.srv.Logger().Error("reading the ACL bootstrap reset file failed", "path", path, "error", err)
 		return 0
 	}
 	idx, err := strconv.ParseUint(strings.TrimSpace(string(raw)), 10, 64)
 	if err != nil {
-		a.srv.logger.Error("the ACL bootstrap reset file must hold the reset index and nothing else", "path", path, "error", err)
+		a.srv.Logger().Error("the ACL bootstrap reset file must hold the reset index and nothing else", "path", path, "error", err)
 		return 0
 	}
 	return idx

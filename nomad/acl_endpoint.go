@@ -2,7 +2,9 @@ package nomad
 
 import (
 	"strings"
+	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/drover-sched/drover/acl"
@@ -23,11 +25,41 @@ import (
 // carry the secret's hash, and the one answer that carries a secret is
 // the answer to the request that created it.
 type ACL struct {
-	srv *Server
+	srv aclEndpointServer
 }
 
+// aclEndpointServer is what ACL uses of the server: besides the shared
+// pieces, token resolution (acl.go) and the configuration its writes and
+// the bootstrap reset read. (aclServer is a test helper's name.)
+type aclEndpointServer interface {
+	rpcForwarder
+	blockingQuerier
+	stateReader
+	serverClock
+	raftApplier
+	Logger() hclog.Logger
+	resolveSecret(st *state.StateStore, secret string) (*structs.ACLToken, *acl.ACL, error)
+	tokenBySecret(st *state.StateStore, secret string) (*structs.ACLToken, error)
+	aclEnabled() bool
+	aclTokenTTLBounds() (minTTL, maxTTL time.Duration)
+	dataDir() string
+}
+
+func (s *Server) aclEnabled() bool { return s.config.ACLEnabled }
+
+// aclTokenTTLBounds are the shortest and longest expiration TTL a token
+// may ask for.
+func (s *Server) aclTokenTTLBounds() (minTTL, maxTTL time.Duration) {
+	return s.config.ACLTokenMinExpirationTTL, s.config.ACLTokenMaxExpirationTTL
+}
+
+// dataDir is where the server keeps its files ("" in memory only).
+func (s *Server) dataDir() string { return s.config.DataDir }
+
+var _ aclEndpointServer = (*Server)(nil)
+
 func (a *ACL) enabled() error {
-	if !a.srv.config.ACLEnabled {
+	if !a.srv.aclEnabled() {
 		return structs.ErrACLDisabled
 	}
 	return nil

@@ -31,7 +31,7 @@ func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.A
 		return err
 	}
 	st := a.srv.State()
-	now := a.srv.clock.Now().UTC()
+	now := a.srv.Now().UTC()
 	entry := &structs.ACLTokenUpsertRequest{Tokens: make([]*structs.ACLToken, 0, len(args.Tokens))}
 	secrets := map[string]string{} // accessor -> secret, for new tokens only
 	seen := map[string]bool{}
@@ -121,7 +121,7 @@ func (a *ACL) setExpiry(tok *structs.ACLToken, now time.Time) error {
 	if ttl == 0 && tok.ExpirationTime == nil {
 		return nil
 	}
-	minTTL, maxTTL := a.srv.config.ACLTokenMinExpirationTTL, a.srv.config.ACLTokenMaxExpirationTTL
+	minTTL, maxTTL := a.srv.aclTokenTTLBounds()
 	switch {
 	case ttl < minTTL:
 		return fmt.Errorf("expires in %s, sooner than the minimum %s (server acl.token_min_expiration_ttl)", ttl.Round(time.Second), minTTL)
@@ -272,7 +272,7 @@ func (a *ACL) GetTokenSelf(args *structs.GenericRequest, reply *structs.SingleAC
 		if err != nil {
 			return 0, err
 		}
-		if tok == nil || tok.IsExpired(a.srv.clock.Now()) {
+		if tok == nil || tok.IsExpired(a.srv.Now()) {
 			return 0, structs.ErrTokenNotFound
 		}
 		reply.Token = tok.Copy()

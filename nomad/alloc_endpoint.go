@@ -16,8 +16,23 @@ import (
 // alloc-lifecycle; a client reading its own allocations is authenticated
 // by its node secret instead.
 type Alloc struct {
-	srv *Server
+	srv allocServer
 }
+
+// allocServer is what Alloc uses of the server.
+type allocServer interface {
+	rpcForwarder
+	nodePeerChecker
+	namespaceChecker
+	managementChecker
+	blockingQuerier
+	queryMetaSetter
+	stateReader
+	serverClock
+	raftApplier
+}
+
+var _ allocServer = (*Server)(nil)
 
 // GetAllocs fetches allocations by ID. Clients call it for the allocs whose
 // index moved; with MinQueryIndex set, the answer reflects at least that

@@ -13,8 +13,20 @@ import (
 // Deployment reads deployments: read-job in their namespace (lists answer
 // only those).
 type Deployment struct {
-	srv *Server
+	srv deploymentServer
 }
+
+// deploymentServer is what Deployment uses of the server.
+type deploymentServer interface {
+	rpcForwarder
+	namespaceChecker
+	blockingQuerier
+	stateReader
+	serverClock
+	raftApplier
+}
+
+var _ deploymentServer = (*Server)(nil)
 
 // List returns deployments, newest first, filtered by ID prefix.
 func (d *Deployment) List(args *structs.GenericRequest, reply *structs.DeploymentListResponse) error {

@@ -150,4 +150,18 @@
 // state store, raft entries recorded instead of committed), or wraps the
 // server's side through serverOptions, which only tests pass to newServer.
 // No production type keeps a hook that a test sets once it runs.
+//
+// The RPC endpoints (Job, Node, Eval, KV, ...) hold the server the same
+// way: each endpoint's field srv is an unexported interface, declared next
+// to the endpoint (jobServer, nodeServer, kvServer, ...), that lists
+// exactly the server methods it calls, built from one-method pieces most
+// share (forwarding, the token and peer checks, blockingQuery, State,
+// raftApply; endpoint_deps.go). Where an endpoint needs one of the
+// server's components (the eval broker, the heartbeat timers, raft's
+// membership) or a configuration value, a small accessor on *Server
+// answers it, typed as narrowly as the endpoint uses it. *Server
+// implements every one (checked at compile time); a test can drive an
+// endpoint with a fake of its interface alone (kv_endpoint_deps_test.go),
+// and an endpoint that starts to need more of the server says so in its
+// interface.
 package nomad

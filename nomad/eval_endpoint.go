@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/drover-sched/drover/acl"
@@ -18,8 +19,46 @@ import (
 // servers may make them (see requireServer); reading evals needs read-job
 // in their namespace.
 type Eval struct {
-	srv *Server
+	srv evalServer
 }
+
+// evalServer is what Eval uses of the server: besides the shared pieces,
+// the broker's leases (workers dequeue, ack and nack through it) and the
+// blocked evals.
+type evalServer interface {
+	rpcForwarder
+	serverPeerChecker
+	namespaceChecker
+	blockingQuerier
+	queryMetaSetter
+	stateReader
+	serverClock
+	raftApplier
+	serverLifetime
+	Logger() hclog.Logger
+	evalLeases() evalLeases
+	evalReblocker() evalReblocker
+}
+
+// evalLeases is the broker's side of a worker's eval (broker.EvalBroker).
+type evalLeases interface {
+	Dequeue(ctx context.Context, schedulers []string) (*structs.Evaluation, string, error)
+	Ack(evalID, token string) error
+	Nack(evalID, token string) error
+	OutstandingToken(token string) (string, bool)
+	OutstandingReset(evalID, token string) error
+}
+
+// evalReblocker takes back an eval a worker could not place
+// (broker.BlockedEvals).
+type evalReblocker interface {
+	Reblock(eval *structs.Evaluation, token string)
+}
+
+func (s *Server) evalLeases() evalLeases       { return s.evalBroker }
+func (s *Server) evalReblocker() evalReblocker { return s.blockedEvals }
+
+var _ evalServer = (*Server)(nil)
 
 const maxDequeueTimeout = 10 * time.Second
 
@@ -39,9 +78,9 @@ func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequ
 	if timeout <= 0 || timeout > maxDequeueTimeout {
 		timeout = maxDequeueTimeout
 	}
-	ctx, cancel := context.WithTimeout(e.srv.ctx, timeout)
+	ctx, cancel := context.WithTimeout(e.srv.lifetime(), timeout)
 	defer cancel()
-	eval, token, err := e.srv.evalBroker.Dequeue(ctx, args.Schedulers)
+	eval, token, err := e.srv.evalLeases().Dequeue(ctx, args.Schedulers)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // timed out: no work
@@ -70,7 +109,7 @@ func (e *Eval) Ack(args *structs.EvalAckRequest, reply *structs.GenericResponse)
 	if done, err := e.srv.forward("Eval.Ack", args, args, reply); done {
 		return err
 	}
-	return e.srv.evalBroker.Ack(args.EvalID, args.Token)
+	return e.srv.evalLeases().Ack(args.EvalID, args.Token)
 }
 
 // Nack returns an eval to the broker for redelivery.
@@ -81,7 +120,7 @@ func (e *Eval) Nack(args *structs.EvalAckRequest, reply *structs.GenericResponse
 	if done, err := e.srv.forward("Eval.Nack", args, args, reply); done {
 		return err
 	}
-	return e.srv.evalBroker.Nack(args.EvalID, args.Token)
+	return e.srv.evalLeases().Nack(args.EvalID, args.Token)
 }
 
 // checkToken verifies the caller is a worker that still holds an eval (the
@@ -90,12 +129,12 @@ func (e *Eval) Nack(args *structs.EvalAckRequest, reply *structs.GenericResponse
 // concern other evals of the same job (canceling an outdated blocked eval,
 // creating follow-ups), so the token, not the written eval, is checked.
 func (e *Eval) checkToken(token string) error {
-	evalID, ok := e.srv.evalBroker.OutstandingToken(token)
+	evalID, ok := e.srv.evalLeases().OutstandingToken(token)
 	if !ok {
 		return fmt.Errorf("%w: no outstanding evaluation holds this token", structs.ErrTokenMismatch)
 	}
-	if err := e.srv.evalBroker.OutstandingReset(evalID, token); err != nil {
-		e.srv.logger.Debug("resetting nack timer", "eval", evalID, "error", err)
+	if err := e.srv.evalLeases().OutstandingReset(evalID, token); err != nil {
+		e.srv.Logger().Debug("resetting nack timer", "eval", evalID, "error", err)
 	}
 	return nil
 }
@@ -166,7 +205,7 @@ func (e *Eval) Reblock(args *structs.EvalUpdateRequest, reply *structs.GenericRe
 	if err != nil {
 		return err
 	}
-	e.srv.blockedEvals.Reblock(eval, args.EvalToken)
+	e.srv.evalReblocker().Reblock(eval, args.EvalToken)
 	reply.Index = idx
 	return nil
 }

@@ -106,8 +106,16 @@ func (s *Server) EventBroker() *stream.Broker { return s.events }
 // server, which relay /v1/event/stream by polling it. Any server answers
 // from its own buffer; nothing is forwarded to the leader.
 type Event struct {
-	srv *Server
+	srv eventServer
 }
+
+// eventServer is what Event uses of the server.
+type eventServer interface {
+	serverLifetime
+	subscribeEvents(secret string, client netip.Addr, req stream.SubscribeRequest) (*stream.Subscription, func(), error)
+}
+
+var _ eventServer = (*Server)(nil)
 
 // Event.Poll bounds.
 const (
@@ -142,7 +150,7 @@ func (e *Event) Poll(args *structs.EventPollRequest, reply *structs.EventPollRes
 		if wait <= 0 || wait > eventPollWait {
 			wait = eventPollWait
 		}
-		ctx, cancel := context.WithTimeout(e.srv.ctx, wait)
+		ctx, cancel := context.WithTimeout(e.srv.lifetime(), wait)
 		defer cancel()
 		stop := context.AfterFunc(args.CallContext(), cancel)
 		defer stop()

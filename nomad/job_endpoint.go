@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/drover-sched/drover/acl"
@@ -15,8 +16,35 @@ import (
 // token for the namespace capability Nomad asks for (see acl_check.go);
 // a job is checked against the namespace it goes into.
 type Job struct {
-	srv *Server
+	srv jobServer
 }
+
+// jobServer is what Job uses of the server: besides the shared pieces,
+// the admission of a job (job_admit.go), its limits, the scheduler
+// configuration's refusal of registrations, and the periodic dispatcher's
+// forced launch.
+type jobServer interface {
+	rpcForwarder
+	namespaceChecker
+	blockingQuerier
+	stateReader
+	serverClock
+	raftApplier
+	Logger() hclog.Logger
+	admitJob(job *structs.Job, ns string) (*structs.Job, error)
+	checkJobRegistrationAllowed(a *acl.ACL) error
+	jobLimits() jobLimits
+	periodicLauncher() periodicLauncher
+}
+
+// periodicLauncher launches a periodic job's child now (PeriodicDispatch).
+type periodicLauncher interface {
+	ForceRun(namespace, jobID string) (*structs.Evaluation, error)
+}
+
+func (s *Server) periodicLauncher() periodicLauncher { return s.periodicDispatcher }
+
+var _ jobServer = (*Server)(nil)
 
 // Register validates a job, then writes it and its evaluation in one raft
 // entry. With EnforceIndex the write only happens if the job's current

@@ -35,7 +35,7 @@ func (j *Job) PeriodicForce(args *structs.PeriodicForceRequest, reply *structs.P
 	if job.Stopped() {
 		return errBadRequest("job %q is stopped; run it again before forcing a launch", job.ID)
 	}
-	eval, err := j.srv.periodicDispatcher.ForceRun(ns, job.ID)
+	eval, err := j.srv.periodicLauncher().ForceRun(ns, job.ID)
 	if errors.Is(err, ErrPeriodicNotTracked) {
 		return errBadRequest("job %q: %v", job.ID, err)
 	}

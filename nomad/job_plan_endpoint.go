@@ -74,7 +74,7 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	}
 	planner := &dryRunPlanner{}
 	sched, err := scheduler.NewScheduler(job.Type, scheduler.Config{
-		Logger: j.srv.logger.Named("plan"), State: snap, Planner: planner, Now: now,
+		Logger: j.srv.Logger().Named("plan"), State: snap, Planner: planner, Now: now,
 	})
 	if err != nil {
 		return err

@@ -12,8 +12,18 @@ import (
 // cluster replicates and survives failover without involving jobs. With
 // ACLs on, both need a management token.
 type KV struct {
-	srv *Server
+	srv kvServer
 }
+
+// kvServer is what KV uses of the server.
+type kvServer interface {
+	rpcForwarder
+	managementChecker
+	raftApplier
+	blockingQuerier
+}
+
+var _ kvServer = (*Server)(nil)
 
 // Write stores a key through raft.
 func (k *KV) Write(args *structs.GenericWriteRequest, reply *structs.GenericResponse) error {

@@ -153,8 +153,8 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 	if err != nil {
 		return err
 	}
-	if n.srv.heartbeats != nil {
-		n.srv.heartbeats.Clear(node.ID)
+	if n.srv.nodeHeartbeats() != nil {
+		n.srv.nodeHeartbeats().Clear(node.ID)
 	}
 	reply.Index = idx
 	return nil

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/raft"
+	"github.com/hashicorp/yamux"
 
 	"github.com/drover-sched/drover/nomad/heartbeat"
 	"github.com/drover-sched/drover/nomad/state"
@@ -20,8 +23,70 @@ import (
 // (node_identity.go), an operator's by a token: node read to read nodes,
 // node write to change them (node_drain_endpoint.go).
 type Node struct {
-	srv *Server
+	srv nodeServer
 }
+
+// nodeServer is what Node uses of the server: besides the shared pieces,
+// the heartbeat timers, the alloc-change notices of Node.WatchAllocs, the
+// raft configuration it answers clients with, and this server's region
+// and datacenter.
+type nodeServer interface {
+	rpcForwarder
+	nodePeerChecker
+	nodeChecker
+	blockingQuerier
+	queryMetaSetter
+	stateReader
+	serverClock
+	raftApplier
+	Leader() (string, string)
+	Logger() hclog.Logger
+	accessorFor(info structs.RPCInfo) string
+	raftConfiguration() (raft.Configuration, uint64, error)
+	nodeHeartbeats() nodeHeartbeats
+	allocWatches() allocWatches
+	rpcMetrics() rpcMetrics
+	region() string
+	datacenter() string
+}
+
+// nodeHeartbeats is the heartbeat manager's side of a node's calls
+// (heartbeat.Heartbeater).
+type nodeHeartbeats interface {
+	LockNode(nodeID string) func()
+	Tracked() int
+	Armed(nodeID string) bool
+	ResetTTL(nodeID string, numNodes int) time.Duration
+	Clear(nodeID string)
+	ArmDisconnected(nodeID string)
+}
+
+// allocWatches registers a node's session for alloc-change notices
+// (allocNotifier).
+type allocWatches interface {
+	register(nodeID string, sess *yamux.Session, index uint64, current func() (uint64, error)) (uint64, error)
+}
+
+// rpcMetrics records an RPC's timing.
+type rpcMetrics interface {
+	MeasureSince(key []string, start time.Time)
+}
+
+// nodeHeartbeats is nil when the server has no heartbeat manager, as
+// Node.Deregister checks.
+func (s *Server) nodeHeartbeats() nodeHeartbeats {
+	if s.heartbeats == nil {
+		return nil
+	}
+	return s.heartbeats
+}
+
+func (s *Server) allocWatches() allocWatches { return s.allocNotices }
+func (s *Server) rpcMetrics() rpcMetrics     { return s.metrics }
+func (s *Server) region() string             { return s.config.Region }
+func (s *Server) datacenter() string         { return s.config.Datacenter }
+
+var _ nodeServer = (*Server)(nil)
 
 // Register creates or updates a node. A new node must bring a secret (a
 // UUID, see structs.Node.Validate); a node that re-registers must present
@@ -53,7 +118,7 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 
 	// Hold the node's status lock until its timer is armed, so a missed
 	// heartbeat being invalidated cannot overwrite this registration.
-	unlock := n.srv.heartbeats.LockNode(node.ID)
+	unlock := n.srv.nodeHeartbeats().LockNode(node.ID)
 	defer unlock()
 	st := n.srv.State()
 	existing, err := st.NodeByID(nil, node.ID)
@@ -148,7 +213,7 @@ func (n *Node) applyNodeStatus(node *structs.Node, change nodeChange, now time.T
 		var idx uint64
 		idx, _, err = n.srv.raftApply(mk(evals, readIndex))
 		if errors.Is(err, errReadyNodeEvalsStale) {
-			n.srv.logger.Debug("reading a ready node's evals again", "node_id", node.ID, "attempt", attempt+1, "error", err)
+			n.srv.Logger().Debug("reading a ready node's evals again", "node_id", node.ID, "attempt", attempt+1, "error", err)
 			continue
 		}
 		if err != nil {
@@ -170,16 +235,16 @@ func (n *Node) applyNodeStatus(node *structs.Node, change nodeChange, now time.T
 // The caller holds the node's status lock.
 func (n *Node) heartbeatReply(nodeID string, reply *structs.NodeUpdateResponse) error {
 	// The node beating now may not have a timer yet (a new registration).
-	numNodes := n.srv.heartbeats.Tracked()
-	if !n.srv.heartbeats.Armed(nodeID) {
+	numNodes := n.srv.nodeHeartbeats().Tracked()
+	if !n.srv.nodeHeartbeats().Armed(nodeID) {
 		numNodes++
 	}
-	reply.HeartbeatTTL = n.srv.heartbeats.ResetTTL(nodeID, numNodes)
+	reply.HeartbeatTTL = n.srv.nodeHeartbeats().ResetTTL(nodeID, numNodes)
 	reply.NumNodes = int32(numNodes)
 	reply.LeaderRPCAddr, _ = n.srv.Leader()
 	if cfg, _, err := n.srv.raftConfiguration(); err == nil {
 		for _, s := range cfg.Servers {
-			reply.Servers = append(reply.Servers, &structs.NodeServerInfo{RPCAdvertiseAddr: string(s.Address), Datacenter: n.srv.config.Datacenter})
+			reply.Servers = append(reply.Servers, &structs.NodeServerInfo{RPCAdvertiseAddr: string(s.Address), Datacenter: n.srv.datacenter()})
 		}
 	}
 	if reply.Index == 0 {
@@ -249,14 +314,14 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	if done, err := n.srv.forward("Node.UpdateStatus", args, args, reply); done {
 		return err
 	}
-	defer n.srv.metrics.MeasureSince(keyClientUpdateStatus, time.Now())
+	defer n.srv.rpcMetrics().MeasureSince(keyClientUpdateStatus, time.Now())
 	if !structs.ValidNodeStatus(args.Status) {
 		return errBadRequest("status %q is not one of initializing, ready, down, disconnected", args.Status)
 	}
 	if args.NodeID == "" {
 		return errBadRequest("node ID is missing")
 	}
-	h := n.srv.heartbeats
+	h := n.srv.nodeHeartbeats()
 	unlock := h.LockNode(args.NodeID)
 	defer unlock()
 	st := n.srv.State()
@@ -383,7 +448,7 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		// reconnect ordering: a client back from a partition whose report
 		// overtakes its first heartbeat is refused here, and operators
 		// (and the e2e partition tests) look for this line.
-		n.srv.logger.Warn("refused alloc update from a node that has not heartbeated since it was marked not ready",
+		n.srv.Logger().Warn("refused alloc update from a node that has not heartbeated since it was marked not ready",
 			"node_id", node.ID, "node_status", node.Status, "allocs", len(args.Alloc))
 		return fmt.Errorf("node %s is %s, heartbeat first: %w", node.ID, node.Status, structs.ErrNodeNotReady)
 	}
@@ -413,7 +478,7 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		if existing.StaleClientReport(upd) {
 			// Made before the client saw the servers' latest change; it
 			// reports again once it has read that version.
-			n.srv.logger.Debug("ignoring an alloc report based on an older version", "alloc_id", upd.ID,
+			n.srv.Logger().Debug("ignoring an alloc report based on an older version", "alloc_id", upd.ID,
 				"report_based_on", upd.AllocModifyIndex, "alloc_modify_index", existing.AllocModifyIndex)
 			continue
 		}

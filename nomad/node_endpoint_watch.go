@@ -22,8 +22,8 @@ func (n *Node) WatchAllocs(args *structs.NodeWatchAllocsRequest, reply *structs.
 	if args.Forwarded {
 		return errBadRequest("Node.WatchAllocs is answered by the server the client is connected to and is never forwarded; send it without Forwarded")
 	}
-	if args.Region != "" && args.Region != n.srv.config.Region {
-		return errBadRequest("Region %q is not this server's region %q; register with a server of the node's region", args.Region, n.srv.config.Region)
+	if args.Region != "" && args.Region != n.srv.region() {
+		return errBadRequest("Region %q is not this server's region %q; register with a server of the node's region", args.Region, n.srv.region())
 	}
 	sess, ok := rpcx.SessionFromContext(args.CallContext())
 	if !ok {
@@ -33,7 +33,7 @@ func (n *Node) WatchAllocs(args *structs.NodeWatchAllocsRequest, reply *structs.
 	if _, err := authenticateNode(st, args.NodeID, args.SecretID); err != nil {
 		return err
 	}
-	index, err := n.srv.allocNotices.register(args.NodeID, sess, args.Index, func() (uint64, error) {
+	index, err := n.srv.allocWatches().register(args.NodeID, sess, args.Index, func() (uint64, error) {
 		// The current store, read after the entry is in place (see
 		// register): a snapshot restore may have replaced st.
 		_, index, err := clientAllocs(nil, n.srv.State(), args.NodeID, false)

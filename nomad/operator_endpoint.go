@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-sched/drover/structs"
@@ -11,8 +12,35 @@ import (
 
 // Operator holds cluster administration endpoints.
 type Operator struct {
-	srv *Server
+	srv operatorServer
 }
+
+// operatorServer is what Operator uses of the server: besides the shared
+// pieces, raft's configuration and membership changes and the eval
+// broker's pause of the scheduler configuration.
+type operatorServer interface {
+	rpcForwarder
+	serverPeerChecker
+	operatorChecker
+	blockingQuerier
+	raftApplier
+	Leader() (string, string)
+	NodeID() string
+	Logger() hclog.Logger
+	raftConfiguration() (raft.Configuration, uint64, error)
+	raftMembership() raftMembership
+	syncEvalBrokerPause() error
+}
+
+// raftMembership changes the raft configuration (raft.Raft).
+type raftMembership interface {
+	AddVoter(id raft.ServerID, address raft.ServerAddress, prevIndex uint64, timeout time.Duration) raft.IndexFuture
+	RemoveServer(id raft.ServerID, prevIndex uint64, timeout time.Duration) raft.IndexFuture
+}
+
+func (s *Server) raftMembership() raftMembership { return s.raft }
+
+var _ operatorServer = (*Server)(nil)
 
 // RaftGetConfiguration lists the raft servers and which one leads
 // (operator read).
@@ -71,18 +99,18 @@ func (o *Operator) RaftAddPeer(args *structs.RaftPeerAddRequest, reply *structs.
 		}
 		// prevIndex makes the removal fail if the configuration changed
 		// since it was read; the joining server retries.
-		f := o.srv.raft.RemoveServer(srv.ID, cfgIndex, 30*time.Second)
+		f := o.srv.raftMembership().RemoveServer(srv.ID, cfgIndex, 30*time.Second)
 		if err := f.Error(); err != nil {
 			return fmt.Errorf("removing stale raft peer %s at %s: %w", srv.ID, srv.Address, notLeader(err))
 		}
-		o.srv.logger.Info("removed raft peer replaced at the same address", "old_id", srv.ID, "new_id", args.ID, "address", args.Address)
+		o.srv.Logger().Info("removed raft peer replaced at the same address", "old_id", srv.ID, "new_id", args.ID, "address", args.Address)
 	}
-	f := o.srv.raft.AddVoter(id, addr, 0, 30*time.Second)
+	f := o.srv.raftMembership().AddVoter(id, addr, 0, 30*time.Second)
 	if err := f.Error(); err != nil {
 		return fmt.Errorf("adding raft peer %s at %s: %w", args.ID, args.Address, notLeader(err))
 	}
 	reply.Index = f.Index()
-	o.srv.logger.Info("added raft peer", "id", args.ID, "address", args.Address)
+	o.srv.Logger().Info("added raft peer", "id", args.ID, "address", args.Address)
 	return nil
 }
 
@@ -95,7 +123,7 @@ func (o *Operator) RaftRemovePeer(args *structs.RaftPeerAddRequest, reply *struc
 	if err := o.srv.allowOperator(args, true); err != nil {
 		return err
 	}
-	f := o.srv.raft.RemoveServer(raft.ServerID(args.ID), 0, 30*time.Second)
+	f := o.srv.raftMembership().RemoveServer(raft.ServerID(args.ID), 0, 30*time.Second)
 	if err := f.Error(); err != nil {
 		return notLeader(err)
 	}

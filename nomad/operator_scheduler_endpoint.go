@@ -63,7 +63,7 @@ func (o *Operator) SchedulerSetConfiguration(args *structs.SchedulerSetConfigReq
 	}
 	if reply.Updated {
 		if err := o.srv.syncEvalBrokerPause(); err != nil {
-			o.srv.logger.Error("applying the eval broker pause of the new scheduler configuration failed", "error", err)
+			o.srv.Logger().Error("applying the eval broker pause of the new scheduler configuration failed", "error", err)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/drover-sched/drover/acl"
@@ -17,8 +18,21 @@ import (
 // that node); users read it with read-job in the service's namespace and
 // delete from it with submit-job, as in Nomad.
 type ServiceRegistration struct {
-	srv *Server
+	srv serviceRegistrationServer
 }
+
+// serviceRegistrationServer is what ServiceRegistration uses of the server.
+type serviceRegistrationServer interface {
+	rpcForwarder
+	nodePeerChecker
+	namespaceChecker
+	blockingQuerier
+	stateReader
+	raftApplier
+	Logger() hclog.Logger
+}
+
+var _ serviceRegistrationServer = (*Server)(nil)
 
 // Upsert registers services of the calling node's allocs. A registration
 // whose alloc is gone or terminal is skipped: the client learns of the
@@ -67,7 +81,7 @@ func (s *ServiceRegistration) Upsert(args *structs.ServiceRegistrationUpsertRequ
 			// the client may not have seen an in-place update that
 			// removed it yet. Dropped, so an alloc never has more
 			// registrations than its job has services.
-			s.srv.logger.Debug("dropping a registration that matches no nomad service of its alloc's job",
+			s.srv.Logger().Debug("dropping a registration that matches no nomad service of its alloc's job",
 				"alloc_id", alloc.ID, "id", r.ID, "service", r.ServiceName)
 			continue
 		}

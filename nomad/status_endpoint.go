@@ -3,6 +3,8 @@ package nomad
 import (
 	"sort"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -13,8 +15,18 @@ import (
 // checks and joining servers (which hold no secret yet, see
 // server_secret.go) ask it, and it answers nothing but addresses.
 type Status struct {
-	srv *Server
+	srv statusServer
 }
+
+// statusServer is what Status reads of the server: its own view of raft
+// and of itself.
+type statusServer interface {
+	Leader() (string, string)
+	raftConfiguration() (raft.Configuration, uint64, error)
+	member() ServerMember
+}
+
+var _ statusServer = (*Server)(nil)
 
 // Ping answers so a caller knows the server is up.
 func (s *Status) Ping(args *structs.GenericRequest, reply *struct{}) error { return nil }

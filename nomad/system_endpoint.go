@@ -6,8 +6,17 @@ import (
 
 // System holds cluster-wide maintenance endpoints.
 type System struct {
-	srv *Server
+	srv systemServer
 }
+
+// systemServer is what System uses of the server.
+type systemServer interface {
+	rpcForwarder
+	managementChecker
+	collectGarbage(g gcThresholds) (uint64, error)
+}
+
+var _ systemServer = (*Server)(nil)
 
 // GarbageCollect runs a forced garbage collection now: every terminal
 // object is collected regardless of age. Like every collection it removes
