@@ -149,7 +149,7 @@ func (s *Server) raftApplyFuture(t structs.MessageType, msg any) (raft.ApplyFutu
 	if err := checkEntrySize(t, len(buf)); err != nil {
 		return nil, err
 	}
-	return s.raft.Apply(buf, raftApplyTimeout), nil
+	return stoppableFuture{ApplyFuture: s.raft.Apply(buf, raftApplyTimeout), stopped: s.raftStopped}, nil
 }
 
 // notLeader marks raft's refusals for want of leadership (raft.ErrNotLeader,

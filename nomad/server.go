@@ -94,6 +94,9 @@ type Server struct {
 	leaders *leaderWatch
 
 	shutdownOnce sync.Once
+	// raftStopped closes once raft has shut down: no apply future is
+	// answered after it (raft_future.go).
+	raftStopped chan struct{}
 
 	// seed seeds the random sources of the server's components
 	// (Config.Seed, or a random one).
@@ -149,7 +152,7 @@ func newServer(cfg *Config, opts serverOptions) (*Server, error) {
 		seed = randv2.Int64() // seeded by the runtime, not the clock
 	}
 	s := &Server{config: cfg, logger: logger, clock: clk, ctx: ctx, cancel: cancel, leaders: newLeaderWatch(), acls: newACLResolver(), seed: seed, opts: opts,
-		queryDeadlines: new(sharedDeadlines)}
+		queryDeadlines: new(sharedDeadlines), raftStopped: make(chan struct{})}
 	s.metrics = telemetry.OrDiscard(cfg.Metrics)
 	if err := s.setup(); err != nil {
 		s.Shutdown()
@@ -284,6 +287,7 @@ func (s *Server) Shutdown() error {
 				err = f.Error()
 			}
 		}
+		close(s.raftStopped)
 		if s.raftTransport != nil {
 			s.raftTransport.Close()
 		}
