@@ -35,7 +35,7 @@ type aclEndpointServer interface {
 	rpcForwarder
 	blockingQuerier
 	stateReader
-	serverClock
+	Now() time.Time
 	raftApplier
 	Logger() hclog.Logger
 	resolveSecret(st *state.StateStore, secret string) (*structs.ACLToken, *acl.ACL, error)

@@ -3,6 +3,7 @@ package nomad
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -28,7 +29,7 @@ type allocServer interface {
 	blockingQuerier
 	queryMetaSetter
 	stateReader
-	serverClock
+	Now() time.Time
 	raftApplier
 }
 

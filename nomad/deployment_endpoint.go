@@ -2,6 +2,7 @@ package nomad
 
 import (
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-memdb"
 
@@ -22,7 +23,7 @@ type deploymentServer interface {
 	namespaceChecker
 	blockingQuerier
 	stateReader
-	serverClock
+	Now() time.Time
 	raftApplier
 }
 

@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"context"
-	"time"
 
 	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/nomad/state"
@@ -42,11 +41,6 @@ type stateReader interface {
 // raftApplier commits one raft entry (raft.go).
 type raftApplier interface {
 	raftApply(t structs.MessageType, msg any) (uint64, any, error)
-}
-
-// serverClock is the server's injected clock.
-type serverClock interface {
-	Now() time.Time
 }
 
 // namespaceChecker checks a token's capabilities in a namespace
@@ -96,7 +90,6 @@ var (
 	_ queryMetaSetter   = (*Server)(nil)
 	_ stateReader       = (*Server)(nil)
 	_ raftApplier       = (*Server)(nil)
-	_ serverClock       = (*Server)(nil)
 	_ namespaceChecker  = (*Server)(nil)
 	_ managementChecker = (*Server)(nil)
 	_ nodeChecker       = (*Server)(nil)

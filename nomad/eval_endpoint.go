@@ -32,7 +32,7 @@ type evalServer interface {
 	blockingQuerier
 	queryMetaSetter
 	stateReader
-	serverClock
+	Now() time.Time
 	raftApplier
 	serverLifetime
 	Logger() hclog.Logger

@@ -3,6 +3,7 @@ package nomad
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-memdb"
@@ -28,7 +29,7 @@ type jobServer interface {
 	namespaceChecker
 	blockingQuerier
 	stateReader
-	serverClock
+	Now() time.Time
 	raftApplier
 	Logger() hclog.Logger
 	admitJob(job *structs.Job, ns string) (*structs.Job, error)

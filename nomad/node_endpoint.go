@@ -37,7 +37,7 @@ type nodeServer interface {
 	blockingQuerier
 	queryMetaSetter
 	stateReader
-	serverClock
+	Now() time.Time
 	raftApplier
 	Leader() (string, string)
 	Logger() hclog.Logger
