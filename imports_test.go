@@ -44,6 +44,10 @@ var importRules = []importRule{
 	// The fixtures the applier's tests share, over the real state store;
 	// only tests import them (testOnlyPackages).
 	{"nomad/planner/plannertest", []string{"structs", "helper", "nomad/planner", "nomad/state", "scheduler/feasible"}},
+	// The raft entry format: bytes, bounds and vetting, over rpcx's codec.
+	// It knows nothing of the server or its state, so the FSM and the
+	// transport can share it without a cycle.
+	{"nomad/raftlog", []string{"structs", "helper/rpcx"}},
 	// The decision on a client's report is a function of what it reads.
 	{"nomad/clientreport", []string{"structs"}},
 	{"client", []string{"structs", "client", "helper", "acl"}},

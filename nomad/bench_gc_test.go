@@ -15,6 +15,7 @@ import (
 
 	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/nomad/planner/plannertest"
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
@@ -220,7 +221,7 @@ func (r *benchGCRaft) State() *state.StateStore { return r.fsm.State() }
 func (r *benchGCRaft) Now() time.Time           { return time.Now() }
 
 func (r *benchGCRaft) ApplyPlanResults(req *structs.ApplyPlanResultsRequest) (planner.RaftFuture, error) {
-	buf, err := encodeMsg(structs.ApplyPlanResultsRequestType, req)
+	buf, err := raftlog.Encode(structs.ApplyPlanResultsRequestType, req)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +229,7 @@ func (r *benchGCRaft) ApplyPlanResults(req *structs.ApplyPlanResultsRequest) (pl
 }
 
 func (r *benchGCRaft) raftApply(t structs.MessageType, msg any) (uint64, any, error) {
-	buf, err := encodeMsg(t, msg)
+	buf, err := raftlog.Encode(t, msg)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -39,7 +40,7 @@ func newFSMGCDeps(t testing.TB) *fsmGCDeps {
 func (d *fsmGCDeps) State() *state.StateStore { return d.fsm.State() }
 
 func (d *fsmGCDeps) raftApply(t structs.MessageType, msg any) (uint64, any, error) {
-	buf, err := encodeMsg(t, msg)
+	buf, err := raftlog.Encode(t, msg)
 	if err != nil {
 		return 0, nil, err
 	}

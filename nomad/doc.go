@@ -90,7 +90,7 @@
 //
 // The ACL endpoint (acl_endpoint*.go, acl_bootstrap.go) stores policies
 // and tokens through raft. A token's secret is made on the leader and only
-// its SHA-256 goes to raft and the state store; encodeMsg also clears the
+// its SHA-256 goes to raft and the state store; raftlog.Encode also clears the
 // caller's AuthToken (and a forwarding server's ServerToken) from every
 // request before it becomes an entry, so no caller's secret is ever on
 // disk. Server.ResolveToken (acl.go) looks a token up by the hash of its

@@ -9,13 +9,13 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/raft"
 
-	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
 // FSM applies committed raft entries to the state store. Every entry is one
-// message-type byte followed by a msgpack-encoded request. Apply is
+// message-type byte followed by a msgpack-encoded request (nomad/raftlog). Apply is
 // deterministic: handlers use only the raft index and values in the entry
 // (IDs, times) — never the clock or a random source — so every server ends
 // with the same state.
@@ -159,12 +159,13 @@ func (f *FSM) State() *state.StateStore {
 // fails the entry the same way, and the handler's transaction is aborted,
 // so the entry changes nothing anywhere.
 func (f *FSM) Apply(log *raft.Log) (resp any) {
-	if log.Type != raft.LogCommand || len(log.Data) == 0 {
+	if log.Type != raft.LogCommand {
 		return nil
 	}
-	msgType := structs.MessageType(log.Data[0])
-	ignoreUnknown := msgType&structs.IgnoreUnknownTypeFlag != 0
-	msgType &^= structs.IgnoreUnknownTypeFlag
+	msgType, ignoreUnknown, body, ok := raftlog.Split(log.Data)
+	if !ok {
+		return nil
+	}
 	h, ok := f.handlers[msgType]
 	if !ok {
 		if ignoreUnknown {
@@ -183,34 +184,16 @@ func (f *FSM) Apply(log *raft.Log) (resp any) {
 		}
 	}()
 	f.takeChanges()
-	resp = h(log.Data[1:], log.Index)
+	resp = h(body, log.Index)
 	f.publishEvents(msgType, log.Index, len(log.Data))
 	return resp
-}
-
-// encodeMsg builds a raft entry: the type byte then the msgpack body. The
-// caller's ACL token never goes into the log (secrets are stored hashed,
-// and only in ACL entries): a request that embeds a WriteRequest has its
-// AuthToken cleared first, which is safe because the token was checked
-// before anything was applied.
-func encodeMsg(t structs.MessageType, msg any) ([]byte, error) {
-	if w, ok := msg.(interface{ ClearAuthToken() }); ok {
-		w.ClearAuthToken()
-	}
-	body, err := rpcx.Encode(msg)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", t, err)
-	}
-	buf := make([]byte, 0, len(body)+1)
-	buf = append(buf, byte(t))
-	return append(buf, body...), nil
 }
 
 // decode unpacks an entry body. It panics on a body that does not decode,
 // which Apply turns into the entry's error: handlers stay short, and every
 // server refuses the same bytes the same way.
 func decode(buf []byte, out any, t structs.MessageType) {
-	if err := rpcx.Decode(buf, out); err != nil {
+	if err := raftlog.Decode(buf, out); err != nil {
 		panic(fmt.Sprintf("drover: failed to decode %s entry: %v", t, err))
 	}
 }

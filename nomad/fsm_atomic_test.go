@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -54,7 +55,7 @@ func atomicSetupLog(t *testing.T) (*fsmLog, *structs.Job) {
 // entryAt encodes one entry at a raft index.
 func entryAt(t *testing.T, index uint64, mt structs.MessageType, msg any) *raft.Log {
 	t.Helper()
-	buf, err := encodeMsg(mt, msg)
+	buf, err := raftlog.Encode(mt, msg)
 	if err != nil {
 		t.Fatal(err)
 	}

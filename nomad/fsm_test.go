@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -32,7 +33,7 @@ type fsmLog struct {
 
 func (l *fsmLog) add(mt structs.MessageType, msg any) {
 	l.t.Helper()
-	buf, err := encodeMsg(mt, msg)
+	buf, err := raftlog.Encode(mt, msg)
 	if err != nil {
 		l.t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package nomad
+package raftlog
 
 import (
 	"bufio"
@@ -13,16 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/structs"
 )
 
-var updateGolden = flag.Bool("update-golden", false, "rewrite nomad/raftlog/testdata/entries.golden")
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/entries.golden")
 
 // goldenEntriesPath records the bytes of one raft entry of each message
 // type. Entries are on disk for good: a change to how any of them encodes
 // must be a decision, not a side effect of a refactor.
-var goldenEntriesPath = filepath.Join("raftlog", "testdata", "entries.golden")
+var goldenEntriesPath = filepath.Join("testdata", "entries.golden")
 
 // goldenRequests is the request each message type's entry carries.
 func goldenRequests() map[structs.MessageType]any {
@@ -155,7 +154,7 @@ func goldenEntries(t *testing.T, encode func(structs.MessageType, any) ([]byte, 
 // golden file was written; and each decodes back to the request it was
 // made from.
 func TestRaftEntryGoldenBytes(t *testing.T) {
-	got := goldenEntries(t, encodeMsg)
+	got := goldenEntries(t, Encode)
 	if *updateGolden {
 		if err := os.WriteFile(goldenEntriesPath, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -189,14 +188,15 @@ func TestRaftEntryGoldenBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if structs.MessageType(buf[0]) != mt {
-			t.Fatalf("%s entry starts with type %d", mt, buf[0])
+		got, ignore, body, ok := Split(buf)
+		if !ok || got != mt || ignore {
+			t.Fatalf("%s entry splits as type %s (ignore unknown %v, ok %v)", mt, got, ignore, ok)
 		}
 		out := reflect.New(reflect.TypeOf(reqs[mt]).Elem()).Interface()
-		if err := rpcx.Decode(buf[1:], out); err != nil {
+		if err := Decode(body, out); err != nil {
 			t.Fatalf("%s: %v", mt, err)
 		}
-		again, err := encodeMsg(mt, out)
+		again, err := Encode(mt, out)
 		if err != nil {
 			t.Fatal(err)
 		}
