@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/nomad/planner/plannertest"
 	"github.com/drover-sched/drover/nomad/raftlog"
@@ -175,7 +176,7 @@ func BenchmarkCoreGC100kAllocs(b *testing.B) {
 // server's FSM, serving both the GC (gcDeps) and the plan applier
 // (planner.Raft), as the leader's raft serves both.
 type benchGCRaft struct {
-	fsm  *FSM
+	fsm  *fsm.FSM
 	raft *raft.Raft
 
 	mu      sync.Mutex
@@ -183,7 +184,7 @@ type benchGCRaft struct {
 }
 
 func newBenchGCRaft(b *testing.B) *benchGCRaft {
-	fsm, err := NewFSM(hclog.NewNullLogger(), nil)
+	fsm, err := fsm.New(hclog.NewNullLogger(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

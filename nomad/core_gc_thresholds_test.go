@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
@@ -18,7 +19,7 @@ import (
 // server, and records each entry's size and object count.
 type fsmGCDeps struct {
 	t       testing.TB
-	fsm     *FSM
+	fsm     *fsm.FSM
 	index   uint64
 	entries []gcEntry
 }
@@ -30,7 +31,7 @@ type gcEntry struct {
 }
 
 func newFSMGCDeps(t testing.TB) *fsmGCDeps {
-	f, err := NewFSM(hclog.NewNullLogger(), nil)
+	f, err := fsm.New(hclog.NewNullLogger(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 //
 // A write (Job.Register, Node.UpdateAlloc, ...) is validated by its endpoint
 // on the leader (followers forward it), which makes every ID and timestamp
-// the entry needs and commits one raft entry. The FSM (fsm*.go) applies the
+// the entry needs and commits one raft entry. The FSM (nomad/fsm) applies the
 // entry to the state store deterministically and, on the leader only, hands
 // new evaluations to the EvalBroker or BlockedEvals. Workers (every server
 // runs num_schedulers of them) dequeue evaluations from the leader, run the

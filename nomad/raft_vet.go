@@ -17,7 +17,7 @@ import (
 // anyone who reaches the RPC port can claim to be the leader. Such a
 // caller can rewrite the log, which nothing can prevent without TLS, but
 // it must not be able to kill the server, now or at every start: the FSM
-// refuses entries it cannot apply (fsm.go), and raft itself panics on two
+// refuses entries it cannot apply (nomad/fsm), and raft itself panics on two
 // kinds of entry no leader sends:
 //
 //   - a configuration entry (LogConfiguration) whose data does not decode,

@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 // notifyCounter counts what the FSM told the leader's components.
 type notifyCounter struct {
-	noopHooks
+	NoHooks
 	evals, stopped int
 }
 
@@ -26,9 +26,9 @@ func (h *notifyCounter) EvalsUpserted(evals []*structs.Evaluation) { h.evals += 
 func (h *notifyCounter) JobStopped(string, string)                 { h.stopped++ }
 
 // hookedFSM is an FSM whose store calls afterCommit after every commit.
-func hookedFSM(t *testing.T, hooks fsmHooks, afterCommit func()) *FSM {
+func hookedFSM(t *testing.T, hooks Hooks, afterCommit func()) *FSM {
 	t.Helper()
-	f, err := NewFSM(hclog.NewNullLogger(), hooks)
+	f, err := New(hclog.NewNullLogger(), hooks)
 	if err != nil {
 		t.Fatal(err)
 	}
