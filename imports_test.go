@@ -44,6 +44,15 @@ var importRules = []importRule{
 	// The fixtures the applier's tests share, over the real state store;
 	// only tests import them (testOnlyPackages).
 	{"nomad/planner/plannertest", []string{"structs", "helper", "nomad/planner", "nomad/state", "scheduler/feasible"}},
+	// The FSM owns its state store and tells the server what it applied
+	// through its Hooks, EventSink and AllocSink interfaces: it needs
+	// neither the server nor the server's other parts (helper is for rpcx,
+	// the snapshot codec; clientreport decides a client's report).
+	{"nomad/fsm", []string{"structs", "helper", "nomad/state", "nomad/stream", "nomad/raftlog", "nomad/clientreport"}},
+	// The raft entry format: bytes, bounds and vetting, over rpcx's codec.
+	// It knows nothing of the server or its state, so the FSM and the
+	// transport can share it without a cycle.
+	{"nomad/raftlog", []string{"structs", "helper/rpcx"}},
 	// The decision on a client's report is a function of what it reads.
 	{"nomad/clientreport", []string{"structs"}},
 	{"client", []string{"structs", "client", "helper", "acl"}},
@@ -131,11 +140,11 @@ func allowedImport(target string, allowed []string) bool {
 	return false
 }
 
-// serverInternals are the server's own packages: its state store and its
-// event broker. Nothing outside nomad/ reaches into them; the agent, the
+// serverInternals are the server's own packages: its state store, its
+// FSM and its event broker. Nothing outside nomad/ reaches into them; the agent, the
 // CLI and the client talk to the server through its RPC shapes in
 // structs and the methods of nomad.Server.
-var serverInternals = []string{"nomad/state", "nomad/stream"}
+var serverInternals = []string{"nomad/state", "nomad/fsm", "nomad/stream"}
 
 func TestNothingOutsideTheServerImportsItsInternals(t *testing.T) {
 	fset := token.NewFileSet()
@@ -176,7 +185,7 @@ func TestAllowedImport(t *testing.T) {
 	if allowedImport("structsx", []string{"structs"}) {
 		t.Fatal("a prefix that is not a path element must not match")
 	}
-	for dir, want := range map[string]string{"nomad": "nomad", "nomad/fsm": "nomad", "nomad/planner": "nomad/planner", "nomad/planner/plannertest": "nomad/planner/plannertest"} {
+	for dir, want := range map[string]string{"nomad": "nomad", "nomad/stream": "nomad", "nomad/planner": "nomad/planner", "nomad/planner/plannertest": "nomad/planner/plannertest"} {
 		if r := ruleFor(dir); r == nil || r.tree != want {
 			t.Fatalf("%s follows the rule of %v, want %s", dir, r, want)
 		}

@@ -14,7 +14,7 @@ import (
 // A refusal wraps structs.ErrPermissionDenied ("Permission denied", a 403
 // over HTTP) and says what the token lacks; an unknown or expired token
 // is structs.ErrTokenNotFound. Writes check before raftApply, which also
-// clears the request's AuthToken (see encodeMsg).
+// clears the request's AuthToken (see raftlog.Encode).
 //
 // Reads of one object by ID (an allocation, an evaluation, a deployment)
 // cannot know its namespace before they read it: they refuse a token that

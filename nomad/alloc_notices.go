@@ -23,11 +23,11 @@ import (
 // registers (Node.WatchAllocs) and the server keeps only an allocWatch:
 // the client's session and the index it has, a few dozen bytes. When an
 // applied entry moves the node's alloc index past that (the FSM tells
-// allocsChanged), the server pushes one structs.AllocNotice over the
+// AllocsChanged), the server pushes one structs.AllocNotice over the
 // session and forgets the registration; the client fetches and registers
 // again.
 //
-// The FSM must never wait for a client, so allocsChanged only marks the
+// The FSM must never wait for a client, so AllocsChanged only marks the
 // node's notice pending and queues the node once: the queue holds each
 // registered node at most once, so it is bounded by the registrations,
 // and notices for one node coalesce to the highest index. A few workers
@@ -64,7 +64,7 @@ type allocWatch struct {
 }
 
 // allocNotifier keeps the registrations and pushes the notices. It is
-// safe for concurrent use; allocsChanged never blocks on a client.
+// safe for concurrent use; AllocsChanged never blocks on a client.
 //
 // Ownership: run's workers and the sweep loop belong to whoever calls run
 // (the server, with its context); they end with it.
@@ -109,12 +109,12 @@ func newAllocNotifier(logger hclog.Logger, timeout time.Duration, nodeExists fun
 // register records that nodeID, connected over sess, has applied index,
 // replacing any registration it had, then reads the node's alloc index
 // from the state store with current and returns it. The entry is in
-// place before the read, and the FSM tells allocsChanged only after its
+// place before the read, and the FSM tells AllocsChanged only after its
 // commit, so an entry applied meanwhile is either seen by current or
 // finds the registration and notifies: none falls between. current runs
 // without the lock, so a registration (a fleet re-registering after a
 // deploy, or a node calling again and again) never holds up the FSM's
-// allocsChanged for the length of a state read.
+// AllocsChanged for the length of a state read.
 func (n *allocNotifier) register(nodeID string, sess *yamux.Session, index uint64, current func() (uint64, error)) (uint64, error) {
 	// The registration lives as long as the node waits, and a waiting
 	// node registers again after every notice: keep the store's copy of
@@ -134,10 +134,10 @@ func (n *allocNotifier) register(nodeID string, sess *yamux.Session, index uint6
 	return current()
 }
 
-// allocsChanged is told by the FSM that an applied entry moved nodeID's
+// AllocsChanged is told by the FSM that an applied entry moved nodeID's
 // alloc index to index. It queues a notice if the node waits for one
 // below that.
-func (n *allocNotifier) allocsChanged(nodeID string, index uint64) {
+func (n *allocNotifier) AllocsChanged(nodeID string, index uint64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	w, ok := n.entries[nodeID]
@@ -147,10 +147,10 @@ func (n *allocNotifier) allocsChanged(nodeID string, index uint64) {
 	n.setPending(nodeID, w, index)
 }
 
-// reset is told that a snapshot replaced the state store: any node's
+// Reset is told that a snapshot replaced the state store: any node's
 // allocs may have changed without an entry saying so, so every registered
 // node is told to look.
-func (n *allocNotifier) reset() {
+func (n *allocNotifier) Reset() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for id, w := range n.entries {
@@ -373,7 +373,7 @@ func (s *Server) setupAllocNotices() {
 		return err != nil || node != nil
 	})
 	s.allocNotices.metrics = s.metrics
-	s.fsm.setAllocSink(s.allocNotices)
+	s.fsm.SetAllocSink(s.allocNotices)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

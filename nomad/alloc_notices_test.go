@@ -140,18 +140,18 @@ func TestAllocNotifierNotifiesOnceForAChangePastTheRegisteredIndex(t *testing.T)
 		t.Fatalf("register = %d, %v; want 10", cur, err)
 	}
 	// Not news: at or below what the node has.
-	n.allocsChanged("n1", 9)
-	n.allocsChanged("n1", 10)
+	n.AllocsChanged("n1", 9)
+	n.AllocsChanged("n1", 10)
 	// Another node's change is not this node's.
-	n.allocsChanged("n2", 50)
+	n.AllocsChanged("n2", 50)
 	if len(n.ready) != 0 {
 		t.Fatalf("changes at or below the registered index queued %v", n.ready)
 	}
 	// Two changes before the push coalesce into one notice at the
 	// highest index.
-	n.allocsChanged("n1", 12)
-	n.allocsChanged("n1", 15)
-	n.allocsChanged("n1", 13)
+	n.AllocsChanged("n1", 12)
+	n.AllocsChanged("n1", 15)
+	n.AllocsChanged("n1", 13)
 	if len(n.ready) != 1 {
 		t.Fatalf("ready = %v, want n1 once", n.ready)
 	}
@@ -164,11 +164,11 @@ func TestAllocNotifierNotifiesOnceForAChangePastTheRegisteredIndex(t *testing.T)
 
 	// The registration was used up: later changes wait for the node to
 	// register again.
-	n.allocsChanged("n1", 20)
+	n.AllocsChanged("n1", 20)
 	if _, err := n.register("n1", p.srv, 15, at(20)); err != nil {
 		t.Fatal(err)
 	}
-	n.allocsChanged("n1", 21)
+	n.AllocsChanged("n1", 21)
 	got = waitNotices(t, p, 2)
 	if len(got) != 2 || got[1].Index != 21 {
 		t.Fatalf("notices = %+v, want a second at 21 only", got)
@@ -184,15 +184,15 @@ func TestAllocNotifierRegistrationReplacesTheNodesEarlierOne(t *testing.T) {
 	if _, err := n.register("n1", old.srv, 5, at(5)); err != nil {
 		t.Fatal(err)
 	}
-	n.allocsChanged("n1", 6) // queued for the old registration
+	n.AllocsChanged("n1", 6) // queued for the old registration
 	if _, err := n.register("n1", cur.srv, 6, at(6)); err != nil {
 		t.Fatal(err)
 	}
 	if n.registered() != 1 {
 		t.Fatalf("registered = %d, want one entry per node", n.registered())
 	}
-	n.allocsChanged("n1", 6) // the new registration has it already
-	n.allocsChanged("n1", 8)
+	n.AllocsChanged("n1", 6) // the new registration has it already
+	n.AllocsChanged("n1", 8)
 	if len(n.ready) != 1 {
 		t.Fatalf("ready = %v: a node must be queued once", n.ready)
 	}
@@ -219,7 +219,7 @@ func TestAllocNotifierDropsRegistrationsOfClosedSessions(t *testing.T) {
 	a.srv.Close()
 	b.srv.Close()
 	// One closed session is found at push time...
-	n.allocsChanged("a", 2)
+	n.AllocsChanged("a", 2)
 	if _, _, ok := n.next(); ok {
 		t.Fatal("a notice for a closed session was handed out to push")
 	}
@@ -257,13 +257,13 @@ func TestAllocNotifierFrozenPeerDoesNotStallOthers(t *testing.T) {
 		if _, err := n.register(id, frozen, 1, at(1)); err != nil {
 			t.Fatal(err)
 		}
-		n.allocsChanged(id, 2)
+		n.AllocsChanged(id, 2)
 	}
 	live := newNoticePeer(t)
 	if _, err := n.register("live", live.srv, 1, at(1)); err != nil {
 		t.Fatal(err)
 	}
-	n.allocsChanged("live", 2)
+	n.AllocsChanged("live", 2)
 	runNotifier(t, n)
 	got := waitNotices(t, live, 1)
 	if got[0] != (structs.AllocNotice{NodeID: "live", Index: 2}) {
@@ -291,10 +291,10 @@ func TestAllocNotifierQueueHoldsEachNodeOnce(t *testing.T) {
 	}
 	for index := uint64(2); index < 200; index++ {
 		for i := range nodes {
-			n.allocsChanged(nodeName(i), index)
+			n.AllocsChanged(nodeName(i), index)
 		}
 		if index%50 == 0 {
-			n.reset()
+			n.Reset()
 			// Registering again keeps the node's place, not a second one.
 			if _, err := n.register(nodeName(0), p.srv, index, at(index)); err != nil {
 				t.Fatal(err)
@@ -344,7 +344,7 @@ func TestAllocNotifierKeepsTheStoresCopyOfANodeID(t *testing.T) {
 
 // A registration reads the state store after its entry is in place and
 // without the notifier's lock: an entry the FSM applies during the read
-// neither waits for it (allocsChanged would block on the lock) nor goes
+// neither waits for it (AllocsChanged would block on the lock) nor goes
 // unnoticed.
 func TestAllocNotifierRegisterReadsWithoutHoldingTheLock(t *testing.T) {
 	n := testNotifier(t, 5*time.Second)
@@ -352,13 +352,13 @@ func TestAllocNotifierRegisterReadsWithoutHoldingTheLock(t *testing.T) {
 	cur, err := n.register("n1", p.srv, 5, func() (uint64, error) {
 		applied := make(chan struct{})
 		go func() {
-			n.allocsChanged("n1", 7) // an entry committed after the read began
+			n.AllocsChanged("n1", 7) // an entry committed after the read began
 			close(applied)
 		}()
 		select {
 		case <-applied:
 		case <-time.After(10 * time.Second):
-			t.Error("allocsChanged waited for a registration's state read")
+			t.Error("AllocsChanged waited for a registration's state read")
 		}
 		return 6, nil
 	})
@@ -381,7 +381,7 @@ func TestAllocNotifierClosesTheSessionOfAFailedPush(t *testing.T) {
 	if _, err := n.register("n1", p.srv, 1, at(1)); err != nil {
 		t.Fatal(err)
 	}
-	n.allocsChanged("n1", 2)
+	n.AllocsChanged("n1", 2)
 	runNotifier(t, n)
 	WaitFor(t, 10*time.Second, func() (bool, string) { return p.srv.IsClosed(), "the session is still open" })
 }
@@ -412,8 +412,8 @@ func TestAllocNotifierMetricsFollowRegistrationsAndPushes(t *testing.T) {
 	if r, q := gauge("nomad.nomad.alloc_notices.registered"), gauge("nomad.nomad.alloc_notices.queued"); r != 2 || q != 0 {
 		t.Fatalf("two nodes registered, nothing changed: registered %v, queued %v", r, q)
 	}
-	n.allocsChanged("good", 2)
-	n.allocsChanged("bad", 2)
+	n.AllocsChanged("good", 2)
+	n.AllocsChanged("bad", 2)
 	if q := gauge("nomad.nomad.alloc_notices.queued"); q != 2 {
 		t.Fatalf("two notices due before any push: queued %v", q)
 	}
@@ -445,7 +445,7 @@ func TestAllocNotifierQueuedCountsOnlyNoticesDue(t *testing.T) {
 	if _, err := n.register("n1", p.srv, 1, at(1)); err != nil {
 		t.Fatal(err)
 	}
-	n.allocsChanged("n1", 2)
+	n.AllocsChanged("n1", 2)
 	if q := n.stats().Queued; q != 1 {
 		t.Fatalf("queued = %d with one notice due, want 1", q)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -172,7 +173,7 @@ func TestFSMIgnoresAReportOlderThanTheAllocsVersion(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := NewFSM(hclog.NewNullLogger(), nil)
+			f, err := fsm.New(hclog.NewNullLogger(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

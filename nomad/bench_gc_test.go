@@ -13,8 +13,10 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/nomad/planner/plannertest"
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
@@ -174,7 +176,7 @@ func BenchmarkCoreGC100kAllocs(b *testing.B) {
 // server's FSM, serving both the GC (gcDeps) and the plan applier
 // (planner.Raft), as the leader's raft serves both.
 type benchGCRaft struct {
-	fsm  *FSM
+	fsm  *fsm.FSM
 	raft *raft.Raft
 
 	mu      sync.Mutex
@@ -182,7 +184,7 @@ type benchGCRaft struct {
 }
 
 func newBenchGCRaft(b *testing.B) *benchGCRaft {
-	fsm, err := NewFSM(hclog.NewNullLogger(), nil)
+	fsm, err := fsm.New(hclog.NewNullLogger(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -220,7 +222,7 @@ func (r *benchGCRaft) State() *state.StateStore { return r.fsm.State() }
 func (r *benchGCRaft) Now() time.Time           { return time.Now() }
 
 func (r *benchGCRaft) ApplyPlanResults(req *structs.ApplyPlanResultsRequest) (planner.RaftFuture, error) {
-	buf, err := encodeMsg(structs.ApplyPlanResultsRequestType, req)
+	buf, err := raftlog.Encode(structs.ApplyPlanResultsRequestType, req)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +230,7 @@ func (r *benchGCRaft) ApplyPlanResults(req *structs.ApplyPlanResultsRequest) (pl
 }
 
 func (r *benchGCRaft) raftApply(t structs.MessageType, msg any) (uint64, any, error) {
-	buf, err := encodeMsg(t, msg)
+	buf, err := raftlog.Encode(t, msg)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -257,7 +258,7 @@ func TestGCOfANodesNewestAllocMovesItsAssignmentIndexForward(t *testing.T) {
 
 // recordingHooks remembers the order of JobStopped calls.
 type recordingHooks struct {
-	noopHooks
+	fsm.NoHooks
 	stopped []string
 }
 
@@ -267,7 +268,7 @@ func (h *recordingHooks) JobStopped(namespace, jobID string) {
 
 // applyFrom applies the entries of l from position from on, failing on an
 // entry that returns an error.
-func (l *fsmLog) applyFrom(t *testing.T, f *FSM, from int) {
+func (l *fsmLog) applyFrom(t *testing.T, f *fsm.FSM, from int) {
 	t.Helper()
 	for _, e := range l.entries[from:] {
 		if resp := f.Apply(e); resp != nil {
@@ -288,9 +289,9 @@ func fsmBatchJob(id string) *structs.Job {
 // gcFixture is an FSM holding finished batch jobs a, b, c (dead, their
 // evals complete) and nodes n1, n2 (down), as garbage collection would
 // find them; read holds the ModifyIndex of each as GC read it.
-func gcFixture(t *testing.T, hooks fsmHooks) (*FSM, *fsmLog, map[string]uint64) {
+func gcFixture(t *testing.T, hooks fsm.Hooks) (*fsm.FSM, *fsmLog, map[string]uint64) {
 	t.Helper()
-	f, err := NewFSM(hclog.NewNullLogger(), hooks)
+	f, err := fsm.New(hclog.NewNullLogger(), hooks)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/nomad/fsm"
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -17,7 +19,7 @@ import (
 // server, and records each entry's size and object count.
 type fsmGCDeps struct {
 	t       testing.TB
-	fsm     *FSM
+	fsm     *fsm.FSM
 	index   uint64
 	entries []gcEntry
 }
@@ -29,7 +31,7 @@ type gcEntry struct {
 }
 
 func newFSMGCDeps(t testing.TB) *fsmGCDeps {
-	f, err := NewFSM(hclog.NewNullLogger(), nil)
+	f, err := fsm.New(hclog.NewNullLogger(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +41,7 @@ func newFSMGCDeps(t testing.TB) *fsmGCDeps {
 func (d *fsmGCDeps) State() *state.StateStore { return d.fsm.State() }
 
 func (d *fsmGCDeps) raftApply(t structs.MessageType, msg any) (uint64, any, error) {
-	buf, err := encodeMsg(t, msg)
+	buf, err := raftlog.Encode(t, msg)
 	if err != nil {
 		return 0, nil, err
 	}

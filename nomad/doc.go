@@ -6,7 +6,7 @@
 //
 // A write (Job.Register, Node.UpdateAlloc, ...) is validated by its endpoint
 // on the leader (followers forward it), which makes every ID and timestamp
-// the entry needs and commits one raft entry. The FSM (fsm*.go) applies the
+// the entry needs and commits one raft entry. The FSM (nomad/fsm) applies the
 // entry to the state store deterministically and, on the leader only, hands
 // new evaluations to the EvalBroker or BlockedEvals. Workers (every server
 // runs num_schedulers of them) dequeue evaluations from the leader, run the
@@ -90,7 +90,7 @@
 //
 // The ACL endpoint (acl_endpoint*.go, acl_bootstrap.go) stores policies
 // and tokens through raft. A token's secret is made on the leader and only
-// its SHA-256 goes to raft and the state store; encodeMsg also clears the
+// its SHA-256 goes to raft and the state store; raftlog.Encode also clears the
 // caller's AuthToken (and a forwarding server's ServerToken) from every
 // request before it becomes an entry, so no caller's secret is ever on
 // disk. Server.ResolveToken (acl.go) looks a token up by the hash of its

@@ -7,8 +7,9 @@ import (
 )
 
 // ErrBadRequest marks an error caused by the caller's input; the HTTP layer
-// maps it to 400. Its text says which field was wrong and why.
-var ErrBadRequest = structs.NewCodedError("BadRequest", "bad request")
+// maps it to 400. Its text says which field was wrong and why. It is
+// structs.ErrBadRequest, the same value, which the FSM uses as well.
+var ErrBadRequest = structs.ErrBadRequest
 
 func errBadRequest(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, args...))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -58,7 +59,7 @@ func checkACLEntries(t *testing.T, st *state.StateStore) {
 // No raft entry carries the caller's token: secrets live only as hashes.
 func TestRaftEntriesNeverCarryTheCallersToken(t *testing.T) {
 	req := &structs.JobRegisterRequest{Job: fsmTestJob("web"), WriteRequest: structs.WriteRequest{AuthToken: "caller-secret", ServerToken: "forwarder-secret", Region: "global"}}
-	buf, err := encodeMsg(structs.JobRegisterRequestType, req)
+	buf, err := raftlog.Encode(structs.JobRegisterRequestType, req)
 	if err != nil {
 		t.Fatal(err)
 	}

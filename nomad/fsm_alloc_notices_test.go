@@ -10,13 +10,13 @@ type recordingAllocSink struct {
 	resets  int
 }
 
-func (r *recordingAllocSink) allocsChanged(nodeID string, index uint64) {
+func (r *recordingAllocSink) AllocsChanged(nodeID string, index uint64) {
 	if index > r.changed[nodeID] {
 		r.changed[nodeID] = index
 	}
 }
 
-func (r *recordingAllocSink) reset() { r.resets++ }
+func (r *recordingAllocSink) Reset() { r.resets++ }
 
 // TestFSMTellsOfExactlyTheNodesWhoseAllocIndexMoved applies one entry of
 // every message type and checks after each that the FSM told the sink of
@@ -27,7 +27,7 @@ func (r *recordingAllocSink) reset() { r.resets++ }
 func TestFSMTellsOfExactlyTheNodesWhoseAllocIndexMoved(t *testing.T) {
 	f := testFSM(t)
 	sink := &recordingAllocSink{}
-	f.setAllocSink(sink)
+	f.SetAllocSink(sink)
 	nodes := []string{"n1", "n2", "n3"}
 	indexOf := func(node string) uint64 {
 		_, index, err := clientAllocs(nil, f.State(), node, false)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -26,7 +27,7 @@ func dispatchEntry(t *testing.T, index uint64, parent *structs.Job, token, suffi
 }
 
 // mustApply applies an entry that must succeed.
-func mustApply(t *testing.T, f *FSM, e *raft.Log) {
+func mustApply(t *testing.T, f *fsm.FSM, e *raft.Log) {
 	t.Helper()
 	if resp := f.Apply(e); resp != nil {
 		t.Fatalf("entry %d (%s) answered %v", e.Index, structs.MessageType(e.Data[0]), resp)
@@ -69,8 +70,8 @@ func TestFSMDispatchWithATokenALiveChildHoldsStoresNothing(t *testing.T) {
 	// first was applied (a race), so the FSM is the one that must refuse.
 	_, entry = dispatchEntry(t, 3, parent, "tok", "00000002", "e2")
 	resp := f.Apply(entry)
-	dup, ok := resp.(*dispatchDuplicate)
-	if !ok || dup.child.ID != first.ID {
+	dup, ok := resp.(*fsm.DispatchDuplicate)
+	if !ok || dup.Child.ID != first.ID {
 		t.Fatalf("second dispatch answered %#v, want the first child %s", resp, first.ID)
 	}
 	if after := dumpState(t, f.State()); !structs.DeepEqual(before, after) {
@@ -87,21 +88,21 @@ func TestFSMDispatchWithATokenALiveChildHoldsStoresNothing(t *testing.T) {
 func TestFSMDispatchRefusesWhatNoLongerHolds(t *testing.T) {
 	cases := []struct {
 		name  string
-		setup func(t *testing.T, f *FSM, parent *structs.Job)
+		setup func(t *testing.T, f *fsm.FSM, parent *structs.Job)
 		want  string
 	}{
-		{"the parent was purged", func(t *testing.T, f *FSM, parent *structs.Job) {
+		{"the parent was purged", func(t *testing.T, f *fsm.FSM, parent *structs.Job) {
 			mustApply(t, f, entryAt(t, 2, structs.JobDeregisterRequestType, &structs.JobDeregisterRequest{JobID: "encode", Purge: true, WriteRequest: structs.WriteRequest{Namespace: "default"}}))
 		}, "not found"},
-		{"the parent was stopped", func(t *testing.T, f *FSM, parent *structs.Job) {
+		{"the parent was stopped", func(t *testing.T, f *fsm.FSM, parent *structs.Job) {
 			mustApply(t, f, entryAt(t, 2, structs.JobDeregisterRequestType, &structs.JobDeregisterRequest{JobID: "encode", WriteRequest: structs.WriteRequest{Namespace: "default"}}))
 		}, `job "encode" is stopped`},
-		{"the parent is no longer parameterized", func(t *testing.T, f *FSM, parent *structs.Job) {
+		{"the parent is no longer parameterized", func(t *testing.T, f *fsm.FSM, parent *structs.Job) {
 			p := parent.Copy()
 			p.ParameterizedJob = nil
 			mustApply(t, f, entryAt(t, 2, structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: p}))
 		}, `job "encode" is not parameterized`},
-		{"the child's ID is taken", func(t *testing.T, f *FSM, parent *structs.Job) {
+		{"the child's ID is taken", func(t *testing.T, f *fsm.FSM, parent *structs.Job) {
 			_, entry := dispatchEntry(t, 2, parent, "", "0a1b2c3d", "e0")
 			mustApply(t, f, entry)
 		}, "already exists"},

@@ -7,13 +7,15 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/nomad/fsm"
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
-func applyNodeBatch(t *testing.T, f *FSM, index uint64, req *structs.NodeBatchUpdateStatusRequest) any {
+func applyNodeBatch(t *testing.T, f *fsm.FSM, index uint64, req *structs.NodeBatchUpdateStatusRequest) any {
 	t.Helper()
-	buf, err := encodeMsg(structs.NodeBatchUpdateStatusRequestType, req)
+	buf, err := raftlog.Encode(structs.NodeBatchUpdateStatusRequestType, req)
 	if err != nil {
 		t.Fatal(err)
 	}

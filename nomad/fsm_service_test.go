@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -37,7 +38,7 @@ func serviceLog(t *testing.T) *fsmLog {
 	return l
 }
 
-func fsmRegAllocs(t *testing.T, f *FSM) map[string]bool {
+func fsmRegAllocs(t *testing.T, f *fsm.FSM) map[string]bool {
 	t.Helper()
 	it, err := f.State().ServiceRegistrations(nil)
 	if err != nil {

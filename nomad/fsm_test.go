@@ -11,13 +11,15 @@ import (
 	"github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/nomad/fsm"
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
-func testFSM(t *testing.T) *FSM {
+func testFSM(t *testing.T) *fsm.FSM {
 	t.Helper()
-	f, err := NewFSM(hclog.NewNullLogger(), nil)
+	f, err := fsm.New(hclog.NewNullLogger(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,14 +34,14 @@ type fsmLog struct {
 
 func (l *fsmLog) add(mt structs.MessageType, msg any) {
 	l.t.Helper()
-	buf, err := encodeMsg(mt, msg)
+	buf, err := raftlog.Encode(mt, msg)
 	if err != nil {
 		l.t.Fatal(err)
 	}
 	l.entries = append(l.entries, &raft.Log{Index: uint64(len(l.entries) + 1), Type: raft.LogCommand, Data: buf})
 }
 
-func (l *fsmLog) applyTo(t *testing.T, f *FSM) {
+func (l *fsmLog) applyTo(t *testing.T, f *fsm.FSM) {
 	t.Helper()
 	for _, e := range l.entries {
 		if resp := f.Apply(e); resp != nil {
@@ -84,6 +86,28 @@ func fsmTestAlloc(id, nodeID string, job *structs.Job, evalID string) *structs.A
 func evalFor(id string, job *structs.Job, status string) *structs.Evaluation {
 	return &structs.Evaluation{ID: id, Namespace: job.Namespace, Priority: job.Priority, Type: job.Type,
 		TriggeredBy: structs.EvalTriggerJobRegister, JobID: job.ID, Status: status, CreateTime: 1000, ModifyTime: 1000}
+}
+
+// atomicSetupLog writes node n1 with job web's alloc a1 running on it, at
+// indexes 1 to 4.
+func atomicSetupLog(t *testing.T) (*fsmLog, *structs.Job) {
+	l := &fsmLog{t: t}
+	job := fsmTestJob("web")
+	l.add(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: fsmTestNode("n1")})
+	l.add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job, Eval: evalFor("e1", job, structs.EvalStatusComplete)})
+	l.add(structs.ApplyPlanResultsRequestType, &structs.ApplyPlanResultsRequest{AllocsUpdated: []*structs.Allocation{fsmTestAlloc("a1", "n1", job, "e1")}, Job: job, UpdatedAt: 1})
+	l.add(structs.AllocClientUpdateRequestType, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusRunning}}, UpdatedAt: 2})
+	return l, job
+}
+
+// entryAt encodes one entry at a raft index.
+func entryAt(t *testing.T, index uint64, mt structs.MessageType, msg any) *raft.Log {
+	t.Helper()
+	buf, err := raftlog.Encode(mt, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &raft.Log{Index: index, Type: raft.LogCommand, Data: buf}
 }
 
 // buildLog writes one entry of every message type, in an order that makes
@@ -376,7 +400,7 @@ func TestFSMClientReportChecksTheNodeAtApplyTime(t *testing.T) {
 	// The node heartbeats; the report arrives without an eval (the
 	// endpoint read the alloc before it was unknown): the FSM adds the
 	// reconnect eval, with an ID every server derives the same way.
-	reconnect := func(f *FSM) *structs.Evaluation {
+	reconnect := func(f *fsm.FSM) *structs.Evaluation {
 		tail := &fsmLog{t: t}
 		tail.add(structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: "n1", Status: structs.NodeStatusReady, UpdatedAt: 200})
 		tail.add(structs.AllocClientUpdateRequestType, &structs.AllocUpdateRequest{Alloc: []*structs.Allocation{{ID: "a1", ClientStatus: structs.AllocClientStatusRunning}}, UpdatedAt: 201})

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-sched/drover/helper/fuzzseed"
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -130,7 +131,7 @@ func FuzzFSMRestore(f *testing.F) {
 	})
 }
 
-func persistFSM(tb testing.TB, f *FSM) []byte {
+func persistFSM(tb testing.TB, f *fsm.FSM) []byte {
 	tb.Helper()
 	snap, err := f.Snapshot()
 	if err != nil {
@@ -143,9 +144,9 @@ func persistFSM(tb testing.TB, f *FSM) []byte {
 	return sink.Bytes()
 }
 
-func testFSMFor(tb testing.TB) *FSM {
+func testFSMFor(tb testing.TB) *fsm.FSM {
 	tb.Helper()
-	f, err := NewFSM(hclog.NewNullLogger(), nil)
+	f, err := fsm.New(hclog.NewNullLogger(), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func testFSMFor(tb testing.TB) *FSM {
 }
 
 // fuzzFSM is a fresh FSM with entries applied.
-func fuzzFSM(t *testing.T, entries []*raft.Log) *FSM {
+func fuzzFSM(t *testing.T, entries []*raft.Log) *fsm.FSM {
 	t.Helper()
 	f := testFSM(t)
 	for _, e := range entries {
@@ -166,7 +167,7 @@ func fuzzFSM(t *testing.T, entries []*raft.Log) *FSM {
 	return f
 }
 
-func applyNoPanic(t *testing.T, f *FSM, e *raft.Log) (resp any) {
+func applyNoPanic(t *testing.T, f *fsm.FSM, e *raft.Log) (resp any) {
 	t.Helper()
 	defer func() {
 		if p := recover(); p != nil {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/acl"
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -35,7 +36,7 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 	if err != nil {
 		return err
 	}
-	if err := checkDispatchParent(parent, args.JobID); err != nil {
+	if err := fsm.CheckDispatchParent(parent, args.JobID); err != nil {
 		return err
 	}
 	if err := structs.ValidateDispatch(parent, args); err != nil {
@@ -43,7 +44,7 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 	}
 	// A fast answer without a raft write; the FSM makes the binding check.
 	if tok := args.IdempotencyToken; tok != "" {
-		existing, err := liveDispatchedChild(st, ns, parent.ID, tok)
+		existing, err := fsm.LiveDispatchedChild(st, ns, parent.ID, tok)
 		if err != nil {
 			return err
 		}
@@ -69,8 +70,8 @@ func (j *Job) Dispatch(args *structs.JobDispatchRequest, reply *structs.JobDispa
 	if err != nil {
 		return err
 	}
-	if dup, ok := resp.(*dispatchDuplicate); ok {
-		answerExistingChild(reply, dup.child)
+	if dup, ok := resp.(*fsm.DispatchDuplicate); ok {
+		answerExistingChild(reply, dup.Child)
 		return nil
 	}
 	reply.DispatchedJobID = child.ID

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/drover-sched/drover/acl"
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
@@ -97,7 +98,7 @@ func (j *Job) register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	}
 	// A fast refusal without a raft write; the FSM makes the binding check.
 	if args.EnforceIndex {
-		if err := checkJobModifyIndex(existing, args.JobModifyIndex); err != nil {
+		if err := fsm.CheckJobModifyIndex(existing, args.JobModifyIndex); err != nil {
 			return err
 		}
 	}
@@ -412,21 +413,4 @@ func (j *Job) LatestDeployment(args *structs.JobSpecificRequest, reply *structs.
 		reply.Deployment = d
 		return maxIndex(st, state.TableDeployments), nil
 	})
-}
-
-// checkJobModifyIndex is the check-and-set test of a registration:
-// existing (nil if the job does not exist) must have JobModifyIndex want,
-// with 0 meaning the job must not exist.
-func checkJobModifyIndex(existing *structs.Job, want uint64) error {
-	var current uint64
-	if existing != nil {
-		current = existing.JobModifyIndex
-	}
-	switch {
-	case current == want:
-		return nil
-	case existing == nil:
-		return fmt.Errorf("%w %d: job not found", structs.ErrIndexConflict, want)
-	}
-	return fmt.Errorf("%w %d: job exists with conflicting job modify index: %d", structs.ErrIndexConflict, want, current)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/yamux"
 
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/nomad/heartbeat"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/scheduler/feasible"
@@ -155,7 +156,7 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 
 // readyNodeAttempts bounds how often a node becoming ready is written
 // again because a system job changed between reading the jobs and the
-// entry committing (errReadyNodeEvalsStale). Each retry reads a state
+// entry committing (fsm.ErrReadyNodeEvalsStale). Each retry reads a state
 // that includes the refused entry's index, so only a job changed in that
 // short window refuses it again; a client whose heartbeat still fails
 // retries it.
@@ -212,7 +213,7 @@ func (n *Node) applyNodeStatus(node *structs.Node, change nodeChange, now time.T
 		}
 		var idx uint64
 		idx, _, err = n.srv.raftApply(mk(evals, readIndex))
-		if errors.Is(err, errReadyNodeEvalsStale) {
+		if errors.Is(err, fsm.ErrReadyNodeEvalsStale) {
 			n.srv.Logger().Debug("reading a ready node's evals again", "node_id", node.ID, "attempt", attempt+1, "error", err)
 			continue
 		}

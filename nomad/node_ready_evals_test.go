@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -119,7 +120,7 @@ func TestLogEndingAtNodeReadyRestoresItsEvals(t *testing.T) {
 // replayRaftLog applies the command entries of a raft-boltdb log up to and
 // including index last to a fresh FSM: what a server restarting from a
 // log that ends there would hold.
-func replayRaftLog(t *testing.T, path string, last uint64) *FSM {
+func replayRaftLog(t *testing.T, path string, last uint64) *fsm.FSM {
 	t.Helper()
 	store, err := raftboltdb.New(raftboltdb.Options{Path: path})
 	if err != nil {
@@ -130,7 +131,7 @@ func replayRaftLog(t *testing.T, path string, last uint64) *FSM {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := NewFSM(hclog.NewNullLogger(), nil)
+	f, err := fsm.New(hclog.NewNullLogger(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,13 +159,13 @@ func TestFSMRefusesReadyNodeEvalsReadBeforeASystemJob(t *testing.T) {
 	sys.Type = structs.JobTypeSystem
 	down := fsmTestNode("n1")
 	down.Status = structs.NodeStatusDown
-	setup := func(t *testing.T) *FSM {
+	setup := func(t *testing.T) *fsm.FSM {
 		// The node down at 1, job web at 2, the system job at 3.
 		l := &fsmLog{t: t}
 		l.add(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: down})
 		l.add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: fsmTestJob("web")})
 		l.add(structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: sys})
-		f, err := NewFSM(hclog.NewNullLogger(), nil)
+		f, err := fsm.New(hclog.NewNullLogger(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +205,7 @@ func TestFSMRefusesReadyNodeEvalsReadBeforeASystemJob(t *testing.T) {
 				resp := f.Apply(entryAt(t, 10, e.mt, e.msg))
 				err, _ := resp.(error)
 				if tc.wantErr {
-					if !errors.Is(err, errReadyNodeEvalsStale) || !strings.Contains(err.Error(), `job "sys"`) {
+					if !errors.Is(err, fsm.ErrReadyNodeEvalsStale) || !strings.Contains(err.Error(), `job "sys"`) {
 						t.Fatalf("want the entry refused naming job sys, got %v", resp)
 					}
 					if after := dumpState(t, f.State()); !structs.DeepEqual(before, after) {

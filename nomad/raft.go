@@ -11,7 +11,7 @@ import (
 
 	"github.com/drover-sched/drover/helper/boltcheck"
 	"github.com/drover-sched/drover/helper/dirperm"
-	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -142,7 +142,7 @@ func (s *Server) raftApply(t structs.MessageType, msg any) (uint64, any, error) 
 
 // raftApplyFuture submits an entry without waiting, for pipelining.
 func (s *Server) raftApplyFuture(t structs.MessageType, msg any) (raft.ApplyFuture, error) {
-	buf, err := encodeMsg(t, msg)
+	buf, err := raftlog.Encode(t, msg)
 	if err != nil {
 		return nil, err
 	}
@@ -188,16 +188,11 @@ func (s *Server) raftConfiguration() (raft.Configuration, uint64, error) {
 	return f.Configuration(), f.Index(), nil
 }
 
-// maxEntrySize bounds one raft entry: no larger than an RPC message, so
-// that every committed entry can be sent to a follower, forwarded and
-// answered. Nothing a request makes should come near it (jobs are bounded
-// by job_max_source_size, plans are cut into parts); this is the last
-// check, before the entry is applied, so an oversized one changes nothing.
-const maxEntrySize = rpcx.DefaultMaxMessageSize
-
+// checkEntrySize refuses an entry over raftlog.MaxEntrySize as a request
+// too large (HTTP 413), before raft has it.
 func checkEntrySize(t structs.MessageType, n int) error {
-	if n > maxEntrySize {
-		return errTooLarge("the %s raft entry this request makes is %d bytes, over the %d bytes an entry may have (the RPC message limit); nothing was written", t, n, maxEntrySize)
+	if err := raftlog.CheckSize(t, n); err != nil {
+		return errTooLarge("%v", err)
 	}
 	return nil
 }

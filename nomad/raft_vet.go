@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/drover-sched/drover/nomad/raftlog"
 )
 
 // Raft trusts whoever speaks it. With mutual TLS and
@@ -15,7 +17,7 @@ import (
 // anyone who reaches the RPC port can claim to be the leader. Such a
 // caller can rewrite the log, which nothing can prevent without TLS, but
 // it must not be able to kill the server, now or at every start: the FSM
-// refuses entries it cannot apply (fsm.go), and raft itself panics on two
+// refuses entries it cannot apply (nomad/fsm), and raft itself panics on two
 // kinds of entry no leader sends:
 //
 //   - a configuration entry (LogConfiguration) whose data does not decode,
@@ -24,6 +26,9 @@ import (
 //   - entries that do not follow the entry the request names as previous
 //     (PrevLogEntry): with PrevLogEntry 0 raft stores them wherever they
 //     say, leaving a gap it panics on when it applies or starts.
+//
+// The first kind is a matter of the entry alone, and raftlog.Vet tells
+// it; the second is a matter of the request, checked here.
 //
 // vettedTransport refuses such requests before raft reads them, answering
 // the caller with an error, and checkRaftLog stops a server whose log
@@ -114,43 +119,17 @@ func vetRaftRequest(cmd any) error {
 					errRaftRequestRefused, e.Index, next-1)
 			}
 			next++
-			if err := vetLogEntry(e); err != nil {
+			if err := raftlog.Vet(e); err != nil {
 				return fmt.Errorf("%w: %w", errRaftRequestRefused, err)
 			}
 		}
 	case *raft.InstallSnapshotRequest:
 		if req.SnapshotVersion > 0 {
-			if err := decodeConfiguration(req.Configuration); err != nil {
+			if err := raftlog.VetConfiguration(req.Configuration); err != nil {
 				return fmt.Errorf("%w: snapshot at index %d: %w", errRaftRequestRefused, req.LastLogIndex, err)
 			}
 		}
 	}
-	return nil
-}
-
-// vetLogEntry returns why raft would panic on e, as it stores e or as it
-// starts with e in its log, or nil.
-func vetLogEntry(e *raft.Log) error {
-	switch e.Type {
-	case raft.LogConfiguration:
-		if err := decodeConfiguration(e.Data); err != nil {
-			return fmt.Errorf("entry %d: %w", e.Index, err)
-		}
-	case raft.LogAddPeerDeprecated, raft.LogRemovePeerDeprecated:
-		return fmt.Errorf("entry %d is a peer change of raft's old protocol (%s), which Drover's servers never write", e.Index, e.Type)
-	}
-	return nil
-}
-
-// decodeConfiguration reports whether data is a raft configuration:
-// raft.DecodeConfiguration panics on anything else.
-func decodeConfiguration(data []byte) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("the configuration does not decode: %v", p)
-		}
-	}()
-	raft.DecodeConfiguration(data)
 	return nil
 }
 
@@ -177,7 +156,7 @@ func (l *refusalLimiter) allow(now time.Time) (suppressed int, ok bool) {
 
 // checkRaftLog reads every entry raft reads when it starts (those after
 // the newest snapshot) and returns why raft would panic on them, or nil:
-// a missing entry, or one vetLogEntry refuses.
+// a missing entry, or one raftlog.Vet refuses.
 func checkRaftLog(logs raft.LogStore, snaps raft.SnapshotStore) error {
 	first, err := logs.FirstIndex()
 	if err != nil {
@@ -205,7 +184,7 @@ func checkRaftLog(logs raft.LogStore, snaps raft.SnapshotStore) error {
 		} else if err != nil {
 			return fmt.Errorf("entry %d of the log cannot be read: %v", i, err)
 		}
-		if err := vetLogEntry(&e); err != nil {
+		if err := raftlog.Vet(&e); err != nil {
 			return err
 		}
 	}

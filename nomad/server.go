@@ -22,6 +22,7 @@ import (
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/nomad/broker"
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/nomad/heartbeat"
 	"github.com/drover-sched/drover/nomad/planner"
 	"github.com/drover-sched/drover/nomad/state"
@@ -44,7 +45,7 @@ type Server struct {
 	// metrics is Config.Metrics, or a handle that drops everything.
 	metrics *metrics.Metrics
 
-	fsm           *FSM
+	fsm           *fsm.FSM
 	raft          *raft.Raft
 	raftLayer     *rpcx.RaftLayer
 	raftTransport *vettedTransport
@@ -197,7 +198,7 @@ func (s *Server) setup() error {
 	if err := s.setupLeaderComponents(); err != nil {
 		return err
 	}
-	if s.fsm, err = NewFSM(s.logger, &serverHooks{s}); err != nil {
+	if s.fsm, err = fsm.New(s.logger, &serverHooks{s}); err != nil {
 		return err
 	}
 	s.events = stream.NewBroker(stream.Config{BufferEvents: s.config.EventBufferEvents, BufferBytes: s.config.EventBufferBytes})

@@ -26,7 +26,12 @@ var (
 	// ErrNotFound is an object (job, node, allocation, deployment) that the
 	// servers' state does not hold: it never existed, or was garbage
 	// collected. Callers wrap it with what was looked for ("job \"web\": ...").
-	ErrNotFound          = NewCodedError("NotFound", "not found in the cluster state")
+	ErrNotFound = NewCodedError("NotFound", "not found in the cluster state")
+	// ErrBadRequest marks an error caused by the caller's input; the HTTP
+	// layer maps it to 400. Its text says which field was wrong and why. It
+	// is here, not in the server, because the FSM refuses some entries
+	// with it too, and the two must be one sentinel.
+	ErrBadRequest        = NewCodedError("BadRequest", "bad request")
 	ErrNodeNotReady      = NewCodedError("NodeNotReady", "node is not ready")
 	ErrNodeSecretDenied  = NewCodedError("NodeSecretDenied", "node secret ID does not match")
 	ErrNodeSecretMissing = NewCodedError("NodeSecretMissing", "node secret ID is missing")

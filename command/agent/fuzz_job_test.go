@@ -19,6 +19,7 @@ import (
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/jobspec"
 	"github.com/drover-sched/drover/nomad"
+	"github.com/drover-sched/drover/nomad/fsm"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -189,13 +190,13 @@ func fuzzServerValidate(args, reply any) error {
 	return nil
 }
 
-func newFuzzFSM(t *testing.T) *nomad.FSM {
+func newFuzzFSM(t *testing.T) *fsm.FSM {
 	t.Helper()
-	fsm, err := nomad.NewFSM(hclog.NewNullLogger(), nil)
+	f, err := fsm.New(hclog.NewNullLogger(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fsm
+	return f
 }
 
 // bufferSink is a raft.SnapshotSink in memory.

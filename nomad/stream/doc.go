@@ -2,8 +2,8 @@
 // subscribers: the event stream behind GET /v1/event/stream.
 //
 // Every server (leader or follower) produces the same events, because
-// they come from its FSM applying the same raft entries (see nomad's
-// fsm_events.go); this package only keeps and delivers them.
+// they come from its FSM applying the same raft entries (see
+// nomad/fsm/events.go); this package only keeps and delivers them.
 //
 // # Ownership and bounds
 //

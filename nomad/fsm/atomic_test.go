@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"context"
@@ -11,13 +11,14 @@ import (
 	"github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/raft"
 
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
 // notifyCounter counts what the FSM told the leader's components.
 type notifyCounter struct {
-	noopHooks
+	NoHooks
 	evals, stopped int
 }
 
@@ -25,9 +26,9 @@ func (h *notifyCounter) EvalsUpserted(evals []*structs.Evaluation) { h.evals += 
 func (h *notifyCounter) JobStopped(string, string)                 { h.stopped++ }
 
 // hookedFSM is an FSM whose store calls afterCommit after every commit.
-func hookedFSM(t *testing.T, hooks fsmHooks, afterCommit func()) *FSM {
+func hookedFSM(t *testing.T, hooks Hooks, afterCommit func()) *FSM {
 	t.Helper()
-	f, err := NewFSM(hclog.NewNullLogger(), hooks)
+	f, err := New(hclog.NewNullLogger(), hooks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func atomicSetupLog(t *testing.T) (*fsmLog, *structs.Job) {
 // entryAt encodes one entry at a raft index.
 func entryAt(t *testing.T, index uint64, mt structs.MessageType, msg any) *raft.Log {
 	t.Helper()
-	buf, err := encodeMsg(mt, msg)
+	buf, err := raftlog.Encode(mt, msg)
 	if err != nil {
 		t.Fatal(err)
 	}

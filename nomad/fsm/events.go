@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"slices"
@@ -19,9 +19,9 @@ import (
 // stored (immutable) objects, leaving JSON encoding to the consumers, so
 // it costs the FSM little.
 
-// eventSink receives the events of each applied entry. *stream.Broker is
+// EventSink receives the events of each applied entry. *stream.Broker is
 // one; Publish must not block.
-type eventSink interface {
+type EventSink interface {
 	Publish(index uint64, entryBytes int, events []structs.Event)
 	CloseTokens(accessorIDs []string)
 	// Reset is told that a snapshot replaced the state: the stream has a
@@ -31,7 +31,7 @@ type eventSink interface {
 
 // SetEventSink makes the FSM publish the events of every entry it applies
 // from now on. Call it before raft starts applying.
-func (f *FSM) SetEventSink(sink eventSink) {
+func (f *FSM) SetEventSink(sink EventSink) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.events = sink
@@ -256,4 +256,4 @@ func nonEmpty(keys ...string) []string {
 	return out
 }
 
-var _ eventSink = (*stream.Broker)(nil)
+var _ EventSink = (*stream.Broker)(nil)

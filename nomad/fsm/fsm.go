@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"fmt"
@@ -9,16 +9,16 @@ import (
 	memdb "github.com/hashicorp/go-memdb"
 	"github.com/hashicorp/raft"
 
-	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/nomad/state"
 	"github.com/drover-sched/drover/structs"
 )
 
 // FSM applies committed raft entries to the state store. Every entry is one
-// message-type byte followed by a msgpack-encoded request. Apply is
-// deterministic: handlers use only the raft index and values in the entry
-// (IDs, times) — never the clock or a random source — so every server ends
-// with the same state.
+// message-type byte followed by a msgpack-encoded request (nomad/raftlog).
+// Apply is deterministic: handlers use only the raft index and values in
+// the entry (IDs, times) — never the clock or a random source — so every
+// server ends with the same state.
 //
 // Apply is also atomic: every entry changes the state store in exactly one
 // write transaction (state.StateStore.Write, or a write method that is one
@@ -29,39 +29,39 @@ import (
 //
 // On the leader, applying some entries also has side effects outside the
 // state store (enqueueing evals, unblocking capacity). Those go through
-// fsmHooks, which are no-ops on followers, and run only after the entry's
+// Hooks, which are no-ops on followers, and run only after the entry's
 // transaction committed, with what it committed.
 type FSM struct {
 	logger hclog.Logger
-	hooks  fsmHooks
+	hooks  Hooks
 
 	mu    sync.RWMutex
 	state *state.StateStore
 
 	handlers map[structs.MessageType]applyFn
 
-	// events receives the events of each applied entry (fsm_events.go);
+	// events receives the events of each applied entry (events.go);
 	// nil publishes none. pendingChanges collects the entry's committed
 	// changes until Apply publishes them. Only Apply writes the store in
 	// a server; pendingMu is for tests that write it directly as well.
-	events         eventSink
+	events         EventSink
 	pendingMu      sync.Mutex
 	pendingChanges memdb.Changes
 
 	// allocSink is told which nodes' alloc indexes each entry moved
-	// (fsm_alloc_notices.go); nil tells nobody. Alloc-change notices
+	// (alloc_notices.go); nil tells nobody. Alloc-change notices
 	// (server heap per node, issue 16).
-	allocSink allocChangeSink
+	allocSink AllocSink
 }
 
 // applyFn applies one decoded entry at a raft index. The returned value is
 // the raft future's Response: nil or an error.
 type applyFn func(buf []byte, index uint64) any
 
-// fsmHooks are the leader-only consequences of applying an entry. The server
+// Hooks are the leader-only consequences of applying an entry. The server
 // wires them to the eval broker and blocked evals; both ignore calls while
 // disabled (on followers).
-type fsmHooks interface {
+type Hooks interface {
 	// EvalsUpserted is told of evals written by an entry: pending ones go to
 	// the broker, blocked ones to BlockedEvals.
 	EvalsUpserted(evals []*structs.Evaluation)
@@ -74,17 +74,19 @@ type fsmHooks interface {
 	JobUpserted(job *structs.Job)
 }
 
-type noopHooks struct{}
+// NoHooks ignores every call: an FSM made with nil hooks, or one in a
+// test that needs no leader, uses it.
+type NoHooks struct{}
 
-func (noopHooks) EvalsUpserted([]*structs.Evaluation)    {}
-func (noopHooks) CapacityChanged(string, string, uint64) {}
-func (noopHooks) JobStopped(string, string)              {}
-func (noopHooks) JobUpserted(*structs.Job)               {}
+func (NoHooks) EvalsUpserted([]*structs.Evaluation)    {}
+func (NoHooks) CapacityChanged(string, string, uint64) {}
+func (NoHooks) JobStopped(string, string)              {}
+func (NoHooks) JobUpserted(*structs.Job)               {}
 
-// NewFSM returns an FSM over a fresh state store.
-func NewFSM(logger hclog.Logger, hooks fsmHooks) (*FSM, error) {
+// New returns an FSM over a fresh state store.
+func New(logger hclog.Logger, hooks Hooks) (*FSM, error) {
 	if hooks == nil {
-		hooks = noopHooks{}
+		hooks = NoHooks{}
 	}
 	f := &FSM{logger: logger.Named("fsm"), hooks: hooks}
 	st, err := f.newStateStore()
@@ -159,12 +161,13 @@ func (f *FSM) State() *state.StateStore {
 // fails the entry the same way, and the handler's transaction is aborted,
 // so the entry changes nothing anywhere.
 func (f *FSM) Apply(log *raft.Log) (resp any) {
-	if log.Type != raft.LogCommand || len(log.Data) == 0 {
+	if log.Type != raft.LogCommand {
 		return nil
 	}
-	msgType := structs.MessageType(log.Data[0])
-	ignoreUnknown := msgType&structs.IgnoreUnknownTypeFlag != 0
-	msgType &^= structs.IgnoreUnknownTypeFlag
+	msgType, ignoreUnknown, body, ok := raftlog.Split(log.Data)
+	if !ok {
+		return nil
+	}
 	h, ok := f.handlers[msgType]
 	if !ok {
 		if ignoreUnknown {
@@ -183,34 +186,16 @@ func (f *FSM) Apply(log *raft.Log) (resp any) {
 		}
 	}()
 	f.takeChanges()
-	resp = h(log.Data[1:], log.Index)
+	resp = h(body, log.Index)
 	f.publishEvents(msgType, log.Index, len(log.Data))
 	return resp
-}
-
-// encodeMsg builds a raft entry: the type byte then the msgpack body. The
-// caller's ACL token never goes into the log (secrets are stored hashed,
-// and only in ACL entries): a request that embeds a WriteRequest has its
-// AuthToken cleared first, which is safe because the token was checked
-// before anything was applied.
-func encodeMsg(t structs.MessageType, msg any) ([]byte, error) {
-	if w, ok := msg.(interface{ ClearAuthToken() }); ok {
-		w.ClearAuthToken()
-	}
-	body, err := rpcx.Encode(msg)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", t, err)
-	}
-	buf := make([]byte, 0, len(body)+1)
-	buf = append(buf, byte(t))
-	return append(buf, body...), nil
 }
 
 // decode unpacks an entry body. It panics on a body that does not decode,
 // which Apply turns into the entry's error: handlers stay short, and every
 // server refuses the same bytes the same way.
 func decode(buf []byte, out any, t structs.MessageType) {
-	if err := rpcx.Decode(buf, out); err != nil {
+	if err := raftlog.Decode(buf, out); err != nil {
 		panic(fmt.Sprintf("drover: failed to decode %s entry: %v", t, err))
 	}
 }
@@ -246,7 +231,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		events.Reset()
 	}
 	if allocSink != nil {
-		allocSink.reset()
+		allocSink.Reset()
 	}
 	return nil
 }

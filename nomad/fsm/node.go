@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"errors"
@@ -149,10 +149,10 @@ func (f *FSM) applyNodeUpdateEligibility(buf []byte, index uint64) any {
 	return nil
 }
 
-// errReadyNodeEvalsStale refuses an entry that makes a node ready with
+// ErrReadyNodeEvalsStale refuses an entry that makes a node ready with
 // evals read before a system or sysbatch job changed: the leader reads the
 // jobs again and writes a new entry.
-var errReadyNodeEvalsStale = errors.New("the node's evals were read before a system job changed")
+var ErrReadyNodeEvalsStale = errors.New("the node's evals were read before a system job changed")
 
 // checkReadyNodeEvals refuses an entry that makes node nodeID ready if a
 // system or sysbatch job that wants to run changed after readIndex (where
@@ -181,7 +181,7 @@ func checkReadyNodeEvals(st *state.StateStore, nodeID string, readIndex uint64, 
 			if job.Stop || job.ModifyIndex <= readIndex || covered[job.NamespacedID()] {
 				continue
 			}
-			return fmt.Errorf("node %s: %w (job %q at index %d, evals read at %d)", nodeID, errReadyNodeEvalsStale, job.ID, job.ModifyIndex, readIndex)
+			return fmt.Errorf("node %s: %w (job %q at index %d, evals read at %d)", nodeID, ErrReadyNodeEvalsStale, job.ID, job.ModifyIndex, readIndex)
 		}
 	}
 	return nil

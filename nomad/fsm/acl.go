@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"github.com/drover-sched/drover/structs"

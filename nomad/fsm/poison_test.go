@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/drover-sched/drover/helper/fuzzseed"
 	"github.com/drover-sched/drover/helper/rpcx"
+	"github.com/drover-sched/drover/nomad/raftlog"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -18,7 +19,7 @@ import (
 // content may panic the FSM: each is refused with an error, the same way
 // on every server, and changes nothing.
 func TestFSMRefusesPoisonEntriesWithoutPanicking(t *testing.T) {
-	nilJob, err := encodeMsg(structs.JobRegisterRequestType, &structs.JobRegisterRequest{})
+	nilJob, err := raftlog.Encode(structs.JobRegisterRequestType, &structs.JobRegisterRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +27,7 @@ func TestFSMRefusesPoisonEntriesWithoutPanicking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nilNode, err := encodeMsg(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{})
+	nilNode, err := raftlog.Encode(structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

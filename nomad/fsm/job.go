@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ func (f *FSM) applyJobRegister(buf []byte, index uint64) any {
 		if err != nil {
 			return err
 		}
-		if err := checkJobModifyIndex(existing, req.JobModifyIndex); err != nil {
+		if err := CheckJobModifyIndex(existing, req.JobModifyIndex); err != nil {
 			return err
 		}
 	}
@@ -143,4 +143,22 @@ func errOrNil(err error) any {
 		return nil
 	}
 	return err
+}
+
+// CheckJobModifyIndex is the check-and-set test of a registration:
+// existing (nil if the job does not exist) must have JobModifyIndex want,
+// with 0 meaning the job must not exist. The FSM makes the binding check;
+// the endpoint makes it early, to refuse without a raft write.
+func CheckJobModifyIndex(existing *structs.Job, want uint64) error {
+	var current uint64
+	if existing != nil {
+		current = existing.JobModifyIndex
+	}
+	switch {
+	case current == want:
+		return nil
+	case existing == nil:
+		return fmt.Errorf("%w %d: job not found", structs.ErrIndexConflict, want)
+	}
+	return fmt.Errorf("%w %d: job exists with conflicting job modify index: %d", structs.ErrIndexConflict, want, current)
 }

@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	memdb "github.com/hashicorp/go-memdb"
@@ -9,7 +9,7 @@ import (
 
 // Server-pushed alloc-change notices (server heap per node, issue 16).
 //
-// After each entry the FSM tells an allocChangeSink which nodes' alloc
+// After each entry the FSM tells an AllocSink which nodes' alloc
 // indexes the entry moved, read from the changes it committed: an alloc
 // written with a new AllocModifyIndex, or deleted (garbage collection sets
 // the node's allocs-deleted index to the entry's). That is exactly what
@@ -17,17 +17,17 @@ import (
 // report, which leaves AllocModifyIndex alone, does not, so it wakes
 // nobody. It reads nothing but the changes and the entry's index.
 
-// allocChangeSink is told of nodes whose alloc index an applied entry
+// AllocSink is told of nodes whose alloc index an applied entry
 // moved. *allocNotifier is one; neither method may block.
-type allocChangeSink interface {
-	allocsChanged(nodeID string, index uint64)
-	// reset is told that a snapshot replaced the state.
-	reset()
+type AllocSink interface {
+	AllocsChanged(nodeID string, index uint64)
+	// Reset is told that a snapshot replaced the state.
+	Reset()
 }
 
-// setAllocSink makes the FSM tell sink of alloc changes from now on. Call
+// SetAllocSink makes the FSM tell sink of alloc changes from now on. Call
 // it before raft starts applying.
-func (f *FSM) setAllocSink(sink allocChangeSink) {
+func (f *FSM) SetAllocSink(sink AllocSink) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.allocSink = sink
@@ -45,10 +45,10 @@ func (f *FSM) noticeAllocChanges(index uint64, changes memdb.Changes) {
 			continue
 		}
 		if nodeID, moved := allocIndexMoved(c); moved > 0 {
-			f.allocSink.allocsChanged(nodeID, moved)
+			f.allocSink.AllocsChanged(nodeID, moved)
 		} else if c.Deleted() {
 			if a, ok := c.Before.(*structs.Allocation); ok {
-				f.allocSink.allocsChanged(a.NodeID, index)
+				f.allocSink.AllocsChanged(a.NodeID, index)
 			}
 		}
 	}

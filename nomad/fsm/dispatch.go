@@ -1,4 +1,4 @@
-package nomad
+package fsm
 
 import (
 	"fmt"
@@ -7,12 +7,12 @@ import (
 	"github.com/drover-sched/drover/structs"
 )
 
-// dispatchDuplicate is, besides nil and an error, the third answer a
+// DispatchDuplicate is, besides nil and an error, the third answer a
 // dispatch entry's apply gives (as the raft future's Response): the entry
 // stored nothing because a live child already holds its idempotency token,
 // and the endpoint answers with that child.
-type dispatchDuplicate struct {
-	child *structs.Job
+type DispatchDuplicate struct {
+	Child *structs.Job
 }
 
 // applyJobDispatch stores a dispatched child and its evaluation in one
@@ -29,7 +29,7 @@ func (f *FSM) applyJobDispatch(buf []byte, index uint64) any {
 	var req structs.JobDispatchApplyRequest
 	decode(buf, &req, structs.JobDispatchRequestType)
 	if req.Job == nil || req.Eval == nil {
-		return fmt.Errorf("%w: a dispatch entry needs the child job and its evaluation", ErrBadRequest)
+		return fmt.Errorf("%w: a dispatch entry needs the child job and its evaluation", structs.ErrBadRequest)
 	}
 	st := f.State()
 	child := req.Job
@@ -38,7 +38,7 @@ func (f *FSM) applyJobDispatch(buf []byte, index uint64) any {
 	if err != nil {
 		return err
 	}
-	if err := checkDispatchParent(parent, child.ParentID); err != nil {
+	if err := CheckDispatchParent(parent, child.ParentID); err != nil {
 		return err
 	}
 	if taken, err := st.JobByID(nil, ns, child.ID); err != nil {
@@ -47,12 +47,12 @@ func (f *FSM) applyJobDispatch(buf []byte, index uint64) any {
 		return fmt.Errorf("dispatched child %q already exists; dispatch again for a new ID", child.ID)
 	}
 	if tok := child.DispatchIdempotencyToken; tok != "" {
-		existing, err := liveDispatchedChild(st, ns, child.ParentID, tok)
+		existing, err := LiveDispatchedChild(st, ns, child.ParentID, tok)
 		if err != nil {
 			return err
 		}
 		if existing != nil {
-			return &dispatchDuplicate{child: existing}
+			return &DispatchDuplicate{Child: existing}
 		}
 	}
 	if err := st.Write(index, func(tx *state.Txn) error { return tx.UpsertJobWithEval(child, req.Eval) }); err != nil {
@@ -64,9 +64,9 @@ func (f *FSM) applyJobDispatch(buf []byte, index uint64) any {
 	return nil
 }
 
-// checkDispatchParent says why parent (nil if missing) cannot be
+// CheckDispatchParent says why parent (nil if missing) cannot be
 // dispatched, or nil if it can.
-func checkDispatchParent(parent *structs.Job, jobID string) error {
+func CheckDispatchParent(parent *structs.Job, jobID string) error {
 	switch {
 	case parent == nil:
 		return fmt.Errorf("job %q: %w", jobID, structs.ErrNotFound)
@@ -80,10 +80,10 @@ func checkDispatchParent(parent *structs.Job, jobID string) error {
 	return nil
 }
 
-// liveDispatchedChild returns the child of parentID dispatched with token
+// LiveDispatchedChild returns the child of parentID dispatched with token
 // that is neither stopped nor dead, or nil. Dead children do not count: a
 // token may be used again once its child has finished, as in Nomad.
-func liveDispatchedChild(st *state.StateStore, namespace, parentID, token string) (*structs.Job, error) {
+func LiveDispatchedChild(st *state.StateStore, namespace, parentID, token string) (*structs.Job, error) {
 	it, err := st.JobsByIDPrefix(nil, namespace, parentID+structs.DispatchLaunchSuffix)
 	if err != nil {
 		return nil, err
