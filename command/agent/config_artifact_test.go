@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -103,14 +102,5 @@ func TestBadArtifactValuesNameTheKey(t *testing.T) {
 	c.Client.Artifact.AllowedHosts = []string{"not a host"}
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "client.artifact.allowed_hosts") {
 		t.Fatalf("Validate: %v", err)
-	}
-}
-
-func TestTheAgentsListenersAreOffLimitsToArtifacts(t *testing.T) {
-	a := NewTestAgent(t, nil)
-	own := a.ownAddrs()
-	want := netip.MustParseAddrPort(a.Addr)
-	if !slices.Contains(own, want) || !slices.Contains(own, netip.MustParseAddrPort(a.RPCAddr())) {
-		t.Fatalf("own addresses %v, want the HTTP %s and RPC %s listeners", own, a.Addr, a.RPCAddr())
 	}
 }

@@ -9,6 +9,10 @@ import (
 	"github.com/drover-sched/drover/nomad"
 )
 
+// maxEventBufferSize bounds server.event_buffer_size: a million events
+// may hold a few GiB once encoded.
+const maxEventBufferSize = 1 << 20
+
 // Keys Nomad's agent file has and Drover ignores on purpose, with the
 // reason shown in the warning. Keys in neither list get a generic
 // "unknown key" warning.

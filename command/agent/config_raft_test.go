@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -23,7 +24,7 @@ func TestRaftMultiplierIsParsedAndBounded(t *testing.T) {
 // keeps it (merged), and each of bad is refused with its message.
 func checkServerIntKey(t *testing.T, key string, val int, server func(*nomad.Config) int, merged func(*Config) int, bad map[string]string) {
 	t.Helper()
-	c, warnings, err := ParseConfig("agent.hcl", []byte("server {\n  enabled = true\n  "+key+" = "+itoa(val)+"\n}\n"))
+	c, warnings, err := ParseConfig("agent.hcl", []byte("server {\n  enabled = true\n  "+key+" = "+strconv.Itoa(val)+"\n}\n"))
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("parse: %v %v", err, warnings)
 	}

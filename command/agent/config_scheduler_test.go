@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	nomadapi "github.com/hashicorp/nomad/api"
-
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -88,21 +86,4 @@ func TestDefaultSchedulerConfigBlock(t *testing.T) {
 			t.Fatal("a file without the block must keep the earlier one")
 		}
 	})
-}
-
-// An agent started with default_scheduler_config stores it in a new
-// cluster (the server tests check that the leader honours it).
-func TestAgentStoresItsDefaultSchedulerConfig(t *testing.T) {
-	cfg, _, err := ParseConfig("agent.hcl", []byte("server {\n  default_scheduler_config {\n    scheduler_algorithm = \"spread\"\n    pause_eval_broker = true\n  }\n}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := NewTestAgent(t, func(c *Config) {
-		c.Client.Enabled = false
-		c.Server.DefaultSchedulerConfig = cfg.Server.DefaultSchedulerConfig
-	})
-	got := mustNomadSchedulerConfig(t, nomadClient(t, a))
-	if got.SchedulerAlgorithm != nomadapi.SchedulerAlgorithmSpread || !got.PauseEvalBroker || !got.PreemptionConfig.SystemSchedulerEnabled || got.ModifyIndex == 0 {
-		t.Fatalf("a new cluster must store the agent's default: %+v", got)
-	}
 }
