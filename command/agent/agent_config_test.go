@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // The agent applies what its configuration says; the config package's
@@ -14,11 +16,11 @@ import (
 // An agent started with default_scheduler_config stores it in a new
 // cluster (the server tests check that the leader honours it).
 func TestAgentStoresItsDefaultSchedulerConfig(t *testing.T) {
-	cfg, _, err := ParseConfig("agent.hcl", []byte("server {\n  default_scheduler_config {\n    scheduler_algorithm = \"spread\"\n    pause_eval_broker = true\n  }\n}\n"))
+	cfg, _, err := config.ParseConfig("agent.hcl", []byte("server {\n  default_scheduler_config {\n    scheduler_algorithm = \"spread\"\n    pause_eval_broker = true\n  }\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Client.Enabled = false
 		c.Server.DefaultSchedulerConfig = cfg.Server.DefaultSchedulerConfig
 	})
