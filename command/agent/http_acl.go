@@ -53,23 +53,11 @@ func (s *httpAPI) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, err
 // see, without their rules.
 func (s *httpAPI) aclPolicyList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.ACLPolicyListRequest
-	filter, err := s.parseListQuery(r, &args.QueryOptions)
-	if err != nil {
-		return nil, err
-	}
-	var out structs.ACLPolicyListResponse
-	if err := s.call(r, "ACL.ListPolicies", &args, &out); err != nil {
-		return nil, err
-	}
-	list, err := paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Policies, func(p *structs.ACLPolicyListStub) string { return p.Name })
-	if err != nil {
-		return nil, err
-	}
-	setMeta(w, &out.QueryMeta)
-	if list == nil {
-		list = []*structs.ACLPolicyListStub{}
-	}
-	return list, nil
+	return serveList(s, w, r, &args.QueryOptions, func() ([]*structs.ACLPolicyListStub, structs.QueryMeta, error) {
+		var out structs.ACLPolicyListResponse
+		err := s.call(r, "ACL.ListPolicies", &args, &out)
+		return out.Policies, out.QueryMeta, err
+	}, func(p *structs.ACLPolicyListStub) string { return p.Name })
 }
 
 func (s *httpAPI) aclPolicyGet(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -124,23 +112,11 @@ func (s *httpAPI) aclPolicyDelete(w http.ResponseWriter, r *http.Request) (any, 
 // tokens without secrets.
 func (s *httpAPI) aclTokenList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.ACLTokenListRequest
-	filter, err := s.parseListQuery(r, &args.QueryOptions)
-	if err != nil {
-		return nil, err
-	}
-	var out structs.ACLTokenListResponse
-	if err := s.call(r, "ACL.ListTokens", &args, &out); err != nil {
-		return nil, err
-	}
-	list, err := paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Tokens, func(t *structs.ACLTokenListStub) string { return t.AccessorID })
-	if err != nil {
-		return nil, err
-	}
-	setMeta(w, &out.QueryMeta)
-	if list == nil {
-		list = []*structs.ACLTokenListStub{}
-	}
-	return list, nil
+	return serveList(s, w, r, &args.QueryOptions, func() ([]*structs.ACLTokenListStub, structs.QueryMeta, error) {
+		var out structs.ACLTokenListResponse
+		err := s.call(r, "ACL.ListTokens", &args, &out)
+		return out.Tokens, out.QueryMeta, err
+	}, func(t *structs.ACLTokenListStub) string { return t.AccessorID })
 }
 
 // aclTokenBody is a token as Nomad's clients send it. ExpirationTTL comes
