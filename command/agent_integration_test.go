@@ -140,7 +140,7 @@ func TestCLIAgainstADevAgent(t *testing.T) {
 // the tests start running by themselves once it can.
 func skipWithoutAgent(t *testing.T, cb func(*config.Config)) {
 	t.Helper()
-	cfg := config.DevConfig()
+	cfg := config.Dev()
 	cfg.Ports = config.Ports{}
 	cfg.DataDir = t.TempDir()
 	if cb != nil {

@@ -16,7 +16,7 @@ import (
 // An agent started with default_scheduler_config stores it in a new
 // cluster (the server tests check that the leader honours it).
 func TestAgentStoresItsDefaultSchedulerConfig(t *testing.T) {
-	cfg, _, err := config.ParseConfig("agent.hcl", []byte("server {\n  default_scheduler_config {\n    scheduler_algorithm = \"spread\"\n    pause_eval_broker = true\n  }\n}\n"))
+	cfg, _, err := config.Parse("agent.hcl", []byte("server {\n  default_scheduler_config {\n    scheduler_algorithm = \"spread\"\n    pause_eval_broker = true\n  }\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -200,7 +200,7 @@ func TestReloadServesNewCertificatesAndKeepsTheOldOnBadFiles(t *testing.T) {
 
 func TestAgentStartRefusesBadTLSFiles(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	cfg := config.DevConfig()
+	cfg := config.Dev()
 	cfg.BindAddr, cfg.Ports, cfg.DataDir = "127.0.0.1", config.Ports{}, t.TempDir()
 	cfg.TLS = ca.Config(t, tlstest.Server, "global")
 	cfg.TLS.CAFile = cfg.TLS.CertFile + ".missing"
@@ -265,7 +265,7 @@ func TestAServerWithACLsWarnsWithoutTLSRoles(t *testing.T) {
 		{"with TLS and certificate roles", func() tlsutil.Config { return ca.Config(t, tlstest.Server, "global") }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := config.DevConfig()
+			cfg := config.Dev()
 			cfg.BindAddr, cfg.Ports, cfg.DataDir = "127.0.0.1", config.Ports{}, t.TempDir()
 			cfg.Client.Enabled = false
 			cfg.ACL.Enabled = true

@@ -65,12 +65,12 @@ func Run(args []string, version string, stdout, stderr io.Writer, signals <-chan
 
 // buildAndReport builds the configuration and prints its warnings and
 // errors the way Nomad does.
-func buildAndReport(cmdArgs *config.CommandArgs, version string, stderr io.Writer) (*config.Config, bool) {
+func buildAndReport(cmdArgs *config.Args, version string, stderr io.Writer) (*config.Config, bool) {
 	flags := *cmdArgs.Flags
 	flags.Version = version
 	args := *cmdArgs
 	args.Flags = &flags
-	cfg, warnings, err := config.BuildConfig(&args)
+	cfg, warnings, err := config.Build(&args)
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "==> WARNING: %s\n", w)
 	}

@@ -18,7 +18,7 @@ func TestASecondAgentOnTheSameDataDirIsRefusedAtOnce(t *testing.T) {
 	first := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false; c.DevMode = false })
 	dir := first.Config().DataDir
 
-	cfg := config.DevConfig()
+	cfg := config.Dev()
 	cfg.DevMode = false
 	cfg.Client.Enabled = false
 	cfg.BindAddr = "127.0.0.1"

@@ -64,7 +64,7 @@ func FuzzJobRegister(f *testing.F) {
 				"Job.Validate": fuzzServerValidate,
 			},
 			logger: hclog.NewNullLogger(),
-			info:   func() agentInfo { return agentInfo{Config: config.DevConfig()} },
+			info:   func() agentInfo { return agentInfo{Config: config.Dev()} },
 		}
 		h := s.handler()
 

@@ -29,7 +29,7 @@ func TestACLTokenExpirationTTLIsReadExactly(t *testing.T) {
 			return nil
 		}},
 		logger: hclog.NewNullLogger(),
-		info:   func() agentInfo { return agentInfo{Config: config.DevConfig()} },
+		info:   func() agentInfo { return agentInfo{Config: config.Dev()} },
 	}
 	h := s.handler()
 	body := func(ttl string) []byte {

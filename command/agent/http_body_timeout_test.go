@@ -36,7 +36,7 @@ func TestARequestBodyThatStopsArrivingIsGivenUp(t *testing.T) {
 			s := &httpAPI{
 				rpc:         fakeRPC{},
 				logger:      hclog.NewNullLogger(),
-				info:        func() agentInfo { return agentInfo{Config: config.DevConfig()} },
+				info:        func() agentInfo { return agentInfo{Config: config.Dev()} },
 				bodyTimeout: 300 * time.Millisecond,
 			}
 			srv := httptest.NewServer(s.handler())
@@ -94,7 +94,7 @@ func TestTheBodyDeadlineEndsWithTheBody(t *testing.T) {
 	s := &httpAPI{
 		rpc:         rpcs,
 		logger:      hclog.NewNullLogger(),
-		info:        func() agentInfo { return agentInfo{Config: config.DevConfig()} },
+		info:        func() agentInfo { return agentInfo{Config: config.Dev()} },
 		bodyTimeout: 300 * time.Millisecond,
 	}
 	srv := httptest.NewServer(s.handler())

@@ -30,7 +30,7 @@ import (
 func TestJobsParseEvaluatesUntrustedFilesOutsideTheAgent(t *testing.T) {
 	s := &httpAPI{
 		rpc: fakeRPC{}, logger: hclog.NewNullLogger(), forward: &http.Client{},
-		info:   func() agentInfo { return agentInfo{Config: config.DevConfig()} },
+		info:   func() agentInfo { return agentInfo{Config: config.Dev()} },
 		parser: newJobParser(5*time.Second, 16<<20),
 	}
 	srv := httptest.NewServer(s.handler())

@@ -31,7 +31,7 @@ func (f fakeRPC) RPC(_ context.Context, method string, args, reply any) error {
 func fakeAPI(t *testing.T, rpcs fakeRPC, client clientHandle) *httptest.Server {
 	s := &httpAPI{
 		rpc: rpcs, client: client, logger: hclog.NewNullLogger(), forward: &http.Client{},
-		info: func() agentInfo { return agentInfo{Config: config.DevConfig()} },
+		info: func() agentInfo { return agentInfo{Config: config.Dev()} },
 	}
 	srv := httptest.NewServer(s.handler())
 	t.Cleanup(srv.Close)

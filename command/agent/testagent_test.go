@@ -33,7 +33,7 @@ type TestAgent struct {
 // a level).
 func NewTestAgent(t testing.TB, cb func(*config.Config)) *TestAgent {
 	t.Helper()
-	cfg := config.DevConfig()
+	cfg := config.Dev()
 	cfg.Name = testagent.NodeName(t)
 	cfg.BindAddr = "127.0.0.1"
 	cfg.Ports = config.Ports{}

@@ -39,7 +39,7 @@ type Agent struct {
 // DROVER_TEST_LOG is set (to a level).
 func New(t testing.TB, cb func(*config.Config)) *Agent {
 	t.Helper()
-	cfg := config.DevConfig()
+	cfg := config.Dev()
 	cfg.Name = testagent.NodeName(t)
 	cfg.BindAddr = "127.0.0.1"
 	cfg.Ports = config.Ports{}

@@ -18,7 +18,7 @@ func TestACLBlock(t *testing.T) {
   role_ttl                 = "30s"
 }
 `
-	c, warnings, err := ParseConfig("agent.hcl", []byte(src))
+	c, warnings, err := Parse("agent.hcl", []byte(src))
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
@@ -31,7 +31,7 @@ func TestACLBlock(t *testing.T) {
 		t.Fatalf("acl (-want +got):\n%s", diff)
 	}
 
-	merged := DevConfig().Merge(c)
+	merged := Dev().Merge(c)
 	s, err := merged.ForServer(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -49,29 +49,29 @@ func TestACLBlock(t *testing.T) {
 }
 
 func TestACLBlockDefaultsAndMerging(t *testing.T) {
-	s, err := DevConfig().ForServer(t.TempDir(), nil)
+	s, err := Dev().ForServer(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.ACLEnabled || s.ACLTokenMinExpirationTTL != time.Minute || s.ACLTokenMaxExpirationTTL != 24*time.Hour {
 		t.Fatalf("defaults: enabled %v, TTLs %s..%s", s.ACLEnabled, s.ACLTokenMinExpirationTTL, s.ACLTokenMaxExpirationTTL)
 	}
-	on, _, err := ParseConfig("a.hcl", []byte("acl {\n  enabled = true\n  token_ttl = \"10s\"\n}\n"))
+	on, _, err := Parse("a.hcl", []byte("acl {\n  enabled = true\n  token_ttl = \"10s\"\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	later, _, err := ParseConfig("b.hcl", []byte("acl {\n  enabled = false\n  policy_ttl = \"20s\"\n}\n"))
+	later, _, err := Parse("b.hcl", []byte("acl {\n  enabled = false\n  policy_ttl = \"20s\"\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := DefaultConfig().Merge(on).Merge(later)
+	m := Default().Merge(on).Merge(later)
 	if !m.ACL.Enabled || m.ACL.TokenTTL != 10*time.Second || m.ACL.PolicyTTL != 20*time.Second {
 		t.Fatalf("merged acl = %+v: later files add, and cannot switch enabled off", m.ACL)
 	}
 }
 
 func TestACLBlockRefusesBadValues(t *testing.T) {
-	_, _, err := ParseConfig("agent.hcl", []byte("acl {\n  enabled = \"yes please\"\n  token_ttl = \"soon\"\n}\n"))
+	_, _, err := Parse("agent.hcl", []byte("acl {\n  enabled = \"yes please\"\n  token_ttl = \"soon\"\n}\n"))
 	if err == nil || !strings.Contains(err.Error(), "acl.enabled") || !strings.Contains(err.Error(), "acl.token_ttl") {
 		t.Fatalf("got %v", err)
 	}
@@ -82,7 +82,7 @@ func TestACLEnabledFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := BuildConfig(args)
+	c, _, err := Build(args)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestArtifactBlockParsesMergesAndReachesTheClient(t *testing.T) {
-	c, warnings, err := ParseConfig("agent.hcl", []byte(`
+	c, warnings, err := Parse("agent.hcl", []byte(`
 client {
   enabled = true
   artifact {
@@ -32,7 +32,7 @@ client {
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "git_timeout") || !strings.Contains(warnings[0], "no git getter") {
 		t.Fatalf("warnings %v, want one for git_timeout", warnings)
 	}
-	full := DefaultConfig().Merge(c)
+	full := Default().Merge(c)
 	f := full.ForClient("/data", []string{"127.0.0.1:4647"}, "127.0.0.1:4646", nil).Artifacts
 	if f.Timeout != 10*time.Minute || f.MaxDownloadBytes != 200<<20 || f.MaxUnpackedBytes != 1<<30 || f.MaxArchiveFiles != 100 {
 		t.Fatalf("bounds: %+v", f)
@@ -52,7 +52,7 @@ client {
 
 	// A later file sets one key; the others keep their values, and
 	// copies do not alias.
-	later, _, err := ParseConfig("later.hcl", []byte("client {\n  artifact {\n    disable_filesystem_isolation = true\n  }\n}\n"))
+	later, _, err := Parse("later.hcl", []byte("client {\n  artifact {\n    disable_filesystem_isolation = true\n  }\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ client {
 }
 
 func TestArtifactBlockDefaultsAreSafe(t *testing.T) {
-	f := DefaultConfig().ForClient("/data", nil, "127.0.0.1:4646", nil).Artifacts
+	f := Default().ForClient("/data", nil, "127.0.0.1:4646", nil).Artifacts
 	s := f.Sources
 	if s.AnyLocalPath || s.DenyPrivate || s.UseProxy || len(s.LocalPaths)+len(s.LocalFiles)+len(s.AllowedHosts) != 0 {
 		t.Fatalf("default sources %+v", s)
@@ -90,13 +90,13 @@ func TestBadArtifactValuesNameTheKey(t *testing.T) {
 		{`decompression_file_count_limit = 0`, `0 would switch the limit off`},
 		{`deny_private_networks = "maybe"`, `expected true or false`},
 	} {
-		_, _, err := ParseConfig("agent.hcl", []byte("client {\n  artifact {\n    "+tc.body+"\n  }\n}\n"))
+		_, _, err := Parse("agent.hcl", []byte("client {\n  artifact {\n    "+tc.body+"\n  }\n}\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", tc.body, err, tc.want)
 		}
 	}
 	// A configuration built in code is checked too.
-	c := DefaultConfig()
+	c := Default()
 	c.DevMode = true
 	c.Client.Enabled, c.Server.Enabled = true, true
 	c.Client.Artifact.AllowedHosts = []string{"not a host"}

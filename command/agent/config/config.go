@@ -16,7 +16,7 @@ import (
 // operator's Nomad agent file works unchanged for the parts Drover has.
 //
 // A zero field means "not set" while files and flags are merged (see
-// Merge); after merging onto DefaultConfig every field the agent reads has a
+// Merge); after merging onto Default every field the agent reads has a
 // value. Durations are already parsed; ports are plain numbers, where 0
 // after merging means "pick a free port" (tests).
 type Config struct {
@@ -207,9 +207,9 @@ const (
 	defaultSerfPort = 4648
 )
 
-// DefaultConfig returns the configuration files and flags are merged onto.
+// Default returns the configuration files and flags are merged onto.
 // Neither server nor client is enabled: an agent must ask for one.
-func DefaultConfig() *Config {
+func Default() *Config {
 	name, _ := os.Hostname()
 	if name == "" {
 		name = "drover"
@@ -237,11 +237,11 @@ func DefaultConfig() *Config {
 	}
 }
 
-// DevConfig returns the configuration of `drover agent -dev`: server and
+// Dev returns the configuration of `drover agent -dev`: server and
 // client in one process on the loopback interface, raft in memory, and the
 // raw_exec and mock drivers enabled so any job can be tried at once.
-func DevConfig() *Config {
-	c := DefaultConfig()
+func Dev() *Config {
+	c := Default()
 	c.DevMode = true
 	c.BindAddr = "127.0.0.1"
 	c.Server.Enabled = true

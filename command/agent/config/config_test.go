@@ -31,7 +31,7 @@ func parseFile(t *testing.T, path string) (*Config, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, warnings, err := ParseConfig(path, src)
+	c, warnings, err := Parse(path, src)
 	if err != nil {
 		t.Fatalf("parse %s: %v", path, err)
 	}
@@ -138,7 +138,7 @@ plugin "docker" {
 }
 plugin "qemu" {}
 `
-	c, warnings, err := ParseConfig("agent.hcl", []byte(src))
+	c, warnings, err := Parse("agent.hcl", []byte(src))
 	if err != nil {
 		t.Fatalf("unsupported keys must not fail: %v", err)
 	}
@@ -185,7 +185,7 @@ func TestMalformedValuesAreErrorsWithPositions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := ParseConfig("agent.hcl", []byte(tc.src))
+			_, _, err := Parse("agent.hcl", []byte(tc.src))
 			if err == nil {
 				t.Fatal("want an error")
 			}
@@ -197,8 +197,8 @@ func TestMalformedValuesAreErrorsWithPositions(t *testing.T) {
 }
 
 func TestAllMalformedValuesAreReportedAtOnce(t *testing.T) {
-	_, _, err := ParseConfig("a.hcl", []byte("ports {\n  http = \"x\"\n  rpc = -1\n}\nlog_json = \"sometimes\"\n"))
-	ce, ok := err.(*ConfigError)
+	_, _, err := Parse("a.hcl", []byte("ports {\n  http = \"x\"\n  rpc = -1\n}\nlog_json = \"sometimes\"\n"))
+	ce, ok := err.(*Error)
 	if !ok || len(ce.Problems) != 3 {
 		t.Fatalf("want 3 problems, got %v", err)
 	}
@@ -208,7 +208,7 @@ func TestHCL1AndHCL2MapSpellingsAreEquivalent(t *testing.T) {
 	hcl1 := "client {\n  meta {\n    \"rack.id\" = \"r1\"\n  }\n  options {\n    \"driver.raw_exec.enable\" = \"1\"\n  }\n}\n"
 	hcl2 := "client {\n  meta = {\n    \"rack.id\" = \"r1\"\n  }\n  options = { \"driver.raw_exec.enable\" = 1 }\n}\n"
 	for name, src := range map[string]string{"hcl1": hcl1, "hcl2": hcl2} {
-		c, _, err := ParseConfig("a.hcl", []byte(src))
+		c, _, err := Parse("a.hcl", []byte(src))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -219,7 +219,7 @@ func TestHCL1AndHCL2MapSpellingsAreEquivalent(t *testing.T) {
 
 func TestHCL1RewriteKeepsErrorPositions(t *testing.T) {
 	src := "client {\n  options {\n    \"a\" = \"1\"\n  }\n}\nports { http = \"x\" }\n"
-	_, _, err := ParseConfig("a.hcl", []byte(src))
+	_, _, err := Parse("a.hcl", []byte(src))
 	if err == nil || !strings.Contains(err.Error(), "a.hcl:6:16: ports.http") {
 		t.Fatalf("position after a rewritten block moved: %v", err)
 	}
@@ -254,7 +254,7 @@ client {
 	write("conf.d/20-client.json", `{"client": {"servers": ["b:4647"], "meta": {"zone": "z2"}}}`)
 	write("conf.d/README.txt", `not config`)
 
-	c, warnings, err := loadConfigPaths([]string{base, confDir})
+	c, warnings, err := loadPaths([]string{base, confDir})
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("load: %v %q", err, warnings)
 	}
@@ -274,7 +274,7 @@ func TestProblemsFromSeveralFilesAreReportedTogether(t *testing.T) {
 	b := filepath.Join(dir, "b.hcl")
 	os.WriteFile(a, []byte(`ports { http = "x" }`), 0o600)
 	os.WriteFile(b, []byte(`server { heartbeat_grace = "soon" }`), 0o600)
-	_, _, err := loadConfigPaths([]string{a, b})
+	_, _, err := loadPaths([]string{a, b})
 	if err == nil || !strings.Contains(err.Error(), "a.hcl:1:") || !strings.Contains(err.Error(), "b.hcl:1:") {
 		t.Fatalf("want problems of both files, got %v", err)
 	}
@@ -288,7 +288,7 @@ func TestFlagsWinOverFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := BuildConfig(args)
+	c, _, err := Build(args)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestDevConfigRunsEverythingOnLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, err := BuildConfig(args)
+	c, _, err := Build(args)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func TestDevConfigRunsEverythingOnLoopback(t *testing.T) {
 }
 
 func TestValidateNamesWhatIsMissing(t *testing.T) {
-	c := DefaultConfig()
+	c := Default()
 	err := c.Validate()
 	if err == nil || !strings.Contains(err.Error(), "neither server nor client") || !strings.Contains(err.Error(), "data_dir") {
 		t.Fatalf("got %v", err)
@@ -335,7 +335,7 @@ func TestValidateNamesWhatIsMissing(t *testing.T) {
 
 func TestServerConfigFromAgentConfig(t *testing.T) {
 	c, _ := parseFile(t, "testdata/nomad-agent.hcl")
-	full := DefaultConfig().Merge(c)
+	full := Default().Merge(c)
 	s, err := full.ForServer("/data", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -366,7 +366,7 @@ func TestServerConfigFromAgentConfig(t *testing.T) {
 }
 
 func TestJSONMalformedValuesHavePositionsToo(t *testing.T) {
-	_, _, err := ParseConfig("agent.json", []byte("{\n  \"ports\": {\"http\": \"web\"},\n  \"plugin\": {\"raw_exec\": {\"config\": {\"enabled\": \"yes\"}}}\n}\n"))
+	_, _, err := Parse("agent.json", []byte("{\n  \"ports\": {\"http\": \"web\"},\n  \"plugin\": {\"raw_exec\": {\"config\": {\"enabled\": \"yes\"}}}\n}\n"))
 	if err == nil {
 		t.Fatal("want errors")
 	}
@@ -382,11 +382,11 @@ func TestJSONMalformedValuesHavePositionsToo(t *testing.T) {
 
 // Unset GC keys keep Nomad's defaults; a bad one is refused by name.
 func TestServerGCSettingsDefaultToNomadsAndRejectBadValues(t *testing.T) {
-	c, _, err := ParseConfig("agent.hcl", []byte(`server { enabled = true }`))
+	c, _, err := Parse("agent.hcl", []byte(`server { enabled = true }`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := DefaultConfig().Merge(c).ForServer("/data", nil)
+	s, err := Default().Merge(c).ForServer("/data", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +396,7 @@ func TestServerGCSettingsDefaultToNomadsAndRejectBadValues(t *testing.T) {
 		s.NodeGCInterval != 5*time.Minute || s.DeploymentGCInterval != 5*time.Minute {
 		t.Fatalf("defaults: %+v", s)
 	}
-	_, _, err = ParseConfig("agent.hcl", []byte("server {\n  job_gc_interval = \"soon\"\n}"))
+	_, _, err = Parse("agent.hcl", []byte("server {\n  job_gc_interval = \"soon\"\n}"))
 	if err == nil || !strings.Contains(err.Error(), "job_gc_interval") || !strings.Contains(err.Error(), `"5m"`) {
 		t.Fatalf("a bad interval must be refused by name with an example, got %v", err)
 	}
@@ -418,7 +418,7 @@ plugin "docker" {
   }
 }
 `
-	c, warnings, err := ParseConfig("agent.hcl", []byte(src))
+	c, warnings, err := Parse("agent.hcl", []byte(src))
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("parse: %v, warnings %q", err, warnings)
 	}
@@ -435,7 +435,7 @@ plugin "docker" {
 
 func TestDockerPluginConfigWithAnUnknownKeyIsRefused(t *testing.T) {
 	src := "server { enabled = true }\nplugin \"docker\" {\n  config {\n    gc { imag_delay = \"1m\" }\n  }\n}\n"
-	c, _, err := ParseConfig("agent.hcl", []byte(src))
+	c, _, err := Parse("agent.hcl", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}

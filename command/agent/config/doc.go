@@ -1,9 +1,9 @@
 // Package config is the `drover agent` configuration: its types (Config
-// and its blocks), reading agent files (ParseConfig), merging files with
-// defaults and flags (DefaultConfig, DevConfig, Merge, ParseArgs, and
-// BuildConfig, which reads the -config files and directories), checking
-// the result (Validate), and turning it into what the agent's parts are
-// started with: the server's nomad.Config (ForServer), the client's
+// and its blocks), reading agent files (Parse), merging files with
+// defaults and flags (Default, Dev, Merge, ParseArgs, and Build, which
+// reads the -config files and directories), checking the result
+// (Validate), and turning it into what the agent's parts are started
+// with: the server's nomad.Config (ForServer), the client's
 // client/config.Config (ForClient) and the listen and advertise addresses
 // (HTTPBind, RPCBind, AdvertiseAddr). The agent (command/agent) owns
 // starting anything; this package only computes, and reads nothing but the
@@ -29,15 +29,15 @@
 //     key it does not know, in Validate).
 //   - A malformed value is an error "file:line:col: key: what was
 //     expected", and every problem of every file is reported at once in
-//     one *ConfigError. A file nested too deep to parse safely is refused
-//     before the parser sees it (jobspec.CheckNesting).
-//   - ParseConfig returns what a file says, checked key by key but not
-//     as a whole; BuildConfig, the agent's entry point, returns only a
-//     configuration that passed Validate (something to run, a data_dir,
-//     servers for a client-only agent, TLS and limits that fit).
+//     one *Error. A file nested too deep to parse safely is refused before
+//     the parser sees it (jobspec.CheckNesting).
+//   - Parse returns what a file says, checked key by key but not as a
+//     whole; Build, the agent's entry point, returns only a configuration
+//     that passed Validate (something to run, a data_dir, servers for a
+//     client-only agent, TLS and limits that fit).
 //   - Several files merge in order, later wins and maps merge key by key;
 //     flags win over files; a zero field means "not set" until merged onto
-//     DefaultConfig.
+//     Default.
 //   - Copy shares no memory with its original, so a reloaded configuration
 //     never aliases the running one.
 //

@@ -7,7 +7,7 @@ import (
 // chroot_env and the exec plugin block reach the client's config, where
 // the exec driver reads them, instead of being ignored.
 func TestChrootEnvAndTheExecPluginBlockReachTheClient(t *testing.T) {
-	c, warnings, err := ParseConfig("agent.hcl", []byte(`
+	c, warnings, err := Parse("agent.hcl", []byte(`
 client {
   enabled = true
   chroot_env {
@@ -28,7 +28,7 @@ plugin "exec" {
 	if len(warnings) != 0 {
 		t.Fatalf("warnings %v", warnings)
 	}
-	cc := DefaultConfig().Merge(c).ForClient("/data", []string{"127.0.0.1:4647"}, "127.0.0.1:4646", nil)
+	cc := Default().Merge(c).ForClient("/data", []string{"127.0.0.1:4647"}, "127.0.0.1:4646", nil)
 	if len(cc.ChrootEnv) != 2 || cc.ChrootEnv["/usr"] != "/usr" || cc.ChrootEnv["/srv/etc"] != "/etc" {
 		t.Fatalf("chroot_env %v", cc.ChrootEnv)
 	}

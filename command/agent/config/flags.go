@@ -7,19 +7,19 @@ import (
 	"strings"
 )
 
-// CommandArgs is what `drover agent` was asked on its command line: the
+// Args is what `drover agent` was asked on its command line: the
 // config paths to load, whether to start from the dev defaults, and the
 // flag overrides, which win over every file.
-type CommandArgs struct {
+type Args struct {
 	Dev         bool
 	ConfigPaths []string
 	Flags       *Config
 }
 
 // ParseArgs parses `drover agent` flags. Flag names follow Nomad's.
-func ParseArgs(args []string, errOut io.Writer) (*CommandArgs, error) {
+func ParseArgs(args []string, errOut io.Writer) (*Args, error) {
 	c := &Config{}
-	out := &CommandArgs{Flags: c}
+	out := &Args{Flags: c}
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(errOut)
 	fs.Usage = func() { fmt.Fprint(errOut, agentUsage) }
@@ -131,14 +131,14 @@ func validLogLevel(s string) bool {
 	return false
 }
 
-// BuildConfig turns command-line arguments into the agent's configuration:
+// Build turns command-line arguments into the agent's configuration:
 // defaults (or dev defaults), then each -config path in order, then flags.
-func BuildConfig(args *CommandArgs) (*Config, []string, error) {
-	base := DefaultConfig()
+func Build(args *Args) (*Config, []string, error) {
+	base := Default()
 	if args.Dev {
-		base = DevConfig()
+		base = Dev()
 	}
-	files, warnings, err := loadConfigPaths(args.ConfigPaths)
+	files, warnings, err := loadPaths(args.ConfigPaths)
 	if err != nil {
 		return nil, warnings, err
 	}

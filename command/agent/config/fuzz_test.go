@@ -15,8 +15,8 @@ import (
 // naming the key, never a crash of the agent being reloaded. Whatever the
 // input:
 //
-//   - ParseConfig returns a config or a *ConfigError whose every problem
-//     says something, and never panics or recurses deeply;
+//   - Parse returns a config or an *Error whose every problem says
+//     something, and never panics or recurses deeply;
 //   - a parsed config merges onto the defaults and validates without a
 //     panic;
 //   - Copy, which a reload uses so the new config never aliases the
@@ -36,9 +36,9 @@ func FuzzAgentConfig(f *testing.F) {
 		if asJSON {
 			name = "agent.json"
 		}
-		c, _, err := ParseConfig(name, src)
+		c, _, err := Parse(name, src)
 		if err != nil {
-			var ce *ConfigError
+			var ce *Error
 			if !errors.As(err, &ce) || len(ce.Problems) == 0 {
 				t.Fatalf("the error is a %T without problems: %v", err, err)
 			}
@@ -53,7 +53,7 @@ func FuzzAgentConfig(f *testing.F) {
 			t.Fatal("no config and no error")
 		}
 
-		merged := DefaultConfig().Merge(c)
+		merged := Default().Merge(c)
 		_ = merged.Validate()
 
 		cp := merged.Copy()
@@ -62,12 +62,12 @@ func FuzzAgentConfig(f *testing.F) {
 		}
 		// The same file parsed again is the reference: a copy made with
 		// Copy would share whatever Copy wrongly shares.
-		again, _, err := ParseConfig(name, src)
+		again, _, err := Parse(name, src)
 		if err != nil {
 			t.Fatalf("the second parse of the same file failed: %v", err)
 		}
 		fuzzseed.Scribble(cp)
-		if d := fuzzseed.Diff(DefaultConfig().Merge(again), merged); d != "" {
+		if d := fuzzseed.Diff(Default().Merge(again), merged); d != "" {
 			t.Fatalf("a copy shares memory with its original: changing the copy changed %s", d)
 		}
 	})

@@ -26,7 +26,7 @@ client {
   }
 }
 `
-	c, warnings, err := ParseConfig("agent.hcl", []byte(src))
+	c, warnings, err := Parse("agent.hcl", []byte(src))
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("parse: %v %q", err, warnings)
 	}
@@ -46,14 +46,14 @@ client {
 }
 
 func TestLaterFilesReplaceHostVolumesByName(t *testing.T) {
-	a, _, err := ParseConfig("a.hcl", []byte(`client {
+	a, _, err := Parse("a.hcl", []byte(`client {
   host_volume "data" { path = "/a" }
   host_volume "logs" { path = "/logs" }
 }`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, err := ParseConfig("b.hcl", []byte(`client {
+	b, _, err := Parse("b.hcl", []byte(`client {
   host_volume "data" {
     path      = "/b"
     read_only = true
@@ -99,7 +99,7 @@ host_volume "data" { path = "/b" }`, `client.host_volume: "data" is declared twi
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := ParseConfig("agent.hcl", []byte("client {\n"+tc.body+"\n}\n"))
+			_, _, err := Parse("agent.hcl", []byte("client {\n"+tc.body+"\n}\n"))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("want an error containing %q, got %v", tc.want, err)
 			}

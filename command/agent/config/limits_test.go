@@ -10,7 +10,7 @@ import (
 )
 
 func TestLimitsBlockParsesMergesAndReachesTheServer(t *testing.T) {
-	c, warnings, err := ParseConfig("agent.hcl", []byte(`
+	c, warnings, err := Parse("agent.hcl", []byte(`
 limits {
   https_handshake_timeout         = "7s"
   http_max_conns_per_client       = 50
@@ -31,7 +31,7 @@ server {
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("parse: %v %v", err, warnings)
 	}
-	full := DefaultConfig().Merge(c)
+	full := Default().Merge(c)
 	l := full.Limits
 	if l.HTTPSHandshakeTimeout != 7*time.Second || l.HTTPMaxConnsPerClient != 50 || l.RPCHandshakeTimeout != 3*time.Second ||
 		l.RPCMaxConnsPerClient != 60 || l.RPCMaxStreamsPerSession != 512 || l.HTTPMaxBodySize != 2<<20 ||
@@ -52,13 +52,13 @@ server {
 	}
 
 	// rpc_max_streams is the same setting under its shorter name.
-	short, _, err := ParseConfig("short.hcl", []byte("limits {\n  rpc_max_streams = 300\n}\n"))
+	short, _, err := Parse("short.hcl", []byte("limits {\n  rpc_max_streams = 300\n}\n"))
 	if err != nil || short.Limits.RPCMaxStreamsPerSession != 300 {
 		t.Fatalf("rpc_max_streams = 300: %v, got %d", err, short.Limits.RPCMaxStreamsPerSession)
 	}
 
 	// A later file sets one key; the others keep their values.
-	later, _, err := ParseConfig("later.hcl", []byte("limits {\n  http_max_conns_per_client = 7\n}\n"))
+	later, _, err := Parse("later.hcl", []byte("limits {\n  http_max_conns_per_client = 7\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +75,13 @@ server {
 }
 
 func TestLimitsDefaultsAreNomads(t *testing.T) {
-	l := DefaultConfig().Limits
+	l := Default().Limits
 	if l.HTTPSHandshakeTimeout != 5*time.Second || l.HTTPMaxConnsPerClient != 100 || l.RPCHandshakeTimeout != 5*time.Second ||
 		l.RPCMaxConnsPerClient != 100 || l.RPCMaxStreamsPerSession != 1024 || l.MaxBlockingQueries != nomad.DefaultMaxBlockingQueries ||
 		l.MaxBlockingQueriesPerClient != 256 || l.HTTPMaxBodySize != DefaultHTTPMaxBodySize {
 		t.Fatalf("defaults: %+v", l)
 	}
-	if s := DefaultConfig().Server; s.JobMaxSourceSize != 1_000_000 || s.JobMaxCount != 10_000 || s.JobMaxAllocs != 20_000 {
+	if s := Default().Server; s.JobMaxSourceSize != 1_000_000 || s.JobMaxCount != 10_000 || s.JobMaxAllocs != 20_000 {
 		t.Fatalf("server defaults: %+v", s)
 	}
 }
@@ -99,7 +99,7 @@ func TestBadLimitsAreErrorsNamingTheKey(t *testing.T) {
 		{"limits {\n  frobs = 1\n}\n", ""},
 	}
 	for _, tc := range cases {
-		_, warnings, err := ParseConfig("agent.hcl", []byte(tc.src))
+		_, warnings, err := Parse("agent.hcl", []byte(tc.src))
 		if tc.want == "" {
 			if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], `unknown key "limits.frobs"`) {
 				t.Errorf("%q: want a warning for the unknown key, got %v %v", tc.src, warnings, err)
@@ -111,7 +111,7 @@ func TestBadLimitsAreErrorsNamingTheKey(t *testing.T) {
 		}
 	}
 
-	c := DefaultConfig()
+	c := Default()
 	c.Server.Enabled, c.DevMode = true, true
 	c.Limits.MaxBlockingQueriesPerClient = c.Limits.MaxBlockingQueries + 1
 	c.Limits.HTTPMaxConnsPerClient = 0

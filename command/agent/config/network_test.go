@@ -9,7 +9,7 @@ import (
 // The client's CNI keys reach the client's network config, with Nomad's
 // names, instead of being ignored.
 func TestCNIKeysReachTheClient(t *testing.T) {
-	c, warnings, err := ParseConfig("agent.hcl", []byte(`
+	c, warnings, err := Parse("agent.hcl", []byte(`
 client {
   enabled                     = true
   cni_path                    = "/usr/lib/cni:/opt/cni/bin"
@@ -25,7 +25,7 @@ client {
 	if len(warnings) != 0 {
 		t.Fatalf("warnings %v", warnings)
 	}
-	n := DefaultConfig().Merge(c).ForClient("/data", nil, "", nil).Network
+	n := Default().Merge(c).ForClient("/data", nil, "", nil).Network
 	if !slices.Equal(n.CNIPath, []string{"/usr/lib/cni", "/opt/cni/bin"}) || n.CNIConfigDir != "/etc/cni/net.d" ||
 		n.BridgeName != "drover0" || n.BridgeSubnet != "10.99.0.0/16" || !n.HairpinMode {
 		t.Fatalf("client network config %+v", n)
@@ -41,7 +41,7 @@ func TestBadCNIKeysAreRefusedByName(t *testing.T) {
 		{`cni_path = "/usr/lib/cni:relative"`, "cni_path: \"relative\" is not an absolute directory"},
 		{`cni_config_dir = "conf"`, "cni_config_dir: \"conf\" is not an absolute directory"},
 	} {
-		_, _, err := ParseConfig("agent.hcl", []byte("client {\n"+tc.body+"\n}\n"))
+		_, _, err := Parse("agent.hcl", []byte("client {\n"+tc.body+"\n}\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.body, err, tc.want)
 		}

@@ -15,25 +15,25 @@ import (
 	"github.com/drover-sched/drover/jobspec"
 )
 
-// ConfigError lists every malformed value found while loading agent
+// Error lists every malformed value found while loading agent
 // configuration, each as "file:line:col: key: problem", so an operator fixes
 // them all in one go.
-type ConfigError struct {
+type Error struct {
 	Problems []string
 }
 
-func (e *ConfigError) Error() string {
+func (e *Error) Error() string {
 	if len(e.Problems) == 1 {
 		return e.Problems[0]
 	}
 	return fmt.Sprintf("%d problems in agent configuration:\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
 
-// loadConfigPaths loads each path in order (a file, or a directory whose
+// loadPaths loads each path in order (a file, or a directory whose
 // .hcl and .json files are read in lexical order) and merges them, later
 // files winning. Warnings name keys Drover accepts but ignores; the error,
-// a *ConfigError when values are malformed, names every problem at once.
-func loadConfigPaths(paths []string) (*Config, []string, error) {
+// an *Error when values are malformed, names every problem at once.
+func loadPaths(paths []string) (*Config, []string, error) {
 	merged := &Config{}
 	var warnings, problems []string
 	for _, p := range paths {
@@ -46,9 +46,9 @@ func loadConfigPaths(paths []string) (*Config, []string, error) {
 			if err != nil {
 				return nil, warnings, fmt.Errorf("reading agent config: %w", err)
 			}
-			c, w, err := ParseConfig(f, src)
+			c, w, err := Parse(f, src)
 			warnings = append(warnings, w...)
-			if ce, ok := err.(*ConfigError); ok {
+			if ce, ok := err.(*Error); ok {
 				problems = append(problems, ce.Problems...)
 				continue
 			} else if err != nil {
@@ -58,7 +58,7 @@ func loadConfigPaths(paths []string) (*Config, []string, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return nil, warnings, &ConfigError{Problems: problems}
+		return nil, warnings, &Error{Problems: problems}
 	}
 	return merged, warnings, nil
 }
@@ -89,14 +89,14 @@ func configFiles(path string) ([]string, error) {
 	return out, nil
 }
 
-// ParseConfig parses one agent configuration file, in HCL native syntax or,
+// Parse parses one agent configuration file, in HCL native syntax or,
 // when filename ends in .json or the content starts with '{', HCL's JSON
 // syntax. The result holds only what the file sets (see Merge).
-func ParseConfig(filename string, src []byte) (*Config, []string, error) {
+func Parse(filename string, src []byte) (*Config, []string, error) {
 	var file *hcl.File
 	var diags hcl.Diagnostics
 	if err := jobspec.CheckNesting(src, filename, jobspec.MaxNestingDepth); err != nil {
-		return nil, nil, &ConfigError{Problems: []string{err.Error()}}
+		return nil, nil, &Error{Problems: []string{err.Error()}}
 	}
 	if strings.HasSuffix(filename, ".json") || bytes.HasPrefix(bytes.TrimSpace(src), []byte("{")) {
 		file, diags = hcljson.Parse(src, filename)
@@ -190,7 +190,7 @@ func (d *decoder) err() error {
 	if len(d.problems) == 0 {
 		return nil
 	}
-	return &ConfigError{Problems: d.problems}
+	return &Error{Problems: d.problems}
 }
 
 func (d *decoder) addDiags(diags hcl.Diagnostics) {

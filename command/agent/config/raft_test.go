@@ -24,11 +24,11 @@ func TestRaftMultiplierIsParsedAndBounded(t *testing.T) {
 // keeps it (merged), and each of bad is refused with its message.
 func checkServerIntKey(t *testing.T, key string, val int, server func(*nomad.Config) int, merged func(*Config) int, bad map[string]string) {
 	t.Helper()
-	c, warnings, err := ParseConfig("agent.hcl", []byte("server {\n  enabled = true\n  "+key+" = "+strconv.Itoa(val)+"\n}\n"))
+	c, warnings, err := Parse("agent.hcl", []byte("server {\n  enabled = true\n  "+key+" = "+strconv.Itoa(val)+"\n}\n"))
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("parse: %v %v", err, warnings)
 	}
-	full := DefaultConfig().Merge(c)
+	full := Default().Merge(c)
 	s, err := full.ForServer("/data", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func checkServerIntKey(t *testing.T, key string, val int, server func(*nomad.Con
 	if got := server(s); got != val {
 		t.Fatalf("server config has %s = %d, want %d", key, got, val)
 	}
-	later, _, err := ParseConfig("later.hcl", []byte("server {\n  job_max_count = 7\n}\n"))
+	later, _, err := Parse("later.hcl", []byte("server {\n  job_max_count = 7\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func checkServerIntKey(t *testing.T, key string, val int, server func(*nomad.Con
 		t.Fatalf("%s after merging a file without it: %d", key, got)
 	}
 	for src, want := range bad {
-		_, _, err := ParseConfig("agent.hcl", []byte(src))
+		_, _, err := Parse("agent.hcl", []byte(src))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want %q", src, err, want)
 		}

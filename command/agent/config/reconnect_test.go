@@ -9,11 +9,11 @@ import (
 // server.reconnect_report_window reaches the server's scheduler config; a
 // negative one is refused with the key named.
 func TestReconnectReportWindowReachesTheServer(t *testing.T) {
-	c, warnings, err := ParseConfig("agent.hcl", []byte("server {\n  enabled = true\n  reconnect_report_window = \"2m\"\n}\n"))
+	c, warnings, err := Parse("agent.hcl", []byte("server {\n  enabled = true\n  reconnect_report_window = \"2m\"\n}\n"))
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("parse: %v %q", err, warnings)
 	}
-	full := DefaultConfig().Merge(c)
+	full := Default().Merge(c)
 	s, err := full.ForServer("/data", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -22,9 +22,9 @@ func TestReconnectReportWindowReachesTheServer(t *testing.T) {
 		t.Fatalf("ReconnectReportWindow = %v, want 2m", s.ReconnectReportWindow)
 	}
 
-	c, _, err = ParseConfig("agent.hcl", []byte("server {\n  reconnect_report_window = \"-1m\"\n}\n"))
+	c, _, err = Parse("agent.hcl", []byte("server {\n  reconnect_report_window = \"-1m\"\n}\n"))
 	if err == nil {
-		s, err = DefaultConfig().Merge(c).ForServer("/data", nil)
+		s, err = Default().Merge(c).ForServer("/data", nil)
 		if err == nil {
 			err = s.Validate()
 		}

@@ -42,12 +42,12 @@ func TestDefaultSchedulerConfigBlock(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, warnings, err := ParseConfig("agent.hcl", []byte(tc.src))
+			c, warnings, err := Parse("agent.hcl", []byte(tc.src))
 			if err != nil || len(warnings) != 0 {
 				t.Fatalf("parse: %v %q", err, warnings)
 			}
 			requireEqual(t, &tc.want, c.Server.DefaultSchedulerConfig)
-			s, err := DefaultConfig().Merge(c).ForServer(t.TempDir(), nil)
+			s, err := Default().Merge(c).ForServer(t.TempDir(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +56,7 @@ func TestDefaultSchedulerConfigBlock(t *testing.T) {
 	}
 
 	t.Run("a bad value names the key and its position", func(t *testing.T) {
-		_, _, err := ParseConfig("agent.hcl", []byte("server {\n  default_scheduler_config {\n    scheduler_algorithm = \"fifo\"\n    pause_eval_broker = \"soon\"\n  }\n}\n"))
+		_, _, err := Parse("agent.hcl", []byte("server {\n  default_scheduler_config {\n    scheduler_algorithm = \"fifo\"\n    pause_eval_broker = \"soon\"\n  }\n}\n"))
 		for _, want := range []string{
 			`agent.hcl:3:27: server.default_scheduler_config.scheduler_algorithm: expected one of binpack, spread, got "fifo"`,
 			`agent.hcl:4:25: server.default_scheduler_config.pause_eval_broker: expected true or false`,
@@ -68,21 +68,21 @@ func TestDefaultSchedulerConfigBlock(t *testing.T) {
 	})
 
 	t.Run("a later file's block replaces an earlier one whole", func(t *testing.T) {
-		a, _, err := ParseConfig("a.hcl", []byte("server {\n  default_scheduler_config {\n    pause_eval_broker = true\n  }\n}\n"))
+		a, _, err := Parse("a.hcl", []byte("server {\n  default_scheduler_config {\n    pause_eval_broker = true\n  }\n}\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _, err := ParseConfig("b.hcl", []byte("server {\n  default_scheduler_config {\n    scheduler_algorithm = \"spread\"\n  }\n}\n"))
+		b, _, err := Parse("b.hcl", []byte("server {\n  default_scheduler_config {\n    scheduler_algorithm = \"spread\"\n  }\n}\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		merged := DefaultConfig().Merge(a).Merge(b)
+		merged := Default().Merge(a).Merge(b)
 		want := &structs.SchedulerConfiguration{SchedulerAlgorithm: "spread", PreemptionConfig: structs.PreemptionConfig{SystemSchedulerEnabled: true}}
 		requireEqual(t, want, merged.Server.DefaultSchedulerConfig)
 		if merged.Copy().Server.DefaultSchedulerConfig == merged.Server.DefaultSchedulerConfig {
 			t.Fatal("a copied configuration must not share the block")
 		}
-		if DefaultConfig().Merge(a).Merge(&Config{}).Server.DefaultSchedulerConfig.PauseEvalBroker != true {
+		if Default().Merge(a).Merge(&Config{}).Server.DefaultSchedulerConfig.PauseEvalBroker != true {
 			t.Fatal("a file without the block must keep the earlier one")
 		}
 	})

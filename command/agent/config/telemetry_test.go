@@ -26,7 +26,7 @@ func TestTelemetryBlock(t *testing.T) {
   circonus_api_token            = "x"
 }
 `
-	c, warnings, err := ParseConfig("agent.hcl", []byte(src))
+	c, warnings, err := Parse("agent.hcl", []byte(src))
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
@@ -44,7 +44,7 @@ func TestTelemetryBlock(t *testing.T) {
 	if diff := cmp.Diff(want, c.Telemetry); diff != "" {
 		t.Fatalf("telemetry (-want +got):\n%s", diff)
 	}
-	merged := DevConfig().Merge(c)
+	merged := Dev().Merge(c)
 	if err := merged.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -57,32 +57,32 @@ func TestTelemetryBlock(t *testing.T) {
 }
 
 func TestTelemetryBlockMerging(t *testing.T) {
-	first, _, err := ParseConfig("a.hcl", []byte("telemetry {\n  prometheus_metrics = true\n  filter_default = false\n  collection_interval = \"2s\"\n}\n"))
+	first, _, err := Parse("a.hcl", []byte("telemetry {\n  prometheus_metrics = true\n  filter_default = false\n  collection_interval = \"2s\"\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	later, _, err := ParseConfig("b.hcl", []byte("telemetry {\n  prometheus_metrics = false\n  filter_default = true\n}\n"))
+	later, _, err := Parse("b.hcl", []byte("telemetry {\n  prometheus_metrics = false\n  filter_default = true\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := DefaultConfig().Merge(first).Merge(later).Telemetry
+	m := Default().Merge(first).Merge(later).Telemetry
 	if !m.PrometheusMetrics || m.FilterDefault == nil || !*m.FilterDefault || m.CollectionInterval != 2*time.Second {
 		t.Fatalf("merged = %+v: a later file keeps prometheus_metrics on, sets filter_default, keeps the interval", m)
 	}
 }
 
 func TestTelemetryBlockRefusesBadValuesByKey(t *testing.T) {
-	_, _, err := ParseConfig("agent.hcl", []byte("telemetry {\n  prometheus_metrics = \"sure\"\n  collection_interval = \"often\"\n  prefix_filter = \"nomad\"\n}\n"))
+	_, _, err := Parse("agent.hcl", []byte("telemetry {\n  prometheus_metrics = \"sure\"\n  collection_interval = \"often\"\n  prefix_filter = \"nomad\"\n}\n"))
 	for _, want := range []string{"prometheus_metrics", "collection_interval", "prefix_filter"} {
 		if err == nil || !strings.Contains(err.Error(), "telemetry."+want) {
 			t.Errorf("got %v; want an error naming telemetry.%s", err, want)
 		}
 	}
-	c, _, err := ParseConfig("agent.hcl", []byte("telemetry {\n  collection_interval = \"1ms\"\n  prefix_filter = [\"nomad.raft\"]\n}\n"))
+	c, _, err := Parse("agent.hcl", []byte("telemetry {\n  collection_interval = \"1ms\"\n  prefix_filter = [\"nomad.raft\"]\n}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = DevConfig().Merge(c).Validate()
+	err = Dev().Merge(c).Validate()
 	if err == nil || !strings.Contains(err.Error(), "telemetry.collection_interval must be between 100ms") ||
 		!strings.Contains(err.Error(), `telemetry.prefix_filter[0]: "nomad.raft" must be a metric name prefix after + (allow) or - (block)`) {
 		t.Fatalf("got %v", err)

@@ -23,7 +23,7 @@ tls {
   tls_prefer_server_cipher_suites = true
 }
 `
-	c, warnings, err := ParseConfig("agent.hcl", []byte(src))
+	c, warnings, err := Parse("agent.hcl", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ tls {
 }
 
 func TestTLSBlockRefusesOldVersionsWithThePosition(t *testing.T) {
-	_, _, err := ParseConfig("agent.hcl", []byte("tls {\n  tls_min_version = \"tls11\"\n}\n"))
+	_, _, err := Parse("agent.hcl", []byte("tls {\n  tls_min_version = \"tls11\"\n}\n"))
 	if err == nil || !strings.Contains(err.Error(), `agent.hcl:2:21: tls.tls_min_version: tls.tls_min_version "tls11" is refused`) {
 		t.Fatalf("want the old version refused at its position, got %v", err)
 	}
@@ -62,7 +62,7 @@ func TestLaterTLSFilesAddToEarlierOnes(t *testing.T) {
 }
 
 func TestTLSSettingsThatDoNotFitAreRefused(t *testing.T) {
-	c := DevConfig()
+	c := Dev()
 	c.TLS = tlsutil.Config{EnableRPC: true, VerifyHTTPSClient: true, CAFile: "ca.pem"}
 	err := c.Validate()
 	for _, want := range []string{
