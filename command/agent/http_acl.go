@@ -62,14 +62,10 @@ func (s *httpAPI) aclPolicyList(w http.ResponseWriter, r *http.Request) (any, er
 
 func (s *httpAPI) aclPolicyGet(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLPolicySpecificRequest{Name: r.PathValue("name")}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.SingleACLPolicyResponse
-	if err := s.call(r, "ACL.GetPolicy", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "ACL.GetPolicy", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	if out.Policy == nil {
 		return nil, notFound("ACL policy not found")
 	}
@@ -233,14 +229,10 @@ func (s *httpAPI) aclTokenUpsert(w http.ResponseWriter, r *http.Request, body *a
 
 func (s *httpAPI) aclTokenGet(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLTokenSpecificRequest{AccessorID: r.PathValue("id")}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.SingleACLTokenResponse
-	if err := s.call(r, "ACL.GetToken", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "ACL.GetToken", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	if out.Token == nil {
 		return nil, notFound("ACL token not found")
 	}
@@ -251,14 +243,10 @@ func (s *httpAPI) aclTokenGet(w http.ResponseWriter, r *http.Request) (any, erro
 // carries (the anonymous token when it carries none).
 func (s *httpAPI) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.GenericRequest
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.SingleACLTokenResponse
-	if err := s.call(r, "ACL.GetTokenSelf", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "ACL.GetTokenSelf", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	if out.Token == nil {
 		return nil, notFound("ACL token not found")
 	}

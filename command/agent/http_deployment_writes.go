@@ -16,14 +16,10 @@ import (
 
 func (s *httpAPI) deploymentAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentSpecificRequest{DeploymentID: r.PathValue("id")}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.DeploymentAllocsResponse
-	if err := s.call(r, "Deployment.Allocations", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "Deployment.Allocations", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Allocations), nil
 }
 

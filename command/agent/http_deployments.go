@@ -45,14 +45,10 @@ func (s *httpAPI) deploymentGet(w http.ResponseWriter, r *http.Request) (any, er
 		}
 	}
 	args := structs.DeploymentSpecificRequest{DeploymentID: id}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.SingleDeploymentResponse
-	if err := s.call(r, "Deployment.GetDeployment", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "Deployment.GetDeployment", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	if out.Deployment == nil {
 		return nil, notFound("deployment %q not found", id)
 	}

@@ -111,14 +111,10 @@ func (s *httpAPI) nodeGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	args := structs.NodeSpecificRequest{NodeID: id}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.SingleNodeResponse
-	if err := s.call(r, "Node.GetNode", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "Node.GetNode", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	if out.Node == nil {
 		return nil, notFound("node %q not found", id)
 	}
