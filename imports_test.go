@@ -15,6 +15,8 @@ const modulePath = "github.com/drover-sched/drover"
 // import (DESIGN.md, "Layout"). A tree not listed may import anything; a
 // tree inside a listed one follows its own rule, the most specific only.
 // Test files are exempt: a scheduler test may use the real state store.
+// An allowed entry is a tree, or with a leading "=" one package alone, not
+// the packages under it.
 var importRules = []importRule{
 	{"structs", nil},
 	{"acl", nil},
@@ -58,6 +60,11 @@ var importRules = []importRule{
 	{"client", []string{"structs", "client", "helper", "acl"}},
 	{"api", []string{"api"}},
 	{"jobspec", []string{"api", "jobspec"}},
+	// The agent's configuration reads the defaults, bounds and settings
+	// types of what it configures, never their running parts: the server
+	// package for nomad.Config but none under it, and of the client only
+	// its config, artifact, network and docker-driver packages.
+	{"command/agent/config", []string{"structs", "helper", "=jobspec", "=nomad", "=client/config", "=client/artifact", "=client/network", "=client/drivers/docker"}},
 }
 
 func TestPackageImportRules(t *testing.T) {
@@ -133,6 +140,12 @@ func ruleFor(dir string) *importRule {
 
 func allowedImport(target string, allowed []string) bool {
 	for _, a := range allowed {
+		if pkg, ok := strings.CutPrefix(a, "="); ok {
+			if target == pkg {
+				return true
+			}
+			continue
+		}
 		if target == a || strings.HasPrefix(target, a+"/") {
 			return true
 		}
@@ -184,6 +197,12 @@ func TestAllowedImport(t *testing.T) {
 	}
 	if allowedImport("structsx", []string{"structs"}) {
 		t.Fatal("a prefix that is not a path element must not match")
+	}
+	if !allowedImport("nomad", []string{"=nomad"}) || allowedImport("nomad/state", []string{"=nomad"}) {
+		t.Fatal("an =entry must allow its package and nothing under it")
+	}
+	if r := ruleFor("command/agent/config"); r == nil || r.tree != "command/agent/config" || ruleFor("command/agent") != nil {
+		t.Fatalf("command/agent/config follows %v, and command/agent must have no rule", r)
 	}
 	for dir, want := range map[string]string{"nomad": "nomad", "nomad/stream": "nomad", "nomad/planner": "nomad/planner", "nomad/planner/plannertest": "nomad/planner/plannertest"} {
 		if r := ruleFor(dir); r == nil || r.tree != want {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/api"
-	"github.com/drover-sched/drover/command/agent"
 	"github.com/drover-sched/drover/command/agent/agenttest"
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // runCLIWithEnv is runCLI with environment variables the CLI reads.
@@ -41,7 +41,7 @@ func TestJobCommandsCarryTheToken(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real agent")
 	}
-	cfg := func(c *agent.Config) { c.ACL.Enabled = true }
+	cfg := func(c *config.Config) { c.ACL.Enabled = true }
 	skipWithoutAgent(t, cfg)
 	ta := agenttest.New(t, cfg)
 	addr := "-address=" + ta.URL

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drover-sched/drover/command/agent"
 	"github.com/drover-sched/drover/command/agent/agenttest"
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // secretOf pulls the Secret ID out of a printed token.
@@ -37,7 +37,7 @@ func TestACLCommandsAgainstAnAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real agent")
 	}
-	cfg := func(c *agent.Config) { c.Client.Enabled = false; c.ACL.Enabled = true }
+	cfg := func(c *config.Config) { c.Client.Enabled = false; c.ACL.Enabled = true }
 	skipWithoutAgent(t, cfg)
 	ta := agenttest.New(t, cfg)
 	addr := "-address=" + ta.URL

@@ -10,6 +10,7 @@ import (
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/command/agent"
 	"github.com/drover-sched/drover/command/agent/agenttest"
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // These tests run the CLI against a real in-process agent rather than
@@ -20,7 +21,7 @@ func TestCLIAgainstAServerWithoutClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real agent")
 	}
-	serverOnly := func(c *agent.Config) { c.Client.Enabled = false }
+	serverOnly := func(c *config.Config) { c.Client.Enabled = false }
 	skipWithoutAgent(t, serverOnly)
 	ta := agenttest.New(t, serverOnly)
 	addr := "-address=" + ta.URL
@@ -137,10 +138,10 @@ func TestCLIAgainstADevAgent(t *testing.T) {
 // skipWithoutAgent skips the test if the dev agent configured by cb cannot
 // be started in this tree yet (the server or client is not wired in), so
 // the tests start running by themselves once it can.
-func skipWithoutAgent(t *testing.T, cb func(*agent.Config)) {
+func skipWithoutAgent(t *testing.T, cb func(*config.Config)) {
 	t.Helper()
-	cfg := agent.DevConfig()
-	cfg.Ports = agent.Ports{}
+	cfg := config.Dev()
+	cfg.Ports = config.Ports{}
 	cfg.DataDir = t.TempDir()
 	if cb != nil {
 		cb(cfg)

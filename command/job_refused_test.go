@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drover-sched/drover/command/agent"
 	"github.com/drover-sched/drover/command/agent/agenttest"
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // TestCLIRefusesAJobAsTheAgentDoes: against a real agent, job validate,
@@ -16,7 +16,7 @@ func TestCLIRefusesAJobAsTheAgentDoes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real agent")
 	}
-	serverOnly := func(c *agent.Config) { c.Client.Enabled = false }
+	serverOnly := func(c *config.Config) { c.Client.Enabled = false }
 	skipWithoutAgent(t, serverOnly)
 	ta := agenttest.New(t, serverOnly)
 	addr := "-address=" + ta.URL

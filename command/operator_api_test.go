@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/api"
-	"github.com/drover-sched/drover/command/agent"
 	"github.com/drover-sched/drover/command/agent/agenttest"
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 func apiTestJob(id string) string {
@@ -29,7 +29,7 @@ func TestOperatorAPIAgainstAnAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real agent")
 	}
-	serverOnly := func(c *agent.Config) { c.Client.Enabled = false }
+	serverOnly := func(c *config.Config) { c.Client.Enabled = false }
 	skipWithoutAgent(t, serverOnly)
 	ta := agenttest.New(t, serverOnly)
 	addr := "-address=" + ta.URL
@@ -88,7 +88,7 @@ func TestOperatorAPIFollowsTheEventStream(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real agent")
 	}
-	serverOnly := func(c *agent.Config) { c.Client.Enabled = false }
+	serverOnly := func(c *config.Config) { c.Client.Enabled = false }
 	skipWithoutAgent(t, serverOnly)
 	ta := agenttest.New(t, serverOnly)
 

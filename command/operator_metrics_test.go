@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/drover-sched/drover/api"
-	"github.com/drover-sched/drover/command/agent"
 	"github.com/drover-sched/drover/command/agent/agenttest"
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // operator metrics against a real agent: JSON in Nomad's shape, the
@@ -20,7 +20,7 @@ func TestOperatorMetricsAgainstAnAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real agent")
 	}
-	withProm := func(c *agent.Config) {
+	withProm := func(c *config.Config) {
 		c.Client.Enabled = false
 		c.Telemetry.PrometheusMetrics = true
 		c.Telemetry.DisableHostname = true
@@ -60,7 +60,7 @@ func TestOperatorMetricsSaysWhenPrometheusIsOff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real agent")
 	}
-	serverOnly := func(c *agent.Config) { c.Client.Enabled = false }
+	serverOnly := func(c *config.Config) { c.Client.Enabled = false }
 	skipWithoutAgent(t, serverOnly)
 	ta := agenttest.New(t, serverOnly)
 	res := runCLI(t, nil, "", "operator", "metrics", "-address="+ta.URL, "-format=prometheus")

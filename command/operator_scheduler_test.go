@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/drover-sched/drover/command/agent"
 	"github.com/drover-sched/drover/command/agent/agenttest"
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // kv is one get-config line, keys padded as the longest key is.
@@ -21,7 +21,7 @@ func TestOperatorSchedulerConfigAgainstAnAgent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real agent")
 	}
-	serverOnly := func(c *agent.Config) { c.Client.Enabled = false }
+	serverOnly := func(c *config.Config) { c.Client.Enabled = false }
 	skipWithoutAgent(t, serverOnly)
 	ta := agenttest.New(t, serverOnly)
 	addr := "-address=" + ta.URL

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-sched/drover/command/agent"
 	"github.com/drover-sched/drover/command/agent/agenttest"
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/helper/tlsutil"
 )
 
@@ -170,7 +170,7 @@ func TestAgentStartsWithTheTLSCommandsFilesAndTheCLIReachesIt(t *testing.T) {
 	mustRun(t, "tls", "cert", "create", "-cli")
 	abs := func(f string) string { return filepath.Join(dir, f) }
 
-	ta := agenttest.New(t, func(c *agent.Config) {
+	ta := agenttest.New(t, func(c *config.Config) {
 		c.TLS = tlsutil.Config{
 			EnableHTTP: true, EnableRPC: true,
 			CAFile: abs("nomad-agent-ca.pem"), CertFile: abs("global-server-nomad.pem"), KeyFile: abs("global-server-nomad-key.pem"),

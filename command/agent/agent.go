@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/helper/tlsutil"
 )
@@ -37,7 +38,7 @@ type Agent struct {
 	logger hclog.Logger
 
 	mu     sync.Mutex
-	config *Config
+	config *config.Config
 
 	dataDir    string
 	removeData bool // a dev agent's temporary data dir
@@ -73,7 +74,7 @@ type Agent struct {
 // HTTP API. The HTTP port is bound first, so the client can register the
 // address other agents use to reach it, but it serves only once the rest
 // is up. On error, whatever was started is stopped again.
-func NewAgent(cfg *Config, logger hclog.Logger) (*Agent, error) {
+func NewAgent(cfg *config.Config, logger hclog.Logger) (*Agent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -115,17 +116,17 @@ func (a *Agent) start() error {
 	if a.telemetry, err = telemetry.New(cfg.Telemetry, cfg.Name, a.logger.Named("telemetry")); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
-	ln, err := net.Listen("tcp", cfg.httpBind())
+	ln, err := net.Listen("tcp", cfg.HTTPBind())
 	if err != nil {
 		return fmt.Errorf("agent: HTTP listener: %w", err)
 	}
 	a.httpLn = ln
-	if a.httpAddr, err = advertiseAddr(cfg.Advertise.HTTP, ln.Addr(), cfg.Client.NetworkInterface); err != nil {
+	if a.httpAddr, err = config.AdvertiseAddr(cfg.Advertise.HTTP, ln.Addr(), cfg.Client.NetworkInterface); err != nil {
 		return fmt.Errorf("agent: advertise HTTP address: %w", err)
 	}
 
 	if cfg.Server.Enabled {
-		scfg, err := cfg.serverConfig(a.dataDir, a.logger.Named("server"))
+		scfg, err := cfg.ForServer(a.dataDir, a.logger.Named("server"))
 		if err != nil {
 			return err
 		}
@@ -157,7 +158,7 @@ func (a *Agent) start() error {
 			a.logger.Warn("client.memory_total_mb is not applied yet: the client fingerprints memory itself")
 		}
 		// The client names its own logger.
-		ccfg := cfg.clientConfig(a.dataDir, a.servers, a.httpAddr, a.logger)
+		ccfg := cfg.ForClient(a.dataDir, a.servers, a.httpAddr, a.logger)
 		ccfg.Artifacts.Sources.OwnAddrs = a.ownAddrs()
 		ccfg.RPCTLS = a.tls.OutgoingRPC()
 		tc := a.telemetry.Config()
@@ -282,7 +283,7 @@ func (a *Agent) info() agentInfo {
 func (a *Agent) ownAddrs() []netip.AddrPort {
 	cands := []string{a.httpLn.Addr().String(), a.httpAddr}
 	if a.server != nil {
-		cands = append(cands, a.config.rpcBind(), a.rpcAddr)
+		cands = append(cands, a.config.RPCBind(), a.rpcAddr)
 	}
 	var out []netip.AddrPort
 	for _, c := range cands {
@@ -311,7 +312,7 @@ func (a *Agent) httpScheme() string {
 func (a *Agent) RPCAddr() string { return a.rpcAddr }
 
 // Config returns the configuration the agent runs with.
-func (a *Agent) Config() *Config {
+func (a *Agent) Config() *config.Config {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.config.Copy()
@@ -339,7 +340,7 @@ func (a *Agent) RPC(method string, args, reply any) error {
 // that does not load keeps the old ones and makes Reload return the
 // error), and the configuration /v1/agent/self reports. Everything else
 // needs a restart; the changes that were not applied are logged.
-func (a *Agent) Reload(newCfg *Config) error {
+func (a *Agent) Reload(newCfg *config.Config) error {
 	if err := newCfg.Validate(); err != nil {
 		return err
 	}

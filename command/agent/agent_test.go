@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -79,7 +80,7 @@ func TestDevAgentRunsAJobAndServesItsLogs(t *testing.T) {
 func TestClientOnlyAgentJoinsAndLogsAreForwarded(t *testing.T) {
 	t.Parallel()
 	srv := NewTestAgent(t, nil)
-	cli := NewTestAgent(t, func(c *Config) {
+	cli := NewTestAgent(t, func(c *config.Config) {
 		c.Server.Enabled = false
 		c.Client.Servers = []string{srv.RPCAddr()}
 		c.Client.Meta = map[string]string{"role": "worker"}

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/helper/tlsutil"
 	"github.com/drover-sched/drover/helper/tlsutil/tlstest"
 )
@@ -44,7 +45,7 @@ func nomadTLSClient(t *testing.T, ca *tlstest.CA, a *TestAgent) *nomadapi.Client
 func TestHTTPSAPIWorksWithNomadsClient(t *testing.T) {
 	t.Parallel()
 	ca := tlstest.NewCA(t)
-	a := NewTestAgent(t, func(c *Config) { c.TLS = tlsAgentConfig(t, ca, tlstest.Server, true) })
+	a := NewTestAgent(t, func(c *config.Config) { c.TLS = tlsAgentConfig(t, ca, tlstest.Server, true) })
 	if !strings.HasPrefix(a.URL, "https://") {
 		t.Fatalf("the agent should advertise an https URL, got %s", a.URL)
 	}
@@ -88,7 +89,7 @@ func TestHTTPSAPIWorksWithNomadsClient(t *testing.T) {
 
 func TestHTTPSWithoutVerifyHTTPSClientNeedsOnlyTheCA(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	a := NewTestAgent(t, func(c *Config) { c.TLS = tlsAgentConfig(t, ca, tlstest.Server, false) })
+	a := NewTestAgent(t, func(c *config.Config) { c.TLS = tlsAgentConfig(t, ca, tlstest.Server, false) })
 	c, err := nomadapi.NewClient(&nomadapi.Config{Address: a.URL, TLSConfig: &nomadapi.TLSConfig{CACert: ca.CAFile}})
 	if err != nil {
 		t.Fatal(err)
@@ -101,8 +102,8 @@ func TestHTTPSWithoutVerifyHTTPSClientNeedsOnlyTheCA(t *testing.T) {
 func TestClientAgentJoinsAndIsReachedOverTLS(t *testing.T) {
 	t.Parallel()
 	ca := tlstest.NewCA(t)
-	srv := NewTestAgent(t, func(c *Config) { c.TLS = tlsAgentConfig(t, ca, tlstest.Server, true) })
-	cli := NewTestAgent(t, func(c *Config) {
+	srv := NewTestAgent(t, func(c *config.Config) { c.TLS = tlsAgentConfig(t, ca, tlstest.Server, true) })
+	cli := NewTestAgent(t, func(c *config.Config) {
 		c.Server.Enabled = false
 		c.Client.Servers = []string{srv.RPCAddr()}
 		c.Client.Meta = map[string]string{"role": "worker"}
@@ -147,8 +148,8 @@ func servedCert(t *testing.T, ca *tlstest.CA, a *TestAgent) *x509.Certificate {
 
 func TestReloadServesNewCertificatesAndKeepsTheOldOnBadFiles(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	var cfg *Config
-	a := NewTestAgent(t, func(c *Config) {
+	var cfg *config.Config
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.TLS = tlsAgentConfig(t, ca, tlstest.Server, false)
 		cfg = c.Copy()
 	})
@@ -199,8 +200,8 @@ func TestReloadServesNewCertificatesAndKeepsTheOldOnBadFiles(t *testing.T) {
 
 func TestAgentStartRefusesBadTLSFiles(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	cfg := DevConfig()
-	cfg.BindAddr, cfg.Ports, cfg.DataDir = "127.0.0.1", Ports{}, t.TempDir()
+	cfg := config.Dev()
+	cfg.BindAddr, cfg.Ports, cfg.DataDir = "127.0.0.1", config.Ports{}, t.TempDir()
 	cfg.TLS = ca.Config(t, tlstest.Server, "global")
 	cfg.TLS.CAFile = cfg.TLS.CertFile + ".missing"
 	_, err := NewAgent(cfg, nil)
@@ -222,7 +223,7 @@ func copyFile(t *testing.T, from, to string) {
 
 func TestHTTPSHandshakeIsBoundedByTheLimit(t *testing.T) {
 	ca := tlstest.NewCA(t)
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.TLS = tlsAgentConfig(t, ca, tlstest.Server, false)
 		c.Limits.HTTPSHandshakeTimeout = 200 * time.Millisecond
 	})
@@ -264,8 +265,8 @@ func TestAServerWithACLsWarnsWithoutTLSRoles(t *testing.T) {
 		{"with TLS and certificate roles", func() tlsutil.Config { return ca.Config(t, tlstest.Server, "global") }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := DevConfig()
-			cfg.BindAddr, cfg.Ports, cfg.DataDir = "127.0.0.1", Ports{}, t.TempDir()
+			cfg := config.Dev()
+			cfg.BindAddr, cfg.Ports, cfg.DataDir = "127.0.0.1", config.Ports{}, t.TempDir()
 			cfg.Client.Enabled = false
 			cfg.ACL.Enabled = true
 			cfg.TLS = c.tls()

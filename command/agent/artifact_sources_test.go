@@ -8,6 +8,7 @@ import (
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/client/artifact"
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -89,7 +90,7 @@ func TestAllowedLocalPathsLetAJobFetchAHostFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte("mode=host\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a := NewTestAgent(t, func(c *Config) { c.Client.Artifact.AllowedLocalPaths = []string{dir} })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Artifact.AllowedLocalPaths = []string{dir} })
 	job := artifactJob("hostfile", p)
 	registerJob(t, a, job)
 	var allocs []*structs.AllocListStub

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // Run is `drover agent`: it builds the configuration from args, starts the
@@ -19,7 +22,7 @@ import (
 // down gracefully, and a second one while shutting down exits at once.
 // It returns the process exit code.
 func Run(args []string, version string, stdout, stderr io.Writer, signals <-chan os.Signal) int {
-	cmdArgs, err := ParseArgs(args, stderr)
+	cmdArgs, err := config.ParseArgs(args, stderr)
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "Error: %v\n", err)
@@ -62,12 +65,12 @@ func Run(args []string, version string, stdout, stderr io.Writer, signals <-chan
 
 // buildAndReport builds the configuration and prints its warnings and
 // errors the way Nomad does.
-func buildAndReport(cmdArgs *CommandArgs, version string, stderr io.Writer) (*Config, bool) {
+func buildAndReport(cmdArgs *config.Args, version string, stderr io.Writer) (*config.Config, bool) {
 	flags := *cmdArgs.Flags
 	flags.Version = version
 	args := *cmdArgs
 	args.Flags = &flags
-	cfg, warnings, err := BuildConfig(&args)
+	cfg, warnings, err := config.Build(&args)
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "==> WARNING: %s\n", w)
 	}
@@ -109,9 +112,9 @@ func (a *Agent) Banner() string {
 	c := a.Config()
 	rows := map[string]string{
 		"Version":         c.Version,
-		"Advertise Addrs": fmt.Sprintf("HTTP: %s; RPC: %s", a.HTTPURL(), orStr(a.rpcAddr, "-")),
+		"Advertise Addrs": fmt.Sprintf("HTTP: %s; RPC: %s", a.HTTPURL(), cmp.Or(a.rpcAddr, "-")),
 		"TLS":             fmt.Sprintf("HTTP: %v; RPC: %v", c.TLS.EnableHTTP, c.TLS.EnableRPC),
-		"Bind Addrs":      fmt.Sprintf("HTTP: %s; RPC: %s", a.httpLn.Addr(), c.rpcBind()),
+		"Bind Addrs":      fmt.Sprintf("HTTP: %s; RPC: %s", a.httpLn.Addr(), c.RPCBind()),
 		"Region":          fmt.Sprintf("%s (DC: %s)", c.Region, c.Datacenter),
 		"Server":          fmt.Sprint(c.Server.Enabled),
 		"Client":          fmt.Sprint(c.Client.Enabled),

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // helloScript prints a line and stays up.
@@ -212,7 +214,7 @@ func TestAClientOnlyAgentResolvesTokensThroughItsServers(t *testing.T) {
 	mgmt := bootstrapToken(t, srv)
 	files := putPolicy(t, srv, mgmt, "files", `namespace "default" { capabilities = ["read-logs", "read-fs"] }`)
 	unused := putPolicy(t, srv, mgmt, "unused", `namespace "default" { capabilities = ["read-logs", "read-fs"] }`)
-	cl := NewTestAgent(t, func(c *Config) {
+	cl := NewTestAgent(t, func(c *config.Config) {
 		c.Server.Enabled = false
 		c.ACL.Enabled = true
 		c.Client.Servers = []string{srv.RPCAddr()}

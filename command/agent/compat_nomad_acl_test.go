@@ -8,12 +8,14 @@ import (
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // aclAgent starts a server-only test agent with ACLs enabled.
 func aclAgent(t *testing.T) *TestAgent {
 	t.Helper()
-	return NewTestAgent(t, func(c *Config) {
+	return NewTestAgent(t, func(c *config.Config) {
 		c.Client.Enabled = false
 		c.ACL.Enabled = true
 	})

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // artifactJobHCL is a Nomad job file whose task downloads its program: a
@@ -185,4 +187,4 @@ func gzTar(t *testing.T, name, body string, mode int64) []byte {
 
 // allowLoopbackArtifacts lets a test agent fetch artifacts from the test's
 // web servers, which listen on loopback.
-func allowLoopbackArtifacts(c *Config) { c.Client.Artifact.AllowedHosts = []string{"127.0.0.1"} }
+func allowLoopbackArtifacts(c *config.Config) { c.Client.Artifact.AllowedHosts = []string{"127.0.0.1"} }

@@ -8,6 +8,8 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/hashicorp/nomad/api/contexts"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // mockServiceJob is a one-task service job on the mock driver that prints
@@ -299,7 +301,7 @@ func TestNomadClientClusterEndpoints(t *testing.T) {
 // Nomad's client reports.
 func TestNomadClientBlockingAndErrors(t *testing.T) {
 	t.Parallel()
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := nomadClient(t, a)
 	jobs := c.Jobs()
 

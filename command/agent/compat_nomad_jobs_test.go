@@ -6,6 +6,8 @@ import (
 	"time"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // nomadClient returns Nomad's own API client pointed at a test agent.
@@ -375,7 +377,7 @@ func checkRichJob(t *testing.T, got *nomadapi.Job) {
 // plans the read-back job: nothing may be lost on the way, so `job
 // inspect` output can be submitted again unchanged.
 func TestNomadClientJobReadBackIsTheJobSubmitted(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := nomadClient(t, a)
 
 	job := richNomadJob("kept", "x")
@@ -462,7 +464,7 @@ func TestNomadClientJobReadBackIsTheJobSubmitted(t *testing.T) {
 // (which Nomad's CLI prints) name each ignored field; plan and validate
 // warn the same way.
 func TestNomadClientIgnoredFieldsAreWarnedAbout(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := nomadClient(t, a)
 
 	// A job canonicalized by Nomad's own api package carries Nomad's

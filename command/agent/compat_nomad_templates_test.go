@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	nomadapi "github.com/hashicorp/nomad/api"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // templateJob is a raw_exec service job whose task "app" has the given
@@ -115,7 +117,7 @@ func TestNomadClientTemplateFailureIsATaskEvent(t *testing.T) {
 // TestNomadClientTemplateValidation: what can be checked without
 // rendering is refused at register time, naming group, task and template.
 func TestNomadClientTemplateValidation(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := nomadClient(t, a)
 	cases := []struct {
 		name string

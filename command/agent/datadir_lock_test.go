@@ -8,19 +8,21 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // The finding: a second agent on the same data dir hung silently. It must
 // be refused at once, naming the dir and the PID that holds it.
 func TestASecondAgentOnTheSameDataDirIsRefusedAtOnce(t *testing.T) {
-	first := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false; c.DevMode = false })
+	first := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false; c.DevMode = false })
 	dir := first.Config().DataDir
 
-	cfg := DevConfig()
+	cfg := config.Dev()
 	cfg.DevMode = false
 	cfg.Client.Enabled = false
 	cfg.BindAddr = "127.0.0.1"
-	cfg.Ports = Ports{}
+	cfg.Ports = config.Ports{}
 	cfg.DataDir = dir
 	start := time.Now()
 	a, err := NewAgent(cfg, hclog.NewNullLogger())

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // A real agent (server and client, not dev) keeps the server's data dir
@@ -21,7 +23,7 @@ func TestAgentDataDirModes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	NewTestAgent(t, func(c *Config) { c.DevMode = false; c.DataDir = dir })
+	NewTestAgent(t, func(c *config.Config) { c.DevMode = false; c.DataDir = dir })
 	want := map[string]os.FileMode{
 		"server": 0o700, "server/raft": 0o700,
 		"client": 0o711, "client/alloc": 0o711, "client/client": 0o700,

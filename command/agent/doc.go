@@ -1,20 +1,11 @@
-// Package agent is the `drover agent` process: its configuration, the
-// server and client it starts, and the HTTP API in front of them.
+// Package agent is the `drover agent` process: the server and client it
+// starts from its configuration, and the HTTP API in front of them.
 //
 // # Configuration
 //
-// Agent files use Nomad's agent configuration syntax (HCL, or HCL's JSON
-// form), so an operator's Nomad agent file works unchanged for the keys
-// Drover has (config.go lists them). Files are decoded by walking the HCL
-// body with a schema per block (config_decode.go) rather than with gohcl,
-// because agent files are shared with Nomad: a key Drover does not know,
-// or knows and ignores (consul, vault, the serf port, ...), is a
-// warning with its file and line, never a failure. A malformed value is an
-// error with file:line:col naming the key and what was expected, and all of
-// them are reported at once. The HCL1 map-block spelling Nomad's docs use
-// (`options { "driver.raw_exec.enable" = "1" }`) is accepted too
-// (hcl1QuotedKeys). Several files merge in order, later wins, then flags
-// win over files (config_merge.go, config_flags.go).
+// The agent's configuration, from files and flags to the server's and the
+// client's settings, is package command/agent/config; this package starts
+// what it describes and applies a reload.
 //
 // # Startup and shutdown
 //
@@ -28,7 +19,7 @@
 //
 // # TLS
 //
-// The tls block (config_tls.go) becomes one tlsutil.Manager per agent,
+// The tls block (config.Config.TLS) becomes one tlsutil.Manager per agent,
 // handed to the server, the client's RPC pool, a client-only agent's
 // remote pool, the HTTPS listener and the transport that forwards client
 // requests to other agents, so one reload reaches all of them. With
@@ -83,7 +74,7 @@
 //
 // # Metrics
 //
-// The telemetry block (config_telemetry.go) becomes one
+// The telemetry block (config.Config.Telemetry) becomes one
 // helper/telemetry.Telemetry per agent, whose handle the server and the
 // client write to and whose sinks /v1/metrics reads (http_metrics.go); a
 // server agent also receives hashicorp/raft's metrics through it.

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/helper/fuzzseed"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/jobspec"
@@ -64,7 +65,7 @@ func FuzzJobRegister(f *testing.F) {
 				"Job.Validate": fuzzServerValidate,
 			},
 			logger: hclog.NewNullLogger(),
-			info:   func() agentInfo { return agentInfo{Config: DevConfig()} },
+			info:   func() agentInfo { return agentInfo{Config: config.Dev()} },
 		}
 		h := s.handler()
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/helper/telemetry"
 )
@@ -50,7 +51,7 @@ type httpAPI struct {
 
 // agentInfo is what the HTTP API knows about its own agent.
 type agentInfo struct {
-	Config *Config
+	Config *config.Config
 	// HTTPAddr and RPCAddr are the advertised addresses; RPCAddr is empty
 	// on an agent without a server.
 	HTTPAddr string
@@ -59,7 +60,7 @@ type agentInfo struct {
 	Servers []string
 }
 
-func (s *httpAPI) config() *Config { return s.info().Config }
+func (s *httpAPI) config() *config.Config { return s.info().Config }
 
 // apiFunc handles one request. It returns the value to encode as JSON (an
 // untyped nil writes no body; a typed nil pointer writes `null`, which is

@@ -53,35 +53,19 @@ func (s *httpAPI) aclBootstrap(w http.ResponseWriter, r *http.Request) (any, err
 // see, without their rules.
 func (s *httpAPI) aclPolicyList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.ACLPolicyListRequest
-	filter, err := s.parseListQuery(r, &args.QueryOptions)
-	if err != nil {
-		return nil, err
-	}
-	var out structs.ACLPolicyListResponse
-	if err := s.call(r, "ACL.ListPolicies", &args, &out); err != nil {
-		return nil, err
-	}
-	list, err := paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Policies, func(p *structs.ACLPolicyListStub) string { return p.Name })
-	if err != nil {
-		return nil, err
-	}
-	setMeta(w, &out.QueryMeta)
-	if list == nil {
-		list = []*structs.ACLPolicyListStub{}
-	}
-	return list, nil
+	return serveList(s, w, r, &args.QueryOptions, func() ([]*structs.ACLPolicyListStub, structs.QueryMeta, error) {
+		var out structs.ACLPolicyListResponse
+		err := s.call(r, "ACL.ListPolicies", &args, &out)
+		return out.Policies, out.QueryMeta, err
+	}, func(p *structs.ACLPolicyListStub) string { return p.Name })
 }
 
 func (s *httpAPI) aclPolicyGet(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLPolicySpecificRequest{Name: r.PathValue("name")}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.SingleACLPolicyResponse
-	if err := s.call(r, "ACL.GetPolicy", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "ACL.GetPolicy", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	if out.Policy == nil {
 		return nil, notFound("ACL policy not found")
 	}
@@ -124,23 +108,11 @@ func (s *httpAPI) aclPolicyDelete(w http.ResponseWriter, r *http.Request) (any, 
 // tokens without secrets.
 func (s *httpAPI) aclTokenList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.ACLTokenListRequest
-	filter, err := s.parseListQuery(r, &args.QueryOptions)
-	if err != nil {
-		return nil, err
-	}
-	var out structs.ACLTokenListResponse
-	if err := s.call(r, "ACL.ListTokens", &args, &out); err != nil {
-		return nil, err
-	}
-	list, err := paginate(&args.QueryOptions, &out.QueryMeta, filter, out.Tokens, func(t *structs.ACLTokenListStub) string { return t.AccessorID })
-	if err != nil {
-		return nil, err
-	}
-	setMeta(w, &out.QueryMeta)
-	if list == nil {
-		list = []*structs.ACLTokenListStub{}
-	}
-	return list, nil
+	return serveList(s, w, r, &args.QueryOptions, func() ([]*structs.ACLTokenListStub, structs.QueryMeta, error) {
+		var out structs.ACLTokenListResponse
+		err := s.call(r, "ACL.ListTokens", &args, &out)
+		return out.Tokens, out.QueryMeta, err
+	}, func(t *structs.ACLTokenListStub) string { return t.AccessorID })
 }
 
 // aclTokenBody is a token as Nomad's clients send it. ExpirationTTL comes
@@ -257,14 +229,10 @@ func (s *httpAPI) aclTokenUpsert(w http.ResponseWriter, r *http.Request, body *a
 
 func (s *httpAPI) aclTokenGet(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ACLTokenSpecificRequest{AccessorID: r.PathValue("id")}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.SingleACLTokenResponse
-	if err := s.call(r, "ACL.GetToken", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "ACL.GetToken", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	if out.Token == nil {
 		return nil, notFound("ACL token not found")
 	}
@@ -275,14 +243,10 @@ func (s *httpAPI) aclTokenGet(w http.ResponseWriter, r *http.Request) (any, erro
 // carries (the anonymous token when it carries none).
 func (s *httpAPI) aclTokenSelf(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.GenericRequest
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.SingleACLTokenResponse
-	if err := s.call(r, "ACL.GetTokenSelf", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "ACL.GetTokenSelf", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	if out.Token == nil {
 		return nil, notFound("ACL token not found")
 	}

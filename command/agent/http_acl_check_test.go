@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -14,7 +15,7 @@ import (
 // returns it with a management token.
 func aclDevAgent(t *testing.T) (*TestAgent, string) {
 	t.Helper()
-	a := NewTestAgent(t, func(c *Config) { c.ACL.Enabled = true })
+	a := NewTestAgent(t, func(c *config.Config) { c.ACL.Enabled = true })
 	return a, bootstrapToken(t, a)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -28,7 +29,7 @@ func TestACLTokenExpirationTTLIsReadExactly(t *testing.T) {
 			return nil
 		}},
 		logger: hclog.NewNullLogger(),
-		info:   func() agentInfo { return agentInfo{Config: DevConfig()} },
+		info:   func() agentInfo { return agentInfo{Config: config.Dev()} },
 	}
 	h := s.handler()
 	body := func(ttl string) []byte {

@@ -1,12 +1,14 @@
 package agent
 
 import (
+	"cmp"
 	"net"
 	"net/http"
 	"runtime"
 	"strconv"
 	"strings"
 
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -51,7 +53,7 @@ func (s *httpAPI) selfConfig(info agentInfo) map[string]any {
 		"DevMode":    c.DevMode,
 		"Files":      nonNil(c.Files),
 		"Ports":      map[string]int{"HTTP": c.Ports.HTTP, "RPC": c.Ports.RPC, "Serf": c.Ports.Serf},
-		"Addresses":  map[string]string{"HTTP": orStr(c.Addresses.HTTP, c.BindAddr), "RPC": orStr(c.Addresses.RPC, c.BindAddr)},
+		"Addresses":  map[string]string{"HTTP": cmp.Or(c.Addresses.HTTP, c.BindAddr), "RPC": cmp.Or(c.Addresses.RPC, c.BindAddr)},
 		"AdvertiseAddrs": map[string]string{
 			"HTTP": info.HTTPAddr,
 			"RPC":  info.RPCAddr,
@@ -125,7 +127,7 @@ type agentMember struct {
 // memberFor describes the server named name at RPC address addr. The
 // tags are the ones Nomad's `server members` reads: rpc_addr and port
 // identify the leader, raft_vsn, build, dc and region are printed.
-func (s *httpAPI) memberFor(c *Config, name, addr string, leader bool) agentMember {
+func (s *httpAPI) memberFor(c *config.Config, name, addr string, leader bool) agentMember {
 	host, portStr, _ := net.SplitHostPort(addr)
 	port, _ := strconv.ParseUint(portStr, 10, 16)
 	if !strings.HasSuffix(name, "."+c.Region) {
@@ -172,7 +174,7 @@ func (s *httpAPI) agentMembers(w http.ResponseWriter, r *http.Request) (any, err
 	c := s.config()
 	members := make([]agentMember, 0, len(raft.Servers))
 	for _, srv := range raft.Servers {
-		members = append(members, s.memberFor(c, orStr(srv.Node, srv.ID), srv.Address, srv.Leader))
+		members = append(members, s.memberFor(c, cmp.Or(srv.Node, srv.ID), srv.Address, srv.Leader))
 	}
 	return map[string]any{
 		"ServerName":   c.Name,

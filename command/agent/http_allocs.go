@@ -14,24 +14,9 @@ func (s *httpAPI) routeAllocs(mux *http.ServeMux) {
 
 func (s *httpAPI) allocsList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.AllocListRequest
-	filter, err := s.parseListQuery(r, &args.QueryOptions)
-	if err != nil {
-		return nil, err
-	}
-	user := args.QueryOptions
-	allocs, meta, err := followPages(&args.QueryOptions, func() ([]*structs.AllocListStub, *structs.QueryMeta, error) {
-		var out structs.AllocListResponse
-		err := s.call(r, "Alloc.List", &args, &out)
-		return out.Allocations, &out.QueryMeta, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if allocs, err = paginate(&user, &meta, filter, allocs, func(a *structs.AllocListStub) string { return a.ID }); err != nil {
-		return nil, err
-	}
-	setMeta(w, &meta)
-	return nonNil(allocs), nil
+	return serveList(s, w, r, &args.QueryOptions,
+		func() ([]*structs.AllocListStub, structs.QueryMeta, error) { return s.allAllocs(r, &args) },
+		func(a *structs.AllocListStub) string { return a.ID })
 }
 
 // resolveAllocID turns an allocation ID prefix into the one ID it names.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -35,7 +36,7 @@ func TestARequestBodyThatStopsArrivingIsGivenUp(t *testing.T) {
 			s := &httpAPI{
 				rpc:         fakeRPC{},
 				logger:      hclog.NewNullLogger(),
-				info:        func() agentInfo { return agentInfo{Config: DevConfig()} },
+				info:        func() agentInfo { return agentInfo{Config: config.Dev()} },
 				bodyTimeout: 300 * time.Millisecond,
 			}
 			srv := httptest.NewServer(s.handler())
@@ -93,7 +94,7 @@ func TestTheBodyDeadlineEndsWithTheBody(t *testing.T) {
 	s := &httpAPI{
 		rpc:         rpcs,
 		logger:      hclog.NewNullLogger(),
-		info:        func() agentInfo { return agentInfo{Config: DevConfig()} },
+		info:        func() agentInfo { return agentInfo{Config: config.Dev()} },
 		bodyTimeout: 300 * time.Millisecond,
 	}
 	srv := httptest.NewServer(s.handler())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/client/taskrunner"
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -221,7 +222,7 @@ func TestGCOfAFinishedAllocAndHostStats(t *testing.T) {
 func TestActionsAskedOfAnotherAgentReachTheAllocsNode(t *testing.T) {
 	t.Parallel()
 	srv := NewTestAgent(t, nil)
-	cli := NewTestAgent(t, func(c *Config) {
+	cli := NewTestAgent(t, func(c *config.Config) {
 		c.Server.Enabled = false
 		c.Client.Servers = []string{srv.RPCAddr()}
 		c.Client.Meta = map[string]string{"role": "worker"}

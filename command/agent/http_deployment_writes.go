@@ -14,27 +14,12 @@ import (
 // a token learns nothing from a 400): an empty pause body resumes, and an
 // empty promote or health body is refused by the server, after the token.
 
-// checkBodyDeploymentID rejects a body naming another deployment than the
-// path; an empty one takes the path's.
-func checkBodyDeploymentID(r *http.Request, bodyID *string) error {
-	id := r.PathValue("id")
-	if *bodyID != "" && *bodyID != id {
-		return badRequest("DeploymentID %q in the body does not match %q in the path", *bodyID, id)
-	}
-	*bodyID = id
-	return nil
-}
-
 func (s *httpAPI) deploymentAllocations(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.DeploymentSpecificRequest{DeploymentID: r.PathValue("id")}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.DeploymentAllocsResponse
-	if err := s.call(r, "Deployment.Allocations", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "Deployment.Allocations", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Allocations), nil
 }
 
@@ -43,7 +28,7 @@ func (s *httpAPI) deploymentPromote(w http.ResponseWriter, r *http.Request) (any
 	if err := optionalBody(r, &args); err != nil {
 		return nil, err
 	}
-	if err := checkBodyDeploymentID(r, &args.DeploymentID); err != nil {
+	if err := checkBodyID(r, "DeploymentID", &args.DeploymentID); err != nil {
 		return nil, err
 	}
 	args.Eval, args.UpdatedAt = nil, 0
@@ -55,7 +40,7 @@ func (s *httpAPI) deploymentPause(w http.ResponseWriter, r *http.Request) (any, 
 	if err := optionalBody(r, &args); err != nil {
 		return nil, err
 	}
-	if err := checkBodyDeploymentID(r, &args.DeploymentID); err != nil {
+	if err := checkBodyID(r, "DeploymentID", &args.DeploymentID); err != nil {
 		return nil, err
 	}
 	return s.deploymentWrite(w, r, "Deployment.Pause", &args, &args.WriteRequest)
@@ -76,7 +61,7 @@ func (s *httpAPI) deploymentAllocHealth(w http.ResponseWriter, r *http.Request) 
 	if err := optionalBody(r, &args); err != nil {
 		return nil, err
 	}
-	if err := checkBodyDeploymentID(r, &args.DeploymentID); err != nil {
+	if err := checkBodyID(r, "DeploymentID", &args.DeploymentID); err != nil {
 		return nil, err
 	}
 	return s.deploymentWrite(w, r, "Deployment.SetAllocHealth", &args, &args.WriteRequest)

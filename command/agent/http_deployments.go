@@ -21,24 +21,9 @@ func (s *httpAPI) routeDeployments(mux *http.ServeMux) {
 
 func (s *httpAPI) deploymentsList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.GenericRequest
-	filter, err := s.parseListQuery(r, &args.QueryOptions)
-	if err != nil {
-		return nil, err
-	}
-	user := args.QueryOptions
-	deps, meta, err := followPages(&args.QueryOptions, func() ([]*structs.Deployment, *structs.QueryMeta, error) {
-		var out structs.DeploymentListResponse
-		err := s.call(r, "Deployment.List", &args, &out)
-		return out.Deployments, &out.QueryMeta, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if deps, err = paginate(&user, &meta, filter, deps, func(d *structs.Deployment) string { return d.ID }); err != nil {
-		return nil, err
-	}
-	setMeta(w, &meta)
-	return nonNil(deps), nil
+	return serveList(s, w, r, &args.QueryOptions,
+		func() ([]*structs.Deployment, structs.QueryMeta, error) { return s.allDeployments(r, &args) },
+		func(d *structs.Deployment) string { return d.ID })
 }
 
 // deploymentGet accepts an ID prefix, as the CLI lets people type one.
@@ -60,14 +45,10 @@ func (s *httpAPI) deploymentGet(w http.ResponseWriter, r *http.Request) (any, er
 		}
 	}
 	args := structs.DeploymentSpecificRequest{DeploymentID: id}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.SingleDeploymentResponse
-	if err := s.call(r, "Deployment.GetDeployment", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "Deployment.GetDeployment", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	if out.Deployment == nil {
 		return nil, notFound("deployment %q not found", id)
 	}

@@ -15,24 +15,18 @@ func (s *httpAPI) routeEvals(mux *http.ServeMux) {
 
 // evalsList takes Nomad's filters ?job= and ?status=.
 func (s *httpAPI) evalsList(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.EvalListRequest{
+	args := evalListRequest(r)
+	return serveList(s, w, r, &args.QueryOptions,
+		func() ([]*structs.Evaluation, structs.QueryMeta, error) { return s.allEvals(r, &args) },
+		func(e *structs.Evaluation) string { return e.ID })
+}
+
+// evalListRequest takes Nomad's evaluation filters, ?job= and ?status=.
+func evalListRequest(r *http.Request) structs.EvalListRequest {
+	return structs.EvalListRequest{
 		FilterJobID:      r.URL.Query().Get("job"),
 		FilterEvalStatus: r.URL.Query().Get("status"),
 	}
-	filter, err := s.parseListQuery(r, &args.QueryOptions)
-	if err != nil {
-		return nil, err
-	}
-	user := args.QueryOptions
-	evals, meta, err := s.allEvals(r, &args)
-	if err != nil {
-		return nil, err
-	}
-	if evals, err = paginate(&user, &meta, filter, evals, func(e *structs.Evaluation) string { return e.ID }); err != nil {
-		return nil, err
-	}
-	setMeta(w, &meta)
-	return nonNil(evals), nil
 }
 
 // allEvals reads every page of Eval.List.
@@ -47,10 +41,7 @@ func (s *httpAPI) allEvals(r *http.Request, args *structs.EvalListRequest) ([]*s
 // evalsCount answers Nomad's {"Count": n} for the evaluations the same
 // query would list (?job=, ?status=, ?prefix=, ?filter=), unpaged.
 func (s *httpAPI) evalsCount(w http.ResponseWriter, r *http.Request) (any, error) {
-	args := structs.EvalListRequest{
-		FilterJobID:      r.URL.Query().Get("job"),
-		FilterEvalStatus: r.URL.Query().Get("status"),
-	}
+	args := evalListRequest(r)
 	filter, err := s.parseListQuery(r, &args.QueryOptions)
 	if err != nil {
 		return nil, err
@@ -92,14 +83,9 @@ func (s *httpAPI) evalAllocations(w http.ResponseWriter, r *http.Request) (any, 
 	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}
-	allocs, meta, err := followPages(&args.QueryOptions, func() ([]*structs.AllocListStub, *structs.QueryMeta, error) {
+	return serveAllPages(w, &args.QueryOptions, func() ([]*structs.AllocListStub, *structs.QueryMeta, error) {
 		var out structs.EvalAllocationsResponse
 		err := s.call(r, "Eval.Allocations", &args, &out)
 		return out.Allocations, &out.QueryMeta, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	setMeta(w, &meta)
-	return nonNil(allocs), nil
 }

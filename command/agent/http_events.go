@@ -41,9 +41,6 @@ const (
 	eventWriteBatch = 256 << 10
 	// maxEventTopics bounds the topic parameters of one request.
 	maxEventTopics = 64
-	// maxEventBufferSize bounds server.event_buffer_size: a million
-	// events may hold a few GiB once encoded.
-	maxEventBufferSize = 1 << 20
 )
 
 // eventSubscriber is a server that serves the event stream; *nomad.Server

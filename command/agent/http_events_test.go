@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/nomad/stream"
 	"github.com/drover-sched/drover/structs"
@@ -318,7 +319,7 @@ func eventBroker(t *testing.T, a *TestAgent) *stream.Broker {
 // past it; raft keeps applying meanwhile and a consumer that reads gets
 // every event.
 func TestEventStreamDropsAConsumerThatNeverReads(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Client.Enabled = false
 		c.ServerHook = func(sc *nomad.Config) { sc.EventBufferEvents = 64 }
 	})
@@ -484,8 +485,8 @@ func TestEventStreamEndsWhenTheAgentShutsDown(t *testing.T) {
 // relays its server's stream: frames in order, heartbeats, the token
 // checked by the server.
 func TestEventStreamThroughAClientOnlyAgent(t *testing.T) {
-	srv := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
-	cli := NewTestAgent(t, func(c *Config) {
+	srv := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
+	cli := NewTestAgent(t, func(c *config.Config) {
 		c.Server.Enabled = false
 		c.Client.Servers = []string{srv.RPCAddr()}
 	})
@@ -525,7 +526,7 @@ func TestEventStreamThroughAClientOnlyAgent(t *testing.T) {
 
 func TestEventStreamRelayChecksTokens(t *testing.T) {
 	srv, mgmt := aclDevAgent(t)
-	cli := NewTestAgent(t, func(c *Config) {
+	cli := NewTestAgent(t, func(c *config.Config) {
 		c.Server.Enabled = false
 		c.ACL.Enabled = true
 		c.Client.Servers = []string{srv.RPCAddr()}
@@ -544,7 +545,7 @@ func TestEventStreamRelayChecksTokens(t *testing.T) {
 // bounded by limits.max_blocking_queries_per_client, and a closed stream
 // gives its slot back.
 func TestEventStreamsCountAsBlockingQueries(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Client.Enabled = false
 		c.Limits.MaxBlockingQueriesPerClient = 2
 	})

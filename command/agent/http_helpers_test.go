@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
@@ -21,7 +22,7 @@ import (
 // without any task running.
 func serverAgent(t *testing.T) *TestAgent {
 	t.Helper()
-	return NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	return NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 }
 
 // call sends a request with an optional JSON body and returns the

@@ -12,23 +12,12 @@ import (
 // not exist on the server yet; the RPC layer's "can't find method" becomes
 // a 501 (see errorStatus).
 
-// checkBodyJobID rejects a body whose JobID names another job than the
-// path; an empty one takes the path's.
-func checkBodyJobID(r *http.Request, bodyID *string) error {
-	id := r.PathValue("id")
-	if *bodyID != "" && *bodyID != id {
-		return badRequest("JobID %q in the body does not match %q in the path", *bodyID, id)
-	}
-	*bodyID = id
-	return nil
-}
-
 func (s *httpAPI) jobEvaluate(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.JobEvaluateRequest
 	if err := optionalBody(r, &args); err != nil {
 		return nil, err
 	}
-	if err := checkBodyJobID(r, &args.JobID); err != nil {
+	if err := checkBodyID(r, "JobID", &args.JobID); err != nil {
 		return nil, err
 	}
 	s.parseWrite(r, &args.WriteRequest)
@@ -84,7 +73,7 @@ func (s *httpAPI) jobRevert(w http.ResponseWriter, r *http.Request) (any, error)
 	if err := decodeBody(r, &args); err != nil {
 		return nil, err
 	}
-	if err := checkBodyJobID(r, &args.JobID); err != nil {
+	if err := checkBodyID(r, "JobID", &args.JobID); err != nil {
 		return nil, err
 	}
 	s.parseWrite(r, &args.WriteRequest)
@@ -103,7 +92,7 @@ func (s *httpAPI) jobStable(w http.ResponseWriter, r *http.Request) (any, error)
 	if err := decodeBody(r, &args); err != nil {
 		return nil, err
 	}
-	if err := checkBodyJobID(r, &args.JobID); err != nil {
+	if err := checkBodyID(r, "JobID", &args.JobID); err != nil {
 		return nil, err
 	}
 	s.parseWrite(r, &args.WriteRequest)

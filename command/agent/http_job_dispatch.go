@@ -25,7 +25,7 @@ func (s *httpAPI) jobDispatch(w http.ResponseWriter, r *http.Request) (any, erro
 	if err := optionalBody(r, &body); err != nil {
 		return nil, err
 	}
-	if err := checkBodyJobID(r, &body.JobID); err != nil {
+	if err := checkBodyID(r, "JobID", &body.JobID); err != nil {
 		return nil, err
 	}
 	args := structs.JobDispatchRequest{

@@ -16,14 +16,10 @@ import (
 // that does not exist is a 404.
 func (s *httpAPI) jobScaleStatus(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.JobScaleStatusRequest{JobID: r.PathValue("id")}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.JobScaleStatusResponse
-	if err := s.call(r, "Job.ScaleStatus", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "Job.ScaleStatus", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	if out.JobScaleStatus == nil {
 		return nil, notFound("job %q not found", args.JobID)
 	}

@@ -36,24 +36,9 @@ func (s *httpAPI) routeJobs(mux *http.ServeMux) {
 
 func (s *httpAPI) jobsList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.JobListRequest
-	filter, err := s.parseListQuery(r, &args.QueryOptions)
-	if err != nil {
-		return nil, err
-	}
-	user := args.QueryOptions
-	jobs, meta, err := followPages(&args.QueryOptions, func() ([]*structs.JobListStub, *structs.QueryMeta, error) {
-		var out structs.JobListResponse
-		err := s.call(r, "Job.List", &args, &out)
-		return out.Jobs, &out.QueryMeta, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if jobs, err = paginate(&user, &meta, filter, jobs, func(j *structs.JobListStub) string { return j.ID }); err != nil {
-		return nil, err
-	}
-	setMeta(w, &meta)
-	return nonNil(jobs), nil
+	return serveList(s, w, r, &args.QueryOptions,
+		func() ([]*structs.JobListStub, structs.QueryMeta, error) { return s.allJobs(r, &args) },
+		func(j *structs.JobListStub) string { return j.ID })
 }
 
 // jobRegister serves PUT /v1/jobs and PUT /v1/job/:id: the body is Nomad's
@@ -226,16 +211,11 @@ func (s *httpAPI) jobAllocations(w http.ResponseWriter, r *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	allocs, meta, err := followPages(&args.QueryOptions, func() ([]*structs.AllocListStub, *structs.QueryMeta, error) {
+	return serveAllPages(w, &args.QueryOptions, func() ([]*structs.AllocListStub, *structs.QueryMeta, error) {
 		var out structs.JobAllocationsResponse
 		err := s.call(r, "Job.Allocations", &args, &out)
 		return out.Allocations, &out.QueryMeta, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	setMeta(w, &meta)
-	return nonNil(allocs), nil
 }
 
 func (s *httpAPI) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -243,16 +223,11 @@ func (s *httpAPI) jobEvaluations(w http.ResponseWriter, r *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	evals, meta, err := followPages(&args.QueryOptions, func() ([]*structs.Evaluation, *structs.QueryMeta, error) {
+	return serveAllPages(w, &args.QueryOptions, func() ([]*structs.Evaluation, *structs.QueryMeta, error) {
 		var out structs.JobEvaluationsResponse
 		err := s.call(r, "Job.Evaluations", &args, &out)
 		return out.Evaluations, &out.QueryMeta, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	setMeta(w, &meta)
-	return nonNil(evals), nil
 }
 
 func (s *httpAPI) jobSummary(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -324,16 +299,11 @@ func (s *httpAPI) jobDeployments(w http.ResponseWriter, r *http.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	deps, meta, err := followPages(&args.QueryOptions, func() ([]*structs.Deployment, *structs.QueryMeta, error) {
+	return serveAllPages(w, &args.QueryOptions, func() ([]*structs.Deployment, *structs.QueryMeta, error) {
 		var out structs.JobDeploymentsResponse
 		err := s.call(r, "Job.Deployments", &args, &out)
 		return out.Deployments, &out.QueryMeta, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	setMeta(w, &meta)
-	return nonNil(deps), nil
 }
 
 // jobLatestDeployment answers `null` when the job has no deployment, as

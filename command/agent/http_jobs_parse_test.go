@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // The finding: a job file is a program. HCL's for expressions, template
@@ -29,7 +30,7 @@ import (
 func TestJobsParseEvaluatesUntrustedFilesOutsideTheAgent(t *testing.T) {
 	s := &httpAPI{
 		rpc: fakeRPC{}, logger: hclog.NewNullLogger(), forward: &http.Client{},
-		info:   func() agentInfo { return agentInfo{Config: DevConfig()} },
+		info:   func() agentInfo { return agentInfo{Config: config.Dev()} },
 		parser: newJobParser(5*time.Second, 16<<20),
 	}
 	srv := httptest.NewServer(s.handler())

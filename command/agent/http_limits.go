@@ -9,6 +9,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/nomad"
 )
 
@@ -28,7 +29,7 @@ const jobBodyEnvelope = 64 << 10
 func (s *httpAPI) bodyLimit() bodyLimit {
 	n := s.config().Limits.HTTPMaxBodySize
 	if n <= 0 {
-		n = DefaultHTTPMaxBodySize
+		n = config.DefaultHTTPMaxBodySize
 	}
 	return bodyLimit{n: n, setting: "limits.http_max_body_size"}
 }

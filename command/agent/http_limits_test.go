@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // chunked sends body without a Content-Length, so only reading it can
@@ -36,7 +37,7 @@ func chunked(t *testing.T, method, url, body string) (*http.Response, []byte) {
 }
 
 func TestRequestBodiesAreBoundedWith413(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Client.Enabled = false
 		c.Limits.HTTPMaxBodySize = 2048
 		c.Server.JobMaxSourceSize = 8 << 10
@@ -91,7 +92,7 @@ func TestDeeplyNestedBodiesAreRefusedAndTheAgentLives(t *testing.T) {
 }
 
 func TestJobCountsOverTheLimitsAre400sNamingTheSetting(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Client.Enabled = false
 		c.Server.JobMaxCount = 10
 		c.Server.JobMaxAllocs = 10
@@ -121,7 +122,7 @@ func dialHTTP(t *testing.T, addr string) (net.Conn, error) {
 }
 
 func TestHTTPConnectionsPerClientAreBounded(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Client.Enabled = false
 		c.Limits.HTTPMaxConnsPerClient = 2
 	})

@@ -9,6 +9,7 @@ import (
 
 	nomadapi "github.com/hashicorp/nomad/api"
 
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/nomad/nomadtest"
@@ -18,7 +19,7 @@ import (
 // Nomad's Agent().Join and takes the second server out again with
 // Operator().RaftRemovePeerByAddress, checking the refusals on the way.
 func TestNomadClientJoinAndRemovePeer(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) { c.Client.Enabled = false })
+	a := NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
 	c := nomadClient(t, a)
 	// A server that neither bootstraps nor knows anyone waits to be joined.
 	waiting := nomadtest.Server(t, func(sc *nomad.Config) {
@@ -83,7 +84,7 @@ func TestNomadClientJoinAndRemovePeer(t *testing.T) {
 
 // TestJoinRefusedWithoutServer: a client-only agent has nothing to join.
 func TestJoinRefusedWithoutServer(t *testing.T) {
-	api := &httpAPI{info: func() agentInfo { return agentInfo{Config: DevConfig()} }}
+	api := &httpAPI{info: func() agentInfo { return agentInfo{Config: config.Dev()} }}
 	if _, err := api.agentJoin(nil, httptest.NewRequest("PUT", "/v1/agent/join?address=127.0.0.1:4647", nil)); err == nil ||
 		errorStatus(err) != 400 || !strings.Contains(err.Error(), "runs no server") {
 		t.Fatalf("client-only join: %v", err)

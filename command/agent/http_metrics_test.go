@@ -9,6 +9,8 @@ import (
 	nomadapi "github.com/hashicorp/nomad/api"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // Nomad's Go client reads /v1/metrics in its own MetricsSummary shape,
@@ -26,7 +28,7 @@ func TestMetricsThroughNomadsClient(t *testing.T) {
 	var summary *nomadapi.MetricsSummary
 	for attempt := 0; ; attempt++ {
 		hour := time.Now().Truncate(time.Hour)
-		a = NewTestAgent(t, func(c *Config) {
+		a = NewTestAgent(t, func(c *config.Config) {
 			c.Telemetry.DisableHostname = true
 			c.Telemetry.InMemoryCollectionInterval = time.Hour
 			c.Telemetry.InMemoryRetentionPeriod = time.Hour
@@ -70,7 +72,7 @@ func TestMetricsThroughNomadsClient(t *testing.T) {
 }
 
 func TestMetricsInPrometheusFormatParse(t *testing.T) {
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Telemetry.PrometheusMetrics = true
 		c.Telemetry.DisableHostname = true
 	})

@@ -20,24 +20,14 @@ func (s *httpAPI) routeNodes(mux *http.ServeMux) {
 
 func (s *httpAPI) nodesList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.NodeListRequest
-	filter, err := s.parseListQuery(r, &args.QueryOptions)
-	if err != nil {
-		return nil, err
-	}
-	user := args.QueryOptions
-	nodes, meta, err := s.allNodes(r, &args)
-	if err != nil {
-		return nil, err
-	}
-	// Filled before filtering, so the filter sees the stubs as sent.
-	for _, n := range nodes {
-		fillNodeStub(n)
-	}
-	if nodes, err = paginate(&user, &meta, filter, nodes, func(n *structs.NodeListStub) string { return n.ID }); err != nil {
-		return nil, err
-	}
-	setMeta(w, &meta)
-	return nonNil(nodes), nil
+	return serveList(s, w, r, &args.QueryOptions, func() ([]*structs.NodeListStub, structs.QueryMeta, error) {
+		nodes, meta, err := s.allNodes(r, &args)
+		// Filled before filtering, so the filter sees the stubs as sent.
+		for _, n := range nodes {
+			fillNodeStub(n)
+		}
+		return nodes, meta, err
+	}, func(n *structs.NodeListStub) string { return n.ID })
 }
 
 // allNodes reads every page of Node.List.
@@ -121,14 +111,10 @@ func (s *httpAPI) nodeGet(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	args := structs.NodeSpecificRequest{NodeID: id}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.SingleNodeResponse
-	if err := s.call(r, "Node.GetNode", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "Node.GetNode", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	if out.Node == nil {
 		return nil, notFound("node %q not found", id)
 	}
@@ -141,16 +127,11 @@ func (s *httpAPI) nodeAllocations(w http.ResponseWriter, r *http.Request) (any, 
 	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
 		return nil, err
 	}
-	allocs, meta, err := followPages(&args.QueryOptions, func() ([]*structs.Allocation, *structs.QueryMeta, error) {
+	return serveAllPages(w, &args.QueryOptions, func() ([]*structs.Allocation, *structs.QueryMeta, error) {
 		var out structs.NodeAllocsResponse
 		err := s.call(r, "Node.GetAllocs", &args, &out)
 		return out.Allocs, &out.QueryMeta, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	setMeta(w, &meta)
-	return nonNil(allocs), nil
 }
 
 // nodeDrainBody is Nomad's drain request: a nil DrainSpec ends a drain.

@@ -13,14 +13,10 @@ import (
 // It takes ?index= and ?wait= like the other blocking reads.
 func (s *httpAPI) schedulerGetConfig(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.GenericRequest
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.SchedulerConfigurationResponse
-	if err := s.call(r, "Operator.SchedulerGetConfiguration", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "Operator.SchedulerGetConfiguration", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	return &out, nil
 }
 

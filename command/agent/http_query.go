@@ -106,6 +106,18 @@ func paginate[T any](q *structs.QueryOptions, m *structs.QueryMeta, f *listFilte
 	return sorted, nil
 }
 
+// checkBodyID rejects a body whose ID field (key: JobID, DeploymentID)
+// names another object than the path's {id}; an empty one takes the
+// path's.
+func checkBodyID(r *http.Request, key string, bodyID *string) error {
+	id := r.PathValue("id")
+	if *bodyID != "" && *bodyID != id {
+		return badRequest("%s %q in the body does not match %q in the path", key, *bodyID, id)
+	}
+	*bodyID = id
+	return nil
+}
+
 // parseWrite fills the routing fields every write takes.
 func (s *httpAPI) parseWrite(r *http.Request, w *structs.WriteRequest) {
 	w.Namespace = s.namespace(r)

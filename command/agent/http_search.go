@@ -112,39 +112,24 @@ func (s *httpAPI) searchContext(r *http.Request, ctx string, q structs.QueryOpti
 	switch ctx {
 	case searchJobs:
 		args := structs.JobListRequest{QueryOptions: q}
-		return searchIDs(&args.QueryOptions, func(j *structs.JobListStub) string { return j.ID }, func() ([]*structs.JobListStub, *structs.QueryMeta, error) {
-			var out structs.JobListResponse
-			err := s.call(r, "Job.List", &args, &out)
-			return out.Jobs, &out.QueryMeta, err
-		})
+		list, meta, err := s.allJobs(r, &args)
+		return searchIDs(list, meta, err, func(j *structs.JobListStub) string { return j.ID })
 	case searchEvals:
 		args := structs.EvalListRequest{QueryOptions: q}
-		return searchIDs(&args.QueryOptions, func(e *structs.Evaluation) string { return e.ID }, func() ([]*structs.Evaluation, *structs.QueryMeta, error) {
-			var out structs.EvalListResponse
-			err := s.call(r, "Eval.List", &args, &out)
-			return out.Evaluations, &out.QueryMeta, err
-		})
+		list, meta, err := s.allEvals(r, &args)
+		return searchIDs(list, meta, err, func(e *structs.Evaluation) string { return e.ID })
 	case searchAllocs:
 		args := structs.AllocListRequest{QueryOptions: q}
-		return searchIDs(&args.QueryOptions, func(a *structs.AllocListStub) string { return a.ID }, func() ([]*structs.AllocListStub, *structs.QueryMeta, error) {
-			var out structs.AllocListResponse
-			err := s.call(r, "Alloc.List", &args, &out)
-			return out.Allocations, &out.QueryMeta, err
-		})
+		list, meta, err := s.allAllocs(r, &args)
+		return searchIDs(list, meta, err, func(a *structs.AllocListStub) string { return a.ID })
 	case searchNodes:
 		args := structs.NodeListRequest{QueryOptions: q}
-		return searchIDs(&args.QueryOptions, func(n *structs.NodeListStub) string { return n.ID }, func() ([]*structs.NodeListStub, *structs.QueryMeta, error) {
-			var out structs.NodeListResponse
-			err := s.call(r, "Node.List", &args, &out)
-			return out.Nodes, &out.QueryMeta, err
-		})
+		list, meta, err := s.allNodes(r, &args)
+		return searchIDs(list, meta, err, func(n *structs.NodeListStub) string { return n.ID })
 	case searchDeployments:
 		args := structs.GenericRequest{QueryOptions: q}
-		return searchIDs(&args.QueryOptions, func(d *structs.Deployment) string { return d.ID }, func() ([]*structs.Deployment, *structs.QueryMeta, error) {
-			var out structs.DeploymentListResponse
-			err := s.call(r, "Deployment.List", &args, &out)
-			return out.Deployments, &out.QueryMeta, err
-		})
+		list, meta, err := s.allDeployments(r, &args)
+		return searchIDs(list, meta, err, func(d *structs.Deployment) string { return d.ID })
 	case searchNamespaces:
 		a, err := s.aclFor(r)
 		if err != nil {
@@ -162,9 +147,9 @@ func (s *httpAPI) searchContext(r *http.Request, ctx string, q structs.QueryOpti
 	return nil, nil, nil
 }
 
-// searchIDs reads a whole list with followPages and returns its IDs.
-func searchIDs[T any](q *structs.QueryOptions, id func(T) string, call func() ([]T, *structs.QueryMeta, error)) ([]string, *structs.QueryMeta, error) {
-	list, meta, err := followPages(q, call)
+// searchIDs returns the IDs of a whole list (read with followPages), or
+// its error.
+func searchIDs[T any](list []T, meta structs.QueryMeta, err error, id func(T) string) ([]string, *structs.QueryMeta, error) {
 	if err != nil {
 		return nil, nil, err
 	}

@@ -19,27 +19,19 @@ func (s *httpAPI) routeServices(mux *http.ServeMux) {
 
 func (s *httpAPI) servicesList(w http.ResponseWriter, r *http.Request) (any, error) {
 	var args structs.ServiceRegistrationListRequest
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.ServiceRegistrationListResponse
-	if err := s.call(r, "ServiceRegistration.List", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "ServiceRegistration.List", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Services), nil
 }
 
 func (s *httpAPI) serviceGet(w http.ResponseWriter, r *http.Request) (any, error) {
 	args := structs.ServiceRegistrationByNameRequest{ServiceName: r.PathValue("name")}
-	if err := s.parseQuery(r, &args.QueryOptions); err != nil {
-		return nil, err
-	}
 	var out structs.ServiceRegistrationByNameResponse
-	if err := s.call(r, "ServiceRegistration.GetService", &args, &out); err != nil {
+	if err := s.read(w, r, &args.QueryOptions, "ServiceRegistration.GetService", &args, &out, &out.QueryMeta); err != nil {
 		return nil, err
 	}
-	setMeta(w, &out.QueryMeta)
 	return nonNil(out.Services), nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
 )
@@ -30,7 +31,7 @@ func (f fakeRPC) RPC(_ context.Context, method string, args, reply any) error {
 func fakeAPI(t *testing.T, rpcs fakeRPC, client clientHandle) *httptest.Server {
 	s := &httpAPI{
 		rpc: rpcs, client: client, logger: hclog.NewNullLogger(), forward: &http.Client{},
-		info: func() agentInfo { return agentInfo{Config: DevConfig()} },
+		info: func() agentInfo { return agentInfo{Config: config.Dev()} },
 	}
 	srv := httptest.NewServer(s.handler())
 	t.Cleanup(srv.Close)

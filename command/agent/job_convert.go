@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/structs"
+	"maps"
 )
 
 // ApiJobToStructJob converts a submitted job into the servers' form. It
@@ -39,7 +40,7 @@ func ApiJobToStructJob(j *api.Job) *structs.Job {
 		Spreads:           convertSpreads(j.Spreads),
 		Dispatched:        j.Dispatched,
 		Payload:           append([]byte(nil), j.Payload...),
-		Meta:              cloneMap(j.Meta),
+		Meta:              maps.Clone(j.Meta),
 		Status:            val(j.Status),
 		StatusDescription: val(j.StatusDescription),
 		Stable:            val(j.Stable),
@@ -87,7 +88,7 @@ func convertTaskGroup(g *api.TaskGroup) *structs.TaskGroup {
 		Constraints:               convertConstraints(g.Constraints),
 		Affinities:                convertAffinities(g.Affinities),
 		Spreads:                   convertSpreads(g.Spreads),
-		Meta:                      cloneMap(g.Meta),
+		Meta:                      maps.Clone(g.Meta),
 		Networks:                  convertNetworks(g.Networks),
 		Services:                  convertServices(g.Services),
 		ShutdownDelay:             clonePtr(g.ShutdownDelay),
@@ -162,7 +163,7 @@ func convertScaling(p *api.ScalingPolicy, count int) *structs.ScalingPolicy {
 	}
 	out := &structs.ScalingPolicy{
 		Type:    p.Type,
-		Target:  cloneMap(p.Target),
+		Target:  maps.Clone(p.Target),
 		Min:     int64(count),
 		Max:     -1,
 		Policy:  structs.CopyMapAny(p.Policy),
@@ -186,12 +187,12 @@ func convertTask(t *api.Task) *structs.Task {
 		Driver:        t.Driver,
 		User:          t.User,
 		Config:        structs.CopyMapAny(t.Config),
-		Env:           cloneMap(t.Env),
+		Env:           maps.Clone(t.Env),
 		Services:      convertServices(t.Services),
 		Constraints:   convertConstraints(t.Constraints),
 		Affinities:    convertAffinities(t.Affinities),
 		RestartPolicy: convertRestart(t.RestartPolicy),
-		Meta:          cloneMap(t.Meta),
+		Meta:          maps.Clone(t.Meta),
 		KillTimeout:   val(t.KillTimeout),
 		Leader:        t.Leader,
 		ShutdownDelay: t.ShutdownDelay,
@@ -230,8 +231,8 @@ func convertTask(t *api.Task) *structs.Task {
 	for _, a := range t.Artifacts {
 		out.Artifacts = append(out.Artifacts, &structs.TaskArtifact{
 			GetterSource:   val(a.GetterSource),
-			GetterOptions:  cloneMap(a.GetterOptions),
-			GetterHeaders:  cloneMap(a.GetterHeaders),
+			GetterOptions:  maps.Clone(a.GetterOptions),
+			GetterHeaders:  maps.Clone(a.GetterHeaders),
 			GetterMode:     val(a.GetterMode),
 			GetterInsecure: val(a.GetterInsecure),
 			RelativeDest:   val(a.RelativeDest),
@@ -382,14 +383,14 @@ func convertServices(in []*api.Service) []*structs.Service {
 			PortLabel:         s.PortLabel,
 			Provider:          s.Provider,
 			Tags:              cloneStrings(s.Tags),
-			Meta:              cloneMap(s.Meta),
+			Meta:              maps.Clone(s.Meta),
 			CanaryTags:        cloneStrings(s.CanaryTags),
 			EnableTagOverride: s.EnableTagOverride,
 			AddressMode:       s.AddressMode,
 			Address:           s.Address,
 			CheckRestart:      convertCheckRestart(s.CheckRestart),
-			CanaryMeta:        cloneMap(s.CanaryMeta),
-			TaggedAddresses:   cloneMap(s.TaggedAddresses),
+			CanaryMeta:        maps.Clone(s.CanaryMeta),
+			TaggedAddresses:   maps.Clone(s.TaggedAddresses),
 			OnUpdate:          s.OnUpdate,
 			Cluster:           s.Cluster,
 			Kind:              s.Kind,
@@ -465,11 +466,4 @@ func cloneStrings(s []string) []string {
 		return nil
 	}
 	return append([]string(nil), s...)
-}
-
-func cloneMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	return copyMap(m)
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +12,17 @@ import (
 )
 
 func ptr[T any](v T) *T { return &v }
+
+// requireEqual compares two jobs and prints both as JSON on a mismatch,
+// which is far easier to read than %+v of nested structs.
+func requireEqual(t *testing.T, want, got any) {
+	t.Helper()
+	if !reflect.DeepEqual(want, got) {
+		w, _ := json.MarshalIndent(want, "", "  ")
+		g, _ := json.MarshalIndent(got, "", "  ")
+		t.Fatalf("mismatch\nwant: %s\n got: %s", w, g)
+	}
+}
 
 // fullAPIJob sets every field the api job has that structs has too, each
 // to a value that differs from its default, so a field the conversion

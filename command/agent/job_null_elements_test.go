@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 // A null where a job's list (or map) holds objects decoded to a nil
@@ -52,7 +54,7 @@ func TestJobEndpointsRefuseNullElements(t *testing.T) {
 						"Job.Plan":     func(args, reply any) error { called = "Job.Plan"; return nil },
 					},
 					logger: hclog.NewNullLogger(),
-					info:   func() agentInfo { return agentInfo{Config: DevConfig()} },
+					info:   func() agentInfo { return agentInfo{Config: config.Dev()} },
 				}
 				var code int
 				var msg string
@@ -86,7 +88,7 @@ func TestJobEndpointsKeepNullsInFreeFormValues(t *testing.T) {
 	s := &httpAPI{
 		rpc:    fakeRPC{"Job.Register": func(args, reply any) error { return nil }},
 		logger: hclog.NewNullLogger(),
-		info:   func() agentInfo { return agentInfo{Config: DevConfig()} },
+		info:   func() agentInfo { return agentInfo{Config: config.Dev()} },
 	}
 	body := `{"Job": {"ID": "x", "Constraints": null, "Meta": {"a": null}, "TaskGroups": [{"Name": "g", "Services": null, "Tasks": [
 		{"Name": "t", "Driver": "podman", "Templates": null, "Config": {"args": [null, "x"], "opt": null}}]}]}}`

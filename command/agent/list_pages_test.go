@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/helper/rpcx"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
@@ -29,13 +30,13 @@ func bigJob(id string, count int) *api.Job {
 
 // steadyRaft gives a test cluster raft's default timings: the tests'
 // fast ones let a loaded machine, replicating megabytes, lose the leader.
-func steadyRaft(c *Config) {
+func steadyRaft(c *config.Config) {
 	c.ServerHook = func(sc *nomad.Config) { sc.RaftConfig = raft.DefaultConfig() }
 }
 
 // joinedServer is a server-only agent that joins leader's cluster.
 func joinedServer(t *testing.T, leader *TestAgent) *TestAgent {
-	return NewTestAgent(t, func(c *Config) {
+	return NewTestAgent(t, func(c *config.Config) {
 		steadyRaft(c)
 		c.DevMode = false
 		c.Client.Enabled = false
@@ -105,14 +106,14 @@ func getThroughElections(t *testing.T, url string) (*http.Response, []byte) {
 // Both see every job whole.
 func TestListsLargerThanOneMessageCrossTheNetworkInPages(t *testing.T) {
 	t.Parallel()
-	leader := NewTestAgent(t, func(c *Config) { steadyRaft(c); c.Client.Enabled = false })
+	leader := NewTestAgent(t, func(c *config.Config) { steadyRaft(c); c.Client.Enabled = false })
 	f1, f2 := joinedServer(t, leader), joinedServer(t, leader)
 	servers := []*TestAgent{leader, f1, f2}
 	waitUntilWithin(t, time.Minute, "three raft peers", func() bool {
 		var cfg structs.RaftConfigurationResponse
 		return leader.RPC("Operator.RaftGetConfiguration", &structs.GenericRequest{QueryOptions: structs.QueryOptions{Region: "global"}}, &cfg) == nil && len(cfg.Servers) == 3
 	})
-	client := NewTestAgent(t, func(c *Config) {
+	client := NewTestAgent(t, func(c *config.Config) {
 		c.Server.Enabled = false
 		c.Client.Servers = []string{f1.RPCAddr()}
 	})
@@ -168,8 +169,8 @@ func TestListsLargerThanOneMessageCrossTheNetworkInPages(t *testing.T) {
 // all, and the node's allocations list whole through its agent.
 func TestAClientGetsAndRunsAllocationsLargerThanOneMessage(t *testing.T) {
 	t.Parallel()
-	srv := NewTestAgent(t, func(c *Config) { steadyRaft(c); c.Client.Enabled = false })
-	client := NewTestAgent(t, func(c *Config) {
+	srv := NewTestAgent(t, func(c *config.Config) { steadyRaft(c); c.Client.Enabled = false })
+	client := NewTestAgent(t, func(c *config.Config) {
 		c.Server.Enabled = false
 		c.Client.Servers = []string{srv.RPCAddr()}
 	})

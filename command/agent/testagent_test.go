@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/command/agent/internal/testagent"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/nomad/nomadtest"
@@ -30,17 +31,17 @@ type TestAgent struct {
 // ServerHook or ClientHook). It returns once the agent is ready for work
 // (testagent.Start). Logs are discarded unless DROVER_TEST_LOG is set (to
 // a level).
-func NewTestAgent(t testing.TB, cb func(*Config)) *TestAgent {
+func NewTestAgent(t testing.TB, cb func(*config.Config)) *TestAgent {
 	t.Helper()
-	cfg := DevConfig()
+	cfg := config.Dev()
 	cfg.Name = testagent.NodeName(t)
 	cfg.BindAddr = "127.0.0.1"
-	cfg.Ports = Ports{}
+	cfg.Ports = config.Ports{}
 	cfg.DataDir = t.TempDir()
 	cfg.Version = testagent.Version
 	// Test agents do not depend on the machine's Docker Engine: their
 	// docker driver is loaded but unhealthy, unless cb configures one.
-	cfg.Plugins["docker"] = &PluginConfig{Name: "docker", Config: map[string]any{"endpoint": testagent.NoDockerEndpoint}}
+	cfg.Plugins["docker"] = &config.PluginConfig{Name: "docker", Config: map[string]any{"endpoint": testagent.NoDockerEndpoint}}
 	if cb != nil {
 		cb(cfg)
 	}

@@ -3,6 +3,8 @@ package agent
 import (
 	"strings"
 	"testing"
+
+	"github.com/drover-sched/drover/command/agent/config"
 )
 
 const rootTaskHCL = `
@@ -25,7 +27,7 @@ job "as-root" {
 // which setting, and nothing is placed.
 func TestUserDenylistRefusesTheNodeAtPlacement(t *testing.T) {
 	t.Parallel()
-	a := NewTestAgent(t, func(c *Config) {
+	a := NewTestAgent(t, func(c *config.Config) {
 		c.Client.Options["user.checked_drivers"] = "mock_driver"
 	})
 	c := nomadClient(t, a)

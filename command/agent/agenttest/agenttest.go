@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/config"
 	"github.com/drover-sched/drover/command/agent/internal/testagent"
 	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/nomad/nomadtest"
@@ -36,17 +37,17 @@ type Agent struct {
 // client-only agent with ACLs on returns once its client has registered:
 // reading the node needs a token). Logs are discarded unless
 // DROVER_TEST_LOG is set (to a level).
-func New(t testing.TB, cb func(*agent.Config)) *Agent {
+func New(t testing.TB, cb func(*config.Config)) *Agent {
 	t.Helper()
-	cfg := agent.DevConfig()
+	cfg := config.Dev()
 	cfg.Name = testagent.NodeName(t)
 	cfg.BindAddr = "127.0.0.1"
-	cfg.Ports = agent.Ports{}
+	cfg.Ports = config.Ports{}
 	cfg.DataDir = t.TempDir()
 	cfg.Version = testagent.Version
 	// Test agents do not depend on the machine's Docker Engine: their
 	// docker driver is loaded but unhealthy, unless cb configures one.
-	cfg.Plugins["docker"] = &agent.PluginConfig{Name: "docker", Config: map[string]any{"endpoint": testagent.NoDockerEndpoint}}
+	cfg.Plugins["docker"] = &config.PluginConfig{Name: "docker", Config: map[string]any{"endpoint": testagent.NoDockerEndpoint}}
 	if cb != nil {
 		cb(cfg)
 	}
