@@ -23,23 +23,34 @@ func (tr *TaskRunner) Run() {
 		attached *drivers.TaskHandle
 		exit     *drivers.ExitResult
 	)
+	var (
+		logs    *logmon.TaskLogger
+		logsErr error
+	)
 	if tr.cfg.Restore {
+		// The logs are read before the driver re-attaches: a driver that
+		// copies the task's output itself (docker) writes what the task
+		// wrote while the client was away as soon as it re-attaches, and
+		// a FIFO whose reader is not open yet refuses the write.
+		logs, logsErr = tr.openLogs()
 		attached, exit = tr.restore()
 		if tr.TaskState().State == structs.TaskStateDead {
 			// Finished before the client restarted. The alloc runner
 			// may have looked at this task before its state was read
 			// (a completed init task opens the main tasks' gate), so it
 			// is told.
+			if logs != nil {
+				logs.Close()
+			}
 			tr.cfg.OnUpdate()
 			return
 		}
 	} else {
 		tr.update(receivedEvent(tr.clock.Now()), nil)
+		logs, logsErr = tr.openLogs()
 	}
-
-	logs, err := tr.openLogs()
-	if err != nil {
-		tr.markDead(driverFailureEvent(tr.clock.Now(), err), true)
+	if logsErr != nil {
+		tr.markDead(driverFailureEvent(tr.clock.Now(), logsErr), true)
 		return
 	}
 	tr.logs = logs

@@ -16,8 +16,10 @@ import (
 )
 
 // logWriters are the write ends of a task's log FIFOs. They are opened
-// before StartTask or RecoverTask returns: the task runner starts reading
-// then, and a FIFO without a writer reads as the end of the output.
+// before StartTask or RecoverTask returns, so that the task runner's
+// reader, open since before either call, never sees a FIFO without a
+// writer, which reads as the end of the output. The copy holds no reader
+// of its own: a write the FIFO refuses (EPIPE) means the reader is gone.
 type logWriters struct{ stdout, stderr io.WriteCloser }
 
 func openLogWriters(cfg *drivers.TaskConfig) (*logWriters, error) {
