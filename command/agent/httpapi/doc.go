@@ -42,7 +42,9 @@
 // count and write batches, and job files sent
 // to /v1/jobs/parse by a child process with a heap limit and a deadline
 // (job_parse_child.go, at most two at a time; a job file is a program,
-// and a small one can take gigabytes or minutes to evaluate).
+// and a small one can take gigabytes or minutes to evaluate). The child
+// is the agent's own executable, selected by the environment variable
+// that helper/childproc registers and command.Run checks first.
 //
 // Every route checks the request's token (authToken: X-Nomad-Token, a
 // bearer token or ?token=) with Nomad's capabilities, and a refusal is a
@@ -64,4 +66,9 @@
 // reader when the request ends, and waits for it before returning; a
 // parse request owns its child process and waits for it; an event stream
 // ends with its request or its subscription.
+//
+// Tests build the API over fakes (fakeAPI in http_unit_test.go); the
+// tests that need a real server and client drive it through a whole agent
+// in command/agent. Both share their HTTP client side through
+// command/agent/internal/apitest.
 package httpapi
