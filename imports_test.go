@@ -65,6 +65,12 @@ var importRules = []importRule{
 	// package for nomad.Config but none under it, and of the client only
 	// its config, artifact, network and docker-driver packages.
 	{"command/agent/config", []string{"structs", "helper", "=jobspec", "=nomad", "=client/config", "=client/artifact", "=client/network", "=client/drivers/docker"}},
+	// The HTTP API reaches the agent only through the Deps it is built
+	// with, never the agent itself, and the servers only through RPC: of
+	// the server package it reads sentinel errors and defaults, of the
+	// client the errors its handlers map to status codes.
+	{"command/agent/httpapi", []string{"structs", "acl", "api", "=jobspec", "ui", "helper", "=command/agent/config", "=nomad",
+		"=client", "client/allocdir", "client/checks", "=client/drivers", "client/hoststats", "=client/taskrunner"}},
 }
 
 func TestPackageImportRules(t *testing.T) {
@@ -113,7 +119,7 @@ func TestPackageImportRules(t *testing.T) {
 
 // testOnlyPackages hold test fixtures: no package's non-test files may
 // import them.
-var testOnlyPackages = map[string]bool{"nomad/planner/plannertest": true}
+var testOnlyPackages = map[string]bool{"nomad/planner/plannertest": true, "command/agent/internal/apitest": true}
 
 func inTree(dir, tree string) bool {
 	return dir == tree || strings.HasPrefix(dir, tree+"/")
@@ -203,6 +209,15 @@ func TestAllowedImport(t *testing.T) {
 	}
 	if r := ruleFor("command/agent/config"); r == nil || r.tree != "command/agent/config" || ruleFor("command/agent") != nil {
 		t.Fatalf("command/agent/config follows %v, and command/agent must have no rule", r)
+	}
+	if r := ruleFor("command/agent/httpapi"); r == nil || r.tree != "command/agent/httpapi" {
+		t.Fatalf("command/agent/httpapi follows %v", r)
+	} else {
+		for _, banned := range []string{"command/agent", "nomad/state", "nomad/stream", "nomad/fsm"} {
+			if allowedImport(banned, r.allowed) {
+				t.Fatalf("command/agent/httpapi may import %s", banned)
+			}
+		}
 	}
 	for dir, want := range map[string]string{"nomad": "nomad", "nomad/stream": "nomad", "nomad/planner": "nomad/planner", "nomad/planner/plannertest": "nomad/planner/plannertest"} {
 		if r := ruleFor(dir); r == nil || r.tree != want {

@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/drover-sched/drover/api"
-	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/httpapi"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -24,7 +24,7 @@ func localValidationErrors(job *api.Job) []string {
 		return []string{err.Error()}
 	}
 	c.Canonicalize()
-	sj := agent.ApiJobToStructJob(&c)
+	sj := httpapi.ApiJobToStructJob(&c)
 	sj.Canonicalize()
 	err = sj.Validate()
 	var ve *structs.ValidationError

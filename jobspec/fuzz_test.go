@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/drover-sched/drover/api"
-	"github.com/drover-sched/drover/command/agent"
+	"github.com/drover-sched/drover/command/agent/httpapi"
 	"github.com/drover-sched/drover/helper/fuzzseed"
 	"github.com/drover-sched/drover/jobspec"
 	"github.com/drover-sched/drover/nomad"
@@ -128,7 +128,7 @@ job "j" { group "g" { count = var.n } }`), []byte(`{"n": 2}`))
 // a verdict, not a panic.
 func validate(t *testing.T, job *api.Job) {
 	job.Canonicalize()
-	sj := agent.ApiJobToStructJob(job)
+	sj := httpapi.ApiJobToStructJob(job)
 	sj.Canonicalize()
 	if err := sj.Validate(); err != nil {
 		if err.Error() == "" {

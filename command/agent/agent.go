@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/drover-sched/drover/command/agent/config"
+	"github.com/drover-sched/drover/command/agent/httpapi"
 	"github.com/drover-sched/drover/helper/telemetry"
 	"github.com/drover-sched/drover/helper/tlsutil"
 )
@@ -216,17 +217,8 @@ func (a *Agent) serveHTTP() {
 	// Requests forwarded to another agent (logs, files) speak HTTPS when
 	// the API does, presenting this agent's certificate.
 	forward.TLSClientConfig = a.tls.OutgoingHTTPS()
-	api := &httpAPI{
-		rpc:     a.rpc,
-		client:  a.client,
-		server:  a.server,
-		info:    a.info,
-		logger:  a.logger.Named("http"),
-		forward: &http.Client{Transport: forward},
-		scheme:  a.httpScheme(),
-	}
-	// metrics (issue 15)
-	api.telemetry = a.telemetry
+	api := a.httpDeps()
+	api.Forward = &http.Client{Transport: forward}
 	// Handlers see the base context end when the agent shuts down, so a
 	// followed log stream ends instead of holding shutdown up.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -242,7 +234,7 @@ func (a *Agent) serveHTTP() {
 	}, a.logger.Named("http"))
 	a.httpSrv = &http.Server{
 		ConnState:         a.connLimiter.connState,
-		Handler:           api.handler(),
+		Handler:           httpapi.NewHandler(api),
 		ReadHeaderTimeout: httpReadHeaderTimeout,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          a.logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
@@ -270,10 +262,26 @@ func (a *Agent) serveHTTP() {
 	}()
 }
 
-func (a *Agent) info() agentInfo {
+// httpDeps is what the HTTP API is built from: the agent's server,
+// client, RPC path and metrics, and a view of the agent as it is now. A
+// nil serverHandle or clientHandle converts to a nil httpapi.Server or
+// httpapi.Client, which the API reads as "this agent has none".
+func (a *Agent) httpDeps() httpapi.Deps {
+	return httpapi.Deps{
+		RPC:       a.rpc,
+		Server:    a.server,
+		Client:    a.client,
+		Info:      a.info,
+		Logger:    a.logger.Named("http"),
+		Scheme:    a.httpScheme(),
+		Telemetry: a.telemetry,
+	}
+}
+
+func (a *Agent) info() httpapi.AgentInfo {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return agentInfo{Config: a.config, HTTPAddr: a.httpAddr, RPCAddr: a.rpcAddr, Servers: append([]string(nil), a.servers...)}
+	return httpapi.AgentInfo{Config: a.config, HTTPAddr: a.httpAddr, RPCAddr: a.rpcAddr, Servers: append([]string(nil), a.servers...)}
 }
 
 // ownAddrs are the agent's listeners, bound and advertised, which no

@@ -163,7 +163,7 @@ func TestTheAgentsOwnEndpointsCheckTheirPolicies(t *testing.T) {
 
 	// Search answers the contexts the token may read, and nothing else.
 	registerJobAs(t, a, mgmt, shellJob("found", "sleep 1000"))
-	var sr searchResponse
+	var sr struct{ Matches map[string][]string }
 	resp, body = callAs(t, reader, "PUT", a.URL+"/v1/search", map[string]string{"Prefix": "", "Context": "all"})
 	if resp.StatusCode != 200 || decodeInto(body, &sr) != nil || len(sr.Matches["jobs"]) != 1 || len(sr.Matches["nodes"]) != 0 {
 		t.Fatalf("search as a reader: %d %s", resp.StatusCode, body)

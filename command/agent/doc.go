@@ -1,5 +1,6 @@
 // Package agent is the `drover agent` process: the server and client it
-// starts from its configuration, and the HTTP API in front of them.
+// starts from its configuration, and the HTTP listener that serves their
+// API (command/agent/httpapi) in front of them.
 //
 // # Configuration
 //
@@ -29,60 +30,27 @@
 //
 // # HTTP API
 //
-// The API follows Nomad's v1 shapes: paths, PascalCase JSON of the structs
-// types encoded directly, X-Nomad-Index / KnownLeader / LastContact
-// headers, blocking queries with ?index= and ?wait=. Handlers hold no
-// state; each is one RPC through the rpcer interface, which is the local
-// server or, on a client-only agent, the configured servers over the rpcx
-// pool. Errors are plain text; errorStatus maps them to 400 (the caller's
-// mistake), 403 (a token that may not), 404, 409, 501 (endpoint not on
-// this server yet) or 500. Jobs
-// arrive in the api package's form and are converted by
-// ApiJobToStructJob. Log and stats requests for an allocation on another
-// node are proxied to that node's agent; stats are answered in Nomad's
-// AllocResourceUsage shape, with CPU rates from the task's previous sample
-// (alloc_stats.go). Nomad's own Go client is the compatibility check: the
-// compat_nomad_*_test.go files drive a dev agent with it.
-//
-// # ACL tokens
-//
-// Every route checks the request's token (authToken: X-Nomad-Token, a
-// bearer token or ?token=), with Nomad's capabilities, and a refusal is a
-// 403 whose body starts with Nomad's "Permission denied". Where a route is
-// one RPC, the server that answers the RPC checks (so a direct RPC caller
-// meets the same checks); what the agent answers itself (agent info,
-// parse, validate, namespaces, and the client's logs, files, signals and
-// stats) checks in http_acl_check.go, resolving the token with the local
-// server, or on a client-only agent through its client, which asks the
-// servers and remembers the answer for acl.token_ttl. httpAPI.call always
-// names the HTTP client as the RPC's peer, so no HTTP request is ever
-// taken for the server's own work. A request for an allocation this
-// agent's client runs is checked here against the client's copy of it;
-// any other is located by the servers (Alloc.Locate, which checks the
-// token) and proxied to the agent that runs it, which checks again.
-// TestEveryHTTPRouteRefusesARequestWithoutAToken walks every registered
-// route.
-//
-// # Job files from the network
-//
-// A job file is a program (for expressions, locals, number literals), and
-// a small one can take gigabytes or minutes to evaluate, so
-// /v1/jobs/parse never evaluates one in the agent: it runs the agent's own
-// executable as a child (job_parse_child.go, selected by an environment
-// variable that command.Run checks first), with a heap limit the child
-// watches and a deadline the agent enforces, at most two at a time.
+// The HTTP API is package command/agent/httpapi. The agent builds it once
+// it is up (httpDeps in agent.go): its RPC path, its server and client
+// behind httpapi's narrow Server and Client interfaces, a view of its
+// configuration and addresses, its metrics and a transport to other
+// agents. The agent keeps the listener: TLS, the header and handshake
+// timeouts, and the per-client connection limit (connlimit.go). The
+// compat_nomad_*_test.go files drive a dev agent with Nomad's own Go
+// client, the API's compatibility check end to end.
 //
 // # Metrics
 //
 // The telemetry block (config.Config.Telemetry) becomes one
 // helper/telemetry.Telemetry per agent, whose handle the server and the
-// client write to and whose sinks /v1/metrics reads (http_metrics.go); a
-// server agent also receives hashicorp/raft's metrics through it.
+// client write to and whose sinks /v1/metrics reads (httpapi); a server
+// agent also receives hashicorp/raft's metrics through it. Allocation
+// stats are put in Nomad's AllocResourceUsage shape here, with CPU rates
+// from the task's previous sample (alloc_stats.go).
 //
 // Goroutines: the agent owns the HTTP serve loop (waited on in Shutdown);
-// a followed log stream owns one watcher that closes the log reader when
-// the request ends, and waits for it before returning. A parse request
-// owns its child process and waits for it.
+// its base context ends first, so the API's streams end instead of holding
+// shutdown up.
 //
 // Tests start a real in-process dev agent on free ports: this package's
 // with NewTestAgent (testagent_test.go), other packages' with

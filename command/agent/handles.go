@@ -1,47 +1,26 @@
 package agent
 
 import (
-	"context"
-	"io"
-
-	"github.com/drover-sched/drover/acl"
 	clientconfig "github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/command/agent/httpapi"
 	"github.com/drover-sched/drover/nomad"
-	"github.com/drover-sched/drover/structs"
 )
 
-// serverHandle is what the agent needs of a running server. It is an
-// interface so the HTTP API and the agent's lifecycle can be tested with a
-// fake, and so this package does not depend on the server's internals.
+// serverHandle is what the agent needs of a running server: what its HTTP
+// API uses (httpapi.Server), its address and its lifecycle. It is an
+// interface so the agent's lifecycle can be tested with a fake, and so
+// this package does not depend on the server's internals.
 type serverHandle interface {
-	rpcer
+	httpapi.Server
 	Shutdown() error
 	// RPCAddr is the address clients and other servers dial.
 	RPCAddr() string
-	IsLeader() bool
-	// Leader is the leader's RPC address, "" when there is none.
-	Leader() string
-	// JoinNow joins the servers at addrs (see nomad.Server.JoinNow).
-	JoinNow(addrs []string) (int, error)
-	// ResolveToken is what the holder of an ACL token secret may do (see
-	// nomad.Server.ResolveToken): nil while ACLs are off.
-	ResolveToken(secret string) (*acl.ACL, error)
 }
 
-// clientHandle is what the agent needs of a running client.
+// clientHandle is what the agent needs of a running client: what its
+// HTTP API uses (httpapi.Client) and its lifecycle.
 type clientHandle interface {
-	NodeID() string
-	// AllocLogs streams a task's stdout or stderr; see http_client_fs.go.
-	AllocLogs(allocID, task, logType, origin string, offset int64, follow bool) (io.ReadCloser, error)
-	// AllocStats returns an allocation's resource usage, JSON-encodable.
-	AllocStats(allocID string) (any, error)
-	// LocalAlloc is the client's own copy of an allocation it runs or
-	// keeps, nil for any other.
-	LocalAlloc(allocID string) *structs.Allocation
-	// ResolveToken is what the holder of an ACL token secret may do on
-	// this client's endpoints (see client.Client.ResolveToken): nil while
-	// ACLs are off.
-	ResolveToken(ctx context.Context, secret string) (*acl.ACL, error)
+	httpapi.Client
 	Shutdown() error
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/command/agent/config"
+	"github.com/drover-sched/drover/command/agent/httpapi"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -96,7 +97,7 @@ func latestServerIndex(t *testing.T, a *TestAgent) uint64 {
 // routesNotChecked lists the routes a request without a token may use,
 // with the status it gets. Every other route must answer 403:
 // TestEveryHTTPRouteRefusesARequestWithoutAToken fails for a new route
-// until it checks (in its RPC or in http_acl_check.go) or is listed here.
+// until it checks (in its RPC or in httpapi/http_acl_check.go) or is listed here.
 var routesNotChecked = map[string]int{
 	"GET /v1/agent/health":   200, // as Nomad: health checks carry no token
 	"GET /v1/status/leader":  200, // as Nomad
@@ -154,7 +155,7 @@ func TestEveryHTTPRouteRefusesARequestWithoutAToken(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("anonymous policy: %d %s", resp.StatusCode, body)
 	}
-	routes := (&httpAPI{info: a.info}).routeList()
+	routes := httpapi.Routes(httpapi.Deps{Info: a.info})
 	if len(routes) < 60 {
 		t.Fatalf("only %d routes registered; the walk is broken", len(routes))
 	}
@@ -177,7 +178,7 @@ func TestEveryHTTPRouteRefusesARequestWithoutAToken(t *testing.T) {
 		}
 		if resp.StatusCode != http.StatusForbidden || !strings.HasPrefix(string(got), "Permission denied") {
 			t.Errorf("%s without a token: %d %q; want 403 Permission denied (check the token in the endpoint's RPC or "+
-				"in http_acl_check.go, or list the route in routesNotChecked)", route, resp.StatusCode, got)
+				"in httpapi/http_acl_check.go, or list the route in routesNotChecked)", route, resp.StatusCode, got)
 		}
 		if after := latestServerIndex(t, a); after != before {
 			t.Errorf("%s: a refused request moved the state from %d to %d", route, before, after)

@@ -1,19 +1,16 @@
 package agent
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	nomadapi "github.com/hashicorp/nomad/api"
 
 	"github.com/drover-sched/drover/command/agent/config"
@@ -25,41 +22,6 @@ import (
 // streamTimeout bounds each wait for a stream's frames: the machine is
 // shared and slow, so it is generous; a passing test never waits it out.
 const streamTimeout = 60 * time.Second
-
-// openStream GETs url with token and returns the response and a channel
-// of the body's lines, closed when the body ends. The stream is closed
-// when the test ends.
-func openStream(t *testing.T, url, token string) (*http.Response, <-chan string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("X-Nomad-Token", token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 1024)
-	go func() {
-		defer close(lines)
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return resp, lines
-}
 
 type wireFrame struct {
 	Index  uint64
@@ -231,19 +193,6 @@ func TestEventStreamResumesFromAnIndex(t *testing.T) {
 	registerJob(t, a, mockJob("three", 1))
 	if f := nextFrame(t, after); f.Events[0].Key != "three" {
 		t.Fatalf("a stream from after job two began with %+v", f.Events[0])
-	}
-}
-
-func TestEventStreamRefusesBadParameters(t *testing.T) {
-	a := serverAgent(t)
-	for _, tc := range []struct{ query, want string }{
-		{"topic=Jobs", `invalid topic "Jobs": the topic must be one of Job, Allocation, Evaluation, Node, Deployment, Service or *`},
-		{"topic=Job:", `the key after ':' is empty`},
-		{"index=-1", `invalid index "-1"`},
-		{"topic=" + strings.Repeat("&topic=Job", maxEventTopics), "too many topic parameters"},
-	} {
-		resp, body := call(t, http.MethodGet, a.URL+"/v1/event/stream?"+tc.query, nil)
-		requireStatus(t, resp, body, http.StatusBadRequest, tc.want)
 	}
 }
 
@@ -422,43 +371,6 @@ func raftIndex(t *testing.T, a *TestAgent) uint64 {
 		t.Fatal(err)
 	}
 	return i
-}
-
-// TestEventStreamHeartbeats: an idle stream sends {} at the interval.
-func TestEventStreamHeartbeats(t *testing.T) {
-	b := stream.NewBroker(stream.Config{})
-	api := &httpAPI{logger: hclog.NewNullLogger()}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sub, err := b.Subscribe(stream.SubscribeRequest{})
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer sub.Close()
-		api.serveEvents(w, r, sub, 20*time.Millisecond)
-	}))
-	defer srv.Close()
-	_, lines := openStream(t, srv.URL, "")
-	for i := 0; i < 3; i++ {
-		select {
-		case line := <-lines:
-			if line != "{}" {
-				t.Fatalf("line %d of an idle stream is %q, want {}", i, line)
-			}
-		case <-time.After(streamTimeout):
-			t.Fatal("no heartbeat")
-		}
-	}
-	b.Shutdown()
-	for line := range lines {
-		if strings.HasPrefix(line, `{"Error"`) {
-			if !strings.Contains(line, "shutting down") {
-				t.Fatalf("close frame %q", line)
-			}
-			return
-		}
-	}
-	t.Fatal("the stream ended without saying why")
 }
 
 // TestEventStreamEndsWhenTheAgentShutsDown: an open stream does not hold

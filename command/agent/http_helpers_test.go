@@ -1,17 +1,14 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/command/agent/config"
+	"github.com/drover-sched/drover/command/agent/internal/apitest"
 	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/structs"
@@ -23,73 +20,6 @@ import (
 func serverAgent(t *testing.T) *TestAgent {
 	t.Helper()
 	return NewTestAgent(t, func(c *config.Config) { c.Client.Enabled = false })
-}
-
-// call sends a request with an optional JSON body and returns the
-// response and its body.
-func call(t *testing.T, method, url string, body any) (*http.Response, []byte) {
-	t.Helper()
-	var r io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		r = strings.NewReader(b)
-	default:
-		buf, err := json.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequest(method, url, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, out
-}
-
-// callOK is call that requires a 200 and decodes the answer into out.
-func callOK(t *testing.T, method, url string, body, out any) *http.Response {
-	t.Helper()
-	resp, raw := call(t, method, url, body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("%s %s: status %d: %s", method, url, resp.StatusCode, raw)
-	}
-	if out != nil {
-		if err := json.Unmarshal(raw, out); err != nil {
-			t.Fatalf("%s %s: decoding %s: %v", method, url, raw, err)
-		}
-	}
-	return resp
-}
-
-// requireStatus checks a status code and that the body mentions want.
-func requireStatus(t *testing.T, resp *http.Response, body []byte, code int, want string) {
-	t.Helper()
-	if resp.StatusCode != code {
-		t.Fatalf("want status %d, got %d: %s", code, resp.StatusCode, body)
-	}
-	if !strings.Contains(string(body), want) {
-		t.Fatalf("body %q should mention %q", body, want)
-	}
-}
-
-func index(t *testing.T, resp *http.Response) uint64 {
-	t.Helper()
-	n, err := strconv.ParseUint(resp.Header.Get("X-Nomad-Index"), 10, 64)
-	if err != nil {
-		t.Fatalf("bad X-Nomad-Index %q", resp.Header.Get("X-Nomad-Index"))
-	}
-	return n
 }
 
 // registerNode registers a ready mock node (healthy mock_driver) through
@@ -107,17 +37,19 @@ func registerNode(t *testing.T, a *TestAgent, mutate func(*structs.Node)) *struc
 	return n
 }
 
-// mockJob is a service job for the mock driver.
-func mockJob(id string, count int) *api.Job {
-	return &api.Job{
-		ID: &id, Datacenters: []string{"dc1"},
-		TaskGroups: []*api.TaskGroup{{
-			Name: ptr("web"), Count: &count,
-			Tasks: []*api.Task{{Name: "app", Driver: "mock_driver", Config: map[string]any{"run_for": "1h"},
-				Resources: &api.Resources{CPU: ptr(100), MemoryMB: ptr(64)}}},
-		}},
-	}
-}
+// The HTTP client side of the tests is shared with the HTTP API's own
+// (command/agent/internal/apitest); these are its short names here.
+var (
+	call          = apitest.Call
+	callOK        = apitest.CallOK
+	requireStatus = apitest.RequireStatus
+	index         = apitest.Index
+	mockJob       = apitest.MockJob
+	richNomadJob  = apitest.RichNomadJob
+	openStream    = apitest.OpenStream
+)
+
+func ptr[T any](v T) *T { return &v }
 
 func registerJob(t *testing.T, a *TestAgent, job *api.Job) structs.JobRegisterResponse {
 	t.Helper()

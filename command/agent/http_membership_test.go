@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -79,14 +78,5 @@ func TestNomadClientJoinAndRemovePeer(t *testing.T) {
 	}
 	if len(peers()) != 1 {
 		t.Fatal("the last peer was removed")
-	}
-}
-
-// TestJoinRefusedWithoutServer: a client-only agent has nothing to join.
-func TestJoinRefusedWithoutServer(t *testing.T) {
-	api := &httpAPI{info: func() agentInfo { return agentInfo{Config: config.Dev()} }}
-	if _, err := api.agentJoin(nil, httptest.NewRequest("PUT", "/v1/agent/join?address=127.0.0.1:4647", nil)); err == nil ||
-		errorStatus(err) != 400 || !strings.Contains(err.Error(), "runs no server") {
-		t.Fatalf("client-only join: %v", err)
 	}
 }

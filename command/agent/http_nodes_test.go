@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/drover-sched/drover/api"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -211,7 +212,7 @@ func TestClusterEndpoints(t *testing.T) {
 	}
 	var members struct {
 		ServerName, ServerRegion, ServerDC string
-		Members                            []agentMember
+		Members                            []api.AgentMember
 	}
 	callOK(t, "GET", a.URL+"/v1/agent/members", nil, &members)
 	if members.ServerRegion != "global" || len(members.Members) != 1 || members.Members[0].Status != "alive" ||
@@ -220,7 +221,7 @@ func TestClusterEndpoints(t *testing.T) {
 	}
 	var self struct {
 		Config map[string]any
-		Member agentMember
+		Member api.AgentMember
 		Stats  map[string]map[string]string
 	}
 	callOK(t, "GET", a.URL+"/v1/agent/self", nil, &self)

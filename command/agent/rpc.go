@@ -12,14 +12,15 @@ import (
 	"github.com/drover-sched/drover/helper/rpcx"
 )
 
-// rpcer is how the HTTP API reaches the servers. On an agent with a server
-// it is the server itself (in-process calls, forwarded to the leader by the
-// server as needed); on a client-only agent it is remoteRPC.
+// rpcer is how the agent reaches the servers, and what it hands its HTTP
+// API as httpapi.RPCer. On an agent with a server it is the server itself
+// (in-process calls, forwarded to the leader by the server as needed); on
+// a client-only agent it is remoteRPC.
 //
 // ctx ends the call early: an HTTP handler passes its request's context, so
 // a blocking query stops waiting when its HTTP client goes away. It may
 // carry an rpcx.Peer naming the HTTP client, whom the servers count the
-// call against (see httpAPI.call).
+// call against.
 type rpcer interface {
 	RPC(ctx context.Context, method string, args, reply any) error
 }

@@ -5,11 +5,21 @@ import (
 
 	"github.com/drover-sched/drover/client"
 	clientconfig "github.com/drover-sched/drover/client/config"
+	"github.com/drover-sched/drover/command/agent/httpapi"
 	"github.com/drover-sched/drover/nomad"
 )
 
 // wire.go is the one place naming the concrete server and client; the rest
 // of the package works with serverHandle and clientHandle.
+
+// The HTTP API finds what the real server and client offer beyond its
+// Server and Client by asking (a fake may lack it, and the route answers
+// 501), so these say at compile time that the real ones lack nothing.
+var (
+	_ httpapi.EventSubscriber = nomadServer{}
+	_ httpapi.ClientActions   = (*droverClient)(nil)
+	_ httpapi.ClientChecks    = (*droverClient)(nil)
+)
 
 // newServer creates the server.
 func newServer(cfg *nomad.Config) (serverHandle, error) {
