@@ -218,12 +218,7 @@ func (e *Eval) applyEvals(args *structs.EvalUpdateRequest, reply *structs.Generi
 		}
 		ev.ModifyTime = now
 	}
-	idx, _, err := e.srv.raftApply(structs.EvalUpdateRequestType, args)
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	return applyIndexed(e.srv, structs.EvalUpdateRequestType, args, &reply.Index)
 }
 
 // GetEval returns one eval by ID (or unique prefix).

@@ -203,10 +203,5 @@ func (j *Job) Stable(args *structs.JobStabilityRequest, reply *structs.GenericRe
 	if v == nil {
 		return fmt.Errorf("job %q version %d: %w", args.JobID, args.JobVersion, structs.ErrNotFound)
 	}
-	idx, _, err := j.srv.raftApply(structs.JobStabilityRequestType, args)
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	return applyIndexed(j.srv, structs.JobStabilityRequestType, args, &reply.Index)
 }

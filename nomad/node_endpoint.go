@@ -494,12 +494,7 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		return nil
 	}
 	req := &structs.AllocUpdateRequest{Alloc: updates, UpdatedAt: n.srv.Now().UnixNano(), WriteRequest: args.WriteRequest}
-	idx, _, err := n.srv.raftApply(structs.AllocClientUpdateRequestType, req)
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	return applyIndexed(n.srv, structs.AllocClientUpdateRequestType, req, &reply.Index)
 }
 
 // List returns node stubs, filtered by ID prefix.

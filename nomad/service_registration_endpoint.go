@@ -100,12 +100,7 @@ func (s *ServiceRegistration) Upsert(args *structs.ServiceRegistrationUpsertRequ
 		return nil
 	}
 	req := &structs.ServiceRegistrationUpsertRequest{Services: regs, WriteRequest: args.WriteRequest}
-	idx, _, err := s.srv.raftApply(structs.ServiceRegistrationUpsertRequestType, req)
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	return applyIndexed(s.srv, structs.ServiceRegistrationUpsertRequestType, req, &reply.Index)
 }
 
 // Deregister deletes registrations of the calling node's allocs by ID. An
@@ -149,13 +144,8 @@ func (s *ServiceRegistration) Deregister(args *structs.ServiceRegistrationDelete
 		reply.Index, _ = st.LatestIndex()
 		return nil
 	}
-	idx, _, err := s.srv.raftApply(structs.ServiceRegistrationDeleteRequestType,
-		&structs.ServiceRegistrationDeleteRequest{IDs: ids, WriteRequest: args.WriteRequest})
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	req := &structs.ServiceRegistrationDeleteRequest{IDs: ids, WriteRequest: args.WriteRequest}
+	return applyIndexed(s.srv, structs.ServiceRegistrationDeleteRequestType, req, &reply.Index)
 }
 
 // DeleteByID is a user removing one registration (its client registers
@@ -180,13 +170,8 @@ func (s *ServiceRegistration) DeleteByID(args *structs.ServiceRegistrationDelete
 	if reg == nil || reg.Namespace != ns || (args.ServiceName != "" && reg.ServiceName != args.ServiceName) {
 		return fmt.Errorf("service registration %q of service %q in namespace %q: %w", args.ID, args.ServiceName, ns, structs.ErrNotFound)
 	}
-	idx, _, err := s.srv.raftApply(structs.ServiceRegistrationDeleteRequestType,
-		&structs.ServiceRegistrationDeleteRequest{IDs: []string{reg.ID}, WriteRequest: args.WriteRequest})
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	req := &structs.ServiceRegistrationDeleteRequest{IDs: []string{reg.ID}, WriteRequest: args.WriteRequest}
+	return applyIndexed(s.srv, structs.ServiceRegistrationDeleteRequestType, req, &reply.Index)
 }
 
 // List returns the services of a namespace ("*": of every namespace the
