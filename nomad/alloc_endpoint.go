@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -123,7 +122,7 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 	if done, err := a.srv.forward("Alloc.List", args, args, reply); done {
 		return err
 	}
-	aclObj, err := a.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob)
+	scope, err := listScopeFor(a.srv, args, &args.QueryOptions, acl.NamespaceCapabilityReadJob)
 	if err != nil {
 		return err
 	}
@@ -132,14 +131,7 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 		if err != nil {
 			return 0, err
 		}
-		var list []*structs.Allocation
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			alloc := raw.(*structs.Allocation)
-			if namespaceMatch(args.Namespace, alloc.Namespace) && strings.HasPrefix(alloc.ID, args.Prefix) &&
-				allowedIn(aclObj, alloc.Namespace, acl.NamespaceCapabilityReadJob) {
-				list = append(list, alloc)
-			}
-		}
+		list := collect(it, scope, func(a *structs.Allocation) (string, string) { return a.Namespace, a.ID })
 		if reply.Allocations, err = stubs(&args.QueryOptions, &reply.QueryMeta, list); err != nil {
 			return 0, err
 		}

@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -34,7 +33,7 @@ func (d *Deployment) List(args *structs.GenericRequest, reply *structs.Deploymen
 	if done, err := d.srv.forward("Deployment.List", args, args, reply); done {
 		return err
 	}
-	aclObj, err := d.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob)
+	scope, err := listScopeFor(d.srv, args, &args.QueryOptions, acl.NamespaceCapabilityReadJob)
 	if err != nil {
 		return err
 	}
@@ -43,14 +42,7 @@ func (d *Deployment) List(args *structs.GenericRequest, reply *structs.Deploymen
 		if err != nil {
 			return 0, err
 		}
-		out := []*structs.Deployment{}
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			dep := raw.(*structs.Deployment)
-			if namespaceMatch(args.Namespace, dep.Namespace) && strings.HasPrefix(dep.ID, args.Prefix) &&
-				allowedIn(aclObj, dep.Namespace, acl.NamespaceCapabilityReadJob) {
-				out = append(out, dep)
-			}
-		}
+		out := collect(it, scope, func(d *structs.Deployment) (string, string) { return d.Namespace, d.ID })
 		if reply.Deployments, err = deploymentPager.page(&args.QueryOptions, &reply.QueryMeta, out); err != nil {
 			return 0, err
 		}

@@ -3,7 +3,7 @@ package nomad
 import (
 	"context"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -252,7 +252,7 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 	if done, err := e.srv.forward("Eval.List", args, args, reply); done {
 		return err
 	}
-	a, err := e.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob)
+	scope, err := listScopeFor(e.srv, args, &args.QueryOptions, acl.NamespaceCapabilityReadJob)
 	if err != nil {
 		return err
 	}
@@ -261,21 +261,11 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 		if err != nil {
 			return 0, err
 		}
-		out := []*structs.Evaluation{}
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			ev := raw.(*structs.Evaluation)
-			if !namespaceMatch(args.Namespace, ev.Namespace) || !strings.HasPrefix(ev.ID, args.Prefix) ||
-				!allowedIn(a, ev.Namespace, acl.NamespaceCapabilityReadJob) {
-				continue
-			}
-			if args.FilterJobID != "" && ev.JobID != args.FilterJobID {
-				continue
-			}
-			if args.FilterEvalStatus != "" && ev.Status != args.FilterEvalStatus {
-				continue
-			}
-			out = append(out, ev)
-		}
+		out := collect(it, scope, func(ev *structs.Evaluation) (string, string) { return ev.Namespace, ev.ID })
+		out = slices.DeleteFunc(out, func(ev *structs.Evaluation) bool {
+			return (args.FilterJobID != "" && ev.JobID != args.FilterJobID) ||
+				(args.FilterEvalStatus != "" && ev.Status != args.FilterEvalStatus)
+		})
 		if reply.Evaluations, err = evalPager.page(&args.QueryOptions, &reply.QueryMeta, out); err != nil {
 			return 0, err
 		}
@@ -309,17 +299,6 @@ var evalPager = pager[*structs.Evaluation]{
 	key:  func(e *structs.Evaluation) string { return newestKey(e.CreateIndex, e.ID) },
 	size: sized[*structs.Evaluation],
 	name: func(e *structs.Evaluation) string { return "evaluation " + e.ID },
-}
-
-// namespaceMatch treats "" as the default namespace and "*" as all.
-func namespaceMatch(want, have string) bool {
-	switch want {
-	case "*":
-		return true
-	case "":
-		return have == structs.DefaultNamespace
-	}
-	return want == have
 }
 
 // stubs is the page q asks for of allocs' list views, newest first.

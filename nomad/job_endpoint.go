@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -264,7 +263,7 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 	if done, err := j.srv.forward("Job.List", args, args, reply); done {
 		return err
 	}
-	a, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityListJobs)
+	scope, err := listScopeFor(j.srv, args, &args.QueryOptions, acl.NamespaceCapabilityListJobs)
 	if err != nil {
 		return err
 	}
@@ -274,12 +273,7 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 			return 0, err
 		}
 		out := []*structs.JobListStub{}
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			job := raw.(*structs.Job)
-			if !namespaceMatch(args.Namespace, job.Namespace) || !strings.HasPrefix(job.ID, args.Prefix) ||
-				!allowedIn(a, job.Namespace, acl.NamespaceCapabilityListJobs) {
-				continue
-			}
+		for _, job := range collect(it, scope, func(j *structs.Job) (string, string) { return j.Namespace, j.ID }) {
 			summary, err := st.JobSummaryByID(ws, job.Namespace, job.ID)
 			if err != nil {
 				return 0, err
