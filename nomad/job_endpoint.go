@@ -160,16 +160,10 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	if args.JobID == "" {
 		return errBadRequest("job ID is missing")
 	}
-	ns := args.Namespace
-	if ns == "" {
-		ns = structs.DefaultNamespace
-	}
-	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	ns := nsOrDefault(args.Namespace)
+	job, err := existingJob(j.srv.State(), ns, args.JobID)
 	if err != nil {
 		return err
-	}
-	if job == nil {
-		return fmt.Errorf("job %q: %w", args.JobID, structs.ErrNotFound)
 	}
 	now := j.srv.Now()
 	req := &structs.JobDeregisterRequest{JobID: job.ID, Purge: args.Purge, SubmitTime: now.UnixNano(), WriteRequest: args.WriteRequest}
@@ -204,12 +198,9 @@ func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegis
 		return err
 	}
 	ns := nsOrDefault(args.Namespace)
-	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	job, err := existingJob(j.srv.State(), ns, args.JobID)
 	if err != nil {
 		return err
-	}
-	if job == nil {
-		return fmt.Errorf("job %q: %w", args.JobID, structs.ErrNotFound)
 	}
 	if job.IsPeriodic() || job.IsParameterized() {
 		return errBadRequest("job %q is periodic or parameterized and cannot be evaluated directly", job.ID)
@@ -226,6 +217,20 @@ func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegis
 	}
 	reply.EvalID, reply.EvalCreateIndex, reply.JobModifyIndex, reply.Index = eval.ID, idx, job.JobModifyIndex, idx
 	return nil
+}
+
+// existingJob is the job id in namespace ns, or ErrNotFound naming it:
+// the calls that act on a job (deregister, evaluate, revert, force a
+// periodic launch) refuse one that does not exist.
+func existingJob(st *state.StateStore, ns, id string) (*structs.Job, error) {
+	job, err := st.JobByID(nil, ns, id)
+	if err != nil {
+		return nil, err
+	}
+	if job == nil {
+		return nil, fmt.Errorf("job %q: %w", id, structs.ErrNotFound)
+	}
+	return job, nil
 }
 
 func nsOrDefault(ns string) string {

@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/structs"
@@ -22,12 +21,9 @@ func (j *Job) PeriodicForce(args *structs.PeriodicForceRequest, reply *structs.P
 		return errBadRequest("job ID is missing")
 	}
 	ns := nsOrDefault(args.Namespace)
-	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	job, err := existingJob(j.srv.State(), ns, args.JobID)
 	if err != nil {
 		return err
-	}
-	if job == nil {
-		return fmt.Errorf("job %q: %w", args.JobID, structs.ErrNotFound)
 	}
 	if !job.IsPeriodic() {
 		return errBadRequest("job %q is not periodic; only a job with an enabled periodic block can be forced", job.ID)

@@ -161,12 +161,9 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 	}
 	ns := nsOrDefault(args.Namespace)
 	st := j.srv.State()
-	cur, err := st.JobByID(nil, ns, args.JobID)
+	cur, err := existingJob(st, ns, args.JobID)
 	if err != nil {
 		return err
-	}
-	if cur == nil {
-		return fmt.Errorf("job %q: %w", args.JobID, structs.ErrNotFound)
 	}
 	if args.EnforcePriorVersion != nil && *args.EnforcePriorVersion != cur.Version {
 		return errBadRequest("current job version is %d, not %d", cur.Version, *args.EnforcePriorVersion)
