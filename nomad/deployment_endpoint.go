@@ -60,14 +60,26 @@ func (d *Deployment) GetDeployment(args *structs.DeploymentSpecificRequest, repl
 		return err
 	}
 	return d.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		dep, err := st.DeploymentByID(ws, args.DeploymentID)
+		dep, err := deploymentIn(ws, st, aclObj, args.DeploymentID, acl.NamespaceCapabilityReadJob)
 		if err != nil {
 			return 0, err
-		}
-		if dep != nil && !allowedIn(aclObj, dep.Namespace, acl.NamespaceCapabilityReadJob) {
-			return 0, objectDenied("deployment", dep.ID, dep.Namespace, acl.NamespaceCapabilityReadJob)
 		}
 		reply.Deployment = dep
 		return maxIndex(st, state.TableDeployments), nil
 	})
+}
+
+// deploymentIn reads deployment id (nil when there is none) and refuses
+// it when it is in a namespace where a lacks capability: reading one,
+// its allocations, or changing it all check the deployment's own
+// namespace, since the request names only its ID.
+func deploymentIn(ws memdb.WatchSet, st *state.StateStore, a *acl.ACL, id, capability string) (*structs.Deployment, error) {
+	dep, err := st.DeploymentByID(ws, id)
+	if err != nil {
+		return nil, err
+	}
+	if dep != nil && !allowedIn(a, dep.Namespace, capability) {
+		return nil, objectDenied("deployment", dep.ID, dep.Namespace, capability)
+	}
+	return dep, nil
 }

@@ -29,15 +29,12 @@ func (d *Deployment) Allocations(args *structs.DeploymentSpecificRequest, reply 
 		return err
 	}
 	return d.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		dep, err := st.DeploymentByID(ws, args.DeploymentID)
+		dep, err := deploymentIn(ws, st, aclObj, args.DeploymentID, acl.NamespaceCapabilityReadJob)
 		if err != nil {
 			return 0, err
 		}
 		if dep == nil {
 			return 0, deploymentNotFound(args.DeploymentID)
-		}
-		if !allowedIn(aclObj, dep.Namespace, acl.NamespaceCapabilityReadJob) {
-			return 0, objectDenied("deployment", dep.ID, dep.Namespace, acl.NamespaceCapabilityReadJob)
 		}
 		allocs, err := st.AllocsByDeployment(ws, dep.ID)
 		if err != nil {
@@ -218,15 +215,12 @@ func (d *Deployment) writable(info structs.RPCInfo, id string) (*structs.Deploym
 		return nil, nil, errBadRequest("DeploymentID is empty; name the deployment to change")
 	}
 	st := d.srv.State()
-	dep, err := st.DeploymentByID(nil, id)
+	dep, err := deploymentIn(nil, st, aclObj, id, acl.NamespaceCapabilitySubmitJob)
 	if err != nil {
 		return nil, nil, err
 	}
 	if dep == nil {
 		return nil, nil, deploymentNotFound(id)
-	}
-	if !allowedIn(aclObj, dep.Namespace, acl.NamespaceCapabilitySubmitJob) {
-		return nil, nil, objectDenied("deployment", dep.ID, dep.Namespace, acl.NamespaceCapabilitySubmitJob)
 	}
 	if !dep.Active() {
 		return nil, nil, errBadRequest("deployment %s is %s and can no longer change", structs.ShortID(dep.ID), dep.Status)
