@@ -281,6 +281,8 @@ func (s *ServiceRegistration) ForAlloc(args *structs.ServiceRegistrationsForAllo
 	})
 }
 
+// sortedKeys is m's keys in order, and never nil: a service's tag list is
+// [] when it has no tags, as the API has always answered it.
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
