@@ -67,12 +67,7 @@ func (d *Deployment) Promote(args *structs.DeploymentPromoteRequest, reply *stru
 	if err := d.srv.State().CheckDeploymentPromotion(&req); err != nil {
 		return deploymentRequestError(err)
 	}
-	idx, _, err := d.srv.raftApply(structs.DeploymentPromoteRequestType, &req)
-	if err != nil {
-		return deploymentRequestError(err)
-	}
-	reply.EvalID, reply.EvalCreateIndex, reply.DeploymentModifyIndex, reply.Index = req.Eval.ID, idx, idx, idx
-	return nil
+	return d.applyChecked(structs.DeploymentPromoteRequestType, &req, req.Eval.ID, reply)
 }
 
 // Pause pauses a running deployment (the watcher and the scheduler leave it
@@ -196,12 +191,7 @@ func (d *Deployment) SetAllocHealth(args *structs.DeploymentAllocHealthRequest, 
 	if err := d.srv.State().CheckDeploymentAllocHealth(req); err != nil {
 		return deploymentRequestError(err)
 	}
-	idx, _, err := d.srv.raftApply(structs.DeploymentAllocHealthRequestType, req)
-	if err != nil {
-		return deploymentRequestError(err)
-	}
-	reply.EvalID, reply.EvalCreateIndex, reply.DeploymentModifyIndex, reply.Index = req.Eval.ID, idx, idx, idx
-	return nil
+	return d.applyChecked(structs.DeploymentAllocHealthRequestType, req, req.Eval.ID, reply)
 }
 
 // writable finds an active deployment the request's token may change
@@ -230,6 +220,19 @@ func (d *Deployment) writable(info structs.RPCInfo, id string) (*structs.Deploym
 		return nil, nil, err
 	}
 	return dep, job, nil
+}
+
+// applyChecked commits a promotion or an alloc-health verdict: writes
+// the state store checked first, that always carry an eval (evalID). The
+// state may change before the entry applies, so a refusal from the
+// write itself (ErrDeploymentRequest) is answered as a bad request too.
+func (d *Deployment) applyChecked(t structs.MessageType, req any, evalID string, reply *structs.DeploymentUpdateResponse) error {
+	idx, _, err := d.srv.raftApply(t, req)
+	if err != nil {
+		return deploymentRequestError(err)
+	}
+	reply.EvalID, reply.EvalCreateIndex, reply.DeploymentModifyIndex, reply.Index = evalID, idx, idx, idx
+	return nil
 }
 
 func (d *Deployment) applyStatus(req *structs.DeploymentStatusUpdateRequest, reply *structs.DeploymentUpdateResponse) error {
