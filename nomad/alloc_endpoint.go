@@ -44,10 +44,7 @@ var _ allocServer = (*Server)(nil)
 // with a token, and is answered only the allocations of namespaces where
 // it has read-job.
 func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsGetResponse) error {
-	if err := a.srv.requireNodePeer("Alloc.GetAllocs", args); err != nil {
-		return err
-	}
-	if done, err := a.srv.forward("Alloc.GetAllocs", args, args, reply); done {
+	if done, err := nodeOnly(a.srv, "Alloc.GetAllocs", args, reply); done {
 		return err
 	}
 	asNode := args.NodeID != "" || args.SecretID != ""

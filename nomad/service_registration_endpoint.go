@@ -39,10 +39,7 @@ var _ serviceRegistrationServer = (*Server)(nil)
 // alloc's end after the servers, and the apply skips it again in case the
 // alloc ends between this check and the entry.
 func (s *ServiceRegistration) Upsert(args *structs.ServiceRegistrationUpsertRequest, reply *structs.GenericResponse) error {
-	if err := s.srv.requireNodePeer("ServiceRegistration.Upsert", args); err != nil {
-		return err
-	}
-	if done, err := s.srv.forward("ServiceRegistration.Upsert", args, args, reply); done {
+	if done, err := nodeOnly(s.srv, "ServiceRegistration.Upsert", args, reply); done {
 		return err
 	}
 	st := s.srv.State()
@@ -107,10 +104,7 @@ func (s *ServiceRegistration) Upsert(args *structs.ServiceRegistrationUpsertRequ
 // ID that is not registered is skipped, so a client may retry a delete
 // until it is acknowledged; one of another node's allocs refuses the batch.
 func (s *ServiceRegistration) Deregister(args *structs.ServiceRegistrationDeleteRequest, reply *structs.GenericResponse) error {
-	if err := s.srv.requireNodePeer("ServiceRegistration.Deregister", args); err != nil {
-		return err
-	}
-	if done, err := s.srv.forward("ServiceRegistration.Deregister", args, args, reply); done {
+	if done, err := nodeOnly(s.srv, "ServiceRegistration.Deregister", args, reply); done {
 		return err
 	}
 	st := s.srv.State()
@@ -247,10 +241,7 @@ func (s *ServiceRegistration) GetService(args *structs.ServiceRegistrationByName
 // client can re-render when they change. The node must be the alloc's;
 // the answer is bounded by structs.MaxTemplateServiceRegistrations.
 func (s *ServiceRegistration) ForAlloc(args *structs.ServiceRegistrationsForAllocRequest, reply *structs.ServiceRegistrationByNameResponse) error {
-	if err := s.srv.requireNodePeer("ServiceRegistration.ForAlloc", args); err != nil {
-		return err
-	}
-	if done, err := s.srv.forward("ServiceRegistration.ForAlloc", args, args, reply); done {
+	if done, err := nodeOnly(s.srv, "ServiceRegistration.ForAlloc", args, reply); done {
 		return err
 	}
 	node, err := authenticateNode(s.srv.State(), args.NodeID, args.SecretID)

@@ -20,3 +20,20 @@ func serverOnly(s serverOnlyForwarder, method string, args structs.RPCInfo, repl
 	}
 	return s.forward(method, args, args, reply)
 }
+
+// nodeOnlyForwarder is what nodeOnly needs of an endpoint's server.
+type nodeOnlyForwarder interface {
+	nodePeerChecker
+	rpcForwarder
+}
+
+// nodeOnly is serverOnly for the calls a client agent makes (a node's
+// registration, status, allocations and services): refused unless a
+// client or a server makes it, then sent to the leader when this server
+// should not answer it.
+func nodeOnly(s nodeOnlyForwarder, method string, args structs.RPCInfo, reply any) (bool, error) {
+	if err := s.requireNodePeer(method, args); err != nil {
+		return true, err
+	}
+	return s.forward(method, args, args, reply)
+}
