@@ -154,17 +154,11 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	if args.Purge {
 		finer = acl.NamespaceCapabilityPurgeJob
 	}
-	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilitySubmitJob, finer); err != nil {
-		return err
-	}
-	if args.JobID == "" {
-		return errBadRequest("job ID is missing")
-	}
-	ns := nsOrDefault(args.Namespace)
-	job, err := existingJob(j.srv.State(), ns, args.JobID)
+	job, err := j.jobToChange(args, args.Namespace, args.JobID, finer)
 	if err != nil {
 		return err
 	}
+	ns := nsOrDefault(args.Namespace)
 	now := j.srv.Now()
 	req := &structs.JobDeregisterRequest{JobID: job.ID, Purge: args.Purge, SubmitTime: now.UnixNano(), WriteRequest: args.WriteRequest}
 	req.Namespace = ns
@@ -217,6 +211,20 @@ func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegis
 	}
 	reply.EvalID, reply.EvalCreateIndex, reply.JobModifyIndex, reply.Index = eval.ID, idx, job.JobModifyIndex, idx
 	return nil
+}
+
+// jobToChange is the job a Deregister or a periodic force names, once the
+// token is found to have submit-job or the finer capability in the
+// request's namespace ns. The job must exist, and the request must name
+// it.
+func (j *Job) jobToChange(info structs.RPCInfo, ns, id, finer string) (*structs.Job, error) {
+	if _, err := j.srv.allowNamespaceOp(info, ns, acl.NamespaceCapabilitySubmitJob, finer); err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, errBadRequest("job ID is missing")
+	}
+	return existingJob(j.srv.State(), nsOrDefault(ns), id)
 }
 
 // existingJob is the job id in namespace ns, or ErrNotFound naming it:
