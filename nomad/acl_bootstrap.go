@@ -31,10 +31,7 @@ const maxResetFileSize = 64
 // racing through raft cannot both succeed. BootstrapSecret, when given,
 // becomes the token's secret; it must be a UUID.
 func (a *ACL) Bootstrap(args *structs.ACLTokenBootstrapRequest, reply *structs.ACLTokenUpsertResponse) error {
-	if err := a.enabled(); err != nil {
-		return err
-	}
-	if done, err := a.srv.forward("ACL.Bootstrap", args, args, reply); done {
+	if done, err := a.answered("ACL.Bootstrap", args, reply); done {
 		return err
 	}
 	secret := args.BootstrapSecret

@@ -58,11 +58,32 @@ func (s *Server) dataDir() string { return s.config.DataDir }
 
 var _ aclEndpointServer = (*Server)(nil)
 
-func (a *ACL) enabled() error {
+// answered is how every ACL call begins: refused while ACLs are disabled,
+// else sent to the leader when this server should not answer it. It
+// reports whether the request is answered already; err is then the
+// answer.
+func (a *ACL) answered(method string, args structs.RPCInfo, reply any) (bool, error) {
 	if !a.srv.aclEnabled() {
-		return structs.ErrACLDisabled
+		return true, structs.ErrACLDisabled
 	}
-	return nil
+	return a.srv.forward(method, args, args, reply)
+}
+
+// managementWrite is how every ACL write of policies or tokens begins:
+// answered, then a management token and a batch of 1 to
+// MaxACLObjectsPerRequest objects (what names them in errors; n counts
+// them) are required.
+func (a *ACL) managementWrite(method string, args structs.RPCInfo, reply any, what string, n int) (bool, error) {
+	if done, err := a.answered(method, args, reply); done {
+		return true, err
+	}
+	if err := a.requireManagement(args.RequestAuthToken()); err != nil {
+		return true, err
+	}
+	if err := checkBatch(what, n); err != nil {
+		return true, err
+	}
+	return false, nil
 }
 
 // requireManagement resolves secret and refuses unless it is a management
@@ -82,16 +103,7 @@ func (a *ACL) requireManagement(secret string) error {
 // policy is validated, its rules parsed, before anything is written, so
 // one bad policy in a request writes none.
 func (a *ACL) UpsertPolicies(args *structs.ACLPolicyUpsertRequest, reply *structs.GenericResponse) error {
-	if err := a.enabled(); err != nil {
-		return err
-	}
-	if done, err := a.srv.forward("ACL.UpsertPolicies", args, args, reply); done {
-		return err
-	}
-	if err := a.requireManagement(args.AuthToken); err != nil {
-		return err
-	}
-	if err := checkBatch("policy", len(args.Policies)); err != nil {
+	if done, err := a.managementWrite("ACL.UpsertPolicies", args, reply, "policy", len(args.Policies)); done {
 		return err
 	}
 	entry := &structs.ACLPolicyUpsertRequest{Policies: make([]*structs.ACLPolicy, 0, len(args.Policies))}
@@ -112,59 +124,31 @@ func (a *ACL) UpsertPolicies(args *structs.ACLPolicyUpsertRequest, reply *struct
 		seen[p.Name] = true
 		entry.Policies = append(entry.Policies, &structs.ACLPolicy{Name: p.Name, Description: p.Description, Rules: p.Rules})
 	}
-	idx, _, err := a.srv.raftApply(structs.ACLPolicyUpsertRequestType, entry)
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	return applyIndexed(a.srv, structs.ACLPolicyUpsertRequestType, entry, &reply.Index)
 }
 
 // DeletePolicies deletes policies by name (management only). Naming a
 // policy that does not exist deletes nothing and says which ones.
 func (a *ACL) DeletePolicies(args *structs.ACLPolicyDeleteRequest, reply *structs.GenericResponse) error {
-	if err := a.enabled(); err != nil {
+	if done, err := a.managementWrite("ACL.DeletePolicies", args, reply, "policy", len(args.Names)); done {
 		return err
 	}
-	if done, err := a.srv.forward("ACL.DeletePolicies", args, args, reply); done {
+	missing, err := missingKeys(args.Names, a.srv.State().ACLPolicyByName)
+	if err != nil {
 		return err
-	}
-	if err := a.requireManagement(args.AuthToken); err != nil {
-		return err
-	}
-	if err := checkBatch("policy", len(args.Names)); err != nil {
-		return err
-	}
-	st := a.srv.State()
-	var missing []string
-	for _, name := range args.Names {
-		p, err := st.ACLPolicyByName(nil, name)
-		if err != nil {
-			return err
-		}
-		if p == nil {
-			missing = append(missing, name)
-		}
 	}
 	if len(missing) > 0 {
 		return errBadRequest("ACL policy not found: %s (nothing was deleted)", strings.Join(missing, ", "))
 	}
-	idx, _, err := a.srv.raftApply(structs.ACLPolicyDeleteRequestType, &structs.ACLPolicyDeleteRequest{Names: args.Names})
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	req := &structs.ACLPolicyDeleteRequest{Names: args.Names}
+	return applyIndexed(a.srv, structs.ACLPolicyDeleteRequestType, req, &reply.Index)
 }
 
 // ListPolicies lists policies: all of them for a management token, the
 // ones a client token names for any other (the anonymous policy for no
 // token), as Nomad does. Prefix filters by name.
 func (a *ACL) ListPolicies(args *structs.ACLPolicyListRequest, reply *structs.ACLPolicyListResponse) error {
-	if err := a.enabled(); err != nil {
-		return err
-	}
-	if done, err := a.srv.forward("ACL.ListPolicies", args, args, reply); done {
+	if done, err := a.answered("ACL.ListPolicies", args, reply); done {
 		return err
 	}
 	tok, aclObj, err := a.srv.resolveSecret(a.srv.State(), args.AuthToken)
@@ -192,10 +176,7 @@ func (a *ACL) ListPolicies(args *structs.ACLPolicyListRequest, reply *structs.AC
 // the policies it names, and anyone the anonymous policy. Policy is nil
 // when there is no such policy (for a caller allowed to ask).
 func (a *ACL) GetPolicy(args *structs.ACLPolicySpecificRequest, reply *structs.SingleACLPolicyResponse) error {
-	if err := a.enabled(); err != nil {
-		return err
-	}
-	if done, err := a.srv.forward("ACL.GetPolicy", args, args, reply); done {
+	if done, err := a.answered("ACL.GetPolicy", args, reply); done {
 		return err
 	}
 	tok, aclObj, err := a.srv.resolveSecret(a.srv.State(), args.AuthToken)
@@ -228,4 +209,21 @@ func checkBatch(what string, n int) error {
 			n, structs.MaxACLObjectsPerRequest, what)
 	}
 	return nil
+}
+
+// missingKeys returns, in order, the keys get finds nothing for (reading
+// without a watch): the writes that name existing objects refuse the
+// whole request when any is missing, and say which.
+func missingKeys[T any](keys []string, get func(memdb.WatchSet, string) (*T, error)) ([]string, error) {
+	var missing []string
+	for _, k := range keys {
+		obj, err := get(nil, k)
+		if err != nil {
+			return nil, err
+		}
+		if obj == nil {
+			missing = append(missing, k)
+		}
+	}
+	return missing, nil
 }

@@ -18,16 +18,7 @@ import (
 // once. An update keeps the token's secret, creation time and expiry:
 // those cannot change. Every token is checked before anything is written.
 func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.ACLTokenUpsertResponse) error {
-	if err := a.enabled(); err != nil {
-		return err
-	}
-	if done, err := a.srv.forward("ACL.UpsertTokens", args, args, reply); done {
-		return err
-	}
-	if err := a.requireManagement(args.AuthToken); err != nil {
-		return err
-	}
-	if err := checkBatch("token", len(args.Tokens)); err != nil {
+	if done, err := a.managementWrite("ACL.UpsertTokens", args, reply, "token", len(args.Tokens)); done {
 		return err
 	}
 	st := a.srv.State()
@@ -95,15 +86,9 @@ func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.A
 // checkPoliciesExist refuses a token naming a policy that does not exist:
 // it would silently grant less than the operator meant.
 func (a *ACL) checkPoliciesExist(st *state.StateStore, names []string) error {
-	var missing []string
-	for _, name := range names {
-		p, err := st.ACLPolicyByName(nil, name)
-		if err != nil {
-			return err
-		}
-		if p == nil {
-			missing = append(missing, name)
-		}
+	missing, err := missingKeys(names, st.ACLPolicyByName)
+	if err != nil {
+		return err
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("no ACL policy named %s exists; create it first (drover acl policy apply)", strings.Join(missing, ", "))
@@ -162,47 +147,24 @@ func (a *ACL) keepImmutable(st *state.StateStore, tok *structs.ACLToken) error {
 // DeleteTokens deletes tokens by accessor ID (management only). If any is
 // unknown, nothing is deleted and the answer names them, in Nomad's words.
 func (a *ACL) DeleteTokens(args *structs.ACLTokenDeleteRequest, reply *structs.GenericResponse) error {
-	if err := a.enabled(); err != nil {
+	if done, err := a.managementWrite("ACL.DeleteTokens", args, reply, "token", len(args.AccessorIDs)); done {
 		return err
 	}
-	if done, err := a.srv.forward("ACL.DeleteTokens", args, args, reply); done {
+	missing, err := missingKeys(args.AccessorIDs, a.srv.State().ACLTokenByAccessorID)
+	if err != nil {
 		return err
-	}
-	if err := a.requireManagement(args.AuthToken); err != nil {
-		return err
-	}
-	if err := checkBatch("token", len(args.AccessorIDs)); err != nil {
-		return err
-	}
-	st := a.srv.State()
-	var missing []string
-	for _, id := range args.AccessorIDs {
-		t, err := st.ACLTokenByAccessorID(nil, id)
-		if err != nil {
-			return err
-		}
-		if t == nil {
-			missing = append(missing, id)
-		}
 	}
 	if len(missing) > 0 {
 		return errBadRequest("Cannot delete nonexistent tokens: %s", strings.Join(missing, ", "))
 	}
-	idx, _, err := a.srv.raftApply(structs.ACLTokenDeleteRequestType, &structs.ACLTokenDeleteRequest{AccessorIDs: args.AccessorIDs})
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	req := &structs.ACLTokenDeleteRequest{AccessorIDs: args.AccessorIDs}
+	return applyIndexed(a.srv, structs.ACLTokenDeleteRequestType, req, &reply.Index)
 }
 
 // ListTokens lists tokens without secrets (management only). Prefix
 // filters by accessor ID.
 func (a *ACL) ListTokens(args *structs.ACLTokenListRequest, reply *structs.ACLTokenListResponse) error {
-	if err := a.enabled(); err != nil {
-		return err
-	}
-	if done, err := a.srv.forward("ACL.ListTokens", args, args, reply); done {
+	if done, err := a.answered("ACL.ListTokens", args, reply); done {
 		return err
 	}
 	if err := a.requireManagement(args.AuthToken); err != nil {
@@ -225,10 +187,7 @@ func (a *ACL) ListTokens(args *structs.ACLTokenListRequest, reply *structs.ACLTo
 // token reads itself. The answer never holds the secret. Token is nil
 // when a management token asks for one that does not exist.
 func (a *ACL) GetToken(args *structs.ACLTokenSpecificRequest, reply *structs.SingleACLTokenResponse) error {
-	if err := a.enabled(); err != nil {
-		return err
-	}
-	if done, err := a.srv.forward("ACL.GetToken", args, args, reply); done {
+	if done, err := a.answered("ACL.GetToken", args, reply); done {
 		return err
 	}
 	_, aclObj, err := a.srv.resolveSecret(a.srv.State(), args.AuthToken)
@@ -257,10 +216,7 @@ func (a *ACL) GetToken(args *structs.ACLTokenSpecificRequest, reply *structs.Sin
 // /v1/acl/token/self): the anonymous token without a secret, and
 // ErrTokenNotFound for an unknown or expired one.
 func (a *ACL) GetTokenSelf(args *structs.GenericRequest, reply *structs.SingleACLTokenResponse) error {
-	if err := a.enabled(); err != nil {
-		return err
-	}
-	if done, err := a.srv.forward("ACL.GetTokenSelf", args, args, reply); done {
+	if done, err := a.answered("ACL.GetTokenSelf", args, reply); done {
 		return err
 	}
 	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
@@ -286,10 +242,7 @@ func (a *ACL) GetTokenSelf(args *structs.GenericRequest, reply *structs.SingleAC
 // the credential, so no other token is needed. An empty secret is the
 // anonymous token; an unknown or expired one is ErrTokenNotFound.
 func (a *ACL) ResolveToken(args *structs.ResolveACLTokenRequest, reply *structs.ResolveACLTokenResponse) error {
-	if err := a.enabled(); err != nil {
-		return err
-	}
-	if done, err := a.srv.forward("ACL.ResolveToken", args, args, reply); done {
+	if done, err := a.answered("ACL.ResolveToken", args, reply); done {
 		return err
 	}
 	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {

@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -45,10 +44,7 @@ var _ allocServer = (*Server)(nil)
 // with a token, and is answered only the allocations of namespaces where
 // it has read-job.
 func (a *Alloc) GetAllocs(args *structs.AllocsGetRequest, reply *structs.AllocsGetResponse) error {
-	if err := a.srv.requireNodePeer("Alloc.GetAllocs", args); err != nil {
-		return err
-	}
-	if done, err := a.srv.forward("Alloc.GetAllocs", args, args, reply); done {
+	if done, err := nodeOnly(a.srv, "Alloc.GetAllocs", args, reply); done {
 		return err
 	}
 	asNode := args.NodeID != "" || args.SecretID != ""
@@ -123,7 +119,7 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 	if done, err := a.srv.forward("Alloc.List", args, args, reply); done {
 		return err
 	}
-	aclObj, err := a.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob)
+	scope, err := listScopeFor(a.srv, args, &args.QueryOptions, acl.NamespaceCapabilityReadJob)
 	if err != nil {
 		return err
 	}
@@ -132,14 +128,7 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 		if err != nil {
 			return 0, err
 		}
-		var list []*structs.Allocation
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			alloc := raw.(*structs.Allocation)
-			if namespaceMatch(args.Namespace, alloc.Namespace) && strings.HasPrefix(alloc.ID, args.Prefix) &&
-				allowedIn(aclObj, alloc.Namespace, acl.NamespaceCapabilityReadJob) {
-				list = append(list, alloc)
-			}
-		}
+		list := collect(it, scope, func(a *structs.Allocation) (string, string) { return a.Namespace, a.ID })
 		if reply.Allocations, err = stubs(&args.QueryOptions, &reply.QueryMeta, list); err != nil {
 			return 0, err
 		}

@@ -286,18 +286,14 @@ func (c coreGC) collectJobs(ctx context.Context, g gcThresholds) (uint64, error)
 // conditional on the node's ModifyIndex as read here.
 func (c coreGC) collectNodes(ctx context.Context, g gcThresholds) (uint64, error) {
 	st := c.deps.State()
-	var last uint64
-	var nodeIDs []string
-	expected := map[string]uint64{}
-	flush := func() error {
-		if len(nodeIDs) == 0 {
-			return nil
+	seen := map[string]uint64{} // node ID -> ModifyIndex as read
+	batch := gcBatch{write: func(ids []string) (uint64, error) {
+		expected := make(map[string]uint64, len(ids))
+		for _, id := range ids {
+			expected[id] = seen[id]
 		}
-		idx, err := c.apply(ctx, structs.NodeBatchDeregisterRequestType, &structs.NodeBatchDeregisterRequest{NodeIDs: nodeIDs, NodeModifyIndexes: expected})
-		nodeIDs, expected = nil, map[string]uint64{}
-		last = max(last, idx)
-		return err
-	}
+		return c.apply(ctx, structs.NodeBatchDeregisterRequestType, &structs.NodeBatchDeregisterRequest{NodeIDs: ids, NodeModifyIndexes: expected})
+	}}
 	nit, err := st.Nodes(nil)
 	if err != nil {
 		return 0, err
@@ -314,15 +310,12 @@ func (c coreGC) collectNodes(ctx context.Context, g gcThresholds) (uint64, error
 		if anyLive(allocs) {
 			continue
 		}
-		if len(nodeIDs) == gcMaxObjectsPerEntry {
-			if err := flush(); err != nil {
-				return last, err
-			}
+		seen[node.ID] = node.ModifyIndex
+		if err := batch.add(node.ID); err != nil {
+			return batch.last, err
 		}
-		nodeIDs = append(nodeIDs, node.ID)
-		expected[node.ID] = node.ModifyIndex
 	}
-	return last, flush()
+	return batch.done()
 }
 
 // collectDeployments deletes deployments that are over (not Active) and
@@ -332,17 +325,9 @@ func (c coreGC) collectNodes(ctx context.Context, g gcThresholds) (uint64, error
 // second check.
 func (c coreGC) collectDeployments(ctx context.Context, g gcThresholds) (uint64, error) {
 	st := c.deps.State()
-	var last uint64
-	var ids []string
-	flush := func() error {
-		if len(ids) == 0 {
-			return nil
-		}
-		idx, err := c.apply(ctx, structs.DeploymentDeleteRequestType, &structs.DeploymentDeleteRequest{Deployments: ids})
-		ids = nil
-		last = max(last, idx)
-		return err
-	}
+	batch := gcBatch{write: func(ids []string) (uint64, error) {
+		return c.apply(ctx, structs.DeploymentDeleteRequestType, &structs.DeploymentDeleteRequest{Deployments: ids})
+	}}
 	it, err := st.Deployments(nil)
 	if err != nil {
 		return 0, err
@@ -359,12 +344,9 @@ func (c coreGC) collectDeployments(ctx context.Context, g gcThresholds) (uint64,
 		if anyLive(allocs) {
 			continue
 		}
-		if len(ids) == gcMaxObjectsPerEntry {
-			if err := flush(); err != nil {
-				return last, err
-			}
+		if err := batch.add(d.ID); err != nil {
+			return batch.last, err
 		}
-		ids = append(ids, d.ID)
 	}
-	return last, flush()
+	return batch.done()
 }

@@ -1,7 +1,6 @@
 package nomad
 
 import (
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -34,7 +33,7 @@ func (d *Deployment) List(args *structs.GenericRequest, reply *structs.Deploymen
 	if done, err := d.srv.forward("Deployment.List", args, args, reply); done {
 		return err
 	}
-	aclObj, err := d.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob)
+	scope, err := listScopeFor(d.srv, args, &args.QueryOptions, acl.NamespaceCapabilityReadJob)
 	if err != nil {
 		return err
 	}
@@ -43,14 +42,7 @@ func (d *Deployment) List(args *structs.GenericRequest, reply *structs.Deploymen
 		if err != nil {
 			return 0, err
 		}
-		out := []*structs.Deployment{}
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			dep := raw.(*structs.Deployment)
-			if namespaceMatch(args.Namespace, dep.Namespace) && strings.HasPrefix(dep.ID, args.Prefix) &&
-				allowedIn(aclObj, dep.Namespace, acl.NamespaceCapabilityReadJob) {
-				out = append(out, dep)
-			}
-		}
+		out := collect(it, scope, func(d *structs.Deployment) (string, string) { return d.Namespace, d.ID })
 		if reply.Deployments, err = deploymentPager.page(&args.QueryOptions, &reply.QueryMeta, out); err != nil {
 			return 0, err
 		}
@@ -68,14 +60,26 @@ func (d *Deployment) GetDeployment(args *structs.DeploymentSpecificRequest, repl
 		return err
 	}
 	return d.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		dep, err := st.DeploymentByID(ws, args.DeploymentID)
+		dep, err := deploymentIn(ws, st, aclObj, args.DeploymentID, acl.NamespaceCapabilityReadJob)
 		if err != nil {
 			return 0, err
-		}
-		if dep != nil && !allowedIn(aclObj, dep.Namespace, acl.NamespaceCapabilityReadJob) {
-			return 0, objectDenied("deployment", dep.ID, dep.Namespace, acl.NamespaceCapabilityReadJob)
 		}
 		reply.Deployment = dep
 		return maxIndex(st, state.TableDeployments), nil
 	})
+}
+
+// deploymentIn reads deployment id (nil when there is none) and refuses
+// it when it is in a namespace where a lacks capability: reading one,
+// its allocations, or changing it all check the deployment's own
+// namespace, since the request names only its ID.
+func deploymentIn(ws memdb.WatchSet, st *state.StateStore, a *acl.ACL, id, capability string) (*structs.Deployment, error) {
+	dep, err := st.DeploymentByID(ws, id)
+	if err != nil {
+		return nil, err
+	}
+	if dep != nil && !allowedIn(a, dep.Namespace, capability) {
+		return nil, objectDenied("deployment", dep.ID, dep.Namespace, capability)
+	}
+	return dep, nil
 }

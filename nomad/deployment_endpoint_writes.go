@@ -29,15 +29,12 @@ func (d *Deployment) Allocations(args *structs.DeploymentSpecificRequest, reply 
 		return err
 	}
 	return d.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) (uint64, error) {
-		dep, err := st.DeploymentByID(ws, args.DeploymentID)
+		dep, err := deploymentIn(ws, st, aclObj, args.DeploymentID, acl.NamespaceCapabilityReadJob)
 		if err != nil {
 			return 0, err
 		}
 		if dep == nil {
 			return 0, deploymentNotFound(args.DeploymentID)
-		}
-		if !allowedIn(aclObj, dep.Namespace, acl.NamespaceCapabilityReadJob) {
-			return 0, objectDenied("deployment", dep.ID, dep.Namespace, acl.NamespaceCapabilityReadJob)
 		}
 		allocs, err := st.AllocsByDeployment(ws, dep.ID)
 		if err != nil {
@@ -70,12 +67,7 @@ func (d *Deployment) Promote(args *structs.DeploymentPromoteRequest, reply *stru
 	if err := d.srv.State().CheckDeploymentPromotion(&req); err != nil {
 		return deploymentRequestError(err)
 	}
-	idx, _, err := d.srv.raftApply(structs.DeploymentPromoteRequestType, &req)
-	if err != nil {
-		return deploymentRequestError(err)
-	}
-	reply.EvalID, reply.EvalCreateIndex, reply.DeploymentModifyIndex, reply.Index = req.Eval.ID, idx, idx, idx
-	return nil
+	return d.applyChecked(structs.DeploymentPromoteRequestType, &req, req.Eval.ID, reply)
 }
 
 // Pause pauses a running deployment (the watcher and the scheduler leave it
@@ -199,12 +191,7 @@ func (d *Deployment) SetAllocHealth(args *structs.DeploymentAllocHealthRequest, 
 	if err := d.srv.State().CheckDeploymentAllocHealth(req); err != nil {
 		return deploymentRequestError(err)
 	}
-	idx, _, err := d.srv.raftApply(structs.DeploymentAllocHealthRequestType, req)
-	if err != nil {
-		return deploymentRequestError(err)
-	}
-	reply.EvalID, reply.EvalCreateIndex, reply.DeploymentModifyIndex, reply.Index = req.Eval.ID, idx, idx, idx
-	return nil
+	return d.applyChecked(structs.DeploymentAllocHealthRequestType, req, req.Eval.ID, reply)
 }
 
 // writable finds an active deployment the request's token may change
@@ -218,15 +205,12 @@ func (d *Deployment) writable(info structs.RPCInfo, id string) (*structs.Deploym
 		return nil, nil, errBadRequest("DeploymentID is empty; name the deployment to change")
 	}
 	st := d.srv.State()
-	dep, err := st.DeploymentByID(nil, id)
+	dep, err := deploymentIn(nil, st, aclObj, id, acl.NamespaceCapabilitySubmitJob)
 	if err != nil {
 		return nil, nil, err
 	}
 	if dep == nil {
 		return nil, nil, deploymentNotFound(id)
-	}
-	if !allowedIn(aclObj, dep.Namespace, acl.NamespaceCapabilitySubmitJob) {
-		return nil, nil, objectDenied("deployment", dep.ID, dep.Namespace, acl.NamespaceCapabilitySubmitJob)
 	}
 	if !dep.Active() {
 		return nil, nil, errBadRequest("deployment %s is %s and can no longer change", structs.ShortID(dep.ID), dep.Status)
@@ -236,6 +220,19 @@ func (d *Deployment) writable(info structs.RPCInfo, id string) (*structs.Deploym
 		return nil, nil, err
 	}
 	return dep, job, nil
+}
+
+// applyChecked commits a promotion or an alloc-health verdict: writes
+// the state store checked first, that always carry an eval (evalID). The
+// state may change before the entry applies, so a refusal from the
+// write itself (ErrDeploymentRequest) is answered as a bad request too.
+func (d *Deployment) applyChecked(t structs.MessageType, req any, evalID string, reply *structs.DeploymentUpdateResponse) error {
+	idx, _, err := d.srv.raftApply(t, req)
+	if err != nil {
+		return deploymentRequestError(err)
+	}
+	reply.EvalID, reply.EvalCreateIndex, reply.DeploymentModifyIndex, reply.Index = evalID, idx, idx, idx
+	return nil
 }
 
 func (d *Deployment) applyStatus(req *structs.DeploymentStatusUpdateRequest, reply *structs.DeploymentUpdateResponse) error {

@@ -3,7 +3,7 @@ package nomad
 import (
 	"context"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -65,10 +65,7 @@ const maxDequeueTimeout = 10 * time.Second
 // Dequeue hands the caller the next ready eval for its schedulers, waiting
 // up to Timeout. WaitIndex is the state index the worker must reach first.
 func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequeueResponse) error {
-	if err := e.srv.requireServer("Eval.Dequeue", args); err != nil {
-		return err
-	}
-	if done, err := e.srv.forward("Eval.Dequeue", args, args, reply); done {
+	if done, err := serverOnly(e.srv, "Eval.Dequeue", args, reply); done {
 		return err
 	}
 	if len(args.Schedulers) == 0 {
@@ -103,10 +100,7 @@ func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequ
 
 // Ack marks an eval done.
 func (e *Eval) Ack(args *structs.EvalAckRequest, reply *structs.GenericResponse) error {
-	if err := e.srv.requireServer("Eval.Ack", args); err != nil {
-		return err
-	}
-	if done, err := e.srv.forward("Eval.Ack", args, args, reply); done {
+	if done, err := serverOnly(e.srv, "Eval.Ack", args, reply); done {
 		return err
 	}
 	return e.srv.evalLeases().Ack(args.EvalID, args.Token)
@@ -114,13 +108,22 @@ func (e *Eval) Ack(args *structs.EvalAckRequest, reply *structs.GenericResponse)
 
 // Nack returns an eval to the broker for redelivery.
 func (e *Eval) Nack(args *structs.EvalAckRequest, reply *structs.GenericResponse) error {
-	if err := e.srv.requireServer("Eval.Nack", args); err != nil {
-		return err
-	}
-	if done, err := e.srv.forward("Eval.Nack", args, args, reply); done {
+	if done, err := serverOnly(e.srv, "Eval.Nack", args, reply); done {
 		return err
 	}
 	return e.srv.evalLeases().Nack(args.EvalID, args.Token)
+}
+
+// workerEval is the one eval an Update, Create or Reblock (verb) writes,
+// once checkToken accepted the worker's token.
+func (e *Eval) workerEval(verb string, args *structs.EvalUpdateRequest) (*structs.Evaluation, error) {
+	if len(args.Evals) != 1 {
+		return nil, errBadRequest("%s takes exactly one evaluation, got %d", verb, len(args.Evals))
+	}
+	if err := e.checkToken(args.EvalToken); err != nil {
+		return nil, err
+	}
+	return args.Evals[0], nil
 }
 
 // checkToken verifies the caller is a worker that still holds an eval (the
@@ -141,16 +144,10 @@ func (e *Eval) checkToken(token string) error {
 
 // Update writes the worker's final version of its eval.
 func (e *Eval) Update(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
-	if err := e.srv.requireServer("Eval.Update", args); err != nil {
+	if done, err := serverOnly(e.srv, "Eval.Update", args, reply); done {
 		return err
 	}
-	if done, err := e.srv.forward("Eval.Update", args, args, reply); done {
-		return err
-	}
-	if len(args.Evals) != 1 {
-		return errBadRequest("update takes exactly one evaluation, got %d", len(args.Evals))
-	}
-	if err := e.checkToken(args.EvalToken); err != nil {
+	if _, err := e.workerEval("update", args); err != nil {
 		return err
 	}
 	return e.applyEvals(args, reply)
@@ -159,17 +156,11 @@ func (e *Eval) Update(args *structs.EvalUpdateRequest, reply *structs.GenericRes
 // Create writes follow-up evals a scheduler made (delayed reschedules,
 // disconnect timeouts, blocked evals). The creating eval's token is checked.
 func (e *Eval) Create(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
-	if err := e.srv.requireServer("Eval.Create", args); err != nil {
+	if done, err := serverOnly(e.srv, "Eval.Create", args, reply); done {
 		return err
 	}
-	if done, err := e.srv.forward("Eval.Create", args, args, reply); done {
-		return err
-	}
-	if len(args.Evals) != 1 {
-		return errBadRequest("create takes exactly one evaluation, got %d", len(args.Evals))
-	}
-	eval := args.Evals[0]
-	if err := e.checkToken(args.EvalToken); err != nil {
+	eval, err := e.workerEval("create", args)
+	if err != nil {
 		return err
 	}
 	if existing, err := e.srv.State().EvalByID(nil, eval.ID); err != nil {
@@ -183,17 +174,11 @@ func (e *Eval) Create(args *structs.EvalUpdateRequest, reply *structs.GenericRes
 // Reblock puts a blocked eval that still cannot place back into
 // BlockedEvals, keeping its ID.
 func (e *Eval) Reblock(args *structs.EvalUpdateRequest, reply *structs.GenericResponse) error {
-	if err := e.srv.requireServer("Eval.Reblock", args); err != nil {
+	if done, err := serverOnly(e.srv, "Eval.Reblock", args, reply); done {
 		return err
 	}
-	if done, err := e.srv.forward("Eval.Reblock", args, args, reply); done {
-		return err
-	}
-	if len(args.Evals) != 1 {
-		return errBadRequest("reblock takes exactly one evaluation, got %d", len(args.Evals))
-	}
-	eval := args.Evals[0]
-	if err := e.checkToken(args.EvalToken); err != nil {
+	eval, err := e.workerEval("reblock", args)
+	if err != nil {
 		return err
 	}
 	if eval.Status != structs.EvalStatusBlocked {
@@ -218,12 +203,7 @@ func (e *Eval) applyEvals(args *structs.EvalUpdateRequest, reply *structs.Generi
 		}
 		ev.ModifyTime = now
 	}
-	idx, _, err := e.srv.raftApply(structs.EvalUpdateRequestType, args)
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	return applyIndexed(e.srv, structs.EvalUpdateRequestType, args, &reply.Index)
 }
 
 // GetEval returns one eval by ID (or unique prefix).
@@ -257,7 +237,7 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 	if done, err := e.srv.forward("Eval.List", args, args, reply); done {
 		return err
 	}
-	a, err := e.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityReadJob)
+	scope, err := listScopeFor(e.srv, args, &args.QueryOptions, acl.NamespaceCapabilityReadJob)
 	if err != nil {
 		return err
 	}
@@ -266,21 +246,11 @@ func (e *Eval) List(args *structs.EvalListRequest, reply *structs.EvalListRespon
 		if err != nil {
 			return 0, err
 		}
-		out := []*structs.Evaluation{}
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			ev := raw.(*structs.Evaluation)
-			if !namespaceMatch(args.Namespace, ev.Namespace) || !strings.HasPrefix(ev.ID, args.Prefix) ||
-				!allowedIn(a, ev.Namespace, acl.NamespaceCapabilityReadJob) {
-				continue
-			}
-			if args.FilterJobID != "" && ev.JobID != args.FilterJobID {
-				continue
-			}
-			if args.FilterEvalStatus != "" && ev.Status != args.FilterEvalStatus {
-				continue
-			}
-			out = append(out, ev)
-		}
+		out := collect(it, scope, func(ev *structs.Evaluation) (string, string) { return ev.Namespace, ev.ID })
+		out = slices.DeleteFunc(out, func(ev *structs.Evaluation) bool {
+			return (args.FilterJobID != "" && ev.JobID != args.FilterJobID) ||
+				(args.FilterEvalStatus != "" && ev.Status != args.FilterEvalStatus)
+		})
 		if reply.Evaluations, err = evalPager.page(&args.QueryOptions, &reply.QueryMeta, out); err != nil {
 			return 0, err
 		}
@@ -314,17 +284,6 @@ var evalPager = pager[*structs.Evaluation]{
 	key:  func(e *structs.Evaluation) string { return newestKey(e.CreateIndex, e.ID) },
 	size: sized[*structs.Evaluation],
 	name: func(e *structs.Evaluation) string { return "evaluation " + e.ID },
-}
-
-// namespaceMatch treats "" as the default namespace and "*" as all.
-func namespaceMatch(want, have string) bool {
-	switch want {
-	case "*":
-		return true
-	case "":
-		return have == structs.DefaultNamespace
-	}
-	return want == have
 }
 
 // stubs is the page q asks for of allocs' list views, newest first.

@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -155,23 +154,11 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	if args.Purge {
 		finer = acl.NamespaceCapabilityPurgeJob
 	}
-	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilitySubmitJob, finer); err != nil {
-		return err
-	}
-	if args.JobID == "" {
-		return errBadRequest("job ID is missing")
-	}
-	ns := args.Namespace
-	if ns == "" {
-		ns = structs.DefaultNamespace
-	}
-	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	job, err := j.jobToChange(args, args.Namespace, args.JobID, finer)
 	if err != nil {
 		return err
 	}
-	if job == nil {
-		return fmt.Errorf("job %q: %w", args.JobID, structs.ErrNotFound)
-	}
+	ns := nsOrDefault(args.Namespace)
 	now := j.srv.Now()
 	req := &structs.JobDeregisterRequest{JobID: job.ID, Purge: args.Purge, SubmitTime: now.UnixNano(), WriteRequest: args.WriteRequest}
 	req.Namespace = ns
@@ -205,12 +192,9 @@ func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegis
 		return err
 	}
 	ns := nsOrDefault(args.Namespace)
-	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	job, err := existingJob(j.srv.State(), ns, args.JobID)
 	if err != nil {
 		return err
-	}
-	if job == nil {
-		return fmt.Errorf("job %q: %w", args.JobID, structs.ErrNotFound)
 	}
 	if job.IsPeriodic() || job.IsParameterized() {
 		return errBadRequest("job %q is periodic or parameterized and cannot be evaluated directly", job.ID)
@@ -227,6 +211,34 @@ func (j *Job) Evaluate(args *structs.JobEvaluateRequest, reply *structs.JobRegis
 	}
 	reply.EvalID, reply.EvalCreateIndex, reply.JobModifyIndex, reply.Index = eval.ID, idx, job.JobModifyIndex, idx
 	return nil
+}
+
+// jobToChange is the job a Deregister or a periodic force names, once the
+// token is found to have submit-job or the finer capability in the
+// request's namespace ns. The job must exist, and the request must name
+// it.
+func (j *Job) jobToChange(info structs.RPCInfo, ns, id, finer string) (*structs.Job, error) {
+	if _, err := j.srv.allowNamespaceOp(info, ns, acl.NamespaceCapabilitySubmitJob, finer); err != nil {
+		return nil, err
+	}
+	if id == "" {
+		return nil, errBadRequest("job ID is missing")
+	}
+	return existingJob(j.srv.State(), nsOrDefault(ns), id)
+}
+
+// existingJob is the job id in namespace ns, or ErrNotFound naming it:
+// the calls that act on a job (deregister, evaluate, revert, force a
+// periodic launch) refuse one that does not exist.
+func existingJob(st *state.StateStore, ns, id string) (*structs.Job, error) {
+	job, err := st.JobByID(nil, ns, id)
+	if err != nil {
+		return nil, err
+	}
+	if job == nil {
+		return nil, fmt.Errorf("job %q: %w", id, structs.ErrNotFound)
+	}
+	return job, nil
 }
 
 func nsOrDefault(ns string) string {
@@ -264,7 +276,7 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 	if done, err := j.srv.forward("Job.List", args, args, reply); done {
 		return err
 	}
-	a, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilityListJobs)
+	scope, err := listScopeFor(j.srv, args, &args.QueryOptions, acl.NamespaceCapabilityListJobs)
 	if err != nil {
 		return err
 	}
@@ -274,12 +286,7 @@ func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse)
 			return 0, err
 		}
 		out := []*structs.JobListStub{}
-		for raw := it.Next(); raw != nil; raw = it.Next() {
-			job := raw.(*structs.Job)
-			if !namespaceMatch(args.Namespace, job.Namespace) || !strings.HasPrefix(job.ID, args.Prefix) ||
-				!allowedIn(a, job.Namespace, acl.NamespaceCapabilityListJobs) {
-				continue
-			}
+		for _, job := range collect(it, scope, func(j *structs.Job) (string, string) { return j.Namespace, j.ID }) {
 			summary, err := st.JobSummaryByID(ws, job.Namespace, job.ID)
 			if err != nil {
 				return 0, err

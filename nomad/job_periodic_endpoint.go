@@ -2,7 +2,6 @@ package nomad
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/structs"
@@ -15,20 +14,11 @@ func (j *Job) PeriodicForce(args *structs.PeriodicForceRequest, reply *structs.P
 	if done, err := j.srv.forward("Job.PeriodicForce", args, args, reply); done {
 		return err
 	}
-	if _, err := j.srv.allowNamespaceOp(args, args.Namespace, acl.NamespaceCapabilitySubmitJob, acl.NamespaceCapabilityForcePeriodicJob); err != nil {
-		return err
-	}
-	if args.JobID == "" {
-		return errBadRequest("job ID is missing")
-	}
-	ns := nsOrDefault(args.Namespace)
-	job, err := j.srv.State().JobByID(nil, ns, args.JobID)
+	job, err := j.jobToChange(args, args.Namespace, args.JobID, acl.NamespaceCapabilityForcePeriodicJob)
 	if err != nil {
 		return err
 	}
-	if job == nil {
-		return fmt.Errorf("job %q: %w", args.JobID, structs.ErrNotFound)
-	}
+	ns := nsOrDefault(args.Namespace)
 	if !job.IsPeriodic() {
 		return errBadRequest("job %q is not periodic; only a job with an enabled periodic block can be forced", job.ID)
 	}

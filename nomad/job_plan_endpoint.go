@@ -161,12 +161,9 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 	}
 	ns := nsOrDefault(args.Namespace)
 	st := j.srv.State()
-	cur, err := st.JobByID(nil, ns, args.JobID)
+	cur, err := existingJob(st, ns, args.JobID)
 	if err != nil {
 		return err
-	}
-	if cur == nil {
-		return fmt.Errorf("job %q: %w", args.JobID, structs.ErrNotFound)
 	}
 	if args.EnforcePriorVersion != nil && *args.EnforcePriorVersion != cur.Version {
 		return errBadRequest("current job version is %d, not %d", cur.Version, *args.EnforcePriorVersion)
@@ -203,10 +200,5 @@ func (j *Job) Stable(args *structs.JobStabilityRequest, reply *structs.GenericRe
 	if v == nil {
 		return fmt.Errorf("job %q version %d: %w", args.JobID, args.JobVersion, structs.ErrNotFound)
 	}
-	idx, _, err := j.srv.raftApply(structs.JobStabilityRequestType, args)
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	return applyIndexed(j.srv, structs.JobStabilityRequestType, args, &reply.Index)
 }

@@ -36,12 +36,7 @@ func (k *KV) Write(args *structs.GenericWriteRequest, reply *structs.GenericResp
 	if args.Key == "" {
 		return errBadRequest("key must not be empty")
 	}
-	idx, _, err := k.srv.raftApply(structs.GenericWriteRequestType, args)
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	return applyIndexed(k.srv, structs.GenericWriteRequestType, args, &reply.Index)
 }
 
 // Read returns a key; with AllowStale any server answers from its copy.

@@ -94,10 +94,7 @@ var _ nodeServer = (*Server)(nil)
 // the secret it registered with, so knowing a node's ID is not enough to
 // rewrite its attributes or resources.
 func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
-	if err := n.srv.requireNodePeer("Node.Register", args); err != nil {
-		return err
-	}
-	if done, err := n.srv.forward("Node.Register", args, args, reply); done {
+	if done, err := nodeOnly(n.srv, "Node.Register", args, reply); done {
 		return err
 	}
 	if args.Node == nil {
@@ -309,10 +306,7 @@ func (n *Node) nodeJobEvals(node *structs.Node, now time.Time) ([]*structs.Evalu
 // and writes ready again (with node-update evals), as for any node that
 // comes back.
 func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
-	if err := n.srv.requireNodePeer("Node.UpdateStatus", args); err != nil {
-		return err
-	}
-	if done, err := n.srv.forward("Node.UpdateStatus", args, args, reply); done {
+	if done, err := nodeOnly(n.srv, "Node.UpdateStatus", args, reply); done {
 		return err
 	}
 	defer n.srv.rpcMetrics().MeasureSince(keyClientUpdateStatus, time.Now())
@@ -367,10 +361,7 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 // answer (and backs off), and a client blocked on the query would not
 // learn of the deletion at all.
 func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
-	if err := n.srv.requireNodePeer("Node.GetClientAllocs", args); err != nil {
-		return err
-	}
-	if done, err := n.srv.forward("Node.GetClientAllocs", args, args, reply); done {
+	if done, err := nodeOnly(n.srv, "Node.GetClientAllocs", args, reply); done {
 		return err
 	}
 	if _, err := authenticateNode(n.srv.State(), args.NodeID, args.SecretID); err != nil {
@@ -430,10 +421,7 @@ func clientAllocs(ws memdb.WatchSet, st *state.StateStore, nodeID string, withAl
 // a reconnect decision the client had not seen. A report without one
 // (clients of earlier releases) is taken as before.
 func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
-	if err := n.srv.requireNodePeer("Node.UpdateAlloc", args); err != nil {
-		return err
-	}
-	if done, err := n.srv.forward("Node.UpdateAlloc", args, args, reply); done {
+	if done, err := nodeOnly(n.srv, "Node.UpdateAlloc", args, reply); done {
 		return err
 	}
 	st := n.srv.State()
@@ -494,12 +482,7 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 		return nil
 	}
 	req := &structs.AllocUpdateRequest{Alloc: updates, UpdatedAt: n.srv.Now().UnixNano(), WriteRequest: args.WriteRequest}
-	idx, _, err := n.srv.raftApply(structs.AllocClientUpdateRequestType, req)
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	return applyIndexed(n.srv, structs.AllocClientUpdateRequestType, req, &reply.Index)
 }
 
 // List returns node stubs, filtered by ID prefix.

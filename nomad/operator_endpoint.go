@@ -76,10 +76,7 @@ func (o *Operator) RaftGetConfiguration(args *structs.GenericRequest, reply *str
 // that address is removed first (never the leader's own: that would be a
 // misconfigured peer claiming the leader's address).
 func (o *Operator) RaftAddPeer(args *structs.RaftPeerAddRequest, reply *structs.GenericResponse) error {
-	if err := o.srv.requireServer("Operator.RaftAddPeer", args); err != nil {
-		return err
-	}
-	if done, err := o.srv.forward("Operator.RaftAddPeer", args, args, reply); done {
+	if done, err := serverOnly(o.srv, "Operator.RaftAddPeer", args, reply); done {
 		return err
 	}
 	if args.ID == "" || args.Address == "" {

@@ -44,10 +44,7 @@ var _ planServer = (*Server)(nil)
 // another worker (nack timeout) must not commit a stale plan. Only servers
 // may call it (see requireServer).
 func (p *Plan) Submit(args *structs.PlanRequest, reply *structs.PlanResponse) error {
-	if err := p.srv.requireServer("Plan.Submit", args); err != nil {
-		return err
-	}
-	if done, err := p.srv.forward("Plan.Submit", args, args, reply); done {
+	if done, err := serverOnly(p.srv, "Plan.Submit", args, reply); done {
 		return err
 	}
 	plan := args.Plan

@@ -39,10 +39,7 @@ var _ serviceRegistrationServer = (*Server)(nil)
 // alloc's end after the servers, and the apply skips it again in case the
 // alloc ends between this check and the entry.
 func (s *ServiceRegistration) Upsert(args *structs.ServiceRegistrationUpsertRequest, reply *structs.GenericResponse) error {
-	if err := s.srv.requireNodePeer("ServiceRegistration.Upsert", args); err != nil {
-		return err
-	}
-	if done, err := s.srv.forward("ServiceRegistration.Upsert", args, args, reply); done {
+	if done, err := nodeOnly(s.srv, "ServiceRegistration.Upsert", args, reply); done {
 		return err
 	}
 	st := s.srv.State()
@@ -100,22 +97,14 @@ func (s *ServiceRegistration) Upsert(args *structs.ServiceRegistrationUpsertRequ
 		return nil
 	}
 	req := &structs.ServiceRegistrationUpsertRequest{Services: regs, WriteRequest: args.WriteRequest}
-	idx, _, err := s.srv.raftApply(structs.ServiceRegistrationUpsertRequestType, req)
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	return applyIndexed(s.srv, structs.ServiceRegistrationUpsertRequestType, req, &reply.Index)
 }
 
 // Deregister deletes registrations of the calling node's allocs by ID. An
 // ID that is not registered is skipped, so a client may retry a delete
 // until it is acknowledged; one of another node's allocs refuses the batch.
 func (s *ServiceRegistration) Deregister(args *structs.ServiceRegistrationDeleteRequest, reply *structs.GenericResponse) error {
-	if err := s.srv.requireNodePeer("ServiceRegistration.Deregister", args); err != nil {
-		return err
-	}
-	if done, err := s.srv.forward("ServiceRegistration.Deregister", args, args, reply); done {
+	if done, err := nodeOnly(s.srv, "ServiceRegistration.Deregister", args, reply); done {
 		return err
 	}
 	st := s.srv.State()
@@ -149,13 +138,8 @@ func (s *ServiceRegistration) Deregister(args *structs.ServiceRegistrationDelete
 		reply.Index, _ = st.LatestIndex()
 		return nil
 	}
-	idx, _, err := s.srv.raftApply(structs.ServiceRegistrationDeleteRequestType,
-		&structs.ServiceRegistrationDeleteRequest{IDs: ids, WriteRequest: args.WriteRequest})
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	req := &structs.ServiceRegistrationDeleteRequest{IDs: ids, WriteRequest: args.WriteRequest}
+	return applyIndexed(s.srv, structs.ServiceRegistrationDeleteRequestType, req, &reply.Index)
 }
 
 // DeleteByID is a user removing one registration (its client registers
@@ -180,13 +164,8 @@ func (s *ServiceRegistration) DeleteByID(args *structs.ServiceRegistrationDelete
 	if reg == nil || reg.Namespace != ns || (args.ServiceName != "" && reg.ServiceName != args.ServiceName) {
 		return fmt.Errorf("service registration %q of service %q in namespace %q: %w", args.ID, args.ServiceName, ns, structs.ErrNotFound)
 	}
-	idx, _, err := s.srv.raftApply(structs.ServiceRegistrationDeleteRequestType,
-		&structs.ServiceRegistrationDeleteRequest{IDs: []string{reg.ID}, WriteRequest: args.WriteRequest})
-	if err != nil {
-		return err
-	}
-	reply.Index = idx
-	return nil
+	req := &structs.ServiceRegistrationDeleteRequest{IDs: []string{reg.ID}, WriteRequest: args.WriteRequest}
+	return applyIndexed(s.srv, structs.ServiceRegistrationDeleteRequestType, req, &reply.Index)
 }
 
 // List returns the services of a namespace ("*": of every namespace the
@@ -262,10 +241,7 @@ func (s *ServiceRegistration) GetService(args *structs.ServiceRegistrationByName
 // client can re-render when they change. The node must be the alloc's;
 // the answer is bounded by structs.MaxTemplateServiceRegistrations.
 func (s *ServiceRegistration) ForAlloc(args *structs.ServiceRegistrationsForAllocRequest, reply *structs.ServiceRegistrationByNameResponse) error {
-	if err := s.srv.requireNodePeer("ServiceRegistration.ForAlloc", args); err != nil {
-		return err
-	}
-	if done, err := s.srv.forward("ServiceRegistration.ForAlloc", args, args, reply); done {
+	if done, err := nodeOnly(s.srv, "ServiceRegistration.ForAlloc", args, reply); done {
 		return err
 	}
 	node, err := authenticateNode(s.srv.State(), args.NodeID, args.SecretID)
@@ -296,6 +272,8 @@ func (s *ServiceRegistration) ForAlloc(args *structs.ServiceRegistrationsForAllo
 	})
 }
 
+// sortedKeys is m's keys in order, and never nil: a service's tag list is
+// [] when it has no tags, as the API has always answered it.
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

@@ -400,6 +400,21 @@ func (b *EvalBroker) nackTimedOut(id, token string, gen uint64) {
 	b.nackLocked(u)
 }
 
+// withOutstanding runs fn, under the lock, on the unacked eval id if
+// token owns it, and otherwise answers why not: the worker calls that
+// change an outstanding eval (Ack, Nack, the nack timeout's reset, pause
+// and resume) all check ownership this way first.
+func (b *EvalBroker) withOutstanding(id, token string, fn func(u *unackedEval)) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	u, err := b.outstandingLocked(id, token)
+	if err != nil {
+		return err
+	}
+	fn(u)
+	return nil
+}
+
 // outstandingLocked returns the unacked eval id if token owns it.
 func (b *EvalBroker) outstandingLocked(id, token string) (*unackedEval, error) {
 	u, ok := b.unack[id]
@@ -416,30 +431,25 @@ func (b *EvalBroker) outstandingLocked(id, token string) (*unackedEval, error) {
 // the newest eval waiting for it, and older waiting evals become
 // Cancelable.
 func (b *EvalBroker) Ack(evalID, token string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	u, err := b.outstandingLocked(evalID, token)
-	if err != nil {
-		return err
-	}
-	u.timer.Stop()
-	b.cfg.Metrics.AddSampleWithLabels(KeyProcessTime, ms(b.cfg.Clock.Now().Sub(u.dequeued)), EvalLabels(u.eval))
-	delete(b.unack, evalID)
-	delete(b.evals, evalID)
-	job := u.eval.NamespacedJobID()
-	if b.jobs[job] == evalID {
-		delete(b.jobs, job)
-	}
-	if re, ok := b.requeue[token]; ok {
-		delete(b.requeue, token)
-		// Compete with the job's waiting evals on equal terms below.
-		if _, held := b.evals[re.ID]; !held {
-			b.evals[re.ID] = 0
-			b.admitLocked(re)
+	return b.withOutstanding(evalID, token, func(u *unackedEval) {
+		u.timer.Stop()
+		b.cfg.Metrics.AddSampleWithLabels(KeyProcessTime, ms(b.cfg.Clock.Now().Sub(u.dequeued)), EvalLabels(u.eval))
+		delete(b.unack, evalID)
+		delete(b.evals, evalID)
+		job := u.eval.NamespacedJobID()
+		if b.jobs[job] == evalID {
+			delete(b.jobs, job)
 		}
-	}
-	b.promotePendingLocked(job)
-	return nil
+		if re, ok := b.requeue[token]; ok {
+			delete(b.requeue, token)
+			// Compete with the job's waiting evals on equal terms below.
+			if _, held := b.evals[re.ID]; !held {
+				b.evals[re.ID] = 0
+				b.admitLocked(re)
+			}
+		}
+		b.promotePendingLocked(job)
+	})
 }
 
 func (b *EvalBroker) promotePendingLocked(job structs.NamespacedID) {
@@ -468,14 +478,7 @@ func (b *EvalBroker) promotePendingLocked(job structs.NamespacedID) {
 // after a delay, or moved to the failed queue once it reached the delivery
 // limit. The job stays busy meanwhile.
 func (b *EvalBroker) Nack(evalID, token string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	u, err := b.outstandingLocked(evalID, token)
-	if err != nil {
-		return err
-	}
-	b.nackLocked(u)
-	return nil
+	return b.withOutstanding(evalID, token, b.nackLocked)
 }
 
 func (b *EvalBroker) nackLocked(u *unackedEval) {
@@ -537,45 +540,30 @@ func (b *EvalBroker) OutstandingToken(token string) (string, bool) {
 // OutstandingReset restarts the eval's nack timeout: the worker showed it
 // is still making progress. It leaves a paused timeout paused.
 func (b *EvalBroker) OutstandingReset(evalID, token string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	u, err := b.outstandingLocked(evalID, token)
-	if err != nil {
-		return err
-	}
-	if !u.paused {
-		b.armNackTimerLocked(u)
-	}
-	return nil
+	return b.withOutstanding(evalID, token, func(u *unackedEval) {
+		if !u.paused {
+			b.armNackTimerLocked(u)
+		}
+	})
 }
 
 // PauseNackTimeout stops the eval's nack timeout while its plan waits in
 // the plan queue or in raft: the worker is blocked on the leader then, and
 // a slow commit must not make the eval be delivered twice.
 func (b *EvalBroker) PauseNackTimeout(evalID, token string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	u, err := b.outstandingLocked(evalID, token)
-	if err != nil {
-		return err
-	}
-	u.timer.Stop()
-	u.gen++
-	u.paused = true
-	return nil
+	return b.withOutstanding(evalID, token, func(u *unackedEval) {
+		u.timer.Stop()
+		u.gen++
+		u.paused = true
+	})
 }
 
 // ResumeNackTimeout restarts a paused nack timeout from its full length.
 func (b *EvalBroker) ResumeNackTimeout(evalID, token string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	u, err := b.outstandingLocked(evalID, token)
-	if err != nil {
-		return err
-	}
-	u.paused = false
-	b.armNackTimerLocked(u)
-	return nil
+	return b.withOutstanding(evalID, token, func(u *unackedEval) {
+		u.paused = false
+		b.armNackTimerLocked(u)
+	})
 }
 
 // Cancelable removes and returns up to batch superseded evals, which the

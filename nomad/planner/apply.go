@@ -3,6 +3,8 @@ package planner
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -456,10 +458,10 @@ func commitRequest(plans []*checkedPlan) *structs.ApplyPlanResultsRequest {
 		if r.Deployment != nil || len(r.DeploymentUpdates) > 0 {
 			req.Deployment, req.DeploymentUpdates = r.Deployment, r.DeploymentUpdates
 		}
-		for _, nodeID := range sortedKeys(r.NodeUpdate) {
+		for _, nodeID := range slices.Sorted(maps.Keys(r.NodeUpdate)) {
 			req.AllocsStopped = append(req.AllocsStopped, r.NodeUpdate[nodeID]...)
 		}
-		for _, nodeID := range sortedKeys(r.NodePreemptions) {
+		for _, nodeID := range slices.Sorted(maps.Keys(r.NodePreemptions)) {
 			for _, a := range r.NodePreemptions[nodeID] {
 				if a.DesiredStatus != structs.AllocDesiredStatusEvict {
 					c := *a
@@ -469,7 +471,7 @@ func commitRequest(plans []*checkedPlan) *structs.ApplyPlanResultsRequest {
 				req.AllocsStopped = append(req.AllocsStopped, a)
 			}
 		}
-		for _, nodeID := range sortedKeys(r.NodeAllocation) {
+		for _, nodeID := range slices.Sorted(maps.Keys(r.NodeAllocation)) {
 			for _, a := range r.NodeAllocation[nodeID] {
 				switch {
 				case len(plans) > 1 && a.Job == nil && plan.Job != nil:

@@ -2,6 +2,8 @@ package planner
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 
@@ -93,7 +95,7 @@ func (v *optimisticView) apply(r *structs.PlanResult) error {
 		}
 		m[a.ID] = a
 	}
-	for _, nodeID := range sortedKeys(r.NodeAllocation) {
+	for _, nodeID := range slices.Sorted(maps.Keys(r.NodeAllocation)) {
 		for _, a := range r.NodeAllocation[nodeID] {
 			existing, err := v.AllocByID(nil, a.ID)
 			if err != nil {
@@ -103,7 +105,7 @@ func (v *optimisticView) apply(r *structs.PlanResult) error {
 		}
 	}
 	for _, m := range []map[string][]*structs.Allocation{r.NodeUpdate, r.NodePreemptions} {
-		for _, nodeID := range sortedKeys(m) {
+		for _, nodeID := range slices.Sorted(maps.Keys(m)) {
 			for _, a := range m[nodeID] {
 				existing, err := v.AllocByID(nil, a.ID)
 				if err != nil {
@@ -117,15 +119,6 @@ func (v *optimisticView) apply(r *structs.PlanResult) error {
 		}
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // mergedVersion returns the alloc the state store will hold after the plan
