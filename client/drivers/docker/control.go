@@ -22,11 +22,7 @@ func (d *Driver) WaitTask(ctx context.Context, id string) (<-chan *drivers.ExitR
 	if err != nil {
 		return nil, err
 	}
-	return drivers.WaitExit(ctx, t.done, func() *drivers.ExitResult {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return t.result
-	}), nil
+	return drivers.WaitLocked(ctx, t.done, &d.mu, &t.result), nil
 }
 
 // StopTask sends the kill signal to the container's main process and

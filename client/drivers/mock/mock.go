@@ -219,13 +219,7 @@ func (d *Driver) writeStdout(t *task) {
 }
 
 func (d *Driver) lookup(id string) (*task, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tasks[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", drivers.ErrTaskNotFound, id)
-	}
-	return t, nil
+	return drivers.LookupTask(&d.mu, d.tasks, id)
 }
 
 // WaitTask delivers the exit result.
@@ -234,11 +228,7 @@ func (d *Driver) WaitTask(ctx context.Context, id string) (<-chan *drivers.ExitR
 	if err != nil {
 		return nil, err
 	}
-	return drivers.WaitExit(ctx, t.done, func() *drivers.ExitResult {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return t.result
-	}), nil
+	return drivers.WaitLocked(ctx, t.done, &d.mu, &t.result), nil
 }
 
 // StopTask delivers the signal and forces the exit after timeout.
