@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"maps"
 	"regexp"
 	"strings"
 )
@@ -228,9 +229,9 @@ func (j *Job) Copy() *Job {
 	}
 	c := *j
 	c.Datacenters = copyStrings(j.Datacenters)
-	c.Constraints = copyConstraints(j.Constraints)
-	c.Affinities = copyAffinities(j.Affinities)
-	c.Spreads = copySpreads(j.Spreads)
+	c.Constraints = copyEach(j.Constraints)
+	c.Affinities = copyEach(j.Affinities)
+	c.Spreads = copyEach(j.Spreads)
 	c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
 	for i, tg := range j.TaskGroups {
 		c.TaskGroups[i] = tg.Copy()
@@ -243,7 +244,7 @@ func (j *Job) Copy() *Job {
 		c.ParameterizedJob = &pj
 	}
 	c.Payload = append([]byte(nil), j.Payload...)
-	c.Meta = copyStringMap(j.Meta)
+	c.Meta = maps.Clone(j.Meta)
 	return &c
 }
 

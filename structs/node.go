@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"maps"
 	"time"
 )
 
@@ -152,8 +153,8 @@ func (n *Node) Copy() *Node {
 	c := *n
 	c.NodeResources = n.NodeResources.Copy()
 	c.ReservedResources = n.ReservedResources.Copy()
-	c.Links = copyStringMap(n.Links)
-	c.Meta = copyStringMap(n.Meta)
+	c.Links = maps.Clone(n.Links)
+	c.Meta = maps.Clone(n.Meta)
 	if n.DrainStrategy != nil {
 		d := *n.DrainStrategy
 		c.DrainStrategy = &d
@@ -166,7 +167,7 @@ func (n *Node) Copy() *Node {
 		c.Drivers = make(map[string]*DriverInfo, len(n.Drivers))
 		for k, d := range n.Drivers {
 			dc := *d
-			dc.Attributes = copyStringMap(d.Attributes)
+			dc.Attributes = maps.Clone(d.Attributes)
 			c.Drivers[k] = &dc
 		}
 	}
@@ -230,7 +231,7 @@ func (e *NodeEvent) Copy() *NodeEvent {
 		return nil
 	}
 	c := *e
-	c.Details = copyStringMap(e.Details)
+	c.Details = maps.Clone(e.Details)
 	return &c
 }
 

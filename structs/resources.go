@@ -55,8 +55,8 @@ func (r *Resources) Copy() *Resources {
 		c.Devices = make([]*RequestedDevice, len(r.Devices))
 		for i, d := range r.Devices {
 			dc := *d
-			dc.Constraints = copyConstraints(d.Constraints)
-			dc.Affinities = copyAffinities(d.Affinities)
+			dc.Constraints = copyEach(d.Constraints)
+			dc.Affinities = copyEach(d.Affinities)
 			c.Devices[i] = &dc
 		}
 	}

@@ -1,6 +1,9 @@
 package structs
 
-import "time"
+import (
+	"maps"
+	"time"
+)
 
 // TaskEvent is one entry in a task's history, shown by `alloc status`.
 //
@@ -85,7 +88,7 @@ func (e *TaskEvent) Copy() *TaskEvent {
 		return nil
 	}
 	c := *e
-	c.Details = copyStringMap(e.Details)
+	c.Details = maps.Clone(e.Details)
 	if e.taskEventExtra != nil {
 		x := *e.taskEventExtra
 		c.taskEventExtra = &x

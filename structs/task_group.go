@@ -2,6 +2,7 @@ package structs
 
 import (
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -180,7 +181,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c := *tg
 	c.Update = tg.Update.Copy()
 	c.Migrate = tg.Migrate.Copy()
-	c.Constraints = copyConstraints(tg.Constraints)
+	c.Constraints = copyEach(tg.Constraints)
 	c.RestartPolicy = tg.RestartPolicy.Copy()
 	c.Tasks = make([]*Task, len(tg.Tasks))
 	for i, t := range tg.Tasks {
@@ -190,10 +191,10 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		e := *tg.EphemeralDisk
 		c.EphemeralDisk = &e
 	}
-	c.Meta = copyStringMap(tg.Meta)
+	c.Meta = maps.Clone(tg.Meta)
 	c.ReschedulePolicy = tg.ReschedulePolicy.Copy()
-	c.Affinities = copyAffinities(tg.Affinities)
-	c.Spreads = copySpreads(tg.Spreads)
+	c.Affinities = copyEach(tg.Affinities)
+	c.Spreads = copyEach(tg.Spreads)
 	c.Networks = tg.Networks.Copy()
 	c.Services = copyServices(tg.Services)
 	if tg.Volumes != nil {
@@ -354,13 +355,13 @@ func (t *Task) Copy() *Task {
 	}
 	c := *t
 	c.Config = CopyMapAny(t.Config)
-	c.Env = copyStringMap(t.Env)
+	c.Env = maps.Clone(t.Env)
 	c.Services = copyServices(t.Services)
-	c.Constraints = copyConstraints(t.Constraints)
-	c.Affinities = copyAffinities(t.Affinities)
+	c.Constraints = copyEach(t.Constraints)
+	c.Affinities = copyEach(t.Affinities)
 	c.Resources = t.Resources.Copy()
 	c.RestartPolicy = t.RestartPolicy.Copy()
-	c.Meta = copyStringMap(t.Meta)
+	c.Meta = maps.Clone(t.Meta)
 	if t.LogConfig != nil {
 		l := *t.LogConfig
 		c.LogConfig = &l
@@ -369,7 +370,7 @@ func (t *Task) Copy() *Task {
 		c.Artifacts = make([]*TaskArtifact, len(t.Artifacts))
 		for i, a := range t.Artifacts {
 			ac := *a
-			ac.GetterOptions = copyStringMap(a.GetterOptions)
+			ac.GetterOptions = maps.Clone(a.GetterOptions)
 			c.Artifacts[i] = &ac
 		}
 	}
@@ -386,7 +387,7 @@ func (t *Task) Copy() *Task {
 	}
 	if t.Artifacts != nil {
 		for _, a := range c.Artifacts {
-			a.GetterHeaders = copyStringMap(a.GetterHeaders)
+			a.GetterHeaders = maps.Clone(a.GetterHeaders)
 		}
 	}
 	for _, tm := range c.Templates {
@@ -489,10 +490,10 @@ func copyServices(in []*Service) []*Service {
 	for i, s := range in {
 		sc := *s
 		sc.Tags = copyStrings(s.Tags)
-		sc.Meta = copyStringMap(s.Meta)
+		sc.Meta = maps.Clone(s.Meta)
 		sc.CanaryTags = copyStrings(s.CanaryTags)
-		sc.CanaryMeta = copyStringMap(s.CanaryMeta)
-		sc.TaggedAddresses = copyStringMap(s.TaggedAddresses)
+		sc.CanaryMeta = maps.Clone(s.CanaryMeta)
+		sc.TaggedAddresses = maps.Clone(s.TaggedAddresses)
 		sc.CheckRestart = s.CheckRestart.copy()
 		sc.Checks = make([]*ServiceCheck, len(s.Checks))
 		for j, ch := range s.Checks {
@@ -615,35 +616,15 @@ func isNumeric(s string) bool {
 	return err == nil
 }
 
-func copyConstraints(in []*Constraint) []*Constraint {
+// copyEach deep-copies a list of blocks, each with its own Copy; nil
+// stays nil.
+func copyEach[V interface{ Copy() V }](in []V) []V {
 	if in == nil {
 		return nil
 	}
-	out := make([]*Constraint, len(in))
-	for i, c := range in {
-		out[i] = c.Copy()
-	}
-	return out
-}
-
-func copyAffinities(in []*Affinity) []*Affinity {
-	if in == nil {
-		return nil
-	}
-	out := make([]*Affinity, len(in))
-	for i, a := range in {
-		out[i] = a.Copy()
-	}
-	return out
-}
-
-func copySpreads(in []*Spread) []*Spread {
-	if in == nil {
-		return nil
-	}
-	out := make([]*Spread, len(in))
-	for i, s := range in {
-		out[i] = s.Copy()
+	out := make([]V, len(in))
+	for i, v := range in {
+		out[i] = v.Copy()
 	}
 	return out
 }
