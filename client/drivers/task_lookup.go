@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // LookupTask returns tasks[id], read under mu, or an error wrapping
@@ -41,4 +42,15 @@ func Exited(done <-chan struct{}, mu *sync.Mutex, result **ExitResult) bool {
 	default:
 		return false
 	}
+}
+
+// StatusOf is the status of a task from what its driver records: running
+// since startedAt, or, once result is set, exited at completedAt. The
+// caller holds the lock that guards result and completedAt.
+func StatusOf(id string, startedAt time.Time, result *ExitResult, completedAt time.Time) *TaskStatus {
+	s := &TaskStatus{ID: id, State: TaskStateRunning, StartedAt: startedAt}
+	if result != nil {
+		s.State, s.ExitResult, s.CompletedAt = TaskStateExited, result, completedAt
+	}
+	return s
 }

@@ -64,3 +64,16 @@ func TestWaitLockedDeliversTheResultSetUnderTheLock(t *testing.T) {
 		t.Fatal("channel not closed after the result")
 	}
 }
+
+func TestStatusOfIsRunningUntilAResult(t *testing.T) {
+	start, end := time.Unix(100, 0), time.Unix(200, 0)
+	s := StatusOf("t", start, nil, end)
+	if s.ID != "t" || s.State != TaskStateRunning || !s.StartedAt.Equal(start) || !s.CompletedAt.IsZero() || s.ExitResult != nil {
+		t.Fatalf("running status %+v", s)
+	}
+	res := &ExitResult{ExitCode: 1}
+	s = StatusOf("t", start, res, end)
+	if s.State != TaskStateExited || s.ExitResult != res || !s.CompletedAt.Equal(end) || !s.StartedAt.Equal(start) {
+		t.Fatalf("exited status %+v", s)
+	}
+}

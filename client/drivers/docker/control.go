@@ -136,9 +136,5 @@ func (d *Driver) InspectTask(id string) (*drivers.TaskStatus, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s := &drivers.TaskStatus{ID: id, State: drivers.TaskStateRunning, StartedAt: t.startedAt}
-	if t.result != nil {
-		s.State, s.ExitResult, s.CompletedAt = drivers.TaskStateExited, t.result, t.completedAt
-	}
-	return s, nil
+	return drivers.StatusOf(id, t.startedAt, t.result, t.completedAt), nil
 }

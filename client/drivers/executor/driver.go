@@ -363,10 +363,8 @@ func (d *Driver) InspectTask(id string) (*drivers.TaskStatus, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s := &drivers.TaskStatus{ID: id, State: drivers.TaskStateRunning, StartedAt: t.startedAt, Pid: t.pid}
-	if t.result != nil {
-		s.State, s.ExitResult, s.CompletedAt = drivers.TaskStateExited, t.result, t.completedAt
-	}
+	s := drivers.StatusOf(id, t.startedAt, t.result, t.completedAt)
+	s.Pid = t.pid
 	return s, nil
 }
 

@@ -302,11 +302,7 @@ func (d *Driver) InspectTask(id string) (*drivers.TaskStatus, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s := &drivers.TaskStatus{ID: id, State: drivers.TaskStateRunning, StartedAt: t.startedAt}
-	if t.result != nil {
-		s.State, s.ExitResult, s.CompletedAt = drivers.TaskStateExited, t.result, t.ended
-	}
-	return s, nil
+	return drivers.StatusOf(id, t.startedAt, t.result, t.ended), nil
 }
 
 // TaskStats reports zero usage.
