@@ -20,12 +20,7 @@ func (a *Allocations) PrefixList(prefix string) ([]*AllocationListStub, *QueryMe
 
 // Info reads one allocation (GET /v1/allocation/:id).
 func (a *Allocations) Info(allocID string, q *QueryOptions) (*Allocation, *QueryMeta, error) {
-	var out Allocation
-	qm, err := a.c.query("/v1/allocation/"+escape(allocID), &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[Allocation](a.c, "/v1/allocation/"+escape(allocID), q)
 }
 
 // Stop asks the servers to stop an allocation and place a replacement

@@ -76,12 +76,7 @@ func (d *Deployments) PrefixList(prefix string) ([]*Deployment, *QueryMeta, erro
 
 // Info reads one deployment.
 func (d *Deployments) Info(deploymentID string, q *QueryOptions) (*Deployment, *QueryMeta, error) {
-	var out Deployment
-	qm, err := d.c.query("/v1/deployment/"+escape(deploymentID), &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[Deployment](d.c, "/v1/deployment/"+escape(deploymentID), q)
 }
 
 // Allocations lists a deployment's allocations.

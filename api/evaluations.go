@@ -133,12 +133,7 @@ func (e *Evaluations) PrefixList(prefix string) ([]*Evaluation, *QueryMeta, erro
 // Info reads one evaluation. As a blocking query (WaitIndex set) it is how
 // `job run` watches an evaluation progress without polling.
 func (e *Evaluations) Info(evalID string, q *QueryOptions) (*Evaluation, *QueryMeta, error) {
-	var out Evaluation
-	qm, err := e.c.query("/v1/evaluation/"+escape(evalID), &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[Evaluation](e.c, "/v1/evaluation/"+escape(evalID), q)
 }
 
 // Allocations lists the allocations an evaluation created or changed.

@@ -25,12 +25,7 @@ func (j *Jobs) PrefixList(prefix string) ([]*JobListStub, *QueryMeta, error) {
 
 // Info reads one job (GET /v1/job/:id).
 func (j *Jobs) Info(jobID string, q *QueryOptions) (*Job, *QueryMeta, error) {
-	var out Job
-	qm, err := j.c.query("/v1/job/"+escape(jobID), &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[Job](j.c, "/v1/job/"+escape(jobID), q)
 }
 
 // Register registers a new job or a new version of one (PUT /v1/jobs).
@@ -57,12 +52,7 @@ func (j *Jobs) RegisterOpts(job *Job, opts *RegisterOptions, w *WriteOptions) (*
 		req.PreserveCounts = opts.PreserveCounts
 		req.EvalPriority = opts.EvalPriority
 	}
-	var out JobRegisterResponse
-	wm, err := j.c.put("/v1/jobs", req, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[JobRegisterResponse](j.c, "/v1/jobs", req, w)
 }
 
 // Deregister stops a job (DELETE /v1/job/:id). With purge the job is also
@@ -85,12 +75,7 @@ func (j *Jobs) Plan(job *Job, diff bool, w *WriteOptions) (*JobPlanResponse, *Wr
 		return nil, nil, errors.New("job to plan has no ID")
 	}
 	req := &JobPlanRequest{Job: job, Diff: diff}
-	var out JobPlanResponse
-	wm, err := j.c.put("/v1/job/"+escape(*job.ID)+"/plan", req, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[JobPlanResponse](j.c, "/v1/job/"+escape(*job.ID)+"/plan", req, w)
 }
 
 // Allocations lists a job's allocations. Without all, allocations left from
@@ -114,12 +99,7 @@ func (j *Jobs) Evaluations(jobID string, q *QueryOptions) ([]*Evaluation, *Query
 
 // Summary reads a job's allocation counts per group.
 func (j *Jobs) Summary(jobID string, q *QueryOptions) (*JobSummary, *QueryMeta, error) {
-	var out JobSummary
-	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/summary", &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[JobSummary](j.c, "/v1/job/"+escape(jobID)+"/summary", q)
 }
 
 // Versions lists a job's versions, newest first, and with diffs the change
@@ -141,24 +121,14 @@ func (j *Jobs) Versions(jobID string, diffs bool, q *QueryOptions) ([]*Job, []*J
 // that one.
 func (j *Jobs) Revert(jobID string, version uint64, enforcePriorVersion *uint64, w *WriteOptions) (*JobRegisterResponse, *WriteMeta, error) {
 	req := &JobRevertRequest{JobID: jobID, JobVersion: version, EnforcePriorVersion: enforcePriorVersion}
-	var out JobRegisterResponse
-	wm, err := j.c.put("/v1/job/"+escape(jobID)+"/revert", req, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[JobRegisterResponse](j.c, "/v1/job/"+escape(jobID)+"/revert", req, w)
 }
 
 // Stable marks a version of a job stable or not; auto-revert goes back to
 // the newest stable version.
 func (j *Jobs) Stable(jobID string, version uint64, stable bool, w *WriteOptions) (*JobStabilityResponse, *WriteMeta, error) {
 	req := &JobStabilityRequest{JobID: jobID, JobVersion: version, Stable: stable}
-	var out JobStabilityResponse
-	wm, err := j.c.put("/v1/job/"+escape(jobID)+"/stable", req, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[JobStabilityResponse](j.c, "/v1/job/"+escape(jobID)+"/stable", req, w)
 }
 
 // Deployments lists a job's deployments. With all, deployments of an
@@ -197,12 +167,7 @@ func (j *Jobs) ParseHCLOpts(req *JobsParseRequest) (*Job, error) {
 // Validate has the server check a job without registering it
 // (PUT /v1/validate/job).
 func (j *Jobs) Validate(job *Job, w *WriteOptions) (*JobValidateResponse, *WriteMeta, error) {
-	var out JobValidateResponse
-	wm, err := j.c.put("/v1/validate/job", &JobValidateRequest{Job: job}, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[JobValidateResponse](j.c, "/v1/validate/job", &JobValidateRequest{Job: job}, w)
 }
 
 // withQueryParam returns a copy of q with one more parameter, leaving the

@@ -20,12 +20,7 @@ func (n *Nodes) PrefixList(prefix string) ([]*NodeListStub, *QueryMeta, error) {
 
 // Info reads one node.
 func (n *Nodes) Info(nodeID string, q *QueryOptions) (*Node, *QueryMeta, error) {
-	var out Node
-	qm, err := n.c.query("/v1/node/"+escape(nodeID), &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[Node](n.c, "/v1/node/"+escape(nodeID), q)
 }
 
 // Allocations lists the allocations placed on a node.
