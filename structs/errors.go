@@ -112,6 +112,13 @@ func (p problems) at(path string) problems {
 	return problems{prefix: path, list: p.list}
 }
 
+// validateEach validates each block of a list at "name[i]" in the path.
+func validateEach[V interface{ validate(problems) }](p problems, name string, vs []V) {
+	for i, v := range vs {
+		v.validate(p.at(name + "[" + itoa(i) + "]"))
+	}
+}
+
 func (p problems) add(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if p.prefix != "" {

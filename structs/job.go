@@ -190,15 +190,9 @@ func (j *Job) Validate() error {
 	if len(j.TaskGroups) == 0 {
 		p.add("job has no task groups (add a group block)")
 	}
-	for i, c := range j.Constraints {
-		c.validate(p.at("constraint[" + itoa(i) + "]"))
-	}
-	for i, a := range j.Affinities {
-		a.validate(p.at("affinity[" + itoa(i) + "]"))
-	}
-	for i, s := range j.Spreads {
-		s.validate(p.at("spread[" + itoa(i) + "]"))
-	}
+	validateEach(p, "constraint", j.Constraints)
+	validateEach(p, "affinity", j.Affinities)
+	validateEach(p, "spread", j.Spreads)
 	if j.Type == JobTypeSystem || j.Type == JobTypeSysBatch {
 		if len(j.Spreads) > 0 {
 			p.add("%s jobs may not have a spread block", j.Type)

@@ -126,15 +126,9 @@ func (tg *TaskGroup) validate(job *Job, p problems) {
 	if tg.EphemeralDisk != nil && tg.EphemeralDisk.SizeMB <= 0 {
 		p.add("ephemeral_disk.size must be > 0 (MB), got %d", tg.EphemeralDisk.SizeMB)
 	}
-	for i, c := range tg.Constraints {
-		c.validate(p.at("constraint[" + itoa(i) + "]"))
-	}
-	for i, a := range tg.Affinities {
-		a.validate(p.at("affinity[" + itoa(i) + "]"))
-	}
-	for i, s := range tg.Spreads {
-		s.validate(p.at("spread[" + itoa(i) + "]"))
-	}
+	validateEach(p, "constraint", tg.Constraints)
+	validateEach(p, "affinity", tg.Affinities)
+	validateEach(p, "spread", tg.Spreads)
 	if len(tg.Networks) > 1 {
 		p.add("only one network block is allowed per group, got %d", len(tg.Networks))
 	}
@@ -323,18 +317,10 @@ func (t *Task) validate(job *Job, tg *TaskGroup, p problems) {
 	if t.RestartPolicy != nil && t.RestartPolicy != tg.RestartPolicy {
 		t.RestartPolicy.validate(p)
 	}
-	for i, c := range t.Constraints {
-		c.validate(p.at("constraint[" + itoa(i) + "]"))
-	}
-	for i, a := range t.Affinities {
-		a.validate(p.at("affinity[" + itoa(i) + "]"))
-	}
-	for i, a := range t.Artifacts {
-		a.validate(p.at("artifact[" + itoa(i) + "]"))
-	}
-	for i, tm := range t.Templates {
-		tm.validate(p.at("template[" + itoa(i) + "]"))
-	}
+	validateEach(p, "constraint", t.Constraints)
+	validateEach(p, "affinity", t.Affinities)
+	validateEach(p, "artifact", t.Artifacts)
+	validateEach(p, "template", t.Templates)
 	for i, vm := range t.VolumeMounts {
 		validateVolumeMount(vm, tg, t.Driver, p.at("volume_mount["+itoa(i)+"]"))
 	}
