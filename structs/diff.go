@@ -29,14 +29,7 @@ func (j *Job) Diff(other *Job, contextual bool) (*JobDiff, error) {
 	}
 	d := &JobDiff{ID: either(j, other).ID}
 	d.Type, d.Fields, d.Objects = diffSides(j, other, contextual)
-	var oldGroups, newGroups []*TaskGroup
-	if j != nil {
-		oldGroups = j.TaskGroups
-	}
-	if other != nil {
-		newGroups = other.TaskGroups
-	}
-	d.TaskGroups = diffNamed(oldGroups, newGroups, groupName, contextual, diffTaskGroup)
+	d.TaskGroups = diffChildren(j, other, func(j *Job) []*TaskGroup { return j.TaskGroups }, groupName, contextual, diffTaskGroup)
 	if d.Type == DiffTypeNone && slices.ContainsFunc(d.TaskGroups, func(tg *TaskGroupDiff) bool { return tg.Type != DiffTypeNone }) {
 		d.Type = DiffTypeEdited
 	}
@@ -75,12 +68,19 @@ func diffSides[T any](old, new *T, contextual bool) (string, []*FieldDiff, []*Ob
 	return typ, fields, objects
 }
 
-// diffNamed diffs the groups or tasks of two versions, matched by name,
-// in name order.
-func diffNamed[T, D any](old, new []*T, name func(*T) string, contextual bool, diff func(old, new *T, contextual bool) D) []D {
+// diffChildren diffs the groups or tasks of two versions of their
+// parent (either may be nil), matched by name, in name order.
+func diffChildren[P, C, D any](old, new *P, children func(*P) []*C, name func(*C) string, contextual bool, diff func(old, new *C, contextual bool) D) []D {
+	var oc, nc []*C
+	if old != nil {
+		oc = children(old)
+	}
+	if new != nil {
+		nc = children(new)
+	}
 	var out []D
-	for _, n := range unionNames(names(old, name), names(new, name)) {
-		out = append(out, diff(findNamed(old, n, name), findNamed(new, n, name), contextual))
+	for _, n := range unionNames(names(oc, name), names(nc, name)) {
+		out = append(out, diff(findNamed(oc, n, name), findNamed(nc, n, name), contextual))
 	}
 	return out
 }
@@ -88,14 +88,7 @@ func diffNamed[T, D any](old, new []*T, name func(*T) string, contextual bool, d
 func diffTaskGroup(old, new *TaskGroup, contextual bool) *TaskGroupDiff {
 	d := &TaskGroupDiff{Name: either(old, new).Name}
 	d.Type, d.Fields, d.Objects = diffSides(old, new, contextual)
-	var oldTasks, newTasks []*Task
-	if old != nil {
-		oldTasks = old.Tasks
-	}
-	if new != nil {
-		newTasks = new.Tasks
-	}
-	d.Tasks = diffNamed(oldTasks, newTasks, taskName, contextual, diffTask)
+	d.Tasks = diffChildren(old, new, func(tg *TaskGroup) []*Task { return tg.Tasks }, taskName, contextual, diffTask)
 	if d.Type == DiffTypeNone && slices.ContainsFunc(d.Tasks, func(t *TaskDiff) bool { return t.Type != DiffTypeNone }) {
 		d.Type = DiffTypeEdited
 	}
