@@ -83,7 +83,7 @@ func (j *Jobs) Plan(job *Job, diff bool, w *WriteOptions) (*JobPlanResponse, *Wr
 // left out.
 func (j *Jobs) Allocations(jobID string, all bool, q *QueryOptions) ([]*AllocationListStub, *QueryMeta, error) {
 	if all {
-		q = withQueryParam(q, "all", "true")
+		q = withParams(q, "all", "true")
 	}
 	var out []*AllocationListStub
 	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/allocations", &out, q)
@@ -106,7 +106,7 @@ func (j *Jobs) Summary(jobID string, q *QueryOptions) (*JobSummary, *QueryMeta, 
 // each version made to the one before.
 func (j *Jobs) Versions(jobID string, diffs bool, q *QueryOptions) ([]*Job, []*JobDiff, *QueryMeta, error) {
 	if diffs {
-		q = withQueryParam(q, "diffs", "true")
+		q = withParams(q, "diffs", "true")
 	}
 	var out JobVersionsResponse
 	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/versions", &out, q)
@@ -135,7 +135,7 @@ func (j *Jobs) Stable(jobID string, version uint64, stable bool, w *WriteOptions
 // earlier job with the same ID (purged and registered again) are included.
 func (j *Jobs) Deployments(jobID string, all bool, q *QueryOptions) ([]*Deployment, *QueryMeta, error) {
 	if all {
-		q = withQueryParam(q, "all", "true")
+		q = withParams(q, "all", "true")
 	}
 	var out []*Deployment
 	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/deployments", &out, q)
@@ -168,34 +168,4 @@ func (j *Jobs) ParseHCLOpts(req *JobsParseRequest) (*Job, error) {
 // (PUT /v1/validate/job).
 func (j *Jobs) Validate(job *Job, w *WriteOptions) (*JobValidateResponse, *WriteMeta, error) {
 	return putOne[JobValidateResponse](j.c, "/v1/validate/job", &JobValidateRequest{Job: job}, w)
-}
-
-// withQueryParam returns a copy of q with one more parameter, leaving the
-// caller's options untouched.
-func withQueryParam(q *QueryOptions, k, v string) *QueryOptions {
-	var c QueryOptions
-	if q != nil {
-		c = *q
-	}
-	c.Params = copyParams(c.Params)
-	c.Params[k] = v
-	return &c
-}
-
-func withParam(w *WriteOptions, k, v string) *WriteOptions {
-	var c WriteOptions
-	if w != nil {
-		c = *w
-	}
-	c.Params = copyParams(c.Params)
-	c.Params[k] = v
-	return &c
-}
-
-func copyParams(p map[string]string) map[string]string {
-	out := make(map[string]string, len(p)+1)
-	for k, v := range p {
-		out[k] = v
-	}
-	return out
 }
