@@ -69,5 +69,5 @@ func (f *AllocFS) raw(path string, q *QueryOptions) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cancelCloser{ReadCloser: resp.Body, cancel: cancel}, nil
+	return &cancelBody{ReadCloser: resp.Body, cancel: cancel}, nil
 }
