@@ -62,11 +62,7 @@ func (p *ACLPolicy) Stub() *ACLPolicyListStub {
 
 // Copy returns a copy (a policy has no shared references).
 func (p *ACLPolicy) Copy() *ACLPolicy {
-	if p == nil {
-		return nil
-	}
-	c := *p
-	return &c
+	return copyPtr(p)
 }
 
 // ValidateACLPolicyName checks a policy name against Nomad's rule.

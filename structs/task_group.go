@@ -461,11 +461,7 @@ type CheckRestart struct {
 }
 
 func (c *CheckRestart) copy() *CheckRestart {
-	if c == nil {
-		return nil
-	}
-	cc := *c
-	return &cc
+	return copyPtr(c)
 }
 
 func copyServices(in []*Service) []*Service {
