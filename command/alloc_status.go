@@ -2,6 +2,8 @@ package command
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -164,7 +166,7 @@ func taskNames(a *api.Allocation) []string {
 			}
 		}
 	}
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func formatTask(a *api.Allocation, name string, usage *api.AllocResourceUsage, now time.Time, verbose bool) string {

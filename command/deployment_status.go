@@ -2,6 +2,8 @@ package command
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,7 +85,7 @@ func deploymentTable(d *api.Deployment, now time.Time) string {
 	}
 	header += "|Placed|Healthy|Unhealthy|Progress Deadline"
 	rows := []string{header}
-	for _, tg := range sortedKeys(d.TaskGroups) {
+	for _, tg := range slices.Sorted(maps.Keys(d.TaskGroups)) {
 		s := d.TaskGroups[tg]
 		row := tg
 		if autoRevert {

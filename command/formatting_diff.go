@@ -2,6 +2,8 @@ package command
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/drover-sched/drover/api"
@@ -126,7 +128,7 @@ func marker(diffType string) string {
 // in-place update", in a fixed order so the same plan reads the same.
 func formatUpdates(u map[string]uint64) string {
 	var parts []string
-	for _, k := range sortedKeys(u) {
+	for _, k := range slices.Sorted(maps.Keys(u)) {
 		if u[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", u[k], k))
 		}

@@ -2,7 +2,9 @@ package command
 
 import (
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"sort"
 
 	"github.com/drover-sched/drover/api"
@@ -52,7 +54,7 @@ func membersTable(members []*api.AgentMember, leader string, verbose bool) strin
 			orNone(mem.Tags["dc"]), orNone(mem.Tags["region"]))
 		if verbose {
 			var tags []string
-			for _, k := range sortedKeys(mem.Tags) {
+			for _, k := range slices.Sorted(maps.Keys(mem.Tags)) {
 				tags = append(tags, k+"="+mem.Tags[k])
 			}
 			row += "|" + fmt.Sprint(tags)

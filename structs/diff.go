@@ -2,6 +2,7 @@ package structs
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -274,7 +275,7 @@ func diffMap(old, new reflect.Value, contextual bool) []*FieldDiff {
 		}
 	}
 	var out []*FieldDiff
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		var ov, nv reflect.Value
 		if old.IsValid() {
 			ov = old.MapIndex(reflect.ValueOf(k).Convert(old.Type().Key()))

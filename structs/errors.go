@@ -2,7 +2,6 @@ package structs
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -133,14 +132,4 @@ func (p problems) err() error {
 	}
 	out := append([]string(nil), *p.list...)
 	return &ValidationError{Problems: out}
-}
-
-// sortedKeys returns a map's keys in order, for deterministic messages.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,6 +3,7 @@ package structs
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -154,7 +155,7 @@ func (tg *TaskGroup) validate(job *Job, p problems) {
 	if leaders > 1 {
 		p.add("only one task may be the leader, %d are", leaders)
 	}
-	for _, name := range sortedKeys(tg.Volumes) {
+	for _, name := range slices.Sorted(maps.Keys(tg.Volumes)) {
 		tg.Volumes[name].validate(name, p.at(`volume "`+name+`"`))
 	}
 	validateLogStorage(tg, p)

@@ -1,6 +1,8 @@
 package reconciler
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/drover-sched/drover/structs"
@@ -196,7 +198,7 @@ func (sg systemGroup) placeOnFreeNodes(nodes *nodeClaims, failed []*structs.Allo
 		}
 	}
 	var places []Placement
-	for _, id := range sortedKeys(sg.in.Eligible) {
+	for _, id := range slices.Sorted(maps.Keys(sg.in.Eligible)) {
 		if nodes.held[id] {
 			continue
 		}
