@@ -176,31 +176,12 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// ptrStr dereferences an optional string from a job.
-func ptrStr(p *string) string {
+// deref dereferences an optional field of a job: the zero value when it
+// is unset.
+func deref[T any](p *T) T {
 	if p == nil {
-		return ""
-	}
-	return *p
-}
-
-// ptrInt dereferences an optional int from a job.
-func ptrInt(p *int) int {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-// ptrBool dereferences an optional bool from a job.
-func ptrBool(p *bool) bool {
-	return p != nil && *p
-}
-
-// ptrUint64 dereferences an optional uint64 from a job.
-func ptrUint64(p *uint64) uint64 {
-	if p == nil {
-		return 0
+		var zero T
+		return zero
 	}
 	return *p
 }
