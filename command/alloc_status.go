@@ -2,8 +2,6 @@ package command
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -166,7 +164,7 @@ func taskNames(a *api.Allocation) []string {
 			}
 		}
 	}
-	return slices.Sorted(maps.Keys(seen))
+	return sortedKeys(seen)
 }
 
 func formatTask(a *api.Allocation, name string, usage *api.AllocResourceUsage, now time.Time, verbose bool) string {

@@ -2,8 +2,6 @@ package command
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -85,7 +83,7 @@ func deploymentTable(d *api.Deployment, now time.Time) string {
 	}
 	header += "|Placed|Healthy|Unhealthy|Progress Deadline"
 	rows := []string{header}
-	for _, tg := range slices.Sorted(maps.Keys(d.TaskGroups)) {
+	for _, tg := range sortedKeys(d.TaskGroups) {
 		s := d.TaskGroups[tg]
 		row := tg
 		if autoRevert {

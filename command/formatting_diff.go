@@ -2,8 +2,6 @@ package command
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/drover-sched/drover/api"
@@ -128,7 +126,7 @@ func marker(diffType string) string {
 // in-place update", in a fixed order so the same plan reads the same.
 func formatUpdates(u map[string]uint64) string {
 	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(u)) {
+	for _, k := range sortedKeys(u) {
 		if u[k] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", u[k], k))
 		}

@@ -2,8 +2,6 @@ package command
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 
@@ -16,7 +14,7 @@ import (
 // `job status` print, so a user reads the same words everywhere.
 func formatFailedPlacements(failed map[string]*api.AllocationMetric, prefix string, verbose bool) string {
 	var b strings.Builder
-	for _, tg := range slices.Sorted(maps.Keys(failed)) {
+	for _, tg := range sortedKeys(failed) {
 		metric := failed[tg]
 		n := 1
 		if metric != nil {
@@ -42,24 +40,24 @@ func formatAllocMetric(metric *api.AllocationMetric, prefix string, verbose bool
 	if metric.NodesEvaluated == 0 {
 		add("No nodes were eligible for evaluation")
 	}
-	for _, dc := range slices.Sorted(maps.Keys(metric.NodesAvailable)) {
+	for _, dc := range sortedKeys(metric.NodesAvailable) {
 		if metric.NodesAvailable[dc] == 0 {
 			add("No nodes are available in datacenter %q", dc)
 		}
 	}
-	for _, class := range slices.Sorted(maps.Keys(metric.ClassFiltered)) {
+	for _, class := range sortedKeys(metric.ClassFiltered) {
 		add("Class %q: %s excluded by filter", class, plural(metric.ClassFiltered[class], "node"))
 	}
-	for _, c := range slices.Sorted(maps.Keys(metric.ConstraintFiltered)) {
+	for _, c := range sortedKeys(metric.ConstraintFiltered) {
 		add("Constraint %q: %s excluded by filter", c, plural(metric.ConstraintFiltered[c], "node"))
 	}
 	if metric.NodesExhausted > 0 {
 		add("Resources exhausted on %s", plural(metric.NodesExhausted, "node"))
 	}
-	for _, class := range slices.Sorted(maps.Keys(metric.ClassExhausted)) {
+	for _, class := range sortedKeys(metric.ClassExhausted) {
 		add("Class %q exhausted on %s", class, plural(metric.ClassExhausted[class], "node"))
 	}
-	for _, dim := range slices.Sorted(maps.Keys(metric.DimensionExhausted)) {
+	for _, dim := range sortedKeys(metric.DimensionExhausted) {
 		add("Dimension %q exhausted on %s", dim, plural(metric.DimensionExhausted[dim], "node"))
 	}
 	for _, q := range metric.QuotaExhausted {
@@ -84,7 +82,7 @@ func formatScores(metric *api.AllocationMetric, prefix string) []string {
 	lines := []string{prefix + "Node scores:"}
 	for _, s := range scores {
 		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(s.Scores)) {
+		for _, k := range sortedKeys(s.Scores) {
 			parts = append(parts, fmt.Sprintf("%s=%.3g", k, s.Scores[k]))
 		}
 		lines = append(lines, fmt.Sprintf("%s  %s  %.3g  %s", prefix, s.NodeID, s.NormScore, strings.Join(parts, " ")))

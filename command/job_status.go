@@ -2,8 +2,6 @@ package command
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 
@@ -143,7 +141,7 @@ func jobStatusText(j *api.Job) string {
 // nodes show up.
 func summaryTable(s *api.JobSummary) string {
 	rows := []string{"Task Group|Queued|Starting|Running|Failed|Complete|Lost|Unknown"}
-	for _, tg := range slices.Sorted(maps.Keys(s.Summary)) {
+	for _, tg := range sortedKeys(s.Summary) {
 		c := s.Summary[tg]
 		rows = append(rows, fmt.Sprintf("%s|%d|%d|%d|%d|%d|%d|%d", tg, c.Queued, c.Starting, c.Running, c.Failed, c.Complete, c.Lost, c.Unknown))
 	}

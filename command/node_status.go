@@ -2,8 +2,6 @@ package command
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 
@@ -94,7 +92,7 @@ func nodeHeader(n *api.Node, m *Meta, verbose bool) []string {
 		}
 	}
 	var drivers []string
-	for _, name := range slices.Sorted(maps.Keys(n.Drivers)) {
+	for _, name := range sortedKeys(n.Drivers) {
 		if d := n.Drivers[name]; d != nil && d.Detected && d.Healthy {
 			drivers = append(drivers, name)
 		}
@@ -139,7 +137,7 @@ func nodeEvents(n *api.Node, m *Meta, verbose bool) string {
 		msg := e.Message
 		if len(e.Details) > 0 && verbose {
 			var kv []string
-			for _, k := range slices.Sorted(maps.Keys(e.Details)) {
+			for _, k := range sortedKeys(e.Details) {
 				kv = append(kv, k+": "+e.Details[k])
 			}
 			msg += " (" + strings.Join(kv, ", ") + ")"
@@ -174,7 +172,7 @@ func mapKeyValues(kv map[string]string) string {
 		return ""
 	}
 	rows := make([]string, 0, len(kv))
-	for _, k := range slices.Sorted(maps.Keys(kv)) {
+	for _, k := range sortedKeys(kv) {
 		rows = append(rows, k+"|"+kv[k])
 	}
 	return keyValues(rows)

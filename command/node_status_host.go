@@ -2,8 +2,6 @@ package command
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/drover-sched/drover/api"
@@ -15,7 +13,7 @@ func nodeHostVolumes(n *api.Node) string {
 		return ""
 	}
 	rows := []string{"Name|ReadOnly|Source"}
-	for _, name := range slices.Sorted(maps.Keys(n.HostVolumes)) {
+	for _, name := range sortedKeys(n.HostVolumes) {
 		v := n.HostVolumes[name]
 		rows = append(rows, fmt.Sprintf("%s|%t|%s", name, v.ReadOnly, v.Path))
 	}
@@ -39,7 +37,7 @@ func nodeHostNetworks(n *api.Node) string {
 		}
 	}
 	rows := []string{"Name|CIDR|Interface|Address|ReservedPorts"}
-	for _, name := range slices.Sorted(maps.Keys(n.HostNetworks)) {
+	for _, name := range sortedKeys(n.HostNetworks) {
 		hn := n.HostNetworks[name]
 		rows = append(rows, fmt.Sprintf("%s|%s|%s|%s|%s", name, orNone(hn.CIDR), orNone(hn.Interface),
 			orNone(strings.Join(addrs[name], ",")), orNone(hn.ReservedPorts)))

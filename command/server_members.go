@@ -2,9 +2,7 @@ package command
 
 import (
 	"fmt"
-	"maps"
 	"net"
-	"slices"
 	"sort"
 
 	"github.com/drover-sched/drover/api"
@@ -54,7 +52,7 @@ func membersTable(members []*api.AgentMember, leader string, verbose bool) strin
 			orNone(mem.Tags["dc"]), orNone(mem.Tags["region"]))
 		if verbose {
 			var tags []string
-			for _, k := range slices.Sorted(maps.Keys(mem.Tags)) {
+			for _, k := range sortedKeys(mem.Tags) {
 				tags = append(tags, k+"="+mem.Tags[k])
 			}
 			row += "|" + fmt.Sprint(tags)
