@@ -143,10 +143,7 @@ func (t *ACLToken) Copy() *ACLToken {
 	}
 	c := *t
 	c.Policies = append([]string(nil), t.Policies...)
-	if t.ExpirationTime != nil {
-		e := *t.ExpirationTime
-		c.ExpirationTime = &e
-	}
+	c.ExpirationTime = copyPtr(t.ExpirationTime)
 	return &c
 }
 

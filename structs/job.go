@@ -336,10 +336,7 @@ func (s *JobSummary) Copy() *JobSummary {
 	for k, v := range s.Summary {
 		c.Summary[k] = v
 	}
-	if s.Children != nil {
-		ch := *s.Children
-		c.Children = &ch
-	}
+	c.Children = copyPtr(s.Children)
 	return &c
 }
 

@@ -155,10 +155,7 @@ func (n *Node) Copy() *Node {
 	c.ReservedResources = n.ReservedResources.Copy()
 	c.Links = maps.Clone(n.Links)
 	c.Meta = maps.Clone(n.Meta)
-	if n.DrainStrategy != nil {
-		d := *n.DrainStrategy
-		c.DrainStrategy = &d
-	}
+	c.DrainStrategy = copyPtr(n.DrainStrategy)
 	c.Events = make([]*NodeEvent, len(n.Events))
 	for i, e := range n.Events {
 		c.Events[i] = e.Copy()
@@ -171,10 +168,7 @@ func (n *Node) Copy() *Node {
 			c.Drivers[k] = &dc
 		}
 	}
-	if n.LastDrain != nil {
-		l := *n.LastDrain
-		c.LastDrain = &l
-	}
+	c.LastDrain = copyPtr(n.LastDrain)
 	return &c
 }
 

@@ -145,10 +145,7 @@ func (d *DisconnectStrategy) Copy() *DisconnectStrategy {
 	if d.Replace != nil {
 		c.Replace = boolPtr(*d.Replace)
 	}
-	if d.StopOnClientAfter != nil {
-		v := *d.StopOnClientAfter
-		c.StopOnClientAfter = &v
-	}
+	c.StopOnClientAfter = copyPtr(d.StopOnClientAfter)
 	return &c
 }
 

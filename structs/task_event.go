@@ -89,10 +89,7 @@ func (e *TaskEvent) Copy() *TaskEvent {
 	}
 	c := *e
 	c.Details = maps.Clone(e.Details)
-	if e.taskEventExtra != nil {
-		x := *e.taskEventExtra
-		c.taskEventExtra = &x
-	}
+	c.taskEventExtra = copyPtr(e.taskEventExtra)
 	return &c
 }
 

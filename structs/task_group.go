@@ -182,10 +182,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	for i, t := range tg.Tasks {
 		c.Tasks[i] = t.Copy()
 	}
-	if tg.EphemeralDisk != nil {
-		e := *tg.EphemeralDisk
-		c.EphemeralDisk = &e
-	}
+	c.EphemeralDisk = copyPtr(tg.EphemeralDisk)
 	c.Meta = maps.Clone(tg.Meta)
 	c.ReschedulePolicy = tg.ReschedulePolicy.Copy()
 	c.Affinities = copyEach(tg.Affinities)
@@ -349,48 +346,19 @@ func (t *Task) Copy() *Task {
 	c.Resources = t.Resources.Copy()
 	c.RestartPolicy = t.RestartPolicy.Copy()
 	c.Meta = maps.Clone(t.Meta)
-	if t.LogConfig != nil {
-		l := *t.LogConfig
-		c.LogConfig = &l
+	c.LogConfig = copyPtr(t.LogConfig)
+	c.Artifacts = copyPtrs(t.Artifacts)
+	for _, a := range c.Artifacts {
+		a.GetterOptions = maps.Clone(a.GetterOptions)
+		a.GetterHeaders = maps.Clone(a.GetterHeaders)
 	}
-	if t.Artifacts != nil {
-		c.Artifacts = make([]*TaskArtifact, len(t.Artifacts))
-		for i, a := range t.Artifacts {
-			ac := *a
-			ac.GetterOptions = maps.Clone(a.GetterOptions)
-			c.Artifacts[i] = &ac
-		}
-	}
-	if t.Templates != nil {
-		c.Templates = make([]*Template, len(t.Templates))
-		for i, tm := range t.Templates {
-			tc := *tm
-			c.Templates[i] = &tc
-		}
-	}
-	if t.Lifecycle != nil {
-		l := *t.Lifecycle
-		c.Lifecycle = &l
-	}
-	if t.Artifacts != nil {
-		for _, a := range c.Artifacts {
-			a.GetterHeaders = maps.Clone(a.GetterHeaders)
-		}
-	}
+	c.Templates = copyPtrs(t.Templates)
 	for _, tm := range c.Templates {
 		tm.copyRefs()
 	}
-	if t.DispatchPayload != nil {
-		d := *t.DispatchPayload
-		c.DispatchPayload = &d
-	}
-	if t.VolumeMounts != nil {
-		c.VolumeMounts = make([]*VolumeMount, len(t.VolumeMounts))
-		for i, vm := range t.VolumeMounts {
-			vc := *vm
-			c.VolumeMounts[i] = &vc
-		}
-	}
+	c.Lifecycle = copyPtr(t.Lifecycle)
+	c.DispatchPayload = copyPtr(t.DispatchPayload)
+	c.VolumeMounts = copyPtrs(t.VolumeMounts)
 	return &c
 }
 
@@ -565,6 +533,19 @@ func copyPtr[T any](p *T) *T {
 	}
 	v := *p
 	return &v
+}
+
+// copyPtrs copies a list of blocks one level deep: each element is a
+// copy of its own. A nil list stays nil and an empty one empty.
+func copyPtrs[T any](in []*T) []*T {
+	if in == nil {
+		return nil
+	}
+	out := make([]*T, len(in))
+	for i, p := range in {
+		out[i] = copyPtr(p)
+	}
+	return out
 }
 
 // TaskLifecycleConfig is a `lifecycle` block.
