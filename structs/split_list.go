@@ -2,10 +2,11 @@ package structs
 
 import "strings"
 
-// SplitList splits a comma-separated list the way client options and the
-// node attributes that carry them to the scheduler (user.denylist,
-// user.checked_drivers) hold lists: each item trimmed, blanks dropped,
-// nil for none. The client and the scheduler must read them alike.
+// SplitList splits a comma-separated list the way Drover reads them in
+// client options, the node attributes that carry those to the scheduler
+// (user.denylist, user.checked_drivers) and CLI flags: each item trimmed,
+// blanks dropped, nil for none. The client and the scheduler must read
+// the attributes alike.
 func SplitList(v string) []string {
 	var out []string
 	for _, s := range strings.Split(v, ",") {
