@@ -8,9 +8,7 @@ func (c *Client) Allocations() *Allocations { return &Allocations{c: c} }
 
 // List lists allocations (GET /v1/allocations).
 func (a *Allocations) List(q *QueryOptions) ([]*AllocationListStub, *QueryMeta, error) {
-	var out []*AllocationListStub
-	qm, err := a.c.query("/v1/allocations", &out, q)
-	return out, qm, err
+	return queryList[*AllocationListStub](a.c, "/v1/allocations", q)
 }
 
 // PrefixList lists allocations whose ID starts with prefix.

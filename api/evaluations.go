@@ -120,9 +120,7 @@ func (c *Client) Evaluations() *Evaluations { return &Evaluations{c: c} }
 
 // List lists evaluations (GET /v1/evaluations).
 func (e *Evaluations) List(q *QueryOptions) ([]*Evaluation, *QueryMeta, error) {
-	var out []*Evaluation
-	qm, err := e.c.query("/v1/evaluations", &out, q)
-	return out, qm, err
+	return queryList[*Evaluation](e.c, "/v1/evaluations", q)
 }
 
 // PrefixList lists evaluations whose ID starts with prefix.
@@ -138,7 +136,5 @@ func (e *Evaluations) Info(evalID string, q *QueryOptions) (*Evaluation, *QueryM
 
 // Allocations lists the allocations an evaluation created or changed.
 func (e *Evaluations) Allocations(evalID string, q *QueryOptions) ([]*AllocationListStub, *QueryMeta, error) {
-	var out []*AllocationListStub
-	qm, err := e.c.query("/v1/evaluation/"+escape(evalID)+"/allocations", &out, q)
-	return out, qm, err
+	return queryList[*AllocationListStub](e.c, "/v1/evaluation/"+escape(evalID)+"/allocations", q)
 }

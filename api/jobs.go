@@ -13,9 +13,7 @@ func (c *Client) Jobs() *Jobs { return &Jobs{c: c} }
 
 // List lists jobs (GET /v1/jobs).
 func (j *Jobs) List(q *QueryOptions) ([]*JobListStub, *QueryMeta, error) {
-	var out []*JobListStub
-	qm, err := j.c.query("/v1/jobs", &out, q)
-	return out, qm, err
+	return queryList[*JobListStub](j.c, "/v1/jobs", q)
 }
 
 // PrefixList lists jobs whose ID starts with prefix.
@@ -85,16 +83,12 @@ func (j *Jobs) Allocations(jobID string, all bool, q *QueryOptions) ([]*Allocati
 	if all {
 		q = withParams(q, "all", "true")
 	}
-	var out []*AllocationListStub
-	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/allocations", &out, q)
-	return out, qm, err
+	return queryList[*AllocationListStub](j.c, "/v1/job/"+escape(jobID)+"/allocations", q)
 }
 
 // Evaluations lists a job's evaluations.
 func (j *Jobs) Evaluations(jobID string, q *QueryOptions) ([]*Evaluation, *QueryMeta, error) {
-	var out []*Evaluation
-	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/evaluations", &out, q)
-	return out, qm, err
+	return queryList[*Evaluation](j.c, "/v1/job/"+escape(jobID)+"/evaluations", q)
 }
 
 // Summary reads a job's allocation counts per group.
@@ -137,9 +131,7 @@ func (j *Jobs) Deployments(jobID string, all bool, q *QueryOptions) ([]*Deployme
 	if all {
 		q = withParams(q, "all", "true")
 	}
-	var out []*Deployment
-	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/deployments", &out, q)
-	return out, qm, err
+	return queryList[*Deployment](j.c, "/v1/job/"+escape(jobID)+"/deployments", q)
 }
 
 // LatestDeployment reads a job's newest deployment; nil if it has none.

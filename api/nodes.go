@@ -8,9 +8,7 @@ func (c *Client) Nodes() *Nodes { return &Nodes{c: c} }
 
 // List lists nodes (GET /v1/nodes).
 func (n *Nodes) List(q *QueryOptions) ([]*NodeListStub, *QueryMeta, error) {
-	var out []*NodeListStub
-	qm, err := n.c.query("/v1/nodes", &out, q)
-	return out, qm, err
+	return queryList[*NodeListStub](n.c, "/v1/nodes", q)
 }
 
 // PrefixList lists nodes whose ID starts with prefix.
@@ -25,9 +23,7 @@ func (n *Nodes) Info(nodeID string, q *QueryOptions) (*Node, *QueryMeta, error) 
 
 // Allocations lists the allocations placed on a node.
 func (n *Nodes) Allocations(nodeID string, q *QueryOptions) ([]*Allocation, *QueryMeta, error) {
-	var out []*Allocation
-	qm, err := n.c.query("/v1/node/"+escape(nodeID)+"/allocations", &out, q)
-	return out, qm, err
+	return queryList[*Allocation](n.c, "/v1/node/"+escape(nodeID)+"/allocations", q)
 }
 
 // UpdateDrain starts (spec set) or ends (spec nil) a drain. Ending a drain

@@ -13,6 +13,8 @@ func TestQueryOneAndPutOneDecodeOneValueWithItsMeta(t *testing.T) {
 		switch {
 		case r.Method == http.MethodGet && r.URL.Path == "/v1/thing":
 			_, _ = io.WriteString(w, `{"Name":"got"}`)
+		case r.Method == http.MethodGet && r.URL.Path == "/v1/things":
+			_, _ = io.WriteString(w, `[{"Name":"a"},{"Name":"b"}]`)
 		case r.Method == http.MethodPut && r.URL.Path == "/v1/thing":
 			b, _ := io.ReadAll(r.Body)
 			_, _ = w.Write(b) // echo: the body sent is what decodes
@@ -30,6 +32,10 @@ func TestQueryOneAndPutOneDecodeOneValueWithItsMeta(t *testing.T) {
 	got, qm, err := queryOne[thing](c, "/v1/thing", nil)
 	if err != nil || got.Name != "got" || qm.LastIndex != 7 {
 		t.Fatalf("query: %+v %+v %v", got, qm, err)
+	}
+	list, qm, err := queryList[*thing](c, "/v1/things", nil)
+	if err != nil || len(list) != 2 || list[1].Name != "b" || qm.LastIndex != 7 {
+		t.Fatalf("list: %+v %+v %v", list, qm, err)
 	}
 	put, wm, err := putOne[thing](c, "/v1/thing", thing{Name: "sent"}, nil)
 	if err != nil || put.Name != "sent" || wm.LastIndex != 7 {
