@@ -255,41 +255,37 @@ func impliedNamespaceCaps(c capSet) capSet {
 	return c
 }
 
-func nodePoolPolicyCaps(policy string) capSet {
+// coarseCaps is what a deny, read or write policy grants in a kind of
+// block whose shorthand is only those three; any other policy grants
+// nothing.
+type coarseCaps struct{ read, write capSet }
+
+func (e coarseCaps) of(policy string) capSet {
 	switch policy {
 	case PolicyDeny:
 		return denyBit
 	case PolicyRead:
-		return nodePoolCaps.set(NodePoolCapabilityRead)
+		return e.read
 	case PolicyWrite:
-		return nodePoolCaps.set(NodePoolCapabilityRead, NodePoolCapabilityWrite, NodePoolCapabilityDelete)
+		return e.write
 	}
 	return 0
 }
 
-func hostVolumePolicyCaps(policy string) capSet {
-	switch policy {
-	case PolicyDeny:
-		return denyBit
-	case PolicyRead:
-		return hostVolumeCaps.set(HostVolumeCapabilityMountReadOnly)
-	case PolicyWrite:
-		return hostVolumeCaps.set(HostVolumeCapabilityMountReadOnly, HostVolumeCapabilityMountReadWrite)
-	}
-	return 0
-}
-
-func operatorPolicyCaps(policy string) capSet {
-	switch policy {
-	case PolicyDeny:
-		return denyBit
-	case PolicyRead:
-		return operatorCaps.set(OperatorCapabilityLicenseRead)
-	case PolicyWrite:
-		return operatorCaps.set(OperatorCapabilityLicenseRead, OperatorCapabilitySnapshotSave)
-	}
-	return 0
-}
+var (
+	nodePoolPolicyCaps = coarseCaps{
+		read:  nodePoolCaps.set(NodePoolCapabilityRead),
+		write: nodePoolCaps.set(NodePoolCapabilityRead, NodePoolCapabilityWrite, NodePoolCapabilityDelete),
+	}.of
+	hostVolumePolicyCaps = coarseCaps{
+		read:  hostVolumeCaps.set(HostVolumeCapabilityMountReadOnly),
+		write: hostVolumeCaps.set(HostVolumeCapabilityMountReadOnly, HostVolumeCapabilityMountReadWrite),
+	}.of
+	operatorPolicyCaps = coarseCaps{
+		read:  operatorCaps.set(OperatorCapabilityLicenseRead),
+		write: operatorCaps.set(OperatorCapabilityLicenseRead, OperatorCapabilitySnapshotSave),
+	}.of
+)
 
 // variablesPathCaps applies Nomad's one implication for variables: read
 // includes list, and deny stands alone.

@@ -151,20 +151,7 @@ var (
 )
 
 func (d *policyDecoder) namespace(b *hcl.Block) *NamespaceRule {
-	name := b.Labels[0]
-	where := fmt.Sprintf("namespace %q", name)
-	if !d.countBlock(b.DefRange) {
-		return nil
-	}
-	if !validNamespaceGlob.MatchString(name) {
-		d.problem(b.LabelRanges[0], "", "namespace name %q is not valid: use 1 to 128 letters, digits, '-' and '*'", name)
-		return nil
-	}
-	if !d.once("namespace\x00"+name, where, b.DefRange) {
-		return nil
-	}
-	content, diags := b.Body.Content(nsSchema)
-	d.diagsIn(where, diags)
+	name, where, content := d.labelled(b, validNamespaceGlob, "letters, digits, '-' and '*'", nsSchema)
 	if content == nil {
 		return nil
 	}
@@ -182,10 +169,7 @@ func (d *policyDecoder) namespace(b *hcl.Block) *NamespaceRule {
 	if r.caps == 0 && len(r.Variables) == 0 && content.Attributes["policy"] == nil && content.Attributes["capabilities"] == nil {
 		d.problem(b.DefRange, where, "grants nothing: set policy (%s) or capabilities", strings.Join(namespacePolicies, ", "))
 	}
-	if r.caps.denies() {
-		r.caps = denyBit
-	}
-	r.Capabilities = namespaceCaps.list(r.caps)
+	r.caps, r.Capabilities = granted(r.caps, namespaceCaps)
 	return r
 }
 
@@ -228,22 +212,41 @@ func (d *policyDecoder) variables(b *hcl.Block, where string) []*VariablesPathRu
 	return out
 }
 
-// named decodes a node_pool or host_volume block.
-func (d *policyDecoder) named(b *hcl.Block, valid *regexp.Regexp, syntax string, table *capTable, expand func(string) capSet) *NamedRule {
-	name := b.Labels[0]
-	where := fmt.Sprintf("%s %q", b.Type, name)
+// labelled starts a namespace, node_pool or host_volume block: it counts
+// the block, checks its name against valid (syntax says what valid
+// accepts) and that no other block of its kind has the name, and decodes
+// its body with schema. The content is nil when the block is to be left
+// out; the problem is recorded.
+func (d *policyDecoder) labelled(b *hcl.Block, valid *regexp.Regexp, syntax string, schema *hcl.BodySchema) (name, where string, content *hcl.BodyContent) {
+	name = b.Labels[0]
+	where = fmt.Sprintf("%s %q", b.Type, name)
 	if !d.countBlock(b.DefRange) {
-		return nil
+		return name, where, nil
 	}
 	if !valid.MatchString(name) {
 		d.problem(b.LabelRanges[0], "", "%s name %q is not valid: use 1 to 128 %s", b.Type, name, syntax)
-		return nil
+		return name, where, nil
 	}
 	if !d.once(b.Type+"\x00"+name, where, b.DefRange) {
-		return nil
+		return name, where, nil
 	}
-	content, diags := b.Body.Content(ruleSchema)
+	content, diags := b.Body.Content(schema)
 	d.diagsIn(where, diags)
+	return name, where, content
+}
+
+// granted is a rule's capabilities as it keeps and lists them: deny
+// alone when it denies.
+func granted(caps capSet, table *capTable) (capSet, []string) {
+	if caps.denies() {
+		caps = denyBit
+	}
+	return caps, table.list(caps)
+}
+
+// named decodes a node_pool or host_volume block.
+func (d *policyDecoder) named(b *hcl.Block, valid *regexp.Regexp, syntax string, table *capTable, expand func(string) capSet) *NamedRule {
+	name, where, content := d.labelled(b, valid, syntax, ruleSchema)
 	if content == nil {
 		return nil
 	}
@@ -254,10 +257,7 @@ func (d *policyDecoder) named(b *hcl.Block, valid *regexp.Regexp, syntax string,
 	if content.Attributes["policy"] == nil && content.Attributes["capabilities"] == nil {
 		d.problem(b.DefRange, where, "grants nothing: set policy (%s) or capabilities", strings.Join(coarsePolicies, ", "))
 	}
-	if r.caps.denies() {
-		r.caps = denyBit
-	}
-	r.Capabilities = table.list(r.caps)
+	r.caps, r.Capabilities = granted(r.caps, table)
 	return r
 }
 
@@ -288,10 +288,7 @@ func (d *policyDecoder) coarse(b *hcl.Block, allowed []string, table *capTable, 
 		d.problem(b.DefRange, where, "grants nothing: set policy (%s) or capabilities", strings.Join(allowed, ", "))
 	}
 	r.caps = explicit | expand(r.Policy)
-	if r.caps.denies() {
-		r.caps = denyBit
-	}
-	r.Capabilities = table.list(r.caps)
+	r.caps, r.Capabilities = granted(r.caps, table)
 	return r
 }
 

@@ -153,12 +153,7 @@ func (a *ACLPolicies) Info(name string, q *QueryOptions) (*ACLPolicy, *QueryMeta
 	if name == "" {
 		return nil, nil, errors.New("missing policy name")
 	}
-	var out ACLPolicy
-	qm, err := a.c.query("/v1/acl/policy/"+escape(name), &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[ACLPolicy](a.c, "/v1/acl/policy/"+escape(name), q)
 }
 
 // ACLTokens reaches the /v1/acl/token endpoints.
@@ -181,12 +176,7 @@ func (a *ACLTokens) BootstrapOpts(secret string, w *WriteOptions) (*ACLToken, *W
 	if secret != "" {
 		in = &BootstrapRequest{BootstrapSecret: secret}
 	}
-	var out ACLToken
-	wm, err := a.c.put("/v1/acl/bootstrap", in, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[ACLToken](a.c, "/v1/acl/bootstrap", in, w)
 }
 
 // List lists every token, without secrets (management tokens only).
@@ -205,12 +195,7 @@ func (a *ACLTokens) Create(token *ACLToken, w *WriteOptions) (*ACLToken, *WriteM
 	if token.AccessorID != "" {
 		return nil, nil, errors.New("cannot specify Accessor ID")
 	}
-	var out ACLToken
-	wm, err := a.c.put("/v1/acl/token", token, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[ACLToken](a.c, "/v1/acl/token", token, w)
 }
 
 // Update changes a token's name, type or policies; its secret and expiry
@@ -219,12 +204,7 @@ func (a *ACLTokens) Update(token *ACLToken, w *WriteOptions) (*ACLToken, *WriteM
 	if token.AccessorID == "" {
 		return nil, nil, errors.New("missing accessor ID")
 	}
-	var out ACLToken
-	wm, err := a.c.put("/v1/acl/token/"+escape(token.AccessorID), token, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[ACLToken](a.c, "/v1/acl/token/"+escape(token.AccessorID), token, w)
 }
 
 // Delete deletes a token.
@@ -241,20 +221,10 @@ func (a *ACLTokens) Info(accessorID string, q *QueryOptions) (*ACLToken, *QueryM
 	if accessorID == "" {
 		return nil, nil, errors.New("missing accessor ID")
 	}
-	var out ACLToken
-	qm, err := a.c.query("/v1/acl/token/"+escape(accessorID), &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[ACLToken](a.c, "/v1/acl/token/"+escape(accessorID), q)
 }
 
 // Self reads the token the client sends.
 func (a *ACLTokens) Self(q *QueryOptions) (*ACLToken, *QueryMeta, error) {
-	var out ACLToken
-	qm, err := a.c.query("/v1/acl/token/self", &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[ACLToken](a.c, "/v1/acl/token/self", q)
 }

@@ -69,23 +69,5 @@ func (f *AllocFS) raw(path string, q *QueryOptions) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cancelCloser{ReadCloser: resp.Body, cancel: cancel}, nil
-}
-
-// withParams returns a copy of q with extra query parameters, as
-// key-value pairs.
-func withParams(q *QueryOptions, kv ...string) *QueryOptions {
-	c := QueryOptions{}
-	if q != nil {
-		c = *q
-	}
-	params := make(map[string]string, len(c.Params)+len(kv)/2)
-	for k, v := range c.Params {
-		params[k] = v
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		params[kv[i]] = kv[i+1]
-	}
-	c.Params = params
-	return &c
+	return &cancelBody{ReadCloser: resp.Body, cancel: cancel}, nil
 }

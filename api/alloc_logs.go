@@ -92,20 +92,9 @@ func (a *Allocations) Logs(ctx context.Context, allocID string, opts LogsOptions
 		return nil, err
 	}
 	if opts.Plain {
-		return &cancelCloser{ReadCloser: resp.Body, cancel: cancel}, nil
+		return &cancelBody{ReadCloser: resp.Body, cancel: cancel}, nil
 	}
 	return &frameReader{dec: json.NewDecoder(resp.Body), body: resp.Body, cancel: cancel}, nil
-}
-
-type cancelCloser struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-}
-
-func (c *cancelCloser) Close() error {
-	err := c.ReadCloser.Close()
-	c.cancel()
-	return err
 }
 
 // frameReader turns a stream of JSON frames into the bytes they carry.

@@ -8,9 +8,7 @@ func (c *Client) Allocations() *Allocations { return &Allocations{c: c} }
 
 // List lists allocations (GET /v1/allocations).
 func (a *Allocations) List(q *QueryOptions) ([]*AllocationListStub, *QueryMeta, error) {
-	var out []*AllocationListStub
-	qm, err := a.c.query("/v1/allocations", &out, q)
-	return out, qm, err
+	return queryList[*AllocationListStub](a.c, "/v1/allocations", q)
 }
 
 // PrefixList lists allocations whose ID starts with prefix.
@@ -20,12 +18,7 @@ func (a *Allocations) PrefixList(prefix string) ([]*AllocationListStub, *QueryMe
 
 // Info reads one allocation (GET /v1/allocation/:id).
 func (a *Allocations) Info(allocID string, q *QueryOptions) (*Allocation, *QueryMeta, error) {
-	var out Allocation
-	qm, err := a.c.query("/v1/allocation/"+escape(allocID), &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[Allocation](a.c, "/v1/allocation/"+escape(allocID), q)
 }
 
 // Stop asks the servers to stop an allocation and place a replacement

@@ -242,10 +242,7 @@ type QueryOptions struct {
 
 // WithContext returns a copy of q whose request is bound to ctx.
 func (q *QueryOptions) WithContext(ctx context.Context) *QueryOptions {
-	c := QueryOptions{}
-	if q != nil {
-		c = *q
-	}
+	c := valueOf(q)
 	c.ctx = ctx
 	return &c
 }
@@ -271,10 +268,7 @@ type WriteOptions struct {
 
 // WithContext returns a copy of w whose request is bound to ctx.
 func (w *WriteOptions) WithContext(ctx context.Context) *WriteOptions {
-	c := WriteOptions{}
-	if w != nil {
-		c = *w
-	}
+	c := valueOf(w)
 	c.ctx = ctx
 	return &c
 }

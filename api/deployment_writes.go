@@ -39,12 +39,7 @@ type deploymentIDRequest struct {
 }
 
 func (d *Deployments) update(verb, id string, in any, w *WriteOptions) (*DeploymentUpdateResponse, *WriteMeta, error) {
-	var out DeploymentUpdateResponse
-	wm, err := d.c.put("/v1/deployment/"+verb+"/"+escape(id), in, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[DeploymentUpdateResponse](d.c, "/v1/deployment/"+verb+"/"+escape(id), in, w)
 }
 
 // Fail fails a deployment (a group with auto_revert rolls the job back).

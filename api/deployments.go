@@ -64,9 +64,7 @@ func (c *Client) Deployments() *Deployments { return &Deployments{c: c} }
 
 // List lists deployments.
 func (d *Deployments) List(q *QueryOptions) ([]*Deployment, *QueryMeta, error) {
-	var out []*Deployment
-	qm, err := d.c.query("/v1/deployments", &out, q)
-	return out, qm, err
+	return queryList[*Deployment](d.c, "/v1/deployments", q)
 }
 
 // PrefixList lists deployments whose ID starts with prefix.
@@ -76,17 +74,10 @@ func (d *Deployments) PrefixList(prefix string) ([]*Deployment, *QueryMeta, erro
 
 // Info reads one deployment.
 func (d *Deployments) Info(deploymentID string, q *QueryOptions) (*Deployment, *QueryMeta, error) {
-	var out Deployment
-	qm, err := d.c.query("/v1/deployment/"+escape(deploymentID), &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[Deployment](d.c, "/v1/deployment/"+escape(deploymentID), q)
 }
 
 // Allocations lists a deployment's allocations.
 func (d *Deployments) Allocations(deploymentID string, q *QueryOptions) ([]*AllocationListStub, *QueryMeta, error) {
-	var out []*AllocationListStub
-	qm, err := d.c.query("/v1/deployment/allocations/"+escape(deploymentID), &out, q)
-	return out, qm, err
+	return queryList[*AllocationListStub](d.c, "/v1/deployment/allocations/"+escape(deploymentID), q)
 }

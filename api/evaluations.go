@@ -120,9 +120,7 @@ func (c *Client) Evaluations() *Evaluations { return &Evaluations{c: c} }
 
 // List lists evaluations (GET /v1/evaluations).
 func (e *Evaluations) List(q *QueryOptions) ([]*Evaluation, *QueryMeta, error) {
-	var out []*Evaluation
-	qm, err := e.c.query("/v1/evaluations", &out, q)
-	return out, qm, err
+	return queryList[*Evaluation](e.c, "/v1/evaluations", q)
 }
 
 // PrefixList lists evaluations whose ID starts with prefix.
@@ -133,17 +131,10 @@ func (e *Evaluations) PrefixList(prefix string) ([]*Evaluation, *QueryMeta, erro
 // Info reads one evaluation. As a blocking query (WaitIndex set) it is how
 // `job run` watches an evaluation progress without polling.
 func (e *Evaluations) Info(evalID string, q *QueryOptions) (*Evaluation, *QueryMeta, error) {
-	var out Evaluation
-	qm, err := e.c.query("/v1/evaluation/"+escape(evalID), &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[Evaluation](e.c, "/v1/evaluation/"+escape(evalID), q)
 }
 
 // Allocations lists the allocations an evaluation created or changed.
 func (e *Evaluations) Allocations(evalID string, q *QueryOptions) ([]*AllocationListStub, *QueryMeta, error) {
-	var out []*AllocationListStub
-	qm, err := e.c.query("/v1/evaluation/"+escape(evalID)+"/allocations", &out, q)
-	return out, qm, err
+	return queryList[*AllocationListStub](e.c, "/v1/evaluation/"+escape(evalID)+"/allocations", q)
 }

@@ -177,10 +177,6 @@ func (j *Job) Canonicalize() {
 	for _, tg := range j.TaskGroups {
 		tg.Canonicalize(j)
 	}
-	for _, s := range j.Spreads {
-		s.Canonicalize()
-	}
-	for _, a := range j.Affinities {
-		a.Canonicalize()
-	}
+	canonicalizeEach(j.Spreads)
+	canonicalizeEach(j.Affinities)
 }

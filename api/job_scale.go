@@ -81,20 +81,10 @@ func (j *Jobs) Scale(jobID, group string, count *int, message string, isError bo
 
 // ScaleWithRequest sends a full scaling request.
 func (j *Jobs) ScaleWithRequest(jobID string, req *ScalingRequest, w *WriteOptions) (*JobRegisterResponse, *WriteMeta, error) {
-	var out JobRegisterResponse
-	wm, err := j.c.put("/v1/job/"+escape(jobID)+"/scale", req, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[JobRegisterResponse](j.c, "/v1/job/"+escape(jobID)+"/scale", req, w)
 }
 
 // ScaleStatus reads a job's scaling status, a blocking query.
 func (j *Jobs) ScaleStatus(jobID string, q *QueryOptions) (*JobScaleStatusResponse, *QueryMeta, error) {
-	var out JobScaleStatusResponse
-	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/scale", &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[JobScaleStatusResponse](j.c, "/v1/job/"+escape(jobID)+"/scale", q)
 }

@@ -13,9 +13,7 @@ func (c *Client) Jobs() *Jobs { return &Jobs{c: c} }
 
 // List lists jobs (GET /v1/jobs).
 func (j *Jobs) List(q *QueryOptions) ([]*JobListStub, *QueryMeta, error) {
-	var out []*JobListStub
-	qm, err := j.c.query("/v1/jobs", &out, q)
-	return out, qm, err
+	return queryList[*JobListStub](j.c, "/v1/jobs", q)
 }
 
 // PrefixList lists jobs whose ID starts with prefix.
@@ -25,12 +23,7 @@ func (j *Jobs) PrefixList(prefix string) ([]*JobListStub, *QueryMeta, error) {
 
 // Info reads one job (GET /v1/job/:id).
 func (j *Jobs) Info(jobID string, q *QueryOptions) (*Job, *QueryMeta, error) {
-	var out Job
-	qm, err := j.c.query("/v1/job/"+escape(jobID), &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[Job](j.c, "/v1/job/"+escape(jobID), q)
 }
 
 // Register registers a new job or a new version of one (PUT /v1/jobs).
@@ -57,12 +50,7 @@ func (j *Jobs) RegisterOpts(job *Job, opts *RegisterOptions, w *WriteOptions) (*
 		req.PreserveCounts = opts.PreserveCounts
 		req.EvalPriority = opts.EvalPriority
 	}
-	var out JobRegisterResponse
-	wm, err := j.c.put("/v1/jobs", req, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[JobRegisterResponse](j.c, "/v1/jobs", req, w)
 }
 
 // Deregister stops a job (DELETE /v1/job/:id). With purge the job is also
@@ -85,12 +73,7 @@ func (j *Jobs) Plan(job *Job, diff bool, w *WriteOptions) (*JobPlanResponse, *Wr
 		return nil, nil, errors.New("job to plan has no ID")
 	}
 	req := &JobPlanRequest{Job: job, Diff: diff}
-	var out JobPlanResponse
-	wm, err := j.c.put("/v1/job/"+escape(*job.ID)+"/plan", req, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[JobPlanResponse](j.c, "/v1/job/"+escape(*job.ID)+"/plan", req, w)
 }
 
 // Allocations lists a job's allocations. Without all, allocations left from
@@ -98,35 +81,26 @@ func (j *Jobs) Plan(job *Job, diff bool, w *WriteOptions) (*JobPlanResponse, *Wr
 // left out.
 func (j *Jobs) Allocations(jobID string, all bool, q *QueryOptions) ([]*AllocationListStub, *QueryMeta, error) {
 	if all {
-		q = withQueryParam(q, "all", "true")
+		q = withParams(q, "all", "true")
 	}
-	var out []*AllocationListStub
-	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/allocations", &out, q)
-	return out, qm, err
+	return queryList[*AllocationListStub](j.c, "/v1/job/"+escape(jobID)+"/allocations", q)
 }
 
 // Evaluations lists a job's evaluations.
 func (j *Jobs) Evaluations(jobID string, q *QueryOptions) ([]*Evaluation, *QueryMeta, error) {
-	var out []*Evaluation
-	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/evaluations", &out, q)
-	return out, qm, err
+	return queryList[*Evaluation](j.c, "/v1/job/"+escape(jobID)+"/evaluations", q)
 }
 
 // Summary reads a job's allocation counts per group.
 func (j *Jobs) Summary(jobID string, q *QueryOptions) (*JobSummary, *QueryMeta, error) {
-	var out JobSummary
-	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/summary", &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[JobSummary](j.c, "/v1/job/"+escape(jobID)+"/summary", q)
 }
 
 // Versions lists a job's versions, newest first, and with diffs the change
 // each version made to the one before.
 func (j *Jobs) Versions(jobID string, diffs bool, q *QueryOptions) ([]*Job, []*JobDiff, *QueryMeta, error) {
 	if diffs {
-		q = withQueryParam(q, "diffs", "true")
+		q = withParams(q, "diffs", "true")
 	}
 	var out JobVersionsResponse
 	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/versions", &out, q)
@@ -141,35 +115,23 @@ func (j *Jobs) Versions(jobID string, diffs bool, q *QueryOptions) ([]*Job, []*J
 // that one.
 func (j *Jobs) Revert(jobID string, version uint64, enforcePriorVersion *uint64, w *WriteOptions) (*JobRegisterResponse, *WriteMeta, error) {
 	req := &JobRevertRequest{JobID: jobID, JobVersion: version, EnforcePriorVersion: enforcePriorVersion}
-	var out JobRegisterResponse
-	wm, err := j.c.put("/v1/job/"+escape(jobID)+"/revert", req, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[JobRegisterResponse](j.c, "/v1/job/"+escape(jobID)+"/revert", req, w)
 }
 
 // Stable marks a version of a job stable or not; auto-revert goes back to
 // the newest stable version.
 func (j *Jobs) Stable(jobID string, version uint64, stable bool, w *WriteOptions) (*JobStabilityResponse, *WriteMeta, error) {
 	req := &JobStabilityRequest{JobID: jobID, JobVersion: version, Stable: stable}
-	var out JobStabilityResponse
-	wm, err := j.c.put("/v1/job/"+escape(jobID)+"/stable", req, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[JobStabilityResponse](j.c, "/v1/job/"+escape(jobID)+"/stable", req, w)
 }
 
 // Deployments lists a job's deployments. With all, deployments of an
 // earlier job with the same ID (purged and registered again) are included.
 func (j *Jobs) Deployments(jobID string, all bool, q *QueryOptions) ([]*Deployment, *QueryMeta, error) {
 	if all {
-		q = withQueryParam(q, "all", "true")
+		q = withParams(q, "all", "true")
 	}
-	var out []*Deployment
-	qm, err := j.c.query("/v1/job/"+escape(jobID)+"/deployments", &out, q)
-	return out, qm, err
+	return queryList[*Deployment](j.c, "/v1/job/"+escape(jobID)+"/deployments", q)
 }
 
 // LatestDeployment reads a job's newest deployment; nil if it has none.
@@ -197,40 +159,5 @@ func (j *Jobs) ParseHCLOpts(req *JobsParseRequest) (*Job, error) {
 // Validate has the server check a job without registering it
 // (PUT /v1/validate/job).
 func (j *Jobs) Validate(job *Job, w *WriteOptions) (*JobValidateResponse, *WriteMeta, error) {
-	var out JobValidateResponse
-	wm, err := j.c.put("/v1/validate/job", &JobValidateRequest{Job: job}, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
-}
-
-// withQueryParam returns a copy of q with one more parameter, leaving the
-// caller's options untouched.
-func withQueryParam(q *QueryOptions, k, v string) *QueryOptions {
-	var c QueryOptions
-	if q != nil {
-		c = *q
-	}
-	c.Params = copyParams(c.Params)
-	c.Params[k] = v
-	return &c
-}
-
-func withParam(w *WriteOptions, k, v string) *WriteOptions {
-	var c WriteOptions
-	if w != nil {
-		c = *w
-	}
-	c.Params = copyParams(c.Params)
-	c.Params[k] = v
-	return &c
-}
-
-func copyParams(p map[string]string) map[string]string {
-	out := make(map[string]string, len(p)+1)
-	for k, v := range p {
-		out[k] = v
-	}
-	return out
+	return putOne[JobValidateResponse](j.c, "/v1/validate/job", &JobValidateRequest{Job: job}, w)
 }

@@ -27,11 +27,7 @@ func DefaultMigrateStrategy() *MigrateStrategy {
 
 // Copy returns a shallow copy; see ReschedulePolicy.Copy.
 func (m *MigrateStrategy) Copy() *MigrateStrategy {
-	if m == nil {
-		return nil
-	}
-	c := *m
-	return &c
+	return copyPtr(m)
 }
 
 // Merge overwrites m's fields with the ones o sets. A nil o changes nothing.

@@ -8,9 +8,7 @@ func (c *Client) Nodes() *Nodes { return &Nodes{c: c} }
 
 // List lists nodes (GET /v1/nodes).
 func (n *Nodes) List(q *QueryOptions) ([]*NodeListStub, *QueryMeta, error) {
-	var out []*NodeListStub
-	qm, err := n.c.query("/v1/nodes", &out, q)
-	return out, qm, err
+	return queryList[*NodeListStub](n.c, "/v1/nodes", q)
 }
 
 // PrefixList lists nodes whose ID starts with prefix.
@@ -20,19 +18,12 @@ func (n *Nodes) PrefixList(prefix string) ([]*NodeListStub, *QueryMeta, error) {
 
 // Info reads one node.
 func (n *Nodes) Info(nodeID string, q *QueryOptions) (*Node, *QueryMeta, error) {
-	var out Node
-	qm, err := n.c.query("/v1/node/"+escape(nodeID), &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[Node](n.c, "/v1/node/"+escape(nodeID), q)
 }
 
 // Allocations lists the allocations placed on a node.
 func (n *Nodes) Allocations(nodeID string, q *QueryOptions) ([]*Allocation, *QueryMeta, error) {
-	var out []*Allocation
-	qm, err := n.c.query("/v1/node/"+escape(nodeID)+"/allocations", &out, q)
-	return out, qm, err
+	return queryList[*Allocation](n.c, "/v1/node/"+escape(nodeID)+"/allocations", q)
 }
 
 // UpdateDrain starts (spec set) or ends (spec nil) a drain. Ending a drain

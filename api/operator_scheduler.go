@@ -68,32 +68,17 @@ type SchedulerSetConfigurationResponse struct {
 // q.WaitIndex it is a blocking query that answers once the configuration
 // changes past that index.
 func (o *Operator) SchedulerGetConfiguration(q *QueryOptions) (*SchedulerConfigurationResponse, *QueryMeta, error) {
-	var out SchedulerConfigurationResponse
-	qm, err := o.c.query("/v1/operator/scheduler/configuration", &out, q)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, qm, nil
+	return queryOne[SchedulerConfigurationResponse](o.c, "/v1/operator/scheduler/configuration", q)
 }
 
 // SchedulerSetConfiguration replaces the scheduler configuration.
 func (o *Operator) SchedulerSetConfiguration(conf *SchedulerConfiguration, w *WriteOptions) (*SchedulerSetConfigurationResponse, *WriteMeta, error) {
-	var out SchedulerSetConfigurationResponse
-	wm, err := o.c.put("/v1/operator/scheduler/configuration", conf, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[SchedulerSetConfigurationResponse](o.c, "/v1/operator/scheduler/configuration", conf, w)
 }
 
 // SchedulerCASConfiguration replaces the scheduler configuration only if
 // its ModifyIndex is still conf.ModifyIndex (0: never set); otherwise it
 // changes nothing and answers Updated=false.
 func (o *Operator) SchedulerCASConfiguration(conf *SchedulerConfiguration, w *WriteOptions) (*SchedulerSetConfigurationResponse, *WriteMeta, error) {
-	var out SchedulerSetConfigurationResponse
-	wm, err := o.c.put("/v1/operator/scheduler/configuration?cas="+strconv.FormatUint(conf.ModifyIndex, 10), conf, &out, w)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &out, wm, nil
+	return putOne[SchedulerSetConfigurationResponse](o.c, "/v1/operator/scheduler/configuration?cas="+strconv.FormatUint(conf.ModifyIndex, 10), conf, w)
 }

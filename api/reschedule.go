@@ -65,11 +65,7 @@ func NewDefaultReschedulePolicy(jobType string) *ReschedulePolicy {
 // Copy returns a shallow copy; the pointed-to values are never mutated in
 // place, so sharing them is safe.
 func (r *ReschedulePolicy) Copy() *ReschedulePolicy {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	return &c
+	return copyPtr(r)
 }
 
 // Merge overwrites r's fields with the ones o sets. A nil o changes nothing.

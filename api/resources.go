@@ -60,9 +60,7 @@ func (r *Resources) Canonicalize() {
 	if r.MemoryMB == nil {
 		r.MemoryMB = d.MemoryMB
 	}
-	for _, dev := range r.Devices {
-		dev.Canonicalize()
-	}
+	canonicalizeEach(r.Devices)
 }
 
 // RequestedDevice asks for Count devices matching Name, which is "type",
@@ -79,7 +77,5 @@ func (d *RequestedDevice) Canonicalize() {
 	if d.Count == nil {
 		d.Count = new(uint64(1))
 	}
-	for _, a := range d.Affinities {
-		a.Canonicalize()
-	}
+	canonicalizeEach(d.Affinities)
 }

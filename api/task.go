@@ -92,21 +92,13 @@ func (t *Task) Canonicalize(tg *TaskGroup, job *Job) {
 	} else {
 		t.LogConfig.Canonicalize()
 	}
-	for _, a := range t.Artifacts {
-		a.Canonicalize()
-	}
-	for _, tmpl := range t.Templates {
-		tmpl.Canonicalize()
-	}
+	canonicalizeEach(t.Artifacts)
+	canonicalizeEach(t.Templates)
 	for _, s := range t.Services {
 		s.Canonicalize(t, tg, job)
 	}
-	for _, a := range t.Affinities {
-		a.Canonicalize()
-	}
-	for _, vm := range t.VolumeMounts {
-		vm.Canonicalize()
-	}
+	canonicalizeEach(t.Affinities)
+	canonicalizeEach(t.VolumeMounts)
 
 	// The task gets its own copy so that changing one task's policy later
 	// cannot change its siblings'.

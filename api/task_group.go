@@ -131,12 +131,8 @@ func (g *TaskGroup) Canonicalize(job *Job) {
 	for _, t := range g.Tasks {
 		t.Canonicalize(g, job)
 	}
-	for _, s := range g.Spreads {
-		s.Canonicalize()
-	}
-	for _, a := range g.Affinities {
-		a.Canonicalize()
-	}
+	canonicalizeEach(g.Spreads)
+	canonicalizeEach(g.Affinities)
 	for _, s := range g.Services {
 		s.Canonicalize(nil, g, job)
 	}

@@ -39,11 +39,7 @@ func DefaultUpdateStrategy() *UpdateStrategy {
 
 // Copy returns a shallow copy; see ReschedulePolicy.Copy.
 func (u *UpdateStrategy) Copy() *UpdateStrategy {
-	if u == nil {
-		return nil
-	}
-	c := *u
-	return &c
+	return copyPtr(u)
 }
 
 // Merge overwrites u's fields with the ones o sets. A nil o changes nothing.

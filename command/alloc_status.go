@@ -76,7 +76,7 @@ func allocHeader(a *api.Allocation, followup *api.Evaluation, now time.Time, ver
 	}
 	var version uint64
 	if a.Job != nil {
-		version = ptrUint64(a.Job.Version)
+		version = deref(a.Job.Version)
 	}
 	rows := []string{
 		"ID|" + shortID(a.ID, verbose),
@@ -129,10 +129,10 @@ func rescheduleAttempts(a *api.Allocation) string {
 	if tg == nil || tg.ReschedulePolicy == nil {
 		return fmt.Sprint(used)
 	}
-	if ptrBool(tg.ReschedulePolicy.Unlimited) {
+	if deref(tg.ReschedulePolicy.Unlimited) {
 		return fmt.Sprintf("%d/unlimited", used)
 	}
-	return fmt.Sprintf("%d/%d", used, ptrInt(tg.ReschedulePolicy.Attempts))
+	return fmt.Sprintf("%d/%d", used, deref(tg.ReschedulePolicy.Attempts))
 }
 
 func allocStatesTable(states []*api.AllocState, now time.Time, verbose bool) string {

@@ -2,7 +2,8 @@ package command
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -178,40 +179,14 @@ func plural(n int, word string) string {
 }
 
 // sortedKeys returns a map's keys in order, for stable output.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[M ~map[string]V, V any](m M) []string { return slices.Sorted(maps.Keys(m)) }
 
-// ptrStr dereferences an optional string from a job.
-func ptrStr(p *string) string {
+// deref dereferences an optional field of a job: the zero value when it
+// is unset.
+func deref[T any](p *T) T {
 	if p == nil {
-		return ""
-	}
-	return *p
-}
-
-// ptrInt dereferences an optional int from a job.
-func ptrInt(p *int) int {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-// ptrBool dereferences an optional bool from a job.
-func ptrBool(p *bool) bool {
-	return p != nil && *p
-}
-
-// ptrUint64 dereferences an optional uint64 from a job.
-func ptrUint64(p *uint64) uint64 {
-	if p == nil {
-		return 0
+		var zero T
+		return zero
 	}
 	return *p
 }

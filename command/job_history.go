@@ -42,7 +42,7 @@ func jobHistory(m *Meta, args []string) int {
 	}
 	if c.flagWasSet("version") {
 		for i, v := range versions {
-			if ptrUint64(v.Version) == *onlyVersion {
+			if deref(v.Version) == *onlyVersion {
 				versions = versions[i : i+1]
 				if i < len(jobDiffs) {
 					jobDiffs = jobDiffs[i : i+1]
@@ -71,8 +71,8 @@ func jobHistory(m *Meta, args []string) int {
 
 func formatVersion(m *Meta, v *api.Job, d *api.JobDiff, full bool) string {
 	rows := []string{
-		fmt.Sprintf("Version|%d", ptrUint64(v.Version)),
-		fmt.Sprintf("Stable|%t", ptrBool(v.Stable)),
+		fmt.Sprintf("Version|%d", deref(v.Version)),
+		fmt.Sprintf("Stable|%t", deref(v.Stable)),
 	}
 	if v.SubmitTime != nil {
 		rows = append(rows, "Submit Date|"+formatUnixNano(*v.SubmitTime))

@@ -28,7 +28,7 @@ func jobInspect(m *Meta, args []string) int {
 			return m.errorf("Error retrieving job versions: %v", err)
 		}
 		for _, v := range versions {
-			if ptrUint64(v.Version) == *version {
+			if deref(v.Version) == *version {
 				job = v
 			}
 		}

@@ -79,7 +79,7 @@ func scalingEventTable(events []groupEvent, verbose bool) string {
 		}
 		row := fmt.Sprintf("%s|%s|%d", ge.group, count, e.PreviousCount)
 		if verbose {
-			row += fmt.Sprintf("|%t|%s|%s", e.Error, e.Message, ptrStr(e.EvalID))
+			row += fmt.Sprintf("|%t|%s|%s", e.Error, e.Message, deref(e.EvalID))
 		}
 		rows = append(rows, row+"|"+formatUnixNano(int64(e.Time)))
 	}

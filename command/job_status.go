@@ -71,7 +71,7 @@ func showJob(c *cmdLine, client *api.Client, jobID string, allAllocs, verbose bo
 		return m.errorf("Error querying job allocations: %v", err)
 	}
 	var deployment *api.Deployment
-	if ptrStr(job.Type) == api.JobTypeService {
+	if deref(job.Type) == api.JobTypeService {
 		if deployment, _, err = client.Jobs().LatestDeployment(jobID, nil); err != nil && !api.IsNotFound(err) {
 			return m.errorf("Error querying latest deployment: %v", err)
 		}
@@ -114,14 +114,14 @@ func jobHeader(j *api.Job) []string {
 		submit = formatUnixNano(*j.SubmitTime)
 	}
 	return []string{
-		"ID|" + ptrStr(j.ID),
-		"Name|" + ptrStr(j.Name),
+		"ID|" + deref(j.ID),
+		"Name|" + deref(j.Name),
 		"Submit Date|" + orNone(submit),
-		"Type|" + ptrStr(j.Type),
-		fmt.Sprintf("Priority|%d", ptrInt(j.Priority)),
+		"Type|" + deref(j.Type),
+		fmt.Sprintf("Priority|%d", deref(j.Priority)),
 		"Datacenters|" + dcs,
-		"Namespace|" + orNone(ptrStr(j.Namespace)),
-		"Node Pool|" + orNone(ptrStr(j.NodePool)),
+		"Namespace|" + orNone(deref(j.Namespace)),
+		"Node Pool|" + orNone(deref(j.NodePool)),
 		"Status|" + jobStatusText(j),
 		fmt.Sprintf("Periodic|%t", j.IsPeriodic()),
 		fmt.Sprintf("Parameterized|%t", j.IsParameterized()),
@@ -129,8 +129,8 @@ func jobHeader(j *api.Job) []string {
 }
 
 func jobStatusText(j *api.Job) string {
-	s := ptrStr(j.Status)
-	if ptrBool(j.Stop) && s != api.JobStatusDead {
+	s := deref(j.Status)
+	if deref(j.Stop) && s != api.JobStatusDead {
 		return s + " (stopped)"
 	}
 	return s

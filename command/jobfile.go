@@ -74,7 +74,7 @@ func (m *Meta) parseJobFile(path string, f *jobFileFlags) (*api.Job, error) {
 // servers use it too), so that the evaluation and allocations the
 // submission creates are read back from the namespace they live in.
 func (m *Meta) useJobNamespace(job *api.Job) {
-	if ns := ptrStr(job.Namespace); ns != "" {
+	if ns := deref(job.Namespace); ns != "" {
 		m.namespace = ns
 	}
 }

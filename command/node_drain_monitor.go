@@ -165,7 +165,7 @@ func (d *drainMonitor) run() int {
 // reportAllocs prints what changed for each allocation since last seen.
 func (d *drainMonitor) reportAllocs(allocs []*api.Allocation) {
 	for _, a := range allocs {
-		now := allocSeen{desired: a.DesiredStatus, client: a.ClientStatus, migrate: ptrBool(a.DesiredTransition.Migrate)}
+		now := allocSeen{desired: a.DesiredStatus, client: a.ClientStatus, migrate: deref(a.DesiredTransition.Migrate)}
 		prev, known := d.seen[a.ID]
 		d.seen[a.ID] = now
 		id := shortID(a.ID, d.verbose)
@@ -212,10 +212,10 @@ func drainCounts(allocs []*api.Allocation, strategy *api.DrainStrategy) string {
 	for _, a := range allocs {
 		switch {
 		case a.ClientTerminalStatus():
-			if ptrBool(a.DesiredTransition.Migrate) {
+			if deref(a.DesiredTransition.Migrate) {
 				migrated++
 			}
-		case strategy != nil && strategy.IgnoreSystemJobs && a.Job != nil && ptrStr(a.Job.Type) == api.JobTypeSystem:
+		case strategy != nil && strategy.IgnoreSystemJobs && a.Job != nil && deref(a.Job.Type) == api.JobTypeSystem:
 		default:
 			remaining++
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/drover-sched/drover/client/nodesim"
 	"github.com/drover-sched/drover/helper/tlsutil"
+	"github.com/drover-sched/drover/structs"
 )
 
 const nodesimHelp = `
@@ -112,7 +113,7 @@ func nodesimCmd(m *Meta, args []string) int {
 	if *interval <= 0 {
 		return c.usageError(fmt.Sprintf("-stats-interval: expected a positive duration, got %s", *interval))
 	}
-	cfg := nodesim.Config{Count: *count, Servers: splitList(*servers), Datacenters: splitList(*dcs), NodePool: *pool,
+	cfg := nodesim.Config{Count: *count, Servers: structs.SplitList(*servers), Datacenters: structs.SplitList(*dcs), NodePool: *pool,
 		NodeClass: *class, CPU: *cpu, MemoryMB: *mem, DiskMB: *disk, NamePrefix: *prefix, NodesPerShard: *perShard,
 		Region: m.region, Seed: *seed, Meta: map[string]string{},
 		Fault:  nodesim.Fault{StopFraction: *stopFrac, For: *faultFor, ReturnFraction: *returnFrac, After: *faultAfter},
@@ -210,16 +211,6 @@ func nodesimCmd(m *Meta, args []string) int {
 			return 0
 		}
 	}
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // writeJSONAtomic replaces path with v as JSON, so a reader never sees a

@@ -65,7 +65,7 @@ func allocStubs(allocs []*api.Allocation) []*api.AllocationListStub {
 	for i, a := range allocs {
 		var version uint64
 		if a.Job != nil {
-			version = ptrUint64(a.Job.Version)
+			version = deref(a.Job.Version)
 		}
 		out[i] = &api.AllocationListStub{
 			ID: a.ID, EvalID: a.EvalID, Name: a.Name, Namespace: a.Namespace, NodeID: a.NodeID,

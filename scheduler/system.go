@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/drover-sched/drover/scheduler/feasible"
 	"github.com/drover-sched/drover/scheduler/reconciler"
@@ -136,31 +135,5 @@ func inScope(job *structs.Job, node *structs.Node) bool {
 	if job.NodePool != structs.AllNodePools && job.NodePool != "" && node.NodePool != job.NodePool {
 		return false
 	}
-	for _, dc := range job.Datacenters {
-		if globMatch(dc, node.Datacenter) {
-			return true
-		}
-	}
-	return false
-}
-
-// globMatch matches s against a datacenter pattern in which "*" stands for
-// any run of characters (the only wildcard jobspecs use).
-func globMatch(pattern, s string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == s
-	}
-	if !strings.HasPrefix(s, parts[0]) {
-		return false
-	}
-	s = s[len(parts[0]):]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(s, p)
-		if i < 0 {
-			return false
-		}
-		s = s[i+len(p):]
-	}
-	return strings.HasSuffix(s, parts[len(parts)-1])
+	return feasible.InDatacenters(node.Datacenter, job.Datacenters)
 }

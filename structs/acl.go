@@ -62,11 +62,7 @@ func (p *ACLPolicy) Stub() *ACLPolicyListStub {
 
 // Copy returns a copy (a policy has no shared references).
 func (p *ACLPolicy) Copy() *ACLPolicy {
-	if p == nil {
-		return nil
-	}
-	c := *p
-	return &c
+	return copyPtr(p)
 }
 
 // ValidateACLPolicyName checks a policy name against Nomad's rule.
@@ -147,10 +143,7 @@ func (t *ACLToken) Copy() *ACLToken {
 	}
 	c := *t
 	c.Policies = append([]string(nil), t.Policies...)
-	if t.ExpirationTime != nil {
-		e := *t.ExpirationTime
-		c.ExpirationTime = &e
-	}
+	c.ExpirationTime = copyPtr(t.ExpirationTime)
 	return &c
 }
 

@@ -215,22 +215,10 @@ func (a *Allocation) CopySkipJob() *Allocation {
 			c.TaskStates[k] = v.Copy()
 		}
 	}
-	if a.AllocStates != nil {
-		c.AllocStates = make([]*AllocState, len(a.AllocStates))
-		for i, s := range a.AllocStates {
-			sc := *s
-			c.AllocStates[i] = &sc
-		}
-	}
-	if a.DeploymentStatus != nil {
-		d := *a.DeploymentStatus
-		c.DeploymentStatus = &d
-	}
+	c.AllocStates = copyPtrs(a.AllocStates)
+	c.DeploymentStatus = copyPtr(a.DeploymentStatus)
 	c.RescheduleTracker = a.RescheduleTracker.Copy()
-	if a.NetworkStatus != nil {
-		n := *a.NetworkStatus
-		c.NetworkStatus = &n
-	}
+	c.NetworkStatus = copyPtr(a.NetworkStatus)
 	c.PreemptedAllocations = copyStrings(a.PreemptedAllocations)
 	return &c
 }

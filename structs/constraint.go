@@ -35,11 +35,7 @@ func (c *Constraint) String() string {
 
 // Copy returns a copy.
 func (c *Constraint) Copy() *Constraint {
-	if c == nil {
-		return nil
-	}
-	cc := *c
-	return &cc
+	return copyPtr(c)
 }
 
 // Canonicalize defaults the operand to equality.
@@ -109,11 +105,7 @@ func (a *Affinity) String() string {
 
 // Copy returns a copy.
 func (a *Affinity) Copy() *Affinity {
-	if a == nil {
-		return nil
-	}
-	c := *a
-	return &c
+	return copyPtr(a)
 }
 
 func (a *Affinity) validate(p problems) {

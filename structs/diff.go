@@ -2,7 +2,9 @@ package structs
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -23,104 +25,80 @@ func (j *Job) Diff(other *Job, contextual bool) (*JobDiff, error) {
 	if j == nil && other == nil {
 		return nil, fmt.Errorf("nothing to diff")
 	}
-	d := &JobDiff{Type: DiffTypeNone}
-	var oldV, newV reflect.Value
-	switch {
-	case j == nil:
-		d.Type, d.ID = DiffTypeAdded, other.ID
-		newV = reflect.ValueOf(other).Elem()
-	case other == nil:
-		d.Type, d.ID = DiffTypeDeleted, j.ID
-		oldV = reflect.ValueOf(j).Elem()
-	default:
-		if j.ID != other.ID {
-			return nil, fmt.Errorf("cannot diff jobs with different IDs %q and %q", j.ID, other.ID)
-		}
-		d.ID = j.ID
-		oldV, newV = reflect.ValueOf(j).Elem(), reflect.ValueOf(other).Elem()
+	if j != nil && other != nil && j.ID != other.ID {
+		return nil, fmt.Errorf("cannot diff jobs with different IDs %q and %q", j.ID, other.ID)
 	}
-	d.Fields, d.Objects = diffStruct(oldV, newV, contextual)
-
-	var oldGroups, newGroups []*TaskGroup
-	if j != nil {
-		oldGroups = j.TaskGroups
-	}
-	if other != nil {
-		newGroups = other.TaskGroups
-	}
-	for _, name := range unionNames(groupNames(oldGroups), groupNames(newGroups)) {
-		tgd := diffTaskGroup(findGroup(oldGroups, name), findGroup(newGroups, name), contextual)
-		d.TaskGroups = append(d.TaskGroups, tgd)
-	}
-	if d.Type == DiffTypeNone {
-		if len(d.Fields) > 0 && anyEdited(d.Fields) || len(d.Objects) > 0 && anyObjEdited(d.Objects) {
-			d.Type = DiffTypeEdited
-		}
-		for _, tg := range d.TaskGroups {
-			if tg.Type != DiffTypeNone {
-				d.Type = DiffTypeEdited
-			}
-		}
+	d := &JobDiff{ID: either(j, other).ID}
+	d.Type, d.Fields, d.Objects = diffSides(j, other, contextual)
+	d.TaskGroups = diffChildren(j, other, func(j *Job) []*TaskGroup { return j.TaskGroups }, groupName, contextual, diffTaskGroup)
+	if d.Type == DiffTypeNone && slices.ContainsFunc(d.TaskGroups, func(tg *TaskGroupDiff) bool { return tg.Type != DiffTypeNone }) {
+		d.Type = DiffTypeEdited
 	}
 	return d, nil
 }
 
-func diffTaskGroup(old, new *TaskGroup, contextual bool) *TaskGroupDiff {
-	d := &TaskGroupDiff{Type: DiffTypeNone}
-	var oldV, newV reflect.Value
-	switch {
-	case old == nil:
-		d.Type, d.Name = DiffTypeAdded, new.Name
-		newV = reflect.ValueOf(new).Elem()
-	case new == nil:
-		d.Type, d.Name = DiffTypeDeleted, old.Name
-		oldV = reflect.ValueOf(old).Elem()
-	default:
-		d.Name = old.Name
-		oldV, newV = reflect.ValueOf(old).Elem(), reflect.ValueOf(new).Elem()
+// either returns old, or new when old is nil: the side a diff takes its
+// name from.
+func either[T any](old, new *T) *T {
+	if old == nil {
+		return new
 	}
-	d.Fields, d.Objects = diffStruct(oldV, newV, contextual)
-	var oldTasks, newTasks []*Task
+	return old
+}
+
+// diffSides compares two versions of a job, group or task, either of
+// which may be nil (absent): it is added, deleted, or edited when one of
+// its own fields or objects is.
+func diffSides[T any](old, new *T, contextual bool) (string, []*FieldDiff, []*ObjectDiff) {
+	typ := DiffTypeNone
+	var oldV, newV reflect.Value
+	if old == nil {
+		typ = DiffTypeAdded
+	} else {
+		oldV = reflect.ValueOf(old).Elem()
+	}
+	if new == nil {
+		typ = DiffTypeDeleted
+	} else {
+		newV = reflect.ValueOf(new).Elem()
+	}
+	fields, objects := diffStruct(oldV, newV, contextual)
+	if typ == DiffTypeNone && (anyEdited(fields) || anyObjEdited(objects)) {
+		typ = DiffTypeEdited
+	}
+	return typ, fields, objects
+}
+
+// diffChildren diffs the groups or tasks of two versions of their
+// parent (either may be nil), matched by name, in name order.
+func diffChildren[P, C, D any](old, new *P, children func(*P) []*C, name func(*C) string, contextual bool, diff func(old, new *C, contextual bool) D) []D {
+	var oc, nc []*C
 	if old != nil {
-		oldTasks = old.Tasks
+		oc = children(old)
 	}
 	if new != nil {
-		newTasks = new.Tasks
+		nc = children(new)
 	}
-	for _, name := range unionNames(taskNames(oldTasks), taskNames(newTasks)) {
-		d.Tasks = append(d.Tasks, diffTask(findTask(oldTasks, name), findTask(newTasks, name), contextual))
+	var out []D
+	for _, n := range unionNames(names(oc, name), names(nc, name)) {
+		out = append(out, diff(findNamed(oc, n, name), findNamed(nc, n, name), contextual))
 	}
-	if d.Type == DiffTypeNone {
-		if anyEdited(d.Fields) || anyObjEdited(d.Objects) {
-			d.Type = DiffTypeEdited
-		}
-		for _, t := range d.Tasks {
-			if t.Type != DiffTypeNone {
-				d.Type = DiffTypeEdited
-			}
-		}
+	return out
+}
+
+func diffTaskGroup(old, new *TaskGroup, contextual bool) *TaskGroupDiff {
+	d := &TaskGroupDiff{Name: either(old, new).Name}
+	d.Type, d.Fields, d.Objects = diffSides(old, new, contextual)
+	d.Tasks = diffChildren(old, new, func(tg *TaskGroup) []*Task { return tg.Tasks }, taskName, contextual, diffTask)
+	if d.Type == DiffTypeNone && slices.ContainsFunc(d.Tasks, func(t *TaskDiff) bool { return t.Type != DiffTypeNone }) {
+		d.Type = DiffTypeEdited
 	}
 	return d
 }
 
 func diffTask(old, new *Task, contextual bool) *TaskDiff {
-	d := &TaskDiff{Type: DiffTypeNone}
-	var oldV, newV reflect.Value
-	switch {
-	case old == nil:
-		d.Type, d.Name = DiffTypeAdded, new.Name
-		newV = reflect.ValueOf(new).Elem()
-	case new == nil:
-		d.Type, d.Name = DiffTypeDeleted, old.Name
-		oldV = reflect.ValueOf(old).Elem()
-	default:
-		d.Name = old.Name
-		oldV, newV = reflect.ValueOf(old).Elem(), reflect.ValueOf(new).Elem()
-	}
-	d.Fields, d.Objects = diffStruct(oldV, newV, contextual)
-	if d.Type == DiffTypeNone && (anyEdited(d.Fields) || anyObjEdited(d.Objects)) {
-		d.Type = DiffTypeEdited
-	}
+	d := &TaskDiff{Name: either(old, new).Name}
+	d.Type, d.Fields, d.Objects = diffSides(old, new, contextual)
 	return d
 }
 
@@ -297,7 +275,7 @@ func diffMap(old, new reflect.Value, contextual bool) []*FieldDiff {
 		}
 	}
 	var out []*FieldDiff
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		var ov, nv reflect.Value
 		if old.IsValid() {
 			ov = old.MapIndex(reflect.ValueOf(k).Convert(old.Type().Key()))
@@ -426,35 +404,22 @@ func anyObjEdited(os []*ObjectDiff) bool {
 	return false
 }
 
-func groupNames(gs []*TaskGroup) []string {
+func groupName(g *TaskGroup) string { return g.Name }
+
+func taskName(t *Task) string { return t.Name }
+
+func names[T any](xs []*T, name func(*T) string) []string {
 	var out []string
-	for _, g := range gs {
-		out = append(out, g.Name)
+	for _, x := range xs {
+		out = append(out, name(x))
 	}
 	return out
 }
 
-func taskNames(ts []*Task) []string {
-	var out []string
-	for _, t := range ts {
-		out = append(out, t.Name)
-	}
-	return out
-}
-
-func findGroup(gs []*TaskGroup, name string) *TaskGroup {
-	for _, g := range gs {
-		if g.Name == name {
-			return g
-		}
-	}
-	return nil
-}
-
-func findTask(ts []*Task, name string) *Task {
-	for _, t := range ts {
-		if t.Name == name {
-			return t
+func findNamed[T any](xs []*T, n string, name func(*T) string) *T {
+	for _, x := range xs {
+		if name(x) == n {
+			return x
 		}
 	}
 	return nil

@@ -1,6 +1,9 @@
 package structs
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func findField(fs []*FieldDiff, name string) *FieldDiff {
 	for _, f := range fs {
@@ -94,5 +97,52 @@ func TestJobDiffOmitsEmptyBlocks(t *testing.T) {
 	}
 	if len(d.Objects) == 0 {
 		t.Fatal("the new job's non-empty blocks are missing")
+	}
+}
+
+// A group or task on one side only is added or deleted under its own
+// name; groups and tasks come in name order; jobs of different IDs do not
+// diff.
+func TestJobDiffNamesAddedAndDeletedGroupsAndTasks(t *testing.T) {
+	old := testJob()
+	old.Canonicalize()
+	newer := old.Copy()
+	gone := old.TaskGroups[0].Copy()
+	gone.Name = "a-gone"
+	old.TaskGroups = append(old.TaskGroups, gone)
+	added := old.TaskGroups[0].Copy()
+	added.Name = "z-added"
+	newer.TaskGroups = append(newer.TaskGroups, added)
+	doomed := old.TaskGroups[0].Tasks[0].Copy()
+	doomed.Name = "a-doomed"
+	old.TaskGroups[0].Tasks = append(old.TaskGroups[0].Tasks, doomed)
+
+	d, err := old.Diff(newer, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Type != DiffTypeEdited || d.ID != old.ID {
+		t.Fatalf("job diff %s %q, want Edited %q", d.Type, d.ID, old.ID)
+	}
+	var got []string
+	for _, tg := range d.TaskGroups {
+		got = append(got, tg.Name+":"+tg.Type)
+	}
+	want := "a-gone:Deleted " + old.TaskGroups[0].Name + ":Edited z-added:Added"
+	if s := strings.Join(got, " "); s != want {
+		t.Fatalf("groups %q, want %q", s, want)
+	}
+	kept := d.TaskGroups[1]
+	if len(kept.Tasks) != 2 || kept.Tasks[0].Name != "a-doomed" || kept.Tasks[0].Type != DiffTypeDeleted || kept.Tasks[1].Type != DiffTypeNone {
+		t.Fatalf("tasks of the kept group: %+v %+v", kept.Tasks[0], kept.Tasks[1])
+	}
+
+	other := newer.Copy()
+	other.ID = "other"
+	if _, err := old.Diff(other, false); err == nil {
+		t.Fatal("jobs with different IDs diffed")
+	}
+	if _, err := (*Job)(nil).Diff(nil, false); err == nil {
+		t.Fatal("two absent jobs diffed")
 	}
 }

@@ -2,8 +2,10 @@ package structs
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -151,7 +153,7 @@ func ValidateDispatch(parent *Job, req *JobDispatchRequest) error {
 		allowed[k] = true
 	}
 	var unpermitted, missing []string
-	for _, k := range sortedKeys(req.Meta) {
+	for _, k := range slices.Sorted(maps.Keys(req.Meta)) {
 		if !allowed[k] {
 			unpermitted = append(unpermitted, k)
 		}

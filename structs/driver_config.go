@@ -1,6 +1,8 @@
 package structs
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -151,14 +153,14 @@ func validateDriverConfig(driver string, cfg map[string]any, p problems) {
 // path (the keys leading to it, "" at the top, "mount[0]." in a block).
 func (s *DriverConfigSchema) check(cfg map[string]any, path string, report func(string, ...any)) {
 	suggested := map[string]bool{}
-	for _, k := range sortedKeys(cfg) {
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
 		key, ok := s.Keys[k]
 		if !ok {
 			if near := closestKey(k, s.Keys); near != "" {
 				report("unknown config key %q; did you mean %q?", path+k, path+near)
 				suggested[near] = true
 			} else {
-				report("unknown config key %q; the known keys are %s", path+k, strings.Join(sortedKeys(s.Keys), ", "))
+				report("unknown config key %q; the known keys are %s", path+k, strings.Join(slices.Sorted(maps.Keys(s.Keys)), ", "))
 			}
 			continue
 		}
@@ -166,7 +168,7 @@ func (s *DriverConfigSchema) check(cfg map[string]any, path string, report func(
 			key.check(v, path+k, report)
 		}
 	}
-	for _, k := range sortedKeys(s.Keys) {
+	for _, k := range slices.Sorted(maps.Keys(s.Keys)) {
 		// A required key already suggested for a misspelt one is not
 		// reported missing as well: the fix is the same.
 		if key := s.Keys[k]; key.Required && cfg[k] == nil && !suggested[k] {
@@ -219,7 +221,7 @@ func (key DriverConfigKey) check(v any, path string, report func(string, ...any)
 			bad()
 			return
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if e := m[k]; e != nil && !isConfigScalar(e) {
 				report("config key %q must be a map of strings, %q is %s", path, k, describeValue(e))
 			}

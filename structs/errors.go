@@ -2,7 +2,6 @@ package structs
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -117,6 +116,13 @@ func (p problems) at(path string) problems {
 	return problems{prefix: path, list: p.list}
 }
 
+// validateEach validates each block of a list at "name[i]" in the path.
+func validateEach[V interface{ validate(problems) }](p problems, name string, vs []V) {
+	for i, v := range vs {
+		v.validate(p.at(name + "[" + itoa(i) + "]"))
+	}
+}
+
 func (p problems) add(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if p.prefix != "" {
@@ -131,14 +137,4 @@ func (p problems) err() error {
 	}
 	out := append([]string(nil), *p.list...)
 	return &ValidationError{Problems: out}
-}
-
-// sortedKeys returns a map's keys in order, for deterministic messages.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

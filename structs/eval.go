@@ -1,6 +1,9 @@
 package structs
 
-import "time"
+import (
+	"maps"
+	"time"
+)
 
 // Evaluation statuses.
 const (
@@ -243,11 +246,11 @@ func (m *AllocMetric) Copy() *AllocMetric {
 		return nil
 	}
 	c := *m
-	c.NodesAvailable = copyIntMap(m.NodesAvailable)
-	c.ClassFiltered = copyIntMap(m.ClassFiltered)
-	c.ConstraintFiltered = copyIntMap(m.ConstraintFiltered)
-	c.ClassExhausted = copyIntMap(m.ClassExhausted)
-	c.DimensionExhausted = copyIntMap(m.DimensionExhausted)
+	c.NodesAvailable = maps.Clone(m.NodesAvailable)
+	c.ClassFiltered = maps.Clone(m.ClassFiltered)
+	c.ConstraintFiltered = maps.Clone(m.ConstraintFiltered)
+	c.ClassExhausted = maps.Clone(m.ClassExhausted)
+	c.DimensionExhausted = maps.Clone(m.DimensionExhausted)
 	c.QuotaExhausted = copyStrings(m.QuotaExhausted)
 	if m.ScoreMetaData == nil {
 		return &c
@@ -268,44 +271,25 @@ func (m *AllocMetric) EvaluateNode() { m.NodesEvaluated++ }
 // empty.
 func (m *AllocMetric) FilterNode(class, reason string) {
 	m.NodesFiltered++
-	if class != "" {
-		if m.ClassFiltered == nil {
-			m.ClassFiltered = map[string]int{}
-		}
-		m.ClassFiltered[class]++
-	}
-	if reason != "" {
-		if m.ConstraintFiltered == nil {
-			m.ConstraintFiltered = map[string]int{}
-		}
-		m.ConstraintFiltered[reason]++
-	}
+	countIn(&m.ClassFiltered, class)
+	countIn(&m.ConstraintFiltered, reason)
 }
 
 // ExhaustedNode counts a node without room on a dimension.
 func (m *AllocMetric) ExhaustedNode(class, dimension string) {
 	m.NodesExhausted++
-	if class != "" {
-		if m.ClassExhausted == nil {
-			m.ClassExhausted = map[string]int{}
-		}
-		m.ClassExhausted[class]++
-	}
-	if dimension != "" {
-		if m.DimensionExhausted == nil {
-			m.DimensionExhausted = map[string]int{}
-		}
-		m.DimensionExhausted[dimension]++
-	}
+	countIn(&m.ClassExhausted, class)
+	countIn(&m.DimensionExhausted, dimension)
 }
 
-func copyIntMap(m map[string]int) map[string]int {
-	if m == nil {
-		return nil
+// countIn counts one more under key in *counts, made on first use; an
+// empty key is not counted.
+func countIn(counts *map[string]int, key string) {
+	if key == "" {
+		return
 	}
-	c := make(map[string]int, len(m))
-	for k, v := range m {
-		c[k] = v
+	if *counts == nil {
+		*counts = map[string]int{}
 	}
-	return c
+	(*counts)[key]++
 }

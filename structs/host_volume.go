@@ -32,11 +32,7 @@ type ClientHostVolumeConfig struct {
 
 // Copy returns a copy.
 func (v *ClientHostVolumeConfig) Copy() *ClientHostVolumeConfig {
-	if v == nil {
-		return nil
-	}
-	c := *v
-	return &c
+	return copyPtr(v)
 }
 
 // ClientHostNetworkConfig is one `host_network "<name>" { cidr |
@@ -52,11 +48,7 @@ type ClientHostNetworkConfig struct {
 
 // Copy returns a copy.
 func (n *ClientHostNetworkConfig) Copy() *ClientHostNetworkConfig {
-	if n == nil {
-		return nil
-	}
-	c := *n
-	return &c
+	return copyPtr(n)
 }
 
 // copyBlocks deep-copies a node's host volumes or host networks.

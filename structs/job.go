@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"maps"
 	"regexp"
 	"strings"
 )
@@ -189,15 +190,9 @@ func (j *Job) Validate() error {
 	if len(j.TaskGroups) == 0 {
 		p.add("job has no task groups (add a group block)")
 	}
-	for i, c := range j.Constraints {
-		c.validate(p.at("constraint[" + itoa(i) + "]"))
-	}
-	for i, a := range j.Affinities {
-		a.validate(p.at("affinity[" + itoa(i) + "]"))
-	}
-	for i, s := range j.Spreads {
-		s.validate(p.at("spread[" + itoa(i) + "]"))
-	}
+	validateEach(p, "constraint", j.Constraints)
+	validateEach(p, "affinity", j.Affinities)
+	validateEach(p, "spread", j.Spreads)
 	if j.Type == JobTypeSystem || j.Type == JobTypeSysBatch {
 		if len(j.Spreads) > 0 {
 			p.add("%s jobs may not have a spread block", j.Type)
@@ -228,9 +223,9 @@ func (j *Job) Copy() *Job {
 	}
 	c := *j
 	c.Datacenters = copyStrings(j.Datacenters)
-	c.Constraints = copyConstraints(j.Constraints)
-	c.Affinities = copyAffinities(j.Affinities)
-	c.Spreads = copySpreads(j.Spreads)
+	c.Constraints = copyEach(j.Constraints)
+	c.Affinities = copyEach(j.Affinities)
+	c.Spreads = copyEach(j.Spreads)
 	c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
 	for i, tg := range j.TaskGroups {
 		c.TaskGroups[i] = tg.Copy()
@@ -243,7 +238,7 @@ func (j *Job) Copy() *Job {
 		c.ParameterizedJob = &pj
 	}
 	c.Payload = append([]byte(nil), j.Payload...)
-	c.Meta = copyStringMap(j.Meta)
+	c.Meta = maps.Clone(j.Meta)
 	return &c
 }
 
@@ -341,10 +336,7 @@ func (s *JobSummary) Copy() *JobSummary {
 	for k, v := range s.Summary {
 		c.Summary[k] = v
 	}
-	if s.Children != nil {
-		ch := *s.Children
-		c.Children = &ch
-	}
+	c.Children = copyPtr(s.Children)
 	return &c
 }
 

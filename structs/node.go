@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"maps"
 	"time"
 )
 
@@ -152,12 +153,9 @@ func (n *Node) Copy() *Node {
 	c := *n
 	c.NodeResources = n.NodeResources.Copy()
 	c.ReservedResources = n.ReservedResources.Copy()
-	c.Links = copyStringMap(n.Links)
-	c.Meta = copyStringMap(n.Meta)
-	if n.DrainStrategy != nil {
-		d := *n.DrainStrategy
-		c.DrainStrategy = &d
-	}
+	c.Links = maps.Clone(n.Links)
+	c.Meta = maps.Clone(n.Meta)
+	c.DrainStrategy = copyPtr(n.DrainStrategy)
 	c.Events = make([]*NodeEvent, len(n.Events))
 	for i, e := range n.Events {
 		c.Events[i] = e.Copy()
@@ -166,14 +164,11 @@ func (n *Node) Copy() *Node {
 		c.Drivers = make(map[string]*DriverInfo, len(n.Drivers))
 		for k, d := range n.Drivers {
 			dc := *d
-			dc.Attributes = copyStringMap(d.Attributes)
+			dc.Attributes = maps.Clone(d.Attributes)
 			c.Drivers[k] = &dc
 		}
 	}
-	if n.LastDrain != nil {
-		l := *n.LastDrain
-		c.LastDrain = &l
-	}
+	c.LastDrain = copyPtr(n.LastDrain)
 	return &c
 }
 
@@ -230,7 +225,7 @@ func (e *NodeEvent) Copy() *NodeEvent {
 		return nil
 	}
 	c := *e
-	c.Details = copyStringMap(e.Details)
+	c.Details = maps.Clone(e.Details)
 	return &c
 }
 

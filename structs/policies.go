@@ -31,11 +31,7 @@ func DefaultRestartPolicy(jobType string) *RestartPolicy {
 
 // Copy returns a copy.
 func (r *RestartPolicy) Copy() *RestartPolicy {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	return &c
+	return copyPtr(r)
 }
 
 func (r *RestartPolicy) validate(p problems) {
@@ -93,11 +89,7 @@ func (r *ReschedulePolicy) Enabled() bool {
 
 // Copy returns a copy.
 func (r *ReschedulePolicy) Copy() *ReschedulePolicy {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	return &c
+	return copyPtr(r)
 }
 
 func (r *ReschedulePolicy) validate(p problems) {
@@ -153,10 +145,7 @@ func (d *DisconnectStrategy) Copy() *DisconnectStrategy {
 	if d.Replace != nil {
 		c.Replace = boolPtr(*d.Replace)
 	}
-	if d.StopOnClientAfter != nil {
-		v := *d.StopOnClientAfter
-		c.StopOnClientAfter = &v
-	}
+	c.StopOnClientAfter = copyPtr(d.StopOnClientAfter)
 	return &c
 }
 
@@ -216,11 +205,7 @@ func DefaultMigrateStrategy() *MigrateStrategy {
 
 // Copy returns a copy.
 func (m *MigrateStrategy) Copy() *MigrateStrategy {
-	if m == nil {
-		return nil
-	}
-	c := *m
-	return &c
+	return copyPtr(m)
 }
 
 // Update health check modes.
@@ -253,11 +238,7 @@ func DefaultUpdateStrategy() *UpdateStrategy {
 
 // Copy returns a copy.
 func (u *UpdateStrategy) Copy() *UpdateStrategy {
-	if u == nil {
-		return nil
-	}
-	c := *u
-	return &c
+	return copyPtr(u)
 }
 
 // Rolling reports whether the strategy limits how many allocs change at once.

@@ -55,8 +55,8 @@ func (r *Resources) Copy() *Resources {
 		c.Devices = make([]*RequestedDevice, len(r.Devices))
 		for i, d := range r.Devices {
 			dc := *d
-			dc.Constraints = copyConstraints(d.Constraints)
-			dc.Affinities = copyAffinities(d.Affinities)
+			dc.Constraints = copyEach(d.Constraints)
+			dc.Affinities = copyEach(d.Affinities)
 			c.Devices[i] = &dc
 		}
 	}
@@ -79,9 +79,7 @@ func (r *Resources) validate(p problems) {
 	if r.DiskMB < 0 {
 		p.add("resources.disk must be >= 0, got %d", r.DiskMB)
 	}
-	for i, n := range r.Networks {
-		n.validate(p.at("network[" + itoa(i) + "]"))
-	}
+	validateEach(p, "network", r.Networks)
 }
 
 // NodeResources is what a node offers, as fingerprinted by its client.

@@ -2,6 +2,7 @@ package structs
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -42,7 +43,7 @@ func (p *ScalingPolicy) Copy() *ScalingPolicy {
 		return nil
 	}
 	c := *p
-	c.Target = copyStringMap(p.Target)
+	c.Target = maps.Clone(p.Target)
 	c.Policy = CopyMapAny(p.Policy)
 	return &c
 }

@@ -1,6 +1,9 @@
 package structs
 
-import "time"
+import (
+	"maps"
+	"time"
+)
 
 // TaskEvent is one entry in a task's history, shown by `alloc status`.
 //
@@ -85,11 +88,8 @@ func (e *TaskEvent) Copy() *TaskEvent {
 		return nil
 	}
 	c := *e
-	c.Details = copyStringMap(e.Details)
-	if e.taskEventExtra != nil {
-		x := *e.taskEventExtra
-		c.taskEventExtra = &x
-	}
+	c.Details = maps.Clone(e.Details)
+	c.taskEventExtra = copyPtr(e.taskEventExtra)
 	return &c
 }
 

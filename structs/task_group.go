@@ -2,6 +2,8 @@ package structs
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -125,15 +127,9 @@ func (tg *TaskGroup) validate(job *Job, p problems) {
 	if tg.EphemeralDisk != nil && tg.EphemeralDisk.SizeMB <= 0 {
 		p.add("ephemeral_disk.size must be > 0 (MB), got %d", tg.EphemeralDisk.SizeMB)
 	}
-	for i, c := range tg.Constraints {
-		c.validate(p.at("constraint[" + itoa(i) + "]"))
-	}
-	for i, a := range tg.Affinities {
-		a.validate(p.at("affinity[" + itoa(i) + "]"))
-	}
-	for i, s := range tg.Spreads {
-		s.validate(p.at("spread[" + itoa(i) + "]"))
-	}
+	validateEach(p, "constraint", tg.Constraints)
+	validateEach(p, "affinity", tg.Affinities)
+	validateEach(p, "spread", tg.Spreads)
 	if len(tg.Networks) > 1 {
 		p.add("only one network block is allowed per group, got %d", len(tg.Networks))
 	}
@@ -159,7 +155,7 @@ func (tg *TaskGroup) validate(job *Job, p problems) {
 	if leaders > 1 {
 		p.add("only one task may be the leader, %d are", leaders)
 	}
-	for _, name := range sortedKeys(tg.Volumes) {
+	for _, name := range slices.Sorted(maps.Keys(tg.Volumes)) {
 		tg.Volumes[name].validate(name, p.at(`volume "`+name+`"`))
 	}
 	validateLogStorage(tg, p)
@@ -180,20 +176,17 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	c := *tg
 	c.Update = tg.Update.Copy()
 	c.Migrate = tg.Migrate.Copy()
-	c.Constraints = copyConstraints(tg.Constraints)
+	c.Constraints = copyEach(tg.Constraints)
 	c.RestartPolicy = tg.RestartPolicy.Copy()
 	c.Tasks = make([]*Task, len(tg.Tasks))
 	for i, t := range tg.Tasks {
 		c.Tasks[i] = t.Copy()
 	}
-	if tg.EphemeralDisk != nil {
-		e := *tg.EphemeralDisk
-		c.EphemeralDisk = &e
-	}
-	c.Meta = copyStringMap(tg.Meta)
+	c.EphemeralDisk = copyPtr(tg.EphemeralDisk)
+	c.Meta = maps.Clone(tg.Meta)
 	c.ReschedulePolicy = tg.ReschedulePolicy.Copy()
-	c.Affinities = copyAffinities(tg.Affinities)
-	c.Spreads = copySpreads(tg.Spreads)
+	c.Affinities = copyEach(tg.Affinities)
+	c.Spreads = copyEach(tg.Spreads)
 	c.Networks = tg.Networks.Copy()
 	c.Services = copyServices(tg.Services)
 	if tg.Volumes != nil {
@@ -322,18 +315,10 @@ func (t *Task) validate(job *Job, tg *TaskGroup, p problems) {
 	if t.RestartPolicy != nil && t.RestartPolicy != tg.RestartPolicy {
 		t.RestartPolicy.validate(p)
 	}
-	for i, c := range t.Constraints {
-		c.validate(p.at("constraint[" + itoa(i) + "]"))
-	}
-	for i, a := range t.Affinities {
-		a.validate(p.at("affinity[" + itoa(i) + "]"))
-	}
-	for i, a := range t.Artifacts {
-		a.validate(p.at("artifact[" + itoa(i) + "]"))
-	}
-	for i, tm := range t.Templates {
-		tm.validate(p.at("template[" + itoa(i) + "]"))
-	}
+	validateEach(p, "constraint", t.Constraints)
+	validateEach(p, "affinity", t.Affinities)
+	validateEach(p, "artifact", t.Artifacts)
+	validateEach(p, "template", t.Templates)
 	for i, vm := range t.VolumeMounts {
 		validateVolumeMount(vm, tg, t.Driver, p.at("volume_mount["+itoa(i)+"]"))
 	}
@@ -354,55 +339,26 @@ func (t *Task) Copy() *Task {
 	}
 	c := *t
 	c.Config = CopyMapAny(t.Config)
-	c.Env = copyStringMap(t.Env)
+	c.Env = maps.Clone(t.Env)
 	c.Services = copyServices(t.Services)
-	c.Constraints = copyConstraints(t.Constraints)
-	c.Affinities = copyAffinities(t.Affinities)
+	c.Constraints = copyEach(t.Constraints)
+	c.Affinities = copyEach(t.Affinities)
 	c.Resources = t.Resources.Copy()
 	c.RestartPolicy = t.RestartPolicy.Copy()
-	c.Meta = copyStringMap(t.Meta)
-	if t.LogConfig != nil {
-		l := *t.LogConfig
-		c.LogConfig = &l
+	c.Meta = maps.Clone(t.Meta)
+	c.LogConfig = copyPtr(t.LogConfig)
+	c.Artifacts = copyPtrs(t.Artifacts)
+	for _, a := range c.Artifacts {
+		a.GetterOptions = maps.Clone(a.GetterOptions)
+		a.GetterHeaders = maps.Clone(a.GetterHeaders)
 	}
-	if t.Artifacts != nil {
-		c.Artifacts = make([]*TaskArtifact, len(t.Artifacts))
-		for i, a := range t.Artifacts {
-			ac := *a
-			ac.GetterOptions = copyStringMap(a.GetterOptions)
-			c.Artifacts[i] = &ac
-		}
-	}
-	if t.Templates != nil {
-		c.Templates = make([]*Template, len(t.Templates))
-		for i, tm := range t.Templates {
-			tc := *tm
-			c.Templates[i] = &tc
-		}
-	}
-	if t.Lifecycle != nil {
-		l := *t.Lifecycle
-		c.Lifecycle = &l
-	}
-	if t.Artifacts != nil {
-		for _, a := range c.Artifacts {
-			a.GetterHeaders = copyStringMap(a.GetterHeaders)
-		}
-	}
+	c.Templates = copyPtrs(t.Templates)
 	for _, tm := range c.Templates {
 		tm.copyRefs()
 	}
-	if t.DispatchPayload != nil {
-		d := *t.DispatchPayload
-		c.DispatchPayload = &d
-	}
-	if t.VolumeMounts != nil {
-		c.VolumeMounts = make([]*VolumeMount, len(t.VolumeMounts))
-		for i, vm := range t.VolumeMounts {
-			vc := *vm
-			c.VolumeMounts[i] = &vc
-		}
-	}
+	c.Lifecycle = copyPtr(t.Lifecycle)
+	c.DispatchPayload = copyPtr(t.DispatchPayload)
+	c.VolumeMounts = copyPtrs(t.VolumeMounts)
 	return &c
 }
 
@@ -474,11 +430,7 @@ type CheckRestart struct {
 }
 
 func (c *CheckRestart) copy() *CheckRestart {
-	if c == nil {
-		return nil
-	}
-	cc := *c
-	return &cc
+	return copyPtr(c)
 }
 
 func copyServices(in []*Service) []*Service {
@@ -489,10 +441,10 @@ func copyServices(in []*Service) []*Service {
 	for i, s := range in {
 		sc := *s
 		sc.Tags = copyStrings(s.Tags)
-		sc.Meta = copyStringMap(s.Meta)
+		sc.Meta = maps.Clone(s.Meta)
 		sc.CanaryTags = copyStrings(s.CanaryTags)
-		sc.CanaryMeta = copyStringMap(s.CanaryMeta)
-		sc.TaggedAddresses = copyStringMap(s.TaggedAddresses)
+		sc.CanaryMeta = maps.Clone(s.CanaryMeta)
+		sc.TaggedAddresses = maps.Clone(s.TaggedAddresses)
 		sc.CheckRestart = s.CheckRestart.copy()
 		sc.Checks = make([]*ServiceCheck, len(s.Checks))
 		for j, ch := range s.Checks {
@@ -583,6 +535,19 @@ func copyPtr[T any](p *T) *T {
 	return &v
 }
 
+// copyPtrs copies a list of blocks one level deep: each element is a
+// copy of its own. A nil list stays nil and an empty one empty.
+func copyPtrs[T any](in []*T) []*T {
+	if in == nil {
+		return nil
+	}
+	out := make([]*T, len(in))
+	for i, p := range in {
+		out[i] = copyPtr(p)
+	}
+	return out
+}
+
 // TaskLifecycleConfig is a `lifecycle` block.
 type TaskLifecycleConfig struct {
 	Hook    string
@@ -615,35 +580,15 @@ func isNumeric(s string) bool {
 	return err == nil
 }
 
-func copyConstraints(in []*Constraint) []*Constraint {
+// copyEach deep-copies a list of blocks, each with its own Copy; nil
+// stays nil.
+func copyEach[V interface{ Copy() V }](in []V) []V {
 	if in == nil {
 		return nil
 	}
-	out := make([]*Constraint, len(in))
-	for i, c := range in {
-		out[i] = c.Copy()
-	}
-	return out
-}
-
-func copyAffinities(in []*Affinity) []*Affinity {
-	if in == nil {
-		return nil
-	}
-	out := make([]*Affinity, len(in))
-	for i, a := range in {
-		out[i] = a.Copy()
-	}
-	return out
-}
-
-func copySpreads(in []*Spread) []*Spread {
-	if in == nil {
-		return nil
-	}
-	out := make([]*Spread, len(in))
-	for i, s := range in {
-		out[i] = s.Copy()
+	out := make([]V, len(in))
+	for i, v := range in {
+		out[i] = v.Copy()
 	}
 	return out
 }

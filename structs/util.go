@@ -4,17 +4,6 @@ import "strconv"
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-func copyStringMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	c := make(map[string]string, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
-
 func copyStrings(s []string) []string {
 	if s == nil {
 		return nil

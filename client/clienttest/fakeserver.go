@@ -273,13 +273,7 @@ func (f *FakeServer) getClientAllocs(ctx context.Context, req *structs.NodeSpeci
 			return nil
 		}
 		if f.index > req.MinQueryIndex {
-			resp.Allocs = map[string]uint64{}
-			for id, a := range f.allocs {
-				if a.NodeID == req.NodeID {
-					resp.Allocs[id] = a.AllocModifyIndex
-				}
-			}
-			resp.Index = f.index
+			f.answerAllocsLocked(req.NodeID, resp)
 			f.mu.Unlock()
 			return nil
 		}
@@ -289,19 +283,25 @@ func (f *FakeServer) getClientAllocs(ctx context.Context, req *structs.NodeSpeci
 		case <-ch:
 		case <-timeout:
 			f.mu.Lock()
-			resp.Allocs = map[string]uint64{}
-			for id, a := range f.allocs {
-				if a.NodeID == req.NodeID {
-					resp.Allocs[id] = a.AllocModifyIndex
-				}
-			}
-			resp.Index = f.index
+			f.answerAllocsLocked(req.NodeID, resp)
 			f.mu.Unlock()
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+// answerAllocsLocked fills resp with the node's allocs and the current
+// index.
+func (f *FakeServer) answerAllocsLocked(nodeID string, resp *structs.NodeClientAllocsResponse) {
+	resp.Allocs = map[string]uint64{}
+	for id, a := range f.allocs {
+		if a.NodeID == nodeID {
+			resp.Allocs[id] = a.AllocModifyIndex
+		}
+	}
+	resp.Index = f.index
 }
 
 func (f *FakeServer) getAllocs(req *structs.AllocsGetRequest, resp *structs.AllocsGetResponse) error {

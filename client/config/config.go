@@ -301,17 +301,7 @@ func (c *Config) ReadBool(key string, def bool) bool {
 
 // ReadList returns a comma-separated option as a list.
 func (c *Config) ReadList(key string) []string {
-	v := strings.TrimSpace(c.Options[key])
-	if v == "" {
-		return nil
-	}
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
+	return structs.SplitList(c.Options[key])
 }
 
 // DriverEnabled reports whether a driver is in EnabledDrivers.

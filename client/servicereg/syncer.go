@@ -3,7 +3,9 @@ package servicereg
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand"
+	"slices"
 	"sort"
 	"time"
 
@@ -144,7 +146,7 @@ func (s *Syncer) Sync(ctx context.Context) error {
 		}
 	}
 	var upserts []*structs.ServiceRegistration
-	for _, id := range sortedIDs(wanted) {
+	for _, id := range slices.Sorted(maps.Keys(wanted)) {
 		if r := wanted[id]; !r.Equal(s.known[id]) {
 			upserts = append(upserts, r)
 		}
@@ -190,13 +192,4 @@ func (s *Syncer) Sync(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func sortedIDs(m map[string]*structs.ServiceRegistration) []string {
-	out := make([]string, 0, len(m))
-	for id := range m {
-		out = append(out, id)
-	}
-	sort.Strings(out)
-	return out
 }

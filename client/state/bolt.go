@@ -147,53 +147,47 @@ func (b *BoltDB) DeleteAlloc(allocID string) error {
 
 // PutTaskState stores a task's state.
 func (b *BoltDB) PutTaskState(allocID, task string, s *structs.TaskState) error {
-	return b.db.Update(func(tx *bolt.Tx) error {
-		bk, err := taskBucket(tx, allocID, task, true)
-		if err != nil {
-			return err
-		}
-		return put(bk, stateKey, s)
-	})
+	return b.putTaskValue(allocID, task, stateKey, s)
 }
 
 // GetTaskState returns a task's state.
 func (b *BoltDB) GetTaskState(allocID, task string) (*structs.TaskState, error) {
-	var out *structs.TaskState
-	err := b.db.View(func(tx *bolt.Tx) error {
-		bk, _ := taskBucket(tx, allocID, task, false)
-		if bk == nil {
-			return nil
-		}
-		if v := bk.Get(stateKey); v != nil {
-			out = &structs.TaskState{}
-			return json.Unmarshal(v, out)
-		}
-		return nil
-	})
-	return out, err
+	return getTaskValue[structs.TaskState](b, allocID, task, stateKey)
 }
 
 // PutTaskHandle stores a task's driver handle.
 func (b *BoltDB) PutTaskHandle(allocID, task string, h *drivers.TaskHandle) error {
+	return b.putTaskValue(allocID, task, handleKey, h)
+}
+
+// GetTaskHandle returns a task's driver handle.
+func (b *BoltDB) GetTaskHandle(allocID, task string) (*drivers.TaskHandle, error) {
+	return getTaskValue[drivers.TaskHandle](b, allocID, task, handleKey)
+}
+
+// putTaskValue stores v as JSON under key in the task's bucket, which it
+// makes if need be.
+func (b *BoltDB) putTaskValue(allocID, task string, key []byte, v any) error {
 	return b.db.Update(func(tx *bolt.Tx) error {
 		bk, err := taskBucket(tx, allocID, task, true)
 		if err != nil {
 			return err
 		}
-		return put(bk, handleKey, h)
+		return put(bk, key, v)
 	})
 }
 
-// GetTaskHandle returns a task's driver handle.
-func (b *BoltDB) GetTaskHandle(allocID, task string) (*drivers.TaskHandle, error) {
-	var out *drivers.TaskHandle
+// getTaskValue decodes the JSON under key in the task's bucket into a new
+// T, or returns nil when there is none.
+func getTaskValue[T any](b *BoltDB, allocID, task string, key []byte) (*T, error) {
+	var out *T
 	err := b.db.View(func(tx *bolt.Tx) error {
 		bk, _ := taskBucket(tx, allocID, task, false)
 		if bk == nil {
 			return nil
 		}
-		if v := bk.Get(handleKey); v != nil {
-			out = &drivers.TaskHandle{}
+		if v := bk.Get(key); v != nil {
+			out = new(T)
 			return json.Unmarshal(v, out)
 		}
 		return nil

@@ -65,47 +65,45 @@ func (m *MemDB) DeleteAlloc(id string) error {
 }
 
 func (m *MemDB) PutTaskState(allocID, task string, s *structs.TaskState) error {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.states[[2]string{allocID, task}] = b
-	return nil
+	return m.putJSON(m.states, allocID, task, s)
 }
 
 func (m *MemDB) GetTaskState(allocID, task string) (*structs.TaskState, error) {
-	m.mu.Lock()
-	b, ok := m.states[[2]string{allocID, task}]
-	m.mu.Unlock()
-	if !ok {
-		return nil, nil
-	}
-	var s structs.TaskState
-	return &s, json.Unmarshal(b, &s)
+	return getJSON[structs.TaskState](m, m.states, allocID, task)
 }
 
 func (m *MemDB) PutTaskHandle(allocID, task string, h *drivers.TaskHandle) error {
-	b, err := json.Marshal(h)
+	return m.putJSON(m.handles, allocID, task, h)
+}
+
+func (m *MemDB) GetTaskHandle(allocID, task string) (*drivers.TaskHandle, error) {
+	return getJSON[drivers.TaskHandle](m, m.handles, allocID, task)
+}
+
+// putJSON stores v as JSON in one of the task maps, as the bolt store
+// would (so that a test sees what encoding loses).
+func (m *MemDB) putJSON(into map[[2]string][]byte, allocID, task string, v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.handles[[2]string{allocID, task}] = b
+	into[[2]string{allocID, task}] = b
 	return nil
 }
 
-func (m *MemDB) GetTaskHandle(allocID, task string) (*drivers.TaskHandle, error) {
+// getJSON decodes a task's entry of one of the task maps into a new T, or
+// returns nil when there is none.
+func getJSON[T any](m *MemDB, from map[[2]string][]byte, allocID, task string) (*T, error) {
 	m.mu.Lock()
-	b, ok := m.handles[[2]string{allocID, task}]
+	b, ok := from[[2]string{allocID, task}]
 	m.mu.Unlock()
 	if !ok {
 		return nil, nil
 	}
-	var h drivers.TaskHandle
-	return &h, json.Unmarshal(b, &h)
+	out := new(T)
+	return out, json.Unmarshal(b, out)
 }
 
 func (m *MemDB) DeleteTaskHandle(allocID, task string) error {

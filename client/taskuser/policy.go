@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/drover-sched/drover/structs"
 )
 
 // Client options (and node attributes) and their defaults, Nomad's: the
@@ -35,20 +37,9 @@ func ParsePolicy(options map[string]string) Policy {
 		if !ok {
 			v = def
 		}
-		return SplitList(v)
+		return structs.SplitList(v)
 	}
 	return Policy{Denylist: read(DenylistOption, DefaultDenylist), CheckedDrivers: read(CheckedDriversOption, DefaultCheckedDrivers)}
-}
-
-// SplitList splits a comma-separated option, dropping blanks.
-func SplitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // Attributes are the node attributes that carry the policy to the

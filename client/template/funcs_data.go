@@ -14,49 +14,28 @@ import (
 // (an empty map for JSON and YAML), as in consul-template, whose templates
 // are first evaluated before their data has arrived.
 
-func parseBool(s string) (bool, error) {
-	if s == "" {
-		return false, nil
+// parseScalar makes a parse function of the templates: the empty string
+// is T's zero value, and an error names the function.
+func parseScalar[T any](name string, parse func(string) (T, error)) func(string) (T, error) {
+	return func(s string) (T, error) {
+		var zero T
+		if s == "" {
+			return zero, nil
+		}
+		v, err := parse(s)
+		if err != nil {
+			return zero, fmt.Errorf("%s: %w", name, err)
+		}
+		return v, nil
 	}
-	v, err := strconv.ParseBool(s)
-	if err != nil {
-		return false, fmt.Errorf("parseBool: %w", err)
-	}
-	return v, nil
 }
 
-func parseFloat(s string) (float64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("parseFloat: %w", err)
-	}
-	return v, nil
-}
-
-func parseInt(s string) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("parseInt: %w", err)
-	}
-	return v, nil
-}
-
-func parseUint(s string) (uint64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	v, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("parseUint: %w", err)
-	}
-	return v, nil
-}
+var (
+	parseBool  = parseScalar("parseBool", strconv.ParseBool)
+	parseFloat = parseScalar("parseFloat", func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+	parseInt   = parseScalar("parseInt", func(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) })
+	parseUint  = parseScalar("parseUint", func(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) })
+)
 
 // parseJSON decodes JSON into maps, lists, strings, float64s and bools.
 func parseJSON(s string) (any, error) {

@@ -18,29 +18,28 @@ import (
 // String helpers. As in consul-template, the value a pipe feeds in is the
 // last argument: {{ "a,b" | split "," }} is split(",", "a,b").
 
-func base64Decode(s string) (string, error) {
-	v, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return "", fmt.Errorf("base64Decode: %w", err)
+// base64Decoder and base64Encoder make the base64 functions of one
+// encoding; a decode error names the function.
+func base64Decoder(name string, enc *base64.Encoding) func(string) (string, error) {
+	return func(s string) (string, error) {
+		v, err := enc.DecodeString(s)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		return string(v), nil
 	}
-	return string(v), nil
 }
 
-func base64Encode(s string) (string, error) {
-	return base64.StdEncoding.EncodeToString([]byte(s)), nil
+func base64Encoder(enc *base64.Encoding) func(string) (string, error) {
+	return func(s string) (string, error) { return enc.EncodeToString([]byte(s)), nil }
 }
 
-func base64URLDecode(s string) (string, error) {
-	v, err := base64.URLEncoding.DecodeString(s)
-	if err != nil {
-		return "", fmt.Errorf("base64URLDecode: %w", err)
-	}
-	return string(v), nil
-}
-
-func base64URLEncode(s string) (string, error) {
-	return base64.URLEncoding.EncodeToString([]byte(s)), nil
-}
+var (
+	base64Decode    = base64Decoder("base64Decode", base64.StdEncoding)
+	base64Encode    = base64Encoder(base64.StdEncoding)
+	base64URLDecode = base64Decoder("base64URLDecode", base64.URLEncoding)
+	base64URLEncode = base64Encoder(base64.URLEncoding)
+)
 
 func sha256Hex(s string) (string, error) {
 	sum := sha256.Sum256([]byte(s))

@@ -117,6 +117,7 @@ func TestFunctionErrorsFailTheRender(t *testing.T) {
 	cases := []struct{ name, tmpl, want string }{
 		{"mustEnv of an unset variable", `{{ mustEnv "NOT_SET" }}`, "required environment variable NOT_SET is empty"},
 		{"base64Decode of bad input", `{{ "%%" | base64Decode }}`, "base64Decode"},
+		{"base64URLDecode of bad input", `{{ "%%" | base64URLDecode }}`, "base64URLDecode"},
 		{"parseInt of a word", `{{ "ten" | parseInt }}`, "parseInt"},
 		{"parseJSON of bad JSON", `{{ "{" | parseJSON }}`, "parseJSON"},
 		{"integer division by zero", `{{ 1 | divide 0 }}`, "divide: division by zero"},

@@ -78,15 +78,7 @@ func GenerateCA(o CAOptions) (certPEM, keyPEM []byte, err error) {
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		SubjectKeyId:          keyID(&key.PublicKey),
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, fmt.Errorf("signing CA certificate: %w", err)
-	}
-	keyPEM, err = encodeKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), keyPEM, nil
+	return sign(tmpl, tmpl, key, key, "CA certificate")
 }
 
 // GenerateCert makes a certificate with an ECDSA P-256 key signed by the
@@ -125,9 +117,15 @@ func GenerateCert(o CertOptions) (certPEM, keyPEM []byte, err error) {
 		BasicConstraintsValid: true,
 		SubjectKeyId:          keyID(&key.PublicKey),
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	return sign(tmpl, ca, key, caKey, "certificate")
+}
+
+// sign makes the certificate tmpl describes for key, signed by signer as
+// parent, and returns it and key in PEM; what names it in an error.
+func sign(tmpl, parent *x509.Certificate, key *ecdsa.PrivateKey, signer crypto.Signer, what string) (certPEM, keyPEM []byte, err error) {
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
 	if err != nil {
-		return nil, nil, fmt.Errorf("signing certificate: %w", err)
+		return nil, nil, fmt.Errorf("signing %s: %w", what, err)
 	}
 	keyPEM, err = encodeKey(key)
 	if err != nil {

@@ -40,7 +40,7 @@ func (c readyChecker) check(node *structs.Node) string {
 		return reasonDraining
 	case node.SchedulingEligibility != "" && node.SchedulingEligibility != structs.NodeSchedulingEligible:
 		return reasonIneligible
-	case len(c.job.Datacenters) > 0 && !inDatacenters(node.Datacenter, c.job.Datacenters):
+	case len(c.job.Datacenters) > 0 && !InDatacenters(node.Datacenter, c.job.Datacenters):
 		return reasonDatacenter
 	case !inPool(node, c.job.NodePool):
 		return reasonPool

@@ -21,7 +21,7 @@ func ReadyNodesInDCsAndPool(state State, dcs []string, pool string) ([]*structs.
 	perDC := map[string]int{}
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
 		node := raw.(*structs.Node)
-		if !node.Ready() || !inDatacenters(node.Datacenter, dcs) || !inPool(node, pool) {
+		if !node.Ready() || !InDatacenters(node.Datacenter, dcs) || !inPool(node, pool) {
 			continue
 		}
 		out = append(out, node)
@@ -30,8 +30,9 @@ func ReadyNodesInDCsAndPool(state State, dcs []string, pool string) ([]*structs.
 	return out, perDC, nil
 }
 
-// inDatacenters reports whether dc matches one of the patterns.
-func inDatacenters(dc string, patterns []string) bool {
+// InDatacenters reports whether dc matches one of the patterns, each a
+// datacenter name or a glob with "*" in it.
+func InDatacenters(dc string, patterns []string) bool {
 	for _, p := range patterns {
 		if globMatch(p, dc) {
 			return true

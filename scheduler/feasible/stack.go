@@ -74,13 +74,9 @@ const (
 
 // GenericStack places service and batch allocations.
 type GenericStack struct {
+	stackJob
 	batch bool
-	ctx   *EvalContext
-	job   *structs.Job
-
-	nodes  []*structs.Node
-	ring   *ringSource
-	groups map[string]*groupInfo
+	ring  *ringSource
 
 	// fullWalk keeps statically infeasible nodes in the bucketed sources
 	// (newBucketSource), so that every Select walks them again, checks
@@ -92,7 +88,7 @@ type GenericStack struct {
 
 // NewGenericStack returns a stack for service (batch false) or batch jobs.
 func NewGenericStack(batch bool, ctx *EvalContext) Stack {
-	return &GenericStack{batch: batch, ctx: ctx, ring: &ringSource{}, groups: map[string]*groupInfo{}}
+	return &GenericStack{stackJob: stackJob{ctx: ctx, groups: map[string]*groupInfo{}}, batch: batch, ring: &ringSource{}}
 }
 
 // SetNodes shuffles the nodes with the context's rand and makes them the
@@ -108,31 +104,13 @@ func (s *GenericStack) SetNodes(nodes []*structs.Node) {
 	}
 }
 
-// SetJob sets the job; per-group data and class verdicts start over.
-func (s *GenericStack) SetJob(job *structs.Job) {
-	if s.job != job {
-		s.ctx.classes.reset()
-	}
-	s.job = job
-	s.groups = map[string]*groupInfo{}
-}
-
 // Select picks the best node for one allocation of tg.
 func (s *GenericStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *RankedNode {
-	s.ctx.Reset()
-	if s.job == nil || tg == nil {
+	g, opts, tracker := s.start(tg, opts, s.fullWalk)
+	if g == nil {
 		return nil
 	}
-	if opts == nil {
-		opts = &SelectOptions{}
-	}
-	s.ctx.metrics.NodesInPool = len(s.nodes)
-	g := s.group(tg)
-	g.allocName = opts.AllocName
-	tracker := s.ctx.jobTracker(s.job)
-	tracker.sync(s.ctx.plan)
 	if opts.InPlaceAllocID != "" {
-		tracker.exclude(opts.InPlaceAllocID)
 		defer tracker.exclude("")
 	}
 
@@ -154,16 +132,6 @@ func (s *GenericStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *Ranke
 		}
 	}
 	return best
-}
-
-func (s *GenericStack) group(tg *structs.TaskGroup) *groupInfo {
-	g := s.groups[tg.Name]
-	if g == nil || g.tg != tg {
-		g = newGroupInfo(s.ctx, s.job, tg)
-		g.noMemo = s.fullWalk
-		s.groups[tg.Name] = g
-	}
-	return g
 }
 
 // source returns the ring of shuffled nodes (seen through the group's

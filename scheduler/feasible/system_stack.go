@@ -10,17 +10,14 @@ import (
 // sampling, and returns the first node, in the given order, that fits. The
 // binpack score is computed only so metrics show it.
 type SystemStack struct {
+	stackJob
 	sysbatch bool
-	ctx      *EvalContext
-	job      *structs.Job
-	nodes    []*structs.Node
-	groups   map[string]*groupInfo
 }
 
 // NewSystemStack returns a stack for system (sysbatch false) or sysbatch
 // jobs.
 func NewSystemStack(sysbatch bool, ctx *EvalContext) Stack {
-	return &SystemStack{sysbatch: sysbatch, ctx: ctx, groups: map[string]*groupInfo{}}
+	return &SystemStack{stackJob: stackJob{ctx: ctx, groups: map[string]*groupInfo{}}, sysbatch: sysbatch}
 }
 
 // SetNodes sets the nodes to consider, in order.
@@ -28,36 +25,14 @@ func (s *SystemStack) SetNodes(nodes []*structs.Node) {
 	s.nodes = nodes
 }
 
-// SetJob sets the job.
-func (s *SystemStack) SetJob(job *structs.Job) {
-	if s.job != job {
-		s.ctx.classes.reset()
-	}
-	s.job = job
-	s.groups = map[string]*groupInfo{}
-}
-
 // Select returns the first of the set nodes that can run one allocation of
 // tg, or nil.
 func (s *SystemStack) Select(tg *structs.TaskGroup, opts *SelectOptions) *RankedNode {
-	s.ctx.Reset()
-	if s.job == nil || tg == nil {
+	g, opts, tracker := s.start(tg, opts, false)
+	if g == nil {
 		return nil
 	}
-	if opts == nil {
-		opts = &SelectOptions{}
-	}
-	s.ctx.metrics.NodesInPool = len(s.nodes)
-	g := s.groups[tg.Name]
-	if g == nil || g.tg != tg {
-		g = newGroupInfo(s.ctx, s.job, tg)
-		s.groups[tg.Name] = g
-	}
-	g.allocName = opts.AllocName
-	tracker := s.ctx.jobTracker(s.job)
-	tracker.sync(s.ctx.plan)
 	if opts.InPlaceAllocID != "" {
-		tracker.exclude(opts.InPlaceAllocID)
 		defer tracker.exclude("")
 	}
 	sel := newSelection(s.ctx, s.job, g, opts, tracker)

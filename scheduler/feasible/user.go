@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/drover-sched/drover/structs"
 )
@@ -54,8 +53,8 @@ func (c userChecker) check(node *structs.Node) string {
 	if !ok || deny == "" {
 		return ""
 	}
-	checked := splitList(node.Attributes.Value(attrUserCheckedDrivers))
-	denied := splitList(deny)
+	checked := structs.SplitList(node.Attributes.Value(attrUserCheckedDrivers))
+	denied := structs.SplitList(deny)
 	for _, t := range c.tasks {
 		if !slices.Contains(checked, t.driver) {
 			continue
@@ -90,14 +89,4 @@ func deniedByWellKnownUID(user string, denied []string) string {
 		}
 	}
 	return ""
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -1,6 +1,9 @@
 package reconciler
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -175,7 +178,7 @@ func newDeployment(id string, job *structs.Job, priority int, now int64) *struct
 // describeNew words a new deployment's status: one whose canaries wait
 // for an operator says so, as Nomad's does.
 func describeNew(d *structs.Deployment) {
-	for _, name := range sortedKeys(d.TaskGroups) {
+	for _, name := range slices.Sorted(maps.Keys(d.TaskGroups)) {
 		st := d.TaskGroups[name]
 		if st.DesiredCanaries == 0 {
 			continue

@@ -1,8 +1,6 @@
 package reconciler
 
 import (
-	"sort"
-
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -22,16 +20,6 @@ func freeIndexes(used map[int]bool, n int) []int {
 // allocName names index i of the group.
 func allocName(job *structs.Job, group string, i int) string {
 	return structs.AllocName(job.ID, group, i)
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // concat joins lists into a new one, in order, leaving each list as it was.

@@ -14,29 +14,14 @@ func Reconcile(in Input) *Result {
 	batch := isBatch(in)
 	classifier := newClassifier(in.Job, batch, in.Eval, in.Now, in.ReportWindow)
 	pending := pendingEvals(in.Evals)
-	byGroup := map[string][]*structs.Allocation{}
-	for _, a := range in.Allocs {
-		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
-	}
-	stopped := in.Job == nil || in.Job.Stopped()
 	view := viewRollout(in)
-
-	var plans []*groupPlan
-	for _, name := range groupNames(in.Job, byGroup) {
-		tg := in.Job.LookupTaskGroup(name)
-		switch {
-		case stopped:
-			plans = append(plans, planStopAll(name, byGroup[name], in.Nodes, classifier, DescJobStopped))
-		case tg == nil:
-			plans = append(plans, planStopAll(name, byGroup[name], in.Nodes, classifier, DescGroupRemoved))
-		default:
-			plans = append(plans, planGroup(groupInput{
-				job: in.Job, tg: tg, allocs: byGroup[name], nodes: in.Nodes, batch: batch,
-				now: in.Now, evalID: in.Eval.ID, pendingEval: func(id string) bool { return pending[id] != nil },
-				classifier: classifier, rollout: view.group(name),
-			}))
-		}
-	}
+	plans := planGroups(in.Job, in.Allocs, in.Nodes, classifier, func(tg *structs.TaskGroup, allocs []*structs.Allocation) *groupPlan {
+		return planGroup(groupInput{
+			job: in.Job, tg: tg, allocs: allocs, nodes: in.Nodes, batch: batch,
+			now: in.Now, evalID: in.Eval.ID, pendingEval: func(id string) bool { return pending[id] != nil },
+			classifier: classifier, rollout: view.group(tg.Name),
+		})
+	})
 
 	res := &Result{DesiredTGUpdates: map[string]*structs.DesiredUpdates{}, Buckets: map[string]*Buckets{}}
 	res.Followups = makeAllFollowups(in, plans)
@@ -299,6 +284,30 @@ func pendingEvals(evals []*structs.Evaluation) map[string]*structs.Evaluation {
 		}
 	}
 	return m
+}
+
+// planGroups plans each group the job has or has allocs of, in
+// groupNames' order: every alloc stops when the job is stopped or no
+// longer has the group, and plan decides the group's allocs otherwise.
+func planGroups(job *structs.Job, allocs []*structs.Allocation, nodes map[string]*structs.Node, c Classifier, plan func(*structs.TaskGroup, []*structs.Allocation) *groupPlan) []*groupPlan {
+	byGroup := map[string][]*structs.Allocation{}
+	for _, a := range allocs {
+		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
+	}
+	stopped := job == nil || job.Stopped()
+	var plans []*groupPlan
+	for _, name := range groupNames(job, byGroup) {
+		tg := job.LookupTaskGroup(name)
+		switch {
+		case stopped:
+			plans = append(plans, planStopAll(name, byGroup[name], nodes, c, DescJobStopped))
+		case tg == nil:
+			plans = append(plans, planStopAll(name, byGroup[name], nodes, c, DescGroupRemoved))
+		default:
+			plans = append(plans, plan(tg, byGroup[name]))
+		}
+	}
+	return plans
 }
 
 // groupNames lists the job's groups in job order, then groups that only

@@ -1,6 +1,8 @@
 package reconciler
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/drover-sched/drover/structs"
@@ -39,23 +41,9 @@ func ReconcileSystem(in SystemInput) *Result {
 	sysbatch := in.Job != nil && in.Job.Type == structs.JobTypeSysBatch
 	classifier := newClassifier(in.Job, sysbatch, in.Eval, in.Now, in.ReportWindow)
 	pending := pendingEvals(in.Evals)
-	byGroup := map[string][]*structs.Allocation{}
-	for _, a := range in.Allocs {
-		byGroup[a.TaskGroup] = append(byGroup[a.TaskGroup], a)
-	}
-	stopped := in.Job == nil || in.Job.Stopped()
-	var plans []*groupPlan
-	for _, name := range groupNames(in.Job, byGroup) {
-		tg := in.Job.LookupTaskGroup(name)
-		switch {
-		case stopped:
-			plans = append(plans, planStopAll(name, byGroup[name], in.Nodes, classifier, DescJobStopped))
-		case tg == nil:
-			plans = append(plans, planStopAll(name, byGroup[name], in.Nodes, classifier, DescGroupRemoved))
-		default:
-			plans = append(plans, planSystemGroup(in, tg, byGroup[name], classifier, sysbatch))
-		}
-	}
+	plans := planGroups(in.Job, in.Allocs, in.Nodes, classifier, func(tg *structs.TaskGroup, allocs []*structs.Allocation) *groupPlan {
+		return planSystemGroup(in, tg, allocs, classifier, sysbatch)
+	})
 	res := &Result{DesiredTGUpdates: map[string]*structs.DesiredUpdates{}, Buckets: map[string]*Buckets{}}
 	res.Followups = makeAllFollowups(Input{Job: in.Job, Eval: in.Eval, Evals: in.Evals, Now: in.Now, NewID: in.NewID}, plans)
 	for _, gp := range plans {
@@ -210,7 +198,7 @@ func (sg systemGroup) placeOnFreeNodes(nodes *nodeClaims, failed []*structs.Allo
 		}
 	}
 	var places []Placement
-	for _, id := range sortedKeys(sg.in.Eligible) {
+	for _, id := range slices.Sorted(maps.Keys(sg.in.Eligible)) {
 		if nodes.held[id] {
 			continue
 		}

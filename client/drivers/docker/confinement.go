@@ -2,6 +2,8 @@ package docker
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -87,7 +89,7 @@ var namespacedSysctls = map[string]bool{
 // those too, but only once a container exists, and in its own words), and
 // net.* when the task runs in the host's network.
 func checkSysctl(tc *TaskConfig) error {
-	for _, k := range sortedKeys(tc.Sysctl) {
+	for _, k := range slices.Sorted(maps.Keys(tc.Sysctl)) {
 		switch {
 		case strings.HasPrefix(k, "net."):
 			if tc.NetworkMode == "host" {

@@ -22,11 +22,7 @@ func (d *Driver) WaitTask(ctx context.Context, id string) (<-chan *drivers.ExitR
 	if err != nil {
 		return nil, err
 	}
-	return drivers.WaitExit(ctx, t.done, func() *drivers.ExitResult {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return t.result
-	}), nil
+	return drivers.WaitLocked(ctx, t.done, &d.mu, &t.result), nil
 }
 
 // StopTask sends the kill signal to the container's main process and
@@ -140,9 +136,5 @@ func (d *Driver) InspectTask(id string) (*drivers.TaskStatus, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s := &drivers.TaskStatus{ID: id, State: drivers.TaskStateRunning, StartedAt: t.startedAt}
-	if t.result != nil {
-		s.State, s.ExitResult, s.CompletedAt = drivers.TaskStateExited, t.result, t.completedAt
-	}
-	return s, nil
+	return drivers.StatusOf(id, t.startedAt, t.result, t.completedAt), nil
 }

@@ -2,10 +2,11 @@ package docker
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -167,7 +168,7 @@ func (d *Driver) setResources(cfg *drivers.TaskConfig, tc *TaskConfig, hc *conta
 		n := tc.PidsLimit
 		hc.PidsLimit = &n
 	}
-	for _, name := range sortedKeys(tc.Ulimit) {
+	for _, name := range slices.Sorted(maps.Keys(tc.Ulimit)) {
 		u, err := parseUlimit(name, tc.Ulimit[name])
 		if err != nil {
 			return err
@@ -450,17 +451,8 @@ func containerName(cfg *drivers.TaskConfig) string {
 
 func sortedEnv(env map[string]string) []string {
 	out := make([]string, 0, len(env))
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		out = append(out, k+"="+env[k])
 	}
-	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

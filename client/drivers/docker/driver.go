@@ -191,13 +191,7 @@ func (d *Driver) Shutdown() {
 }
 
 func (d *Driver) lookup(id string) (*task, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tasks[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", drivers.ErrTaskNotFound, id)
-	}
-	return t, nil
+	return drivers.LookupTask(&d.mu, d.tasks, id)
 }
 
 // tracked reports whether a container belongs to a task the driver holds.

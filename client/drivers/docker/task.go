@@ -145,12 +145,5 @@ func (d *Driver) exitOf(t *task) *drivers.ExitResult {
 // exited reports whether the container has exited (not merely stopped
 // being waited for).
 func (d *Driver) exited(t *task) bool {
-	select {
-	case <-t.done:
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return t.result != nil
-	default:
-		return false
-	}
+	return drivers.Exited(t.done, &d.mu, &t.result)
 }

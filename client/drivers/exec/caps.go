@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -125,7 +126,7 @@ func taskCaps(allow, add, drop []string, root bool) ([]uint, error) {
 	}
 	if len(refused) > 0 {
 		return nil, fmt.Errorf("config \"cap_add\": %s not allowed on this client; the exec plugin's allow_caps permits %s",
-			strings.Join(refused, ", "), strings.Join(sortedKeys(allowed), ", "))
+			strings.Join(refused, ", "), strings.Join(slices.Sorted(maps.Keys(allowed)), ", "))
 	}
 	out := make([]uint, 0, len(have))
 	for n := range have {
@@ -133,13 +134,4 @@ func taskCaps(allow, add, drop []string, root bool) ([]uint, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out, nil
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -259,26 +259,13 @@ func (d *Driver) RecoverTask(h *drivers.TaskHandle) error {
 }
 
 func (d *Driver) lookup(id string) (*procTask, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tasks[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", drivers.ErrTaskNotFound, id)
-	}
-	return t, nil
+	return drivers.LookupTask(&d.mu, d.tasks, id)
 }
 
 // exited reports whether the process has exited (not merely stopped
 // waiting).
 func (d *Driver) exited(t *procTask) bool {
-	select {
-	case <-t.done:
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return t.result != nil
-	default:
-		return false
-	}
+	return drivers.Exited(t.done, &d.mu, &t.result)
 }
 
 // WaitTask delivers the exit result.
@@ -287,11 +274,7 @@ func (d *Driver) WaitTask(ctx context.Context, id string) (<-chan *drivers.ExitR
 	if err != nil {
 		return nil, err
 	}
-	return drivers.WaitExit(ctx, t.done, func() *drivers.ExitResult {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return t.result
-	}), nil
+	return drivers.WaitLocked(ctx, t.done, &d.mu, &t.result), nil
 }
 
 // StopTask signals the process group, then kills it after timeout.
@@ -380,10 +363,8 @@ func (d *Driver) InspectTask(id string) (*drivers.TaskStatus, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s := &drivers.TaskStatus{ID: id, State: drivers.TaskStateRunning, StartedAt: t.startedAt, Pid: t.pid}
-	if t.result != nil {
-		s.State, s.ExitResult, s.CompletedAt = drivers.TaskStateExited, t.result, t.completedAt
-	}
+	s := drivers.StatusOf(id, t.startedAt, t.result, t.completedAt)
+	s.Pid = t.pid
 	return s, nil
 }
 

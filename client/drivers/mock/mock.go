@@ -219,13 +219,7 @@ func (d *Driver) writeStdout(t *task) {
 }
 
 func (d *Driver) lookup(id string) (*task, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.tasks[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: %s", drivers.ErrTaskNotFound, id)
-	}
-	return t, nil
+	return drivers.LookupTask(&d.mu, d.tasks, id)
 }
 
 // WaitTask delivers the exit result.
@@ -234,11 +228,7 @@ func (d *Driver) WaitTask(ctx context.Context, id string) (<-chan *drivers.ExitR
 	if err != nil {
 		return nil, err
 	}
-	return drivers.WaitExit(ctx, t.done, func() *drivers.ExitResult {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return t.result
-	}), nil
+	return drivers.WaitLocked(ctx, t.done, &d.mu, &t.result), nil
 }
 
 // StopTask delivers the signal and forces the exit after timeout.
@@ -312,11 +302,7 @@ func (d *Driver) InspectTask(id string) (*drivers.TaskStatus, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	s := &drivers.TaskStatus{ID: id, State: drivers.TaskStateRunning, StartedAt: t.startedAt}
-	if t.result != nil {
-		s.State, s.ExitResult, s.CompletedAt = drivers.TaskStateExited, t.result, t.ended
-	}
-	return s, nil
+	return drivers.StatusOf(id, t.startedAt, t.result, t.ended), nil
 }
 
 // TaskStats reports zero usage.
