@@ -11,6 +11,7 @@ import (
 	"github.com/drover-sched/drover/client/network"
 	"github.com/drover-sched/drover/client/network/nettest"
 	"github.com/drover-sched/drover/helper/testutil/dockerimage"
+	"github.com/drover-sched/drover/helper/testutil/wait"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -46,9 +47,13 @@ func TestDockerTaskJoinsTheAllocsSandboxNetwork(t *testing.T) {
 	if strings.TrimSpace(body) != "page-of-docker" {
 		t.Fatalf("%s answered %q", url, body)
 	}
-	if out := tt.stdout.String(); !strings.Contains(out, "nameserver 10.9.9.9") || !strings.Contains(out, "search svc.test") {
-		t.Fatalf("the task's resolv.conf is not the dns block's:\n%s", out)
-	}
+	// The output reaches stdout through the log copy, which may come
+	// after the answer.
+	wait.For(t, 20*time.Second, func() (bool, string) {
+		out := tt.stdout.String()
+		return strings.Contains(out, "nameserver 10.9.9.9") && strings.Contains(out, "search svc.test"),
+			"the task's resolv.conf is not the dns block's:\n" + out
+	}, wait.Every(20*time.Millisecond))
 	// The pinned namespace is the container's: a listener there is
 	// what the task sees on its loopback.
 	nettest.ListenIn(t, st.NetNSPath, 9090, "from-the-pinned-namespace")

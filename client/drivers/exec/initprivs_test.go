@@ -1,13 +1,34 @@
 package exec
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/drover-sched/drover/client/drivers"
+	"github.com/drover-sched/drover/client/drivers/executor"
 )
+
+// awaitStarted holds a task's script until the test has seen StartTask
+// return (startedTask), by which time the init has shed what it held for
+// the fork: a task reading the init at once could catch it in between.
+const awaitStarted = `while [ ! -e /local/started ]; do sleep 0.01; done
+`
+
+// startedTask starts cfg and, once StartTask has returned, lets a script
+// that begins with awaitStarted go on.
+func startedTask(t *testing.T, d *executor.Driver, cfg *drivers.TaskConfig) {
+	t.Helper()
+	start(t, d, cfg)
+	if err := os.WriteFile(filepath.Join(cfg.TaskDir, "local", "started"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // initProbe prints, for every thread of the init (pid 1), its uid and
 // capabilities, and whether its environment can be read.
-const initProbe = `for s in /proc/1/task/*/status; do grep -E '^(Uid|CapPrm|CapEff):' $s; done
+const initProbe = awaitStarted + `for s in /proc/1/task/*/status; do grep -E '^(Uid|CapPrm|CapEff):' $s; done
 cat /proc/1/environ >/dev/null 2>&1 && echo "init-environ-readable"
 echo done`
 
@@ -18,7 +39,7 @@ func TestTheInitKeepsNoPrivilegesOnceTheTaskRuns(t *testing.T) {
 	needRoot(t)
 	d := newDriver(t)
 	cfg, stdout, stderr := testTask(t, initProbe)
-	start(t, d, cfg)
+	startedTask(t, d, cfg)
 	if res := waitExit(t, d, cfg.ID); !res.Successful() {
 		t.Fatalf("exit %+v, stderr %q", res, stderr.String())
 	}
@@ -56,9 +77,9 @@ func TestTheInitKeepsNoPrivilegesOnceTheTaskRuns(t *testing.T) {
 func TestARootTasksInitKeepsOnlyKill(t *testing.T) {
 	needRoot(t)
 	d := newRootDriver(t)
-	cfg, stdout, stderr := testTask(t, `grep -E '^(CapPrm|CapEff):' /proc/1/status; echo done`)
+	cfg, stdout, stderr := testTask(t, awaitStarted+`grep -E '^(CapPrm|CapEff):' /proc/1/status; echo done`)
 	cfg.User = "root"
-	start(t, d, cfg)
+	startedTask(t, d, cfg)
 	if res := waitExit(t, d, cfg.ID); !res.Successful() {
 		t.Fatalf("exit %+v, stderr %q", res, stderr.String())
 	}
