@@ -178,7 +178,10 @@ func TestTheMessageReadDeadlineEndsWithTheMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	last, n := sc.state()
-	if n != handshake+2 {
+	// One set and one cleared; a wait for room in the read budget of a
+	// millisecond or more moves the deadline on (reserve), which a
+	// loaded machine can take even with the budget free.
+	if n < handshake+2 {
 		t.Fatalf("a large request set %d read deadlines, want one set and one cleared", n-handshake)
 	}
 	if !last.IsZero() {
