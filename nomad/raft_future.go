@@ -1,6 +1,8 @@
 package nomad
 
 import (
+	"time"
+
 	"github.com/hashicorp/raft"
 )
 
@@ -30,12 +32,20 @@ func (f stoppableFuture) Error() error {
 	case err := <-answered:
 		return err
 	case <-f.stopped:
-		// raft may still have answered just before it stopped.
+		// raft may have answered before it stopped, and the goroutine
+		// not yet passed the answer on: a committed write must not be
+		// reported as lost, so it gets a moment to.
 		select {
 		case err := <-answered:
 			return err
-		default:
+		case <-time.After(stoppedAnswerGrace):
 			return raft.ErrRaftShutdown
 		}
 	}
 }
+
+// stoppedAnswerGrace is how long a future whose raft has stopped is given
+// to show an answer raft gave before it stopped. raft's goroutines have
+// all returned by then, so an answer is in the future already; the wait
+// is only for the goroutine that reads it to be scheduled.
+const stoppedAnswerGrace = 100 * time.Millisecond

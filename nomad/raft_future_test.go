@@ -41,11 +41,20 @@ func TestAnUnansweredApplyFutureEndsWhenRaftStops(t *testing.T) {
 		t.Fatal("an unanswered future still waits after raft stopped")
 	}
 
+	// An answer raft gave is the answer, raft stopped since or not.
 	want := errors.New("the FSM's answer")
-	answered := heldFuture{answer: make(chan error, 1)}
-	answered.answer <- want
-	if err := (stoppableFuture{ApplyFuture: answered, stopped: make(chan struct{})}).Error(); err != want {
-		t.Fatalf("got %v, want raft's answer %v", err, want)
+	for _, stop := range []bool{false, true} {
+		ch := make(chan struct{})
+		if stop {
+			close(ch)
+		}
+		for range 100 {
+			f := heldFuture{answer: make(chan error, 1)}
+			f.answer <- want
+			if err := (stoppableFuture{ApplyFuture: f, stopped: ch}).Error(); err != want {
+				t.Fatalf("raft stopped %v: got %v, want raft's answer %v", stop, err, want)
+			}
+		}
 	}
 }
 

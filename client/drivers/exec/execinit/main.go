@@ -76,9 +76,7 @@ func run() int {
 	if spec.passFDs, err = passedFDs(spec.Pass); err != nil {
 		return fail(err)
 	}
-	if spec.oomScoreAdj, err = openOOMScoreAdj(); err != nil {
-		return fail(err)
-	}
+	spec.oomScoreAdj = openOOMScoreAdj()
 	// Joined on this, the locked thread, which forks the task: the
 	// task is born in the alloc's network. Before the root is built,
 	// while the host's path still names the namespace.

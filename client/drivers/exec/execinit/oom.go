@@ -1,7 +1,6 @@
 package execinit
 
 import (
-	"fmt"
 	"os"
 	"slices"
 
@@ -34,16 +33,17 @@ const oomExempt = "-1000"
 
 // openOOMScoreAdj opens the init's own oom_score_adj while the host's
 // /proc is still where it was, before the root is built; nil if the init
-// could not lower it.
-func openOOMScoreAdj() (*os.File, error) {
+// could not lower it or the file cannot be opened (the task starts all the
+// same, see exemptFromOOM).
+func openOOMScoreAdj() *os.File {
 	if !hasPermitted(unix.CAP_SYS_RESOURCE) {
-		return nil, nil
+		return nil
 	}
 	f, err := os.OpenFile("/proc/self/oom_score_adj", os.O_WRONLY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open the init's oom_score_adj: %w", err)
+		return nil
 	}
-	return f, nil
+	return f
 }
 
 // exemptFromOOM writes the exemption. Lowering the score needs

@@ -20,7 +20,8 @@ import (
 // its own.
 //
 // Only read-only mappings of the executable that hold no private copy of
-// a page (smaps' Anonymous is 0) are dropped: their pages come back from
+// a page, in memory or swapped out (smaps' Anonymous and Swap are 0), are
+// dropped: their pages come back from
 // the page cache, unchanged, when the init touches them again. A mapping
 // made read-only after relocation (a PIE's RELRO) holds private copies and
 // is kept, as is everything writable.
@@ -72,7 +73,9 @@ func droppableMappings(smaps []byte, path string) []mapping {
 			keep = f[5] == path && len(f[1]) == 4 && f[1][1] == '-'
 			continue
 		}
-		if f[0] == "Anonymous:" && (len(f) < 2 || f[1] != "0") {
+		// A private copy in memory counts as Anonymous; one swapped out
+		// as Swap. Either is a page the file no longer holds.
+		if (f[0] == "Anonymous:" || f[0] == "Swap:") && (len(f) < 2 || f[1] != "0") {
 			keep = false
 		}
 	}
