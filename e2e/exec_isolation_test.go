@@ -133,32 +133,7 @@ func TestExecTaskIsConfinedAndLeavesNothingBehind(t *testing.T) {
 func TestExecTaskChildForkedAtOnceIsHeldToTheMemoryLimit(t *testing.T) {
 	a := newAgent(t, agentSpec{name: "exec", extra: execOnlyMachine})
 	a.waitOneReadyNode(t)
-	job := `
-job "hog" {
-  type = "batch"
-  group "g" {
-    restart {
-      attempts = 0
-      mode     = "fail"
-    }
-    reschedule {
-      attempts  = 0
-      unlimited = false
-    }
-    task "t" {
-      driver = "exec"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", "( v=$(head -c 209715200 /dev/zero | tr '\\0' x); echo child-survived ) & wait; echo parent-done"]
-      }
-      resources {
-        cpu    = 50
-        memory = 32
-      }
-    }
-  }
-}
-`
+	job := execOnceJob("hog", `( v=$(head -c 209715200 /dev/zero | tr '\0' x); echo child-survived ) & wait; echo parent-done`)
 	registerJob(t, a, job, 30*time.Second)
 	alloc := waitAllocEnded(t, a, "hog")
 	out := logOf(a, alloc.ID, "alloc/logs/t.stdout.0")
@@ -179,8 +154,25 @@ func TestAnOOMInAnExecTaskKillsItsLargestProcessNotItsInit(t *testing.T) {
 	// The first dd holds 18 MB (it reads its whole block before it
 	// writes, then blocks on the pipe); only then does the second start,
 	// and its 18 MB cross the 32 MB limit.
-	job := `
-job "oom" {
+	job := execOnceJob("oom", "dd if=/dev/zero bs=18M count=1 2>/dev/null | { head -c1 >/dev/null; dd if=/dev/zero bs=18M count=1 2>/dev/null | sleep 2; }; echo main-went-on; grep VmRSS /proc/1/status")
+	registerJob(t, a, job, 30*time.Second)
+	alloc := waitAllocEnded(t, a, "oom")
+	out := logOf(a, alloc.ID, "alloc/logs/t.stdout.0")
+	if alloc.ClientStatus != "complete" || !strings.Contains(out, "main-went-on") {
+		t.Errorf("the OOM kill took the task's main with it: %s\nstdout:\n%s", describeTaskEvents(alloc), out)
+	}
+	var kb int
+	_, rss, _ := strings.Cut(out, "VmRSS:")
+	if _, err := fmt.Sscanf(rss, "%d kB", &kb); err != nil || kb > 14<<10 {
+		t.Errorf("the init, once the task runs, should hold under 14 MB; /proc/1/status says %q", out)
+	}
+}
+
+// execOnceJob is a batch job of one exec task that runs script with
+// /bin/sh under a 32 MB limit, once: no restart, no reschedule.
+func execOnceJob(id, script string) string {
+	return fmt.Sprintf(`
+job %q {
   type = "batch"
   group "g" {
     restart {
@@ -195,7 +187,7 @@ job "oom" {
       driver = "exec"
       config {
         command = "/bin/sh"
-        args    = ["-c", "dd if=/dev/zero bs=18M count=1 2>/dev/null | { head -c1 >/dev/null; dd if=/dev/zero bs=18M count=1 2>/dev/null | sleep 2; }; echo main-went-on; grep VmRSS /proc/1/status"]
+        args    = ["-c", %q]
       }
       resources {
         cpu    = 50
@@ -204,18 +196,7 @@ job "oom" {
     }
   }
 }
-`
-	registerJob(t, a, job, 30*time.Second)
-	alloc := waitAllocEnded(t, a, "oom")
-	out := logOf(a, alloc.ID, "alloc/logs/t.stdout.0")
-	if alloc.ClientStatus != "complete" || !strings.Contains(out, "main-went-on") {
-		t.Errorf("the OOM kill took the task's main with it: %s\nstdout:\n%s", describeTaskEvents(alloc), out)
-	}
-	var kb int
-	_, rss, _ := strings.Cut(out, "VmRSS:")
-	if _, err := fmt.Sscanf(rss, "%d kB", &kb); err != nil || kb > 14<<10 {
-		t.Errorf("the init, once the task runs, should hold under 14 MB; /proc/1/status says %q", out)
-	}
+`, id, script)
 }
 
 // waitAllocEnded waits for the job's one alloc to end, complete or failed.
