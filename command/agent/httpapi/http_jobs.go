@@ -7,6 +7,7 @@ import (
 
 	"github.com/drover-sched/drover/acl"
 	"github.com/drover-sched/drover/api"
+	"github.com/drover-sched/drover/nomad"
 	"github.com/drover-sched/drover/structs"
 )
 
@@ -122,12 +123,33 @@ func (s *httpAPI) jobValidate(w http.ResponseWriter, r *http.Request) (any, erro
 	args.Namespace = args.Job.Namespace
 	var out structs.JobValidateResponse
 	if err := s.call(r, "Job.Validate", &args, &out); err != nil {
-		return nil, err
+		if !isMissingMethod(err) {
+			return nil, err
+		}
+		// A leader of an earlier release, in a rolling upgrade, has no
+		// Job.Validate: the job is admitted here as the server admits it.
+		if out, err = s.validateHere(r, args.Job); err != nil {
+			return nil, err
+		}
 	}
 	return &api.JobValidateResponse{
 		DriverConfigValidated: out.DriverConfigValidated, ValidationErrors: nonNil(out.ValidationErrors),
 		Error: out.Error, Warnings: joinWarnings(out.Warnings, ignoredWarning(ignored)),
 	}, nil
+}
+
+// validateHere answers a validate request without the server's
+// Job.Validate, through the same admission (nomad.CanonicalJob) and the
+// same read-job check, less the server's size limits.
+func (s *httpAPI) validateHere(r *http.Request, job *structs.Job) (structs.JobValidateResponse, error) {
+	out := structs.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}}
+	if _, err := s.allowNamespaceOp(r, job.Namespace, acl.NamespaceCapabilityReadJob); err != nil {
+		return out, err
+	}
+	if _, err := nomad.CanonicalJob(job, job.Namespace); err != nil {
+		out.ValidationErrors, out.Error = nomad.ValidationProblems(err), err.Error()
+	}
+	return out, nil
 }
 
 // jobsParse serves POST /v1/jobs/parse: a job file in, its api.Job out.
