@@ -45,6 +45,7 @@ type evalLeases interface {
 	Dequeue(ctx context.Context, schedulers []string) (*structs.Evaluation, string, error)
 	Ack(evalID, token string) error
 	Nack(evalID, token string) error
+	Return(evalID, token string) error
 	OutstandingToken(token string) (string, bool)
 	OutstandingReset(evalID, token string) error
 }
@@ -77,14 +78,25 @@ func (e *Eval) Dequeue(args *structs.EvalDequeueRequest, reply *structs.EvalDequ
 	}
 	ctx, cancel := context.WithTimeout(e.srv.lifetime(), timeout)
 	defer cancel()
+	// The wait ends when the caller goes away too (a worker's server
+	// gave up on a forward, a connection closed): an eval leased to a
+	// caller that cannot get the answer would sit outstanding until its
+	// nack timeout, holding the job's later evals back.
+	caller := args.CallContext()
+	defer context.AfterFunc(caller, cancel)()
 	eval, token, err := e.srv.evalLeases().Dequeue(ctx, args.Schedulers)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil // timed out: no work
+			return nil // timed out, or the caller left: no work
 		}
 		return err
 	}
 	if eval == nil {
+		return nil
+	}
+	if caller.Err() != nil {
+		// Leased as the caller left: back to the queue at once.
+		_ = e.srv.evalLeases().Return(eval.ID, token)
 		return nil
 	}
 	reply.Eval, reply.Token = eval, token

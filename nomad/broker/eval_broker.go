@@ -512,6 +512,23 @@ func (b *EvalBroker) nackLocked(u *unackedEval) {
 	})
 }
 
+// Return gives back an eval whose lease never reached its holder (the
+// caller of a dequeue went away before the answer): it is ready again at
+// once, as if never dequeued. Unlike a nack it waits for no nack delay and
+// does not count as a delivery: no worker tried it.
+func (b *EvalBroker) Return(evalID, token string) error {
+	return b.withOutstanding(evalID, token, func(u *unackedEval) {
+		u.timer.Stop()
+		id := u.eval.ID
+		delete(b.unack, id)
+		delete(b.requeue, u.token)
+		if b.evals[id] > 0 {
+			b.evals[id]--
+		}
+		b.readyLocked(u.eval.Type, u.eval)
+	})
+}
+
 // Outstanding returns the token of the worker holding the eval.
 func (b *EvalBroker) Outstanding(evalID string) (string, bool) {
 	b.mu.Lock()
