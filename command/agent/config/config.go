@@ -307,27 +307,11 @@ func copyPtrMap[V any](m map[string]*V) map[string]*V {
 	return out
 }
 
+// copyAnyMap deep-copies a plugin block's config (structs.CopyMapAny), so
+// that a copy shares nothing with its original; a block always has a map.
 func copyAnyMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = copyAny(v)
-	}
-	return out
-}
-
-// copyAny copies the maps and lists of a plugin config value (docker's
-// nested gc block, allow_caps), so that a copy shares nothing with its
-// original.
-func copyAny(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		return copyAnyMap(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = copyAny(e)
-		}
+	if out := structs.CopyMapAny(m); out != nil {
 		return out
 	}
-	return v
+	return map[string]any{}
 }
