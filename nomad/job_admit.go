@@ -55,16 +55,24 @@ type invalidJobError struct{ problems error }
 func (e *invalidJobError) Error() string   { return "invalid job: " + e.problems.Error() }
 func (e *invalidJobError) Unwrap() []error { return []error{ErrBadRequest, e.problems} }
 
-// ValidationProblems lists the problems of an admission error, one a line
-// as Nomad's validate endpoint answers them.
-func ValidationProblems(err error) []string {
+// ValidationAnswer is Nomad's validate answer for an admission's error
+// (nil: the job is admitted): not an error of the call but the job's
+// problems, one a line, and the whole refusal as register would give it.
+func ValidationAnswer(err error) structs.JobValidateResponse {
+	out := structs.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}}
+	if err == nil {
+		return out
+	}
+	out.Error = err.Error()
 	var ve *structs.ValidationError
-	if errors.As(err, &ve) {
-		return append([]string(nil), ve.Problems...)
-	}
 	var ij *invalidJobError
-	if errors.As(err, &ij) {
-		return []string{ij.problems.Error()}
+	switch {
+	case errors.As(err, &ve):
+		out.ValidationErrors = append(out.ValidationErrors, ve.Problems...)
+	case errors.As(err, &ij):
+		out.ValidationErrors = append(out.ValidationErrors, ij.problems.Error())
+	default:
+		out.ValidationErrors = append(out.ValidationErrors, err.Error())
 	}
-	return []string{err.Error()}
+	return out
 }

@@ -21,14 +21,10 @@ func (j *Job) Validate(args *structs.JobValidateRequest, reply *structs.JobValid
 	if _, err := j.srv.allowNamespaceOp(args, ns, acl.NamespaceCapabilityReadJob); err != nil {
 		return err
 	}
-	reply.DriverConfigValidated = true
-	reply.ValidationErrors = []string{}
-	if _, err := j.srv.admitJob(args.Job, ns); err != nil {
-		if !errors.Is(err, ErrBadRequest) && !errors.Is(err, ErrTooLarge) {
-			return err
-		}
-		reply.ValidationErrors = ValidationProblems(err)
-		reply.Error = err.Error()
+	_, err := j.srv.admitJob(args.Job, ns)
+	if err != nil && !errors.Is(err, ErrBadRequest) && !errors.Is(err, ErrTooLarge) {
+		return err
 	}
+	*reply = ValidationAnswer(err)
 	return nil
 }

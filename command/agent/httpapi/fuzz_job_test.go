@@ -183,11 +183,9 @@ func fuzzServerRegister(t *testing.T, args *structs.JobRegisterRequest) error {
 // fuzzServerValidate is what a server does with a Job.Validate RPC
 // (nomad.Job.Validate, less the ACL check and the size limits).
 func fuzzServerValidate(args, reply any) error {
-	a, out := args.(*structs.JobValidateRequest), reply.(*structs.JobValidateResponse)
-	out.DriverConfigValidated, out.ValidationErrors = true, []string{}
-	if _, err := nomad.CanonicalJob(a.Job, a.Job.Namespace); err != nil {
-		out.ValidationErrors, out.Error = nomad.ValidationProblems(err), err.Error()
-	}
+	a := args.(*structs.JobValidateRequest)
+	_, err := nomad.CanonicalJob(a.Job, a.Job.Namespace)
+	*reply.(*structs.JobValidateResponse) = nomad.ValidationAnswer(err)
 	return nil
 }
 

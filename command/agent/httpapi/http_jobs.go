@@ -142,14 +142,11 @@ func (s *httpAPI) jobValidate(w http.ResponseWriter, r *http.Request) (any, erro
 // Job.Validate, through the same admission (nomad.CanonicalJob) and the
 // same read-job check, less the server's size limits.
 func (s *httpAPI) validateHere(r *http.Request, job *structs.Job) (structs.JobValidateResponse, error) {
-	out := structs.JobValidateResponse{DriverConfigValidated: true, ValidationErrors: []string{}}
 	if _, err := s.allowNamespaceOp(r, job.Namespace, acl.NamespaceCapabilityReadJob); err != nil {
-		return out, err
+		return structs.JobValidateResponse{}, err
 	}
-	if _, err := nomad.CanonicalJob(job, job.Namespace); err != nil {
-		out.ValidationErrors, out.Error = nomad.ValidationProblems(err), err.Error()
-	}
-	return out, nil
+	_, err := nomad.CanonicalJob(job, job.Namespace)
+	return nomad.ValidationAnswer(err), nil
 }
 
 // jobsParse serves POST /v1/jobs/parse: a job file in, its api.Job out.
